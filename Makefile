@@ -1,0 +1,54 @@
+# pgolab: build, test and demo. `make demo` and `make check` install missing
+# Debian packages first (scripts/install-deps.sh), so both work on a fresh machine.
+
+CC      ?= cc
+PKGS    := jansson gsl
+OPT     ?= -O2 -g
+WARN    ?= -Wall -Wextra -Werror
+CFLAGS  ?= $(OPT)
+ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) -pthread -Isrc \
+             $(shell pkg-config --cflags $(PKGS) 2>/dev/null) $(CFLAGS)
+LDLIBS  := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -ldl -lm -pthread
+
+SRC     := $(sort $(wildcard src/*.c src/*/*.c))
+LIBSRC  := $(filter-out src/main.c,$(SRC))
+OBJ     := $(SRC:%.c=build/%.o)
+LIBOBJ  := $(LIBSRC:%.c=build/%.o)
+UNIT    := $(patsubst tests/unit/%.c,build/tests/%,$(wildcard tests/unit/test_*.c))
+
+.PHONY: all deps check unit e2e demo bench clean
+all: pgolab
+
+deps:
+	@sh scripts/install-deps.sh
+
+pgolab: $(OBJ)
+	$(CC) $(ALL_CFLAGS) -o $@ $(OBJ) $(LDLIBS)
+
+build/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
+
+build/tests/%: tests/unit/%.c $(LIBOBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIBOBJ) $(LDLIBS) -lcmocka
+
+unit: $(UNIT)
+	@set -e; for t in $(UNIT); do echo "== $$t"; $$t; done
+
+e2e: pgolab
+	prove -v tests/e2e/
+
+check: deps
+	$(MAKE) pgolab
+	$(MAKE) unit
+	$(MAKE) e2e
+
+demo: deps
+	$(MAKE) pgolab
+	./pgolab pgo sqlite
+
+clean:
+	rm -rf build pgolab
+
+-include $(OBJ:.o=.d)

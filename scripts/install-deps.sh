@@ -1,0 +1,45 @@
+#!/bin/sh
+# Install the Debian 12 packages pgolab needs to build, test and run its demo.
+# Idempotent: installs only what is missing and prints nothing when nothing is.
+set -eu
+
+PKGS="build-essential pkg-config libsqlite3-dev libjansson-dev libgsl-dev libcmocka-dev
+tcl clang llvm dpkg-dev perl sqlite3"
+
+missing=""
+for p in $PKGS; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed"; then
+        missing="$missing $p"
+    fi
+done
+
+# pgolab pgo fetches SQLite's source with `apt-get source`, which needs deb-src entries.
+need_src=0
+if ! grep -rqs '^Types:.*deb-src' /etc/apt/sources.list.d/ &&
+   ! grep -qs '^deb-src' /etc/apt/sources.list; then
+    need_src=1
+fi
+
+[ -z "$missing" ] && [ "$need_src" = 0 ] && exit 0
+
+SUDO=""
+[ "$(id -u)" = 0 ] || SUDO="sudo"
+
+if [ "$need_src" = 1 ]; then
+    echo "install-deps: enabling deb-src entries for apt-get source" >&2
+    if [ -f /etc/apt/sources.list.d/debian.sources ]; then
+        $SUDO sed -i 's/^Types: deb$/Types: deb deb-src/' /etc/apt/sources.list.d/debian.sources
+    fi
+    if [ -f /etc/apt/sources.list ] && grep -qs '^deb ' /etc/apt/sources.list; then
+        grep '^deb ' /etc/apt/sources.list | sed 's/^deb /deb-src /' |
+            $SUDO tee /etc/apt/sources.list.d/pgolab-deb-src.list >/dev/null
+    fi
+fi
+
+echo "install-deps: installing:${missing:- (none; refreshing package lists)}" >&2
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq >/dev/null
+if [ -n "$missing" ]; then
+    # shellcheck disable=SC2086
+    $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
+fi

@@ -1,0 +1,236 @@
+/* options: sysbench-style option parsing (see options.h). */
+#include "util/options.h"
+#include "util/util.h"
+#include "util/strbuf.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* Compare option names treating '-' and '_' as the same character. */
+static bool name_eq(const char *a, const char *b, size_t blen)
+{
+    size_t i;
+    for (i = 0; i < blen && a[i]; i++) {
+        char x = a[i] == '_' ? '-' : a[i];
+        char y = b[i] == '_' ? '-' : b[i];
+        if (x != y)
+            return false;
+    }
+    return i == blen && a[i] == '\0';
+}
+
+static struct opt_value *find(const struct opts *o, const char *name, size_t len)
+{
+    for (int i = 0; i < o->nvalues; i++)
+        if (name_eq(o->values[i].def->name, name, len))
+            return &o->values[i];
+    return NULL;
+}
+
+int parse_bool(const char *s)
+{
+    static const char *yes[] = { "on", "true", "1", "yes" };
+    static const char *no[] = { "off", "false", "0", "no" };
+    for (size_t i = 0; i < ARRAY_SIZE(yes); i++) {
+        if (!strcasecmp(s, yes[i]))
+            return 1;
+        if (!strcasecmp(s, no[i]))
+            return 0;
+    }
+    return -1;
+}
+
+void opts_init(struct opts *o, const struct opt_def *const *tables, int ntables)
+{
+    int n = 0;
+    memset(o, 0, sizeof(*o));
+    for (int t = 0; t < ntables; t++)
+        for (const struct opt_def *d = tables[t]; d->name; d++)
+            n++;
+    o->values = xcalloc((size_t)n, sizeof(*o->values));
+    for (int t = 0; t < ntables; t++)
+        for (const struct opt_def *d = tables[t]; d->name; d++) {
+            if (find(o, d->name, strlen(d->name)))
+                continue; /* first table wins for a shared name */
+            struct opt_value *v = &o->values[o->nvalues++];
+            v->def = d;
+            v->value = d->defval ? xstrdup(d->defval) : NULL;
+        }
+    o->args = xcalloc((size_t)1, sizeof(char *));
+}
+
+void opts_release(struct opts *o)
+{
+    for (int i = 0; i < o->nvalues; i++)
+        free(o->values[i].value);
+    free(o->values);
+    for (int i = 0; i < o->nargs; i++)
+        free(o->args[i]);
+    free(o->args);
+    memset(o, 0, sizeof(*o));
+}
+
+static int set_value(struct opt_value *v, const char *value)
+{
+    const char *name = v->def->name;
+    int64_t i;
+    double d;
+    switch (v->def->type) {
+    case OPT_BOOL:
+        if (parse_bool(value) < 0)
+            return error("invalid value for --%s: '%s' (expected on or off)", name, value);
+        break;
+    case OPT_INT:
+        if (parse_int64(value, &i) < 0)
+            return error("invalid value for --%s: '%s' (expected an integer)", name, value);
+        break;
+    case OPT_DOUBLE:
+        if (parse_double(value, &d) < 0)
+            return error("invalid value for --%s: '%s' (expected a number)", name, value);
+        break;
+    default:
+        break;
+    }
+    free(v->value);
+    v->value = xstrdup(value);
+    v->set = true;
+    return 0;
+}
+
+int opts_set(struct opts *o, const char *name, const char *value)
+{
+    struct opt_value *v = find(o, name, strlen(name));
+    if (!v)
+        return error("invalid option: --%s", name);
+    return set_value(v, value);
+}
+
+int opts_parse(struct opts *o, int argc, char **argv)
+{
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (strncmp(a, "--", 2) || a[2] == '\0') {
+            o->args = xrealloc(o->args, sizeof(char *) * (size_t)(o->nargs + 2));
+            o->args[o->nargs++] = xstrdup(a);
+            o->args[o->nargs] = NULL;
+            continue;
+        }
+        const char *name = a + 2;
+        const char *eq = strchr(name, '=');
+        size_t len = eq ? (size_t)(eq - name) : strlen(name);
+        struct opt_value *v = find(o, name, len);
+        if (!v) {
+            fprintf(stderr, "invalid option: %s\n", a);
+            return -1;
+        }
+        if (!eq && v->def->type != OPT_BOOL) {
+            fprintf(stderr, "FATAL: option --%s needs a value (--%s=...)\n", v->def->name, v->def->name);
+            return -1;
+        }
+        if (set_value(v, eq ? eq + 1 : "on") < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static const struct opt_value *get(const struct opts *o, const char *name)
+{
+    const struct opt_value *v = find(o, name, strlen(name));
+    if (!v) {
+        fprintf(stderr, "BUG: option --%s is not registered\n", name);
+        abort();
+    }
+    return v;
+}
+
+const char *opt_str(const struct opts *o, const char *name)
+{
+    return get(o, name)->value;
+}
+
+int64_t opt_int(const struct opts *o, const char *name)
+{
+    const char *s = get(o, name)->value;
+    int64_t v = 0;
+    if (s)
+        parse_int64(s, &v);
+    return v;
+}
+
+double opt_double(const struct opts *o, const char *name)
+{
+    const char *s = get(o, name)->value;
+    double v = 0;
+    if (s)
+        parse_double(s, &v);
+    return v;
+}
+
+bool opt_bool(const struct opts *o, const char *name)
+{
+    const char *s = get(o, name)->value;
+    return s && parse_bool(s) == 1;
+}
+
+bool opt_is_set(const struct opts *o, const char *name)
+{
+    return get(o, name)->set;
+}
+
+char **split_list(const char *s, int *count)
+{
+    int n = 0, cap = 4;
+    char **list = xcalloc((size_t)cap + 1, sizeof(char *));
+    while (s && *s) {
+        const char *c = strchr(s, ',');
+        size_t len = c ? (size_t)(c - s) : strlen(s);
+        if (len) {
+            if (n == cap) {
+                cap *= 2;
+                list = xrealloc(list, sizeof(char *) * ((size_t)cap + 1));
+            }
+            list[n++] = xstrndup(s, len);
+        }
+        if (!c)
+            break;
+        s = c + 1;
+    }
+    list[n] = NULL;
+    if (count)
+        *count = n;
+    return list;
+}
+
+char **opt_list(const struct opts *o, const char *name, int *count)
+{
+    return split_list(opt_str(o, name), count);
+}
+
+void opt_list_free(char **list)
+{
+    for (char **p = list; p && *p; p++)
+        free(*p);
+    free(list);
+}
+
+void opts_print_help(const struct opt_def *table)
+{
+    for (const struct opt_def *d = table; d->name; d++) {
+        struct strbuf left = STRBUF_INIT;
+        strbuf_addf(&left, "  --%s", d->name);
+        switch (d->type) {
+        case OPT_BOOL: strbuf_addstr(&left, "[=on|off]"); break;
+        case OPT_INT:
+        case OPT_DOUBLE: strbuf_addstr(&left, "=N"); break;
+        case OPT_LIST: strbuf_addstr(&left, "=[LIST,...]"); break;
+        default: strbuf_addstr(&left, "=STRING"); break;
+        }
+        printf("%-30s%s", left.buf, d->help ? d->help : "");
+        if (d->defval && *d->defval)
+            printf(" [%s]", d->defval);
+        putchar('\n');
+        strbuf_release(&left);
+    }
+}

@@ -1,0 +1,71 @@
+/* options: sysbench-style command-line options (--name=value, bare --flag = on,
+ * '-' and '_' interchangeable, unknown ones rejected with "invalid option: --xyz").
+ * An opts owns copies of every value string; the option tables are static and caller-owned. */
+#ifndef PGOLAB_OPTIONS_H
+#define PGOLAB_OPTIONS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+enum opt_type {
+    OPT_BOOL,   /* on/off, true/false, 1/0, yes/no; bare --flag = on */
+    OPT_INT,    /* integer (checked at parse time) */
+    OPT_DOUBLE, /* number */
+    OPT_STRING,
+    OPT_LIST,   /* comma-separated strings */
+};
+
+struct opt_def {
+    const char *name;    /* canonical spelling, with '-' */
+    enum opt_type type;
+    const char *defval;  /* default value as text, or NULL for none */
+    const char *help;
+};
+
+#define OPT_END { NULL, 0, NULL, NULL }
+
+struct opt_value {
+    const struct opt_def *def;
+    char *value;  /* NULL = unset, no default */
+    bool set;     /* given on the command line */
+};
+
+#define OPTS_MAX_TABLES 8
+
+struct opts {
+    struct opt_value *values;
+    int nvalues;
+    char **args;  /* positional arguments, in order */
+    int nargs;
+};
+
+/* Register the option tables (each ends with OPT_END) and load defaults. */
+void opts_init(struct opts *o, const struct opt_def *const *tables, int ntables);
+void opts_release(struct opts *o);
+
+/* Parse argv[0..argc). Options go into o, other words into o->args.
+ * Returns 0, or -1 after printing "invalid option: --xyz" or a bad-value message. */
+int opts_parse(struct opts *o, int argc, char **argv);
+
+/* Set an option by name (canonical or with '_'); -1 on unknown name or bad value. */
+int opts_set(struct opts *o, const char *name, const char *value);
+
+/* Accessors; the name must be a registered option (a programming error aborts). */
+const char *opt_str(const struct opts *o, const char *name);  /* NULL if unset */
+int64_t opt_int(const struct opts *o, const char *name);
+double opt_double(const struct opts *o, const char *name);
+bool opt_bool(const struct opts *o, const char *name);
+bool opt_is_set(const struct opts *o, const char *name);
+/* Split a list option into a NULL-terminated array of new strings (free with opt_list_free). */
+char **opt_list(const struct opts *o, const char *name, int *count);
+void opt_list_free(char **list);
+/* Split any comma-separated string the same way. */
+char **split_list(const char *s, int *count);
+
+/* Parse a boolean word; returns 0/1, or -1 if it is not one. */
+int parse_bool(const char *s);
+
+/* Print one table in sysbench's help layout: "  --name=N   help [default]". */
+void opts_print_help(const struct opt_def *table);
+
+#endif

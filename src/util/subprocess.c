@@ -1,0 +1,145 @@
+/* subprocess: fork + execvp with optional cwd, extra environment and log capture. */
+#include "util/subprocess.h"
+#include "util/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+int subprocess_run(const struct subprocess *sp)
+{
+    int pipefd[2] = { -1, -1 };
+    int errpipe[2];
+    pid_t pid;
+    int status, child_errno = 0;
+
+    if (sp->out && pipe(pipefd) < 0)
+        return error("pipe: %s", strerror(errno));
+    if (pipe2(errpipe, O_CLOEXEC) < 0)
+        return error("pipe: %s", strerror(errno));
+    fflush(stdout);
+    fflush(stderr);
+    pid = fork();
+    if (pid < 0)
+        return error("fork: %s", strerror(errno));
+    if (pid == 0) {
+        int fd;
+        close(errpipe[0]);
+        if (sp->log_path) {
+            fd = open(sp->log_path, O_WRONLY | O_CREAT | O_APPEND, 0644);
+            if (fd < 0)
+                goto fail;
+            if (!sp->out)
+                dup2(fd, STDOUT_FILENO);
+            dup2(fd, STDERR_FILENO);
+            close(fd);
+        } else if (sp->out && sp->quiet_stderr) {
+            fd = open("/dev/null", O_WRONLY);
+            if (fd >= 0) {
+                dup2(fd, STDERR_FILENO);
+                close(fd);
+            }
+        }
+        if (sp->out) {
+            close(pipefd[0]);
+            dup2(pipefd[1], STDOUT_FILENO);
+            close(pipefd[1]);
+        }
+        fd = open("/dev/null", O_RDONLY);
+        if (fd >= 0) {
+            dup2(fd, STDIN_FILENO);
+            close(fd);
+        }
+        if (sp->cwd && chdir(sp->cwd) < 0)
+            goto fail;
+        for (const char *const *e = sp->env; e && *e; e++)
+            putenv((char *)*e);
+        execvp(sp->argv[0], (char *const *)sp->argv);
+    fail:
+        child_errno = errno;
+        if (write(errpipe[1], &child_errno, sizeof(child_errno)) < 0)
+            _exit(127);
+        _exit(127);
+    }
+    close(errpipe[1]);
+    if (sp->out) {
+        char buf[65536];
+        ssize_t n;
+        close(pipefd[1]);
+        while ((n = read(pipefd[0], buf, sizeof(buf))) != 0) {
+            if (n < 0) {
+                if (errno == EINTR)
+                    continue;
+                break;
+            }
+            strbuf_add(sp->out, buf, (size_t)n);
+        }
+        close(pipefd[0]);
+    }
+    ssize_t got = read(errpipe[0], &child_errno, sizeof(child_errno));
+    close(errpipe[0]);
+    while (waitpid(pid, &status, 0) < 0) {
+        if (errno != EINTR)
+            return error("waitpid: %s", strerror(errno));
+    }
+    if (got == (ssize_t)sizeof(child_errno)) {
+        char *cmd = subprocess_argv_str(sp->argv);
+        error("cannot run '%s'%s%s: %s", cmd, sp->cwd ? " in " : "", sp->cwd ? sp->cwd : "",
+              strerror(child_errno));
+        free(cmd);
+        return -1;
+    }
+    if (WIFEXITED(status))
+        return WEXITSTATUS(status);
+    if (WIFSIGNALED(status))
+        return 128 + WTERMSIG(status);
+    return -1;
+}
+
+char *subprocess_argv_str(const char *const *argv)
+{
+    struct strbuf sb = STRBUF_INIT;
+    for (int i = 0; argv[i]; i++) {
+        const char *a = argv[i];
+        if (i)
+            strbuf_addch(&sb, ' ');
+        if (*a && strspn(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_=./,:+%@") ==
+                      strlen(a)) {
+            strbuf_addstr(&sb, a);
+            continue;
+        }
+        strbuf_addch(&sb, '\'');
+        for (; *a; a++) {
+            if (*a == '\'')
+                strbuf_addstr(&sb, "'\\''");
+            else
+                strbuf_addch(&sb, *a);
+        }
+        strbuf_addch(&sb, '\'');
+    }
+    return strbuf_detach(&sb);
+}
+
+char *file_tail(const char *path, int lines)
+{
+    struct strbuf sb = STRBUF_INIT;
+    if (strbuf_read_file(&sb, path) < 0) {
+        strbuf_release(&sb);
+        return xasprintf("(cannot read %s: %s)", path, strerror(errno));
+    }
+    strbuf_rtrim(&sb);
+    size_t i = sb.len;
+    int seen = 0;
+    while (i > 0) {
+        if (sb.buf[i - 1] == '\n' && ++seen == lines)
+            break;
+        i--;
+    }
+    char *res = xstrdup(sb.buf + i);
+    strbuf_release(&sb);
+    return res;
+}

@@ -1,0 +1,27 @@
+/* subprocess: run a program from an argv array (fork + execvp, never a shell string).
+ * The caller owns every string it passes; nothing passed in is kept after the call. */
+#ifndef PGOLAB_SUBPROCESS_H
+#define PGOLAB_SUBPROCESS_H
+
+#include "util/strbuf.h"
+
+struct subprocess {
+    const char *const *argv;  /* NULL-terminated; argv[0] is looked up in PATH */
+    const char *cwd;          /* directory to run in, or NULL */
+    const char *const *env;   /* extra "NAME=VALUE" entries (NULL-terminated), or NULL */
+    const char *log_path;     /* append the child's stdout and stderr here, or NULL */
+    struct strbuf *out;       /* collect the child's stdout here (wins over log_path), or NULL */
+    int quiet_stderr;         /* with out set and no log_path: send stderr to /dev/null */
+};
+
+/* Run to completion. Returns the exit status (0..255), 128+signal when killed,
+ * or -1 (with a message) when the program could not be started. */
+int subprocess_run(const struct subprocess *sp);
+
+/* Render argv as one shell-quoted line, for error messages and logs (caller frees). */
+char *subprocess_argv_str(const char *const *argv);
+
+/* Last `lines` lines of a text file, for "tail of the log" error messages (caller frees). */
+char *file_tail(const char *path, int lines);
+
+#endif
