@@ -1,0 +1,47 @@
+/* rand: per-thread pseudo-random numbers and the sysbench 1.0.20 distributions
+ * (src/sb_rand.c): uniform, gaussian, special, pareto, plus zipfian (sysbench 1.1).
+ * Each worker owns one struct rand_state; the configuration is shared and read-only. */
+#ifndef PGOLAB_RAND_H
+#define PGOLAB_RAND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum rand_type { RAND_UNIFORM, RAND_GAUSSIAN, RAND_SPECIAL, RAND_PARETO, RAND_ZIPFIAN };
+
+struct rand_config {
+    enum rand_type type;   /* --rand-type (default uniform) */
+    int spec_iter;         /* --rand-spec-iter, default 12 */
+    double spec_pct;       /* --rand-spec-pct, default 1 */
+    double spec_res;       /* --rand-spec-res, default 75 */
+    double pareto_h;       /* --rand-pareto-h, default 0.2 */
+    double zipf_exp;       /* --rand-zipfian-exp, default 0.8 */
+};
+
+struct rand_state {
+    uint64_t s[2];  /* xoroshiro128+ state */
+};
+
+/* Defaults as above. */
+void rand_config_default(struct rand_config *c);
+/* "uniform" etc. -> type; -1 for an unknown name. */
+int rand_type_parse(const char *name, enum rand_type *out);
+const char *rand_type_name(enum rand_type t);
+
+/* Seed one thread's generator from a 64-bit seed (splitmix64 expansion). */
+void rand_seed(struct rand_state *r, uint64_t seed);
+uint64_t rand_next(struct rand_state *r);          /* xoroshiro128+ */
+double rand_double(struct rand_state *r);          /* [0,1), top 52/53 bits */
+/* uniform integer in [a,b] (a + floor(u*(b-a+1))). */
+uint32_t rand_uniform(struct rand_state *r, uint32_t a, uint32_t b);
+/* Draw from the configured distribution in [a,b] (sysbench.rand.default). */
+uint32_t rand_default(struct rand_state *r, const struct rand_config *c, uint32_t a, uint32_t b);
+uint32_t rand_gaussian(struct rand_state *r, const struct rand_config *c, uint32_t a, uint32_t b);
+uint32_t rand_special(struct rand_state *r, const struct rand_config *c, uint32_t a, uint32_t b);
+uint32_t rand_pareto(struct rand_state *r, const struct rand_config *c, uint32_t a, uint32_t b);
+uint32_t rand_zipfian(struct rand_state *r, const struct rand_config *c, uint32_t a, uint32_t b);
+/* Fill buf[0..len) from a sysbench template: '#' -> random digit, '@' -> random lowercase
+ * letter, anything else copied. Returns len. */
+size_t rand_template(struct rand_state *r, const char *tmpl, char *buf, size_t len);
+
+#endif
