@@ -1,0 +1,272 @@
+/* runner: worker threads, start gate, limits, intermediate reports, SIGINT (see runner.h). */
+#include "bench/runner.h"
+#include "util/util.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct worker {
+    pthread_t tid;
+    int id;
+    struct shared *sh;
+    struct db_conn conn;
+    struct oltp_thread ot;
+    struct histogram hist;
+    uint64_t events;      /* written by the worker, read by the reporter (relaxed atomics) */
+    uint64_t exec_ns;
+    bool connected;
+};
+
+struct shared {
+    const struct runner_config *cfg;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int ready;            /* workers done with init */
+    int go;               /* 1 = start, -1 = abort */
+    int init_failed;
+    uint64_t start_ns, deadline_ns;
+    volatile int stop;
+    int running;          /* workers still in their loop (atomic) */
+    uint64_t issued;      /* events handed out under --events (atomic) */
+    int fatal;            /* a worker hit a fatal error (atomic) */
+};
+
+static volatile sig_atomic_t got_sigint;
+
+static void on_sigint(int sig)
+{
+    (void)sig;
+    got_sigint = 1;
+}
+
+static void *worker_main(void *arg)
+{
+    struct worker *w = arg;
+    struct shared *sh = w->sh;
+    const struct runner_config *cfg = sh->cfg;
+    int ok;
+
+    w->conn.drv = cfg->drv;
+    ok = cfg->drv->connect(&w->conn) == 0;
+    if (!ok)
+        error("thread #%d: cannot connect: %s", w->id, w->conn.err.msg);
+    w->connected = ok;
+    if (ok && oltp_thread_init(&w->ot, &w->conn, cfg->o, cfg->wl,
+                               cfg->seed + 0x9E3779B97F4A7C15ull * (uint64_t)(w->id + 1)) < 0) {
+        error("thread #%d: cannot prepare statements: %s", w->id, w->conn.err.msg);
+        ok = 0;
+    }
+    pthread_mutex_lock(&sh->mu);
+    sh->ready++;
+    if (!ok)
+        sh->init_failed = 1;
+    pthread_cond_broadcast(&sh->cv);
+    while (!sh->go)
+        pthread_cond_wait(&sh->cv, &sh->mu);
+    pthread_mutex_unlock(&sh->mu);
+    if (sh->go < 0 || !ok)
+        goto out;
+
+    while (!sh->stop) {
+        if (cfg->events && __atomic_fetch_add(&sh->issued, 1, __ATOMIC_RELAXED) >= cfg->events)
+            break;
+        uint64_t t0 = now_ns();
+        enum db_status st = oltp_event(&w->ot, &sh->stop);
+        uint64_t t1 = now_ns();
+        if (st == DB_FATAL) {
+            error("thread #%d: SQL error %d: %s", w->id, w->conn.err.code, w->conn.err.msg);
+            __atomic_store_n(&sh->fatal, 1, __ATOMIC_RELAXED);
+            sh->stop = 1;
+            break;
+        }
+        if (st != DB_OK)
+            break; /* stopped while retrying */
+        histogram_add(&w->hist, t1 - t0);
+        __atomic_store_n(&w->exec_ns, w->exec_ns + (t1 - t0), __ATOMIC_RELAXED);
+        __atomic_store_n(&w->events, w->events + 1, __ATOMIC_RELAXED);
+        if (sh->deadline_ns && t1 >= sh->deadline_ns)
+            break;
+    }
+out:
+    __atomic_fetch_sub(&sh->running, 1, __ATOMIC_RELAXED);
+    return NULL;
+}
+
+/* Sum the workers' counters (relaxed loads: the workers keep running). */
+static void snapshot(struct worker *ws, int n, struct db_counters *c, uint64_t *events,
+                     struct histogram *h)
+{
+    memset(c, 0, sizeof(*c));
+    *events = 0;
+    histogram_reset(h);
+    for (int i = 0; i < n; i++) {
+        struct db_counters *wc = &ws[i].conn.cnt;
+        c->reads += __atomic_load_n(&wc->reads, __ATOMIC_RELAXED);
+        c->writes += __atomic_load_n(&wc->writes, __ATOMIC_RELAXED);
+        c->others += __atomic_load_n(&wc->others, __ATOMIC_RELAXED);
+        c->errors += __atomic_load_n(&wc->errors, __ATOMIC_RELAXED);
+        c->reconnects += __atomic_load_n(&wc->reconnects, __ATOMIC_RELAXED);
+        *events += __atomic_load_n(&ws[i].events, __ATOMIC_RELAXED);
+        histogram_merge(h, &ws[i].hist);
+    }
+}
+
+static void sleep_until(uint64_t t_ns)
+{
+    uint64_t now = now_ns();
+    if (t_ns <= now)
+        return;
+    uint64_t d = t_ns - now;
+    struct timespec ts = { (time_t)(d / 1000000000ull), (long)(d % 1000000000ull) };
+    nanosleep(&ts, NULL);
+}
+
+/* Reporter: wake every 20 ms to notice SIGINT and finished workers; emit an intermediate
+ * report at each multiple of the interval (skipping a slot if late, as sysbench does). */
+static void report_loop(struct shared *sh, struct worker *ws, int n)
+{
+    const struct runner_config *cfg = sh->cfg;
+    uint64_t interval_ns = (uint64_t)(cfg->report_interval * 1e9);
+    uint64_t next = interval_ns ? sh->start_ns + interval_ns : 0;
+    uint64_t prev_t = sh->start_ns, prev_events = 0;
+    struct db_counters prev = { 0 }, cur;
+    struct histogram prev_h, cur_h, diff_h;
+
+    histogram_init(&prev_h);
+    histogram_init(&cur_h);
+    histogram_init(&diff_h);
+    while (__atomic_load_n(&sh->running, __ATOMIC_RELAXED) > 0) {
+        uint64_t wake = now_ns() + 20000000ull;
+        if (next && next < wake)
+            wake = next;
+        sleep_until(wake);
+        if (got_sigint)
+            sh->stop = 1;
+        if (!next || now_ns() < next)
+            continue;
+        uint64_t events, t = now_ns();
+        snapshot(ws, n, &cur, &events, &cur_h);
+        histogram_diff(&diff_h, &cur_h, &prev_h);
+        double dt = (double)(t - prev_t) / 1e9;
+        struct interval_stats iv = {
+            .time_s = (double)(next - sh->start_ns) / 1e9,
+            .threads = __atomic_load_n(&sh->running, __ATOMIC_RELAXED),
+            .tps = (double)(events - prev_events) / dt,
+            .reads_per_s = (double)(cur.reads - prev.reads) / dt,
+            .writes_per_s = (double)(cur.writes - prev.writes) / dt,
+            .other_per_s = (double)(cur.others - prev.others) / dt,
+            .lat_ms = histogram_percentile(&diff_h, cfg->percentile) / 1e6,
+            .errors_per_s = (double)(cur.errors - prev.errors) / dt,
+            .reconnects_per_s = (double)(cur.reconnects - prev.reconnects) / dt,
+        };
+        iv.qps = iv.reads_per_s + iv.writes_per_s + iv.other_per_s;
+        if (cfg->on_interval)
+            cfg->on_interval(&iv, cfg->ud);
+        prev = cur;
+        prev_events = events;
+        prev_t = t;
+        histogram_copy(&prev_h, &cur_h);
+        while (next <= now_ns())
+            next += interval_ns;
+    }
+    histogram_release(&prev_h);
+    histogram_release(&cur_h);
+    histogram_release(&diff_h);
+}
+
+int runner_run(const struct runner_config *cfg, struct run_stats *st)
+{
+    int n = cfg->threads;
+    struct shared sh = { .cfg = cfg };
+    struct worker *ws = xcalloc((size_t)n, sizeof(*ws));
+    struct sigaction sa = { 0 }, old_sa;
+    int rc = 0, started = 0;
+
+    memset(st, 0, sizeof(*st));
+    pthread_mutex_init(&sh.mu, NULL);
+    pthread_cond_init(&sh.cv, NULL);
+    sh.running = n;
+    got_sigint = 0;
+    sa.sa_handler = on_sigint;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_sa);
+
+    for (int i = 0; i < n; i++) {
+        ws[i].id = i;
+        ws[i].sh = &sh;
+        histogram_init(&ws[i].hist);
+        if (pthread_create(&ws[i].tid, NULL, worker_main, &ws[i]) != 0) {
+            error("cannot create worker thread #%d: %s", i, strerror(errno));
+            sh.init_failed = 1;
+            sh.running -= n - i;
+            break;
+        }
+        started++;
+    }
+    pthread_mutex_lock(&sh.mu);
+    while (sh.ready < started)
+        pthread_cond_wait(&sh.cv, &sh.mu);
+    if (sh.init_failed) {
+        sh.go = -1;
+    } else {
+        sh.start_ns = now_ns();
+        if (cfg->time_s > 0)
+            sh.deadline_ns = sh.start_ns + (uint64_t)(cfg->time_s * 1e9);
+        sh.go = 1;
+    }
+    pthread_cond_broadcast(&sh.cv);
+    pthread_mutex_unlock(&sh.mu);
+
+    if (sh.go > 0) {
+        if (cfg->on_start)
+            cfg->on_start(cfg->ud);
+        report_loop(&sh, ws, started);
+    }
+    for (int i = 0; i < started; i++)
+        pthread_join(ws[i].tid, NULL);
+    uint64_t end_ns = now_ns();
+    sigaction(SIGINT, &old_sa, NULL);
+
+    if (sh.go < 0) {
+        rc = -1;
+    } else {
+        st->total_time_s = (double)(end_ns - sh.start_ns) / 1e9;
+        st->nthreads = n;
+        st->thread_events = xcalloc((size_t)n, sizeof(uint64_t));
+        st->thread_time_s = xcalloc((size_t)n, sizeof(double));
+        histogram_init(&st->hist);
+        snapshot(ws, n, &st->cnt, &st->events, &st->hist);
+        for (int i = 0; i < n; i++) {
+            st->thread_events[i] = ws[i].events;
+            st->thread_time_s[i] = (double)ws[i].exec_ns / 1e9;
+        }
+        st->interrupted = got_sigint;
+        st->failed = sh.fatal;
+        rc = sh.fatal ? -1 : got_sigint ? 1 : 0;
+    }
+    for (int i = 0; i < n; i++) {
+        if (ws[i].ot.stmts)
+            oltp_thread_done(&ws[i].ot);
+        if (ws[i].connected)
+            cfg->drv->disconnect(&ws[i].conn);
+        histogram_release(&ws[i].hist);
+    }
+    free(ws);
+    pthread_mutex_destroy(&sh.mu);
+    pthread_cond_destroy(&sh.cv);
+    return rc;
+}
+
+void run_stats_release(struct run_stats *st)
+{
+    if (st->thread_events)
+        histogram_release(&st->hist);
+    free(st->thread_events);
+    free(st->thread_time_s);
+    memset(st, 0, sizeof(*st));
+}

@@ -1,0 +1,358 @@
+/* bench: `pgolab bench [options] TESTNAME prepare|run|cleanup|help|verify|info`, the
+ * sysbench-compatible front end: option parsing, prepare/cleanup, and run via the runner. */
+#include "cli/cli.h"
+#include "bench/runner.h"
+#include "db/driver.h"
+#include "oltp/oltp.h"
+#include "report/report.h"
+#include "util/options.h"
+#include "util/util.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static const struct opt_def general_options[] = {
+    { "threads", OPT_INT, "1", "number of threads to use" },
+    { "events", OPT_INT, "0", "limit for total number of events" },
+    { "time", OPT_INT, "10", "limit for total execution time in seconds" },
+    { "report-interval", OPT_INT, "0",
+      "periodically report intermediate statistics with a specified interval in seconds. 0 disables intermediate reports" },
+    { "percentile", OPT_INT, "95",
+      "percentile to calculate in latency statistics (1-100). Use the special value of 0 to disable percentile calculations" },
+    { "histogram", OPT_BOOL, "off", "print latency histogram in report" },
+    { "verbosity", OPT_INT, "3", "verbosity level {5 - debug, 0 - only critical messages}" },
+    { "format", OPT_STRING, "text", "output format: text (sysbench 1.0.20 layout) or json" },
+    { "db-driver", OPT_STRING, "sqlite", "specifies database driver to use (sqlite)" },
+    OPT_END
+};
+
+static const struct opt_def rand_options[] = {
+    { "rand-type", OPT_STRING, "uniform",
+      "random numbers distribution {uniform, gaussian, special, pareto, zipfian} to use by default. "
+      "Note: sysbench 1.0's default is special (a hot spot); pgolab defaults to uniform" },
+    { "rand-seed", OPT_INT, "0",
+      "seed for random number generator. When 0, the current time is used as an RNG seed." },
+    { "rand-spec-iter", OPT_INT, "12", "number of iterations for the special distribution" },
+    { "rand-spec-pct", OPT_DOUBLE, "1", "percentage of the entire range where 'special' values will fall in the special distribution" },
+    { "rand-spec-res", OPT_DOUBLE, "75", "percentage of 'special' values to use for the special distribution" },
+    { "rand-pareto-h", OPT_DOUBLE, "0.2", "shape parameter for the Pareto distribution" },
+    { "rand-zipfian-exp", OPT_DOUBLE, "0.8", "shape parameter (exponent, theta) for the Zipfian distribution" },
+    OPT_END
+};
+
+static void usage(void)
+{
+    printf("Usage:\n  pgolab bench [options]... testname [command]\n\n");
+    printf("Commands implemented by most tests: prepare run cleanup help\n"
+           "pgolab additions: verify (correctness-gate checksum), info (library identity)\n\n");
+    printf("General options:\n");
+    opts_print_help(general_options);
+    printf("\nPseudo-Random Numbers Generator options:\n");
+    opts_print_help(rand_options);
+    int n;
+    const struct opt_def *const *dt = db_driver_option_tables(&n);
+    printf("\nGeneral database options:\n");
+    for (int i = 0; i < n; i++)
+        opts_print_help(dt[i]);
+    printf("\nCompiled-in tests:\n");
+    const struct workload *w;
+    for (int i = 0; (w = workload_at(i, &n)); i++)
+        printf("  %-22s %s\n", w->name, w->descr);
+    printf("\nSee 'pgolab bench <testname> help' for a list of test-specific options.\n");
+}
+
+struct json_ctx {
+    struct interval_stats *ivs;
+    int n, cap;
+    int percentile;
+    bool text;
+};
+
+static void on_interval(const struct interval_stats *iv, void *ud)
+{
+    struct json_ctx *jc = ud;
+    if (jc->n == jc->cap) {
+        jc->cap = jc->cap ? jc->cap * 2 : 64;
+        jc->ivs = xrealloc(jc->ivs, sizeof(*jc->ivs) * (size_t)jc->cap);
+    }
+    jc->ivs[jc->n++] = *iv;
+    if (jc->text)
+        report_text_interval(iv, jc->percentile);
+}
+
+static void on_start(void *ud)
+{
+    struct json_ctx *jc = ud;
+    if (jc->text) {
+        printf("Threads started!\n\n");
+        fflush(stdout);
+    }
+}
+
+struct prep_arg {
+    const struct db_driver *drv;
+    const struct oltp_opts *o;
+    int first, step, rc;
+};
+
+static void *prepare_worker(void *arg)
+{
+    struct prep_arg *a = arg;
+    struct db_conn c = { .drv = a->drv };
+    if (a->drv->connect(&c) < 0) {
+        error("cannot connect: %s", c.err.msg);
+        a->rc = -1;
+        return NULL;
+    }
+    a->rc = oltp_prepare_tables(&c, a->o, a->first, a->step);
+    a->drv->disconnect(&c);
+    return NULL;
+}
+
+/* sysbench's parallel prepare: worker t loads tables t+1, t+1+T, ... */
+static int do_prepare(const struct db_driver *drv, const struct oltp_opts *o, int threads)
+{
+    int n = threads < o->tables ? threads : o->tables;
+    struct prep_arg *args = xcalloc((size_t)n, sizeof(*args));
+    pthread_t *tids = xcalloc((size_t)n, sizeof(*tids));
+    int rc = 0;
+    if (threads > 1)
+        printf("Initializing worker threads...\n\n");
+    for (int i = 0; i < n; i++) {
+        args[i] = (struct prep_arg){ drv, o, i + 1, threads, 0 };
+        if (n == 1)
+            prepare_worker(&args[i]);
+        else
+            pthread_create(&tids[i], NULL, prepare_worker, &args[i]);
+    }
+    for (int i = 0; i < n; i++) {
+        if (n > 1)
+            pthread_join(tids[i], NULL);
+        if (args[i].rc < 0)
+            rc = -1;
+    }
+    free(args);
+    free(tids);
+    return rc;
+}
+
+static int with_conn(const struct db_driver *drv, struct db_conn *c)
+{
+    c->drv = drv;
+    if (drv->connect(c) < 0)
+        return error("cannot connect: %s", c->err.msg);
+    return 0;
+}
+
+static int do_run(struct bench_info *bi, const struct db_driver *drv, const struct workload *wl,
+                  const struct oltp_opts *o, const struct opts *opts, bool json)
+{
+    struct db_conn c = { 0 };
+    struct json_ctx jc = { .percentile = bi->percentile, .text = !json };
+    struct run_stats st;
+    int rc;
+
+    if (with_conn(drv, &c) < 0)
+        return 1;
+    rc = oltp_check_tables(&c, o);
+    drv->disconnect(&c);
+    if (rc < 0)
+        return 1;
+    if (!bi->time_s && !bi->events)
+        warning("Both event and time limits are disabled, running an endless test");
+    if (!json)
+        report_text_run_header(bi);
+
+    uint64_t seed = o->seed;
+    if (!seed) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        seed = (uint64_t)ts.tv_sec * 1000000007ull ^ (uint64_t)ts.tv_nsec;
+    }
+    struct runner_config rc_cfg = {
+        .drv = drv, .wl = wl, .o = o, .threads = bi->threads, .time_s = bi->time_s,
+        .events = bi->events, .report_interval = bi->report_interval,
+        .percentile = bi->percentile > 0 ? bi->percentile : 95, .seed = seed,
+        .on_interval = on_interval, .on_start = on_start, .ud = &jc,
+    };
+    rc = runner_run(&rc_cfg, &st);
+    if (rc == -1 && !st.thread_events) {
+        free(jc.ivs);
+        return 1; /* workers never started: nothing measured */
+    }
+    if (json) {
+        json_t *j = report_json(bi, &st, jc.ivs, jc.n);
+        report_json_print(j);
+        json_decref(j);
+    } else {
+        if (st.interrupted)
+            printf("\nInterrupted (SIGINT): summary of what ran.\n\n");
+        report_text_final(bi, &st, opt_bool(opts, "histogram"));
+    }
+    run_stats_release(&st);
+    free(jc.ivs);
+    return rc == 0 ? 0 : rc == 1 ? 2 : 1;
+}
+
+static int do_verify(const struct db_driver *drv, const struct oltp_opts *o, struct bench_info *bi,
+                     bool json)
+{
+    struct db_conn c = { 0 };
+    uint64_t sum, rows;
+    int rc;
+    if (with_conn(drv, &c) < 0)
+        return 1;
+    rc = oltp_check_tables(&c, o);
+    if (rc == 0)
+        rc = oltp_verify(&c, o, &sum, &rows);
+    drv->disconnect(&c);
+    if (rc < 0)
+        return 1;
+    if (json) {
+        json_t *j = json_pack("{s:s,s:I,s:o}", "checksum", "", "rows", (json_int_t)rows, "library",
+                              report_json_libinfo(&bi->lib));
+        char hex[17];
+        snprintf(hex, sizeof(hex), "%016llx", (unsigned long long)sum);
+        json_object_set_new(j, "checksum", json_string(hex));
+        report_json_print(j);
+        json_decref(j);
+    } else {
+        printf("verify checksum: %016llx (%llu rows)\n", (unsigned long long)sum, (unsigned long long)rows);
+    }
+    return 0;
+}
+
+int cmd_bench(int argc, char **argv)
+{
+    const struct opt_def *tables[OPTS_MAX_TABLES];
+    int nt = 0, ndt, rc = 1;
+    const struct opt_def *const *dt = db_driver_option_tables(&ndt);
+    struct opts opts;
+    struct oltp_opts o;
+    const struct workload *wl = NULL;
+    const struct db_driver *drv;
+    const char *test = NULL, *command = NULL;
+
+    tables[nt++] = general_options;
+    tables[nt++] = rand_options;
+    tables[nt++] = oltp_options;
+    for (int i = 0; i < ndt && nt < OPTS_MAX_TABLES; i++)
+        tables[nt++] = dt[i];
+    opts_init(&opts, tables, nt);
+    if (opts_parse(&opts, argc - 1, argv + 1) < 0)
+        goto out;
+    if (opts.nargs == 0) {
+        usage();
+        rc = 0;
+        goto out;
+    }
+    if (opts.nargs > 2) {
+        error("too many arguments: '%s' (expected: pgolab bench [options] TESTNAME COMMAND)", opts.args[2]);
+        goto out;
+    }
+    test = opts.args[0];
+    command = opts.nargs > 1 ? opts.args[1] : NULL;
+    if (!strcmp(test, "info") && !command) {
+        command = "info";
+        test = NULL;
+    } else if (!(wl = workload_find(test))) {
+        error("unknown test '%s' (known tests: %s)", test, workload_names());
+        goto out;
+    }
+    if (!command) {
+        error("Command is required. Supported commands: prepare, run, cleanup, help, verify, info");
+        goto out;
+    }
+    if (!strcmp(command, "help")) {
+        printf("%s options:\n", wl->name);
+        opts_print_help(oltp_options);
+        rc = 0;
+        goto out;
+    }
+    static const char *const commands[] = { "prepare", "run", "cleanup", "verify", "info" };
+    bool known = false;
+    for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
+        known |= !strcmp(command, commands[i]);
+    if (!known) {
+        error("unknown command '%s' for test %s (expected prepare, run, cleanup, help, verify or info)",
+              command, test);
+        goto out;
+    }
+
+    const char *fmt = opt_str(&opts, "format");
+    if (strcmp(fmt, "text") && strcmp(fmt, "json")) {
+        error("--format=%s: expected text or json", fmt);
+        goto out;
+    }
+    bool json = !strcmp(fmt, "json");
+    struct bench_info bi = {
+        .test = wl ? wl->name : "", .command = command, .driver = opt_str(&opts, "db-driver"),
+        .threads = (int)opt_int(&opts, "threads"), .time_s = (double)opt_int(&opts, "time"),
+        .events = (uint64_t)opt_int(&opts, "events"),
+        .report_interval = (double)opt_int(&opts, "report-interval"),
+        .percentile = (int)opt_int(&opts, "percentile"), .opts = &opts,
+    };
+    if (opt_int(&opts, "threads") < 1 || opt_int(&opts, "threads") > 100000) {
+        error("--threads=%s: expected a number of threads from 1 to 100000", opt_str(&opts, "threads"));
+        goto out;
+    }
+    static const char *const nonneg[] = { "time", "events", "report-interval" };
+    for (size_t i = 0; i < ARRAY_SIZE(nonneg); i++)
+        if (opt_int(&opts, nonneg[i]) < 0) {
+            error("--%s=%s: expected a number >= 0", nonneg[i], opt_str(&opts, nonneg[i]));
+            goto out;
+        }
+    if (bi.percentile < 0 || bi.percentile > 100) {
+        error("--percentile=%d: expected 0..100", bi.percentile);
+        goto out;
+    }
+    if (bi.percentile == 0 && opt_bool(&opts, "histogram")) {
+        error("--histogram cannot be used with --percentile=0");
+        goto out;
+    }
+    if (!(drv = db_driver_find(bi.driver))) {
+        error("Unsupported database driver: %s (known: %s)", bi.driver, db_driver_names());
+        goto out;
+    }
+    if (oltp_opts_load(&o, &opts, wl) < 0)
+        goto out;
+    bi.seed = o.seed;
+    if (drv->init(&opts) < 0)
+        goto out;
+    drv->libinfo(&bi.lib);
+
+    if (!strcmp(command, "info")) {
+        if (json) {
+            json_t *j = json_pack("{s:o}", "library", report_json_libinfo(&bi.lib));
+            report_json_print(j);
+            json_decref(j);
+        } else {
+            printf("library:     %s\nversion:     %s\nsource id:   %s\nloaded from: %s\nisolation:   %s\n",
+                   bi.lib.path, bi.lib.version, bi.lib.source_id, bi.lib.loaded_from, bi.lib.isolation);
+        }
+        rc = 0;
+    } else if (!strcmp(command, "verify")) {
+        rc = do_verify(drv, &o, &bi, json);
+    } else if (!strcmp(command, "run")) {
+        if (!json)
+            report_text_banner(&bi);
+        rc = do_run(&bi, drv, wl, &o, &opts, json);
+    } else {
+        struct db_conn c = { 0 };
+        if (!json)
+            report_text_banner(&bi);
+        if (!strcmp(command, "prepare")) {
+            rc = do_prepare(drv, &o, bi.threads) < 0 ? 1 : 0;
+        } else if (with_conn(drv, &c) == 0) {
+            rc = oltp_cleanup(&c, &o) < 0 ? 1 : 0;
+            drv->disconnect(&c);
+        }
+    }
+    drv->done();
+out:
+    opts_release(&opts);
+    return rc;
+}

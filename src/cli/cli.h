@@ -1,0 +1,11 @@
+/* cli: one entry point per subcommand (git-style command table in main.c). Each takes the
+ * subcommand's argv (argv[0] is the subcommand name) and returns the process exit code:
+ * 0 ok, 1 error or bad input, 2 forced shutdown / interrupted (sysbench's meaning). */
+#ifndef PGOLAB_CLI_H
+#define PGOLAB_CLI_H
+
+int cmd_bench(int argc, char **argv);
+int cmd_pgo(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
+
+#endif

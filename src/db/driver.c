@@ -1,0 +1,96 @@
+/* driver: driver registry and the counting wrappers workloads call (see driver.h). */
+#include "db/driver.h"
+#include "db/sqlite.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const struct db_driver *const drivers[] = {
+    &sqlite_driver,
+};
+
+const struct db_driver *db_driver_find(const char *name)
+{
+    for (size_t i = 0; i < sizeof(drivers) / sizeof(drivers[0]); i++)
+        if (!strcmp(drivers[i]->name, name))
+            return drivers[i];
+    return NULL;
+}
+
+const char *db_driver_names(void)
+{
+    return "sqlite";
+}
+
+const struct opt_def *const *db_driver_option_tables(int *count)
+{
+    static const struct opt_def *tables[sizeof(drivers) / sizeof(drivers[0]) + 1];
+    size_t n = 0;
+    for (size_t i = 0; i < sizeof(drivers) / sizeof(drivers[0]); i++)
+        if (drivers[i]->options)
+            tables[n++] = drivers[i]->options;
+    tables[n] = NULL;
+    *count = (int)n;
+    return tables;
+}
+
+static long fault_every = -1;  /* -1 = not read yet, 0 = off */
+static __thread unsigned long fault_calls;
+
+static bool inject_fault(struct db_conn *c)
+{
+    if (fault_every < 0) {
+        const char *e = getenv("PGOLAB_FAULT_RETRY_EVERY");
+        long v = e ? strtol(e, NULL, 10) : 0;
+        __atomic_store_n(&fault_every, v > 0 ? v : 0, __ATOMIC_RELAXED);
+    }
+    if (fault_every == 0 || ++fault_calls % (unsigned long)fault_every)
+        return false;
+    c->err.status = DB_RETRY;
+    c->err.code = -1;
+    snprintf(c->err.msg, sizeof(c->err.msg), "injected retryable fault (PGOLAB_FAULT_RETRY_EVERY)");
+    return true;
+}
+
+static void count(struct db_conn *c, enum db_status st, enum db_qclass cls)
+{
+    uint64_t *slot;
+    if (st == DB_OK)
+        slot = cls == DB_READ ? &c->cnt.reads : cls == DB_WRITE ? &c->cnt.writes : &c->cnt.others;
+    else if (st == DB_RECONNECT)
+        slot = &c->cnt.reconnects;
+    else
+        slot = &c->cnt.errors;
+    __atomic_store_n(slot, *slot + 1, __ATOMIC_RELAXED);
+}
+
+enum db_status db_execute(struct db_conn *c, struct db_stmt *s, const struct db_param *p, int np)
+{
+    enum db_qclass cls = DB_OTHER;
+    enum db_status st = inject_fault(c) ? DB_RETRY : c->drv->execute(c, s, p, np, &cls);
+    count(c, st, cls);
+    return st;
+}
+
+enum db_status db_query(struct db_conn *c, const char *sql)
+{
+    enum db_qclass cls = DB_OTHER;
+    enum db_status st = c->drv->query(c, sql, &cls);
+    count(c, st, cls);
+    return st;
+}
+
+enum db_status db_begin(struct db_conn *c, bool will_write)
+{
+    enum db_status st = c->drv->begin(c, will_write);
+    count(c, st, DB_OTHER);
+    return st;
+}
+
+enum db_status db_commit(struct db_conn *c)
+{
+    enum db_status st = c->drv->commit(c);
+    count(c, st, DB_OTHER);
+    return st;
+}

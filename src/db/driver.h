@@ -1,0 +1,119 @@
+/* driver: the database driver interface (sysbench's db_driver idea): a const table of
+ * operations plus capabilities. A db_conn is owned by one worker thread; statements belong to
+ * the connection that prepared them. Dialect differences live in the drivers, never in
+ * workloads. Workloads call the db_* wrappers below, the one place that counts r/w/o. */
+#ifndef PGOLAB_DRIVER_H
+#define PGOLAB_DRIVER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "util/options.h"
+
+/* Error classes (sysbench §9): retryable errors roll back and re-run the event. */
+enum db_status {
+    DB_OK = 0,
+    DB_RETRY,      /* deadlock / busy / locked: roll back, count an error, re-run the event */
+    DB_RECONNECT,  /* lost connection: reconnect, re-prepare, count a reconnect */
+    DB_FATAL,      /* anything else: stop the run */
+};
+
+/* Query classification (sysbench §3): result set -> read; else affected rows > 0 -> write;
+ * else other. */
+enum db_qclass { DB_READ, DB_WRITE, DB_OTHER };
+
+struct db_error {
+    enum db_status status;
+    int code;          /* native code (e.g. SQLite extended result code) */
+    char msg[512];     /* native message */
+};
+
+enum db_ptype { DB_INT, DB_TEXT };
+
+struct db_param {
+    enum db_ptype type;
+    int64_t i;
+    const char *s;  /* DB_TEXT: not NUL-terminated necessarily */
+    int len;
+};
+
+struct db_caps {
+    bool multi_row_insert;   /* INSERT ... VALUES (..),(..) */
+    bool begin_write_hint;   /* BEGIN differs for transactions that will write */
+};
+
+/* Per-connection counters; the owning worker writes them, the reporter reads them with
+ * relaxed atomic loads. */
+struct db_counters {
+    uint64_t reads, writes, others, errors, reconnects;
+};
+
+struct db_stmt;
+struct db_driver;
+
+struct db_conn {
+    const struct db_driver *drv;
+    void *priv;                /* driver state */
+    struct db_error err;       /* last error */
+    struct db_counters cnt;
+    bool checksum;             /* fold every fetched value into sum (correctness gate) */
+    uint64_t sum;              /* FNV-1a over fetched values when checksum is on */
+    uint64_t rows;             /* rows fetched when checksum is on */
+};
+
+/* Library facts reported in JSON and used by the isolation test. */
+struct db_libinfo {
+    const char *path;         /* the library file that was loaded */
+    const char *version;      /* e.g. "3.40.1" */
+    const char *source_id;    /* build source id */
+    const char *loaded_from;  /* file that holds the code of a hot function (dladdr) */
+    const char *isolation;    /* how it was loaded, e.g. "dlmopen(LM_ID_NEWLM)" */
+};
+
+struct db_driver {
+    const char *name;                  /* --db-driver value */
+    const char *descr;
+    const struct opt_def *options;     /* driver's options (help and parsing) */
+    struct db_caps caps;
+    /* Dialect: the id column definition with and without auto-increment, and what follows
+     * the column list of CREATE TABLE (e.g. an engine clause). */
+    const char *id_auto_inc, *id_plain, *table_suffix;
+    /* Process-wide setup from options (load the client library). 0 or -1 (message printed). */
+    int (*init)(const struct opts *o);
+    void (*done)(void);
+    int (*libinfo)(struct db_libinfo *info);
+    /* Connect c (c->drv set by caller). 0, or -1 with c->err filled. */
+    int (*connect)(struct db_conn *c);
+    void (*disconnect)(struct db_conn *c);
+    /* Prepare sql with '?' placeholders; NULL with c->err filled on failure. */
+    struct db_stmt *(*prepare)(struct db_conn *c, const char *sql);
+    void (*stmt_close)(struct db_conn *c, struct db_stmt *s);
+    /* Execute a prepared statement with params, fetch and discard all rows. Returns DB_OK or
+     * the error class (c->err filled); sets *cls on success. */
+    enum db_status (*execute)(struct db_conn *c, struct db_stmt *s, const struct db_param *p,
+                              int np, enum db_qclass *cls);
+    /* Execute one SQL text (no parameters) the same way. */
+    enum db_status (*query)(struct db_conn *c, const char *sql, enum db_qclass *cls);
+    /* Start a transaction; `will_write` lets drivers take the write lock up front. */
+    enum db_status (*begin)(struct db_conn *c, bool will_write);
+    enum db_status (*commit)(struct db_conn *c);
+    /* After an error inside a transaction: roll back (no-op when none is open). */
+    void (*rollback)(struct db_conn *c);
+};
+
+/* Look a driver up by name; NULL if unknown. */
+const struct db_driver *db_driver_find(const char *name);
+/* Comma-separated list of compiled-in driver names (static string). */
+const char *db_driver_names(void);
+/* Every driver's option table, NULL-terminated (for option registration). */
+const struct opt_def *const *db_driver_option_tables(int *count);
+
+/* Wrappers used by workloads: they count r/w/o and errors in c->cnt. Return DB_OK or the
+ * error class. Tests can inject a retryable error every N calls with the environment variable
+ * PGOLAB_FAULT_RETRY_EVERY=N (read once). */
+enum db_status db_execute(struct db_conn *c, struct db_stmt *s, const struct db_param *p, int np);
+enum db_status db_query(struct db_conn *c, const char *sql);
+enum db_status db_begin(struct db_conn *c, bool will_write);
+enum db_status db_commit(struct db_conn *c);
+
+#endif

@@ -1,0 +1,375 @@
+/* sqlite: SQLite driver on a libsqlite3 loaded at run time with dlmopen(LM_ID_NEWLM).
+ * The loaded library and its function table are process-wide (set up by init); each worker's
+ * db_conn owns one sqlite3 handle and its cached BEGIN/COMMIT/ROLLBACK statements. */
+#include "db/sqlite.h"
+#include "util/util.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define DEFAULT_LIBRARY "libsqlite3.so.0"
+
+/* The subset of the SQLite C API we call, resolved in the variant's namespace. */
+static struct {
+    __typeof__(&sqlite3_open_v2) open_v2;
+    __typeof__(&sqlite3_close_v2) close_v2;
+    __typeof__(&sqlite3_prepare_v2) prepare_v2;
+    __typeof__(&sqlite3_step) step;
+    __typeof__(&sqlite3_reset) reset;
+    __typeof__(&sqlite3_finalize) finalize;
+    __typeof__(&sqlite3_bind_int64) bind_int64;
+    __typeof__(&sqlite3_bind_text) bind_text;
+    __typeof__(&sqlite3_column_count) column_count;
+    __typeof__(&sqlite3_column_text) column_text;
+    __typeof__(&sqlite3_column_bytes) column_bytes;
+    __typeof__(&sqlite3_total_changes) total_changes;
+    __typeof__(&sqlite3_get_autocommit) get_autocommit;
+    __typeof__(&sqlite3_errmsg) errmsg;
+    __typeof__(&sqlite3_extended_errcode) extended_errcode;
+    __typeof__(&sqlite3_errstr) errstr;
+    __typeof__(&sqlite3_busy_timeout) busy_timeout;
+    __typeof__(&sqlite3_exec) exec;
+    __typeof__(&sqlite3_libversion) libversion;
+    __typeof__(&sqlite3_sourceid) sourceid;
+    __typeof__(&sqlite3_threadsafe) threadsafe;
+} api;
+
+static void *lib_handle;
+static char *lib_path;           /* as given */
+static char *lib_loaded_from;    /* dladdr of sqlite3_step */
+static const char *lib_isolation;
+static char *db_path;
+static int busy_timeout_ms;
+static char *journal_mode;
+static char *synchronous;
+
+static const struct opt_def sqlite_options[] = {
+    { "sqlite-db", OPT_STRING, "sbtest.db", "SQLite database file" },
+    { "sqlite-library", OPT_STRING, NULL,
+      "libsqlite3 shared library to load (default: the system's " DEFAULT_LIBRARY ")" },
+    { "sqlite-busy-timeout", OPT_INT, "10000", "busy timeout in ms before SQLITE_BUSY is returned" },
+    { "sqlite-journal-mode", OPT_STRING, "wal", "journal_mode pragma" },
+    { "sqlite-synchronous", OPT_STRING, "normal", "synchronous pragma (off, normal, full)" },
+    OPT_END
+};
+
+struct sqlite_conn {
+    sqlite3 *db;
+    sqlite3_stmt *begin, *begin_immediate, *commit, *rollback;
+};
+
+struct db_stmt {
+    sqlite3_stmt *st;
+};
+
+static int load_library(const char *path)
+{
+    const char *name = path ? path : DEFAULT_LIBRARY;
+    struct stat stt;
+
+    if (path && stat(path, &stt) < 0)
+        return error("--sqlite-library=%s: %s", path, strerror(errno));
+    if (path && !S_ISREG(stt.st_mode))
+        return error("--sqlite-library=%s: not a regular file (expected a libsqlite3 shared library)", path);
+    /* A fresh link-map namespace: the variant's internal calls cannot be interposed by any
+     * other SQLite already in the process (ELF symbol interposition). */
+    lib_handle = dlmopen(LM_ID_NEWLM, name, RTLD_NOW | RTLD_LOCAL);
+    lib_isolation = "dlmopen(LM_ID_NEWLM)";
+    if (!lib_handle) {
+        char *why = xstrdup(dlerror());
+        lib_handle = dlopen(name, RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+        lib_isolation = "dlopen(RTLD_DEEPBIND)";
+        if (!lib_handle) {
+            error("--sqlite-library=%s: cannot load it as a shared library: %s", name, why);
+            free(why);
+            return -1;
+        }
+        free(why);
+    }
+#define SYM(field, sym)                                                                           \
+    do {                                                                                          \
+        *(void **)&api.field = dlsym(lib_handle, #sym);                                           \
+        if (!api.field)                                                                           \
+            return error("--sqlite-library=%s: not a SQLite library (no %s symbol)", name, #sym); \
+    } while (0)
+    SYM(libversion, sqlite3_libversion);
+    SYM(sourceid, sqlite3_sourceid);
+    SYM(open_v2, sqlite3_open_v2);
+    SYM(close_v2, sqlite3_close_v2);
+    SYM(prepare_v2, sqlite3_prepare_v2);
+    SYM(step, sqlite3_step);
+    SYM(reset, sqlite3_reset);
+    SYM(finalize, sqlite3_finalize);
+    SYM(bind_int64, sqlite3_bind_int64);
+    SYM(bind_text, sqlite3_bind_text);
+    SYM(column_count, sqlite3_column_count);
+    SYM(column_text, sqlite3_column_text);
+    SYM(column_bytes, sqlite3_column_bytes);
+    SYM(total_changes, sqlite3_total_changes);
+    SYM(get_autocommit, sqlite3_get_autocommit);
+    SYM(errmsg, sqlite3_errmsg);
+    SYM(extended_errcode, sqlite3_extended_errcode);
+    SYM(errstr, sqlite3_errstr);
+    SYM(busy_timeout, sqlite3_busy_timeout);
+    SYM(exec, sqlite3_exec);
+    SYM(threadsafe, sqlite3_threadsafe);
+#undef SYM
+    Dl_info di;
+    if (dladdr(*(void **)&api.step, &di) && di.dli_fname)
+        lib_loaded_from = xstrdup(di.dli_fname);
+    else
+        lib_loaded_from = xstrdup("?");
+    lib_path = xstrdup(name);
+    if (api.threadsafe() == 0)
+        warning("%s was built with SQLITE_THREADSAFE=0; use --threads=1", name);
+    return 0;
+}
+
+static int sqlite_init(const struct opts *o)
+{
+    if (lib_handle)
+        return 0;
+    db_path = xstrdup(opt_str(o, "sqlite-db"));
+    busy_timeout_ms = (int)opt_int(o, "sqlite-busy-timeout");
+    journal_mode = xstrdup(opt_str(o, "sqlite-journal-mode"));
+    synchronous = xstrdup(opt_str(o, "sqlite-synchronous"));
+    if (busy_timeout_ms < 0)
+        return error("--sqlite-busy-timeout=%d: expected a number of ms >= 0", busy_timeout_ms);
+    return load_library(opt_str(o, "sqlite-library"));
+}
+
+static void sqlite_done(void)
+{
+    /* The library stays mapped: unloading a namespace with live TLS is not worth the risk. */
+    free(db_path);
+    free(journal_mode);
+    free(synchronous);
+    db_path = journal_mode = synchronous = NULL;
+}
+
+static int sqlite_libinfo(struct db_libinfo *info)
+{
+    if (!lib_handle)
+        return -1;
+    info->path = lib_path;
+    info->version = api.libversion();
+    info->source_id = api.sourceid();
+    info->loaded_from = lib_loaded_from;
+    info->isolation = lib_isolation;
+    return 0;
+}
+
+/* Fill c->err from the connection's last error; SQLITE_BUSY/LOCKED are retryable. */
+static enum db_status set_error(struct db_conn *c, int rc)
+{
+    struct sqlite_conn *sc = c->priv;
+    int prim = rc & 0xff;
+    c->err.code = rc;
+    snprintf(c->err.msg, sizeof(c->err.msg), "%s", sc && sc->db ? api.errmsg(sc->db) : api.errstr(rc));
+    c->err.status = (prim == SQLITE_BUSY || prim == SQLITE_LOCKED) ? DB_RETRY : DB_FATAL;
+    return c->err.status;
+}
+
+static sqlite3_stmt *prep(struct db_conn *c, const char *sql)
+{
+    struct sqlite_conn *sc = c->priv;
+    sqlite3_stmt *st = NULL;
+    int rc = api.prepare_v2(sc->db, sql, -1, &st, NULL);
+    if (rc != SQLITE_OK) {
+        set_error(c, rc);
+        return NULL;
+    }
+    return st;
+}
+
+static int pragma(struct db_conn *c, const char *name, const char *value)
+{
+    struct sqlite_conn *sc = c->priv;
+    char *sql = xasprintf("PRAGMA %s=%s", name, value);
+    int rc = api.exec(sc->db, sql, NULL, NULL, NULL);
+    free(sql);
+    if (rc != SQLITE_OK) {
+        set_error(c, rc);
+        return -1;
+    }
+    return 0;
+}
+
+static void sqlite_disconnect(struct db_conn *c)
+{
+    struct sqlite_conn *sc = c->priv;
+    if (!sc)
+        return;
+    api.finalize(sc->begin);
+    api.finalize(sc->begin_immediate);
+    api.finalize(sc->commit);
+    api.finalize(sc->rollback);
+    api.close_v2(sc->db);
+    free(sc);
+    c->priv = NULL;
+}
+
+static int sqlite_connect(struct db_conn *c)
+{
+    struct sqlite_conn *sc = xcalloc(1, sizeof(*sc));
+    int rc;
+    c->priv = sc;
+    rc = api.open_v2(db_path, &sc->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                     NULL);
+    if (rc != SQLITE_OK) {
+        set_error(c, rc);
+        snprintf(c->err.msg, sizeof(c->err.msg), "cannot open --sqlite-db=%s: %s", db_path,
+                 sc->db ? api.errmsg(sc->db) : api.errstr(rc));
+        sqlite_disconnect(c);
+        return -1;
+    }
+    api.busy_timeout(sc->db, busy_timeout_ms);
+    if (pragma(c, "journal_mode", journal_mode) < 0 || pragma(c, "synchronous", synchronous) < 0)
+        goto fail;
+    if (!(sc->begin = prep(c, "BEGIN")) || !(sc->begin_immediate = prep(c, "BEGIN IMMEDIATE")) ||
+        !(sc->commit = prep(c, "COMMIT")) || !(sc->rollback = prep(c, "ROLLBACK")))
+        goto fail;
+    return 0;
+fail:
+    sqlite_disconnect(c);
+    return -1;
+}
+
+static struct db_stmt *sqlite_prepare(struct db_conn *c, const char *sql)
+{
+    sqlite3_stmt *st = prep(c, sql);
+    struct db_stmt *s;
+    if (!st)
+        return NULL;
+    s = xmalloc(sizeof(*s));
+    s->st = st;
+    return s;
+}
+
+static void sqlite_stmt_close(struct db_conn *c, struct db_stmt *s)
+{
+    (void)c;
+    if (s) {
+        api.finalize(s->st);
+        free(s);
+    }
+}
+
+/* FNV-1a 64 (Fowler/Noll/Vo), folded over every value of every row: the correctness gate's
+ * result checksum. */
+static uint64_t fnv1a(uint64_t h, const unsigned char *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        h ^= p[i];
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+static enum db_status run_stmt(struct db_conn *c, sqlite3_stmt *st, enum db_qclass *cls)
+{
+    struct sqlite_conn *sc = c->priv;
+    int before = api.total_changes(sc->db);
+    int ncol = api.column_count(st);
+    int rc;
+
+    while ((rc = api.step(st)) == SQLITE_ROW) {
+        if (!c->checksum)
+            continue;
+        c->rows++;
+        for (int i = 0; i < ncol; i++) {
+            const unsigned char *v = api.column_text(st, i);
+            int n = api.column_bytes(st, i);
+            c->sum = fnv1a(c->sum, v ? v : (const unsigned char *)"\1NULL", v ? (size_t)n : 5);
+            c->sum = fnv1a(c->sum, (const unsigned char *)"\0", 1);
+        }
+        c->sum = fnv1a(c->sum, (const unsigned char *)"\n", 1);
+    }
+    if (rc != SQLITE_DONE) {
+        enum db_status stt = set_error(c, rc);
+        api.reset(st);
+        return stt;
+    }
+    api.reset(st);
+    if (ncol > 0)
+        *cls = DB_READ;
+    else
+        *cls = api.total_changes(sc->db) != before ? DB_WRITE : DB_OTHER;
+    return DB_OK;
+}
+
+static enum db_status sqlite_execute(struct db_conn *c, struct db_stmt *s, const struct db_param *p,
+                                     int np, enum db_qclass *cls)
+{
+    for (int i = 0; i < np; i++) {
+        int rc = p[i].type == DB_INT ? api.bind_int64(s->st, i + 1, p[i].i)
+                                     : api.bind_text(s->st, i + 1, p[i].s, p[i].len, SQLITE_STATIC);
+        if (rc != SQLITE_OK)
+            return set_error(c, rc);
+    }
+    return run_stmt(c, s->st, cls);
+}
+
+static enum db_status sqlite_query(struct db_conn *c, const char *sql, enum db_qclass *cls)
+{
+    sqlite3_stmt *st = prep(c, sql);
+    enum db_status rc;
+    if (!st)
+        return c->err.status;
+    rc = run_stmt(c, st, cls);
+    api.finalize(st);
+    return rc;
+}
+
+/* A transaction that will write takes the write lock at BEGIN (BEGIN IMMEDIATE), so concurrent
+ * writers wait in the busy handler like row-lock waits on a server instead of failing on the
+ * read-to-write upgrade (SQLITE_BUSY_SNAPSHOT). */
+static enum db_status sqlite_begin(struct db_conn *c, bool will_write)
+{
+    struct sqlite_conn *sc = c->priv;
+    enum db_qclass cls;
+    return run_stmt(c, will_write ? sc->begin_immediate : sc->begin, &cls);
+}
+
+static enum db_status sqlite_commit(struct db_conn *c)
+{
+    struct sqlite_conn *sc = c->priv;
+    enum db_qclass cls;
+    return run_stmt(c, sc->commit, &cls);
+}
+
+static void sqlite_rollback(struct db_conn *c)
+{
+    struct sqlite_conn *sc = c->priv;
+    enum db_qclass cls;
+    if (!api.get_autocommit(sc->db))
+        run_stmt(c, sc->rollback, &cls);
+}
+
+const struct db_driver sqlite_driver = {
+    .name = "sqlite",
+    .descr = "SQLite (embedded; library loaded at run time)",
+    .options = sqlite_options,
+    .caps = { .multi_row_insert = true, .begin_write_hint = true },
+    /* INTEGER + PRIMARY KEY(id) is a rowid alias: an insert without id gets max(id)+1. */
+    .id_auto_inc = "INTEGER NOT NULL",
+    .id_plain = "INTEGER NOT NULL",
+    .table_suffix = "",
+    .init = sqlite_init,
+    .done = sqlite_done,
+    .libinfo = sqlite_libinfo,
+    .connect = sqlite_connect,
+    .disconnect = sqlite_disconnect,
+    .prepare = sqlite_prepare,
+    .stmt_close = sqlite_stmt_close,
+    .execute = sqlite_execute,
+    .query = sqlite_query,
+    .begin = sqlite_begin,
+    .commit = sqlite_commit,
+    .rollback = sqlite_rollback,
+};

@@ -1,0 +1,42 @@
+/* main: the command table (git-style): `pgolab <command> [args]` -> cmd_<command>(). */
+#include "cli/cli.h"
+#include "report/report.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const struct {
+    const char *name;
+    int (*fn)(int argc, char **argv);
+    const char *help;
+} commands[] = {
+    { "bench", cmd_bench, "sysbench-compatible OLTP benchmark (prepare|run|cleanup|help)" },
+    { "pgo", cmd_pgo, "build baseline/instrumented/PGO variants, train, measure the gain" },
+    { "compare", cmd_compare, "measure and compare existing builds (variants)" },
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: pgolab <command> [options]\n\ncommands:\n");
+    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+        fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].help);
+    fprintf(f, "\n'pgolab <command> help' shows a command's options.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || !strcmp(argv[1], "help") || !strcmp(argv[1], "--help")) {
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version")) {
+        printf("pgolab %s\n", PGOLAB_VERSION);
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+        if (!strcmp(argv[1], commands[i].name))
+            return commands[i].fn(argc - 1, argv + 1);
+    fprintf(stderr, "FATAL: unknown command '%s'\n", argv[1]);
+    usage(stderr);
+    return 1;
+}

@@ -1,0 +1,96 @@
+/* oltp: the sysbench OLTP workloads (sysbench 1.0.20 oltp_common.lua semantics, our code):
+ * schema, parallel prepare, cleanup, statement groups, the workload catalogue, and the fixed
+ * query set of the correctness gate. A struct oltp_thread belongs to one worker thread; the
+ * options and catalogue are shared read-only. */
+#ifndef PGOLAB_OLTP_H
+#define PGOLAB_OLTP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "db/driver.h"
+#include "oltp/rand.h"
+#include "util/options.h"
+
+/* Statement kinds prepared per table (sysbench's stmt_defs). */
+enum oltp_stmt {
+    ST_POINT,
+    ST_SIMPLE_RANGE,
+    ST_SUM_RANGE,
+    ST_ORDER_RANGE,
+    ST_DISTINCT_RANGE,
+    ST_INDEX_UPDATE,
+    ST_NON_INDEX_UPDATE,
+    ST_DELETE,
+    ST_INSERT,
+    ST_COUNT
+};
+
+struct oltp_opts {
+    int tables;           /* --tables, default 1 */
+    uint32_t table_size;  /* --table-size, default 10000 */
+    int point_selects, simple_ranges, sum_ranges, order_ranges, distinct_ranges;
+    int index_updates, non_index_updates, delete_inserts;
+    uint32_t range_size;  /* --range-size, default 100 */
+    bool range_selects, skip_trx, auto_inc, create_secondary;
+    struct rand_config rnd;
+    uint64_t seed;        /* --rand-seed (0 = from the clock in run; fixed in prepare) */
+};
+
+struct oltp_thread;
+
+/* One workload of the catalogue. */
+struct workload {
+    const char *name;
+    const char *descr;
+    unsigned stmts;  /* bitmask of (1u << enum oltp_stmt) to prepare per table */
+    /* Adjust options for this workload (e.g. oltp_point_select: point_selects = 1). */
+    void (*fixup)(struct oltp_opts *o);
+    /* One event (= transaction). Returns DB_OK or the first error's class. */
+    enum db_status (*event)(struct oltp_thread *t);
+};
+
+struct oltp_thread {
+    struct db_conn *conn;
+    const struct oltp_opts *o;
+    const struct workload *wl;
+    struct rand_state rnd;
+    struct db_stmt **stmts;  /* [table * ST_COUNT + kind], tables numbered from 0 */
+    char c[120], pad[60];    /* template buffers */
+};
+
+/* The option table of the OLTP workloads (sysbench names and defaults). */
+extern const struct opt_def oltp_options[];
+
+/* The catalogue; NULL when the name is unknown. */
+const struct workload *workload_find(const char *name);
+/* All workload names, comma-separated (static string). */
+const char *workload_names(void);
+/* Catalogue iteration: entries [0, count). */
+const struct workload *workload_at(int i, int *count);
+
+/* Read and check options (one-line error, -1 on a bad value), then apply wl->fixup. */
+int oltp_opts_load(struct oltp_opts *o, const struct opts *opts, const struct workload *wl);
+
+/* prepare: create and fill tables first, first+step, ... <= tables on connection c (one
+ * worker of a parallel prepare, sysbench's striping). Prints sysbench's progress lines on
+ * stdout. 0 or -1 (message printed). */
+int oltp_prepare_tables(struct db_conn *c, const struct oltp_opts *o, int first, int step);
+/* cleanup: DROP TABLE IF EXISTS sbtest1..N. */
+int oltp_cleanup(struct db_conn *c, const struct oltp_opts *o);
+/* Check that sbtest1..N exist ("table sbtestN does not exist: run prepare first"). */
+int oltp_check_tables(struct db_conn *c, const struct oltp_opts *o);
+
+/* Per-thread setup: prepare the workload's statements for every table. 0 or -1 (c->err). */
+int oltp_thread_init(struct oltp_thread *t, struct db_conn *c, const struct oltp_opts *o,
+                     const struct workload *wl, uint64_t seed);
+void oltp_thread_done(struct oltp_thread *t);
+/* Run one event, restarting it after a retryable error (rolled back and counted by the
+ * wrappers) until it succeeds, a fatal error occurs, or *stop becomes true. */
+enum db_status oltp_event(struct oltp_thread *t, const volatile int *stop);
+
+/* The correctness gate's fixed query set: runs it with checksumming on and returns the
+ * FNV-1a checksum of every row of every query and the row count. 0 or -1 (message printed). */
+int oltp_verify(struct db_conn *c, const struct oltp_opts *o, uint64_t *checksum, uint64_t *rows);
+
+#endif

@@ -1,0 +1,109 @@
+/* json: `pgolab bench --format=json`: the text report's figures machine-readable, plus
+ * p50/p90/p95/p99/p99.9, the histogram, the interval series and the library identity. */
+#include "report/report.h"
+#include "util/util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+static json_t *str_or_null(const char *s)
+{
+    return s ? json_string(s) : json_null();
+}
+
+json_t *report_json_libinfo(const struct db_libinfo *lib)
+{
+    return json_pack("{s:o,s:o,s:o,s:o,s:o}", "path", str_or_null(lib->path), "version",
+                     str_or_null(lib->version), "source_id", str_or_null(lib->source_id),
+                     "loaded_from", str_or_null(lib->loaded_from), "isolation",
+                     str_or_null(lib->isolation));
+}
+
+static json_t *options_json(const struct opts *o)
+{
+    json_t *j = json_object();
+    for (int i = 0; o && i < o->nvalues; i++) {
+        const struct opt_value *v = &o->values[i];
+        json_object_set_new(j, v->def->name, str_or_null(v->value));
+    }
+    return j;
+}
+
+json_t *report_json(const struct bench_info *bi, const struct run_stats *st,
+                    const struct interval_stats *ivs, int niv)
+{
+    const struct histogram *h = &st->hist;
+    const struct db_counters *c = &st->cnt;
+    double t = st->total_time_s > 0 ? st->total_time_s : 1e-9;
+    uint64_t queries = c->reads + c->writes + c->others;
+    double ev_mean, ev_sd, tm_mean, tm_sd;
+    double *ev = xcalloc((size_t)st->nthreads + 1, sizeof(double));
+    json_t *hist = json_array(), *series = json_array(), *lat;
+
+    for (size_t i = 0; i < histogram_nbuckets(); i++)
+        if (h->counts[i])
+            json_array_append_new(hist, json_pack("{s:f,s:I}", "ms", histogram_bucket_value(i) / 1e6,
+                                                  "count", (json_int_t)h->counts[i]));
+    for (int i = 0; i < niv; i++) {
+        const struct interval_stats *iv = &ivs[i];
+        json_array_append_new(series,
+            json_pack("{s:f,s:i,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f}", "time_s", iv->time_s, "threads",
+                      iv->threads, "tps", iv->tps, "qps", iv->qps, "reads_per_s", iv->reads_per_s,
+                      "writes_per_s", iv->writes_per_s, "other_per_s", iv->other_per_s,
+                      "latency_ms", iv->lat_ms, "errors_per_s", iv->errors_per_s,
+                      "reconnects_per_s", iv->reconnects_per_s));
+    }
+    lat = json_pack("{s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:i,s:f}",
+                    "min", st->events ? (double)h->min_ns / 1e6 : 0.0,
+                    "avg", histogram_mean(h) / 1e6, "max", (double)h->max_ns / 1e6,
+                    "sum", h->sum_ns / 1e6, "p50", histogram_percentile(h, 50) / 1e6,
+                    "p90", histogram_percentile(h, 90) / 1e6, "p95", histogram_percentile(h, 95) / 1e6,
+                    "p99", histogram_percentile(h, 99) / 1e6, "p99_9", histogram_percentile(h, 99.9) / 1e6,
+                    "percentile", bi->percentile,
+                    "percentile_value", histogram_percentile(h, bi->percentile) / 1e6);
+    for (int i = 0; i < st->nthreads; i++)
+        ev[i] = (double)st->thread_events[i];
+    mean_stddev(ev, st->nthreads, &ev_mean, &ev_sd);
+    mean_stddev(st->thread_time_s, st->nthreads, &tm_mean, &tm_sd);
+    free(ev);
+
+    json_t *j = json_object();
+    json_object_set_new(j, "pgolab_version", json_string(PGOLAB_VERSION));
+    json_object_set_new(j, "test", json_string(bi->test));
+    json_object_set_new(j, "command", json_string(bi->command));
+    json_object_set_new(j, "db_driver", json_string(bi->driver));
+    json_object_set_new(j, "options", options_json(bi->opts));
+    json_object_set_new(j, "library", report_json_libinfo(&bi->lib));
+    json_object_set_new(j, "threads", json_integer(bi->threads));
+    json_object_set_new(j, "total_time_s", json_real(st->total_time_s));
+    json_object_set_new(j, "events", json_integer((json_int_t)st->events));
+    json_object_set_new(j, "transactions", json_integer((json_int_t)st->events));
+    json_object_set_new(j, "tps", json_real((double)st->events / t));
+    json_object_set_new(j, "queries", json_integer((json_int_t)queries));
+    json_object_set_new(j, "qps", json_real((double)queries / t));
+    json_object_set_new(j, "reads", json_integer((json_int_t)c->reads));
+    json_object_set_new(j, "writes", json_integer((json_int_t)c->writes));
+    json_object_set_new(j, "other", json_integer((json_int_t)c->others));
+    json_object_set_new(j, "ignored_errors", json_integer((json_int_t)c->errors));
+    json_object_set_new(j, "errors_per_s", json_real((double)c->errors / t));
+    json_object_set_new(j, "reconnects", json_integer((json_int_t)c->reconnects));
+    json_object_set_new(j, "latency_ms", lat);
+    json_object_set_new(j, "histogram", hist);
+    json_object_set_new(j, "intervals", series);
+    json_object_set_new(j, "fairness",
+                        json_pack("{s:f,s:f,s:f,s:f}", "events_avg", ev_mean, "events_stddev", ev_sd,
+                                  "exec_time_avg_s", tm_mean, "exec_time_stddev_s", tm_sd));
+    json_object_set_new(j, "interrupted", json_boolean(st->interrupted));
+    json_object_set_new(j, "failed", json_boolean(st->failed));
+    return j;
+}
+
+void report_json_print(json_t *j)
+{
+    char *s = json_dumps(j, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+    if (s) {
+        puts(s);
+        free(s);
+    }
+    fflush(stdout);
+}

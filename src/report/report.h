@@ -1,0 +1,53 @@
+/* report: output of `pgolab bench`: the sysbench 1.0.20 text format line for line (header,
+ * intermediate lines, final block) and the same figures as JSON (plus several percentiles,
+ * the histogram, the per-interval series and the library's identity). Text goes to stdout. */
+#ifndef PGOLAB_REPORT_H
+#define PGOLAB_REPORT_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "bench/runner.h"
+#include "db/driver.h"
+#include "util/options.h"
+
+#define PGOLAB_VERSION "0.1.0"
+
+/* What the reports say about the run besides its statistics. Caller-owned. */
+struct bench_info {
+    const char *test;          /* workload name */
+    const char *command;       /* prepare, run, ... */
+    const char *driver;        /* --db-driver */
+    int threads;
+    double time_s;
+    uint64_t events;
+    double report_interval;    /* s */
+    int percentile;            /* --percentile */
+    uint64_t seed;             /* 0 = from the clock */
+    struct db_libinfo lib;     /* zeroed when unknown */
+    const struct opts *opts;   /* every option, for the JSON "options" object */
+};
+
+/* First line of every text output (sysbench's version line, naming pgolab). */
+void report_text_banner(const struct bench_info *bi);
+/* "Running the test with following options:" ... "Initializing worker threads..." */
+void report_text_run_header(const struct bench_info *bi);
+/* "[ 1s ] thds: ... tps: ... qps: ... (r/w/o: ...) lat (ms,95%): ... err/s: ... reconn/s: ..." */
+void report_text_interval(const struct interval_stats *iv, int percentile);
+/* The cumulative block: optional latency histogram, SQL statistics, General statistics,
+ * Latency (ms), Threads fairness. */
+void report_text_final(const struct bench_info *bi, const struct run_stats *st, bool histogram);
+
+/* The whole run as a JSON object (new reference; caller decrefs). ivs may be NULL. */
+json_t *report_json(const struct bench_info *bi, const struct run_stats *st,
+                    const struct interval_stats *ivs, int niv);
+/* {"path","version","source_id","loaded_from","isolation"} (new reference). */
+json_t *report_json_libinfo(const struct db_libinfo *lib);
+/* Print a JSON value on stdout with a trailing newline. */
+void report_json_print(json_t *j);
+
+/* Population mean and standard deviation of n values (sysbench's fairness stddev). */
+void mean_stddev(const double *v, int n, double *mean, double *sd);
+
+#endif

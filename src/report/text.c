@@ -1,0 +1,122 @@
+/* text: sysbench 1.0.20's text output, line for line (formats from reference/sysbench.md §7),
+ * so existing sysbench parsers read pgolab's output. */
+#include "report/report.h"
+#include "util/util.h"
+
+#include <math.h>
+#include <stdio.h>
+
+void mean_stddev(const double *v, int n, double *mean, double *sd)
+{
+    double s = 0, ss = 0;
+    for (int i = 0; i < n; i++)
+        s += v[i];
+    *mean = n ? s / n : 0;
+    for (int i = 0; i < n; i++)
+        ss += (v[i] - *mean) * (v[i] - *mean);
+    *sd = n ? sqrt(ss / n) : 0;
+}
+
+void report_text_banner(const struct bench_info *bi)
+{
+    printf("sysbench 1.0.20 (pgolab %s, %s %s)\n\n", PGOLAB_VERSION,
+           bi->lib.version ? "SQLite" : bi->driver, bi->lib.version ? bi->lib.version : "");
+}
+
+void report_text_run_header(const struct bench_info *bi)
+{
+    printf("Running the test with following options:\n");
+    printf("Number of threads: %d\n", bi->threads);
+    if (bi->report_interval > 0)
+        printf("Report intermediate results every %g second(s)\n", bi->report_interval);
+    if (bi->seed)
+        printf("Initializing random number generator from seed (%llu).\n", (unsigned long long)bi->seed);
+    else
+        printf("Initializing random number generator from current time\n");
+    printf("\n\nInitializing worker threads...\n\n");
+    fflush(stdout);
+}
+
+void report_text_interval(const struct interval_stats *iv, int percentile)
+{
+    printf("[ %.0fs ] thds: %d tps: %4.2f qps: %4.2f (r/w/o: %4.2f/%4.2f/%4.2f) "
+           "lat (ms,%d%%): %4.2f err/s: %4.2f reconn/s: %4.2f\n",
+           iv->time_s, iv->threads, iv->tps, iv->qps, iv->reads_per_s, iv->writes_per_s,
+           iv->other_per_s, percentile, iv->lat_ms, iv->errors_per_s, iv->reconnects_per_s);
+    fflush(stdout);
+}
+
+/* "%-41s" + value: every count label is padded so the value starts in column 42. */
+static void count_line(const char *label, unsigned long long n, double secs, bool rate)
+{
+    if (rate)
+        printf("%-41s%-6llu (%.2f per sec.)\n", label, n, secs > 0 ? (double)n / secs : 0.0);
+    else
+        printf("%-41s%llu\n", label, n);
+}
+
+static void print_histogram(const struct histogram *h)
+{
+    uint64_t maxc = 0;
+    size_t nb = histogram_nbuckets();
+    for (size_t i = 0; i < nb; i++)
+        if (h->counts[i] > maxc)
+            maxc = h->counts[i];
+    printf("Latency histogram (values are in milliseconds)\n");
+    printf("       value  ------------- distribution ------------- count\n");
+    for (size_t i = 0; i < nb; i++) {
+        uint64_t c = h->counts[i];
+        if (!c)
+            continue;
+        int bar = maxc ? (int)((double)c * 40 / (double)maxc) : 0;
+        if (bar == 0)
+            bar = 1;
+        printf("%12.3f |%-40.*s %llu\n", histogram_bucket_value(i) / 1e6, bar,
+               "****************************************", (unsigned long long)c);
+    }
+    printf(" \n");
+}
+
+void report_text_final(const struct bench_info *bi, const struct run_stats *st, bool histogram)
+{
+    double t = st->total_time_s;
+    const struct db_counters *c = &st->cnt;
+    unsigned long long queries = c->reads + c->writes + c->others;
+    double ev_mean, ev_sd, tm_mean, tm_sd;
+    double *ev = xcalloc((size_t)st->nthreads, sizeof(double));
+
+    if (histogram && bi->percentile > 0)
+        print_histogram(&st->hist);
+    printf("SQL statistics:\n");
+    printf("    queries performed:\n");
+    count_line("        read:", c->reads, t, false);
+    count_line("        write:", c->writes, t, false);
+    count_line("        other:", c->others, t, false);
+    count_line("        total:", queries, t, false);
+    count_line("    transactions:", st->events, t, true);
+    count_line("    queries:", queries, t, true);
+    count_line("    ignored errors:", c->errors, t, true);
+    count_line("    reconnects:", c->reconnects, t, true);
+    printf("\nGeneral statistics:\n");
+    printf("%-41s%.4fs\n", "    total time:", t);
+    printf("%-41s%llu\n", "    total number of events:", (unsigned long long)st->events);
+    printf("\nLatency (ms):\n");
+    printf("         min: %39.2f\n", st->events ? (double)st->hist.min_ns / 1e6 : 0.0);
+    printf("         avg: %39.2f\n", histogram_mean(&st->hist) / 1e6);
+    printf("         max: %39.2f\n", (double)st->hist.max_ns / 1e6);
+    if (bi->percentile > 0)
+        printf("        %3dth percentile: %27.2f\n", bi->percentile,
+               histogram_percentile(&st->hist, bi->percentile) / 1e6);
+    else
+        printf("         percentile stats:               disabled\n");
+    printf("         sum: %39.2f\n", st->hist.sum_ns / 1e6);
+    for (int i = 0; i < st->nthreads; i++)
+        ev[i] = (double)st->thread_events[i];
+    mean_stddev(ev, st->nthreads, &ev_mean, &ev_sd);
+    mean_stddev(st->thread_time_s, st->nthreads, &tm_mean, &tm_sd);
+    printf("\nThreads fairness:\n");
+    printf("    events (avg/stddev):           %.4f/%3.2f\n", ev_mean, ev_sd);
+    printf("    execution time (avg/stddev):   %.4f/%3.2f\n\n", tm_mean, tm_sd);
+    fflush(stdout);
+    free(ev);
+}
