@@ -101,7 +101,7 @@ struct prep_arg {
 static void *prepare_worker(void *arg)
 {
     struct prep_arg *a = arg;
-    struct db_conn c = { .drv = a->drv };
+    struct db_conn c = { .drv = a->drv, .create = true };
     if (a->drv->connect(&c) < 0) {
         error("cannot connect: %s", c.err.msg);
         a->rc = -1;
@@ -143,14 +143,14 @@ static int with_conn(const struct db_driver *drv, struct db_conn *c)
 {
     c->drv = drv;
     if (drv->connect(c) < 0)
-        return error("cannot connect: %s", c->err.msg);
+        return error("%s", c->err.msg);
     return 0;
 }
 
 static int do_run(struct bench_info *bi, const struct db_driver *drv, const struct workload *wl,
                   const struct oltp_opts *o, const struct opts *opts, bool json)
 {
-    struct db_conn c = { 0 };
+    struct db_conn c = { .drv = drv };
     struct json_ctx jc = { .percentile = bi->percentile, .text = !json };
     struct run_stats st;
     int rc;

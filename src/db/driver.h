@@ -56,6 +56,7 @@ struct db_conn {
     void *priv;                /* driver state */
     struct db_error err;       /* last error */
     struct db_counters cnt;
+    bool create;               /* connect may create the database (prepare only) */
     bool checksum;             /* fold every fetched value into sum (correctness gate) */
     uint64_t sum;              /* FNV-1a over fetched values when checksum is on */
     uint64_t rows;             /* rows fetched when checksum is on */

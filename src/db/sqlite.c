@@ -216,10 +216,20 @@ static void sqlite_disconnect(struct db_conn *c)
 
 static int sqlite_connect(struct db_conn *c)
 {
-    struct sqlite_conn *sc = xcalloc(1, sizeof(*sc));
+    struct sqlite_conn *sc;
+    struct stat stt;
     int rc;
+    if (!c->create && stat(db_path, &stt) < 0) {
+        c->err.status = DB_FATAL;
+        c->err.code = SQLITE_CANTOPEN;
+        snprintf(c->err.msg, sizeof(c->err.msg), "--sqlite-db=%s does not exist: run prepare first",
+                 db_path);
+        return -1;
+    }
+    sc = xcalloc(1, sizeof(*sc));
     c->priv = sc;
-    rc = api.open_v2(db_path, &sc->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+    rc = api.open_v2(db_path, &sc->db,
+                     SQLITE_OPEN_READWRITE | (c->create ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOMUTEX,
                      NULL);
     if (rc != SQLITE_OK) {
         set_error(c, rc);

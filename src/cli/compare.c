@@ -1,0 +1,250 @@
+/* compare: `pgolab compare`, is build B faster than A? Parses the variants and settings,
+ * runs the experiment engine (src/experiment) and prints its report; owns only the CLI. */
+#include "experiment/experiment.h"
+#include "util/options.h"
+#include "util/strbuf.h"
+#include "util/util.h"
+
+#include <errno.h>
+#include <ftw.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int cmd_compare(int argc, char **argv);
+
+static const struct opt_def compare_options[] = {
+    { "variant", OPT_MULTI, NULL,
+      "a build to measure: NAME=sqlite:/path/to/libsqlite3.so; two or more, the first is the baseline" },
+    { "bench", OPT_LIST, "oltp_read_only,oltp_read_write", "workloads to run" },
+    { "threads", OPT_LIST, "1,2", "thread counts to run each workload with" },
+    { "rounds", OPT_INT, "3", "rounds: each round runs every variant once per workload and thread count" },
+    { "time", OPT_INT, "10", "seconds per run" },
+    { "tables", OPT_INT, "1", "number of tables" },
+    { "table-size", OPT_INT, "10000", "rows per table" },
+    { "output", OPT_STRING, NULL, "also write every run, the fingerprints and the summary to this JSON file" },
+    { "rand-seed", OPT_INT, NULL, "seed of the run-order shuffle, also passed to every bench child (default: from the clock)" },
+    { "workdir", OPT_STRING, NULL, "directory for databases and logs (default /dev/shm/pgolab-PID, else ./.pgolab/run-PID; removed at the end)" },
+    OPT_END,
+};
+
+static void compare_usage(void)
+{
+    printf("Usage: pgolab compare --variant NAME=sqlite:LIB --variant NAME=sqlite:LIB [options]\n"
+           "\n"
+           "Is build B faster than A? Every variant runs every workload at every thread count\n"
+           "once per round, in an order shuffled per round, each run a separate\n"
+           "`pgolab bench` process on a fresh copy of the same prepared data. The first\n"
+           "variant is the baseline. The report gives, per workload, transactions per second\n"
+           "and the average and 95th percentile response times: the median over rounds with\n"
+           "the min-max spread, and the %% improvement over the baseline.\n"
+           "\n"
+           "Options:\n");
+    opts_print_help(compare_options);
+    printf("\nExample (an A/A run: the same library twice measures the noise):\n"
+           "  pgolab compare --variant A=sqlite:/usr/lib/x86_64-linux-gnu/libsqlite3.so.0 \\\n"
+           "                 --variant B=sqlite:/usr/lib/x86_64-linux-gnu/libsqlite3.so.0 \\\n"
+           "                 --time=2 --rounds=2\n");
+}
+
+/* Parse "NAME=sqlite:PATH" into v (name and library point into spec, which must outlive v). */
+static int parse_variant(char *spec, struct variant *v)
+{
+    char *eq = strchr(spec, '=');
+    if (!eq || eq == spec)
+        return error("--variant wants NAME=sqlite:/path/to/libsqlite3.so, not '%s'", spec);
+    *eq = '\0';
+    char *kind = eq + 1, *colon = strchr(kind, ':');
+    if (!colon)
+        return error("variant %s: '%s' is not KIND:PATH (e.g. sqlite:/path/to/libsqlite3.so)",
+                     spec, kind);
+    *colon = '\0';
+    const char *path = colon + 1;
+    if (!strcmp(kind, "mysql") || !strcmp(kind, "mariadb") || !strcmp(kind, "pgsql") ||
+        !strcmp(kind, "postgresql"))
+        return error("variant %s: %s variants are not supported yet (mysql/pgsql variants come "
+                     "later); use NAME=sqlite:/path/to/libsqlite3.so",
+                     spec, kind);
+    if (strcmp(kind, "sqlite"))
+        return error("variant %s: unknown kind '%s' (expected sqlite:/path/to/libsqlite3.so)",
+                     spec, kind);
+    struct stat st;
+    if (!*path || stat(path, &st) < 0)
+        return error("variant %s: library %s: %s", spec, *path ? path : "(empty path)",
+                     *path ? strerror(errno) : "missing");
+    if (!S_ISREG(st.st_mode))
+        return error("variant %s: library %s is not a regular file", spec, path);
+    memset(v, 0, sizeof(*v));
+    v->name = spec;
+    v->library = path;
+    return 0;
+}
+
+static int parse_threads(char **list, int n, int *out)
+{
+    for (int i = 0; i < n; i++) {
+        int64_t k;
+        if (parse_int64(list[i], &k) < 0 || k <= 0 || k > 100000)
+            return error("invalid thread count '%s' in --threads (expected integers > 0)", list[i]);
+        out[i] = (int)k;
+    }
+    return 0;
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    if (remove(path) < 0)
+        warning("cannot remove %s: %s", path, strerror(errno));
+    return 0;
+}
+
+/* The running binary, for the children (caller frees). */
+static char *self_exe(void)
+{
+    char buf[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+    if (n <= 0)
+        return xstrdup("pgolab");
+    return xstrndup(buf, (size_t)n);
+}
+
+int cmd_compare(int argc, char **argv)
+{
+    const struct opt_def *tables[] = { compare_options };
+    struct opts o;
+    struct experiment_config cfg;
+    struct experiment_result res;
+    char **specs = NULL, **workloads = NULL, **tlist = NULL, *bench_args[2] = { NULL, NULL };
+    char *workdir = NULL, *pgolab = NULL;
+    int nspecs = 0, ntl = 0, rc = 1, ran = 0, made_workdir = 0;
+
+    memset(&cfg, 0, sizeof(cfg));
+    memset(&res, 0, sizeof(res));
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "help") || !strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            compare_usage();
+            return 0;
+        }
+    opts_init(&o, tables, 1);
+    if (opts_parse(&o, argc - 1, argv + 1) < 0)
+        goto out;
+    if (o.nargs) {
+        error("unexpected argument '%s' (see `pgolab compare help`)", o.args[0]);
+        goto out;
+    }
+
+    const char *const *given = opt_multi(&o, "variant", &nspecs);
+    if (nspecs < 2) {
+        error("compare needs at least two --variant NAME=sqlite:/path/to/libsqlite3.so "
+              "(the first is the baseline; see `pgolab compare help`)");
+        goto out;
+    }
+    specs = xcalloc((size_t)nspecs, sizeof(char *));
+    cfg.variants = xcalloc((size_t)nspecs, sizeof(struct variant));
+    for (int i = 0; i < nspecs; i++) {
+        specs[i] = xstrdup(given[i]);
+        if (parse_variant(specs[i], &cfg.variants[i]) < 0)
+            goto out;
+        cfg.nvariants++;
+        for (int j = 0; j < i; j++)
+            if (!strcmp(cfg.variants[j].name, cfg.variants[i].name)) {
+                error("variant name '%s' is given twice; names must be unique",
+                      cfg.variants[i].name);
+                goto out;
+            }
+    }
+
+    workloads = opt_list(&o, "bench", &cfg.nworkloads);
+    if (cfg.nworkloads < 1) {
+        error("--bench needs at least one workload, e.g. --bench=oltp_read_only");
+        goto out;
+    }
+    cfg.workloads = workloads;
+    tlist = opt_list(&o, "threads", &ntl);
+    if (ntl < 1) {
+        error("--threads needs at least one thread count, e.g. --threads=1,2");
+        goto out;
+    }
+    cfg.threads = xcalloc((size_t)ntl, sizeof(int));
+    cfg.nthreads = ntl;
+    if (parse_threads(tlist, ntl, cfg.threads) < 0)
+        goto out;
+    int64_t rounds = opt_int(&o, "rounds"), time_s = opt_int(&o, "time");
+    int64_t ntables = opt_int(&o, "tables"), size = opt_int(&o, "table-size");
+    if (rounds < 1 || rounds > 100000) {
+        error("invalid --rounds=%s (expected an integer >= 1)", opt_str(&o, "rounds"));
+        goto out;
+    }
+    if (time_s <= 0 || time_s > 86400 * 7) {
+        error("invalid --time=%s (expected seconds > 0)", opt_str(&o, "time"));
+        goto out;
+    }
+    if (ntables < 1 || ntables > 100000 || size < 1 || size > INT_MAX) {
+        error("invalid --tables=%s or --table-size=%s (expected integers >= 1)",
+              opt_str(&o, "tables"), opt_str(&o, "table-size"));
+        goto out;
+    }
+    cfg.rounds = (int)rounds;
+    cfg.time_s = (double)time_s;
+    cfg.tables = (int)ntables;
+    cfg.table_size = (int)size;
+    if (opt_is_set(&o, "rand-seed") && opt_int(&o, "rand-seed") != 0) {
+        cfg.seed = (uint64_t)opt_int(&o, "rand-seed");
+        bench_args[0] = xasprintf("--rand-seed=%lld", (long long)opt_int(&o, "rand-seed"));
+        cfg.bench_args = bench_args;
+    } else {
+        cfg.seed = now_ns() ^ ((uint64_t)getpid() << 32);
+    }
+
+    if (opt_str(&o, "workdir"))
+        workdir = xstrdup(opt_str(&o, "workdir"));
+    else if (access("/dev/shm", W_OK) == 0)
+        workdir = xasprintf("/dev/shm/pgolab-%ld", (long)getpid());
+    else
+        workdir = xasprintf("./.pgolab/run-%ld", (long)getpid());
+    struct stat st;
+    made_workdir = stat(workdir, &st) < 0;
+    cfg.workdir = workdir;
+    pgolab = self_exe();
+    cfg.pgolab = pgolab;
+    cfg.progress = true;
+
+    if (experiment_fingerprint(&cfg) < 0)
+        goto out;
+    ran = 1;
+    int run_rc = experiment_run(&cfg, &res);
+    if (res.nruns > 0 || run_rc == 0)
+        experiment_report_text(stdout, &cfg, &res);
+    rc = run_rc == 0 ? 0 : res.signal ? 2 : 1;
+    if (opt_str(&o, "output")) {
+        if (experiment_write_json(opt_str(&o, "output"), &cfg, &res) < 0)
+            rc = rc ? rc : 1;
+        else
+            fprintf(stderr, "%d runs written to %s\n", res.nruns, opt_str(&o, "output"));
+    }
+
+out:
+    if (ran && made_workdir)
+        nftw(workdir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    experiment_result_release(&res);
+    for (int i = 0; i < cfg.nvariants; i++)
+        experiment_variant_release(&cfg.variants[i]);
+    free(cfg.variants);
+    free(cfg.threads);
+    for (int i = 0; specs && i < nspecs; i++)
+        free(specs[i]);
+    free(specs);
+    opt_list_free(workloads);
+    opt_list_free(tlist);
+    free(bench_args[0]);
+    free(workdir);
+    free(pgolab);
+    opts_release(&o);
+    return rc;
+}
