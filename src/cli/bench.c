@@ -330,8 +330,10 @@ int cmd_bench(int argc, char **argv)
             report_json_print(j);
             json_decref(j);
         } else {
-            printf("library:     %s\nversion:     %s\nsource id:   %s\nloaded from: %s\nisolation:   %s\n",
-                   bi.lib.path, bi.lib.version, bi.lib.source_id, bi.lib.loaded_from, bi.lib.isolation);
+            printf("library:          %s\nversion:          %s\nsource id:        %s\n"
+                   "engine source id: %s\nloaded from:      %s\nisolation:        %s\n",
+                   bi.lib.path, bi.lib.version, bi.lib.source_id, bi.lib.engine_source_id,
+                   bi.lib.loaded_from, bi.lib.isolation);
         }
         rc = 0;
     } else if (!strcmp(command, "verify")) {

@@ -66,7 +66,10 @@ struct db_conn {
 struct db_libinfo {
     const char *path;         /* the library file that was loaded */
     const char *version;      /* e.g. "3.40.1" */
-    const char *source_id;    /* build source id */
+    const char *source_id;    /* build source id (sqlite3_sourceid(), called by us) */
+    const char *engine_source_id; /* SELECT sqlite_source_id(): the engine's own answer; it
+                                   * differs from source_id if the library's internal calls
+                                   * were interposed by another SQLite in the process */
     const char *loaded_from;  /* file that holds the code of a hot function (dladdr) */
     const char *isolation;    /* how it was loaded, e.g. "dlmopen(LM_ID_NEWLM)" */
 };

@@ -42,6 +42,7 @@ static struct {
 static void *lib_handle;
 static char *lib_path;           /* as given */
 static char *lib_loaded_from;    /* dladdr of sqlite3_step */
+static char *lib_engine_source_id;
 static const char *lib_isolation;
 static char *db_path;
 static int busy_timeout_ms;
@@ -67,6 +68,21 @@ struct db_stmt {
     sqlite3_stmt *st;
 };
 
+/* Ask the engine itself (SQL function sqlite_source_id()) on an in-memory database. */
+static char *engine_source_id(void)
+{
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    char *res = NULL;
+    if (api.open_v2(":memory:", &db, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK &&
+        api.prepare_v2(db, "SELECT sqlite_source_id()", -1, &st, NULL) == SQLITE_OK &&
+        api.step(st) == SQLITE_ROW)
+        res = xstrdup((const char *)api.column_text(st, 0));
+    api.finalize(st);
+    api.close_v2(db);
+    return res ? res : xstrdup("?");
+}
+
 static int load_library(const char *path)
 {
     const char *name = path ? path : DEFAULT_LIBRARY;
@@ -77,9 +93,17 @@ static int load_library(const char *path)
     if (path && !S_ISREG(stt.st_mode))
         return error("--sqlite-library=%s: not a regular file (expected a libsqlite3 shared library)", path);
     /* A fresh link-map namespace: the variant's internal calls cannot be interposed by any
-     * other SQLite already in the process (ELF symbol interposition). */
-    lib_handle = dlmopen(LM_ID_NEWLM, name, RTLD_NOW | RTLD_LOCAL);
-    lib_isolation = "dlmopen(LM_ID_NEWLM)";
+     * other SQLite already in the process (ELF symbol interposition).
+     * PGOLAB_SQLITE_LOAD=global loads it the naive way (dlopen RTLD_GLOBAL in the default
+     * namespace); it exists only so the isolation test can show that it detects mixing. */
+    const char *mode = getenv("PGOLAB_SQLITE_LOAD");
+    if (mode && !strcmp(mode, "global")) {
+        lib_handle = dlopen(name, RTLD_NOW | RTLD_GLOBAL);
+        lib_isolation = "dlopen(RTLD_GLOBAL) [PGOLAB_SQLITE_LOAD=global, not isolated]";
+    } else {
+        lib_handle = dlmopen(LM_ID_NEWLM, name, RTLD_NOW | RTLD_LOCAL);
+        lib_isolation = "dlmopen(LM_ID_NEWLM)";
+    }
     if (!lib_handle) {
         char *why = xstrdup(dlerror());
         lib_handle = dlopen(name, RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
@@ -125,6 +149,7 @@ static int load_library(const char *path)
     else
         lib_loaded_from = xstrdup("?");
     lib_path = xstrdup(name);
+    lib_engine_source_id = engine_source_id();
     if (api.threadsafe() == 0)
         warning("%s was built with SQLITE_THREADSAFE=0; use --threads=1", name);
     return 0;
@@ -159,6 +184,7 @@ static int sqlite_libinfo(struct db_libinfo *info)
     info->path = lib_path;
     info->version = api.libversion();
     info->source_id = api.sourceid();
+    info->engine_source_id = lib_engine_source_id;
     info->loaded_from = lib_loaded_from;
     info->isolation = lib_isolation;
     return 0;

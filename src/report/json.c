@@ -13,9 +13,9 @@ static json_t *str_or_null(const char *s)
 
 json_t *report_json_libinfo(const struct db_libinfo *lib)
 {
-    return json_pack("{s:o,s:o,s:o,s:o,s:o}", "path", str_or_null(lib->path), "version",
+    return json_pack("{s:o,s:o,s:o,s:o,s:o,s:o}", "path", str_or_null(lib->path), "version",
                      str_or_null(lib->version), "source_id", str_or_null(lib->source_id),
-                     "loaded_from", str_or_null(lib->loaded_from), "isolation",
+                     "engine_source_id", str_or_null(lib->engine_source_id), "loaded_from", str_or_null(lib->loaded_from), "isolation",
                      str_or_null(lib->isolation));
 }
 
