@@ -1,5 +1,6 @@
 /* compare: `pgolab compare`, is build B faster than A? Parses the variants and settings,
  * runs the experiment engine (src/experiment) and prints its report; owns only the CLI. */
+#include "cli/cli.h"
 #include "experiment/experiment.h"
 #include "util/options.h"
 #include "util/strbuf.h"
@@ -13,8 +14,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-int cmd_compare(int argc, char **argv);
 
 static const struct opt_def compare_options[] = {
     { "variant", OPT_MULTI, NULL,

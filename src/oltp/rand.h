@@ -32,16 +32,28 @@ const char *rand_type_name(enum rand_type t);
 void rand_seed(struct rand_state *r, uint64_t seed);
 uint64_t rand_next(struct rand_state *r);          /* xoroshiro128+ */
 double rand_double(struct rand_state *r);          /* [0,1), top 52/53 bits */
+/* All distributions below return a value in [a,b]; b < a returns a. */
 /* uniform integer in [a,b] (a + floor(u*(b-a+1))). */
 uint32_t rand_uniform(struct rand_state *r, uint32_t a, uint32_t b);
 /* Draw from the configured distribution in [a,b] (sysbench.rand.default). */
 uint32_t rand_default(struct rand_state *r, const struct rand_config *c, uint32_t a, uint32_t b);
+/* sysbench 1.0.20 sb_rand.c gaussian: a + floor(mean of spec_iter uniforms * (b-a+1))
+ * (Irwin-Hall bell around the middle; spec_iter < 1 counts as 1). */
 uint32_t rand_gaussian(struct rand_state *r, const struct rand_config *c, uint32_t a, uint32_t b);
+/* sysbench 1.0.20 sb_rand.c special: with probability (100-spec_res)% the gaussian mean times
+ * (b-a), otherwise a window of spec_pct% of the range at the middle, placed by the same
+ * uniform (so with res=75 it spans mid-d/4 .. mid+d/2): ~75% of draws hit ~1% of ids. */
 uint32_t rand_special(struct rand_state *r, const struct rand_config *c, uint32_t a, uint32_t b);
+/* sysbench 1.0.20 sb_rand.c pareto: a + (uint32)((b-a+1) * u^p), p = ln(h)/ln(1-h); with
+ * h = 0.2, 80% of draws fall in the lowest 20% of ids. */
 uint32_t rand_pareto(struct rand_state *r, const struct rand_config *c, uint32_t a, uint32_t b);
+/* sysbench 1.1 zipfian: k in [1,n] (n = b-a+1) with P(k) ∝ k^-zipf_exp, returned as a+k-1,
+ * by rejection-inversion (Hörmann & Derflinger 1996). Constants are cached per thread for
+ * the last (n, exponent) seen. */
 uint32_t rand_zipfian(struct rand_state *r, const struct rand_config *c, uint32_t a, uint32_t b);
-/* Fill buf[0..len) from a sysbench template: '#' -> random digit, '@' -> random lowercase
- * letter, anything else copied. Returns len. */
+/* Fill buf from a sysbench template: '#' -> random digit, '@' -> random lowercase letter,
+ * anything else copied. Writes min(len, strlen(tmpl)) bytes, no NUL; returns that count
+ * (len when the template is at least len long). */
 size_t rand_template(struct rand_state *r, const char *tmpl, char *buf, size_t len);
 
 #endif

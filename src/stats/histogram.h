@@ -20,7 +20,9 @@ void histogram_init(struct histogram *h);
 void histogram_release(struct histogram *h);
 void histogram_reset(struct histogram *h);
 /* Record one value in ns. Values below 1 us or above 100 s go to the first/last bucket
- * (min/max/sum stay exact). Single writer; no locking. */
+ * (min/max/sum stay exact). Single writer; no locking. Fields are updated with relaxed
+ * atomic stores, so another thread may histogram_copy()/histogram_merge() it concurrently
+ * and see untorn (if slightly inconsistent) values. */
 void histogram_add(struct histogram *h, uint64_t ns);
 /* dst += src (same geometry). */
 void histogram_merge(struct histogram *dst, const struct histogram *src);
@@ -29,13 +31,18 @@ void histogram_merge(struct histogram *dst, const struct histogram *src);
 void histogram_diff(struct histogram *dst, const struct histogram *a, const struct histogram *b);
 /* Copy (dst must be initialised). */
 void histogram_copy(struct histogram *dst, const struct histogram *src);
-/* Percentile p in [0,100], in ns: the value at rank ceil(N*p/100) (nearest-rank), reported as
- * the bucket's midpoint and clamped into [min,max]. 0 when empty. */
+/* Percentile p in [0,100], in ns: the value at rank ceil(N*p/100) (nearest-rank, at least 1),
+ * reported as the bucket's midpoint and clamped into [min,max]; rank 1 and rank N return
+ * min and max themselves. 0 when empty. Reads plain fields: while a worker is still
+ * writing h, call it on a histogram_copy() snapshot. */
 double histogram_percentile(const struct histogram *h, double p);
 double histogram_mean(const struct histogram *h);  /* ns; 0 when empty */
 
-/* Bucket geometry for printing and export. */
+/* Bucket geometry for printing and export: 128 linear sub-buckets per power of two from
+ * 1 us to 100 s (3393 buckets); a bucket's midpoint is within 1/256 (0.39%) of its values. */
 size_t histogram_nbuckets(void);
 double histogram_bucket_value(size_t i);  /* representative value (ns) of bucket i */
+/* Index of the bucket a value in ns is counted in (clamped to the first/last bucket). */
+size_t histogram_bucket_index(uint64_t ns);
 
 #endif

@@ -57,14 +57,23 @@ void opts_init(struct opts *o, const struct opt_def *const *tables, int ntables)
             struct opt_value *v = &o->values[o->nvalues++];
             v->def = d;
             v->value = d->defval ? xstrdup(d->defval) : NULL;
+            if (d->type == OPT_MULTI) {
+                v->multi = xcalloc(2, sizeof(char *));
+                if (d->defval)
+                    v->multi[v->nmulti++] = xstrdup(d->defval);
+            }
         }
     o->args = xcalloc((size_t)1, sizeof(char *));
 }
 
 void opts_release(struct opts *o)
 {
-    for (int i = 0; i < o->nvalues; i++)
+    for (int i = 0; i < o->nvalues; i++) {
         free(o->values[i].value);
+        for (int j = 0; j < o->values[i].nmulti; j++)
+            free(o->values[i].multi[j]);
+        free(o->values[i].multi);
+    }
     free(o->values);
     for (int i = 0; i < o->nargs; i++)
         free(o->args[i]);
@@ -89,6 +98,16 @@ static int set_value(struct opt_value *v, const char *value)
     case OPT_DOUBLE:
         if (parse_double(value, &d) < 0)
             return error("invalid value for --%s: '%s' (expected a number)", name, value);
+        break;
+    case OPT_MULTI:
+        if (!v->set) { /* the first occurrence replaces the default */
+            for (int j = 0; j < v->nmulti; j++)
+                free(v->multi[j]);
+            v->nmulti = 0;
+        }
+        v->multi = xrealloc(v->multi, sizeof(char *) * (size_t)(v->nmulti + 2));
+        v->multi[v->nmulti++] = xstrdup(value);
+        v->multi[v->nmulti] = NULL;
         break;
     default:
         break;
@@ -124,6 +143,13 @@ int opts_parse(struct opts *o, int argc, char **argv)
         if (!v) {
             fprintf(stderr, "invalid option: %s\n", a);
             return -1;
+        }
+        if (!eq && v->def->type == OPT_MULTI && i + 1 < argc) {
+            /* "--variant A=..." (value as the next word) for repeatable options only;
+             * the others keep sysbench's --name=value form. */
+            if (set_value(v, argv[++i]) < 0)
+                return -1;
+            continue;
         }
         if (!eq && v->def->type != OPT_BOOL) {
             fprintf(stderr, "FATAL: option --%s needs a value (--%s=...)\n", v->def->name, v->def->name);
@@ -179,6 +205,18 @@ bool opt_is_set(const struct opts *o, const char *name)
     return get(o, name)->set;
 }
 
+const char *const *opt_multi(const struct opts *o, const char *name, int *count)
+{
+    const struct opt_value *v = get(o, name);
+    if (v->def->type != OPT_MULTI) {
+        fprintf(stderr, "BUG: option --%s is not repeatable\n", name);
+        abort();
+    }
+    if (count)
+        *count = v->nmulti;
+    return (const char *const *)v->multi;
+}
+
 char **split_list(const char *s, int *count)
 {
     int n = 0, cap = 4;
@@ -227,7 +265,8 @@ void opts_print_help(const struct opt_def *table)
         case OPT_LIST: strbuf_addstr(&left, "=[LIST,...]"); break;
         default: strbuf_addstr(&left, "=STRING"); break;
         }
-        printf("%-30s%s", left.buf, d->help ? d->help : "");
+        printf("%-30s%s%s", left.buf, d->help ? d->help : "",
+               d->type == OPT_MULTI ? " (repeatable)" : "");
         if (d->defval && *d->defval)
             printf(" [%s]", d->defval);
         putchar('\n');

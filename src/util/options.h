@@ -13,6 +13,8 @@ enum opt_type {
     OPT_DOUBLE, /* number */
     OPT_STRING,
     OPT_LIST,   /* comma-separated strings */
+    OPT_MULTI,  /* repeatable, kept in order (opt_multi), opt_str = the last; also
+                 * accepts the value as the next word: --variant A=sqlite:/x */
 };
 
 struct opt_def {
@@ -28,6 +30,8 @@ struct opt_value {
     const struct opt_def *def;
     char *value;  /* NULL = unset, no default */
     bool set;     /* given on the command line */
+    char **multi; /* OPT_MULTI: every value given, in order, NULL-terminated (or NULL) */
+    int nmulti;
 };
 
 #define OPTS_MAX_TABLES 8
@@ -56,6 +60,9 @@ int64_t opt_int(const struct opts *o, const char *name);
 double opt_double(const struct opts *o, const char *name);
 bool opt_bool(const struct opts *o, const char *name);
 bool opt_is_set(const struct opts *o, const char *name);
+/* OPT_MULTI: the values given, in command-line order (owned by o; NULL-terminated).
+ * With none given: the default as a single value, or an empty list. *count may be NULL. */
+const char *const *opt_multi(const struct opts *o, const char *name, int *count);
 /* Split a list option into a NULL-terminated array of new strings (free with opt_list_free). */
 char **opt_list(const struct opts *o, const char *name, int *count);
 void opt_list_free(char **list);

@@ -1,0 +1,751 @@
+/* Unit tests of the experiment engine (src/experiment): run order, cell statistics, the text
+ * report, JSON output, and a whole experiment against a fake `pgolab` shell script. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "experiment/experiment.h"
+#include "util/options.h"
+#include "util/strbuf.h"
+#include "util/util.h"
+
+#include <dirent.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* ---------------------------------------------------------------- helpers */
+
+static char *workloads1[] = { "oltp_read_only", NULL };
+static int threads3[] = { 1, 4, 16 };
+
+/* A config with variants base and pgo, one workload, threads 1,4,16. */
+static void synthetic_config(struct experiment_config *cfg, struct variant *v, int rounds)
+{
+    memset(cfg, 0, sizeof(*cfg));
+    memset(v, 0, 2 * sizeof(*v));
+    v[0].name = "base";
+    v[0].library = "/opt/base/libsqlite3.so";
+    v[1].name = "pgo";
+    v[1].library = "/opt/pgo/libsqlite3.so";
+    cfg->variants = v;
+    cfg->nvariants = 2;
+    cfg->workloads = workloads1;
+    cfg->nworkloads = 1;
+    cfg->threads = threads3;
+    cfg->nthreads = 3;
+    cfg->rounds = rounds;
+    cfg->time_s = 10;
+    cfg->tables = 1;
+    cfg->table_size = 10000;
+    cfg->workdir = "/nonexistent";
+    cfg->pgolab = "pgolab";
+    cfg->seed = 7;
+}
+
+static void add_run(struct experiment_result *res, int variant, int threads, int round,
+                    double tps, double avg, double p95)
+{
+    res->runs = xrealloc(res->runs, sizeof(*res->runs) * (size_t)(res->nruns + 1));
+    struct run_result *r = &res->runs[res->nruns++];
+    memset(r, 0, sizeof(*r));
+    r->variant = variant;
+    r->workload = 0;
+    r->threads = threads;
+    r->round = round;
+    r->tps = tps;
+    r->qps = tps * 16;
+    r->lat_avg_ms = avg;
+    r->lat_p95_ms = p95;
+    r->lat_min_ms = avg / 2;
+    r->lat_max_ms = p95 * 2;
+    r->transactions = (uint64_t)(tps * 10);
+    r->json = xasprintf("{\"tps\":%g,\"qps\":%g,\"latency_ms\":{\"avg\":%g,\"p95\":%g},"
+                        "\"threads\":%d}",
+                        tps, tps * 16, avg, p95, threads);
+}
+
+/* Per thread count t (1, 4, 16) and round k (1..3):
+ *   base tps = 100*t + {0, +10, -10}[k-1],  pgo tps = 120*t + {-5, +5, 0}[k-1]
+ *   base avg = 2.0 + {0, .2, .4}[k-1] ms,   pgo avg = 1.5 + {.1, 0, .2}[k-1] ms
+ *   p95 = 2 * avg. */
+static void synthetic_runs(struct experiment_result *res, int rounds)
+{
+    static const double bt[] = { 0, 10, -10 }, pt[] = { -5, 5, 0 };
+    static const double ba[] = { 0, .2, .4 }, pa[] = { .1, 0, .2 };
+    memset(res, 0, sizeof(*res));
+    res->env_json = xstrdup("{\"kernel\":\"6.1.0-test\",\"cores\":2}");
+    res->started_at = 1700000000.0;
+    res->finished_at = 1700000100.0;
+    for (int k = 1; k <= rounds; k++)
+        for (int i = 0; i < 3; i++) {
+            int t = threads3[i];
+            add_run(res, 0, t, k, 100.0 * t + bt[k - 1], 2.0 + ba[k - 1], 2 * (2.0 + ba[k - 1]));
+            add_run(res, 1, t, k, 120.0 * t + pt[k - 1], 1.5 + pa[k - 1], 2 * (1.5 + pa[k - 1]));
+        }
+}
+
+static char *report_string(const struct experiment_config *cfg,
+                           const struct experiment_result *res)
+{
+    struct strbuf sb = STRBUF_INIT;
+    char chunk[4096];
+    size_t n;
+    FILE *f = tmpfile();
+    assert_non_null(f);
+    experiment_report_text(f, cfg, res);
+    rewind(f);
+    while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+        strbuf_add(&sb, chunk, n);
+    fclose(f);
+    return strbuf_detach(&sb);
+}
+
+/* Number of table lines whose first cell is exactly label. */
+static int count_rows(const char *text, const char *label)
+{
+    int n = 0;
+    for (const char *line = text; line && *line;) {
+        const char *nl = strchr(line, '\n');
+        if (line[0] == '|') {
+            const char *p = line + 1;
+            while (*p == ' ')
+                p++;
+            size_t l = strlen(label);
+            if (!strncmp(p, label, l) && p[l] == ' ' && p[l + 1] == '|')
+                n++;
+        }
+        line = nl ? nl + 1 : NULL;
+    }
+    return n;
+}
+
+/* The table line whose first cell is label, within the table titled title (caller frees). */
+static char *table_row(const char *text, const char *title, const char *label)
+{
+    const char *t = strstr(text, title);
+    assert_non_null(t);
+    for (const char *line = t; line && *line;) {
+        const char *nl = strchr(line, '\n');
+        if (line != t && !strncmp(line, "Table ", 6))
+            break;
+        if (line[0] == '|') {
+            const char *p = line + 1;
+            while (*p == ' ')
+                p++;
+            size_t l = strlen(label);
+            if (!strncmp(p, label, l) && p[l] == ' ')
+                return nl ? xstrndup(line, (size_t)(nl - line)) : xstrdup(line);
+        }
+        line = nl ? nl + 1 : NULL;
+    }
+    fail_msg("no row '%s' in table '%s'", label, title);
+    return NULL;
+}
+
+/* ---------------------------------------------------------------- run order */
+
+static void test_order_is_permutation(void **state)
+{
+    (void)state;
+    int order[6], again[6];
+    for (uint64_t seed = 0; seed < 20; seed++)
+        for (int round = 1; round <= 5; round++)
+            for (int block = 0; block < 4; block++) {
+                int seen[6] = { 0 };
+                experiment_order(seed, round, block, 6, order);
+                for (int i = 0; i < 6; i++) {
+                    assert_in_range(order[i], 0, 5);
+                    seen[order[i]]++;
+                }
+                for (int i = 0; i < 6; i++)
+                    assert_int_equal(seen[i], 1);
+                /* Deterministic: the same (seed, round, block) gives the same order. */
+                experiment_order(seed, round, block, 6, again);
+                assert_memory_equal(order, again, sizeof(order));
+            }
+    /* n = 1 and n = 2 are permutations too. */
+    experiment_order(3, 1, 0, 1, order);
+    assert_int_equal(order[0], 0);
+    experiment_order(3, 1, 0, 2, order);
+    assert_int_equal(order[0] + order[1], 1);
+}
+
+static void test_order_differs_across_rounds(void **state)
+{
+    (void)state;
+    int first[4], other[4], differs = 0, two[2], twodiff = 0;
+    experiment_order(42, 1, 0, 4, first);
+    for (int round = 2; round <= 10; round++) {
+        experiment_order(42, round, 0, 4, other);
+        differs += memcmp(first, other, sizeof(first)) != 0;
+    }
+    assert_true(differs > 0);
+    /* With two variants, both orders (A B and B A) occur over 20 rounds. */
+    int firsta = -1;
+    for (int round = 1; round <= 20; round++) {
+        experiment_order(42, round, 0, 2, two);
+        if (firsta < 0)
+            firsta = two[0];
+        twodiff += two[0] != firsta;
+    }
+    assert_true(twodiff > 0);
+    /* A different seed gives a different sequence of orders. */
+    int s1[4], s2[4], seeddiff = 0;
+    for (int round = 1; round <= 10; round++) {
+        experiment_order(1, round, 0, 4, s1);
+        experiment_order(2, round, 0, 4, s2);
+        seeddiff += memcmp(s1, s2, sizeof(s1)) != 0;
+    }
+    assert_true(seeddiff > 0);
+}
+
+/* ---------------------------------------------------------------- statistics */
+
+static void test_cell_median_min_max(void **state)
+{
+    (void)state;
+    struct experiment_result res;
+    synthetic_runs(&res, 3);
+
+    /* base, 4 threads, tps: 400+0, 400+10, 400-10 -> sorted 390, 400, 410:
+     * median 400 (the middle one), min 390, max 410. */
+    struct cell_stats c = experiment_cell(&res, 0, 0, 4, METRIC_TPS);
+    assert_int_equal(c.n, 3);
+    assert_float_equal(c.median, 400.0, 1e-9);
+    assert_float_equal(c.min, 390.0, 1e-9);
+    assert_float_equal(c.max, 410.0, 1e-9);
+
+    /* pgo, 4 threads, tps: 480-5, 480+5, 480+0 -> 475, 480, 485: median 480. */
+    c = experiment_cell(&res, 1, 0, 4, METRIC_TPS);
+    assert_float_equal(c.median, 480.0, 1e-9);
+    assert_float_equal(c.min, 475.0, 1e-9);
+    assert_float_equal(c.max, 485.0, 1e-9);
+
+    /* % improvement in TPS = (480 - 400) / 400 * 100 = 20. */
+    assert_float_equal(experiment_improvement(METRIC_TPS, 400.0, 480.0), 20.0, 1e-9);
+
+    /* base avg latency: 2.0, 2.2, 2.4 -> median 2.2; pgo: 1.6, 1.5, 1.7 -> median 1.6.
+     * Lower is better: (2.2 - 1.6) / 2.2 * 100 = 27.2727...% */
+    struct cell_stats b = experiment_cell(&res, 0, 0, 1, METRIC_LAT_AVG_MS);
+    struct cell_stats p = experiment_cell(&res, 1, 0, 1, METRIC_LAT_AVG_MS);
+    assert_float_equal(b.median, 2.2, 1e-9);
+    assert_float_equal(p.median, 1.6, 1e-9);
+    assert_float_equal(p.min, 1.5, 1e-9);
+    assert_float_equal(p.max, 1.7, 1e-9);
+    assert_float_equal(experiment_improvement(METRIC_LAT_AVG_MS, b.median, p.median),
+                       0.6 / 2.2 * 100.0, 1e-9);
+    /* p95 is 2 x avg: 4.4 vs 3.2 -> (4.4 - 3.2) / 4.4 * 100 = 27.27...% as well. */
+    b = experiment_cell(&res, 0, 0, 1, METRIC_LAT_P95_MS);
+    p = experiment_cell(&res, 1, 0, 1, METRIC_LAT_P95_MS);
+    assert_float_equal(experiment_improvement(METRIC_LAT_P95_MS, b.median, p.median),
+                       1.2 / 4.4 * 100.0, 1e-9);
+
+    /* A slower variant is a negative improvement: tps 90 vs 100 -> -10%;
+     * latency 2.5 vs 2.0 -> (2.0 - 2.5) / 2.0 * 100 = -25%. */
+    assert_float_equal(experiment_improvement(METRIC_TPS, 100, 90), -10.0, 1e-9);
+    assert_float_equal(experiment_improvement(METRIC_LAT_AVG_MS, 2.0, 2.5), -25.0, 1e-9);
+    /* No baseline, no percentage. */
+    assert_true(isnan(experiment_improvement(METRIC_TPS, 0, 5)));
+    assert_true(isnan(experiment_improvement(METRIC_TPS, NAN, 5)));
+
+    /* Unknown thread count: no data. */
+    c = experiment_cell(&res, 0, 0, 8, METRIC_TPS);
+    assert_int_equal(c.n, 0);
+    experiment_result_release(&res);
+
+    /* Even count: 4 rounds of 1, 10, 2, 3 -> sorted 1, 2, 3, 10: median (2 + 3) / 2 = 2.5. */
+    static const double v[] = { 1, 10, 2, 3 };
+    memset(&res, 0, sizeof(res));
+    for (int k = 0; k < 4; k++)
+        add_run(&res, 0, 1, k + 1, v[k], 1, 1);
+    c = experiment_cell(&res, 0, 0, 1, METRIC_TPS);
+    assert_int_equal(c.n, 4);
+    assert_float_equal(c.median, 2.5, 1e-9);
+    assert_float_equal(c.min, 1, 1e-9);
+    assert_float_equal(c.max, 10, 1e-9);
+    experiment_result_release(&res);
+}
+
+/* ---------------------------------------------------------------- text report */
+
+static void test_report_rows(void **state)
+{
+    (void)state;
+    struct experiment_config cfg;
+    struct variant v[2];
+    struct experiment_result res;
+    synthetic_config(&cfg, v, 3);
+    synthetic_runs(&res, 3);
+    char *text = report_string(&cfg, &res);
+
+    /* Every table (3 metrics x 1 workload) has a row per thread count and an Average row. */
+    assert_int_equal(count_rows(text, "1"), 3);
+    assert_int_equal(count_rows(text, "4"), 3);
+    assert_int_equal(count_rows(text, "16"), 3);
+    assert_int_equal(count_rows(text, "Average"), 3);
+    assert_non_null(strstr(text, "Table 1. Transactions per second, oltp_read_only"));
+    assert_non_null(strstr(text, "Table 2. Average response time (ms), oltp_read_only"));
+    assert_non_null(strstr(text, "Table 3. 95th percentile response time (ms), oltp_read_only"));
+    assert_non_null(strstr(text, "% improvement"));
+    assert_non_null(strstr(text, "base"));
+    assert_null(strstr(text, "INCOMPLETE"));
+
+    /* TPS, 16 threads: base 1600 (1590-1610), pgo 1920 (1915-1925); (1920-1600)/1600 = +20%. */
+    char *row = table_row(text, "Table 1.", "16");
+    assert_non_null(strstr(row, "1600.00 (1590.00-1610.00)"));
+    assert_non_null(strstr(row, "1920.00 (1915.00-1925.00)"));
+    assert_non_null(strstr(row, "+20.00"));
+    free(row);
+    /* TPS Average: base (100 + 400 + 1600) / 3 = 700, pgo (120 + 480 + 1920) / 3 = 840;
+     * improvement of the averages (840 - 700) / 700 * 100 = +20.00. */
+    row = table_row(text, "Table 1.", "Average");
+    assert_non_null(strstr(row, "700.00"));
+    assert_non_null(strstr(row, "840.00"));
+    assert_non_null(strstr(row, "+20.00"));
+    free(row);
+    /* Average latency, every thread count: base 2.2 (2.0-2.4), pgo 1.6 (1.5-1.7):
+     * (2.2 - 1.6) / 2.2 * 100 = 27.2727 -> "+27.27"; 3 decimals for values >= 1. */
+    row = table_row(text, "Table 2.", "Average");
+    assert_non_null(strstr(row, "2.200"));
+    assert_non_null(strstr(row, "1.600"));
+    assert_non_null(strstr(row, "+27.27"));
+    free(row);
+    row = table_row(text, "Table 2.", "4");
+    assert_non_null(strstr(row, "2.200 (2.000-2.400)"));
+    free(row);
+
+    /* Columns line up: every line of a table has the same length. */
+    const char *t1 = strstr(text, "Table 1."), *first = strchr(t1, '|');
+    size_t width = strcspn(first, "\n");
+    for (const char *line = first; *line == '|';) {
+        assert_int_equal(strcspn(line, "\n"), width);
+        line += strcspn(line, "\n") + 1;
+    }
+    free(text);
+
+    /* Runs missing (the experiment stopped): the report says so and shows "-" cells. */
+    res.nruns = 4; /* only round 1, threads 1 and 4 */
+    text = report_string(&cfg, &res);
+    assert_non_null(strstr(text, "INCOMPLETE: 4 of 18 runs finished"));
+    row = table_row(text, "Table 1.", "16");
+    assert_non_null(strstr(row, "-"));
+    free(row);
+    free(text);
+    res.nruns = 18;
+    experiment_result_release(&res);
+
+    /* One round: values without a spread. */
+    synthetic_config(&cfg, v, 1);
+    synthetic_runs(&res, 1);
+    text = report_string(&cfg, &res);
+    assert_int_equal(count_rows(text, "Average"), 3);
+    for (const char *line = strstr(text, "Table 1."); line && *line;) {
+        if (*line == '|')
+            assert_true(memchr(line, '(', strcspn(line, "\n")) == NULL);
+        line = strchr(line, '\n');
+        line = line ? line + 1 : NULL;
+    }
+    row = table_row(text, "Table 1.", "1");
+    /* Round 1: base 100, pgo 115 -> +15.00 */
+    assert_non_null(strstr(row, "100.00"));
+    assert_non_null(strstr(row, "115.00"));
+    assert_non_null(strstr(row, "+15.00"));
+    free(row);
+    free(text);
+    experiment_result_release(&res);
+}
+
+/* ---------------------------------------------------------------- child reports */
+
+static void test_parse_run(void **state)
+{
+    (void)state;
+    struct run_result r;
+    memset(&r, 0, sizeof(r));
+    const char *ok = "{\"test\":\"oltp_read_only\",\"threads\":2,\"transactions\":12345,"
+                     "\"tps\":1234.5,\"qps\":19750.3,\"ignored_errors\":3,"
+                     "\"latency_ms\":{\"min\":0.1,\"avg\":1.62,\"max\":9.5,\"p95\":2.5,"
+                     "\"percentile\":95,\"percentile_value\":2.5},\"interrupted\":false}";
+    assert_int_equal(experiment_parse_run(ok, &r), 0);
+    assert_float_equal(r.tps, 1234.5, 1e-9);
+    assert_float_equal(r.qps, 19750.3, 1e-9);
+    assert_float_equal(r.lat_avg_ms, 1.62, 1e-9);
+    assert_float_equal(r.lat_p95_ms, 2.5, 1e-9);
+    assert_float_equal(r.lat_min_ms, 0.1, 1e-9);
+    assert_float_equal(r.lat_max_ms, 9.5, 1e-9);
+    assert_int_equal(r.transactions, 12345);
+    assert_int_equal(r.errors, 3);
+    assert_string_equal(r.json, ok);
+    free(r.json);
+
+    /* p95 from percentile_value when there is no p95 key. */
+    memset(&r, 0, sizeof(r));
+    assert_int_equal(experiment_parse_run("{\"tps\":1,\"qps\":2,\"latency_ms\":{\"avg\":3,"
+                                          "\"percentile_value\":4}}",
+                                          &r),
+                     0);
+    assert_float_equal(r.lat_p95_ms, 4, 1e-9);
+    free(r.json);
+
+    memset(&r, 0, sizeof(r));
+    assert_int_equal(experiment_parse_run("FATAL: no such table", &r), -1);
+    assert_int_equal(experiment_parse_run("{\"tps\":1}", &r), -1);
+    assert_int_equal(experiment_parse_run("{\"tps\":1,\"qps\":2,\"latency_ms\":{\"avg\":3}}", &r), -1);
+    assert_int_equal(experiment_parse_run("{\"tps\":1,\"qps\":2,\"latency_ms\":{\"avg\":3,\"p95\":4},"
+                                          "\"interrupted\":true}",
+                                          &r),
+                     -1);
+    assert_null(r.json);
+}
+
+/* ---------------------------------------------------------------- JSON output */
+
+static void test_json_roundtrip(void **state)
+{
+    (void)state;
+    struct experiment_config cfg;
+    struct variant v[2];
+    struct experiment_result res;
+    char *args[] = { "--rand-seed=5", NULL };
+    char dir[] = "/tmp/pgolab-test-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    synthetic_config(&cfg, v, 3);
+    cfg.bench_args = args;
+    cfg.seed = 18446744073709551615ull; /* 2^64 - 1: must survive as text */
+    v[1].sha256 = xstrdup("00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff");
+    v[1].version = xstrdup("3.46.0");
+    v[1].compiler = "gcc 12.2.0";
+    v[1].cflags = "-O2 -fprofile-use";
+    synthetic_runs(&res, 3);
+    char *path = xasprintf("%s/out.json", dir);
+    assert_int_equal(experiment_write_json(path, &cfg, &res), 0);
+
+    json_error_t je;
+    json_t *root = json_load_file(path, 0, &je);
+    assert_non_null(root);
+    assert_true(json_is_true(json_object_get(root, "complete")));
+    assert_true(json_is_null(json_object_get(root, "error")));
+    json_t *set = json_object_get(root, "settings");
+    assert_int_equal(json_integer_value(json_object_get(set, "rounds")), 3);
+    assert_string_equal(json_string_value(json_object_get(set, "seed")), "18446744073709551615");
+    assert_int_equal(json_array_size(json_object_get(set, "threads")), 3);
+    assert_string_equal(json_string_value(json_array_get(json_object_get(set, "bench_args"), 0)),
+                        "--rand-seed=5");
+
+    json_t *vars = json_object_get(root, "variants");
+    assert_int_equal(json_array_size(vars), 2);
+    json_t *v1 = json_array_get(vars, 1);
+    assert_string_equal(json_string_value(json_object_get(v1, "name")), "pgo");
+    assert_string_equal(json_string_value(json_object_get(v1, "sha256")), v[1].sha256);
+    assert_string_equal(json_string_value(json_object_get(v1, "cflags")), "-O2 -fprofile-use");
+    assert_true(json_is_true(json_object_get(json_array_get(vars, 0), "baseline")));
+    assert_true(json_is_null(json_object_get(json_array_get(vars, 0), "sha256")));
+
+    json_t *env = json_object_get(root, "environment");
+    assert_string_equal(json_string_value(json_object_get(env, "kernel")), "6.1.0-test");
+
+    json_t *runs = json_object_get(root, "runs");
+    assert_int_equal(json_array_size(runs), 18);
+    for (size_t i = 0; i < json_array_size(runs); i++) {
+        json_t *r = json_array_get(runs, i);
+        const struct run_result *rr = &res.runs[i];
+        assert_int_equal(json_integer_value(json_object_get(r, "seq")), (json_int_t)i + 1);
+        assert_int_equal(json_integer_value(json_object_get(r, "threads")), rr->threads);
+        assert_int_equal(json_integer_value(json_object_get(r, "round")), rr->round);
+        assert_float_equal(json_real_value(json_object_get(r, "tps")), rr->tps, 1e-9);
+        assert_float_equal(json_real_value(json_object_get(json_object_get(r, "latency_ms"), "p95")),
+                           rr->lat_p95_ms, 1e-9);
+        /* The child's report is embedded as an object, not as a string. */
+        json_t *rep = json_object_get(r, "report");
+        assert_true(json_is_object(rep));
+        assert_float_equal(json_number_value(json_object_get(rep, "tps")), rr->tps, 1e-9);
+    }
+    /* Run order: 9 blocks (3 rounds x 3 thread counts) of 2 variants each. */
+    json_t *order = json_object_get(root, "run_order");
+    assert_int_equal(json_array_size(order), 9);
+    assert_int_equal(json_array_size(json_object_get(json_array_get(order, 0), "order")), 2);
+    /* Summary: 3 thread counts x 3 metrics; tps at 4 threads: base median 400, pgo +20%. */
+    json_t *summary = json_object_get(root, "summary");
+    assert_int_equal(json_array_size(summary), 9);
+    json_t *s = json_array_get(summary, 3); /* threads index 1 (4), metric tps */
+    assert_int_equal(json_integer_value(json_object_get(s, "threads")), 4);
+    assert_string_equal(json_string_value(json_object_get(s, "metric")), "tps");
+    json_t *cells = json_object_get(s, "cells");
+    assert_float_equal(json_real_value(json_object_get(json_array_get(cells, 0), "median")), 400, 1e-9);
+    assert_float_equal(json_real_value(json_object_get(json_array_get(cells, 1), "improvement_pct")),
+                       20, 1e-9);
+    json_decref(root);
+
+    /* An incomplete experiment is written too, marked as such. */
+    res.nruns = 5;
+    res.error = xstrdup("run failed: variant pgo");
+    assert_int_equal(experiment_write_json(path, &cfg, &res), 0);
+    root = json_load_file(path, 0, &je);
+    assert_non_null(root);
+    assert_true(json_is_false(json_object_get(root, "complete")));
+    assert_string_equal(json_string_value(json_object_get(root, "error")), "run failed: variant pgo");
+    assert_int_equal(json_array_size(json_object_get(root, "runs")), 5);
+    json_decref(root);
+    res.nruns = 18;
+
+    /* No temporary file is left behind. */
+    char *tmp = xasprintf("%s.tmp", path);
+    assert_int_equal(access(tmp, F_OK), -1);
+    free(tmp);
+    unlink(path);
+    rmdir(dir);
+    free(path);
+    experiment_variant_release(&v[1]);
+    experiment_result_release(&res);
+}
+
+/* ---------------------------------------------------------------- whole experiment */
+
+/* A stand-in for the pgolab binary: prepare touches the db, info describes the library,
+ * run prints a report whose tps depends on the library name (…fast… = 125, else 100),
+ * and a library named …broken… fails like a crashing child. */
+static const char fake_pgolab[] =
+    "#!/bin/sh\n"
+    "lib= db= threads= cmd=\n"
+    "for a in \"$@\"; do\n"
+    "  case \"$a\" in\n"
+    "    --sqlite-library=*) lib=${a#*=} ;;\n"
+    "    --sqlite-db=*) db=${a#*=} ;;\n"
+    "    --threads=*) threads=${a#*=} ;;\n"
+    "  esac\n"
+    "  cmd=$a\n"
+    "done\n"
+    "case \"$cmd\" in\n"
+    "  prepare) echo prepared > \"$db\"; exit 0 ;;\n"
+    "  info) printf '{\"library\":{\"path\":\"%s\",\"version\":\"3.99.0\",\"source_id\":\"fake-id\","
+    "\"loaded_from\":\"%s\"}}\\n' \"$lib\" \"$lib\"; exit 0 ;;\n"
+    "esac\n"
+    "grep -q prepared \"$db\" || { echo \"not a copy of the template: $db\" >&2; exit 1; }\n"
+    "case \"$lib\" in *broken*) echo 'FATAL: boom' >&2; exit 1 ;; esac\n"
+    "tps=100; case \"$lib\" in *fast*) tps=125 ;; esac\n"
+    "printf '{\"tps\":%s,\"qps\":%s0,\"transactions\":10,\"ignored_errors\":0,\"threads\":%s,"
+    "\"library\":{\"source_id\":\"fake-id\"},"
+    "\"latency_ms\":{\"min\":1,\"avg\":2,\"max\":9,\"p95\":4},\"interrupted\":false}\\n' "
+    "\"$tps\" \"$tps\" \"$threads\"\n";
+
+static char *write_file(const char *dir, const char *name, const char *text, mode_t mode)
+{
+    char *path = xasprintf("%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+    chmod(path, mode);
+    return path;
+}
+
+static int count_files(const char *dir, const char *suffix)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int n = 0;
+    if (!d)
+        return -1;
+    while ((e = readdir(d))) {
+        size_t l = strlen(e->d_name), s = strlen(suffix);
+        n += l >= s && !strcmp(e->d_name + l - s, suffix);
+    }
+    closedir(d);
+    return n;
+}
+
+static void test_run_with_fake_child(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/pgolab-test-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char *exe = write_file(dir, "pgolab", fake_pgolab, 0755);
+    char *lib_base = write_file(dir, "lib-base.so", "", 0644);
+    char *lib_fast = write_file(dir, "lib-fast.so", "x", 0644);
+    char *lib_broken = write_file(dir, "lib-broken.so", "", 0644);
+    char *workdir = xasprintf("%s/work/nested", dir);
+    int threads[] = { 1, 2 };
+    struct variant v[2];
+    struct experiment_config cfg;
+    struct experiment_result res;
+
+    memset(v, 0, sizeof(v));
+    memset(&cfg, 0, sizeof(cfg));
+    v[0].name = "base";
+    v[0].library = lib_base;
+    v[1].name = "fast";
+    v[1].library = lib_fast;
+    cfg.variants = v;
+    cfg.nvariants = 2;
+    cfg.workloads = workloads1;
+    cfg.nworkloads = 1;
+    cfg.threads = threads;
+    cfg.nthreads = 2;
+    cfg.rounds = 3;
+    cfg.time_s = 1;
+    cfg.tables = 1;
+    cfg.table_size = 100;
+    cfg.workdir = workdir;
+    cfg.pgolab = exe;
+    cfg.seed = 11;
+
+    assert_int_equal(experiment_fingerprint(&cfg), 0);
+    /* sha256 of the empty file (FIPS 180-4 test vector). */
+    assert_string_equal(v[0].sha256,
+                        "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+    assert_string_equal(v[1].version, "3.99.0");
+    assert_string_equal(v[1].source_id, "fake-id");
+    assert_string_equal(v[1].loaded_from, lib_fast);
+
+    assert_int_equal(experiment_run(&cfg, &res), 0);
+    assert_null(res.error);
+    assert_int_equal(res.nruns, 12); /* 3 rounds x 2 thread counts x 2 variants */
+    assert_non_null(strstr(res.env_json, "\"cores\""));
+    for (int i = 0; i < res.nruns; i += 2) {
+        const struct run_result *a = &res.runs[i], *b = &res.runs[i + 1];
+        int order[2];
+        /* Each block runs both variants once, in the order experiment_order() gives. */
+        assert_int_equal(a->round, b->round);
+        assert_int_equal(a->threads, b->threads);
+        assert_int_equal(a->round, i / 4 + 1);
+        assert_int_equal(a->threads, threads[(i / 2) % 2]);
+        experiment_order(11, a->round, (i / 2) % 2, 2, order);
+        assert_int_equal(a->variant, order[0]);
+        assert_int_equal(b->variant, order[1]);
+        for (int k = 0; k < 2; k++) {
+            const struct run_result *r = k ? b : a;
+            assert_float_equal(r->tps, r->variant == 1 ? 125.0 : 100.0, 1e-9);
+            assert_non_null(strstr(r->json, "\"threads\":"));
+        }
+    }
+    struct cell_stats c = experiment_cell(&res, 1, 0, 2, METRIC_TPS);
+    assert_int_equal(c.n, 3);
+    assert_float_equal(experiment_improvement(METRIC_TPS, 100, c.median), 25.0, 1e-9);
+    /* Database files are removed as it goes; the logs stay. */
+    assert_int_equal(count_files(workdir, ".db"), 0);
+    assert_int_equal(count_files(workdir, ".log"), 13); /* 1 prepare + 12 runs */
+    experiment_result_release(&res);
+
+    /* A child that ran another SQLite than the fingerprinted one is an error, not a result. */
+    free(v[1].source_id);
+    v[1].source_id = xstrdup("another-id");
+    cfg.rounds = 1;
+    assert_int_equal(experiment_run(&cfg, &res), -1);
+    assert_non_null(strstr(res.error, "wrong library"));
+    assert_non_null(strstr(res.error, "another-id"));
+    experiment_result_release(&res);
+    cfg.rounds = 3;
+
+    /* A failing child stops the experiment with a one-line message; finished runs are kept. */
+    v[1].name = "broken";
+    v[1].library = lib_broken;
+    free(v[1].source_id);
+    v[1].source_id = NULL;
+    assert_int_equal(experiment_run(&cfg, &res), -1);
+    assert_non_null(res.error);
+    assert_null(strchr(res.error, '\n'));
+    assert_non_null(strstr(res.error, "variant broken"));
+    assert_non_null(strstr(res.error, "oltp_read_only"));
+    assert_non_null(strstr(res.error, "threads=1"));
+    assert_non_null(strstr(res.error, "round 1/3"));
+    assert_non_null(strstr(res.error, "FATAL: boom"));
+    assert_in_range(res.nruns, 0, 1);
+    for (int i = 0; i < res.nruns; i++)
+        assert_int_equal(res.runs[i].variant, 0);
+    experiment_result_release(&res);
+
+    /* A prepare failure names the workload and shows the log's tail. */
+    v[0].library = lib_broken;
+    char *bad[] = { "no_such_workload", NULL };
+    const char *fail_exe = write_file(dir, "fail", "#!/bin/sh\necho 'unknown test' >&2\nexit 1\n", 0755);
+    cfg.pgolab = fail_exe;
+    cfg.workloads = bad;
+    assert_int_equal(experiment_run(&cfg, &res), -1);
+    assert_non_null(strstr(res.error, "prepare of no_such_workload"));
+    assert_non_null(strstr(res.error, "unknown test"));
+    assert_int_equal(res.nruns, 0);
+    experiment_result_release(&res);
+    free((char *)fail_exe);
+
+    for (int i = 0; i < 2; i++)
+        experiment_variant_release(&v[i]);
+    char *rm[] = { "rm", "-rf", dir, NULL };
+    pid_t pid = fork();
+    if (pid == 0) {
+        execvp(rm[0], rm);
+        _exit(127);
+    }
+    int st;
+    waitpid(pid, &st, 0);
+    free(exe);
+    free(lib_base);
+    free(lib_fast);
+    free(lib_broken);
+    free(workdir);
+}
+
+/* ---------------------------------------------------------------- OPT_MULTI */
+
+/* The repeatable option compare uses for --variant (util/options). */
+static void test_opt_multi(void **state)
+{
+    (void)state;
+    static const struct opt_def defs[] = {
+        { "variant", OPT_MULTI, NULL, "a variant" },
+        { "mode", OPT_MULTI, "x", "with a default" },
+        OPT_END,
+    };
+    const struct opt_def *tables[] = { defs };
+    struct opts o;
+    char *argv[] = { "--variant=A=sqlite:/a", "run", "--variant", "B=sqlite:/b", "--variant=A=x" };
+    int n;
+
+    opts_init(&o, tables, 1);
+    const char *const *m = opt_multi(&o, "variant", &n);
+    assert_int_equal(n, 0);
+    assert_null(m[0]);
+    m = opt_multi(&o, "mode", &n);
+    assert_int_equal(n, 1);
+    assert_string_equal(m[0], "x");
+
+    assert_int_equal(opts_parse(&o, 5, argv), 0); /* "--variant B=..." as two words too */
+    m = opt_multi(&o, "variant", &n);
+    assert_int_equal(n, 3);
+    assert_string_equal(m[0], "A=sqlite:/a");
+    assert_string_equal(m[1], "B=sqlite:/b");
+    assert_string_equal(m[2], "A=x");
+    assert_null(m[3]);
+    assert_string_equal(opt_str(&o, "variant"), "A=x"); /* the last one */
+    assert_int_equal(o.nargs, 1);
+    /* The first given value replaces the default. */
+    assert_int_equal(opts_set(&o, "mode", "y"), 0);
+    assert_int_equal(opts_set(&o, "mode", "z"), 0);
+    m = opt_multi(&o, "mode", &n);
+    assert_int_equal(n, 2);
+    assert_string_equal(m[0], "y");
+    assert_string_equal(m[1], "z");
+    opts_release(&o);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_order_is_permutation),
+        cmocka_unit_test(test_order_differs_across_rounds),
+        cmocka_unit_test(test_cell_median_min_max),
+        cmocka_unit_test(test_report_rows),
+        cmocka_unit_test(test_parse_run),
+        cmocka_unit_test(test_json_roundtrip),
+        cmocka_unit_test(test_run_with_fake_child),
+        cmocka_unit_test(test_opt_multi),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
