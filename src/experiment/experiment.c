@@ -24,9 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#ifndef PGOLAB_VERSION
-#define PGOLAB_VERSION "0.1.0"
-#endif
+#include "version.h"
 
 static const char *const metric_title[METRIC_COUNT] = {
     "Transactions per second",

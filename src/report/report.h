@@ -12,7 +12,7 @@
 #include "db/driver.h"
 #include "util/options.h"
 
-#define PGOLAB_VERSION "0.1.0"
+#include "version.h"
 
 /* What the reports say about the run besides its statistics. Caller-owned. */
 struct bench_info {
