@@ -496,7 +496,9 @@ static int run_once(const struct experiment_config *cfg, struct experiment_resul
     argv_add(&a, "--report-interval=1");
     argv_add(&a, "--format=json");
     child_argv_finish(&a, cfg, workload, "run");
-    struct subprocess sp = { .argv = a.v, .log_path = log, .out = &out };
+    /* A run ends itself after --time; the timeout only guards against a hung child. */
+    struct subprocess sp = { .argv = a.v, .log_path = log, .out = &out,
+                             .timeout_s = cfg->time_s * 3 + 60 };
     int st = subprocess_run(&sp);
     argv_release(&a);
 

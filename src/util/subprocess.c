@@ -4,14 +4,38 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
+
+/* Milliseconds left until deadline (ns, 0 = none): -1 = wait forever. */
+static int ms_left(uint64_t deadline)
+{
+    uint64_t now = now_ns();
+    if (!deadline)
+        return -1;
+    return deadline > now ? (int)((deadline - now) / 1000000 + 1) : 0;
+}
+
+/* Past the deadline: ask the child to stop, then force it; the deadline moves 5 s on. */
+static void enforce_deadline(pid_t pid, uint64_t *deadline, int *signalled)
+{
+    if (!*deadline || now_ns() < *deadline)
+        return;
+    kill(pid, *signalled ? SIGKILL : SIGTERM);
+    *signalled = 1;
+    *deadline = now_ns() + 5000000000ull;
+}
 
 int subprocess_run(const struct subprocess *sp)
 {
+    uint64_t deadline = sp->timeout_s > 0 ? now_ns() + (uint64_t)(sp->timeout_s * 1e9) : 0;
+    int signalled = 0;
     int pipefd[2] = { -1, -1 };
     int errpipe[2];
     pid_t pid;
@@ -70,7 +94,16 @@ int subprocess_run(const struct subprocess *sp)
         char buf[65536];
         ssize_t n;
         close(pipefd[1]);
-        while ((n = read(pipefd[0], buf, sizeof(buf))) != 0) {
+        for (;;) {
+            struct pollfd pfd = { .fd = pipefd[0], .events = POLLIN };
+            int pr = poll(&pfd, 1, ms_left(deadline));
+            if (pr == 0) {
+                enforce_deadline(pid, &deadline, &signalled);
+                continue;
+            }
+            n = pr < 0 ? -1 : read(pipefd[0], buf, sizeof(buf));
+            if (n == 0)
+                break;
             if (n < 0) {
                 if (errno == EINTR)
                     continue;
@@ -82,9 +115,17 @@ int subprocess_run(const struct subprocess *sp)
     }
     ssize_t got = read(errpipe[0], &child_errno, sizeof(child_errno));
     close(errpipe[0]);
-    while (waitpid(pid, &status, 0) < 0) {
-        if (errno != EINTR)
+    for (;;) {
+        pid_t w = waitpid(pid, &status, deadline ? WNOHANG : 0);
+        if (w == pid)
+            break;
+        if (w < 0 && errno != EINTR)
             return error("waitpid: %s", strerror(errno));
+        if (w == 0) {
+            enforce_deadline(pid, &deadline, &signalled);
+            struct timespec ts = { 0, 10000000 };
+            nanosleep(&ts, NULL);
+        }
     }
     if (got == (ssize_t)sizeof(child_errno)) {
         char *cmd = subprocess_argv_str(sp->argv);

@@ -12,6 +12,8 @@ struct subprocess {
     const char *log_path;     /* append the child's stdout and stderr here, or NULL */
     struct strbuf *out;       /* collect the child's stdout here (wins over log_path), or NULL */
     int quiet_stderr;         /* with out set and no log_path: send stderr to /dev/null */
+    double timeout_s;         /* > 0: SIGTERM the child after this many seconds (SIGKILL 5 s
+                               * later); the result is then 128+SIGTERM or 128+SIGKILL */
 };
 
 /* Run to completion. Returns the exit status (0..255), 128+signal when killed,
