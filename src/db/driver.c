@@ -45,8 +45,9 @@ static bool inject_fault(struct db_conn *c)
         long v = e ? strtol(e, NULL, 10) : 0;
         __atomic_store_n(&fault_every, v > 0 ? v : 0, __ATOMIC_RELAXED);
     }
-    if (fault_every == 0 || ++fault_calls % (unsigned long)fault_every)
+    if (fault_every == 0 || !c->fault_armed || ++fault_calls % (unsigned long)fault_every)
         return false;
+    c->fault_armed = false;
     c->err.status = DB_RETRY;
     c->err.code = -1;
     snprintf(c->err.msg, sizeof(c->err.msg), "injected retryable fault (PGOLAB_FAULT_RETRY_EVERY)");

@@ -57,6 +57,7 @@ struct db_conn {
     struct db_error err;       /* last error */
     struct db_counters cnt;
     bool create;               /* connect may create the database (prepare only) */
+    bool fault_armed;          /* fault injection may hit this event (re-armed per event) */
     bool checksum;             /* fold every fetched value into sum (correctness gate) */
     uint64_t sum;              /* FNV-1a over fetched values when checksum is on */
     uint64_t rows;             /* rows fetched when checksum is on */
@@ -113,8 +114,9 @@ const char *db_driver_names(void);
 const struct opt_def *const *db_driver_option_tables(int *count);
 
 /* Wrappers used by workloads: they count r/w/o and errors in c->cnt. Return DB_OK or the
- * error class. Tests can inject a retryable error every N calls with the environment variable
- * PGOLAB_FAULT_RETRY_EVERY=N (read once). */
+ * error class. Tests can inject a retryable error into db_execute every N calls with the
+ * environment variable PGOLAB_FAULT_RETRY_EVERY=N (read once); at most once per event, so the
+ * retried event always completes (the caller re-arms c->fault_armed for each new event). */
 enum db_status db_execute(struct db_conn *c, struct db_stmt *s, const struct db_param *p, int np);
 enum db_status db_query(struct db_conn *c, const char *sql);
 enum db_status db_begin(struct db_conn *c, bool will_write);

@@ -6,6 +6,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,7 +63,38 @@ static const struct opt_def sqlite_options[] = {
 struct sqlite_conn {
     sqlite3 *db;
     sqlite3_stmt *begin, *begin_immediate, *commit, *rollback;
+    bool write_turn;  /* holds the in-process writers' turn (see write_turn_take) */
 };
+
+/* SQLite has one writer at a time. Left to its busy handler (sleeps of 1..100 ms), the thread
+ * that just committed re-takes the lock before a sleeping waiter wakes, and waiters starve for
+ * whole seconds. So this process's write transactions take turns first-come first-served
+ * (a ticket queue, like a server's lock queue); the database lock and busy timeout still
+ * apply between processes. */
+static pthread_mutex_t turn_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t turn_cv = PTHREAD_COND_INITIALIZER;
+static uint64_t turn_next, turn_serving;
+
+static void write_turn_take(struct sqlite_conn *sc)
+{
+    pthread_mutex_lock(&turn_mu);
+    uint64_t ticket = turn_next++;
+    while (ticket != turn_serving)
+        pthread_cond_wait(&turn_cv, &turn_mu);
+    pthread_mutex_unlock(&turn_mu);
+    sc->write_turn = true;
+}
+
+static void write_turn_give(struct sqlite_conn *sc)
+{
+    if (!sc->write_turn)
+        return;
+    sc->write_turn = false;
+    pthread_mutex_lock(&turn_mu);
+    turn_serving++;
+    pthread_cond_broadcast(&turn_cv);
+    pthread_mutex_unlock(&turn_mu);
+}
 
 struct db_stmt {
     sqlite3_stmt *st;
@@ -231,6 +263,7 @@ static void sqlite_disconnect(struct db_conn *c)
     struct sqlite_conn *sc = c->priv;
     if (!sc)
         return;
+    write_turn_give(sc);
     api.finalize(sc->begin);
     api.finalize(sc->begin_immediate);
     api.finalize(sc->commit);
@@ -369,14 +402,24 @@ static enum db_status sqlite_begin(struct db_conn *c, bool will_write)
 {
     struct sqlite_conn *sc = c->priv;
     enum db_qclass cls;
-    return run_stmt(c, will_write ? sc->begin_immediate : sc->begin, &cls);
+    enum db_status st;
+    if (!will_write)
+        return run_stmt(c, sc->begin, &cls);
+    write_turn_take(sc);
+    st = run_stmt(c, sc->begin_immediate, &cls);
+    if (st != DB_OK)
+        write_turn_give(sc);
+    return st;
 }
 
 static enum db_status sqlite_commit(struct db_conn *c)
 {
     struct sqlite_conn *sc = c->priv;
     enum db_qclass cls;
-    return run_stmt(c, sc->commit, &cls);
+    enum db_status st = run_stmt(c, sc->commit, &cls);
+    if (st == DB_OK || api.get_autocommit(sc->db))
+        write_turn_give(sc);
+    return st;
 }
 
 static void sqlite_rollback(struct db_conn *c)
@@ -385,6 +428,7 @@ static void sqlite_rollback(struct db_conn *c)
     enum db_qclass cls;
     if (!api.get_autocommit(sc->db))
         run_stmt(c, sc->rollback, &cls);
+    write_turn_give(sc);
 }
 
 const struct db_driver sqlite_driver = {

@@ -123,11 +123,16 @@ int oltp_opts_load(struct oltp_opts *o, const struct opts *opts, const struct wo
 
 /* ---- prepare / cleanup ---- */
 
+/* Run one statement; on failure name it by its first line, at most 60 characters (a bulk
+ * INSERT is half a megabyte). */
 static enum db_status exec_sql(struct db_conn *c, const char *sql)
 {
     enum db_status st = db_query(c, sql);
-    if (st != DB_OK)
-        error("%s failed: %s (code %d)", sql, c->err.msg, c->err.code);
+    if (st != DB_OK) {
+        size_t len = strcspn(sql, "\n");
+        error("%.*s%s failed: %s (code %d)", (int)(len > 60 ? 60 : len), sql,
+              len > 60 || sql[len] ? "..." : "", c->err.msg, c->err.code);
+    }
     return st;
 }
 
@@ -431,6 +436,7 @@ static void fix_point_select(struct oltp_opts *o)
 
 enum db_status oltp_event(struct oltp_thread *t, const volatile int *stop)
 {
+    t->conn->fault_armed = true;
     for (;;) {
         enum db_status st = t->wl->event(t);
         if (st == DB_OK || st == DB_FATAL)

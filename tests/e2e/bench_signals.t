@@ -1,0 +1,127 @@
+#!/bin/bash
+# bench_signals.t: SIGINT during `run --time=30` stops the run within seconds, still prints the
+# whole final block (text, and a valid JSON document with "interrupted": true) and exits 2.
+# Retryable errors (injected with PGOLAB_FAULT_RETRY_EVERY=N) restart the event as sysbench does:
+# --events=N still completes exactly N transactions, the errors are counted as "ignored errors"
+# with a consistent err/s, and every failed attempt's BEGIN shows up in "other".
+. "$(dirname "$0")/lib.sh"
+
+DB=$TMP/sb.db
+common=(--sqlite-db="$DB" --table-size=500)
+
+pg prep "${common[@]}" oltp_read_write prepare
+[ "$RC" -eq 0 ] || bail_out "prepare failed: $(cat "$TMP/prep.err")"
+
+# interrupt NAME ARGS...: start `pgolab bench ARGS` in the background, SIGINT it after 1.5 s,
+# wait for it; sets RC and ELAPSED (seconds from the signal to the exit).
+interrupt() {
+    local name=$1 pid watchdog t0 t1
+    shift
+    "$PGOLAB" bench "$@" >"$TMP/$name.out" 2>"$TMP/$name.err" &
+    pid=$!
+    # Never let a hung process stall the suite.
+    ( sleep 20 && kill -KILL "$pid" 2>/dev/null ) &
+    watchdog=$!
+    sleep 1.5
+    t0=$(date +%s.%N)
+    kill -INT "$pid"
+    wait "$pid"
+    RC=$?
+    t1=$(date +%s.%N)
+    kill "$watchdog" 2>/dev/null
+    wait "$watchdog" 2>/dev/null
+    ELAPSED=$(calc "$t1 - $t0")
+}
+
+note "---- SIGINT, text output"
+interrupt int "${common[@]}" --time=30 --report-interval=1 oltp_read_write run
+is "$RC" 2 "SIGINT: exit status 2"
+cmp_ok "$ELAPSED" '<' 5 "SIGINT: exits within 5 s of the signal (${ELAPSED}s)"
+f=$TMP/int.out
+for l in "SQL statistics:" "    queries performed:" "General statistics:" "Latency (ms):" "Threads fairness:"; do
+    ok "SIGINT: final block has '$l'" grep -qxF "$l" "$f"
+done
+sql=$(grep -nxF "SQL statistics:" "$f" | cut -d: -f1)
+fair=$(grep -nxF "Threads fairness:" "$f" | cut -d: -f1)
+ok "SIGINT: 'Threads fairness' after 'SQL statistics'" test "${sql:-0}" -gt 0 -a "${fair:-0}" -gt "${sql:-0}"
+eval "$(parse_final "$f")"
+like "$(sed -n "$((${fair:-0} + 1)),\$p" "$f")" '^    events \(avg/stddev\): +[0-9.]+/[0-9.]+$' "SIGINT: fairness events line"
+like "$(sed -n "$((${fair:-0} + 1)),\$p" "$f")" '^    execution time \(avg/stddev\): +[0-9.]+/[0-9.]+$' "SIGINT: fairness execution time line"
+cmp_ok "$F_transactions" '>' 0 "SIGINT: transactions > 0"
+is "$F_total" "$(calc "$F_read + $F_write + $F_other")" "SIGINT: total = read + write + other"
+is "$F_read/$F_write/$F_other" "$(calc "$F_transactions * 14")/$(calc "$F_transactions * 4")/$(calc "$F_transactions * 2")" \
+    "SIGINT: only whole transactions counted (r/w/o = transactions x 14/4/2)"
+cmp_ok "$F_total_time" '>=' 1 "SIGINT: total time covers the 1.5 s before the signal ($F_total_time)"
+cmp_ok "$F_total_time" '<' 5 "SIGINT: total time stops at the signal, not at --time=30"
+near "$F_transactions_ps" "$(calc "$F_transactions / $F_total_time")" "$(calc "$F_transactions_ps * 0.01 + 0.01")" \
+    "SIGINT: per-sec figures use the interrupted run's time"
+is "$F_fair_events_avg" "$(printf '%.4f' "$F_transactions")" "SIGINT: fairness events = transactions"
+cmp_ok "$(grep -c '^\[ [0-9]*s \] thds: ' "$f")" '>=' 1 "SIGINT: the interval line before the signal was printed"
+
+note "---- SIGINT, JSON output"
+interrupt intj "${common[@]}" --time=30 --format=json oltp_read_write run
+is "$RC" 2 "SIGINT --format=json: exit status 2"
+cmp_ok "$ELAPSED" '<' 5 "SIGINT --format=json: exits within 5 s of the signal"
+is "$(perl -MJSON::PP -e 'local $/; my $j = decode_json(<STDIN>);
+        print $j->{interrupted} ? "true" : "false", " ", $j->{transactions} > 0 ? "some" : "none"' <"$TMP/intj.out" 2>&1)" \
+    "true some" "SIGINT --format=json: valid JSON, interrupted: true, transactions > 0"
+
+note "---- SIGINT before any event would finish is still a clean exit"
+# A signal 0.3 s after start (right after the workers connect).
+"$PGOLAB" bench "${common[@]}" --time=30 oltp_point_select run >"$TMP/early.out" 2>"$TMP/early.err" &
+pid=$!
+sleep 0.3
+kill -INT "$pid"
+( sleep 15 && kill -KILL "$pid" 2>/dev/null ) &
+wd=$!
+wait "$pid"
+RC=$?
+kill "$wd" 2>/dev/null
+wait "$wd" 2>/dev/null
+is "$RC" 2 "early SIGINT: exit status 2"
+ok "early SIGINT: final block printed" grep -qxF "Threads fairness:" "$TMP/early.out"
+
+# fault RUN_NAME N ARGS...: run with PGOLAB_FAULT_RETRY_EVERY=N (capped at 10 s: a livelock fails).
+fault() {
+    local name=$1 n=$2
+    shift 2
+    PGOLAB_FAULT_RETRY_EVERY=$n E2E_CMD_TIMEOUT=10 pg "$name" "$@"
+}
+
+# check_faults LABEL FILE EVENTS READS_PER_TRX: the counters of a run with injected retries.
+check_faults() {
+    local label=$1 file=$2 events=$3 r=$4
+    eval "$(parse_final "$file")"
+    is "$F_transactions" "$events" "$label: transactions == --events ($events) exactly"
+    cmp_ok "$F_ignored_errors" '>' 0 "$label: ignored errors > 0 ($F_ignored_errors)"
+    near "$F_ignored_errors_ps" "$(calc "$F_ignored_errors / $F_total_time")" \
+        "$(calc "$F_ignored_errors_ps * 0.01 + 0.01")" "$label: err/s = ignored errors / total time"
+    # Each failed attempt ran BEGIN (other), then the event restarted: other = 2/trx + 1/error.
+    is "$F_other" "$(calc "$events * 2 + $F_ignored_errors")" "$label: other = 2 x transactions + one BEGIN per retry"
+    cmp_ok "$F_read" '>=' "$(calc "$events * $r")" "$label: reads include the failed attempts' reads"
+    is "$F_total" "$(calc "$F_read + $F_write + $F_other")" "$label: total = read + write + other"
+    is "$F_total_events" "$events" "$label: total number of events == --events"
+}
+
+note "---- fault injection: PGOLAB_FAULT_RETRY_EVERY=7 (fewer than one event's 14 statements)"
+fault f7 7 "${common[@]}" --events=200 oltp_read_only run
+is "$RC" 0 "EVERY=7: exit 0 (no livelock)"
+check_faults "EVERY=7" "$TMP/f7.out" 200 14
+
+note "---- fault injection: PGOLAB_FAULT_RETRY_EVERY=17, with interval reports"
+fault f17 17 "${common[@]}" --events=200 --report-interval=1 oltp_read_only run
+is "$RC" 0 "EVERY=17: exit 0"
+check_faults "EVERY=17" "$TMP/f17.out" 200 14
+cmp_ok "$F_read" '>' 2800 "EVERY=17: some failed attempts had done reads before the fault"
+
+note "---- fault injection on writes: PGOLAB_FAULT_RETRY_EVERY=8 on oltp_write_only"
+# 4 statements per event: after each fault, 7 calls succeed (one event, then UPDATE, UPDATE,
+# DELETE of the next), so every retried attempt fails on the INSERT right after its DELETE.
+fault fw 8 "${common[@]}" --events=100 oltp_write_only run
+is "$RC" 0 "write_only EVERY=8: exit 0"
+check_faults "write_only EVERY=8" "$TMP/fw.out" 100 0
+cmp_ok "$F_write" '>' 400 "write_only EVERY=8: writes include the failed attempts' writes"
+is "$(sqlite3 -batch "$DB" 'SELECT count(*) FROM sbtest1')" 500 \
+    "write_only EVERY=8: rolled-back DELETEs (insert failed) leave the row count unchanged"
+
+done_testing
