@@ -1,0 +1,175 @@
+/* build: the target-independent pieces of the PGO pipeline: the compiler flag table
+ * (gcc/clang x baseline/instrumented/pgo), compiler probing, stamps, library builds with logs,
+ * and profile data checks. Owned by the pgo pipeline; strings returned are owned by the caller. */
+#ifndef PGOLAB_BUILD_H
+#define PGOLAB_BUILD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* ---- argument vectors --------------------------------------------------------------- */
+
+/* A growable NULL-terminated array of owned strings (an argv under construction). */
+struct argvec {
+    char **v;  /* NULL until the first push; argvec_argv() never returns NULL */
+    int n;
+    int alloc;
+};
+#define ARGVEC_INIT { NULL, 0, 0 }
+
+void argvec_push(struct argvec *a, const char *s);
+void argvec_pushf(struct argvec *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Append every string of a NULL-terminated array (NULL = nothing). */
+void argvec_pushv(struct argvec *a, const char *const *v);
+/* Append the whitespace-separated words of s (no quoting: flags like "-O2 -march=native"). */
+void argvec_split(struct argvec *a, const char *s);
+/* The NULL-terminated array, valid until the next push or argvec_clear(). */
+const char *const *argvec_argv(struct argvec *a);
+/* Join with single spaces (no quoting; for fingerprints and reports). Caller frees. */
+char *argvec_join(const struct argvec *a);
+void argvec_clear(struct argvec *a);
+
+/* ---- the flag table ----------------------------------------------------------------- */
+
+enum cc_family { CC_GCC, CC_CLANG };
+enum build_phase { BUILD_BASELINE, BUILD_INSTRUMENTED, BUILD_PGO };
+#define BUILD_NPHASES 3
+
+/* "baseline", "instrumented", "pgo". */
+const char *build_phase_name(enum build_phase phase);
+/* "gcc", "clang". */
+const char *cc_family_name(enum cc_family cc);
+
+/* The paths the PGO flags refer to (absolute). Unused ones may be NULL. */
+struct pgo_paths {
+    const char *profile_dir; /* where training writes raw profile data (.gcda / .profraw) */
+    const char *profdata;    /* clang: the merged .profdata file the pgo build reads */
+    const char *build_dir;   /* gcc: the directory the compiler runs in (-fprofile-prefix-path) */
+};
+
+/* The table row of (cc, phase): NULL-terminated flag templates with {profile_dir},
+ * {profdata} and {build_dir} placeholders (see flags.c for the table and its sources). */
+const char *const *pgo_flag_templates(enum cc_family cc, enum build_phase phase);
+
+/* Append the expanded PGO flags of (cc, phase) to out. -1 with a message if a placeholder's
+ * path is NULL or not absolute (GCC names .gcda files after absolute paths, pgo.md 4.2). */
+int pgo_phase_flags(struct argvec *out, enum cc_family cc, enum build_phase phase,
+                    const struct pgo_paths *paths);
+
+/* ---- compilers ---------------------------------------------------------------------- */
+
+struct cc_info {
+    char *cc;           /* as given, e.g. "gcc", "clang-14", "/usr/bin/clang" */
+    enum cc_family family;
+    char *version;      /* first line of `cc --version` */
+    int major;          /* major version, 0 if unknown */
+    char *profdata;     /* clang: the llvm-profdata matching this clang, else NULL */
+};
+
+/* Fill info: the family and major version from the predefined macros (`cc -dM -E -x c
+ * /dev/null`: __clang__ / __clang_major__, else __GNUC__), the version line from
+ * `cc --version`; for clang also find llvm-profdata: next to the real compiler, then
+ * llvm-profdata-MAJOR, then llvm-profdata on PATH. -1 with a message if cc cannot run or is
+ * neither gcc nor clang. */
+int cc_probe(const char *cc, struct cc_info *info);
+void cc_info_release(struct cc_info *info);
+
+/* Pure parts of cc_probe, on `cc -dM -E` output: the family (-1 = neither) and the major
+ * version (0 = unknown). */
+int cc_family_from_macros(const char *macros);
+int cc_major_from_macros(const char *macros);
+
+/* ---- files, hashes, stamps ---------------------------------------------------------- */
+
+/* mkdir -p with mode 0755. -1 with a message. */
+int mkdir_p(const char *path);
+/* rm -rf (does not follow symlinks); a missing path is fine. -1 with a message. */
+int remove_tree(const char *path);
+bool is_dir(const char *path);
+bool is_file(const char *path);   /* a regular file (after following symlinks) */
+/* Size in bytes, or -1 if the file does not exist. */
+off_t file_size(const char *path);
+/* a + "/" + b. Caller frees. */
+char *path_join(const char *a, const char *b);
+/* Absolute form of path: realpath() when it exists, else cwd-joined. Caller frees. */
+char *abs_path(const char *path);
+/* Full path of an executable found on PATH (or name itself if it contains '/' and is
+ * executable), or NULL. Caller frees. */
+char *find_in_path(const char *name);
+/* A short stable key for text (16 hex digits, FNV-1a 64): cache directory names. Caller frees. */
+char *path_key(const char *text);
+/* Regular files in dir whose names end with suffix, sorted by name, full paths, NULL-terminated
+ * (free with argvec_clear on the returned argvec). Missing dir = empty list. */
+void list_files(struct argvec *out, const char *dir, const char *suffix);
+
+/* sha256 of files via the sha256sum program: one hex digest per file, joined by '\n'.
+ * NULL (with a message) on error. Caller frees. */
+char *sha256_files(const char *const *paths);
+char *sha256_file(const char *path);
+
+/* A stamp file records what produced an output (command line, input hashes, compiler):
+ * 1 if the file at path holds exactly text, else 0. */
+int stamp_matches(const char *path, const char *text);
+/* Write text to path atomically (path.tmp + rename). -1 with a message. */
+int stamp_write(const char *path, const char *text);
+
+/* ---- library builds ----------------------------------------------------------------- */
+
+/* One compile of a shared library: the command runs in dir, its output goes to dir/build.log,
+ * dir/stamp records the command plus stamp_extra; a build whose stamp matches and whose output
+ * exists is skipped (unless force). dir/fingerprint adds the output's path and sha256.
+ * Inputs are owned by the caller, outputs by the struct. */
+struct lib_build {
+    const char *name;            /* for messages: "baseline", "instrumented", "pgo" */
+    enum build_phase phase;
+    const char *dir;             /* absolute build directory */
+    const char *output;          /* the file the command produces, relative to dir */
+    const char *const *argv;     /* the compiler command */
+    const char *stamp_extra;     /* source hash, compiler version, profile id, ... */
+    bool force;
+    /* results */
+    char *lib;                   /* absolute path of the output */
+    char *log;                   /* absolute path of the log */
+    char *sha256;                /* of the output */
+    bool skipped;                /* reused from an earlier run */
+    double seconds;              /* compile wall time (0 when skipped) */
+    int status;                  /* 0 ok, -1 failed (message already printed) */
+};
+
+/* Run one build (see struct lib_build). On failure prints one error line with the command and
+ * the tail of its log; for the pgo phase a log that mentions a missing or mismatched profile is
+ * a failure even when the compiler exits 0. Returns 0 or -1. */
+int lib_build_run(struct lib_build *b);
+/* Run n builds, at most jobs at a time (threads; each a child compiler). Progress on stderr
+ * (a TTY only) shows the elapsed time. Returns 0 if all succeeded, else -1. */
+int lib_build_parallel(struct lib_build *builds, int n, int jobs, const char *what);
+void lib_build_release(struct lib_build *b);
+
+/* The first phrase in a compiler log that says the profile was missing, stale or unusable
+ * (GCC -Wmissing-profile / -Wcoverage-mismatch, clang -Wprofile-instr-*, pgo.md 4.4), or NULL. */
+const char *pgo_log_problem(const char *log_text);
+
+/* ---- profile data ------------------------------------------------------------------- */
+
+struct profile_info {
+    int files;          /* raw profile files found (non-empty) */
+    off_t bytes;        /* their total size */
+    char *id;           /* hash of the data the pgo build reads (stamp input) */
+};
+
+/* Empty (and create) the profile directory: GCC accumulates counts across runs. */
+int profile_wipe(const char *profile_dir);
+
+/* After training: check that profile data exists and is usable. gcc: non-empty .gcda files
+ * in profile_dir; clang: non-empty .profraw files, merged by cc->profdata into profdata
+ * (log: profile_dir/merge.log), which must be non-empty with a non-zero maximum count.
+ * -1 with "training produced no profile data in DIR" (or the merge error). */
+int profile_collect(const struct cc_info *cc, const char *profile_dir, const char *profdata,
+                    struct profile_info *info);
+void profile_info_release(struct profile_info *info);
+
+/* "Maximum function count: N" from `llvm-profdata show` output; -1 if absent. */
+long long profdata_max_count(const char *show_text);
+
+#endif

@@ -1,0 +1,243 @@
+/* files: directory and hashing helpers of the build pipeline (mkdir -p, rm -rf, PATH lookup,
+ * sha256 via sha256sum, cache keys) and stamp files. Strings returned are owned by the caller. */
+#include "build/build.h"
+#include "util/strbuf.h"
+#include "util/subprocess.h"
+#include "util/util.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int mkdir_p(const char *path)
+{
+    char *p = xstrdup(path);
+    for (char *s = p + 1;; s++) {
+        if (*s != '/' && *s != '\0')
+            continue;
+        char c = *s;
+        *s = '\0';
+        if (mkdir(p, 0755) < 0 && errno != EEXIST) {
+            int e = errno;
+            free(p);
+            return error("cannot create directory %s: %s", path, strerror(e));
+        }
+        *s = c;
+        if (!c)
+            break;
+    }
+    free(p);
+    if (!is_dir(path))
+        return error("%s exists and is not a directory", path);
+    return 0;
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)ftw;
+    int rc = (flag == FTW_DP) ? rmdir(path) : unlink(path);
+    if (rc < 0 && errno != ENOENT) {
+        error("cannot remove %s: %s", path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+int remove_tree(const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) < 0)
+        return errno == ENOENT ? 0 : error("cannot stat %s: %s", path, strerror(errno));
+    if (!S_ISDIR(st.st_mode)) {
+        if (unlink(path) < 0)
+            return error("cannot remove %s: %s", path, strerror(errno));
+        return 0;
+    }
+    return nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS) == 0 ? 0 : -1;
+}
+
+bool is_dir(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+bool is_file(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+off_t file_size(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 ? st.st_size : -1;
+}
+
+char *path_join(const char *a, const char *b)
+{
+    size_t la = strlen(a);
+    if (la && a[la - 1] == '/')
+        return xasprintf("%s%s", a, b);
+    return xasprintf("%s/%s", a, b);
+}
+
+char *abs_path(const char *path)
+{
+    char real[PATH_MAX], cwd[PATH_MAX];
+    if (realpath(path, real))
+        return xstrdup(real);
+    if (path[0] == '/' || !getcwd(cwd, sizeof(cwd)))
+        return xstrdup(path);
+    return path_join(cwd, path);
+}
+
+char *find_in_path(const char *name)
+{
+    if (strchr(name, '/'))
+        return access(name, X_OK) == 0 ? xstrdup(name) : NULL;
+    const char *path = getenv("PATH");
+    if (!path || !*path)
+        path = "/usr/local/bin:/usr/bin:/bin";
+    char *found = NULL;
+    while (!found) {
+        const char *colon = strchr(path, ':');
+        size_t len = colon ? (size_t)(colon - path) : strlen(path);
+        char *dir = len ? xstrndup(path, len) : xstrdup(".");
+        char *cand = path_join(dir, name);
+        free(dir);
+        if (is_file(cand) && access(cand, X_OK) == 0)
+            found = cand;
+        else
+            free(cand);
+        if (!colon)
+            break;
+        path = colon + 1;
+    }
+    return found;
+}
+
+char *path_key(const char *text)
+{
+    /* FNV-1a, 64 bit (Fowler/Noll/Vo; offset basis and prime from the published parameters). */
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
+        h ^= *p;
+        h *= 0x100000001b3ULL;
+    }
+    return xasprintf("%016llx", (unsigned long long)h);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void list_files(struct argvec *out, const char *dir, const char *suffix)
+{
+    DIR *d = opendir(dir);
+    struct argvec names = ARGVEC_INIT;
+    struct dirent *e;
+    size_t ls = strlen(suffix);
+    if (!d)
+        return;
+    while ((e = readdir(d))) {
+        size_t ln = strlen(e->d_name);
+        if (e->d_name[0] == '.' && (ln == 1 || (ln == 2 && e->d_name[1] == '.')))
+            continue;
+        if (ln < ls || strcmp(e->d_name + ln - ls, suffix))
+            continue;
+        char *full = path_join(dir, e->d_name);
+        if (is_file(full))
+            argvec_push(&names, full);
+        free(full);
+    }
+    closedir(d);
+    if (names.n)
+        qsort(names.v, (size_t)names.n, sizeof(char *), cmp_str);
+    for (int i = 0; i < names.n; i++)
+        argvec_push(out, names.v[i]);
+    argvec_clear(&names);
+}
+
+char *sha256_files(const char *const *paths)
+{
+    struct argvec argv = ARGVEC_INIT;
+    struct strbuf out = STRBUF_INIT, res = STRBUF_INIT;
+    argvec_push(&argv, "sha256sum");
+    argvec_push(&argv, "--");
+    argvec_pushv(&argv, paths);
+    struct subprocess sp = { .argv = argvec_argv(&argv), .out = &out };
+    strbuf_init(&out, 0);
+    strbuf_init(&res, 0);
+    int rc = subprocess_run(&sp);
+    if (rc != 0) {
+        char *cmd = subprocess_argv_str(argvec_argv(&argv));
+        if (rc > 0)
+            error("%s failed (exit %d)", cmd, rc);
+        free(cmd);
+        argvec_clear(&argv);
+        strbuf_release(&out);
+        strbuf_release(&res);
+        return NULL;
+    }
+    argvec_clear(&argv);
+    /* Lines are "<64 hex>  <name>" (a leading '\' marks an escaped name). */
+    for (const char *line = out.buf; *line;) {
+        const char *nl = strchr(line, '\n');
+        size_t len = nl ? (size_t)(nl - line) : strlen(line);
+        const char *h = line[0] == '\\' ? line + 1 : line;
+        if (len >= 64) {
+            if (res.len)
+                strbuf_addch(&res, '\n');
+            strbuf_add(&res, h, 64);
+        }
+        line += len + (nl ? 1 : 0);
+    }
+    strbuf_release(&out);
+    return strbuf_detach(&res);
+}
+
+char *sha256_file(const char *path)
+{
+    const char *paths[] = { path, NULL };
+    return sha256_files(paths);
+}
+
+int stamp_matches(const char *path, const char *text)
+{
+    struct strbuf sb = STRBUF_INIT;
+    strbuf_init(&sb, 0);
+    int ok = strbuf_read_file(&sb, path) == 0 && !strcmp(sb.buf, text);
+    strbuf_release(&sb);
+    return ok;
+}
+
+int stamp_write(const char *path, const char *text)
+{
+    char *tmp = xasprintf("%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f) {
+        error("cannot write %s: %s", tmp, strerror(errno));
+        free(tmp);
+        return -1;
+    }
+    int bad = fputs(text, f) < 0;
+    bad |= fclose(f) != 0;
+    if (bad || rename(tmp, path) < 0) {
+        error("cannot write %s: %s", path, strerror(errno));
+        unlink(tmp);
+        free(tmp);
+        return -1;
+    }
+    free(tmp);
+    return 0;
+}

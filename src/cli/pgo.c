@@ -1,0 +1,652 @@
+/* pgo: `pgolab pgo TARGET [options]`: build baseline, instrumented and PGO variants from one
+ * source with one compiler, train, gate on equal results, measure with the experiment engine. */
+#include "build/build.h"
+#include "build/sqlite.h"
+#include "cli/cli.h"
+#include "experiment/experiment.h"
+#include "oltp/oltp.h"
+#include "util/options.h"
+#include "util/progress.h"
+#include "util/strbuf.h"
+#include "util/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+static const struct opt_def pgo_options[] = {
+    { "source", OPT_STRING, NULL,
+      "SQLite source: a source tree, an amalgamation directory or a tarball "
+      "(default: `apt-get source sqlite3` into WORKDIR/src)" },
+    { "workdir", OPT_STRING, ".pgolab", "cache directory for sources, builds and profile data" },
+    { "cc", OPT_STRING, "gcc", "compiler for all three builds: gcc or clang (or a versioned name)" },
+    { "cflags", OPT_STRING, "-O2", "compiler flags shared by the three builds" },
+    { "train", OPT_LIST, "oltp_read_write", "training workloads, run on the instrumented build" },
+    { "train-time", OPT_INT, "20", "seconds of training per training workload" },
+    { "train-threads", OPT_INT, "2", "threads during training" },
+    { "bench", OPT_LIST, "oltp_read_only,oltp_read_write", "measured workloads" },
+    { "threads", OPT_LIST, "1,2", "measured thread counts" },
+    { "rounds", OPT_INT, "3", "rounds (each runs every variant once, in shuffled order)" },
+    { "time", OPT_INT, "10", "seconds per measured run" },
+    { "tables", OPT_INT, "1", "number of tables (training, gate and measurement)" },
+    { "table-size", OPT_INT, "10000", "rows per table" },
+    { "rand-seed", OPT_INT, "0", "seed of the run-order shuffle (0: from the clock)" },
+    { "output", OPT_STRING, NULL, "also write every run and the fingerprints as JSON to this file" },
+    { "measure", OPT_BOOL, "on", "measure baseline against pgo (off: stop after the gate)" },
+    { "rebuild", OPT_BOOL, "off", "ignore cached amalgamation, builds and profile data" },
+    OPT_END
+};
+
+static void usage(void)
+{
+    printf("Usage:\n  pgolab pgo TARGET [options]\n\n"
+           "Builds TARGET three ways from one source with one compiler and the same flags\n"
+           "(baseline, instrumented, pgo), trains the instrumented build with pgolab bench,\n"
+           "checks that baseline and pgo return identical results, then measures baseline\n"
+           "against pgo in interleaved rounds and prints the tables on stdout.\n\n"
+           "Targets:\n  sqlite                 the SQLite library (the embedded default)\n\n"
+           "Options:\n");
+    opts_print_help(pgo_options);
+}
+
+/* Validated options. Strings point into the opts or are owned lists. */
+struct pgo_settings {
+    const char *source, *workdir_opt, *cc, *cflags, *output;
+    char **train, **bench, **threads_list;
+    int ntrain, nbench, nthreads;
+    int *threads;
+    int train_time, train_threads, rounds, time_s, tables, table_size;
+    uint64_t seed;
+    bool measure, rebuild;
+};
+
+static void settings_release(struct pgo_settings *s)
+{
+    opt_list_free(s->train);
+    opt_list_free(s->bench);
+    opt_list_free(s->threads_list);
+    free(s->threads);
+}
+
+static int check_min(const struct opts *o, const char *name, int64_t min, int *out)
+{
+    int64_t v = opt_int(o, name);
+    if (v < min || v > 1000000000)
+        return error("--%s=%s: must be an integer %s %lld", name, opt_str(o, name),
+                     min == 1 ? ">" : ">=", (long long)(min == 1 ? 0 : min));
+    *out = (int)v;
+    return 0;
+}
+
+static int check_workloads(const char *name, char **list, int n)
+{
+    if (n == 0)
+        return error("--%s: needs at least one workload", name);
+    for (int i = 0; i < n; i++)
+        if (!workload_find(list[i]))
+            return error("--%s: unknown workload '%s' (known: %s)", name, list[i],
+                         workload_names());
+    return 0;
+}
+
+static int settings_load(const struct opts *o, struct pgo_settings *s)
+{
+    memset(s, 0, sizeof(*s));
+    s->source = opt_str(o, "source");
+    s->workdir_opt = opt_str(o, "workdir");
+    s->cc = opt_str(o, "cc");
+    s->cflags = opt_str(o, "cflags");
+    s->output = opt_str(o, "output");
+    s->measure = opt_bool(o, "measure");
+    s->rebuild = opt_bool(o, "rebuild");
+    s->train = opt_list(o, "train", &s->ntrain);
+    s->bench = opt_list(o, "bench", &s->nbench);
+    s->threads_list = opt_list(o, "threads", &s->nthreads);
+
+    if (s->source && !*s->source)
+        return error("--source: empty path");
+    if (!s->workdir_opt || !*s->workdir_opt)
+        return error("--workdir: empty path");
+    if (!s->cc || !*s->cc)
+        return error("--cc: empty compiler name");
+    if (!s->cflags)
+        s->cflags = "";
+    if (strstr(s->cflags, "-fprofile") || strstr(s->cflags, "-fauto-profile"))
+        return error("--cflags=%s: must not contain profile flags (pgolab adds them per build)",
+                     s->cflags);
+    if (s->output && !*s->output)
+        return error("--output: empty path");
+    if (check_workloads("train", s->train, s->ntrain) < 0 ||
+        check_workloads("bench", s->bench, s->nbench) < 0)
+        return -1;
+    if (s->nthreads == 0)
+        return error("--threads: needs at least one thread count");
+    s->threads = xcalloc((size_t)s->nthreads, sizeof(int));
+    for (int i = 0; i < s->nthreads; i++) {
+        int64_t v;
+        if (parse_int64(s->threads_list[i], &v) < 0 || v <= 0 || v > 100000)
+            return error("--threads=%s: thread counts must be integers > 0 (got '%s')",
+                         opt_str(o, "threads"), s->threads_list[i]);
+        s->threads[i] = (int)v;
+    }
+    if (check_min(o, "rounds", 1, &s->rounds) < 0 || check_min(o, "time", 1, &s->time_s) < 0 ||
+        check_min(o, "train-time", 1, &s->train_time) < 0 ||
+        check_min(o, "train-threads", 1, &s->train_threads) < 0 ||
+        check_min(o, "tables", 1, &s->tables) < 0 ||
+        check_min(o, "table-size", 1, &s->table_size) < 0)
+        return -1;
+    int64_t seed = opt_int(o, "rand-seed");
+    if (seed < 0)
+        return error("--rand-seed=%s: must be >= 0", opt_str(o, "rand-seed"));
+    s->seed = seed ? (uint64_t)seed : (now_ns() ^ ((uint64_t)getpid() << 32));
+    return 0;
+}
+
+/* ---- interruption ------------------------------------------------------------------- */
+
+static volatile sig_atomic_t interrupted;
+
+static void on_signal(int sig)
+{
+    interrupted = sig;
+}
+
+struct saved_signals {
+    struct sigaction intr, term;
+};
+
+static void catch_signals(struct saved_signals *saved)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &saved->intr);
+    sigaction(SIGTERM, &sa, &saved->term);
+}
+
+static void restore_signals(const struct saved_signals *saved)
+{
+    sigaction(SIGINT, &saved->intr, NULL);
+    sigaction(SIGTERM, &saved->term, NULL);
+}
+
+/* ---- the SQLite pipeline ------------------------------------------------------------ */
+
+/* Everything the pipeline made; released by sqlite_pgo_release(). */
+struct sqlite_pgo {
+    char *workdir;               /* absolute */
+    char *source;                /* the validated source dir */
+    enum sqlite_source_kind kind;
+    struct sqlite_amalgamation amalg;
+    struct cc_info cc;
+    char *root;                  /* WORKDIR/build-<cc>-<key> */
+    char *profile_dir, *profdata;
+    char *rundir;                /* database files: /dev/shm/pgolab-PID or WORKDIR/run */
+    bool rundir_is_shm;
+    char *dir[BUILD_NPHASES];
+    struct argvec argv[BUILD_NPHASES];
+    char *flags[BUILD_NPHASES];  /* cflags + PGO flags of each build, for the fingerprint */
+    struct lib_build build[BUILD_NPHASES];
+    struct profile_info profile;
+    bool trained_now;
+    double train_seconds;
+    char *checksum;
+    long long rows;
+    char *stamp_extra, *pgo_stamp_extra, *progress_what;
+    int lock_fd;                 /* WORKDIR/.lock, held with flock; -1 = none */
+};
+
+static void sqlite_pgo_release(struct sqlite_pgo *p)
+{
+    free(p->workdir);
+    free(p->source);
+    sqlite_amalgamation_release(&p->amalg);
+    cc_info_release(&p->cc);
+    free(p->root);
+    free(p->profile_dir);
+    free(p->profdata);
+    free(p->rundir);
+    for (int i = 0; i < BUILD_NPHASES; i++) {
+        free(p->dir[i]);
+        argvec_clear(&p->argv[i]);
+        free(p->flags[i]);
+        lib_build_release(&p->build[i]);
+    }
+    profile_info_release(&p->profile);
+    free(p->checksum);
+    free(p->stamp_extra);
+    free(p->pgo_stamp_extra);
+    free(p->progress_what);
+    if (p->lock_fd >= 0)
+        close(p->lock_fd);
+}
+
+/* The run directory for database files: tmpfs when it is writable. */
+static int make_rundir(struct sqlite_pgo *p)
+{
+    if (access("/dev/shm", W_OK) == 0) {
+        p->rundir = xasprintf("/dev/shm/pgolab-%d", (int)getpid());
+        if (remove_tree(p->rundir) == 0 && mkdir_p(p->rundir) == 0) {
+            p->rundir_is_shm = true;
+            return 0;
+        }
+        free(p->rundir);
+    }
+    p->rundir = path_join(p->workdir, "run");
+    return mkdir_p(p->rundir);
+}
+
+/* Copy the *.log files of the run directory to WORKDIR/last-run before it is removed. */
+static void save_run_logs(const struct sqlite_pgo *p)
+{
+    struct argvec logs = ARGVEC_INIT;
+    list_files(&logs, p->rundir, ".log");
+    if (logs.n) {
+        char *dest = path_join(p->workdir, "last-run");
+        if (remove_tree(dest) == 0 && mkdir_p(dest) == 0) {
+            for (int i = 0; i < logs.n; i++) {
+                struct strbuf sb = STRBUF_INIT;
+                strbuf_init(&sb, 0);
+                const char *base = strrchr(logs.v[i], '/') + 1;
+                char *to = path_join(dest, base);
+                if (strbuf_read_file(&sb, logs.v[i]) == 0)
+                    stamp_write(to, sb.buf);
+                free(to);
+                strbuf_release(&sb);
+            }
+        }
+        free(dest);
+    }
+    argvec_clear(&logs);
+}
+
+static int prepare_builds(struct sqlite_pgo *p, const struct pgo_settings *s)
+{
+    char *keytext = xasprintf("%s\n%s\n%s\n%s", p->amalg.sqlite3_c, s->cc, p->cc.version,
+                              s->cflags);
+    char *key = path_key(keytext);
+    char *name = xasprintf("build-%s-%s", cc_family_name(p->cc.family), key);
+    p->root = path_join(p->workdir, name);
+    free(keytext);
+    free(key);
+    free(name);
+    p->profile_dir = path_join(p->root, "profile");
+    if (p->cc.family == CC_CLANG)
+        p->profdata = path_join(p->root, "sqlite.profdata");
+
+    for (int ph = 0; ph < BUILD_NPHASES; ph++) {
+        p->dir[ph] = path_join(p->root, build_phase_name((enum build_phase)ph));
+        struct pgo_paths paths = { p->profile_dir, p->profdata, p->dir[ph] };
+        if (sqlite_lib_argv(&p->argv[ph], s->cc, p->cc.family, s->cflags, (enum build_phase)ph,
+                            &paths, p->amalg.sqlite3_c) < 0)
+            return -1;
+        struct argvec fl = ARGVEC_INIT;
+        argvec_split(&fl, s->cflags);
+        if (pgo_phase_flags(&fl, p->cc.family, (enum build_phase)ph, &paths) < 0) {
+            argvec_clear(&fl);
+            return -1;
+        }
+        p->flags[ph] = argvec_join(&fl);
+        argvec_clear(&fl);
+
+        struct lib_build *b = &p->build[ph];
+        b->name = build_phase_name((enum build_phase)ph);
+        b->phase = (enum build_phase)ph;
+        b->dir = p->dir[ph];
+        b->output = SQLITE_LIB_NAME;
+        b->argv = argvec_argv(&p->argv[ph]);
+        b->force = s->rebuild;
+    }
+    return mkdir_p(p->root);
+}
+
+/* Hold WORKDIR/.lock (flock) for the whole run: two runs on one workdir would build into,
+ * and wipe, the same directories. The lock goes away with the process. */
+static int lock_workdir(struct sqlite_pgo *p, const char *opt)
+{
+    if (mkdir_p(p->workdir) < 0)
+        return -1;
+    char *path = path_join(p->workdir, ".lock");
+    p->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    free(path);
+    if (p->lock_fd < 0)
+        return error("--workdir=%s: cannot create its lock file: %s", opt, strerror(errno));
+    if (flock(p->lock_fd, LOCK_EX | LOCK_NB) < 0)
+        return error("--workdir=%s is in use by another pgolab pgo run (wait for it or pass "
+                     "another --workdir)", opt);
+    return 0;
+}
+
+/* 1 if the profile dir holds non-empty raw profile data (checked quietly). */
+static bool profile_present(const struct sqlite_pgo *p)
+{
+    struct argvec files = ARGVEC_INIT;
+    bool found = false;
+    list_files(&files, p->profile_dir, p->cc.family == CC_GCC ? ".gcda" : ".profraw");
+    for (int i = 0; i < files.n && !found; i++)
+        found = file_size(files.v[i]) > 0;
+    argvec_clear(&files);
+    return found;
+}
+
+/* Train unless the profile data of an identical training is already there. */
+static int train(struct sqlite_pgo *p, const struct pgo_settings *s, const char *pgolab)
+{
+    struct strbuf stamp = STRBUF_INIT;
+    char *stamp_path = path_join(p->root, "training.stamp");
+    char *db = path_join(p->rundir, "train.db");
+    char *log = path_join(p->root, "training.log");
+    char *env_profile = xasprintf("LLVM_PROFILE_FILE=%s/%%p-%%m.profraw", p->profile_dir);
+    const char *env[] = { env_profile, NULL };
+    int rc = -1;
+
+    strbuf_init(&stamp, 0);
+    strbuf_addf(&stamp, "instrumented-sha256: %s\ntrain:", p->build[BUILD_INSTRUMENTED].sha256);
+    for (int i = 0; i < s->ntrain; i++)
+        strbuf_addf(&stamp, " %s", s->train[i]);
+    strbuf_addf(&stamp, "\ntime: %d\nthreads: %d\ntables: %d\ntable-size: %d\n", s->train_time,
+                s->train_threads, s->tables, s->table_size);
+
+    if (!s->rebuild && stamp_matches(stamp_path, stamp.buf) && profile_present(p)) {
+        rc = profile_collect(&p->cc, p->profile_dir, p->profdata, &p->profile);
+        goto out;
+    }
+    unlink(stamp_path);
+    if (profile_wipe(p->profile_dir) < 0 || stamp_write(log, "") < 0)
+        goto out;
+    struct sqlite_bench b = {
+        .pgolab = pgolab, .library = p->build[BUILD_INSTRUMENTED].lib, .db = db,
+        .tables = s->tables, .table_size = s->table_size,
+        .env = p->cc.family == CC_CLANG ? env : NULL, .log = log,
+    };
+    uint64_t t0 = now_ns();
+    if (sqlite_train(&b, s->train, s->ntrain, s->train_time, s->train_threads) < 0)
+        goto out;
+    p->train_seconds = (double)(now_ns() - t0) / 1e9;
+    p->trained_now = true;
+    if (profile_collect(&p->cc, p->profile_dir, p->profdata, &p->profile) < 0)
+        goto out;
+    rc = stamp_write(stamp_path, stamp.buf);
+out:
+    strbuf_release(&stamp);
+    free(stamp_path);
+    free(db);
+    free(log);
+    free(env_profile);
+    return rc;
+}
+
+static void print_build_line(const char *label, const struct lib_build *b)
+{
+    printf("  %-13s %s  sha256 %.16s  ", label, b->lib, b->sha256);
+    if (b->skipped)
+        printf("(cached)\n");
+    else
+        printf("(%.1f s)\n", b->seconds);
+}
+
+/* The pipeline summary that opens the report (stdout). */
+static void print_summary(const struct sqlite_pgo *p, const struct pgo_settings *s)
+{
+    printf("pgolab pgo sqlite: SQLite %s, %s, %s\n", p->amalg.version, p->cc.version,
+           *s->cflags ? s->cflags : "(no cflags)");
+    printf("  %-13s %s%s\n", "source", p->source,
+           p->kind == SQLITE_SRC_AMALGAMATION ? " (amalgamation)" : "");
+    if (p->kind == SQLITE_SRC_TREE) {
+        printf("  %-13s %s  ", "amalgamation", p->amalg.sqlite3_c);
+        if (p->amalg.cached)
+            printf("(cached)\n");
+        else
+            printf("(%.1f s)\n", p->amalg.seconds);
+    }
+    print_build_line("baseline", &p->build[BUILD_BASELINE]);
+    print_build_line("instrumented", &p->build[BUILD_INSTRUMENTED]);
+    printf("  %-13s", "training");
+    for (int i = 0; i < s->ntrain; i++)
+        printf("%s%s", i ? "," : " ", s->train[i]);
+    printf(", %d s each, %d threads: %d %s file%s, %lld bytes ", s->train_time, s->train_threads,
+           p->profile.files, p->cc.family == CC_GCC ? ".gcda" : ".profraw",
+           p->profile.files == 1 ? "" : "s", (long long)p->profile.bytes);
+    if (p->trained_now)
+        printf("(%.1f s)\n", p->train_seconds);
+    else
+        printf("(cached)\n");
+    print_build_line("pgo", &p->build[BUILD_PGO]);
+    printf("  %-13s pgo flags: %s\n", "", p->flags[BUILD_PGO]);
+    printf("  %-13s oltp_read_only verify: checksum %s over %lld rows, identical\n", "gate",
+           p->checksum, p->rows);
+    fflush(stdout);
+}
+
+static int measure(struct sqlite_pgo *p, const struct pgo_settings *s, const char *pgolab)
+{
+    struct variant v[2];
+    struct experiment_config cfg;
+    struct experiment_result res;
+    int rc = 0;
+
+    memset(v, 0, sizeof(v));
+    memset(&res, 0, sizeof(res));
+    v[0].name = "baseline";
+    v[0].library = p->build[BUILD_BASELINE].lib;
+    v[0].compiler = p->cc.version;
+    v[0].cflags = p->flags[BUILD_BASELINE];
+    v[1].name = "pgo";
+    v[1].library = p->build[BUILD_PGO].lib;
+    v[1].compiler = p->cc.version;
+    v[1].cflags = p->flags[BUILD_PGO];
+
+    memset(&cfg, 0, sizeof(cfg));
+    cfg.variants = v;
+    cfg.nvariants = 2;
+    cfg.workloads = s->bench;
+    cfg.nworkloads = s->nbench;
+    cfg.threads = s->threads;
+    cfg.nthreads = s->nthreads;
+    cfg.rounds = s->rounds;
+    cfg.time_s = s->time_s;
+    cfg.tables = s->tables;
+    cfg.table_size = s->table_size;
+    cfg.workdir = p->rundir;
+    cfg.pgolab = pgolab;
+    cfg.bench_args = NULL;
+    cfg.seed = s->seed;
+    cfg.progress = stderr_is_tty();
+
+    if (experiment_fingerprint(&cfg) < 0) {
+        rc = -1;
+        goto out;
+    }
+    /* The isolation proof: the child must have mapped the variant's own file. */
+    for (int i = 0; i < 2; i++) {
+        char *want = abs_path(v[i].library);
+        char *got = v[i].loaded_from ? abs_path(v[i].loaded_from) : NULL;
+        if (got && strcmp(want, got))
+            rc = error("variant %s: the benchmark loaded %s instead of %s", v[i].name, got, want);
+        free(want);
+        free(got);
+    }
+    if (rc < 0)
+        goto out;
+    if (experiment_run(&cfg, &res) < 0)
+        rc = -1;
+    if (res.nruns > 0)
+        experiment_report_text(stdout, &cfg, &res);
+    if (s->output && experiment_write_json(s->output, &cfg, &res) < 0)
+        rc = -1;
+    experiment_result_release(&res);
+out:
+    experiment_variant_release(&v[0]);
+    experiment_variant_release(&v[1]);
+    return rc;
+}
+
+/* Correctness gate on fresh data in the run directory (log: ROOT/gate.log). */
+static int gate(struct sqlite_pgo *p, const struct pgo_settings *s, const char *pgolab)
+{
+    char *db = path_join(p->rundir, "gate.db");
+    char *log = path_join(p->root, "gate.log");
+    struct sqlite_bench b = { .pgolab = pgolab, .db = db, .tables = s->tables,
+                              .table_size = s->table_size, .log = log };
+    int rc = stamp_write(log, "");
+    if (rc == 0)
+        rc = sqlite_gate(&b, p->build[BUILD_BASELINE].lib, p->build[BUILD_PGO].lib, &p->checksum,
+                         &p->rows);
+    free(db);
+    free(log);
+    return rc;
+}
+
+/* Stop with exit code 2 when a signal arrived (the children died with it). */
+#define CHECK_INTERRUPT()                                                   \
+    do {                                                                    \
+        if (interrupted) {                                                  \
+            progress_done();                                                \
+            error("interrupted (signal %d)", (int)interrupted);             \
+            rc = 2;                                                         \
+            goto out;                                                       \
+        }                                                                   \
+    } while (0)
+
+static int pgo_sqlite(const struct pgo_settings *s)
+{
+    struct sqlite_pgo p;
+    struct saved_signals saved;
+    char *pgolab = abs_path("/proc/self/exe");
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    int rc = 1;
+
+    memset(&p, 0, sizeof(p));
+    p.lock_fd = -1;
+    interrupted = 0;
+    catch_signals(&saved);
+
+    /* directories are created as each phase needs them, so bad input leaves nothing behind */
+    p.workdir = abs_path(s->workdir_opt);
+    if (file_size(p.workdir) >= 0 && !is_dir(p.workdir)) {
+        error("--workdir=%s: not a directory", s->workdir_opt);
+        goto out;
+    }
+
+    /* the compiler first: it is the cheapest thing to get wrong */
+    if (cc_probe(s->cc, &p.cc) < 0)
+        goto fail;
+    /* a source directory is checked before anything is written */
+    if (s->source && is_dir(s->source) &&
+        sqlite_source_resolve(s->source, p.workdir, &p.source, &p.kind) < 0)
+        goto fail;
+    if (lock_workdir(&p, s->workdir_opt) < 0)
+        goto fail;
+    /* 1. source, 2. amalgamation */
+    if (!p.source && sqlite_source_resolve(s->source, p.workdir, &p.source, &p.kind) < 0)
+        goto fail;
+    if (sqlite_amalgamation_build(p.source, p.kind, p.workdir, s->rebuild, &p.amalg) < 0)
+        goto fail;
+
+    /* 3. baseline + instrumented in parallel */
+    if (prepare_builds(&p, s) < 0)
+        goto fail;
+    char *src_sha = sha256_file(p.amalg.sqlite3_c);
+    if (!src_sha)
+        goto fail;
+    p.stamp_extra = xasprintf("source-sha256: %s\ncompiler: %s", src_sha, p.cc.version);
+    free(src_sha);
+    p.build[BUILD_BASELINE].stamp_extra = p.stamp_extra;
+    p.build[BUILD_INSTRUMENTED].stamp_extra = p.stamp_extra;
+    p.progress_what = xasprintf("build: baseline + instrumented (%s %s)", s->cc, s->cflags);
+    if (lib_build_parallel(&p.build[BUILD_BASELINE], 2, ncpu >= 2 ? 2 : 1, p.progress_what) < 0)
+        goto fail;
+    CHECK_INTERRUPT();
+
+    /* 4. training on the instrumented build */
+    if (make_rundir(&p) < 0 || train(&p, s, pgolab) < 0)
+        goto fail;
+    CHECK_INTERRUPT();
+
+    /* the pgo build reads the profile: its identity is part of the stamp */
+    p.pgo_stamp_extra = xasprintf("%s\nprofile: %s", p.stamp_extra, p.profile.id);
+    p.build[BUILD_PGO].stamp_extra = p.pgo_stamp_extra;
+    free(p.progress_what);
+    p.progress_what = xasprintf("build: pgo (%s %s)", s->cc, s->cflags);
+    if (lib_build_parallel(&p.build[BUILD_PGO], 1, 1, p.progress_what) < 0)
+        goto fail;
+    CHECK_INTERRUPT();
+
+    /* 5. correctness gate */
+    if (gate(&p, s, pgolab) < 0)
+        goto fail;
+    CHECK_INTERRUPT();
+    print_summary(&p, s);
+
+    /* 6. measurement (the engine catches SIGINT/SIGTERM itself) */
+    rc = 0;
+    if (s->measure) {
+        restore_signals(&saved);
+        printf("\n");
+        rc = measure(&p, s, pgolab) < 0 ? 1 : 0;
+        catch_signals(&saved);
+    }
+    goto out;
+fail:
+    CHECK_INTERRUPT();
+out:
+    progress_done();
+    if (p.rundir && p.rundir_is_shm) {
+        save_run_logs(&p);
+        remove_tree(p.rundir);
+    }
+    restore_signals(&saved);
+    sqlite_pgo_release(&p);
+    free(pgolab);
+    return rc;
+}
+
+int cmd_pgo(int argc, char **argv)
+{
+    const struct opt_def *tables[] = { pgo_options };
+    struct opts o;
+    struct pgo_settings s;
+    int rc = 1;
+
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            usage();
+            return 0;
+        }
+    opts_init(&o, tables, 1);
+    if (opts_parse(&o, argc - 1, argv + 1) < 0)
+        goto out;
+    if (o.nargs == 0) {
+        usage();
+        goto out;
+    }
+    const char *target = o.args[0];
+    if (!strcmp(target, "help") || (o.nargs == 2 && !strcmp(o.args[1], "help"))) {
+        usage();
+        rc = 0;
+        goto out;
+    }
+    if (strcmp(target, "sqlite")) {
+        error("unknown PGO target '%s' (known: sqlite)", target);
+        goto out;
+    }
+    if (o.nargs > 1) {
+        error("unexpected argument '%s' (usage: pgolab pgo sqlite [options])", o.args[1]);
+        goto out;
+    }
+    if (settings_load(&o, &s) < 0) {
+        settings_release(&s);
+        goto out;
+    }
+    rc = pgo_sqlite(&s);
+    settings_release(&s);
+out:
+    opts_release(&o);
+    return rc;
+}

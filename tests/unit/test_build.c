@@ -1,0 +1,658 @@
+/* Unit tests for src/build: the PGO flag table per compiler and phase, the SQLite library
+ * command, compiler-version parsing, source-tree validation, stamps and build skipping,
+ * log and profile checks, and (when gcc is present) a tiny real gcc PGO round trip. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "build/build.h"
+#include "build/sqlite.h"
+#include "util/strbuf.h"
+#include "util/subprocess.h"
+#include "util/util.h"
+
+/* ---- test-local helpers ------------------------------------------------------------- */
+
+/* Evaluate an expression expected to fail with stderr muted, so its (expected) FATAL
+ * message does not clutter the test output; cmocka's own failure reports stay visible. */
+static int t_saved_stderr = -1;
+
+static void t_mute(void)
+{
+    fflush(stderr);
+    t_saved_stderr = dup(STDERR_FILENO);
+    int fd = open("/dev/null", O_WRONLY);
+    dup2(fd, STDERR_FILENO);
+    close(fd);
+}
+
+static int t_unmute(int value)
+{
+    fflush(stderr);
+    dup2(t_saved_stderr, STDERR_FILENO);
+    close(t_saved_stderr);
+    return value;
+}
+
+#define T_QUIET(expr) (t_mute(), t_unmute(expr))
+
+static char *t_tmpdir(void)
+{
+    char tmpl[] = "/tmp/pgolab-test-build-XXXXXX";
+    char *d = mkdtemp(tmpl);
+    assert_non_null(d);
+    return xstrdup(d);
+}
+
+static void t_write(const char *dir, const char *rel, const char *text)
+{
+    char *p = path_join(dir, rel);
+    char *slash = strrchr(p, '/');
+    *slash = '\0';
+    assert_int_equal(mkdir_p(p), 0);
+    *slash = '/';
+    assert_int_equal(stamp_write(p, text), 0);
+    free(p);
+}
+
+static bool t_has(const struct argvec *a, const char *s)
+{
+    for (int i = 0; i < a->n; i++)
+        if (!strcmp(a->v[i], s))
+            return true;
+    return false;
+}
+
+static bool t_has_prefix(const struct argvec *a, const char *prefix)
+{
+    for (int i = 0; i < a->n; i++)
+        if (!strncmp(a->v[i], prefix, strlen(prefix)))
+            return true;
+    return false;
+}
+
+static const struct pgo_paths t_paths = { "/w/profile", "/w/sqlite.profdata", "/w/build" };
+
+/* ---- flag table --------------------------------------------------------------------- */
+
+static void test_baseline_has_no_pgo_flags(void **state)
+{
+    (void)state;
+    for (int cc = CC_GCC; cc <= CC_CLANG; cc++) {
+        struct argvec a = ARGVEC_INIT;
+        assert_int_equal(pgo_phase_flags(&a, (enum cc_family)cc, BUILD_BASELINE, &t_paths), 0);
+        assert_int_equal(a.n, 0);
+        /* baseline needs no paths at all */
+        assert_int_equal(pgo_phase_flags(&a, (enum cc_family)cc, BUILD_BASELINE, NULL), 0);
+        argvec_clear(&a);
+    }
+}
+
+static void test_gcc_flags(void **state)
+{
+    (void)state;
+    struct argvec gen = ARGVEC_INIT, use = ARGVEC_INIT;
+    assert_int_equal(pgo_phase_flags(&gen, CC_GCC, BUILD_INSTRUMENTED, &t_paths), 0);
+    assert_true(t_has(&gen, "-fprofile-generate=/w/profile"));
+    assert_true(t_has(&gen, "-fprofile-update=prefer-atomic"));
+    assert_true(t_has(&gen, "-fprofile-prefix-path=/w/build"));
+    assert_false(t_has_prefix(&gen, "-fprofile-use"));
+
+    assert_int_equal(pgo_phase_flags(&use, CC_GCC, BUILD_PGO, &t_paths), 0);
+    assert_true(t_has(&use, "-fprofile-use=/w/profile"));
+    assert_true(t_has(&use, "-fprofile-correction"));
+    assert_true(t_has(&use, "-fprofile-prefix-path=/w/build"));
+    assert_true(t_has(&use, "-Werror=missing-profile"));
+    assert_true(t_has(&use, "-Werror=coverage-mismatch"));
+    assert_false(t_has_prefix(&use, "-fprofile-generate"));
+    argvec_clear(&gen);
+    argvec_clear(&use);
+}
+
+static void test_clang_flags(void **state)
+{
+    (void)state;
+    struct argvec gen = ARGVEC_INIT, use = ARGVEC_INIT;
+    assert_int_equal(pgo_phase_flags(&gen, CC_CLANG, BUILD_INSTRUMENTED, &t_paths), 0);
+    assert_true(t_has(&gen, "-fprofile-instr-generate=/w/profile/%p-%m.profraw"));
+    assert_false(t_has_prefix(&gen, "-fprofile-instr-use"));
+
+    assert_int_equal(pgo_phase_flags(&use, CC_CLANG, BUILD_PGO, &t_paths), 0);
+    assert_true(t_has(&use, "-fprofile-instr-use=/w/sqlite.profdata"));
+    assert_true(t_has(&use, "-Werror=profile-instr-missing"));
+    assert_true(t_has(&use, "-Werror=profile-instr-out-of-date"));
+    assert_true(t_has(&use, "-Werror=profile-instr-unprofiled"));
+    assert_false(t_has_prefix(&use, "-fprofile-instr-generate"));
+    argvec_clear(&gen);
+    argvec_clear(&use);
+}
+
+static void test_flags_need_absolute_paths(void **state)
+{
+    (void)state;
+    struct argvec a = ARGVEC_INIT;
+    struct pgo_paths rel = { "profile", NULL, "/w/build" };
+    assert_int_equal(T_QUIET(pgo_phase_flags(&a, CC_GCC, BUILD_INSTRUMENTED, &rel)), -1);
+    argvec_clear(&a);
+    struct pgo_paths no_profdata = { "/w/profile", NULL, "/w/build" };
+    assert_int_equal(T_QUIET(pgo_phase_flags(&a, CC_CLANG, BUILD_PGO, &no_profdata)), -1);
+    argvec_clear(&a);
+    assert_int_equal(T_QUIET(pgo_phase_flags(&a, CC_GCC, BUILD_PGO, NULL)), -1);
+    argvec_clear(&a);
+}
+
+/* The three commands are identical except for the PGO flags. */
+static void test_sqlite_lib_argv_same_but_pgo_flags(void **state)
+{
+    (void)state;
+    for (int cc = CC_GCC; cc <= CC_CLANG; cc++) {
+        struct argvec base = ARGVEC_INIT;
+        assert_int_equal(sqlite_lib_argv(&base, cc == CC_GCC ? "gcc" : "clang",
+                                         (enum cc_family)cc, " -O3  -march=native ",
+                                         BUILD_BASELINE, &t_paths, "/a/sqlite3.c"),
+                         0);
+        assert_string_equal(base.v[0], cc == CC_GCC ? "gcc" : "clang");
+        assert_string_equal(base.v[1], "-O3");
+        assert_string_equal(base.v[2], "-march=native");
+        assert_true(t_has(&base, "-fPIC"));
+        assert_true(t_has(&base, "-shared"));
+        assert_true(t_has(&base, "-DSQLITE_THREADSAFE=1"));
+        assert_true(t_has(&base, "-DNDEBUG"));
+        assert_true(t_has(&base, "-Wl,-Bsymbolic"));
+        assert_true(t_has(&base, "/a/sqlite3.c"));
+        assert_true(t_has(&base, "-lpthread"));
+        assert_false(t_has_prefix(&base, "-fprofile"));
+        for (int ph = BUILD_INSTRUMENTED; ph <= BUILD_PGO; ph++) {
+            struct argvec a = ARGVEC_INIT, flags = ARGVEC_INIT, rest = ARGVEC_INIT;
+            assert_int_equal(sqlite_lib_argv(&a, cc == CC_GCC ? "gcc" : "clang",
+                                             (enum cc_family)cc, " -O3  -march=native ",
+                                             (enum build_phase)ph, &t_paths, "/a/sqlite3.c"),
+                             0);
+            assert_int_equal(pgo_phase_flags(&flags, (enum cc_family)cc, (enum build_phase)ph,
+                                             &t_paths),
+                             0);
+            assert_true(flags.n > 0);
+            assert_int_equal(a.n, base.n + flags.n);
+            for (int i = 0; i < a.n; i++)
+                if (!t_has(&flags, a.v[i]))
+                    argvec_push(&rest, a.v[i]);
+            assert_int_equal(rest.n, base.n);
+            for (int i = 0; i < base.n; i++)
+                assert_string_equal(rest.v[i], base.v[i]);
+            argvec_clear(&a);
+            argvec_clear(&flags);
+            argvec_clear(&rest);
+        }
+        /* output name and the last argument are fixed */
+        assert_string_equal(base.v[base.n - 1], "-ldl");
+        assert_true(t_has(&base, SQLITE_LIB_NAME));
+        argvec_clear(&base);
+    }
+}
+
+static void test_phase_and_family_names(void **state)
+{
+    (void)state;
+    assert_string_equal(build_phase_name(BUILD_BASELINE), "baseline");
+    assert_string_equal(build_phase_name(BUILD_INSTRUMENTED), "instrumented");
+    assert_string_equal(build_phase_name(BUILD_PGO), "pgo");
+    assert_string_equal(cc_family_name(CC_GCC), "gcc");
+    assert_string_equal(cc_family_name(CC_CLANG), "clang");
+    assert_non_null(pgo_flag_templates(CC_CLANG, BUILD_PGO));
+}
+
+/* ---- compilers ---------------------------------------------------------------------- */
+
+static void test_cc_macro_parsing(void **state)
+{
+    (void)state;
+    const char *gcc = "#define __STDC__ 1\n#define __GNUC__ 12\n#define __GNUC_MINOR__ 2\n";
+    const char *clang = "#define __GNUC__ 4\n#define __clang__ 1\n#define __clang_major__ 14\n";
+    assert_int_equal(cc_family_from_macros(gcc), CC_GCC);
+    assert_int_equal(cc_family_from_macros(clang), CC_CLANG);
+    assert_int_equal(cc_family_from_macros("#define __TINYC__ 927\n"), -1);
+    assert_int_equal(cc_family_from_macros("#define __GNUC_MINOR__ 2\n"), -1);
+    assert_int_equal(cc_family_from_macros(""), -1);
+    assert_int_equal(cc_major_from_macros(gcc), 12);
+    assert_int_equal(cc_major_from_macros(clang), 14);
+    assert_int_equal(cc_major_from_macros(""), 0);
+}
+
+static void test_cc_probe_rejects_non_compiler(void **state)
+{
+    (void)state;
+    struct cc_info info;
+    /* `true` runs and prints nothing: neither gcc nor clang */
+    assert_int_equal(T_QUIET(cc_probe("true", &info)), -1);
+    assert_int_equal(T_QUIET(cc_probe("/nonexistent/cc", &info)), -1);
+    char *gcc = find_in_path("gcc");
+    if (gcc) {
+        assert_int_equal(cc_probe("gcc", &info), 0);
+        assert_int_equal(info.family, CC_GCC);
+        assert_true(info.major > 0);
+        assert_non_null(strstr(info.version, "gcc"));
+        assert_null(info.profdata);
+        cc_info_release(&info);
+        free(gcc);
+    }
+    char *clang = find_in_path("clang");
+    if (clang) {
+        assert_int_equal(cc_probe("clang", &info), 0);
+        assert_int_equal(info.family, CC_CLANG);
+        assert_true(info.major > 0);
+        assert_non_null(info.profdata);
+        cc_info_release(&info);
+        free(clang);
+    }
+}
+
+/* ---- source trees ------------------------------------------------------------------- */
+
+static void test_source_kind(void **state)
+{
+    (void)state;
+    char *d = t_tmpdir();
+    char *tree = path_join(d, "tree"), *am = path_join(d, "am"), *half = path_join(d, "half");
+    t_write(tree, "src/sqliteInt.h", "/* */\n");
+    t_write(tree, "tool/mksqlite3c.tcl", "#\n");
+    t_write(am, "sqlite3.c", "/* */\n");
+    t_write(am, "sqlite3.h", "#define SQLITE_VERSION        \"3.45.1\"\n");
+    t_write(half, "sqlite3.c", "/* */\n");
+    t_write(half, "src/sqliteInt.h", "/* */\n");
+
+    assert_int_equal(sqlite_source_kind(tree), SQLITE_SRC_TREE);
+    assert_int_equal(sqlite_source_kind(am), SQLITE_SRC_AMALGAMATION);
+    assert_int_equal(sqlite_source_kind(half), SQLITE_SRC_NONE);
+    assert_int_equal(sqlite_source_kind(d), SQLITE_SRC_NONE);
+    assert_int_equal(sqlite_source_kind("/nonexistent/x"), SQLITE_SRC_NONE);
+
+    char *dir = NULL;
+    enum sqlite_source_kind kind;
+    char *work = path_join(d, "work");
+    assert_int_equal(T_QUIET(sqlite_source_resolve(half, work, &dir, &kind)), -1);
+    assert_null(dir);
+    assert_int_equal(T_QUIET(sqlite_source_resolve("/nonexistent/x", work, &dir, &kind)), -1);
+    assert_int_equal(sqlite_source_resolve(am, work, &dir, &kind), 0);
+    assert_string_equal(dir, am);
+    assert_int_equal(kind, SQLITE_SRC_AMALGAMATION);
+    free(dir);
+
+    /* an amalgamation dir is used as it is, and its version read from sqlite3.h */
+    struct sqlite_amalgamation a;
+    assert_int_equal(sqlite_amalgamation_build(am, SQLITE_SRC_AMALGAMATION, work, false, &a), 0);
+    assert_true(a.cached);
+    assert_string_equal(a.dir, am);
+    assert_string_equal(a.version, "3.45.1");
+    sqlite_amalgamation_release(&a);
+
+    assert_int_equal(remove_tree(d), 0);
+    assert_false(is_dir(d));
+    free(tree);
+    free(am);
+    free(half);
+    free(work);
+    free(d);
+}
+
+static void test_source_tarball(void **state)
+{
+    (void)state;
+    char *d = t_tmpdir();
+    char *pkg = path_join(d, "sqlite-autoconf-1");
+    char *tarball = path_join(d, "sqlite.tar");
+    char *work = path_join(d, "work");
+    t_write(pkg, "sqlite3.c", "/* */\n");
+    t_write(pkg, "sqlite3.h", "/* */\n");
+    const char *argv[] = { "tar", "-cf", tarball, "-C", d, "sqlite-autoconf-1", NULL };
+    struct subprocess sp = { .argv = argv };
+    assert_int_equal(subprocess_run(&sp), 0);
+
+    char *dir = NULL;
+    enum sqlite_source_kind kind;
+    assert_int_equal(sqlite_source_resolve(tarball, work, &dir, &kind), 0);
+    assert_int_equal(kind, SQLITE_SRC_AMALGAMATION);
+    assert_non_null(strstr(dir, "/src/tarball-"));
+    assert_non_null(strstr(dir, "/sqlite-autoconf-1"));
+    free(dir);
+
+    /* a tarball without SQLite in it */
+    char *junk = path_join(d, "junk.tar");
+    const char *argv2[] = { "tar", "-cf", junk, "-C", d, "sqlite.tar", NULL };
+    struct subprocess sp2 = { .argv = argv2 };
+    assert_int_equal(subprocess_run(&sp2), 0);
+    assert_int_equal(T_QUIET(sqlite_source_resolve(junk, work, &dir, &kind)), -1);
+
+    remove_tree(d);
+    free(pkg);
+    free(tarball);
+    free(work);
+    free(junk);
+    free(d);
+}
+
+static void test_version_from_header(void **state)
+{
+    (void)state;
+    char *v = sqlite_version_from_header("x\n#define SQLITE_VERSION        \"3.40.1\"\n");
+    assert_string_equal(v, "3.40.1");
+    free(v);
+    assert_null(sqlite_version_from_header("#define SQLITE_VERSION_NUMBER 3040001\n"));
+    assert_null(sqlite_version_from_header(NULL));
+}
+
+/* ---- stamps and build skipping ------------------------------------------------------ */
+
+static void test_stamps(void **state)
+{
+    (void)state;
+    char *d = t_tmpdir();
+    char *p = path_join(d, "stamp");
+    assert_int_equal(stamp_matches(p, "a\n"), 0);
+    assert_int_equal(stamp_write(p, "command: gcc -O2\nsource-sha256: 1\n"), 0);
+    assert_int_equal(stamp_matches(p, "command: gcc -O2\nsource-sha256: 1\n"), 1);
+    assert_int_equal(stamp_matches(p, "command: gcc -O2\nsource-sha256: 2\n"), 0);
+    assert_int_equal(stamp_matches(p, "command: gcc -O2\n"), 0);
+    remove_tree(d);
+    free(p);
+    free(d);
+}
+
+static void test_path_key(void **state)
+{
+    (void)state;
+    char *a = path_key("/a/b"), *a2 = path_key("/a/b"), *b = path_key("/a/c");
+    assert_int_equal(strlen(a), 16);
+    assert_string_equal(a, a2);
+    assert_string_not_equal(a, b);
+    free(a);
+    free(a2);
+    free(b);
+}
+
+static void test_lib_build_skip_and_rebuild(void **state)
+{
+    (void)state;
+    char *d = t_tmpdir();
+    char *dir = path_join(d, "b");
+    /* a stand-in compiler: writes the output and counts its runs in a side file */
+    const char *argv[] = { "sh", "-c", "echo lib > out.so; echo run >> ../runs", NULL };
+    char *runs = path_join(d, "runs");
+    struct lib_build b = { .name = "baseline", .phase = BUILD_BASELINE, .dir = dir,
+                           .output = "out.so", .argv = argv, .stamp_extra = "source-sha256: 1" };
+
+    assert_int_equal(lib_build_run(&b), 0);
+    assert_false(b.skipped);
+    assert_non_null(b.sha256);
+    assert_int_equal(strlen(b.sha256), 64);
+    assert_true(is_file(b.lib));
+    assert_int_equal(file_size(runs), 4);
+
+    assert_int_equal(lib_build_run(&b), 0); /* same stamp, output there: skipped */
+    assert_true(b.skipped);
+    assert_int_equal(file_size(runs), 4);
+
+    b.stamp_extra = "source-sha256: 2"; /* input changed: rebuilt */
+    assert_int_equal(lib_build_run(&b), 0);
+    assert_false(b.skipped);
+    assert_int_equal(file_size(runs), 8);
+
+    unlink(b.lib); /* output gone: rebuilt */
+    assert_int_equal(lib_build_run(&b), 0);
+    assert_false(b.skipped);
+
+    b.force = true;
+    assert_int_equal(lib_build_run(&b), 0);
+    assert_false(b.skipped);
+    assert_int_equal(file_size(runs), 16);
+
+    /* a failing command fails the build and leaves no stamp behind */
+    const char *bad[] = { "sh", "-c", "echo oops; exit 3", NULL };
+    b.argv = bad;
+    b.force = false;
+    assert_int_equal(T_QUIET(lib_build_run(&b)), -1);
+    char *stamp = path_join(dir, "stamp");
+    assert_false(is_file(stamp));
+    free(stamp);
+
+    /* a pgo build whose log says the profile was missing fails even with exit 0 */
+    const char *noprof[] = { "sh", "-c",
+                             "echo \"warning: 'x.gcda' profile count data file not found\"; "
+                             "echo lib > out.so", NULL };
+    b.argv = noprof;
+    b.phase = BUILD_PGO;
+    b.name = "pgo";
+    assert_int_equal(T_QUIET(lib_build_run(&b)), -1);
+    assert_false(is_file(b.lib));
+
+    lib_build_release(&b);
+    remove_tree(d);
+    free(runs);
+    free(dir);
+    free(d);
+}
+
+static void test_lib_build_parallel(void **state)
+{
+    (void)state;
+    char *d = t_tmpdir();
+    char *d1 = path_join(d, "one"), *d2 = path_join(d, "two");
+    const char *ok[] = { "sh", "-c", "echo lib > out.so", NULL };
+    const char *bad[] = { "sh", "-c", "exit 1", NULL };
+    struct lib_build b[2] = {
+        { .name = "baseline", .dir = d1, .output = "out.so", .argv = ok },
+        { .name = "instrumented", .dir = d2, .output = "out.so", .argv = ok },
+    };
+    assert_int_equal(lib_build_parallel(b, 2, 2, "test"), 0);
+    assert_int_equal(b[0].status, 0);
+    assert_int_equal(b[1].status, 0);
+    b[1].argv = bad;
+    b[1].force = true;
+    assert_int_equal(T_QUIET(lib_build_parallel(b, 2, 2, "test")), -1);
+    assert_int_equal(b[0].status, 0);
+    assert_true(b[0].skipped);
+    assert_int_equal(T_QUIET(b[1].status), -1);
+    lib_build_release(&b[0]);
+    lib_build_release(&b[1]);
+    remove_tree(d);
+    free(d1);
+    free(d2);
+    free(d);
+}
+
+/* ---- log and profile checks --------------------------------------------------------- */
+
+static void test_pgo_log_problem(void **state)
+{
+    (void)state;
+    /* the echoed command carries -Werror=... flags: not a problem */
+    assert_null(pgo_log_problem("$ cd /b && gcc -Werror=coverage-mismatch -Werror=missing-profile "
+                                "-fprofile-use=/p x.c\n"));
+    assert_null(pgo_log_problem(""));
+    assert_null(pgo_log_problem(NULL));
+    assert_non_null(pgo_log_problem("$ gcc\nx.c:1:1: error: '/p/#a#b.gcda' profile count data "
+                                    "file not found [-Werror=missing-profile]\n"));
+    assert_non_null(pgo_log_problem("x.c: error: the control flow of function 'f' does not "
+                                    "match its profile data (counter 'arcs')\n"));
+    assert_non_null(pgo_log_problem("warning: no profile data available for file \"x.c\" "
+                                    "[-Wprofile-instr-unprofiled]\n"));
+    assert_non_null(pgo_log_problem("x.c: warning: function control flow change detected (hash "
+                                    "mismatch) f Hash = 1 [-Wbackend-plugin]\n"));
+}
+
+static void test_profile_collect_gcc(void **state)
+{
+    (void)state;
+    char *d = t_tmpdir();
+    struct cc_info cc = { .cc = "gcc", .family = CC_GCC };
+    struct profile_info info;
+
+    assert_int_equal(T_QUIET(profile_collect(&cc, d, NULL, &info)), -1); /* nothing there */
+    profile_info_release(&info);
+    t_write(d, "#w#lib.so-sqlite3.gcda", "");
+    assert_int_equal(T_QUIET(profile_collect(&cc, d, NULL, &info)), -1); /* empty file only */
+    profile_info_release(&info);
+    t_write(d, "#w#lib.so-sqlite3.gcda", "counts");
+    t_write(d, "note.txt", "not profile data");
+    assert_int_equal(profile_collect(&cc, d, NULL, &info), 0);
+    assert_int_equal(info.files, 1);
+    assert_int_equal(info.bytes, 6);
+    assert_non_null(info.id);
+    char *first = xstrdup(info.id);
+    profile_info_release(&info);
+    t_write(d, "#w#lib.so-sqlite3.gcda", "other counts");
+    assert_int_equal(profile_collect(&cc, d, NULL, &info), 0);
+    assert_string_not_equal(first, info.id); /* the id follows the data */
+    profile_info_release(&info);
+    free(first);
+
+    assert_int_equal(profile_wipe(d), 0);
+    assert_true(is_dir(d));
+    assert_int_equal(T_QUIET(profile_collect(&cc, d, NULL, &info)), -1);
+    profile_info_release(&info);
+    remove_tree(d);
+    free(d);
+}
+
+static void test_profdata_max_count(void **state)
+{
+    (void)state;
+    assert_int_equal(profdata_max_count("Instrumentation level: Front-end\nTotal functions: 12\n"
+                                        "Maximum function count: 123456\n"), 123456);
+    assert_int_equal(profdata_max_count("Maximum function count: 0\n"), 0);
+    assert_int_equal(profdata_max_count("nothing"), -1);
+}
+
+static void test_parse_verify(void **state)
+{
+    (void)state;
+    char *sum;
+    long long rows;
+    assert_int_equal(sqlite_parse_verify("{\"checksum\":\"d250c64a0794aae4\",\"rows\":29590,"
+                                         "\"library\":{}}\n", &sum, &rows), 0);
+    assert_string_equal(sum, "d250c64a0794aae4");
+    assert_int_equal(rows, 29590);
+    free(sum);
+    assert_int_equal(T_QUIET(sqlite_parse_verify("{\"rows\":1}", &sum, &rows)), -1);
+    assert_null(sum);
+    assert_int_equal(T_QUIET(sqlite_parse_verify("{\"checksum\":\"\",\"rows\":1}", &sum, &rows)), -1);
+    assert_int_equal(T_QUIET(sqlite_parse_verify("not json", &sum, &rows)), -1);
+    assert_int_equal(T_QUIET(sqlite_parse_verify("", &sum, &rows)), -1);
+}
+
+/* ---- a real gcc round trip on a tiny library ---------------------------------------- */
+
+static const char t_lib_src[] =
+    "int work(int n) { int s = 0; for (int i = 0; i < n; i++) s += (i % 3) ? i : -i; "
+    "return s; }\n";
+
+static int t_lib_argv(struct argvec *a, enum build_phase ph, const struct pgo_paths *paths,
+                      const char *src)
+{
+    argvec_push(a, "gcc");
+    argvec_push(a, "-O2");
+    argvec_push(a, "-fPIC");
+    argvec_push(a, "-shared");
+    if (pgo_phase_flags(a, CC_GCC, ph, paths) < 0)
+        return -1;
+    argvec_push(a, "-o");
+    argvec_push(a, "libt.so");
+    argvec_push(a, src);
+    return 0;
+}
+
+static void test_gcc_pgo_round_trip(void **state)
+{
+    (void)state;
+    char *gcc = find_in_path("gcc");
+    if (!gcc)
+        skip();
+    free(gcc);
+    char *d = t_tmpdir();
+    char *src = path_join(d, "t.c"), *prof = path_join(d, "profile");
+    char *dirs[BUILD_NPHASES];
+    struct argvec argv[BUILD_NPHASES];
+    struct lib_build b[BUILD_NPHASES];
+    t_write(d, "t.c", t_lib_src);
+    assert_int_equal(profile_wipe(prof), 0);
+    memset(b, 0, sizeof(b));
+    for (int ph = 0; ph < BUILD_NPHASES; ph++) {
+        dirs[ph] = path_join(d, build_phase_name((enum build_phase)ph));
+        struct pgo_paths paths = { prof, NULL, dirs[ph] };
+        memset(&argv[ph], 0, sizeof(argv[ph]));
+        assert_int_equal(t_lib_argv(&argv[ph], (enum build_phase)ph, &paths, src), 0);
+        b[ph].name = build_phase_name((enum build_phase)ph);
+        b[ph].phase = (enum build_phase)ph;
+        b[ph].dir = dirs[ph];
+        b[ph].output = "libt.so";
+        b[ph].argv = argvec_argv(&argv[ph]);
+    }
+    assert_int_equal(lib_build_parallel(b, 2, 2, "test"), 0);
+
+    /* no training yet: the pgo build must refuse to build without profile data */
+    assert_int_equal(T_QUIET(lib_build_run(&b[BUILD_PGO])), -1);
+
+    /* train: load the instrumented library, run it, unload (libgcov writes on unload) */
+    void *h = dlopen(b[BUILD_INSTRUMENTED].lib, RTLD_NOW | RTLD_LOCAL);
+    assert_non_null(h);
+    int (*work)(int) = (int (*)(int))dlsym(h, "work");
+    assert_non_null(work);
+    assert_int_equal(work(6), -3 + 1 + 2 + 4 + 5);
+    dlclose(h);
+
+    struct cc_info cc = { .cc = "gcc", .family = CC_GCC };
+    struct profile_info info;
+    assert_int_equal(profile_collect(&cc, prof, NULL, &info), 0);
+    assert_int_equal(info.files, 1);
+    profile_info_release(&info);
+
+    /* the instrumented and pgo builds live in different dirs; -fprofile-prefix-path maps them */
+    assert_int_equal(lib_build_run(&b[BUILD_PGO]), 0);
+    assert_false(b[BUILD_PGO].skipped);
+    assert_string_not_equal(b[BUILD_PGO].sha256, b[BUILD_BASELINE].sha256);
+
+    for (int ph = 0; ph < BUILD_NPHASES; ph++) {
+        lib_build_release(&b[ph]);
+        argvec_clear(&argv[ph]);
+        free(dirs[ph]);
+    }
+    remove_tree(d);
+    free(src);
+    free(prof);
+    free(d);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_baseline_has_no_pgo_flags),
+        cmocka_unit_test(test_gcc_flags),
+        cmocka_unit_test(test_clang_flags),
+        cmocka_unit_test(test_flags_need_absolute_paths),
+        cmocka_unit_test(test_sqlite_lib_argv_same_but_pgo_flags),
+        cmocka_unit_test(test_phase_and_family_names),
+        cmocka_unit_test(test_cc_macro_parsing),
+        cmocka_unit_test(test_cc_probe_rejects_non_compiler),
+        cmocka_unit_test(test_source_kind),
+        cmocka_unit_test(test_source_tarball),
+        cmocka_unit_test(test_version_from_header),
+        cmocka_unit_test(test_stamps),
+        cmocka_unit_test(test_path_key),
+        cmocka_unit_test(test_lib_build_skip_and_rebuild),
+        cmocka_unit_test(test_lib_build_parallel),
+        cmocka_unit_test(test_pgo_log_problem),
+        cmocka_unit_test(test_profile_collect_gcc),
+        cmocka_unit_test(test_profdata_max_count),
+        cmocka_unit_test(test_parse_verify),
+        cmocka_unit_test(test_gcc_pgo_round_trip),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
