@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# `pgolab compare` on SQLite builds a user already has: an A/A run of the system library against
+# a copy of itself gives the seed-000 tables with every row and a JSON file with every run;
+# Ctrl-C midway keeps the finished runs in the JSON; bad --variant specs are one-line errors.
+. "$(dirname "$0")/lib.sh"
+
+SYSLIB=$(ldconfig -p | awk '/libsqlite3\.so\.0 .*x86-64/ {print $NF; exit}')
+cp "$SYSLIB" "$TMP/libcopy.so"
+vars=(--variant "A=sqlite:$SYSLIB" --variant "B=sqlite:$TMP/libcopy.so")
+
+timeout 300 "$PGOLAB" compare "${vars[@]}" --bench=oltp_point_select --threads=1,2 --rounds=2 --time=1 \
+    --table-size=1000 --workdir="$TMP/wd" --output="$TMP/aa.json" >"$TMP/aa.out" 2>"$TMP/aa.err"
+is "$?" 0 "A/A compare: exit 0"
+for title in "Transactions per second" "Average response time" "95th percentile response time"; do
+    block=$(awk -v t="$title" 'index($0, "Table") == 1 { on = index($0, t) > 0 } on' "$TMP/aa.out")
+    like "$block" "\| +1 \| +[0-9.]+ \([0-9.]+-[0-9.]+\) \|" "$title: 1-thread row with median (min-max)"
+    like "$block" "\| +2 \|" "$title: 2-thread row"
+    like "$block" "\| Average \|" "$title: Average row"
+done
+n=$(perl -MJSON::PP -e 'local $/; my $j = decode_json(<STDIN>); print scalar @{$j->{runs}}' <"$TMP/aa.json")
+is "$n" 8 "JSON: 2 variants x 2 thread counts x 2 rounds = 8 runs"
+ok "workdir removed at the end" test ! -e "$TMP/wd"
+
+# Ctrl-C midway: exit 2, the runs already finished are in the JSON, marked incomplete.
+timeout 120 "$PGOLAB" compare "${vars[@]}" --bench=oltp_point_select --threads=1 --rounds=20 --time=1 \
+    --table-size=1000 --output="$TMP/int.json" >"$TMP/int.out" 2>"$TMP/int.err" &
+pid=$!
+sleep 5
+kill -INT $pid
+wait $pid
+is "$?" 2 "interrupted compare: exit 2"
+read -r complete runs < <(perl -MJSON::PP -e 'local $/; my $j = decode_json(<STDIN>);
+    print(($j->{complete} ? "true" : "false"), " ", scalar @{$j->{runs}}, "\n")' <"$TMP/int.json")
+is "$complete" false "interrupted compare: JSON says complete=false"
+cmp_ok "$runs" '>=' 1 "interrupted compare: finished runs kept in the JSON ($runs)"
+cmp_ok "$runs" '<' 40 "interrupted compare: it did stop early"
+
+bad() {
+    local desc=$1 re=$2
+    shift 2
+    "$PGOLAB" compare --time=1 "$@" >"$TMP/bad.out" 2>"$TMP/bad.err"
+    is "$?" 1 "$desc: exit 1"
+    like "$(head -1 "$TMP/bad.err")" "$re" "$desc: message"
+    is "$(wc -l <"$TMP/bad.err" | tr -d ' ')" 1 "$desc: one line"
+}
+bad "one variant" "variant" --variant "A=sqlite:$SYSLIB"
+bad "missing library" "/nonexistent/lib.so" --variant "A=sqlite:$SYSLIB" --variant "B=sqlite:/nonexistent/lib.so"
+bad "duplicate name" "A" --variant "A=sqlite:$SYSLIB" --variant "A=sqlite:$TMP/libcopy.so"
+bad "server variant" "mysql" --variant "A=sqlite:$SYSLIB" --variant "B=mysql:/usr/sbin/mariadbd"
+bad "rounds=0" "rounds" "${vars[@]}" --rounds=0
+done_testing

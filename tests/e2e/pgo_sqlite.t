@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# `pgolab pgo sqlite` end to end, small and fast (-O1, short training and runs): the three
+# builds exist and differ, training left non-empty profile data that the pgo build was compiled
+# with (and no missing-profile warning), the correctness gate passed, the report has every
+# table and row, the JSON file has every run; a second run reuses the cached builds; bad input
+# (unknown target, a --source that is not SQLite, a failing build) gives a one-line error.
+. "$(dirname "$0")/lib.sh"
+
+WD=$TMP/wd
+common=(--workdir="$WD" --cflags=-O1 --train-time=2 --time=1 --rounds=1)
+timeout 900 "$PGOLAB" pgo sqlite "${common[@]}" --threads=1,2 \
+    --bench=oltp_point_select,oltp_read_only --output="$TMP/out.json" >"$TMP/pgo.out" 2>"$TMP/pgo.err"
+is "$?" 0 "pgo sqlite: exit 0"
+[ -s "$TMP/pgo.err" ] && diag "stderr: $(tail -5 "$TMP/pgo.err")"
+
+bdir=$(ls -d "$WD"/build-gcc-*/ 2>/dev/null | head -1)
+for v in baseline instrumented pgo; do
+    ok "$v library built" test -s "$bdir/$v/libsqlite3.so"
+done
+gcda=$(find "$bdir/profile" -name '*.gcda' -size +0 | wc -l)
+cmp_ok "$gcda" '>=' 1 "training left non-empty .gcda profile data"
+like "$(grep -o -- '-fprofile-use=[^ ]*' "$bdir/pgo/build.log" | head -1)" "-fprofile-use=.*profile" \
+    "the pgo build was compiled with -fprofile-use=<profile dir>"
+is "$(grep -ciE 'profile count data file not found|coverage mismatch' "$bdir/pgo/build.log")" 0 \
+    "no missing or mismatched profile warnings in the pgo build log"
+text_of() { objcopy -O binary --only-section=.text "$1" "$2" && sha256sum <"$2" | cut -c1-16; }
+isnt "$(text_of "$bdir/baseline/libsqlite3.so" "$TMP/b.text")" "$(text_of "$bdir/pgo/libsqlite3.so" "$TMP/p.text")" \
+    "the pgo library's code differs from the baseline's"
+like "$(cat "$TMP/pgo.out")" "gate +oltp_read_only verify: checksum [0-9a-f]+ over [0-9]+ rows, identical" \
+    "correctness gate passed with identical checksums"
+
+for w in oltp_point_select oltp_read_only; do
+    for title in "Transactions per second" "Average response time \(ms\)" "95th percentile response time \(ms\)"; do
+        block=$(awk -v t="$title, $w" 'index($0, "Table") == 1 { on = ($0 ~ t) } on' "$TMP/pgo.out")
+        like "$block" "\| +1 \|" "$w / $title: row for 1 thread"
+        like "$block" "\| +2 \|" "$w / $title: row for 2 threads"
+        like "$block" "\| Average \|" "$w / $title: Average row"
+        like "$block" "% improvement" "$w / $title: % improvement column"
+    done
+done
+
+runs=$(perl -MJSON::PP -e 'local $/; my $j = decode_json(<STDIN>); print scalar @{$j->{runs}}' <"$TMP/out.json")
+is "$runs" 8 "JSON has every run: 2 variants x 2 workloads x 2 thread counts x 1 round"
+fp=$(perl -MJSON::PP -e 'local $/; my $j = decode_json(<STDIN>); print join(" ", map { $_->{name} . "=" . (length($_->{sha256} // "")) } @{$j->{variants}})' <"$TMP/out.json")
+is "$fp" "baseline=64 pgo=64" "JSON fingerprints both variants with a sha256"
+
+# A second run with the same settings reuses every build (resumable pipeline).
+timeout 300 "$PGOLAB" pgo sqlite "${common[@]}" --measure=off >"$TMP/again.out" 2>&1
+is "$?" 0 "second run: exit 0"
+is "$(grep -cE '^ +(amalgamation|baseline|instrumented) .*\(cached\)' "$TMP/again.out")" 3 \
+    "second run: amalgamation, baseline and instrumented builds come from the cache"
+
+# Bad input: one line, exit 1.
+"$PGOLAB" pgo mysqlx >"$TMP/bad1.out" 2>"$TMP/bad1.err"
+is "$?" 1 "unknown target: exit 1"
+like "$(cat "$TMP/bad1.err")" "mysqlx.*sqlite" "unknown target: names it and the known ones"
+mkdir -p "$TMP/notsqlite"
+echo hello >"$TMP/notsqlite/README"
+"$PGOLAB" pgo sqlite --workdir="$WD" --source="$TMP/notsqlite" >"$TMP/bad2.out" 2>"$TMP/bad2.err"
+is "$?" 1 "--source that is not SQLite: exit 1"
+like "$(head -1 "$TMP/bad2.err")" "notsqlite.*not a SQLite source" "--source error names the directory"
+"$PGOLAB" pgo sqlite --workdir="$WD" --cflags=-fno-such-flag-pgolab --measure=off >"$TMP/bad3.out" 2>"$TMP/bad3.err"
+is "$?" 1 "failing build: exit 1"
+like "$(cat "$TMP/bad3.err")" "no-such-flag-pgolab" "failing build: shows the failing command / log tail"
+done_testing
