@@ -2,7 +2,7 @@
 # Debian packages first (scripts/install-deps.sh), so both work on a fresh machine.
 
 CC      ?= cc
-PKGS    := jansson gsl
+PKGS    := jansson gsl sqlite3
 OPT     ?= -O2 -g
 WARN    ?= -Wall -Wextra -Werror
 CFLAGS  ?= $(OPT)

@@ -20,7 +20,7 @@ static const struct opt_def compare_options[] = {
       "a build to measure: NAME=sqlite:/path/to/libsqlite3.so; two or more, the first is the baseline" },
     { "bench", OPT_LIST, "oltp_read_only,oltp_read_write", "workloads to run" },
     { "threads", OPT_LIST, "1,2", "thread counts to run each workload with" },
-    { "rounds", OPT_INT, "3", "rounds: each round runs every variant once per workload and thread count" },
+    { "rounds", OPT_INT, "5", "rounds: each round runs every variant once per workload and thread count" },
     { "time", OPT_INT, "10", "seconds per run" },
     { "tables", OPT_INT, "1", "number of tables" },
     { "table-size", OPT_INT, "10000", "rows per table" },

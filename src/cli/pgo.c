@@ -31,7 +31,7 @@ static const struct opt_def pgo_options[] = {
     { "train-threads", OPT_INT, "2", "threads during training" },
     { "bench", OPT_LIST, "oltp_read_only,oltp_read_write", "measured workloads" },
     { "threads", OPT_LIST, "1,2", "measured thread counts" },
-    { "rounds", OPT_INT, "3", "rounds (each runs every variant once, in shuffled order)" },
+    { "rounds", OPT_INT, "5", "rounds (each runs every variant once, in shuffled order)" },
     { "time", OPT_INT, "10", "seconds per measured run" },
     { "tables", OPT_INT, "1", "number of tables (training, gate and measurement)" },
     { "table-size", OPT_INT, "10000", "rows per table" },

@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "stats/compare.h"
 #include "version.h"
 
 static const char *const metric_title[METRIC_COUNT] = {
@@ -720,16 +721,26 @@ double experiment_metric_value(const struct run_result *r, enum experiment_metri
     return NAN;
 }
 
+/* The values of metric m over the rounds of (variant, workload, thread count), in run order
+ * (caller frees; *n = 0 and an empty array when there are none). */
+static double *cell_values(const struct experiment_result *res, int variant, int workload,
+                           int threads, enum experiment_metric m, int *n)
+{
+    double *x = xcalloc((size_t)res->nruns + 1, sizeof(double));
+    *n = 0;
+    for (int i = 0; i < res->nruns; i++) {
+        const struct run_result *r = &res->runs[i];
+        if (r->variant == variant && r->workload == workload && r->threads == threads)
+            x[(*n)++] = experiment_metric_value(r, m);
+    }
+    return x;
+}
+
 struct cell_stats experiment_cell(const struct experiment_result *res, int variant, int workload,
                                   int threads, enum experiment_metric m)
 {
     struct cell_stats c = { 0, 0, 0, 0 };
-    double *x = xcalloc((size_t)res->nruns + 1, sizeof(double));
-    for (int i = 0; i < res->nruns; i++) {
-        const struct run_result *r = &res->runs[i];
-        if (r->variant == variant && r->workload == workload && r->threads == threads)
-            x[c.n++] = experiment_metric_value(r, m);
-    }
+    double *x = cell_values(res, variant, workload, threads, m, &c.n);
     if (c.n) {
         gsl_sort(x, 1, (size_t)c.n);
         c.median = gsl_stats_median_from_sorted_data(x, 1, (size_t)c.n);
@@ -861,12 +872,88 @@ static int run_count_planned(const struct experiment_config *cfg)
     return cfg->nworkloads * cfg->rounds * cfg->nthreads * cfg->nvariants;
 }
 
+/* The significance cell of variant v against the baseline: for a thread row, Mann-Whitney U
+ * plus a bootstrap CI of the ratio of medians over the rounds ("~" when not significant, the
+ * benchstat convention); for the Average row (row == nthreads), the geometric mean of the
+ * per-thread ratios with its bootstrap CI ("~" when the CI contains no change). Caller frees. */
+static char *verdict_cell(const struct experiment_config *cfg, const struct experiment_result *res,
+                          int w, enum experiment_metric m, int v, int row)
+{
+    struct stats_opts so = STATS_OPTS_DEFAULT;
+    struct strbuf sb = STRBUF_INIT;
+    bool lower = m != METRIC_TPS;
+    int nt = cfg->nthreads, first = row < nt ? row : 0, last = row < nt ? row : nt - 1;
+    struct stats_cell *cells = xcalloc((size_t)nt, sizeof(*cells));
+    double **vals = xcalloc((size_t)nt * 2, sizeof(*vals));
+    int nc = 0, small = 0;
+
+    so.seed = cfg->seed ^ ((uint64_t)(w * 131 + v * 17 + row) << 20 | (uint64_t)m);
+    for (int t = first; t <= last; t++) {
+        struct stats_cell *c = &cells[nc];
+        vals[2 * nc] = cell_values(res, 0, w, cfg->threads[t], m, &c->n1);
+        vals[2 * nc + 1] = cell_values(res, v, w, cfg->threads[t], m, &c->n2);
+        c->a = vals[2 * nc];
+        c->b = vals[2 * nc + 1];
+        if (c->n1 < 1 || c->n2 < 1)
+            continue; /* a row without data for both: left out of the Average */
+        small |= c->n1 < 2 || c->n2 < 2;
+        nc++;
+    }
+    if (!nc) {
+        strbuf_addstr(&sb, "-");
+    } else if (small) {
+        strbuf_addstr(&sb, "no statistics with 1 round");
+    } else if (row < nt) {
+        struct stats_verdict vd;
+        if (stats_compare(cells[0].a, cells[0].n1, cells[0].b, cells[0].n2, &so, &vd) == 0)
+            stats_format_change(&sb, &vd, lower);
+        else
+            strbuf_addstr(&sb, "-");
+    } else {
+        /* Significance of the Average: Mann-Whitney on every round pooled over the rows,
+         * each divided by its row's baseline median (so rows of different scale mix). */
+        struct stats_interval iv;
+        struct stats_mw mw;
+        int na = 0, nb = 0;
+        for (int i = 0; i < nc; i++) {
+            na += cells[i].n1;
+            nb += cells[i].n2;
+        }
+        double *pa = xcalloc((size_t)na, sizeof(double)), *pb = xcalloc((size_t)nb, sizeof(double));
+        na = nb = 0;
+        for (int i = 0; i < nc; i++) {
+            double *sorted = xmalloc(sizeof(double) * (size_t)cells[i].n1);
+            memcpy(sorted, cells[i].a, sizeof(double) * (size_t)cells[i].n1);
+            gsl_sort(sorted, 1, (size_t)cells[i].n1);
+            double med = gsl_stats_median_from_sorted_data(sorted, 1, (size_t)cells[i].n1);
+            free(sorted);
+            for (int k = 0; k < cells[i].n1; k++)
+                pa[na++] = cells[i].a[k] / med;
+            for (int k = 0; k < cells[i].n2; k++)
+                pb[nb++] = cells[i].b[k] / med;
+        }
+        if (stats_geomean_ratio(cells, nc, &so, &iv) < 0 || stats_mann_whitney(pa, na, pb, nb, &mw) < 0)
+            strbuf_addstr(&sb, "-");
+        else if (mw.p >= so.alpha || (iv.ci_lo <= 1.0 && iv.ci_hi >= 1.0))
+            strbuf_addstr(&sb, "~");
+        else
+            stats_format_interval(&sb, &iv, lower);
+        free(pa);
+        free(pb);
+    }
+    for (int i = 0; i < 2 * nt; i++)
+        free(vals[i]);
+    free(vals);
+    free(cells);
+    return strbuf_detach(&sb);
+}
+
 /* Render one metric table of one workload into sb. */
 static void report_table(struct strbuf *sb, const struct experiment_config *cfg,
                          const struct experiment_result *res, int w, enum experiment_metric m)
 {
     int nv = cfg->nvariants, nt = cfg->nthreads;
-    int ncols = 1 + nv + (nv - 1);
+    int ncols = 1 + nv + 2 * (nv - 1);
     struct table t;
     struct cell_stats *cs = xcalloc((size_t)(nv * nt), sizeof(*cs));
     double *avg = xcalloc((size_t)nv, sizeof(double));
@@ -899,9 +986,12 @@ static void report_table(struct strbuf *sb, const struct experiment_config *cfg,
     t.head[0] = xstrdup("threads");
     for (int v = 0; v < nv; v++)
         t.head[1 + v] = xstrdup(cfg->variants[v].name);
-    for (int v = 1; v < nv; v++)
+    for (int v = 1; v < nv; v++) {
         t.head[nv + v] = nv == 2 ? xstrdup("% improvement")
                                  : xasprintf("%% improvement %s", cfg->variants[v].name);
+        t.head[2 * nv - 1 + v] = nv == 2 ? xstrdup("change (95% CI)")
+                                         : xasprintf("change %s (95%% CI)", cfg->variants[v].name);
+    }
     for (int r = 0; r <= nt; r++) {
         char **rm = &t.main[r * ncols], **rs = &t.spread[r * ncols];
         rm[0] = r < nt ? xasprintf("%d", cfg->threads[r]) : xstrdup("Average");
@@ -925,6 +1015,7 @@ static void report_table(struct strbuf *sb, const struct experiment_config *cfg,
             double val = r < nt ? (cs[r * nv + v].n ? cs[r * nv + v].median : NAN) : avg[v];
             double p = experiment_improvement(m, base, val);
             rm[nv + v] = isnan(p) ? xstrdup("-") : xasprintf("%+.2f", p);
+            rm[2 * nv - 1 + v] = verdict_cell(cfg, res, w, m, v, r);
         }
     }
     table_render(&t, sb);
@@ -979,6 +1070,13 @@ void experiment_report_text(FILE *out, const struct experiment_config *cfg,
         strbuf_addstr(&sb, "  cells: one round; ");
     strbuf_addf(&sb, "%% improvement vs %s: TPS (v-%s)/%s*100, latency (%s-v)/%s*100\n",
                 base->name, base->name, base->name, base->name, base->name);
+    strbuf_addf(&sb, "  change (95%% CI): ratio of medians, bootstrap CI, Mann-Whitney U at alpha "
+                     "0.05; \"~\" = no significant difference; Average = geometric mean of the "
+                     "ratios, tested on all rounds pooled\n");
+    if (cfg->rounds >= 2 && stats_mw_min_p(cfg->rounds, cfg->rounds) >= 0.05)
+        strbuf_addf(&sb, "  WARNING: with %d rounds per variant no difference can ever be "
+                         "significant (smallest possible p = %.3f); use --rounds=%d or more\n",
+                    cfg->rounds, stats_mw_min_p(cfg->rounds, cfg->rounds), stats_min_rounds(0.05));
     json_t *env = res->env_json ? json_loads(res->env_json, 0, NULL) : NULL;
     if (env) {
         const char *cpu = json_string_value(json_object_get(env, "cpu_model"));
