@@ -1,0 +1,933 @@
+/* store: the SQLite results database of experiments, variants and runs (see store.h).
+ * Owned by src/store; uses the system libsqlite3, never the SQLite under test. */
+#include "store/store.h"
+#include "util/strbuf.h"
+#include "util/util.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <math.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define BUSY_TIMEOUT_MS 10000
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+struct store {
+    sqlite3 *db;
+    char *path;
+};
+
+/* ---------------------------------------------------------------- schema */
+
+/* migrations[k] moves a database from schema version k to k + 1; each script ends by setting
+ * user_version, and all pending ones run in one transaction at open. Never edit a released
+ * script: append a new one and bump STORE_SCHEMA_VERSION. Kinds and statuses are checked in C
+ * rather than with CHECK constraints, so adding one needs no table rebuild. */
+static const char *const migrations[] = {
+    /* 0 -> 1 */
+    "CREATE TABLE experiments (\n"
+    "    id INTEGER PRIMARY KEY,\n"
+    "    kind TEXT NOT NULL,\n"            /* pgo | compare | bench | calibrate */
+    "    created_at REAL NOT NULL,\n"      /* s since the epoch */
+    "    finished_at REAL,\n"              /* NULL while running */
+    "    status TEXT NOT NULL,\n"          /* running | complete | interrupted | failed */
+    "    settings_json TEXT NOT NULL,\n"
+    "    settings_hash TEXT NOT NULL,\n"
+    "    environment_json TEXT,\n"
+    "    seed INTEGER NOT NULL,\n"         /* uint64 stored as its int64 bit pattern */
+    "    note TEXT\n"
+    ");\n"
+    "CREATE INDEX experiments_settings_hash ON experiments(settings_hash);\n"
+    "CREATE TABLE variants (\n"
+    "    experiment_id INTEGER NOT NULL REFERENCES experiments(id) ON DELETE CASCADE,\n"
+    "    idx INTEGER NOT NULL,\n"
+    "    name TEXT NOT NULL,\n"
+    "    library TEXT,\n"
+    "    sha256 TEXT,\n"
+    "    version TEXT,\n"
+    "    source_id TEXT,\n"
+    "    compiler TEXT,\n"
+    "    cflags TEXT,\n"
+    "    fingerprint_json TEXT,\n"
+    "    PRIMARY KEY (experiment_id, idx)\n"
+    ");\n"
+    "CREATE TABLE runs (\n"
+    "    id INTEGER PRIMARY KEY,\n"
+    "    experiment_id INTEGER NOT NULL,\n"
+    "    variant_idx INTEGER NOT NULL,\n"
+    "    workload TEXT NOT NULL,\n"
+    "    threads INTEGER NOT NULL,\n"
+    "    round INTEGER NOT NULL,\n"
+    "    seq INTEGER NOT NULL,\n"
+    "    started_at REAL,\n"               /* NULL = NaN for every REAL measurement */
+    "    duration_s REAL,\n"
+    "    tps REAL,\n"
+    "    qps REAL,\n"
+    "    lat_min_ms REAL,\n"
+    "    lat_avg_ms REAL,\n"
+    "    lat_p95_ms REAL,\n"
+    "    lat_max_ms REAL,\n"
+    "    transactions INTEGER,\n"
+    "    errors INTEGER,\n"
+    "    report_json TEXT,\n"
+    "    UNIQUE (experiment_id, variant_idx, workload, threads, round),\n"
+    "    FOREIGN KEY (experiment_id, variant_idx)\n"
+    "        REFERENCES variants(experiment_id, idx) ON DELETE CASCADE\n"
+    ");\n"
+    "CREATE INDEX runs_experiment_seq ON runs(experiment_id, seq);\n"
+    "PRAGMA application_id = " STR(STORE_APPLICATION_ID) ";\n"
+    "PRAGMA user_version = 1;\n",
+};
+_Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_SCHEMA_VERSION,
+               "one migration per schema version");
+
+static const char *const kinds[] = { "pgo", "compare", "bench", "calibrate" };
+static const char *const statuses[] = { "running", "complete", "interrupted", "failed" };
+
+/* ---------------------------------------------------------------- helpers */
+
+/* Print "results file PATH: WHAT: <sqlite message>" and return -1. */
+static int fail(const struct store *s, const char *what)
+{
+    return error("results file %s: %s: %s", s->path, what, sqlite3_errmsg(s->db));
+}
+
+static int prepare(struct store *s, const char *sql, sqlite3_stmt **st)
+{
+    if (sqlite3_prepare_v2(s->db, sql, -1, st, NULL) != SQLITE_OK) {
+        *st = NULL;
+        return fail(s, "preparing a statement");
+    }
+    return 0;
+}
+
+static int bind_text(sqlite3_stmt *st, int i, const char *v)
+{
+    return v ? sqlite3_bind_text(st, i, v, -1, SQLITE_STATIC) : sqlite3_bind_null(st, i);
+}
+
+/* A copy of a TEXT column, or NULL for NULL. */
+static const char *col_dup(sqlite3_stmt *st, int i)
+{
+    const unsigned char *t = sqlite3_column_text(st, i);
+    return t ? xstrndup((const char *)t, (size_t)sqlite3_column_bytes(st, i)) : NULL;
+}
+
+/* A REAL column; NULL (how SQLite stores NaN) reads back as NaN. */
+static double col_double(sqlite3_stmt *st, int i)
+{
+    return sqlite3_column_type(st, i) == SQLITE_NULL ? NAN : sqlite3_column_double(st, i);
+}
+
+static int one_of(const char *v, const char *const *list, size_t n)
+{
+    for (size_t i = 0; v && i < n; i++)
+        if (!strcmp(v, list[i]))
+            return 1;
+    return 0;
+}
+
+static int exec(struct store *s, const char *sql, const char *what)
+{
+    if (sqlite3_exec(s->db, sql, NULL, NULL, NULL) != SQLITE_OK)
+        return fail(s, what);
+    return 0;
+}
+
+/* Open a write transaction (waits for the lock up to the busy timeout). */
+static int write_begin(struct store *s)
+{
+    return exec(s, "BEGIN IMMEDIATE", "starting a write transaction");
+}
+
+/* Commit when rc is 0, else (or if the commit fails) roll back. Returns 0 or -1. */
+static int txn_end(struct store *s, int rc)
+{
+    if (rc == 0 && sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+        rc = fail(s, "commit");
+    if (rc && !sqlite3_get_autocommit(s->db))
+        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    return rc ? -1 : 0;
+}
+
+/* Step a statement that returns no rows, then finalize it. */
+static int step_done(struct store *s, sqlite3_stmt *st, const char *what)
+{
+    int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : fail(s, what);
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- open */
+
+/* The header facts that decide whether a file is ours. */
+struct file_id {
+    int64_t application_id, user_version, nobjects;
+};
+
+/* Read the header facts; a SQLite result code, the message stays in db. */
+static int query_file_id(sqlite3 *db, struct file_id *id)
+{
+    sqlite3_stmt *st;
+    int rc = sqlite3_prepare_v2(db,
+                                "SELECT (SELECT application_id FROM pragma_application_id),"
+                                " (SELECT user_version FROM pragma_user_version),"
+                                " (SELECT count(*) FROM sqlite_master)",
+                                -1, &st, NULL);
+    if (rc != SQLITE_OK)
+        return rc;
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        id->application_id = sqlite3_column_int64(st, 0);
+        id->user_version = sqlite3_column_int64(st, 1);
+        id->nobjects = sqlite3_column_int64(st, 2);
+    }
+    rc = sqlite3_finalize(st); /* the step's error, if any */
+    return rc;
+}
+
+/* Print the error of query_file_id() (rc its result) and return -1. */
+static int file_id_error(const struct store *s, int rc)
+{
+    if ((rc & 0xff) == SQLITE_NOTADB)
+        return error("results file %s: not a SQLite database", s->path);
+    return fail(s, "reading the header");
+}
+
+/* 0 = ours and usable, 1 = empty (never written: create the schema), -1 = refused. */
+static int check_file_id(const struct store *s, const struct file_id *id)
+{
+    if (id->application_id == STORE_APPLICATION_ID) {
+        if (id->user_version > STORE_SCHEMA_VERSION)
+            return error("results file %s: written by a newer pgolab (schema %" PRId64
+                         " > %d)",
+                         s->path, id->user_version, STORE_SCHEMA_VERSION);
+        if (id->user_version < 0)
+            return error("results file %s: bad schema version %" PRId64, s->path,
+                         id->user_version);
+        return 0;
+    }
+    if (id->application_id == 0 && id->user_version == 0 && id->nobjects == 0)
+        return 1;
+    if (id->application_id != 0)
+        return error("results file %s: not a pgolab results database (application_id "
+                     "0x%08" PRIx32 ")",
+                     s->path, (uint32_t)id->application_id);
+    return error("results file %s: not a pgolab results database", s->path);
+}
+
+/* The SQLite URI of path with the query string query ("mode=ro", ...). Always using URIs
+ * keeps a path that happens to start with "file:" or hold '?' or '#' a plain path. */
+static char *path_uri(const char *path, const char *query)
+{
+    struct strbuf sb = STRBUF_INIT;
+    strbuf_addstr(&sb, "file:");
+    for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
+        if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+            strchr("/._~-", *p))
+            strbuf_addch(&sb, *p);
+        else
+            strbuf_addf(&sb, "%%%02X", *p);
+    }
+    strbuf_addf(&sb, "?%s", query);
+    return strbuf_detach(&sb);
+}
+
+static int file_exists(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0;
+}
+
+/* Look at an existing file through a read-only connection, so a file we refuse is never
+ * opened for writing. Without a -wal file next to it (no writer, or cleanly closed: the main
+ * file is the whole database) it is opened immutable, which creates no -wal/-shm files, so a
+ * refused file's directory is left as it was too. With one (a live or crashed writer), or if
+ * one appeared meanwhile, a plain read-only connection reads the WAL as well; the files it
+ * might add exist already or belong to that writer. */
+static int check_readonly(const char *path)
+{
+    struct store ro = { NULL, (char *)path };
+    struct file_id id = { 0, 0, 0 };
+    char *wal = xasprintf("%s-wal", path);
+    int rc, opened;
+    for (int immutable = !file_exists(wal);; immutable = 0) {
+        /* immutable: SQLite takes no locks and creates no -wal/-shm files */
+        char *uri = path_uri(path, immutable ? "mode=ro&immutable=1" : "mode=ro");
+        rc = sqlite3_open_v2(uri, &ro.db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL);
+        free(uri);
+        opened = rc == SQLITE_OK;
+        if (!opened)
+            break;
+        sqlite3_extended_result_codes(ro.db, 1);
+        sqlite3_busy_timeout(ro.db, BUSY_TIMEOUT_MS);
+        rc = query_file_id(ro.db, &id);
+        if (!immutable || !file_exists(wal))
+            break;
+        sqlite3_close(ro.db); /* a writer started meanwhile: what we read may be stale */
+        ro.db = NULL;
+    }
+    free(wal);
+    if (!opened)
+        rc = fail(&ro, "cannot open");
+    else if (rc != SQLITE_OK)
+        rc = file_id_error(&ro, rc);
+    else
+        rc = check_file_id(&ro, &id) < 0 ? -1 : 0;
+    sqlite3_close(ro.db);
+    return rc;
+}
+
+/* Apply the pending migrations in one write transaction. The file is checked again inside it:
+ * another process may have created or upgraded it since the read-only look. */
+static int migrate(struct store *s)
+{
+    struct file_id id = { 0, 0, 0 };
+    if (write_begin(s))
+        return -1;
+    int rc = query_file_id(s->db, &id);
+    if (rc != SQLITE_OK)
+        rc = file_id_error(s, rc);
+    else
+        rc = check_file_id(s, &id) < 0 ? -1 : 0;
+    for (int64_t v = id.user_version; rc == 0 && v < STORE_SCHEMA_VERSION; v++) {
+        char *what = xasprintf("migrating the schema to version %" PRId64, v + 1);
+        rc = exec(s, migrations[v], what);
+        free(what);
+    }
+    return txn_end(s, rc);
+}
+
+/* Switch to WAL mode. The switch needs an exclusive lock, and while a new file is still in
+ * rollback mode SQLite may answer SQLITE_BUSY at once instead of calling the busy handler (two
+ * processes creating the file together), so retry for up to the busy timeout. */
+static int set_wal(struct store *s)
+{
+    uint64_t deadline = now_ns() + BUSY_TIMEOUT_MS * 1000000ull;
+    for (unsigned attempt = 1;; attempt++) {
+        sqlite3_stmt *st;
+        int rc;
+        if (prepare(s, "PRAGMA journal_mode = WAL", &st))
+            return -1;
+        rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW) {
+            const char *mode = (const char *)sqlite3_column_text(st, 0);
+            rc = mode && !strcmp(mode, "wal")
+                     ? 0
+                     : error("results file %s: cannot use WAL mode (journal mode stays %s)",
+                             s->path, mode ? mode : "unknown");
+            sqlite3_finalize(st);
+            return rc;
+        }
+        rc &= 0xff;
+        if ((rc != SQLITE_BUSY && rc != SQLITE_LOCKED) || now_ns() >= deadline) {
+            rc = fail(s, "switching to WAL mode");
+            sqlite3_finalize(st);
+            return rc;
+        }
+        sqlite3_finalize(st);
+        /* 1..8 ms, varied by process so competing openers do not retry in lockstep */
+        struct timespec ts = { 0, (long)(1 + (getpid() + attempt) % 8) * 1000000L };
+        nanosleep(&ts, NULL);
+    }
+}
+
+int store_open(const char *path, struct store **out)
+{
+    struct stat sb;
+    int exists, rc, flags = SQLITE_OPEN_READWRITE;
+    struct store *s;
+    char *uri;
+
+    *out = NULL;
+    if (!path)
+        path = STORE_DEFAULT_PATH;
+    exists = stat(path, &sb) == 0;
+    if (!exists && errno != ENOENT)
+        return error("results file %s: %s", path, strerror(errno));
+    if (exists && check_readonly(path))
+        return -1;
+    if (!exists)
+        flags |= SQLITE_OPEN_CREATE;
+
+    s = xcalloc(1, sizeof(*s));
+    s->path = xstrdup(path);
+    uri = path_uri(path, exists ? "mode=rw" : "mode=rwc");
+    rc = sqlite3_open_v2(uri, &s->db, flags | SQLITE_OPEN_URI, NULL);
+    free(uri);
+    if (rc != SQLITE_OK) {
+        fail(s, "cannot open");
+        goto bad;
+    }
+    sqlite3_extended_result_codes(s->db, 1);
+    sqlite3_busy_timeout(s->db, BUSY_TIMEOUT_MS);
+    /* synchronous=NORMAL: in WAL mode a process crash loses nothing committed, a power cut at
+     * most the last commits, and the file is never corrupted. */
+    if (set_wal(s) || exec(s, "PRAGMA foreign_keys = ON", "enabling foreign keys") ||
+        exec(s, "PRAGMA synchronous = NORMAL", "setting synchronous") || migrate(s))
+        goto bad;
+    *out = s;
+    return 0;
+bad:
+    sqlite3_close(s->db);
+    free(s->path);
+    free(s);
+    return -1;
+}
+
+int store_close(struct store *s)
+{
+    int rc = 0;
+    if (!s)
+        return 0;
+    if (sqlite3_close(s->db) != SQLITE_OK)
+        rc = fail(s, "closing");
+    free(s->path);
+    free(s);
+    return rc;
+}
+
+const char *store_path(const struct store *s)
+{
+    return s->path;
+}
+
+/* ---------------------------------------------------------------- writes */
+
+/* FNV-1a (64 bit) of the settings with sorted keys and no whitespace, as "fnv1a64:HEX". */
+static char *settings_hash(const json_t *settings)
+{
+    char *canon = json_dumps(settings, JSON_COMPACT | JSON_SORT_KEYS);
+    uint64_t h = 0xcbf29ce484222325ull;
+    if (!canon)
+        die("out of memory");
+    for (const unsigned char *p = (const unsigned char *)canon; *p; p++) {
+        h ^= *p;
+        h *= 0x100000001b3ull;
+    }
+    free(canon);
+    return xasprintf("fnv1a64:%016" PRIx64, h);
+}
+
+int store_experiment_begin(struct store *s, const char *kind, const char *settings_json,
+                           const char *environment_json, uint64_t seed, int64_t *id)
+{
+    json_error_t jerr;
+    json_t *settings;
+    sqlite3_stmt *st;
+    char *hash;
+    int rc;
+
+    if (!one_of(kind, kinds, ARRAY_SIZE(kinds)))
+        return error("results file %s: unknown experiment kind '%s'", s->path,
+                     kind ? kind : "(null)");
+    settings = settings_json ? json_loads(settings_json, 0, &jerr) : NULL;
+    if (!json_is_object(settings)) {
+        json_decref(settings);
+        return error("results file %s: the settings are not a JSON object", s->path);
+    }
+    hash = settings_hash(settings);
+    json_decref(settings);
+    if (environment_json) {
+        json_t *env = json_loads(environment_json, JSON_DECODE_ANY, &jerr);
+        if (!env) {
+            free(hash);
+            return error("results file %s: the environment is not JSON (%s)", s->path,
+                         jerr.text);
+        }
+        json_decref(env);
+    }
+
+    if (write_begin(s)) {
+        free(hash);
+        return -1;
+    }
+    rc = prepare(s,
+                 "INSERT INTO experiments (kind, created_at, finished_at, status, settings_json,"
+                 " settings_hash, environment_json, seed, note)"
+                 " VALUES (?1, ?2, NULL, 'running', ?3, ?4, ?5, ?6, NULL)",
+                 &st);
+    if (rc == 0) {
+        if (bind_text(st, 1, kind) | sqlite3_bind_double(st, 2, wall_time()) |
+            bind_text(st, 3, settings_json) | bind_text(st, 4, hash) |
+            bind_text(st, 5, environment_json) | sqlite3_bind_int64(st, 6, (int64_t)seed)) {
+            rc = fail(s, "recording an experiment");
+            sqlite3_finalize(st);
+        } else {
+            rc = step_done(s, st, "recording an experiment");
+        }
+    }
+    if (rc == 0)
+        *id = sqlite3_last_insert_rowid(s->db);
+    free(hash);
+    return txn_end(s, rc);
+}
+
+int store_variant_add(struct store *s, int64_t exp_id, const struct store_variant *v)
+{
+    sqlite3_stmt *st;
+    int rc;
+    if (!v->name)
+        return error("results file %s: variant %d has no name", s->path, v->idx);
+    if (write_begin(s))
+        return -1;
+    rc = prepare(s,
+                 "INSERT INTO variants (experiment_id, idx, name, library, sha256, version,"
+                 " source_id, compiler, cflags, fingerprint_json)"
+                 " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                 &st);
+    if (rc == 0) {
+        if (sqlite3_bind_int64(st, 1, exp_id) | sqlite3_bind_int(st, 2, v->idx) |
+            bind_text(st, 3, v->name) | bind_text(st, 4, v->library) |
+            bind_text(st, 5, v->sha256) | bind_text(st, 6, v->version) |
+            bind_text(st, 7, v->source_id) | bind_text(st, 8, v->compiler) |
+            bind_text(st, 9, v->cflags) | bind_text(st, 10, v->fingerprint_json)) {
+            rc = fail(s, "recording a variant");
+        } else if (sqlite3_step(st) != SQLITE_DONE) {
+            int ext = sqlite3_extended_errcode(s->db);
+            if (ext == SQLITE_CONSTRAINT_PRIMARYKEY)
+                rc = error("results file %s: experiment %" PRId64 " already has a variant %d",
+                           s->path, exp_id, v->idx);
+            else if (ext == SQLITE_CONSTRAINT_FOREIGNKEY)
+                rc = error("results file %s: no experiment %" PRId64, s->path, exp_id);
+            else
+                rc = fail(s, "recording a variant");
+        }
+        sqlite3_finalize(st);
+    }
+    return txn_end(s, rc);
+}
+
+int store_run_add(struct store *s, int64_t exp_id, const struct store_run *r)
+{
+    sqlite3_stmt *st;
+    int rc;
+    if (!r->workload)
+        return error("results file %s: a run without a workload", s->path);
+    if (write_begin(s))
+        return -1;
+    rc = prepare(s,
+                 "INSERT INTO runs (experiment_id, variant_idx, workload, threads, round, seq,"
+                 " started_at, duration_s, tps, qps, lat_min_ms, lat_avg_ms, lat_p95_ms,"
+                 " lat_max_ms, transactions, errors, report_json)"
+                 " VALUES (?1, ?2, ?3, ?4, ?5,"
+                 " CASE WHEN ?6 < 0 THEN (SELECT coalesce(max(seq), 0) + 1 FROM runs"
+                 "                        WHERE experiment_id = ?1) ELSE ?6 END,"
+                 " ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+                 &st);
+    if (rc == 0) {
+        if (sqlite3_bind_int64(st, 1, exp_id) | sqlite3_bind_int(st, 2, r->variant_idx) |
+            bind_text(st, 3, r->workload) | sqlite3_bind_int(st, 4, r->threads) |
+            sqlite3_bind_int(st, 5, r->round) | sqlite3_bind_int(st, 6, r->seq) |
+            sqlite3_bind_double(st, 7, r->started_at) |
+            sqlite3_bind_double(st, 8, r->duration_s) | sqlite3_bind_double(st, 9, r->tps) |
+            sqlite3_bind_double(st, 10, r->qps) | sqlite3_bind_double(st, 11, r->lat_min_ms) |
+            sqlite3_bind_double(st, 12, r->lat_avg_ms) |
+            sqlite3_bind_double(st, 13, r->lat_p95_ms) |
+            sqlite3_bind_double(st, 14, r->lat_max_ms) |
+            sqlite3_bind_int64(st, 15, (int64_t)r->transactions) |
+            sqlite3_bind_int64(st, 16, (int64_t)r->errors) | bind_text(st, 17, r->report_json)) {
+            rc = fail(s, "recording a run");
+        } else if (sqlite3_step(st) != SQLITE_DONE) {
+            int ext = sqlite3_extended_errcode(s->db);
+            if (ext == SQLITE_CONSTRAINT_UNIQUE)
+                rc = error("results file %s: run already recorded (experiment %" PRId64
+                           ", variant %d, %s, %d threads, round %d)",
+                           s->path, exp_id, r->variant_idx, r->workload, r->threads, r->round);
+            else if (ext == SQLITE_CONSTRAINT_FOREIGNKEY)
+                rc = error("results file %s: experiment %" PRId64 " has no variant %d",
+                           s->path, exp_id, r->variant_idx);
+            else
+                rc = fail(s, "recording a run");
+        }
+        sqlite3_finalize(st);
+    }
+    return txn_end(s, rc);
+}
+
+/* UPDATE experiments: bind ?1 = exp_id here, the caller binds the rest; fails when there is
+ * no such experiment. */
+static int update_experiment(struct store *s, int64_t exp_id, sqlite3_stmt *st, int bind_rc,
+                             const char *what)
+{
+    int rc = 0;
+    if (bind_rc | sqlite3_bind_int64(st, 1, exp_id))
+        rc = fail(s, what);
+    else if (sqlite3_step(st) != SQLITE_DONE)
+        rc = fail(s, what);
+    else if (sqlite3_changes(s->db) == 0)
+        rc = error("results file %s: no experiment %" PRId64, s->path, exp_id);
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int store_experiment_finish(struct store *s, int64_t exp_id, const char *status)
+{
+    sqlite3_stmt *st;
+    int rc;
+    if (!one_of(status, statuses, ARRAY_SIZE(statuses)))
+        return error("results file %s: unknown experiment status '%s'", s->path,
+                     status ? status : "(null)");
+    if (write_begin(s))
+        return -1;
+    rc = prepare(s, "UPDATE experiments SET status = ?2, finished_at = ?3 WHERE id = ?1", &st);
+    if (rc == 0) {
+        int b = bind_text(st, 2, status) |
+                (strcmp(status, "running") ? sqlite3_bind_double(st, 3, wall_time())
+                                           : sqlite3_bind_null(st, 3));
+        rc = update_experiment(s, exp_id, st, b, "updating an experiment");
+    }
+    return txn_end(s, rc);
+}
+
+int store_experiment_set_note(struct store *s, int64_t exp_id, const char *note)
+{
+    sqlite3_stmt *st;
+    int rc;
+    if (write_begin(s))
+        return -1;
+    rc = prepare(s, "UPDATE experiments SET note = ?2 WHERE id = ?1", &st);
+    if (rc == 0)
+        rc = update_experiment(s, exp_id, st, bind_text(st, 2, note), "setting a note");
+    return txn_end(s, rc);
+}
+
+/* ---------------------------------------------------------------- reads */
+
+int store_run_exists(struct store *s, int64_t exp_id, int variant_idx, const char *workload,
+                     int threads, int round, int *exists)
+{
+    sqlite3_stmt *st;
+    int rc;
+    *exists = 0;
+    if (prepare(s,
+                "SELECT 1 FROM runs WHERE experiment_id = ?1 AND variant_idx = ?2"
+                " AND workload = ?3 AND threads = ?4 AND round = ?5",
+                &st))
+        return -1;
+    if (sqlite3_bind_int64(st, 1, exp_id) | sqlite3_bind_int(st, 2, variant_idx) |
+        bind_text(st, 3, workload) | sqlite3_bind_int(st, 4, threads) |
+        sqlite3_bind_int(st, 5, round)) {
+        rc = fail(s, "looking up a run");
+    } else {
+        rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW)
+            *exists = 1;
+        rc = rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : fail(s, "looking up a run");
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int store_experiment_settings(struct store *s, int64_t exp_id, char **settings_json)
+{
+    sqlite3_stmt *st;
+    int rc;
+    *settings_json = NULL;
+    if (prepare(s, "SELECT settings_json FROM experiments WHERE id = ?1", &st))
+        return -1;
+    if (sqlite3_bind_int64(st, 1, exp_id) != SQLITE_OK) {
+        rc = fail(s, "reading settings");
+    } else {
+        rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW) {
+            *settings_json = (char *)col_dup(st, 0);
+            if (!*settings_json)
+                *settings_json = xstrdup("{}");
+            rc = 0;
+        } else if (rc == SQLITE_DONE) {
+            rc = error("results file %s: no experiment %" PRId64, s->path, exp_id);
+        } else {
+            rc = fail(s, "reading settings");
+        }
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+#define EXPERIMENT_COLUMNS                                                                    \
+    "id, kind, created_at, finished_at, status, settings_json, settings_hash,"              \
+    " environment_json, seed, note"
+
+/* The per-experiment statements of a read, prepared once per call. */
+struct exp_reader {
+    sqlite3_stmt *variants, *nruns;
+};
+
+static int reader_init(struct store *s, struct exp_reader *r)
+{
+    r->variants = r->nruns = NULL;
+    if (prepare(s,
+                "SELECT idx, name, library, sha256, version, source_id, compiler, cflags,"
+                " fingerprint_json FROM variants WHERE experiment_id = ?1 ORDER BY idx",
+                &r->variants) ||
+        prepare(s, "SELECT count(*) FROM runs WHERE experiment_id = ?1", &r->nruns))
+        return -1;
+    return 0;
+}
+
+static void reader_release(struct exp_reader *r)
+{
+    sqlite3_finalize(r->variants);
+    sqlite3_finalize(r->nruns);
+}
+
+/* Fill *e (zeroed first; heap copies) from a row of SELECT EXPERIMENT_COLUMNS, plus its
+ * variants and run count. On error *e may be partly filled: release it. */
+static int read_experiment(struct store *s, sqlite3_stmt *row, struct exp_reader *r,
+                           struct store_experiment *e)
+{
+    int rc;
+    memset(e, 0, sizeof(*e));
+    e->id = sqlite3_column_int64(row, 0);
+    e->kind = col_dup(row, 1);
+    e->created_at = sqlite3_column_double(row, 2);
+    e->finished_at = sqlite3_column_double(row, 3); /* NULL -> 0 */
+    e->status = col_dup(row, 4);
+    e->settings_json = col_dup(row, 5);
+    e->settings_hash = col_dup(row, 6);
+    e->environment_json = col_dup(row, 7);
+    e->seed = (uint64_t)sqlite3_column_int64(row, 8);
+    e->note = col_dup(row, 9);
+
+    sqlite3_reset(r->variants);
+    if (sqlite3_bind_int64(r->variants, 1, e->id) != SQLITE_OK)
+        return fail(s, "reading variants");
+    while ((rc = sqlite3_step(r->variants)) == SQLITE_ROW) {
+        e->variants = xrealloc(e->variants, sizeof(*e->variants) * (size_t)(e->nvariants + 1));
+        struct store_variant *v = &e->variants[e->nvariants++];
+        v->idx = sqlite3_column_int(r->variants, 0);
+        v->name = col_dup(r->variants, 1);
+        v->library = col_dup(r->variants, 2);
+        v->sha256 = col_dup(r->variants, 3);
+        v->version = col_dup(r->variants, 4);
+        v->source_id = col_dup(r->variants, 5);
+        v->compiler = col_dup(r->variants, 6);
+        v->cflags = col_dup(r->variants, 7);
+        v->fingerprint_json = col_dup(r->variants, 8);
+    }
+    if (rc != SQLITE_DONE)
+        return fail(s, "reading variants");
+
+    sqlite3_reset(r->nruns);
+    if (sqlite3_bind_int64(r->nruns, 1, e->id) != SQLITE_OK ||
+        sqlite3_step(r->nruns) != SQLITE_ROW)
+        return fail(s, "counting runs");
+    e->nruns = sqlite3_column_int64(r->nruns, 0);
+    return 0;
+}
+
+void store_experiment_release(struct store_experiment *e)
+{
+    free((char *)e->kind);
+    free((char *)e->status);
+    free((char *)e->settings_json);
+    free((char *)e->settings_hash);
+    free((char *)e->environment_json);
+    free((char *)e->note);
+    for (int i = 0; i < e->nvariants; i++) {
+        struct store_variant *v = &e->variants[i];
+        free((char *)v->name);
+        free((char *)v->library);
+        free((char *)v->sha256);
+        free((char *)v->version);
+        free((char *)v->source_id);
+        free((char *)v->compiler);
+        free((char *)v->cflags);
+        free((char *)v->fingerprint_json);
+    }
+    free(e->variants);
+    memset(e, 0, sizeof(*e));
+}
+
+/* Reads of several statements run in one read transaction, so they see one snapshot. */
+static int read_begin(struct store *s)
+{
+    return exec(s, "BEGIN", "starting a read transaction");
+}
+
+int store_experiment_get(struct store *s, int64_t exp_id, struct store_experiment *out)
+{
+    struct exp_reader r;
+    sqlite3_stmt *st = NULL;
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    if (read_begin(s))
+        return -1;
+    rc = reader_init(s, &r);
+    if (rc == 0)
+        rc = prepare(s, "SELECT " EXPERIMENT_COLUMNS " FROM experiments WHERE id = ?1", &st);
+    if (rc == 0) {
+        if (sqlite3_bind_int64(st, 1, exp_id) != SQLITE_OK) {
+            rc = fail(s, "reading an experiment");
+        } else {
+            rc = sqlite3_step(st);
+            if (rc == SQLITE_ROW)
+                rc = read_experiment(s, st, &r, out);
+            else if (rc == SQLITE_DONE)
+                rc = error("results file %s: no experiment %" PRId64, s->path, exp_id);
+            else
+                rc = fail(s, "reading an experiment");
+        }
+    }
+    sqlite3_finalize(st);
+    reader_release(&r);
+    if (rc)
+        store_experiment_release(out);
+    return txn_end(s, rc);
+}
+
+int store_experiments_list(struct store *s, store_experiment_fn fn, void *ctx)
+{
+    struct exp_reader r;
+    sqlite3_stmt *st = NULL;
+    int rc;
+
+    if (read_begin(s))
+        return -1;
+    rc = reader_init(s, &r);
+    if (rc == 0)
+        rc = prepare(s, "SELECT " EXPERIMENT_COLUMNS " FROM experiments ORDER BY id", &st);
+    while (rc == 0) {
+        struct store_experiment e;
+        int step = sqlite3_step(st);
+        if (step == SQLITE_DONE)
+            break;
+        if (step != SQLITE_ROW) {
+            rc = fail(s, "listing experiments");
+            break;
+        }
+        rc = read_experiment(s, st, &r, &e);
+        if (rc == 0) {
+            int cb = fn(&e, ctx);
+            rc = cb < 0 ? -1 : 0;
+            store_experiment_release(&e);
+            if (cb)
+                break;
+        } else {
+            store_experiment_release(&e);
+        }
+    }
+    sqlite3_finalize(st);
+    reader_release(&r);
+    return txn_end(s, rc);
+}
+
+int store_runs_load(struct store *s, int64_t exp_id, store_run_fn fn, void *ctx)
+{
+    sqlite3_stmt *st;
+    int rc = 0;
+    if (prepare(s,
+                "SELECT id, experiment_id, variant_idx, workload, threads, round, seq,"
+                " started_at, duration_s, tps, qps, lat_min_ms, lat_avg_ms, lat_p95_ms,"
+                " lat_max_ms, transactions, errors, report_json"
+                " FROM runs WHERE experiment_id = ?1 ORDER BY seq, id",
+                &st))
+        return -1;
+    if (sqlite3_bind_int64(st, 1, exp_id) != SQLITE_OK)
+        rc = fail(s, "loading runs");
+    while (rc == 0) {
+        struct store_run r;
+        int step = sqlite3_step(st);
+        if (step == SQLITE_DONE)
+            break;
+        if (step != SQLITE_ROW) {
+            rc = fail(s, "loading runs");
+            break;
+        }
+        r.id = sqlite3_column_int64(st, 0);
+        r.experiment_id = sqlite3_column_int64(st, 1);
+        r.variant_idx = sqlite3_column_int(st, 2);
+        r.workload = (const char *)sqlite3_column_text(st, 3);
+        r.threads = sqlite3_column_int(st, 4);
+        r.round = sqlite3_column_int(st, 5);
+        r.seq = sqlite3_column_int(st, 6);
+        r.started_at = col_double(st, 7);
+        r.duration_s = col_double(st, 8);
+        r.tps = col_double(st, 9);
+        r.qps = col_double(st, 10);
+        r.lat_min_ms = col_double(st, 11);
+        r.lat_avg_ms = col_double(st, 12);
+        r.lat_p95_ms = col_double(st, 13);
+        r.lat_max_ms = col_double(st, 14);
+        r.transactions = (uint64_t)sqlite3_column_int64(st, 15);
+        r.errors = (uint64_t)sqlite3_column_int64(st, 16);
+        r.report_json = (const char *)sqlite3_column_text(st, 17);
+        int cb = fn(&r, ctx);
+        if (cb) {
+            rc = cb < 0 ? -1 : 0;
+            break;
+        }
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- settings diff */
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static void add_value(struct strbuf *out, const json_t *v)
+{
+    char *text;
+    if (!v) {
+        strbuf_addstr(out, "(unset)");
+        return;
+    }
+    text = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_SORT_KEYS);
+    if (!text)
+        die("out of memory");
+    strbuf_addstr(out, text);
+    free(text);
+}
+
+int store_settings_diff(const char *json_a, const char *json_b, struct strbuf *out)
+{
+    json_error_t jerr;
+    json_t *a = json_a ? json_loads(json_a, 0, &jerr) : NULL;
+    json_t *b = json_b ? json_loads(json_b, 0, &jerr) : NULL;
+    const char **keys;
+    const char *key;
+    json_t *value;
+    size_t n = 0;
+    int rc = 0;
+
+    if (!json_is_object(a) || !json_is_object(b)) {
+        rc = error("settings diff: the %s settings are not a JSON object",
+                   json_is_object(a) ? "new" : "old");
+        goto done;
+    }
+    keys = xmalloc(sizeof(*keys) * (json_object_size(a) + json_object_size(b)));
+    json_object_foreach(a, key, value)
+        keys[n++] = key;
+    json_object_foreach(b, key, value)
+        if (!json_object_get(a, key))
+            keys[n++] = key;
+    qsort(keys, n, sizeof(*keys), cmp_str);
+    for (size_t i = 0; i < n; i++) {
+        const json_t *va = json_object_get(a, keys[i]), *vb = json_object_get(b, keys[i]);
+        if (va && vb && json_equal(va, vb))
+            continue;
+        strbuf_addf(out, "%s: ", keys[i]);
+        add_value(out, va);
+        strbuf_addstr(out, " -> ");
+        add_value(out, vb);
+        strbuf_addch(out, '\n');
+    }
+    free(keys);
+done:
+    json_decref(a);
+    json_decref(b);
+    return rc;
+}
