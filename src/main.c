@@ -13,6 +13,9 @@ static const struct {
     { "bench", cmd_bench, "sysbench-compatible OLTP benchmark (prepare|run|cleanup|help)" },
     { "pgo", cmd_pgo, "build baseline/instrumented/PGO variants, train, measure the gain" },
     { "compare", cmd_compare, "measure and compare existing builds (variants)" },
+    { "report", cmd_report, "report a stored experiment (text, markdown, csv, json)" },
+    { "history", cmd_history, "list the experiments in the results database" },
+    { "calibrate", cmd_calibrate, "A/A experiment: this machine's noise floor" },
 };
 
 static void usage(FILE *f)

@@ -7,5 +7,8 @@
 int cmd_bench(int argc, char **argv);
 int cmd_pgo(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_history(int argc, char **argv);
+int cmd_calibrate(int argc, char **argv);
 
 #endif
