@@ -1,0 +1,10 @@
+/* calibrate: placeholder while the command is being written (replaced in the same session). */
+#include "cli/cli.h"
+#include "util/util.h"
+
+int cmd_calibrate(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    return error("pgolab calibrate is not available in this build yet");
+}
