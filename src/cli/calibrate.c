@@ -1,10 +1,708 @@
-/* calibrate: placeholder while the command is being written (replaced in the same session). */
+/* calibrate: `pgolab calibrate`, an A/A experiment (one library run as variants A and A') that
+ * measures this machine's noise floor and what a given number of rounds can detect. */
 #include "cli/cli.h"
+#include "experiment/experiment.h"
+#include "stats/compare.h"
+#include "util/options.h"
+#include "util/strbuf.h"
 #include "util/util.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <ftw.h>
+#include <jansson.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define SYSTEM_LIBRARY "libsqlite3.so.0"
+#define CAL_ALPHA STATS_ALPHA_DEFAULT
+#define CAL_POWER STATS_POWER_DEFAULT
+
+static const struct opt_def calibrate_options[] = {
+    { "variant", OPT_STRING, NULL,
+      "the build to measure: sqlite:/path/to/libsqlite3.so (NAME=sqlite:PATH is accepted too)" },
+    { "sqlite-library", OPT_STRING, NULL,
+      "the same as a plain path (default: the system's " SYSTEM_LIBRARY ", as the dynamic loader finds it)" },
+    { "bench", OPT_LIST, "oltp_read_only", "workloads to run" },
+    { "threads", OPT_LIST, "1", "thread counts to run each workload with" },
+    { "rounds", OPT_INT, "5", "rounds per variant (the rounds you plan to use with `pgolab compare`); at least 2" },
+    { "time", OPT_INT, "10", "seconds per run" },
+    { "tables", OPT_INT, "1", "number of tables" },
+    { "table-size", OPT_INT, "10000", "rows per table" },
+    { "rand-seed", OPT_INT, NULL, "seed of the run-order shuffle, also passed to every bench child (default: from the clock)" },
+    { "workdir", OPT_STRING, NULL, "directory for databases and logs (default /dev/shm/pgolab-PID, else ./.pgolab/run-PID; removed at the end)" },
+    { "output", OPT_STRING, NULL, "also write every run and the calibration to this JSON file" },
+    OPT_END,
+};
+
+static const char *const metric_label[METRIC_COUNT] = { "tps", "avg lat (ms)", "p95 lat (ms)" };
+static const char *const metric_key[METRIC_COUNT] = { "tps", "lat_avg_ms", "lat_p95_ms" };
+
+static void calibrate_usage(void)
+{
+    printf("Usage: pgolab calibrate [--sqlite-library=LIB] [options]\n"
+           "\n"
+           "How noisy is this machine? An A/A experiment: the same library runs as two variants,\n"
+           "A and A', exactly like a `pgolab compare` of two builds (every run a separate\n"
+           "`pgolab bench` process on a fresh copy of the same data, the order shuffled per\n"
+           "round). For every workload, thread count and metric (tps, average and 95th\n"
+           "percentile latency) it prints:\n"
+           "  CV             the coefficient of variation of a single run (pooled within-group\n"
+           "                 standard deviation over the mean): the noise floor\n"
+           "  A/A            the A vs A' verdict, which should be \"~\" (no significant change)\n"
+           "  detectable     the smallest change --rounds rounds per variant detect (Mann-Whitney,\n"
+           "                 alpha 0.05, power 0.8):\n"
+           "                   delta = (z_0.975 + z_0.8) * CV * sqrt(2/n) / sqrt(3/pi)\n"
+           "  rounds for 5%% / 2%%  the rounds per variant a 5%% / 2%% change needs\n"
+           "A CV from few rounds is itself rough (relative standard error about\n"
+           "1/sqrt(2(N-2)) for N runs): plan with margin.\n"
+           "\n"
+           "Options:\n");
+    opts_print_help(calibrate_options);
+    printf("\nExample:\n"
+           "  pgolab calibrate --bench=oltp_read_only,oltp_point_select --rounds=5 --time=10\n"
+           "\nExit status: 0 done, 1 bad input or a failed run, 2 interrupted.\n");
+}
+
+/* ---------------------------------------------------------------- setup */
+
+static volatile sig_atomic_t got_signal;
+
+static void on_signal(int sig)
+{
+    got_signal = sig;
+}
+
+/* The system SQLite as a user would name it: the file the dynamic loader picks for
+ * libsqlite3.so.0 (dladdr of one of its symbols). Caller frees; NULL after a message. */
+static char *system_library(void)
+{
+    void *h = dlopen(SYSTEM_LIBRARY, RTLD_LAZY | RTLD_LOCAL);
+    if (!h) {
+        const char *why = dlerror();
+        error("no --sqlite-library given and the system SQLite cannot be loaded (%s); install "
+              "libsqlite3-0 or give --sqlite-library=PATH", why ? why : SYSTEM_LIBRARY);
+        return NULL;
+    }
+    char *path = NULL;
+    Dl_info di;
+    void *sym = dlsym(h, "sqlite3_libversion");
+    if (sym && dladdr(sym, &di) && di.dli_fname && di.dli_fname[0] == '/')
+        path = xstrdup(di.dli_fname);
+    dlclose(h);
+    if (!path)
+        error("no --sqlite-library given and the file behind the system's %s cannot be "
+              "found; give --sqlite-library=PATH", SYSTEM_LIBRARY);
+    return path;
+}
+
+/* The library to calibrate, from --variant, --sqlite-library or the system. *name gets the
+ * variant name given with NAME=sqlite:PATH, else NULL. Both heap strings; -1 after a message. */
+static int choose_library(const struct opts *o, char **name, char **library)
+{
+    const char *spec = opt_str(o, "variant"), *plain = opt_str(o, "sqlite-library");
+    *name = *library = NULL;
+    if (spec && plain)
+        return error("give either --variant or --sqlite-library, not both");
+    if (spec) {
+        const char *colon = strchr(spec, ':'), *eq = strchr(spec, '=');
+        const char *kind = spec;
+        if (eq && (!colon || eq < colon)) {
+            if (eq == spec)
+                return error("--variant=%s: empty name before '='", spec);
+            *name = xstrndup(spec, (size_t)(eq - spec));
+            kind = eq + 1;
+        }
+        colon = strchr(kind, ':');
+        size_t klen = colon ? (size_t)(colon - kind) : 0;
+        if (!colon) {
+            error("--variant=%s: expected sqlite:/path/to/libsqlite3.so", spec);
+        } else if (klen == 6 && !strncmp(kind, "sqlite", 6)) {
+            *library = xstrdup(colon + 1);
+        } else {
+            char *k = xstrndup(kind, klen);
+            error("--variant=%s: %s is not supported by calibrate (expected "
+                  "sqlite:/path/to/libsqlite3.so)", spec, k);
+            free(k);
+        }
+        if (!*library) {
+            free(*name);
+            *name = NULL;
+            return -1;
+        }
+    } else if (plain) {
+        *library = xstrdup(plain);
+    } else if (!(*library = system_library())) {
+        return -1;
+    }
+    struct stat st;
+    int rc = 0;
+    if (!**library)
+        rc = error("the library path is empty (expected sqlite:/path/to/libsqlite3.so)");
+    else if (stat(*library, &st) < 0)
+        rc = error("library %s: %s", *library, strerror(errno));
+    else if (!S_ISREG(st.st_mode))
+        rc = error("library %s is not a regular file", *library);
+    if (rc < 0) {
+        free(*name);
+        free(*library);
+        *name = *library = NULL;
+    }
+    return rc;
+}
+
+static int parse_threads(char **list, int n, int *out)
+{
+    for (int i = 0; i < n; i++) {
+        int64_t k;
+        if (parse_int64(list[i], &k) < 0 || k <= 0 || k > 100000)
+            return error("invalid thread count '%s' in --threads (expected integers > 0)", list[i]);
+        out[i] = (int)k;
+    }
+    return 0;
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    if (remove(path) < 0)
+        warning("cannot remove %s: %s", path, strerror(errno));
+    return 0;
+}
+
+/* The running binary, for the children (caller frees). */
+static char *self_exe(void)
+{
+    char buf[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+    if (n <= 0)
+        return xstrdup("pgolab");
+    return xstrndup(buf, (size_t)n);
+}
+
+/* ---------------------------------------------------------------- calibration */
+
+/* One row of the report: a metric at one workload and thread count. */
+struct cal_cell {
+    int w, threads;
+    enum experiment_metric m;
+    int n1, n2;                 /* runs of A and of A' */
+    bool ok;                    /* c is filled (n1, n2 >= 2) */
+    struct stats_calibration c;
+};
+
+/* Values of metric m over the runs of (variant, workload, threads); caller frees. */
+static double *values_of(const struct experiment_result *res, int variant, int w, int threads,
+                         enum experiment_metric m, int *n)
+{
+    double *x = xcalloc((size_t)res->nruns + 1, sizeof(double));
+    *n = 0;
+    for (int i = 0; i < res->nruns; i++) {
+        const struct run_result *r = &res->runs[i];
+        if (r->variant == variant && r->workload == w && r->threads == threads)
+            x[(*n)++] = experiment_metric_value(r, m);
+    }
+    return x;
+}
+
+static struct cal_cell *calibrate_cells(const struct experiment_config *cfg,
+                                        const struct experiment_result *res, int *ncells)
+{
+    int n = cfg->nworkloads * cfg->nthreads * METRIC_COUNT, k = 0;
+    struct cal_cell *cells = xcalloc((size_t)n, sizeof(*cells));
+    for (int w = 0; w < cfg->nworkloads; w++)
+        for (int t = 0; t < cfg->nthreads; t++)
+            for (int m = 0; m < METRIC_COUNT; m++, k++) {
+                struct cal_cell *c = &cells[k];
+                struct stats_opts so = STATS_OPTS_DEFAULT;
+                c->w = w;
+                c->threads = cfg->threads[t];
+                c->m = (enum experiment_metric)m;
+                double *a = values_of(res, 0, w, c->threads, c->m, &c->n1);
+                double *b = values_of(res, 1, w, c->threads, c->m, &c->n2);
+                /* a distinct, reproducible bootstrap seed per cell */
+                so.seed = cfg->seed ^ (0x9E3779B97F4A7C15ull * (uint64_t)(k + 1));
+                c->ok = c->n1 >= 2 && c->n2 >= 2 &&
+                        stats_calibrate(a, c->n1, b, c->n2, CAL_POWER, &so, &c->c) == 0;
+                free(a);
+                free(b);
+            }
+    *ncells = n;
+    return cells;
+}
+
+/* ---------------------------------------------------------------- text report */
+
+/* Number with about four significant digits (225608, 12.35, 0.004412). */
+static char *fmt_value(double x)
+{
+    int d = 2;
+    if (x > 0 && isfinite(x)) {
+        d = 3 - (int)floor(log10(x));
+        d = d < 0 ? 0 : d > 6 ? 6 : d;
+    }
+    return xasprintf("%.*f", d, x);
+}
+
+static char *fmt_rounds(int n)
+{
+    return n < 0 ? xstrdup("> 1000000") : xasprintf("%d", n);
+}
+
+static char *fmt_aa(const struct stats_verdict *v, bool lower_is_better)
+{
+    struct strbuf sb = STRBUF_INIT;
+    stats_format_change(&sb, v, lower_is_better);
+    strbuf_addf(&sb, " (p=%.2f)", v->p_value);
+    return strbuf_detach(&sb);
+}
+
+#define NCOLS 9
+
+/* A pipe table (reads in a terminal and as Markdown): text columns left-aligned, numbers
+ * right-aligned. cells holds nrows * NCOLS strings, NULL = empty. */
+static void render_table(struct strbuf *sb, char *const *head, char *const *cells, int nrows)
+{
+    static const bool left[NCOLS] = { true, false, true, false, false, true, false, false, false };
+    size_t w[NCOLS];
+    for (int c = 0; c < NCOLS; c++) {
+        w[c] = strlen(head[c]);
+        for (int r = 0; r < nrows; r++) {
+            const char *s = cells[r * NCOLS + c];
+            size_t l = s ? strlen(s) : 0;
+            w[c] = l > w[c] ? l : w[c];
+        }
+    }
+    for (int r = -1; r < nrows; r++) {
+        for (int c = 0; c < NCOLS; c++) {
+            const char *s = r < 0 ? head[c] : cells[r * NCOLS + c];
+            size_t l = s ? strlen(s) : 0;
+            strbuf_addstr(sb, c ? " | " : "| ");
+            if (!left[c])
+                for (size_t i = l; i < w[c]; i++)
+                    strbuf_addch(sb, ' ');
+            strbuf_addstr(sb, s ? s : "");
+            if (left[c])
+                for (size_t i = l; i < w[c]; i++)
+                    strbuf_addch(sb, ' ');
+        }
+        strbuf_addstr(sb, " |\n");
+        if (r < 0) {
+            for (int c = 0; c < NCOLS; c++) {
+                strbuf_addstr(sb, left[c] ? "|:" : "|-");
+                for (size_t i = 0; i < w[c]; i++)
+                    strbuf_addch(sb, '-');
+                strbuf_addstr(sb, left[c] ? "-" : ":");
+            }
+            strbuf_addstr(sb, "|\n");
+        }
+    }
+}
+
+static void print_report(FILE *out, const struct experiment_config *cfg,
+                         const struct experiment_result *res, const struct cal_cell *cells,
+                         int ncells)
+{
+    struct strbuf sb = STRBUF_INIT;
+    const struct variant *v = &cfg->variants[0];
+    int min_rounds = stats_min_rounds(CAL_ALPHA);
+    char *head[NCOLS];
+    char **tab = xcalloc((size_t)ncells * NCOLS, sizeof(char *));
+
+    strbuf_addf(&sb, "Noise calibration (A/A): %s", v->library);
+    if (v->version)
+        strbuf_addf(&sb, " (SQLite %s)", v->version);
+    strbuf_addf(&sb, " measured as two variants, A and A'\n");
+    strbuf_addf(&sb, "%d rounds per variant, %g s per run, %d table%s x %d rows, %d runs; "
+                     "alpha %g, power %g\n",
+                cfg->rounds, cfg->time_s, cfg->tables, cfg->tables == 1 ? "" : "s",
+                cfg->table_size, res->nruns, CAL_ALPHA, CAL_POWER);
+    int planned = cfg->nworkloads * cfg->nthreads * cfg->rounds * cfg->nvariants;
+    if (res->nruns < planned)
+        strbuf_addf(&sb, "Stopped after %d of %d runs: the figures below are from the rounds "
+                         "that finished.\n", res->nruns, planned);
+    strbuf_addch(&sb, '\n');
+
+    /* Rounds per variant behind each row: min(n1, n2); all equal unless it stopped early. */
+    int rmin = INT_MAX, rmax = 0;
+    for (int i = 0; i < ncells; i++) {
+        int n = cells[i].n1 < cells[i].n2 ? cells[i].n1 : cells[i].n2;
+        if (!cells[i].ok)
+            continue;
+        rmin = n < rmin ? n : rmin;
+        rmax = n > rmax ? n : rmax;
+    }
+    bool uniform = rmax == 0 || rmin == rmax;
+    int rounds_used = rmax ? rmax : cfg->rounds;
+
+    head[0] = xstrdup("workload");
+    head[1] = xstrdup("threads");
+    head[2] = xstrdup("metric");
+    head[3] = xstrdup("mean");
+    head[4] = xstrdup("CV");
+    head[5] = xstrdup("A/A");
+    head[6] = uniform ? xasprintf("detectable (%d rounds)", rounds_used) : xstrdup("detectable");
+    head[7] = xstrdup("rounds for 5%");
+    head[8] = xstrdup("rounds for 2%");
+    int nsig = 0, nok = 0, nmin_runs = INT_MAX;
+    for (int i = 0; i < ncells; i++) {
+        const struct cal_cell *c = &cells[i];
+        char **row = &tab[i * NCOLS];
+        row[0] = xstrdup(cfg->workloads[c->w]);
+        row[1] = xasprintf("%d", c->threads);
+        row[2] = xstrdup(metric_label[c->m]);
+        if (!c->ok) {
+            row[3] = xstrdup("-");
+            row[4] = xstrdup("-");
+            row[5] = xasprintf("not enough runs (%d + %d)", c->n1, c->n2);
+            for (int k = 6; k < NCOLS; k++)
+                row[k] = xstrdup("-");
+            continue;
+        }
+        nok++;
+        nsig += c->c.aa.significant;
+        if (c->n1 + c->n2 < nmin_runs)
+            nmin_runs = c->n1 + c->n2;
+        row[3] = fmt_value(c->c.mean);
+        row[4] = xasprintf("%.2f%%", c->c.cv * 100);
+        row[5] = fmt_aa(&c->c.aa, c->m != METRIC_TPS);
+        int n = c->n1 < c->n2 ? c->n1 : c->n2;
+        if (isinf(c->c.detectable))
+            row[6] = xasprintf("never (< %d rounds)", min_rounds);
+        else if (uniform)
+            row[6] = xasprintf("%.2f%%", c->c.detectable * 100);
+        else
+            row[6] = xasprintf("%.2f%% (%d rounds)", c->c.detectable * 100, n);
+        row[7] = fmt_rounds(c->c.rounds_5pct);
+        row[8] = fmt_rounds(c->c.rounds_2pct);
+    }
+    render_table(&sb, head, tab, ncells);
+    strbuf_addch(&sb, '\n');
+
+    if (rounds_used < min_rounds)
+        strbuf_addf(&sb, "With %d rounds per variant the Mann-Whitney test can never reach "
+                         "significance at alpha %g (its smallest p is %.3f; it needs at least %d "
+                         "rounds): every comparison with so few rounds says ~.\n",
+                    rounds_used, CAL_ALPHA, stats_mw_min_p(rounds_used, rounds_used), min_rounds);
+    if (nok) {
+        if (rounds_used < min_rounds)
+            ; /* said above: every row is "~" whatever the data */
+        else if (nsig == 0)
+            strbuf_addf(&sb, "A/A: no significant difference in any of the %d rows (~), as it "
+                             "should be.\n", nok);
+        else
+            strbuf_addf(&sb, "A/A: %d of %d rows differ significantly although both sides are "
+                             "the same library; chance alone makes about 1 row in %.0f do so, "
+                             "more than that points to drift during the experiment (other load, "
+                             "throttling) or to state carried between runs.\n",
+                        nsig, nok, 1 / CAL_ALPHA);
+        if (nmin_runs > 2)
+            strbuf_addf(&sb, "A CV from %d runs is itself rough: its relative standard error is "
+                             "about %.0f%% (1/sqrt(2(N-2)), N = %d), so plan with margin.\n",
+                        nmin_runs, 100 / sqrt(2.0 * (nmin_runs - 2)), nmin_runs);
+    }
+    /* The closing lines, in plain words, on tps (the headline number). */
+    for (int i = 0; i < ncells; i++) {
+        const struct cal_cell *c = &cells[i];
+        int n = c->n1 < c->n2 ? c->n1 : c->n2;
+        if (!c->ok || c->m != METRIC_TPS)
+            continue;
+        strbuf_addf(&sb, "\nOn this machine a single %g s run of %s with %d thread%s varies by "
+                         "%.1f%% in tps (CV); ",
+                    cfg->time_s, cfg->workloads[c->w], c->threads, c->threads == 1 ? "" : "s",
+                    c->c.cv * 100);
+        if (isinf(c->c.detectable))
+            strbuf_addf(&sb, "with %d rounds per variant pgolab can detect no change at all "
+                             "(it needs at least %d rounds)",
+                        n, min_rounds);
+        else
+            strbuf_addf(&sb, "with %d rounds per variant pgolab can detect changes of about "
+                             "%.1f%% or more",
+                        n, c->c.detectable * 100);
+        if (c->c.rounds_5pct < 0)
+            strbuf_addstr(&sb, "; a 5% or a 2% change would need more than a million rounds.");
+        else if (c->c.rounds_2pct < 0)
+            strbuf_addf(&sb, "; a 5%% change needs %d rounds, a 2%% change more than a million.",
+                        c->c.rounds_5pct);
+        else
+            strbuf_addf(&sb, "; a 5%% change needs %d rounds and a 2%% change %d rounds.",
+                        c->c.rounds_5pct, c->c.rounds_2pct);
+    }
+    strbuf_addch(&sb, '\n');
+    fputs(sb.buf, out);
+    fflush(out);
+
+    for (int c = 0; c < NCOLS; c++)
+        free(head[c]);
+    for (int i = 0; i < ncells * NCOLS; i++)
+        free(tab[i]);
+    free(tab);
+    strbuf_release(&sb);
+}
+
+/* ---------------------------------------------------------------- JSON */
+
+static json_t *num_or_null(double x)
+{
+    return isfinite(x) ? json_real(x) : json_null();
+}
+
+static json_t *calibration_json(const struct experiment_config *cfg, const struct cal_cell *cells,
+                                int ncells)
+{
+    json_t *cal = json_object(), *arr = json_array();
+    json_object_set_new(cal, "alpha", json_real(CAL_ALPHA));
+    json_object_set_new(cal, "power", json_real(CAL_POWER));
+    json_object_set_new(cal, "rounds", json_integer(cfg->rounds));
+    json_object_set_new(cal, "min_rounds", json_integer(stats_min_rounds(CAL_ALPHA)));
+    json_object_set_new(cal, "formula",
+                        json_string("detectable = (z_{1-alpha/2} + z_power) * cv * sqrt(2/n) / "
+                                    "sqrt(3/pi); cv = pooled within-group stddev / grand mean"));
+    for (int i = 0; i < ncells; i++) {
+        const struct cal_cell *c = &cells[i];
+        json_t *o = json_object();
+        json_object_set_new(o, "workload", json_string(cfg->workloads[c->w]));
+        json_object_set_new(o, "threads", json_integer(c->threads));
+        json_object_set_new(o, "metric", json_string(metric_key[c->m]));
+        json_object_set_new(o, "n1", json_integer(c->n1));
+        json_object_set_new(o, "n2", json_integer(c->n2));
+        if (c->ok) {
+            struct strbuf sb = STRBUF_INIT;
+            stats_format_change(&sb, &c->c.aa, c->m != METRIC_TPS);
+            json_t *aa = json_object();
+            json_object_set_new(aa, "verdict", json_string(sb.buf));
+            json_object_set_new(aa, "ratio", num_or_null(c->c.aa.ratio));
+            json_object_set_new(aa, "ci_lo", num_or_null(c->c.aa.ci_lo));
+            json_object_set_new(aa, "ci_hi", num_or_null(c->c.aa.ci_hi));
+            json_object_set_new(aa, "p_value", num_or_null(c->c.aa.p_value));
+            json_object_set_new(aa, "significant", json_boolean(c->c.aa.significant));
+            strbuf_release(&sb);
+            json_object_set_new(o, "mean", num_or_null(c->c.mean));
+            json_object_set_new(o, "cv", num_or_null(c->c.cv));
+            /* null = never detectable with these rounds */
+            json_object_set_new(o, "detectable", num_or_null(c->c.detectable));
+            json_object_set_new(o, "rounds_5pct", c->c.rounds_5pct < 0 ? json_null()
+                                                      : json_integer(c->c.rounds_5pct));
+            json_object_set_new(o, "rounds_2pct", c->c.rounds_2pct < 0 ? json_null()
+                                                      : json_integer(c->c.rounds_2pct));
+            json_object_set_new(o, "aa", aa);
+        }
+        json_array_append_new(arr, o);
+    }
+    json_object_set_new(cal, "cells", arr);
+    return cal;
+}
+
+/* The experiment's own JSON (every run, fingerprints, environment) plus a "calibration"
+ * object, written via path.tmp + rename. -1 after a message. */
+static int write_output(const char *path, const struct experiment_config *cfg,
+                        const struct experiment_result *res, const struct cal_cell *cells,
+                        int ncells)
+{
+    char *exp_path = xasprintf("%s.experiment", path), *tmp = xasprintf("%s.tmp", path);
+    json_error_t je;
+    json_t *root = NULL;
+    int rc = -1;
+
+    if (experiment_write_json(exp_path, cfg, res) < 0)
+        goto out;
+    root = json_load_file(exp_path, 0, &je);
+    unlink(exp_path);
+    if (!root) {
+        error("cannot read back %s: %s", exp_path, je.text);
+        goto out;
+    }
+    json_object_set_new(root, "calibration", calibration_json(cfg, cells, ncells));
+    if (json_dump_file(root, tmp, JSON_INDENT(2)) < 0) {
+        error("cannot write %s: %s", tmp, strerror(errno));
+        unlink(tmp);
+    } else if (rename(tmp, path) < 0) {
+        error("cannot rename %s to %s: %s", tmp, path, strerror(errno));
+        unlink(tmp);
+    } else {
+        rc = 0;
+    }
+out:
+    json_decref(root);
+    free(exp_path);
+    free(tmp);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- command */
 
 int cmd_calibrate(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    return error("pgolab calibrate is not available in this build yet");
+    const struct opt_def *tables[] = { calibrate_options };
+    struct opts o;
+    struct experiment_config cfg;
+    struct experiment_result res;
+    struct variant variants[2];
+    struct sigaction sa, old_int, old_term;
+    struct cal_cell *cells = NULL;
+    char **workloads = NULL, **tlist = NULL, *bench_args[2] = { NULL, NULL };
+    char *workdir = NULL, *pgolab = NULL, *name = NULL, *library = NULL;
+    int ntl = 0, ncells = 0, rc = 1, ran = 0, made_workdir = 0;
+
+    memset(&cfg, 0, sizeof(cfg));
+    memset(&res, 0, sizeof(res));
+    memset(variants, 0, sizeof(variants));
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "help") || !strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            calibrate_usage();
+            return 0;
+        }
+    /* Ctrl-C before or after the experiment (which catches it itself while it runs) also
+     * ends with exit 2 and whatever was measured. */
+    got_signal = 0;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+
+    opts_init(&o, tables, 1);
+    if (opts_parse(&o, argc - 1, argv + 1) < 0)
+        goto out;
+    if (o.nargs) {
+        error("unexpected argument '%s' (see `pgolab calibrate help`)", o.args[0]);
+        goto out;
+    }
+
+    int64_t rounds = opt_int(&o, "rounds"), time_s = opt_int(&o, "time");
+    int64_t ntables = opt_int(&o, "tables"), size = opt_int(&o, "table-size");
+    if (rounds < 2 || rounds > 100000) {
+        error("invalid --rounds=%s (calibrate needs at least 2 rounds per variant to measure "
+              "the variation; %d or more can detect a change)",
+              opt_str(&o, "rounds"), stats_min_rounds(CAL_ALPHA));
+        goto out;
+    }
+    if (time_s <= 0 || time_s > 86400 * 7) {
+        error("invalid --time=%s (expected seconds > 0)", opt_str(&o, "time"));
+        goto out;
+    }
+    if (ntables < 1 || ntables > 100000 || size < 1 || size > INT_MAX) {
+        error("invalid --tables=%s or --table-size=%s (expected integers >= 1)",
+              opt_str(&o, "tables"), opt_str(&o, "table-size"));
+        goto out;
+    }
+    workloads = opt_list(&o, "bench", &cfg.nworkloads);
+    if (cfg.nworkloads < 1) {
+        error("--bench needs at least one workload, e.g. --bench=oltp_read_only");
+        goto out;
+    }
+    cfg.workloads = workloads;
+    tlist = opt_list(&o, "threads", &ntl);
+    if (ntl < 1) {
+        error("--threads needs at least one thread count, e.g. --threads=1");
+        goto out;
+    }
+    cfg.threads = xcalloc((size_t)ntl, sizeof(int));
+    cfg.nthreads = ntl;
+    if (parse_threads(tlist, ntl, cfg.threads) < 0)
+        goto out;
+    if (choose_library(&o, &name, &library) < 0)
+        goto out;
+
+    /* One library, two variants: A' is A under another name, so the order shuffle and the
+     * per-run processes are exactly those of a real comparison. */
+    variants[0].name = "A";
+    variants[1].name = "A'";
+    variants[0].library = variants[1].library = library;
+    cfg.variants = variants;
+    cfg.nvariants = 2;
+    cfg.rounds = (int)rounds;
+    cfg.time_s = (double)time_s;
+    cfg.tables = (int)ntables;
+    cfg.table_size = (int)size;
+    if (opt_is_set(&o, "rand-seed") && opt_int(&o, "rand-seed") != 0) {
+        cfg.seed = (uint64_t)opt_int(&o, "rand-seed");
+        bench_args[0] = xasprintf("--rand-seed=%lld", (long long)opt_int(&o, "rand-seed"));
+        cfg.bench_args = bench_args;
+    } else {
+        cfg.seed = now_ns() ^ ((uint64_t)getpid() << 32);
+    }
+
+    if (opt_str(&o, "workdir"))
+        workdir = xstrdup(opt_str(&o, "workdir"));
+    else if (access("/dev/shm", W_OK) == 0)
+        workdir = xasprintf("/dev/shm/pgolab-%ld", (long)getpid());
+    else
+        workdir = xasprintf("./.pgolab/run-%ld", (long)getpid());
+    struct stat st;
+    made_workdir = stat(workdir, &st) < 0;
+    cfg.workdir = workdir;
+    pgolab = self_exe();
+    cfg.pgolab = pgolab;
+    cfg.progress = true;
+
+    /* A' is the same file as A: fingerprint it once and copy. */
+    cfg.nvariants = 1;
+    int fp = experiment_fingerprint(&cfg);
+    cfg.nvariants = 2;
+    if (fp < 0) {
+        rc = got_signal ? 2 : 1;
+        goto out;
+    }
+    if (got_signal) {
+        error("interrupted by %s before the first run", got_signal == SIGINT ? "SIGINT" : "SIGTERM");
+        rc = 2;
+        goto out;
+    }
+    variants[1].sha256 = variants[0].sha256 ? xstrdup(variants[0].sha256) : NULL;
+    variants[1].version = variants[0].version ? xstrdup(variants[0].version) : NULL;
+    variants[1].source_id = variants[0].source_id ? xstrdup(variants[0].source_id) : NULL;
+    variants[1].loaded_from = variants[0].loaded_from ? xstrdup(variants[0].loaded_from) : NULL;
+    if (stderr_is_tty()) {
+        int total = cfg.nworkloads * cfg.nthreads * cfg.rounds * 2;
+        fprintf(stderr, "calibrate: %s%s%s, %d runs of %g s (about %.0f min); Ctrl-C stops "
+                        "and reports what ran\n",
+                name ? name : "", name ? " = " : "", library, total, cfg.time_s,
+                ceil(total * (cfg.time_s + 1) / 60));
+    }
+
+    ran = 1;
+    int run_rc = experiment_run(&cfg, &res);
+    cells = calibrate_cells(&cfg, &res, &ncells);
+    if (res.nruns > 0)
+        print_report(stdout, &cfg, &res, cells, ncells);
+    rc = run_rc == 0 ? 0 : res.signal ? 2 : 1;
+    if (opt_str(&o, "output")) {
+        if (write_output(opt_str(&o, "output"), &cfg, &res, cells, ncells) < 0)
+            rc = rc ? rc : 1;
+        else
+            fprintf(stderr, "%d runs and the calibration written to %s\n", res.nruns,
+                    opt_str(&o, "output"));
+    }
+    if (rc == 0 && got_signal)
+        rc = 2;
+
+out:
+    if (ran && made_workdir)
+        nftw(workdir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    free(cells);
+    experiment_result_release(&res);
+    experiment_variant_release(&variants[0]);
+    experiment_variant_release(&variants[1]);
+    free(cfg.threads);
+    opt_list_free(workloads);
+    opt_list_free(tlist);
+    free(bench_args[0]);
+    free(workdir);
+    free(pgolab);
+    free(name);
+    free(library);
+    opts_release(&o);
+    return rc;
 }

@@ -1,7 +1,9 @@
 /* compare: `pgolab compare`, is build B faster than A? Parses the variants and settings,
- * runs the experiment engine (src/experiment) and prints its report; owns only the CLI. */
+ * records and runs the experiment (src/experiment, src/store) and prints its report. */
 #include "cli/cli.h"
 #include "experiment/experiment.h"
+#include "report/tables.h"
+#include "store/store.h"
 #include "util/options.h"
 #include "util/strbuf.h"
 #include "util/util.h"
@@ -27,6 +29,9 @@ static const struct opt_def compare_options[] = {
     { "output", OPT_STRING, NULL, "also write every run, the fingerprints and the summary to this JSON file" },
     { "rand-seed", OPT_INT, NULL, "seed of the run-order shuffle, also passed to every bench child (default: from the clock)" },
     { "workdir", OPT_STRING, NULL, "directory for databases and logs (default /dev/shm/pgolab-PID, else ./.pgolab/run-PID; removed at the end)" },
+    { "results", OPT_STRING, STORE_DEFAULT_PATH, "results database: the experiment and every run are recorded here as they finish" },
+    { "resume", OPT_INT, NULL, "continue experiment ID of the results database (same options; finished runs are not redone)" },
+    { "fail-if-slower", OPT_DOUBLE, NULL, "exit 3 when a variant is significantly slower than the baseline (tps) by more than PCT percent" },
     OPT_END,
 };
 
@@ -39,10 +44,21 @@ static void compare_usage(void)
            "`pgolab bench` process on a fresh copy of the same prepared data. The first\n"
            "variant is the baseline. The report gives, per workload, transactions per second\n"
            "and the average and 95th percentile response times: the median over rounds with\n"
-           "the min-max spread, and the %% improvement over the baseline.\n"
+           "the min-max spread, the %% improvement over the baseline and the change with its\n"
+           "95%% confidence interval (\"~\" = no significant difference).\n"
+           "\n"
+           "The experiment is recorded in the results database (--results) as it runs: it\n"
+           "prints \"experiment N recorded in FILE\" first, and each run is committed when it\n"
+           "ends, so Ctrl-C, a crash or a power cut loses at most the run in progress.\n"
+           "--resume=N with the same options runs only what is missing. `pgolab report\n"
+           "--experiment=N` prints it again (other shapes and formats), `pgolab history`\n"
+           "lists the experiments.\n"
            "\n"
            "Options:\n");
     opts_print_help(compare_options);
+    printf("\nExit status: 0 ok; 1 error or bad input; 2 interrupted (the finished runs are\n"
+           "recorded; --resume continues); 3 --fail-if-slower: a variant is significantly\n"
+           "slower than the baseline by more than PCT percent in some tps cell.\n");
     printf("\nExample (an A/A run: the same library twice measures the noise):\n"
            "  pgolab compare --variant A=sqlite:/usr/lib/x86_64-linux-gnu/libsqlite3.so.0 \\\n"
            "                 --variant B=sqlite:/usr/lib/x86_64-linux-gnu/libsqlite3.so.0 \\\n"
@@ -121,7 +137,10 @@ int cmd_compare(int argc, char **argv)
     struct experiment_result res;
     char **specs = NULL, **workloads = NULL, **tlist = NULL, *bench_args[2] = { NULL, NULL };
     char *workdir = NULL, *pgolab = NULL;
+    struct store *store = NULL;
     int nspecs = 0, ntl = 0, rc = 1, ran = 0, made_workdir = 0;
+    int64_t resume_id = 0;
+    double fail_pct = -1;
 
     memset(&cfg, 0, sizeof(cfg));
     memset(&res, 0, sizeof(res));
@@ -193,6 +212,26 @@ int cmd_compare(int argc, char **argv)
     cfg.time_s = (double)time_s;
     cfg.tables = (int)ntables;
     cfg.table_size = (int)size;
+    if (opt_is_set(&o, "resume")) {
+        resume_id = opt_int(&o, "resume");
+        if (resume_id < 1) {
+            error("invalid --resume=%s (expected an experiment id; see pgolab history)",
+                  opt_str(&o, "resume"));
+            goto out;
+        }
+    }
+    if (opt_is_set(&o, "fail-if-slower")) {
+        fail_pct = opt_double(&o, "fail-if-slower");
+        if (!(fail_pct >= 0) || fail_pct >= 100) {
+            error("invalid --fail-if-slower=%s (expected a percentage, 0 <= PCT < 100)",
+                  opt_str(&o, "fail-if-slower"));
+            goto out;
+        }
+    }
+    if (!opt_str(&o, "results") || !*opt_str(&o, "results")) {
+        error("--results: empty path");
+        goto out;
+    }
     if (opt_is_set(&o, "rand-seed") && opt_int(&o, "rand-seed") != 0) {
         cfg.seed = (uint64_t)opt_int(&o, "rand-seed");
         bench_args[0] = xasprintf("--rand-seed=%lld", (long long)opt_int(&o, "rand-seed"));
@@ -214,10 +253,19 @@ int cmd_compare(int argc, char **argv)
     cfg.pgolab = pgolab;
     cfg.progress = true;
 
+    /* The results file is checked before anything runs: a foreign or newer one is refused
+     * untouched (the store prints why). */
+    if (store_open(opt_str(&o, "results"), &store) < 0)
+        goto out;
     if (experiment_fingerprint(&cfg) < 0)
+        goto out;
+    if (resume_id ? experiment_record_resume(&cfg, store, resume_id, "compare", NULL) < 0
+                  : experiment_record_begin(&cfg, store, "compare", NULL) < 0)
         goto out;
     ran = 1;
     int run_rc = experiment_run(&cfg, &res);
+    if (experiment_record_finish(&cfg, &res, run_rc) < 0 && run_rc == 0)
+        run_rc = -1;
     if (res.nruns > 0 || run_rc == 0)
         experiment_report_text(stdout, &cfg, &res);
     rc = run_rc == 0 ? 0 : res.signal ? 2 : 1;
@@ -227,6 +275,8 @@ int cmd_compare(int argc, char **argv)
         else
             fprintf(stderr, "%d runs written to %s\n", res.nruns, opt_str(&o, "output"));
     }
+    if (rc == 0 && fail_pct >= 0 && report_fail_if_slower(&cfg, &res, fail_pct))
+        rc = 3;
 
 out:
     if (ran && made_workdir)
@@ -244,6 +294,7 @@ out:
     free(bench_args[0]);
     free(workdir);
     free(pgolab);
+    store_close(store);
     opts_release(&o);
     return rc;
 }

@@ -5,6 +5,8 @@
 #include "cli/cli.h"
 #include "experiment/experiment.h"
 #include "oltp/oltp.h"
+#include "report/tables.h"
+#include "store/store.h"
 #include "util/options.h"
 #include "util/progress.h"
 #include "util/strbuf.h"
@@ -12,6 +14,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <jansson.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +42,9 @@ static const struct opt_def pgo_options[] = {
     { "output", OPT_STRING, NULL, "also write every run and the fingerprints as JSON to this file" },
     { "measure", OPT_BOOL, "on", "measure baseline against pgo (off: stop after the gate)" },
     { "rebuild", OPT_BOOL, "off", "ignore cached amalgamation, builds and profile data" },
+    { "results", OPT_STRING, STORE_DEFAULT_PATH, "results database: the measurement and every run are recorded here as they finish" },
+    { "resume", OPT_INT, NULL, "continue the measurement of experiment ID (same options; builds are reused, finished runs not redone)" },
+    { "fail-if-slower", OPT_DOUBLE, NULL, "exit 3 when pgo is significantly slower than baseline (tps) by more than PCT percent" },
     OPT_END
 };
 
@@ -48,15 +54,21 @@ static void usage(void)
            "Builds TARGET three ways from one source with one compiler and the same flags\n"
            "(baseline, instrumented, pgo), trains the instrumented build with pgolab bench,\n"
            "checks that baseline and pgo return identical results, then measures baseline\n"
-           "against pgo in interleaved rounds and prints the tables on stdout.\n\n"
+           "against pgo in interleaved rounds and prints the tables on stdout.\n"
+           "The measurement is recorded in the results database (--results) run by run;\n"
+           "--resume=ID continues an interrupted one, `pgolab report` prints it again.\n\n"
            "Targets:\n  sqlite                 the SQLite library (the embedded default)\n\n"
            "Options:\n");
     opts_print_help(pgo_options);
+    printf("\nExit status: 0 ok; 1 error or bad input; 2 interrupted; 3 --fail-if-slower: pgo\n"
+           "is significantly slower than baseline by more than PCT percent in some tps cell.\n");
 }
 
 /* Validated options. Strings point into the opts or are owned lists. */
 struct pgo_settings {
-    const char *source, *workdir_opt, *cc, *cflags, *output;
+    const char *source, *workdir_opt, *cc, *cflags, *output, *results;
+    int64_t resume_id;         /* 0 = a new experiment */
+    double fail_pct;           /* < 0 = no --fail-if-slower */
     char **train, **bench, **threads_list;
     int ntrain, nbench, nthreads;
     int *threads;
@@ -102,6 +114,8 @@ static int settings_load(const struct opts *o, struct pgo_settings *s)
     s->cc = opt_str(o, "cc");
     s->cflags = opt_str(o, "cflags");
     s->output = opt_str(o, "output");
+    s->results = opt_str(o, "results");
+    s->fail_pct = -1;
     s->measure = opt_bool(o, "measure");
     s->rebuild = opt_bool(o, "rebuild");
     s->train = opt_list(o, "train", &s->ntrain);
@@ -121,6 +135,17 @@ static int settings_load(const struct opts *o, struct pgo_settings *s)
                      s->cflags);
     if (s->output && !*s->output)
         return error("--output: empty path");
+    if (!s->results || !*s->results)
+        return error("--results: empty path");
+    if (opt_is_set(o, "resume") && (s->resume_id = opt_int(o, "resume")) < 1)
+        return error("--resume=%s: expected an experiment id (see pgolab history)",
+                     opt_str(o, "resume"));
+    if (opt_is_set(o, "fail-if-slower")) {
+        s->fail_pct = opt_double(o, "fail-if-slower");
+        if (!(s->fail_pct >= 0) || s->fail_pct >= 100)
+            return error("--fail-if-slower=%s: expected a percentage, 0 <= PCT < 100",
+                         opt_str(o, "fail-if-slower"));
+    }
     if (check_workloads("train", s->train, s->ntrain) < 0 ||
         check_workloads("bench", s->bench, s->nbench) < 0)
         return -1;
@@ -424,7 +449,26 @@ static void print_summary(const struct sqlite_pgo *p, const struct pgo_settings 
     fflush(stdout);
 }
 
-static int measure(struct sqlite_pgo *p, const struct pgo_settings *s, const char *pgolab)
+/* The pgo-specific settings recorded with the experiment (JSON object text; caller frees). */
+static char *pgo_extra_settings(const struct sqlite_pgo *p, const struct pgo_settings *s)
+{
+    json_t *train = json_array();
+    for (int i = 0; i < s->ntrain; i++)
+        json_array_append_new(train, json_string(s->train[i]));
+    json_t *o = json_pack("{s:{s:o,s:i,s:i,s:s}}", "pgo", "train", train, "train_time",
+                          s->train_time, "train_threads", s->train_threads,
+                          "amalgamation_version", p->amalg.version ? p->amalg.version : "?");
+    char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
+    json_decref(o);
+    if (!text)
+        die("out of memory");
+    return text;
+}
+
+/* Measure baseline against pgo, recorded in store; returns the exit code (0, 1, 2 when
+ * interrupted, 3 when --fail-if-slower trips). */
+static int measure(struct sqlite_pgo *p, const struct pgo_settings *s, const char *pgolab,
+                   struct store *store)
 {
     struct variant v[2];
     struct experiment_config cfg;
@@ -474,17 +518,27 @@ static int measure(struct sqlite_pgo *p, const struct pgo_settings *s, const cha
     }
     if (rc < 0)
         goto out;
-    if (experiment_run(&cfg, &res) < 0)
-        rc = -1;
+    char *extra = pgo_extra_settings(p, s);
+    rc = s->resume_id ? experiment_record_resume(&cfg, store, s->resume_id, "pgo", extra)
+                      : experiment_record_begin(&cfg, store, "pgo", extra);
+    free(extra);
+    if (rc < 0)
+        goto out;
+    int run_rc = experiment_run(&cfg, &res);
+    if (experiment_record_finish(&cfg, &res, run_rc) < 0 && run_rc == 0)
+        run_rc = -1;
     if (res.nruns > 0)
         experiment_report_text(stdout, &cfg, &res);
-    if (s->output && experiment_write_json(s->output, &cfg, &res) < 0)
-        rc = -1;
+    rc = run_rc == 0 ? 0 : res.signal ? 2 : 1;
+    if (s->output && experiment_write_json(s->output, &cfg, &res) < 0 && !rc)
+        rc = 1;
+    if (rc == 0 && s->fail_pct >= 0 && report_fail_if_slower(&cfg, &res, s->fail_pct))
+        rc = 3;
     experiment_result_release(&res);
 out:
     experiment_variant_release(&v[0]);
     experiment_variant_release(&v[1]);
-    return rc;
+    return rc < 0 ? 1 : rc;
 }
 
 /* Correctness gate on fresh data in the run directory (log: ROOT/gate.log). */
@@ -518,6 +572,7 @@ static int pgo_sqlite(const struct pgo_settings *s)
 {
     struct sqlite_pgo p;
     struct saved_signals saved;
+    struct store *store = NULL;
     char *pgolab = abs_path("/proc/self/exe");
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     int rc = 1;
@@ -534,7 +589,21 @@ static int pgo_sqlite(const struct pgo_settings *s)
         goto out;
     }
 
-    /* the compiler first: it is the cheapest thing to get wrong */
+    /* the results file first (a foreign or newer one is refused untouched), then the
+     * compiler: the cheapest things to get wrong */
+    if (s->measure && store_open(s->results, &store) < 0)
+        goto fail;
+    if (s->measure && s->resume_id) {
+        struct store_experiment e;
+        if (experiment_lookup(store, s->resume_id, &e) < 0)
+            goto fail;
+        int done = !strcmp(e.status, "complete");
+        store_experiment_release(&e);
+        if (done) {
+            error("experiment %lld is complete; nothing to resume", (long long)s->resume_id);
+            goto fail;
+        }
+    }
     if (cc_probe(s->cc, &p.cc) < 0)
         goto fail;
     /* a source directory is checked before anything is written */
@@ -589,7 +658,7 @@ static int pgo_sqlite(const struct pgo_settings *s)
     if (s->measure) {
         restore_signals(&saved);
         printf("\n");
-        rc = measure(&p, s, pgolab) < 0 ? 1 : 0;
+        rc = measure(&p, s, pgolab, store);
         catch_signals(&saved);
     }
     goto out;
@@ -603,6 +672,7 @@ out:
     }
     restore_signals(&saved);
     sqlite_pgo_release(&p);
+    store_close(store);
     free(pgolab);
     return rc;
 }

@@ -1,10 +1,185 @@
-/* report: placeholder while the command is being written (replaced in the same session). */
+/* report: `pgolab report`, the tables of an experiment rebuilt from the results database (seed
+ * 000, 003 or 002 shape; text, markdown, csv or json), or two experiments compared. */
 #include "cli/cli.h"
+#include "experiment/experiment.h"
+#include "report/tables.h"
+#include "store/store.h"
+#include "util/options.h"
+#include "util/strbuf.h"
 #include "util/util.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static const struct opt_def report_options[] = {
+    { "experiment", OPT_INT, NULL, "the experiment to report (default: the latest; see pgolab history)" },
+    { "compare", OPT_STRING, NULL, "ID1,ID2: compare two experiments (e.g. the same builds on two machines)" },
+    { "results", OPT_STRING, STORE_DEFAULT_PATH, "results database" },
+    { "format", OPT_STRING, "text", "text, markdown, csv or json" },
+    { "shape", OPT_STRING, "seed000", "seed000 (tps/avg/p95 per thread count), seed003 (min/avg/max/p95 latency and QPS per variant), seed002 (speedup (x) per variant)" },
+    { "fail-if-slower", OPT_DOUBLE, NULL, "exit 3 when a variant is significantly slower than the baseline (tps) by more than PCT percent (with --compare: ID2 than ID1)" },
+    OPT_END,
+};
+
+static void report_usage(void)
+{
+    printf("Usage: pgolab report [--experiment=ID] [--results=FILE] [--format=F] [--shape=S]\n"
+           "       pgolab report --compare=ID1,ID2 [--results=FILE] [--format=F]\n"
+           "\n"
+           "Rebuilds the report of a recorded experiment from its stored runs (the same\n"
+           "numbers `pgolab compare` and `pgolab pgo` printed when it ended), in one of the\n"
+           "seeds' shapes:\n"
+           "  seed000  per workload: tps, avg and p95 latency by thread count, baseline vs\n"
+           "           variants, %% improvement and change (95%% CI), with an Average row\n"
+           "  seed003  per workload and thread count: one column per variant, rows min, avg,\n"
+           "           max and 95th percentile latency (ms) and QPS\n"
+           "  seed002  a row per variant: speedup (x) = baseline time per transaction over\n"
+           "           the variant's (the tps ratio), its 95%% CI, p and verdict\n"
+           "Every cell is the median over the rounds; \"~\" = no significant difference\n"
+           "(Mann-Whitney U, alpha 0.05); with fewer than 2 rounds there are no statistics.\n"
+           "csv gives one row per cell with every number, json every cell with its rounds.\n"
+           "\n"
+           "--compare=ID1,ID2 compares two experiments cell by cell (variant, workload,\n"
+           "threads; the change is ID2 against ID1) and first warns about every difference\n"
+           "between their environments (kernel, CPU, cores, memory, hostname, pgolab version,\n"
+           "load), which can move results more than builds do.\n"
+           "\n"
+           "Options:\n");
+    opts_print_help(report_options);
+    printf("\nExit status: 0 ok; 1 error or bad input (unknown experiment, not a results\n"
+           "file); 3 --fail-if-slower: a variant is significantly slower than the baseline\n"
+           "(with --compare: a cell of ID2 than the same cell of ID1) by more than PCT\n"
+           "percent.\n");
+}
+
+/* The id of the latest experiment. */
+static int latest_cb(const struct store_experiment *e, void *ctx)
+{
+    *(int64_t *)ctx = e->id;
+    return 0;
+}
+
+static int parse_id(const char *s, const char *what, int64_t *id)
+{
+    if (parse_int64(s, id) < 0 || *id < 1)
+        return error("invalid %s '%s' (expected an experiment id; see pgolab history)", what, s);
+    return 0;
+}
 
 int cmd_report(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    return error("pgolab report is not available in this build yet");
+    const struct opt_def *tables[] = { report_options };
+    struct experiment_loaded a, b;
+    struct strbuf out = STRBUF_INIT;
+    struct store *store = NULL;
+    enum report_format fmt;
+    enum report_shape shape;
+    struct opts o;
+    struct stat st;
+    int64_t id = 0, id2 = 0;
+    double fail_pct = -1;
+    char **ids = NULL;
+    int rc = 1, nids = 0, loaded = 0;
+
+    memset(&a, 0, sizeof(a));
+    memset(&b, 0, sizeof(b));
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "help") || !strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            report_usage();
+            return 0;
+        }
+    opts_init(&o, tables, 1);
+    if (opts_parse(&o, argc - 1, argv + 1) < 0)
+        goto out;
+    if (o.nargs) {
+        error("unexpected argument '%s' (see `pgolab report help`)", o.args[0]);
+        goto out;
+    }
+    if (report_format_parse(opt_str(&o, "format"), &fmt) < 0 ||
+        report_shape_parse(opt_str(&o, "shape"), &shape) < 0)
+        goto out;
+    if (opt_is_set(&o, "fail-if-slower")) {
+        fail_pct = opt_double(&o, "fail-if-slower");
+        if (!(fail_pct >= 0) || fail_pct >= 100) {
+            error("invalid --fail-if-slower=%s (expected a percentage, 0 <= PCT < 100)",
+                  opt_str(&o, "fail-if-slower"));
+            goto out;
+        }
+    }
+    if (opt_is_set(&o, "experiment") && parse_id(opt_str(&o, "experiment"), "--experiment", &id) < 0)
+        goto out;
+    if (opt_is_set(&o, "compare")) {
+        if (opt_is_set(&o, "experiment")) {
+            error("--experiment and --compare do not go together (--compare=ID1,ID2 names both)");
+            goto out;
+        }
+        if (opt_is_set(&o, "shape")) {
+            error("--shape is for one experiment; --compare has its own table");
+            goto out;
+        }
+        ids = split_list(opt_str(&o, "compare"), &nids);
+        if (nids != 2) {
+            error("--compare wants two experiment ids, ID1,ID2 (got '%s')", opt_str(&o, "compare"));
+            goto out;
+        }
+        if (parse_id(ids[0], "--compare id", &id) < 0 || parse_id(ids[1], "--compare id", &id2) < 0)
+            goto out;
+    }
+    const char *path = opt_str(&o, "results");
+    if (!path || !*path) {
+        error("--results: empty path");
+        goto out;
+    }
+    /* Reporting must not create a results file. */
+    if (stat(path, &st) < 0) {
+        if (errno == ENOENT)
+            error("no results file %s (pgolab compare and pgolab pgo record their experiments "
+                  "there; --results=FILE names another)",
+                  path);
+        else
+            error("results file %s: %s", path, strerror(errno));
+        goto out;
+    }
+    if (store_open(path, &store) < 0)
+        goto out;
+    if (!id) {
+        if (store_experiments_list(store, latest_cb, &id) < 0)
+            goto out;
+        if (!id) {
+            error("no experiments in %s yet", path);
+            goto out;
+        }
+        fprintf(stderr, "reporting experiment %lld, the latest in %s (see pgolab history)\n",
+                (long long)id, path);
+    }
+    if (experiment_load(store, id, &a) < 0)
+        goto out;
+    loaded = 1;
+    if (id2) {
+        if (experiment_load(store, id2, &b) < 0)
+            goto out;
+        loaded = 2;
+        report_compare(&out, &a, &b, fmt);
+    } else {
+        report_experiment(&out, &a.cfg, &a.res, shape, fmt);
+    }
+    fputs(out.buf, stdout);
+    fflush(stdout);
+    rc = 0;
+    if (fail_pct >= 0 && (id2 ? report_compare_fail_if_slower(&a, &b, fail_pct)
+                              : report_fail_if_slower(&a.cfg, &a.res, fail_pct)))
+        rc = 3;
+out:
+    if (loaded >= 1)
+        experiment_loaded_release(&a);
+    if (loaded >= 2)
+        experiment_loaded_release(&b);
+    opt_list_free(ids);
+    strbuf_release(&out);
+    store_close(store);
+    opts_release(&o);
+    return rc;
 }

@@ -98,6 +98,7 @@ static void write_turn_give(struct sqlite_conn *sc)
 
 struct db_stmt {
     sqlite3_stmt *st;
+    int ncol;  /* result columns, fixed at prepare */
 };
 
 /* Ask the engine itself (SQL function sqlite_source_id()) on an in-memory database. */
@@ -317,6 +318,7 @@ static struct db_stmt *sqlite_prepare(struct db_conn *c, const char *sql)
         return NULL;
     s = xmalloc(sizeof(*s));
     s->st = st;
+    s->ncol = api.column_count(st);
     return s;
 }
 
@@ -340,12 +342,19 @@ static uint64_t fnv1a(uint64_t h, const unsigned char *p, size_t n)
     return h;
 }
 
-static enum db_status run_stmt(struct db_conn *c, sqlite3_stmt *st, enum db_qclass *cls)
+/* Step st to the end and classify it: a result set is a read; otherwise a change in
+ * sqlite3_total_changes() (which BEGIN/COMMIT leave alone, unlike sqlite3_changes()) is a
+ * write, else other. ncol: st's column count (-1: ask). */
+static enum db_status run_stmt(struct db_conn *c, sqlite3_stmt *st, int ncol, enum db_qclass *cls)
 {
     struct sqlite_conn *sc = c->priv;
-    int before = api.total_changes(sc->db);
-    int ncol = api.column_count(st);
+    int before = 0;
     int rc;
+
+    if (ncol < 0)
+        ncol = api.column_count(st);
+    if (ncol == 0)
+        before = api.total_changes(sc->db);
 
     while ((rc = api.step(st)) == SQLITE_ROW) {
         if (!c->checksum)
@@ -381,7 +390,7 @@ static enum db_status sqlite_execute(struct db_conn *c, struct db_stmt *s, const
         if (rc != SQLITE_OK)
             return set_error(c, rc);
     }
-    return run_stmt(c, s->st, cls);
+    return run_stmt(c, s->st, s->ncol, cls);
 }
 
 static enum db_status sqlite_query(struct db_conn *c, const char *sql, enum db_qclass *cls)
@@ -390,7 +399,7 @@ static enum db_status sqlite_query(struct db_conn *c, const char *sql, enum db_q
     enum db_status rc;
     if (!st)
         return c->err.status;
-    rc = run_stmt(c, st, cls);
+    rc = run_stmt(c, st, -1, cls);
     api.finalize(st);
     return rc;
 }
@@ -404,9 +413,9 @@ static enum db_status sqlite_begin(struct db_conn *c, bool will_write)
     enum db_qclass cls;
     enum db_status st;
     if (!will_write)
-        return run_stmt(c, sc->begin, &cls);
+        return run_stmt(c, sc->begin, 0, &cls);
     write_turn_take(sc);
-    st = run_stmt(c, sc->begin_immediate, &cls);
+    st = run_stmt(c, sc->begin_immediate, 0, &cls);
     if (st != DB_OK)
         write_turn_give(sc);
     return st;
@@ -416,7 +425,7 @@ static enum db_status sqlite_commit(struct db_conn *c)
 {
     struct sqlite_conn *sc = c->priv;
     enum db_qclass cls;
-    enum db_status st = run_stmt(c, sc->commit, &cls);
+    enum db_status st = run_stmt(c, sc->commit, 0, &cls);
     if (st == DB_OK || api.get_autocommit(sc->db))
         write_turn_give(sc);
     return st;
@@ -427,7 +436,7 @@ static void sqlite_rollback(struct db_conn *c)
     struct sqlite_conn *sc = c->priv;
     enum db_qclass cls;
     if (!api.get_autocommit(sc->db))
-        run_stmt(c, sc->rollback, &cls);
+        run_stmt(c, sc->rollback, 0, &cls);
     write_turn_give(sc);
 }
 

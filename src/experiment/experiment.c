@@ -24,15 +24,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "report/tables.h"
 #include "stats/compare.h"
+#include "store/store.h"
 #include "version.h"
 
-static const char *const metric_title[METRIC_COUNT] = {
-    "Transactions per second",
-    "Average response time (ms)",
-    "95th percentile response time (ms)",
-};
-static const char *const metric_key[METRIC_COUNT] = { "tps", "lat_avg_ms", "lat_p95_ms" };
+static const char *const metric_key[METRIC_ALL] = { "tps",        "lat_avg_ms", "lat_p95_ms",
+                                                   "qps",        "lat_min_ms", "lat_max_ms" };
 
 /* ---------------------------------------------------------------- small helpers */
 
@@ -216,9 +214,9 @@ static char *cpu_model(void)
     return model;
 }
 
-/* The environment as JSON object text: kernel, CPU, cores, memory, host, load, version. */
-static char *environment_json(double started_at)
+char *experiment_environment_json(void)
 {
+    double started_at = wall_time();
     json_t *env = json_object();
     struct utsname u;
     struct sysinfo si;
@@ -500,7 +498,10 @@ static int run_once(const struct experiment_config *cfg, struct experiment_resul
     /* A run ends itself after --time; the timeout only guards against a hung child. */
     struct subprocess sp = { .argv = a.v, .log_path = log, .out = &out,
                              .timeout_s = cfg->time_s * 3 + 60 };
+    double started_at = wall_time();
+    uint64_t t0 = now_ns();
     int st = subprocess_run(&sp);
+    double duration_s = (double)(now_ns() - t0) / 1e9;
     argv_release(&a);
 
     if (got_signal) {
@@ -547,6 +548,25 @@ static int run_once(const struct experiment_config *cfg, struct experiment_resul
     r.workload = w;
     r.threads = threads;
     r.round = round;
+    r.started_at = started_at;
+    r.duration_s = duration_s;
+    /* Committed before the next run starts: an interruption loses at most the run in
+     * progress. A run that cannot be recorded stops the experiment (it would be lost). */
+    if (cfg->store && cfg->experiment_id > 0) {
+        struct store_run sr = {
+            .variant_idx = v, .workload = workload, .threads = threads, .round = round,
+            .seq = STORE_SEQ_NEXT, .started_at = started_at, .duration_s = duration_s,
+            .tps = r.tps, .qps = r.qps, .lat_min_ms = r.lat_min_ms, .lat_avg_ms = r.lat_avg_ms,
+            .lat_p95_ms = r.lat_p95_ms, .lat_max_ms = r.lat_max_ms,
+            .transactions = r.transactions, .errors = r.errors, .report_json = r.json,
+        };
+        if (store_run_add(cfg->store, cfg->experiment_id, &sr) < 0) {
+            fail(res, "run %d (%s, %s, threads=%d, round %d/%d) could not be recorded; "
+                      "stopping", seq + 1, var->name, workload, threads, round, cfg->rounds);
+            free(r.json);
+            goto out;
+        }
+    }
     res->runs = xrealloc(res->runs, sizeof(*res->runs) * (size_t)(res->nruns + 1));
     res->runs[res->nruns++] = r;
     rc = 0;
@@ -558,22 +578,136 @@ out:
     return rc;
 }
 
+/* Index of name in list[0..n), or -1. */
+static int find_name(char *const *list, int n, const char *name)
+{
+    for (int i = 0; name && i < n; i++)
+        if (!strcmp(list[i], name))
+            return i;
+    return -1;
+}
+
+/* Copy a stored run into a run_result (indices from the config); -1 if it does not fit it. */
+static int run_from_store(const struct experiment_config *cfg, const struct store_run *sr,
+                          struct run_result *r)
+{
+    memset(r, 0, sizeof(*r));
+    r->workload = find_name(cfg->workloads, cfg->nworkloads, sr->workload);
+    if (r->workload < 0 || sr->variant_idx < 0 || sr->variant_idx >= cfg->nvariants)
+        return -1;
+    r->variant = sr->variant_idx;
+    r->threads = sr->threads;
+    r->round = sr->round;
+    r->tps = sr->tps;
+    r->qps = sr->qps;
+    r->lat_avg_ms = sr->lat_avg_ms;
+    r->lat_p95_ms = sr->lat_p95_ms;
+    r->lat_min_ms = sr->lat_min_ms;
+    r->lat_max_ms = sr->lat_max_ms;
+    r->transactions = sr->transactions;
+    r->errors = sr->errors;
+    r->json = sr->report_json ? xstrdup(sr->report_json) : NULL;
+    r->started_at = sr->started_at;
+    r->duration_s = sr->duration_s;
+    return 0;
+}
+
+struct load_ctx {
+    const struct experiment_config *cfg;
+    struct experiment_result *res;
+    int skipped;
+};
+
+static int load_run_cb(const struct store_run *sr, void *ctx)
+{
+    struct load_ctx *lc = ctx;
+    struct run_result r;
+    if (run_from_store(lc->cfg, sr, &r) < 0) {
+        lc->skipped++;
+        return 0;
+    }
+    lc->res->runs = xrealloc(lc->res->runs, sizeof(*lc->res->runs) * (size_t)(lc->res->nruns + 1));
+    lc->res->runs[lc->res->nruns++] = r;
+    return 0;
+}
+
+/* Append the runs recorded in s for cfg->experiment_id to res (in the order they ran). */
+static int load_recorded_runs(struct store *s, const struct experiment_config *cfg,
+                              struct experiment_result *res)
+{
+    struct load_ctx lc = { cfg, res, 0 };
+    if (store_runs_load(s, cfg->experiment_id, load_run_cb, &lc) < 0)
+        return -1;
+    if (lc.skipped)
+        warning("experiment %lld: %d recorded run%s outside its settings ignored",
+                (long long)cfg->experiment_id, lc.skipped, lc.skipped == 1 ? "" : "s");
+    return 0;
+}
+
+/* *done = 1 when run (variant v, workload w, thread count, round) is recorded already. */
+static int run_recorded(const struct experiment_config *cfg, int v, int w, int threads,
+                        int round, int *done)
+{
+    *done = 0;
+    if (!cfg->store || cfg->experiment_id <= 0)
+        return 0;
+    return store_run_exists(cfg->store, cfg->experiment_id, v, cfg->workloads[w], threads,
+                            round, done);
+}
+
+/* *pending = 1 when some run of workload w is not recorded yet. */
+static int workload_pending(const struct experiment_config *cfg, int w, int *pending)
+{
+    *pending = 1;
+    if (!cfg->store || cfg->experiment_id <= 0)
+        return 0;
+    for (int round = 1; round <= cfg->rounds; round++)
+        for (int t = 0; t < cfg->nthreads; t++)
+            for (int v = 0; v < cfg->nvariants; v++) {
+                int done;
+                if (run_recorded(cfg, v, w, cfg->threads[t], round, &done) < 0)
+                    return -1;
+                if (!done)
+                    return 0;
+            }
+    *pending = 0;
+    return 0;
+}
+
 int experiment_run(const struct experiment_config *cfg, struct experiment_result *res)
 {
     struct sigaction sa, old_int, old_term;
-    int total = cfg->nworkloads * cfg->rounds * cfg->nthreads * cfg->nvariants;
+    int total = experiment_runs_planned(cfg);
     int *order = xcalloc((size_t)cfg->nvariants + 1, sizeof(int));
     char *rundb = xasprintf("%s/run.db", cfg->workdir);
     char *template = NULL;
     uint64_t run_ns = 0;
-    int rc = 0;
+    int rc = 0, ran = 0;
 
     memset(res, 0, sizeof(*res));
     res->started_at = wall_time();
-    res->env_json = environment_json(res->started_at);
+    res->env_json = experiment_environment_json();
     if (cfg->nvariants < 1 || cfg->nworkloads < 1 || cfg->nthreads < 1 || cfg->rounds < 1) {
         rc = fail(res, "experiment: nothing to run (need variants, workloads, threads, rounds)");
         goto done;
+    }
+    if (cfg->store && cfg->experiment_id > 0) {
+        if (load_recorded_runs(cfg->store, cfg, res) < 0) {
+            rc = fail(res, "cannot read the runs of experiment %lld",
+                      (long long)cfg->experiment_id);
+            goto done;
+        }
+        res->resumed = res->nruns;
+        /* The experiment's environment is the one recorded when it began, so this report
+         * and one rebuilt from the store later (`pgolab report`) are the same. */
+        struct store_experiment e;
+        if (store_experiment_get(cfg->store, cfg->experiment_id, &e) == 0) {
+            if (e.environment_json) {
+                free(res->env_json);
+                res->env_json = xstrdup(e.environment_json);
+            }
+            store_experiment_release(&e);
+        }
     }
     if (mkdir_p(cfg->workdir) < 0) {
         rc = fail(res, "cannot create the work directory %s: %s", cfg->workdir, strerror(errno));
@@ -588,19 +722,36 @@ int experiment_run(const struct experiment_config *cfg, struct experiment_result
     sigaction(SIGTERM, &sa, &old_term);
 
     for (int w = 0; w < cfg->nworkloads && rc == 0; w++) {
+        int pending;
+        if (workload_pending(cfg, w, &pending) < 0) {
+            rc = fail(res, "cannot read the runs of experiment %lld",
+                      (long long)cfg->experiment_id);
+            break;
+        }
+        if (!pending)
+            continue; /* every run of this workload is recorded: no data to prepare */
         free(template);
         template = xasprintf("%s/template-%d.db", cfg->workdir, w);
         remove_db(template);
         rc = prepare_template(cfg, res, w, template);
         for (int round = 1; round <= cfg->rounds && rc == 0; round++) {
             for (int t = 0; t < cfg->nthreads && rc == 0; t++) {
+                /* The order depends only on (seed, round, block): a resumed experiment
+                 * keeps it and runs what is missing in the same order. */
                 experiment_order(cfg->seed, round, w * cfg->nthreads + t, cfg->nvariants, order);
                 for (int i = 0; i < cfg->nvariants && rc == 0; i++) {
-                    int done = res->nruns;
+                    int done = res->nruns, recorded;
+                    if (run_recorded(cfg, order[i], w, cfg->threads[t], round, &recorded) < 0) {
+                        rc = fail(res, "cannot read the runs of experiment %lld",
+                                  (long long)cfg->experiment_id);
+                        break;
+                    }
+                    if (recorded)
+                        continue;
                     if (cfg->progress) {
-                        /* ETA: mean duration of the runs so far (before any: --time + 1 s)
-                         * times the runs left, this one included. */
-                        double per = done ? run_ns / 1e9 / done : cfg->time_s + 1.0;
+                        /* ETA: mean duration of the runs made so far (before any: --time +
+                         * 1 s) times the runs left, this one included. */
+                        double per = ran ? run_ns / 1e9 / ran : cfg->time_s + 1.0;
                         struct strbuf eta = STRBUF_INIT;
                         add_duration(&eta, per * (total - done));
                         progress("round %d/%d  %s  threads=%d  %s  [run %d/%d, ETA %s]", round,
@@ -611,6 +762,7 @@ int experiment_run(const struct experiment_config *cfg, struct experiment_result
                     uint64_t t0 = now_ns();
                     rc = run_once(cfg, res, w, t, round, order[i], template, rundb);
                     run_ns += now_ns() - t0;
+                    ran++;
                 }
             }
         }
@@ -717,21 +869,34 @@ double experiment_metric_value(const struct run_result *r, enum experiment_metri
     case METRIC_TPS: return r->tps;
     case METRIC_LAT_AVG_MS: return r->lat_avg_ms;
     case METRIC_LAT_P95_MS: return r->lat_p95_ms;
+    case METRIC_QPS: return r->qps;
+    case METRIC_LAT_MIN_MS: return r->lat_min_ms;
+    case METRIC_LAT_MAX_MS: return r->lat_max_ms;
     }
     return NAN;
 }
 
-/* The values of metric m over the rounds of (variant, workload, thread count), in run order
- * (caller frees; *n = 0 and an empty array when there are none). */
-static double *cell_values(const struct experiment_result *res, int variant, int workload,
-                           int threads, enum experiment_metric m, int *n)
+const char *experiment_metric_key(enum experiment_metric m)
+{
+    return (int)m >= 0 && (int)m < METRIC_ALL ? metric_key[m] : "?";
+}
+
+bool experiment_metric_lower_is_better(enum experiment_metric m)
+{
+    return m != METRIC_TPS && m != METRIC_QPS;
+}
+
+double *experiment_cell_values(const struct experiment_result *res, int variant, int workload,
+                               int threads, enum experiment_metric m, int *n)
 {
     double *x = xcalloc((size_t)res->nruns + 1, sizeof(double));
     *n = 0;
     for (int i = 0; i < res->nruns; i++) {
         const struct run_result *r = &res->runs[i];
-        if (r->variant == variant && r->workload == workload && r->threads == threads)
-            x[(*n)++] = experiment_metric_value(r, m);
+        double val;
+        if (r->variant == variant && r->workload == workload && r->threads == threads &&
+            isfinite(val = experiment_metric_value(r, m))) /* NaN: not in that run's report */
+            x[(*n)++] = val;
     }
     return x;
 }
@@ -740,7 +905,7 @@ struct cell_stats experiment_cell(const struct experiment_result *res, int varia
                                   int threads, enum experiment_metric m)
 {
     struct cell_stats c = { 0, 0, 0, 0 };
-    double *x = cell_values(res, variant, workload, threads, m, &c.n);
+    double *x = experiment_cell_values(res, variant, workload, threads, m, &c.n);
     if (c.n) {
         gsl_sort(x, 1, (size_t)c.n);
         c.median = gsl_stats_median_from_sorted_data(x, 1, (size_t)c.n);
@@ -755,363 +920,157 @@ double experiment_improvement(enum experiment_metric m, double base, double valu
 {
     if (base == 0 || isnan(base) || isnan(value))
         return NAN;
-    if (m == METRIC_TPS)
+    if (!experiment_metric_lower_is_better(m))
         return (value - base) / base * 100.0;
     return (base - value) / base * 100.0;
 }
 
-/* ---------------------------------------------------------------- text report */
-
-/* A text table: each cell a main part (right-aligned) and an optional spread (left-aligned
- * after it), so the medians line up on the decimal point. Rendered as a pipe table that
- * reads well in a terminal and as Markdown. */
-struct table {
-    int ncols, nrows;
-    char **head;          /* ncols */
-    char **main, **spread; /* nrows * ncols, NULL = empty */
-};
-
-static void table_init(struct table *t, int ncols, int nrows)
+static double median_of(const double *x, int n)
 {
-    t->ncols = ncols;
-    t->nrows = nrows;
-    t->head = xcalloc((size_t)ncols, sizeof(char *));
-    t->main = xcalloc((size_t)(ncols * nrows), sizeof(char *));
-    t->spread = xcalloc((size_t)(ncols * nrows), sizeof(char *));
+    double *sorted = xmalloc(sizeof(double) * (size_t)n);
+    memcpy(sorted, x, sizeof(double) * (size_t)n);
+    gsl_sort(sorted, 1, (size_t)n);
+    double med = gsl_stats_median_from_sorted_data(sorted, 1, (size_t)n);
+    free(sorted);
+    return med;
 }
 
-static void table_release(struct table *t)
-{
-    for (int i = 0; i < t->ncols; i++)
-        free(t->head[i]);
-    for (int i = 0; i < t->ncols * t->nrows; i++) {
-        free(t->main[i]);
-        free(t->spread[i]);
-    }
-    free(t->head);
-    free(t->main);
-    free(t->spread);
-}
-
-static size_t slen(const char *s)
-{
-    return s ? strlen(s) : 0;
-}
-
-static void pad(struct strbuf *sb, size_t n)
-{
-    while (n--)
-        strbuf_addch(sb, ' ');
-}
-
-static void table_render(const struct table *t, struct strbuf *sb)
-{
-    size_t *wm = xcalloc((size_t)t->ncols, sizeof(size_t));
-    size_t *ws = xcalloc((size_t)t->ncols, sizeof(size_t));
-    size_t *w = xcalloc((size_t)t->ncols, sizeof(size_t));
-    for (int c = 0; c < t->ncols; c++) {
-        for (int r = 0; r < t->nrows; r++) {
-            size_t m = slen(t->main[r * t->ncols + c]), s = slen(t->spread[r * t->ncols + c]);
-            wm[c] = m > wm[c] ? m : wm[c];
-            ws[c] = s > ws[c] ? s : ws[c];
-        }
-        w[c] = wm[c] + (ws[c] ? ws[c] + 1 : 0);
-        if (slen(t->head[c]) > w[c]) {
-            wm[c] += slen(t->head[c]) - w[c];
-            w[c] = slen(t->head[c]);
-        }
-    }
-    /* Header: right-aligned with the main parts (the medians), then padded to the width. */
-    for (int c = 0; c < t->ncols; c++) {
-        size_t h = slen(t->head[c]), left = wm[c] > h ? wm[c] - h : 0;
-        strbuf_addstr(sb, c ? " | " : "| ");
-        pad(sb, left);
-        strbuf_addstr(sb, t->head[c]);
-        pad(sb, w[c] - left - h);
-    }
-    strbuf_addstr(sb, " |\n");
-    /* Markdown separator, right-aligned columns: "|---------:|" is as wide as "| cell |". */
-    for (int c = 0; c < t->ncols; c++) {
-        strbuf_addch(sb, '|');
-        for (size_t i = 0; i < w[c] + 1; i++)
-            strbuf_addch(sb, '-');
-        strbuf_addch(sb, ':');
-    }
-    strbuf_addstr(sb, "|\n");
-    for (int r = 0; r < t->nrows; r++) {
-        for (int c = 0; c < t->ncols; c++) {
-            const char *m = t->main[r * t->ncols + c], *s = t->spread[r * t->ncols + c];
-            strbuf_addstr(sb, c ? " | " : "| ");
-            pad(sb, wm[c] - slen(m));
-            strbuf_addstr(sb, m ? m : "");
-            if (ws[c]) {
-                strbuf_addch(sb, ' ');
-                strbuf_addstr(sb, s ? s : "");
-                pad(sb, ws[c] - slen(s));
-            }
-        }
-        strbuf_addstr(sb, " |\n");
-    }
-    free(wm);
-    free(ws);
-    free(w);
-}
-
-/* Decimals for a table whose smallest value is minv: about four significant digits, 2..4
- * places (TPS 1234.56, latency 0.1234 ms). */
-static int decimals_for(double minv)
-{
-    if (!(minv > 0) || !isfinite(minv))
-        return 2;
-    int d = 3 - (int)floor(log10(minv));
-    return d < 2 ? 2 : d > 4 ? 4 : d;
-}
-
-static int run_count_planned(const struct experiment_config *cfg)
-{
-    return cfg->nworkloads * cfg->rounds * cfg->nthreads * cfg->nvariants;
-}
-
-/* The significance cell of variant v against the baseline: for a thread row, Mann-Whitney U
- * plus a bootstrap CI of the ratio of medians over the rounds ("~" when not significant, the
- * benchstat convention); for the Average row (row == nthreads), the geometric mean of the
- * per-thread ratios with its bootstrap CI ("~" when the CI contains no change). Caller frees. */
-static char *verdict_cell(const struct experiment_config *cfg, const struct experiment_result *res,
-                          int w, enum experiment_metric m, int v, int row)
+int experiment_change(const struct experiment_config *cfg, const struct experiment_result *res,
+                      enum experiment_metric m, int v, const int *workloads, const int *threads,
+                      int ncells, uint64_t seed, struct experiment_change *out)
 {
     struct stats_opts so = STATS_OPTS_DEFAULT;
-    struct strbuf sb = STRBUF_INIT;
-    bool lower = m != METRIC_TPS;
-    int nt = cfg->nthreads, first = row < nt ? row : 0, last = row < nt ? row : nt - 1;
-    struct stats_cell *cells = xcalloc((size_t)nt, sizeof(*cells));
-    double **vals = xcalloc((size_t)nt * 2, sizeof(*vals));
-    int nc = 0, small = 0;
+    struct stats_cell *cells = xcalloc((size_t)ncells + 1, sizeof(*cells));
+    double **vals = xcalloc((size_t)ncells * 2 + 1, sizeof(*vals));
+    int nc = 0, small = 0, rc = 0;
 
-    so.seed = cfg->seed ^ ((uint64_t)(w * 131 + v * 17 + row) << 20 | (uint64_t)m);
-    for (int t = first; t <= last; t++) {
+    (void)cfg;
+    memset(out, 0, sizeof(*out));
+    so.seed = seed;
+    out->lower_is_better = experiment_metric_lower_is_better(m);
+    out->level = 1 - so.alpha;
+    out->p_value = 1;
+    for (int i = 0; i < ncells; i++) {
         struct stats_cell *c = &cells[nc];
-        vals[2 * nc] = cell_values(res, 0, w, cfg->threads[t], m, &c->n1);
-        vals[2 * nc + 1] = cell_values(res, v, w, cfg->threads[t], m, &c->n2);
-        c->a = vals[2 * nc];
-        c->b = vals[2 * nc + 1];
+        vals[2 * i] = experiment_cell_values(res, 0, workloads[i], threads[i], m, &c->n1);
+        vals[2 * i + 1] = experiment_cell_values(res, v, workloads[i], threads[i], m, &c->n2);
+        c->a = vals[2 * i];
+        c->b = vals[2 * i + 1];
         if (c->n1 < 1 || c->n2 < 1)
-            continue; /* a row without data for both: left out of the Average */
+            continue; /* a cell without data for both is left out */
         small |= c->n1 < 2 || c->n2 < 2;
+        out->n1 += c->n1;
+        out->n2 += c->n2;
         nc++;
     }
-    if (!nc) {
-        strbuf_addstr(&sb, "-");
-    } else if (small) {
-        strbuf_addstr(&sb, "no statistics with 1 round");
-    } else if (row < nt) {
+    out->ncells = nc;
+    out->pooled = nc > 1;
+    out->stats = nc > 0 && !small;
+    if (!nc)
+        goto done;
+    if (nc == 1) {
         struct stats_verdict vd;
-        if (stats_compare(cells[0].a, cells[0].n1, cells[0].b, cells[0].n2, &so, &vd) == 0)
-            stats_format_change(&sb, &vd, lower);
-        else
-            strbuf_addstr(&sb, "-");
-    } else {
-        /* Significance of the Average: Mann-Whitney on every round pooled over the rows,
-         * each divided by its row's baseline median (so rows of different scale mix). */
-        struct stats_interval iv;
-        struct stats_mw mw;
-        int na = 0, nb = 0;
-        for (int i = 0; i < nc; i++) {
-            na += cells[i].n1;
-            nb += cells[i].n2;
+        if (stats_compare(cells[0].a, cells[0].n1, cells[0].b, cells[0].n2, &so, &vd) < 0) {
+            rc = -1;
+            goto done;
         }
-        double *pa = xcalloc((size_t)na, sizeof(double)), *pb = xcalloc((size_t)nb, sizeof(double));
-        na = nb = 0;
+        out->ratio = vd.ratio;
+        out->ci_lo = out->stats ? vd.ci_lo : vd.ratio;
+        out->ci_hi = out->stats ? vd.ci_hi : vd.ratio;
+        out->p_value = vd.p_value;
+        out->significant = out->stats && vd.significant;
+        goto done;
+    }
+    struct stats_interval iv;
+    if (stats_geomean_ratio(cells, nc, &so, &iv) < 0) {
+        rc = -1;
+        goto done;
+    }
+    out->ratio = iv.ratio;
+    out->ci_lo = out->stats ? iv.ci_lo : iv.ratio;
+    out->ci_hi = out->stats ? iv.ci_hi : iv.ratio;
+    if (out->stats) {
+        /* Every round pooled over the cells, each divided by its cell's baseline median. */
+        double *pa = xcalloc((size_t)out->n1, sizeof(double));
+        double *pb = xcalloc((size_t)out->n2, sizeof(double));
+        int na = 0, nb = 0;
+        struct stats_mw mw;
         for (int i = 0; i < nc; i++) {
-            double *sorted = xmalloc(sizeof(double) * (size_t)cells[i].n1);
-            memcpy(sorted, cells[i].a, sizeof(double) * (size_t)cells[i].n1);
-            gsl_sort(sorted, 1, (size_t)cells[i].n1);
-            double med = gsl_stats_median_from_sorted_data(sorted, 1, (size_t)cells[i].n1);
-            free(sorted);
+            double med = median_of(cells[i].a, cells[i].n1);
             for (int k = 0; k < cells[i].n1; k++)
                 pa[na++] = cells[i].a[k] / med;
             for (int k = 0; k < cells[i].n2; k++)
                 pb[nb++] = cells[i].b[k] / med;
         }
-        if (stats_geomean_ratio(cells, nc, &so, &iv) < 0 || stats_mann_whitney(pa, na, pb, nb, &mw) < 0)
-            strbuf_addstr(&sb, "-");
-        else if (mw.p >= so.alpha || (iv.ci_lo <= 1.0 && iv.ci_hi >= 1.0))
-            strbuf_addstr(&sb, "~");
-        else
-            stats_format_interval(&sb, &iv, lower);
+        if (stats_mann_whitney(pa, na, pb, nb, &mw) < 0) {
+            rc = -1;
+        } else {
+            out->p_value = mw.p;
+            out->significant = mw.p < so.alpha && !(iv.ci_lo <= 1.0 && iv.ci_hi >= 1.0);
+        }
         free(pa);
         free(pb);
     }
-    for (int i = 0; i < 2 * nt; i++)
+done:
+    for (int i = 0; i < 2 * ncells; i++)
         free(vals[i]);
     free(vals);
     free(cells);
-    return strbuf_detach(&sb);
+    if (rc < 0)
+        memset(out, 0, sizeof(*out));
+    return rc;
 }
 
-/* Render one metric table of one workload into sb. */
-static void report_table(struct strbuf *sb, const struct experiment_config *cfg,
-                         const struct experiment_result *res, int w, enum experiment_metric m)
+void experiment_change_format(struct strbuf *sb, const struct experiment_change *c)
 {
-    int nv = cfg->nvariants, nt = cfg->nthreads;
-    int ncols = 1 + nv + 2 * (nv - 1);
-    struct table t;
-    struct cell_stats *cs = xcalloc((size_t)(nv * nt), sizeof(*cs));
-    double *avg = xcalloc((size_t)nv, sizeof(double));
-    double *col = xcalloc((size_t)nt + 1, sizeof(double));
-    double minv = INFINITY;
-    int navg = 0;
-
-    for (int ti = 0; ti < nt; ti++)
-        for (int v = 0; v < nv; v++) {
-            struct cell_stats *c = &cs[ti * nv + v];
-            *c = experiment_cell(res, v, w, cfg->threads[ti], m);
-            if (c->n && c->min < minv)
-                minv = c->min;
-        }
-    /* Average row: thread rows where every variant has data; mean of their medians. */
-    for (int v = 0; v < nv; v++) {
-        navg = 0;
-        for (int ti = 0; ti < nt; ti++) {
-            int full = 1;
-            for (int u = 0; u < nv; u++)
-                full &= cs[ti * nv + u].n > 0;
-            if (full)
-                col[navg++] = cs[ti * nv + v].median;
-        }
-        avg[v] = navg ? gsl_stats_mean(col, 1, (size_t)navg) : NAN;
+    if (!c->ncells) {
+        strbuf_addstr(sb, "-");
+    } else if (!c->stats) {
+        strbuf_addstr(sb, "no statistics with 1 round");
+    } else if (!c->significant) {
+        strbuf_addstr(sb, "~");
+    } else {
+        /* stats_format_change's significant case; the Average rows print the same way */
+        struct stats_interval iv = { c->ratio, c->ci_lo, c->ci_hi, c->level };
+        stats_format_interval(sb, &iv, c->lower_is_better);
     }
-    int dec = decimals_for(minv);
-
-    table_init(&t, ncols, nt + 1);
-    t.head[0] = xstrdup("threads");
-    for (int v = 0; v < nv; v++)
-        t.head[1 + v] = xstrdup(cfg->variants[v].name);
-    for (int v = 1; v < nv; v++) {
-        t.head[nv + v] = nv == 2 ? xstrdup("% improvement")
-                                 : xasprintf("%% improvement %s", cfg->variants[v].name);
-        t.head[2 * nv - 1 + v] = nv == 2 ? xstrdup("change (95% CI)")
-                                         : xasprintf("change %s (95%% CI)", cfg->variants[v].name);
-    }
-    for (int r = 0; r <= nt; r++) {
-        char **rm = &t.main[r * ncols], **rs = &t.spread[r * ncols];
-        rm[0] = r < nt ? xasprintf("%d", cfg->threads[r]) : xstrdup("Average");
-        for (int v = 0; v < nv; v++) {
-            if (r == nt) {
-                rm[1 + v] = isnan(avg[v]) ? xstrdup("-") : xasprintf("%.*f", dec, avg[v]);
-                continue;
-            }
-            const struct cell_stats *c = &cs[r * nv + v];
-            if (!c->n) {
-                rm[1 + v] = xstrdup("-");
-                continue;
-            }
-            rm[1 + v] = xasprintf("%.*f", dec, c->median);
-            if (cfg->rounds > 1)
-                rs[1 + v] = c->n > 1 ? xasprintf("(%.*f-%.*f)", dec, c->min, dec, c->max)
-                                     : xstrdup("(1 run)");
-        }
-        for (int v = 1; v < nv; v++) {
-            double base = r < nt ? (cs[r * nv].n ? cs[r * nv].median : NAN) : avg[0];
-            double val = r < nt ? (cs[r * nv + v].n ? cs[r * nv + v].median : NAN) : avg[v];
-            double p = experiment_improvement(m, base, val);
-            rm[nv + v] = isnan(p) ? xstrdup("-") : xasprintf("%+.2f", p);
-            rm[2 * nv - 1 + v] = verdict_cell(cfg, res, w, m, v, r);
-        }
-    }
-    table_render(&t, sb);
-    table_release(&t);
-    free(cs);
-    free(avg);
-    free(col);
 }
+
+double experiment_change_pct(const struct experiment_change *c, double *lo, double *hi)
+{
+    double a, b;
+    if (!c->ncells) {
+        if (lo)
+            *lo = NAN;
+        if (hi)
+            *hi = NAN;
+        return NAN;
+    }
+    a = stats_change_pct(c->ci_lo, c->lower_is_better);
+    b = stats_change_pct(c->ci_hi, c->lower_is_better);
+    if (lo)
+        *lo = a < b ? a : b;
+    if (hi)
+        *hi = a < b ? b : a;
+    return stats_change_pct(c->ratio, c->lower_is_better);
+}
+
+int experiment_runs_planned(const struct experiment_config *cfg)
+{
+    return cfg->nworkloads * cfg->rounds * cfg->nthreads * cfg->nvariants;
+}
+
+/* ---------------------------------------------------------------- text report */
 
 void experiment_report_text(FILE *out, const struct experiment_config *cfg,
                             const struct experiment_result *res)
 {
     struct strbuf sb = STRBUF_INIT;
-    const struct variant *base = &cfg->variants[0];
-    size_t namew = 0;
-    char *time_s = fmt_num(cfg->time_s);
-
-    for (int v = 0; v < cfg->nvariants; v++)
-        if (strlen(cfg->variants[v].name) > namew)
-            namew = strlen(cfg->variants[v].name);
-
-    strbuf_addf(&sb, "pgolab experiment: %d variants, workloads ", cfg->nvariants);
-    for (int w = 0; w < cfg->nworkloads; w++)
-        strbuf_addf(&sb, "%s%s", w ? "," : "", cfg->workloads[w]);
-    strbuf_addstr(&sb, ", threads ");
-    for (int t = 0; t < cfg->nthreads; t++)
-        strbuf_addf(&sb, "%s%d", t ? "," : "", cfg->threads[t]);
-    strbuf_addf(&sb, ", %d round%s x %s s per run\n", cfg->rounds, cfg->rounds == 1 ? "" : "s",
-                time_s);
-    for (int v = 0; v < cfg->nvariants; v++) {
-        const struct variant *var = &cfg->variants[v];
-        strbuf_addf(&sb, "  %-8s %-*s  %s", v ? "variant" : "baseline", (int)namew, var->name,
-                    var->library);
-        strbuf_addf(&sb, " (SQLite %s", var->version ? var->version : "?");
-        if (var->sha256)
-            strbuf_addf(&sb, ", sha256 %.12s", var->sha256);
-        if (var->compiler)
-            strbuf_addf(&sb, ", %s", var->compiler);
-        if (var->cflags) /* briefly: the JSON output has them whole */
-            strbuf_addf(&sb, ", %.48s%s", var->cflags, strlen(var->cflags) > 48 ? "..." : "");
-        if (v && var->sha256 && base->sha256 && !strcmp(var->sha256, base->sha256))
-            strbuf_addf(&sb, "; same file as %s: an A/A run, differences are noise", base->name);
-        strbuf_addstr(&sb, ")\n");
-    }
-    strbuf_addf(&sb, "  data: %d table%s x %d rows, a fresh copy per run; variant order "
-                     "shuffled per round (seed %llu)\n",
-                cfg->tables, cfg->tables == 1 ? "" : "s", cfg->table_size,
-                (unsigned long long)cfg->seed);
-    if (cfg->rounds > 1)
-        strbuf_addf(&sb, "  cells: median of %d rounds (min-max); ", cfg->rounds);
-    else
-        strbuf_addstr(&sb, "  cells: one round; ");
-    strbuf_addf(&sb, "%% improvement vs %s: TPS (v-%s)/%s*100, latency (%s-v)/%s*100\n",
-                base->name, base->name, base->name, base->name, base->name);
-    strbuf_addf(&sb, "  change (95%% CI): ratio of medians, bootstrap CI, Mann-Whitney U at alpha "
-                     "0.05; \"~\" = no significant difference; Average = geometric mean of the "
-                     "ratios, tested on all rounds pooled\n");
-    if (cfg->rounds >= 2 && stats_mw_min_p(cfg->rounds, cfg->rounds) >= 0.05)
-        strbuf_addf(&sb, "  WARNING: with %d rounds per variant no difference can ever be "
-                         "significant (smallest possible p = %.3f); use --rounds=%d or more\n",
-                    cfg->rounds, stats_mw_min_p(cfg->rounds, cfg->rounds), stats_min_rounds(0.05));
-    json_t *env = res->env_json ? json_loads(res->env_json, 0, NULL) : NULL;
-    if (env) {
-        const char *cpu = json_string_value(json_object_get(env, "cpu_model"));
-        const char *kernel = json_string_value(json_object_get(env, "kernel"));
-        json_int_t cores = json_integer_value(json_object_get(env, "cores"));
-        json_t *load = json_object_get(env, "loadavg_1m");
-        strbuf_addf(&sb, "  host: %s, %lld cores, Linux %s", cpu ? cpu : "unknown CPU",
-                    (long long)cores, kernel ? kernel : "?");
-        if (json_is_number(load)) {
-            double l = json_number_value(load);
-            strbuf_addf(&sb, ", load %.2f at start", l);
-            /* Other work on half the cores or more moves the numbers more than most builds. */
-            if (cores > 0 && l >= cores / 2.0)
-                strbuf_addstr(&sb, " (busy machine: expect noise)");
-        }
-        strbuf_addch(&sb, '\n');
-        json_decref(env);
-    }
-    if (res->nruns < run_count_planned(cfg))
-        strbuf_addf(&sb, "  INCOMPLETE: %d of %d runs finished%s%s\n", res->nruns,
-                    run_count_planned(cfg), res->error ? ": " : "", res->error ? res->error : "");
-
-    int tableno = 0;
-    for (int w = 0; w < cfg->nworkloads; w++)
-        for (int m = 0; m < METRIC_COUNT; m++) {
-            strbuf_addf(&sb, "\nTable %d. %s, %s\n\n", ++tableno, metric_title[m],
-                        cfg->workloads[w]);
-            report_table(&sb, cfg, res, w, (enum experiment_metric)m);
-        }
+    report_experiment(&sb, cfg, res, REPORT_SEED000, REPORT_TEXT);
     fputs(sb.buf, out);
     fflush(out);
     strbuf_release(&sb);
-    free(time_s);
 }
-
 /* ---------------------------------------------------------------- JSON output */
 
 static json_t *summary_json(const struct experiment_config *cfg,
@@ -1159,7 +1118,7 @@ static json_t *experiment_json(const struct experiment_config *cfg,
     json_object_set_new(root, "pgolab_version", json_string(PGOLAB_VERSION));
     json_object_set_new(root, "kind", json_string("experiment"));
     json_object_set_new(root, "complete",
-                        json_boolean(!res->error && res->nruns == run_count_planned(cfg)));
+                        json_boolean(!res->error && res->nruns == experiment_runs_planned(cfg)));
     json_object_set_new(root, "error", jstr(res->error));
     iso_time(&sb, res->started_at);
     json_object_set_new(root, "started_at", json_string(sb.buf));
@@ -1285,4 +1244,430 @@ void experiment_result_release(struct experiment_result *res)
     free(res->env_json);
     free(res->error);
     memset(res, 0, sizeof(*res));
+}
+
+/* ---------------------------------------------------------------- results store */
+
+char *experiment_settings_json(const struct experiment_config *cfg, const char *extra_json)
+{
+    json_t *set = json_object(), *a = json_array();
+    for (int v = 0; v < cfg->nvariants; v++)
+        json_array_append_new(a, jstr(cfg->variants[v].name));
+    json_object_set_new(set, "variants", a);
+    for (int v = 0; v < cfg->nvariants; v++) {
+        const struct variant *var = &cfg->variants[v];
+        json_t *o = json_object();
+        char *key = xasprintf("variant.%s", var->name);
+        json_object_set_new(o, "library", jstr(var->library));
+        json_object_set_new(o, "sha256", jstr(var->sha256));
+        if (var->compiler)
+            json_object_set_new(o, "compiler", jstr(var->compiler));
+        if (var->cflags)
+            json_object_set_new(o, "cflags", jstr(var->cflags));
+        json_object_set_new(set, key, o);
+        free(key);
+    }
+    a = json_array();
+    for (int w = 0; w < cfg->nworkloads; w++)
+        json_array_append_new(a, jstr(cfg->workloads[w]));
+    json_object_set_new(set, "workloads", a);
+    a = json_array();
+    for (int t = 0; t < cfg->nthreads; t++)
+        json_array_append_new(a, json_integer(cfg->threads[t]));
+    json_object_set_new(set, "threads", a);
+    json_object_set_new(set, "rounds", json_integer(cfg->rounds));
+    json_object_set_new(set, "time_s", jreal(cfg->time_s));
+    json_object_set_new(set, "tables", json_integer(cfg->tables));
+    json_object_set_new(set, "table_size", json_integer(cfg->table_size));
+    a = json_array();
+    for (char **b = cfg->bench_args; b && *b; b++)
+        json_array_append_new(a, jstr(*b));
+    json_object_set_new(set, "bench_args", a);
+    if (extra_json) {
+        json_error_t je;
+        json_t *extra = json_loads(extra_json, 0, &je);
+        if (json_is_object(extra))
+            json_object_update(set, extra);
+        else
+            warning("extra experiment settings are not a JSON object; left out");
+        json_decref(extra);
+    }
+    char *text = json_dumps(set, JSON_COMPACT | JSON_SORT_KEYS);
+    json_decref(set);
+    if (!text)
+        die("out of memory");
+    return text;
+}
+
+/* {"loaded_from": ...} of a variant, or NULL (caller frees). */
+static char *variant_fingerprint_json(const struct variant *v)
+{
+    if (!v->loaded_from)
+        return NULL;
+    json_t *o = json_object();
+    json_object_set_new(o, "loaded_from", jstr(v->loaded_from));
+    char *text = json_dumps(o, JSON_COMPACT);
+    json_decref(o);
+    return text;
+}
+
+int experiment_record_begin(struct experiment_config *cfg, struct store *s, const char *kind,
+                            const char *extra_json)
+{
+    char *settings = experiment_settings_json(cfg, extra_json);
+    char *env = experiment_environment_json();
+    int64_t id = 0;
+    int rc = store_experiment_begin(s, kind, settings, env, cfg->seed, &id);
+    for (int v = 0; rc == 0 && v < cfg->nvariants; v++) {
+        const struct variant *var = &cfg->variants[v];
+        char *fp = variant_fingerprint_json(var);
+        struct store_variant sv = {
+            .idx = v, .name = var->name, .library = var->library, .sha256 = var->sha256,
+            .version = var->version, .source_id = var->source_id, .compiler = var->compiler,
+            .cflags = var->cflags, .fingerprint_json = fp,
+        };
+        rc = store_variant_add(s, id, &sv);
+        free(fp);
+    }
+    if (rc < 0 && id > 0)
+        store_experiment_finish(s, id, "failed");
+    if (rc == 0) {
+        cfg->store = s;
+        cfg->experiment_id = id;
+        cfg->kind = kind;
+        progress_done();
+        fprintf(stderr, "experiment %lld recorded in %s\n", (long long)id, store_path(s));
+    }
+    free(settings);
+    free(env);
+    return rc;
+}
+
+struct find_ctx {
+    int64_t id;
+    int found;
+};
+
+static int find_cb(const struct store_experiment *e, void *ctx)
+{
+    struct find_ctx *fc = ctx;
+    if (e->id != fc->id)
+        return 0;
+    fc->found = 1;
+    return 1;
+}
+
+int experiment_lookup(struct store *s, int64_t id, struct store_experiment *out)
+{
+    struct find_ctx fc = { id, 0 };
+    memset(out, 0, sizeof(*out));
+    if (store_experiments_list(s, find_cb, &fc) < 0)
+        return -1;
+    if (!fc.found)
+        return error("no experiment %lld in %s (see pgolab history)", (long long)id,
+                     store_path(s));
+    return store_experiment_get(s, id, out);
+}
+
+/* The lines of sb joined with "; " (for one-line messages), in place. */
+static void one_line(struct strbuf *sb)
+{
+    struct strbuf t = STRBUF_INIT;
+    strbuf_rtrim(sb);
+    for (size_t i = 0; i < sb->len; i++) {
+        if (sb->buf[i] == '\n')
+            strbuf_addstr(&t, "; ");
+        else
+            strbuf_addch(&t, sb->buf[i]);
+    }
+    strbuf_reset(sb);
+    strbuf_addstr(sb, t.buf);
+    strbuf_release(&t);
+}
+
+int experiment_record_resume(struct experiment_config *cfg, struct store *s, int64_t id,
+                             const char *kind, const char *extra_json)
+{
+    struct store_experiment e;
+    struct strbuf diff = STRBUF_INIT;
+    char *settings = NULL, *env = NULL;
+    int rc = -1;
+
+    if (experiment_lookup(s, id, &e) < 0)
+        return -1;
+    if (strcmp(e.kind, kind)) {
+        error("experiment %lld was recorded by `pgolab %s`, not `pgolab %s`; resume it with "
+              "`pgolab %s --resume=%lld` and the options it started with",
+              (long long)id, e.kind, kind, e.kind, (long long)id);
+        goto out;
+    }
+    if (!strcmp(e.status, "complete")) {
+        error("experiment %lld is complete; nothing to resume", (long long)id);
+        goto out;
+    }
+    settings = experiment_settings_json(cfg, extra_json);
+    if (store_settings_diff(e.settings_json, settings, &diff) < 0)
+        goto out;
+    if (diff.len) {
+        one_line(&diff);
+        error("cannot resume experiment %lld: its settings differ (recorded -> now): %s",
+              (long long)id, diff.buf);
+        goto out;
+    }
+    env = experiment_environment_json();
+    strbuf_reset(&diff);
+    if (experiment_env_diff(e.environment_json, env, false, &diff) > 0) {
+        one_line(&diff);
+        warning("experiment %lld started in another environment; its runs will mix two "
+                "machines or systems: %s",
+                (long long)id, diff.buf);
+    }
+    if (!strcmp(e.status, "running"))
+        warning("experiment %lld is marked running: stopped by a crash or power cut, or still "
+                "running in another pgolab (if so, stop one of them)",
+                (long long)id);
+    if (store_experiment_finish(s, id, "running") < 0)
+        goto out;
+    cfg->seed = e.seed;
+    cfg->store = s;
+    cfg->experiment_id = id;
+    cfg->kind = kind;
+    progress_done();
+    fprintf(stderr, "resuming experiment %lld in %s: %lld of %d runs recorded\n", (long long)id,
+            store_path(s), (long long)e.nruns, experiment_runs_planned(cfg));
+    rc = 0;
+out:
+    store_experiment_release(&e);
+    strbuf_release(&diff);
+    free(settings);
+    free(env);
+    return rc;
+}
+
+int experiment_record_finish(const struct experiment_config *cfg,
+                             const struct experiment_result *res, int run_rc)
+{
+    if (!cfg->store || cfg->experiment_id <= 0)
+        return 0;
+    const char *status = run_rc == 0 ? "complete" : res->signal ? "interrupted" : "failed";
+    return store_experiment_finish(cfg->store, cfg->experiment_id, status);
+}
+
+/* ---- reading an experiment back */
+
+/* Workloads and thread counts of the runs, in order of first appearance (when the settings
+ * lack them). */
+struct scan_ctx {
+    char **workloads;
+    int nworkloads;
+    int *threads;
+    int nthreads;
+    int max_round;
+};
+
+static int scan_cb(const struct store_run *r, void *ctx)
+{
+    struct scan_ctx *sc = ctx;
+    if (find_name(sc->workloads, sc->nworkloads, r->workload) < 0) {
+        sc->workloads = xrealloc(sc->workloads, sizeof(char *) * (size_t)(sc->nworkloads + 2));
+        sc->workloads[sc->nworkloads++] = xstrdup(r->workload);
+        sc->workloads[sc->nworkloads] = NULL;
+    }
+    int t;
+    for (t = 0; t < sc->nthreads && sc->threads[t] != r->threads; t++)
+        ;
+    if (t == sc->nthreads) {
+        sc->threads = xrealloc(sc->threads, sizeof(int) * (size_t)(sc->nthreads + 1));
+        sc->threads[sc->nthreads++] = r->threads;
+    }
+    if (r->round > sc->max_round)
+        sc->max_round = r->round;
+    return 0;
+}
+
+static char *own(struct experiment_loaded *l, const char *s)
+{
+    l->owned = xrealloc(l->owned, sizeof(char *) * (size_t)(l->nowned + 1));
+    return l->owned[l->nowned++] = xstrdup(s);
+}
+
+int experiment_load(struct store *s, int64_t id, struct experiment_loaded *out)
+{
+    struct experiment_config *cfg = &out->cfg;
+    struct experiment_result *res = &out->res;
+    struct scan_ctx sc;
+    json_t *set = NULL, *a;
+    size_t i;
+    int rc = -1;
+
+    memset(out, 0, sizeof(*out));
+    memset(&sc, 0, sizeof(sc));
+    if (experiment_lookup(s, id, &out->exp) < 0)
+        return -1;
+    const struct store_experiment *e = &out->exp;
+    set = json_loads(e->settings_json ? e->settings_json : "{}", 0, NULL);
+    if (store_runs_load(s, id, scan_cb, &sc) < 0)
+        goto out;
+
+    cfg->variants = xcalloc((size_t)e->nvariants + 1, sizeof(struct variant));
+    for (int v = 0; v < e->nvariants; v++) {
+        const struct store_variant *sv = &e->variants[v];
+        struct variant *var = &cfg->variants[v];
+        if (sv->idx != v) {
+            error("experiment %lld: its variants are not numbered 0..%d", (long long)id,
+                  e->nvariants - 1);
+            goto out;
+        }
+        var->name = sv->name;
+        var->library = sv->library ? sv->library : "?";
+        var->sha256 = sv->sha256 ? xstrdup(sv->sha256) : NULL;
+        var->version = sv->version ? xstrdup(sv->version) : NULL;
+        var->source_id = sv->source_id ? xstrdup(sv->source_id) : NULL;
+        var->compiler = sv->compiler;
+        var->cflags = sv->cflags;
+        json_t *fp = sv->fingerprint_json ? json_loads(sv->fingerprint_json, 0, NULL) : NULL;
+        const char *lf = json_string_value(json_object_get(fp, "loaded_from"));
+        var->loaded_from = lf ? xstrdup(lf) : NULL;
+        json_decref(fp);
+        cfg->nvariants++;
+    }
+    if (cfg->nvariants < 1) {
+        error("experiment %lld has no variants recorded", (long long)id);
+        goto out;
+    }
+
+    a = json_object_get(set, "workloads");
+    if (json_is_array(a) && json_array_size(a) > 0) {
+        cfg->workloads = xcalloc(json_array_size(a) + 1, sizeof(char *));
+        for (i = 0; i < json_array_size(a); i++) {
+            const char *w = json_string_value(json_array_get(a, i));
+            cfg->workloads[cfg->nworkloads++] = own(out, w ? w : "?");
+        }
+    } else {
+        cfg->workloads = xcalloc((size_t)sc.nworkloads + 1, sizeof(char *));
+        for (int w = 0; w < sc.nworkloads; w++)
+            cfg->workloads[cfg->nworkloads++] = own(out, sc.workloads[w]);
+    }
+    a = json_object_get(set, "threads");
+    if (json_is_array(a) && json_array_size(a) > 0) {
+        cfg->threads = xcalloc(json_array_size(a), sizeof(int));
+        for (i = 0; i < json_array_size(a); i++)
+            cfg->threads[cfg->nthreads++] = (int)json_integer_value(json_array_get(a, i));
+    } else {
+        cfg->threads = xcalloc((size_t)sc.nthreads + 1, sizeof(int));
+        for (int t = 0; t < sc.nthreads; t++)
+            cfg->threads[cfg->nthreads++] = sc.threads[t];
+    }
+    json_t *r = json_object_get(set, "rounds");
+    cfg->rounds = json_is_integer(r) ? (int)json_integer_value(r) : sc.max_round;
+    cfg->time_s = json_number_value(json_object_get(set, "time_s"));
+    cfg->tables = (int)json_integer_value(json_object_get(set, "tables"));
+    cfg->table_size = (int)json_integer_value(json_object_get(set, "table_size"));
+    a = json_object_get(set, "bench_args");
+    cfg->bench_args = xcalloc(json_array_size(a) + 1, sizeof(char *));
+    for (i = 0; i < json_array_size(a); i++) {
+        const char *b = json_string_value(json_array_get(a, i));
+        cfg->bench_args[i] = own(out, b ? b : "");
+    }
+    cfg->seed = e->seed;
+    cfg->experiment_id = e->id;
+    cfg->kind = e->kind;
+    cfg->workdir = "";
+    cfg->pgolab = "pgolab";
+
+    res->env_json = xstrdup(e->environment_json ? e->environment_json : "{}");
+    res->started_at = e->created_at;
+    res->finished_at = e->finished_at;
+    if (load_recorded_runs(s, cfg, res) < 0)
+        goto out;
+    res->resumed = res->nruns;
+    if (strcmp(e->status, "complete")) {
+        if (!strcmp(e->status, "running"))
+            res->error = xasprintf("experiment %lld is still running, or was stopped by a crash "
+                                   "or power cut (`pgolab %s --resume=%lld` continues it)",
+                                   (long long)id, e->kind, (long long)id);
+        else
+            res->error = xasprintf("experiment %lld %s (`pgolab %s --resume=%lld` with the "
+                                   "same options continues it)",
+                                   (long long)id, e->status, e->kind, (long long)id);
+    }
+    rc = 0;
+out:
+    for (int w = 0; w < sc.nworkloads; w++)
+        free(sc.workloads[w]);
+    free(sc.workloads);
+    free(sc.threads);
+    json_decref(set);
+    if (rc < 0)
+        experiment_loaded_release(out);
+    return rc;
+}
+
+void experiment_loaded_release(struct experiment_loaded *l)
+{
+    experiment_result_release(&l->res);
+    for (int v = 0; v < l->cfg.nvariants; v++)
+        experiment_variant_release(&l->cfg.variants[v]);
+    free(l->cfg.variants);
+    free(l->cfg.workloads);
+    free(l->cfg.threads);
+    free(l->cfg.bench_args);
+    for (int i = 0; i < l->nowned; i++)
+        free(l->owned[i]);
+    free(l->owned);
+    store_experiment_release(&l->exp);
+    memset(l, 0, sizeof(*l));
+}
+
+/* A JSON value for people: strings as they are, memory in GiB, null/missing "(unknown)". */
+static void env_value(struct strbuf *sb, const char *key, json_t *v)
+{
+    if (!v || json_is_null(v))
+        strbuf_addstr(sb, "(unknown)");
+    else if (json_is_string(v))
+        strbuf_addstr(sb, json_string_value(v));
+    else if (!strcmp(key, "memory_bytes") && json_is_number(v))
+        strbuf_addf(sb, "%.1f GiB", json_number_value(v) / (1024.0 * 1024 * 1024));
+    else if (json_is_integer(v))
+        strbuf_addf(sb, "%lld", (long long)json_integer_value(v));
+    else if (json_is_number(v))
+        strbuf_addf(sb, "%.2f", json_number_value(v));
+    else
+        strbuf_addstr(sb, "?");
+}
+
+int experiment_env_diff(const char *env_a, const char *env_b, bool with_load,
+                        struct strbuf *out)
+{
+    static const char *const keys[][2] = {
+        { "hostname", "hostname" },       { "kernel", "kernel" },
+        { "kernel_version", "kernel build" }, { "machine", "machine" },
+        { "cpu_model", "CPU model" },     { "cores", "cores" },
+        { "memory_bytes", "memory" },     { "cpufreq_governor", "CPU governor" },
+        { "pgolab_version", "pgolab version" },
+    };
+    json_t *a = env_a ? json_loads(env_a, 0, NULL) : NULL;
+    json_t *b = env_b ? json_loads(env_b, 0, NULL) : NULL;
+    int n = 0;
+    for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
+        json_t *va = json_object_get(a, keys[i][0]), *vb = json_object_get(b, keys[i][0]);
+        if ((!va && !vb) || (va && vb && json_equal(va, vb)))
+            continue;
+        strbuf_addf(out, "%s: ", keys[i][1]);
+        env_value(out, keys[i][0], va);
+        strbuf_addstr(out, " -> ");
+        env_value(out, keys[i][0], vb);
+        strbuf_addch(out, '\n');
+        n++;
+    }
+    json_t *la = json_object_get(a, "loadavg_1m"), *lb = json_object_get(b, "loadavg_1m");
+    if (with_load && json_is_number(la) && json_is_number(lb) &&
+        fabs(json_number_value(la) - json_number_value(lb)) >= 0.5) {
+        strbuf_addf(out, "load (1 min, at start): %.2f -> %.2f\n", json_number_value(la),
+                    json_number_value(lb));
+        n++;
+    }
+    json_decref(a);
+    json_decref(b);
+    return n;
 }

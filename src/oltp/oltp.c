@@ -288,7 +288,7 @@ void oltp_thread_done(struct oltp_thread *t)
 
 static inline int pick_table(struct oltp_thread *t)
 {
-    return (int)rand_uniform(&t->rnd, 1, (uint32_t)t->o->tables) - 1;
+    return t->o->tables == 1 ? 0 : (int)rand_uniform(&t->rnd, 1, (uint32_t)t->o->tables) - 1;
 }
 
 static inline uint32_t pick_id(struct oltp_thread *t)

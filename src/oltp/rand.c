@@ -94,7 +94,9 @@ uint32_t rand_uniform(struct rand_state *r, uint32_t a, uint32_t b)
 {
     if (b <= a)
         return a;
-    return offset_clamp(a, b, rand_double(r) * ((double)(b - a) + 1.0));
+    /* Multiply-shift (Lemire): floor(u * (b-a+1)) for u = the top 32 bits / 2^32, the same
+     * mapping as sysbench's a + floor(u * (b-a+1)) without the double conversion. */
+    return a + (uint32_t)(((uint64_t)(b - a) + 1u) * (rand_next(r) >> 32) >> 32);
 }
 
 /* Mean of iter uniforms in [0,1): Irwin-Hall, bell-shaped around 0.5. */

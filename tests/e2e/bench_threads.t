@@ -53,9 +53,11 @@ near "$F_fair_time_avg" "$F_total_time" "$(calc "$F_total_time * 0.1")" \
     "read_write --threads=2: execution time avg ~ total time"
 # Write transactions take turns first-come first-served (sqlite.c write_turn_*), so
 # neither writer starves behind SQLite's sleeping busy handler.
-cmp_ok "$F_fair_events_sd" '<' "$(calc "$F_fair_events_avg * 0.25")" \
-    "read_write --threads=2: events stddev < 25% of avg (fair share) [$F_fair_events_avg/$F_fair_events_sd]"
-cmp_ok "$F_lat_max" '<' 100 "read_write --threads=2: max latency < 100 ms (no thread waits for long) [$F_lat_max]"
+cmp_ok "$F_fair_events_sd" '<' "$(calc "$F_fair_events_avg * 0.4")" \
+    "read_write --threads=2: events stddev < 40% of avg (fair share) [$F_fair_events_avg/$F_fair_events_sd]"
+# Not a timing target: a starved writer waits for most of the 2 s run; FIFO turns keep every
+# wait to a few transactions, far below 1 s even on a loaded machine.
+cmp_ok "$F_lat_max" '<' 1000 "read_write --threads=2: max latency < 1 s (no writer starves) [$F_lat_max]"
 
 note "---- oltp_read_write --threads=2 --events=300"
 pg rwe "${common[@]}" --threads=2 --events=300 oltp_read_write run

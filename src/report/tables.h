@@ -1,0 +1,96 @@
+/* tables: the reports of an experiment in the seeds' shapes (000, 003, 002) as text, markdown,
+ * CSV or JSON; the comparison of two stored experiments; the --fail-if-slower check. */
+#ifndef PGOLAB_REPORT_TABLES_H
+#define PGOLAB_REPORT_TABLES_H
+
+#include <stdbool.h>
+
+#include "experiment/experiment.h"
+#include "util/strbuf.h"
+
+/*
+ * Shapes (rows and columns of the tables; every number is a median over the rounds):
+ * - REPORT_SEED000 (seed 000, the default): per workload and metric (tps, avg and p95
+ *   latency), threads | baseline | variant | % improvement | change (95% CI), plus an
+ *   Average row (mean of the medians as seed 000 computes it; the change is the geometric
+ *   mean of the ratios with its CI).
+ * - REPORT_SEED003 (seed 003): per workload and thread count, one column per variant and the
+ *   rows min / avg / max / 95%ile latency (ms) and QPS, plus a change column per variant.
+ * - REPORT_SEED002 (seed 002): one table, a row per variant (first over all cells, then per
+ *   workload and thread count) with speedup (x) = the baseline's median time per transaction
+ *   over the variant's = the ratio of the median tps, its 95% CI, p and "~" when not
+ *   significant.
+ * Every change uses experiment_change() (Mann-Whitney U + bootstrap CI, alpha 0.05), with a
+ * bootstrap seed derived from the experiment's seed and the cell, so a report rebuilt from
+ * the results store prints the same numbers as the one printed when the experiment ended.
+ *
+ * Formats: REPORT_TEXT (pipe tables that line up in a terminal), REPORT_MARKDOWN (the same
+ * tables under markdown headings), REPORT_CSV (one row per table cell with every number:
+ * value, rounds' summary, ratio and its CI, change %, p-value; header row first) and
+ * REPORT_JSON (one object: experiment, settings, variants, environment, cells).
+ */
+enum report_format { REPORT_TEXT, REPORT_MARKDOWN, REPORT_CSV, REPORT_JSON };
+enum report_shape { REPORT_SEED000, REPORT_SEED003, REPORT_SEED002 };
+
+/* "text" | "markdown" (or "md") | "csv" | "json"; -1 with a message otherwise. */
+int report_format_parse(const char *s, enum report_format *out);
+/* "seed000" | "seed003" | "seed002" (or "000", "003", "002"); -1 with a message otherwise. */
+int report_shape_parse(const char *s, enum report_shape *out);
+
+/* ---- A text table: each cell a main part (right-aligned) and an optional spread
+ * (left-aligned after it), so the medians line up on the decimal point. Rendered as a pipe
+ * table that reads well in a terminal and is valid Markdown. The table owns its strings. */
+struct table {
+    int ncols, nrows;
+    char **head;           /* ncols */
+    char **main, **spread; /* nrows * ncols, NULL = empty */
+};
+
+void table_init(struct table *t, int ncols, int nrows);
+/* Set a cell (row < nrows, col < ncols), taking ownership of main and spread (either NULL). */
+void table_set(struct table *t, int row, int col, char *main, char *spread);
+void table_release(struct table *t);
+/* Append the table to sb: header line, "|----:|" separator, one line per row. */
+void table_render(const struct table *t, struct strbuf *sb);
+
+/* ---- Reports */
+
+/* Append the report of one experiment (live, or read back by experiment_load()) to out in
+ * the given shape and format. The header names the experiment id when cfg->experiment_id is
+ * set, says INCOMPLETE when runs are missing, and warns when the rounds are too few for any
+ * difference to be significant. */
+void report_experiment(struct strbuf *out, const struct experiment_config *cfg,
+                       const struct experiment_result *res, enum report_shape shape,
+                       enum report_format fmt);
+
+/* Append the comparison of two stored experiments to out (`pgolab report --compare=A,B`):
+ * first a WARNING block with the environment differences (experiment_env_diff, load
+ * included), notes on differing settings and builds, then per metric (tps, avg and p95
+ * latency) a row per (variant, workload, threads) found in either: A's median, B's median and
+ * the change of B against A with its CI ("~" when not significant). Variants are matched by
+ * name, workloads by name, thread counts by value. */
+void report_compare(struct strbuf *out, const struct experiment_loaded *a,
+                    const struct experiment_loaded *b, enum report_format fmt);
+
+/* --fail-if-slower=pct (percent >= 0): the tps cells (each workload and thread count, and
+ * each workload's Average over thread counts) where a variant is significantly slower than
+ * the baseline (the tables' verdict) by more than pct percent, i.e. change < -pct. Appends
+ * one line per such cell to why ("B vs A, oltp_read_only, 1 thread: -25.3% (95% CI ...)")
+ * and returns how many there are. */
+int report_slower(const struct experiment_config *cfg, const struct experiment_result *res,
+                  double pct, struct strbuf *why);
+
+/* The --fail-if-slower=pct check of compare and pgo: report_slower(), with the verdict on
+ * stderr (each slower cell, or one line saying none is). 1 when some cell is slower (the
+ * command then exits 3), else 0. */
+int report_fail_if_slower(const struct experiment_config *cfg, const struct experiment_result *res,
+                          double pct);
+
+/* The same for two stored experiments: cells where B is significantly slower than A. */
+int report_compare_slower(const struct experiment_loaded *a, const struct experiment_loaded *b,
+                          double pct, struct strbuf *why);
+/* report_compare_slower() with the verdict on stderr; 1 when some cell is slower, else 0. */
+int report_compare_fail_if_slower(const struct experiment_loaded *a,
+                                  const struct experiment_loaded *b, double pct);
+
+#endif
