@@ -935,16 +935,15 @@ static double median_of(const double *x, int n)
     return med;
 }
 
-int experiment_change(const struct experiment_config *cfg, const struct experiment_result *res,
-                      enum experiment_metric m, int v, const int *workloads, const int *threads,
-                      int ncells, uint64_t seed, struct experiment_change *out)
+int experiment_change(const struct experiment_result *res, enum experiment_metric m, int v,
+                      const int *workloads, const int *threads, int ncells, uint64_t seed,
+                      struct experiment_change *out)
 {
     struct stats_opts so = STATS_OPTS_DEFAULT;
     struct stats_cell *cells = xcalloc((size_t)ncells + 1, sizeof(*cells));
     double **vals = xcalloc((size_t)ncells * 2 + 1, sizeof(*vals));
     int nc = 0, small = 0, rc = 0;
 
-    (void)cfg;
     memset(out, 0, sizeof(*out));
     so.seed = seed;
     out->lower_is_better = experiment_metric_lower_is_better(m);

@@ -164,9 +164,9 @@ struct experiment_change {
 /* Compute the change of variant v in metric m over the cells (workloads[i], threads[i]),
  * i < ncells, with bootstrap seed `seed`. 0 on success (out->ncells may still be 0: no data),
  * -1 (no message) when the values are unusable (e.g. NaN or 0 in a ratio). */
-int experiment_change(const struct experiment_config *cfg, const struct experiment_result *res,
-                      enum experiment_metric m, int v, const int *workloads, const int *threads,
-                      int ncells, uint64_t seed, struct experiment_change *out);
+int experiment_change(const struct experiment_result *res, enum experiment_metric m, int v,
+                      const int *workloads, const int *threads, int ncells, uint64_t seed,
+                      struct experiment_change *out);
 
 /* The change as a report cell, appended to sb: "-" without data, "no statistics with 1
  * round" without statistics, "~" when not significant, else the change in percent with its CI
@@ -199,9 +199,9 @@ char *experiment_environment_json(void);
  * "variants": [names in order], "variant.NAME": {library, sha256[, compiler, cflags]} per
  * variant (so a resume refusal names the variant that changed), "workloads", "threads",
  * "rounds", "time_s", "tables", "table_size", "bench_args"; plus every key of extra_json (a
- * JSON object text, e.g. pgo's training settings, or NULL). Not the seed (stored apart), the
- * work directory or the binary's path, which do not change what is measured. -1 is not
- * possible; a bad extra_json is ignored with a warning. */
+ * JSON object text, e.g. pgo's training settings, or NULL; anything else is left out with a
+ * warning). Not the seed (stored apart), the work directory or the binary's path, which do
+ * not change what is measured. Keys are sorted, so equal settings give equal text. */
 char *experiment_settings_json(const struct experiment_config *cfg, const char *extra_json);
 
 /* Start recording a new experiment of this kind in store s: experiment row (settings,

@@ -275,12 +275,12 @@ static void recs_release(struct rep *r)
 }
 
 /* Compute the change of variant v over the given cells and its printed form (caller frees). */
-static char *change_cell(const struct experiment_config *cfg, const struct experiment_result *res,
-                         enum experiment_metric m, int v, const int *ws, const int *ts, int n,
-                         uint64_t seed, struct experiment_change *ch)
+static char *change_cell(const struct experiment_result *res, enum experiment_metric m, int v,
+                         const int *ws, const int *ts, int n, uint64_t seed,
+                         struct experiment_change *ch)
 {
     struct strbuf sb = STRBUF_INIT;
-    if (experiment_change(cfg, res, m, v, ws, ts, n, seed, ch) < 0)
+    if (experiment_change(res, m, v, ws, ts, n, seed, ch) < 0)
         memset(ch, 0, sizeof(*ch)); /* unusable values: shown as "-" */
     experiment_change_format(&sb, ch);
     return strbuf_detach(&sb);
@@ -311,7 +311,7 @@ static const char *const seed000_title[METRIC_COUNT] = {
     "95th percentile response time (ms)",
 };
 
-/* The header lines (the first is the title) into lines[], as text without newlines. */
+/* The report header: its first line into title, the others (one per line) into body. */
 static void header_lines(struct rep *r, struct strbuf *title, struct strbuf *body)
 {
     const struct experiment_config *cfg = r->cfg;
@@ -514,11 +514,11 @@ static void seed000_table(struct rep *r, int w, enum experiment_metric m)
                 continue;
             table_set(&t, row, nv + v, isnan(p) ? xstrdup("-") : xasprintf("%+.2f", p), NULL);
             struct experiment_change ch;
-            int tidx[1] = { row < nt ? cfg->threads[row] : 0 };
+            int tv[1] = { row < nt ? cfg->threads[row] : 0 };
             char *verdict = row < nt
-                                ? change_cell(cfg, res, m, v, ws, tidx, 1,
+                                ? change_cell(res, m, v, ws, tv, 1,
                                               cell_seed(cfg, w, v, row, m), &ch)
-                                : change_cell(cfg, res, m, v, ws, cfg->threads, nt,
+                                : change_cell(res, m, v, ws, cfg->threads, nt,
                                               cell_seed(cfg, w, v, row, m), &ch);
             rec_change(rc, &ch, verdict);
             table_set(&t, row, 2 * nv - 1 + v, verdict, NULL);
@@ -589,7 +589,7 @@ static void seed003_table(struct rep *r, int w, int ti)
                 continue;
             struct experiment_change ch;
             int wi[1] = { w }, tv[1] = { threads };
-            char *verdict = change_cell(cfg, res, m, v, wi, tv, 1, cell_seed(cfg, w, v, ti, m), &ch);
+            char *verdict = change_cell(res, m, v, wi, tv, 1, cell_seed(cfg, w, v, ti, m), &ch);
             rec_change(rc, &ch, verdict);
             table_set(&t, i, nv + v, verdict, NULL);
         }
@@ -623,7 +623,7 @@ static void seed002_row(struct rep *r, struct table *t, int row, int v, int w, i
         struct cell_stats c = experiment_cell(res, v, w, threads, METRIC_TPS);
         table_set(t, row, 3, c.n ? xasprintf("%.2f", c.median) : xstrdup("-"), NULL);
     }
-    char *verdict = change_cell(cfg, res, METRIC_TPS, v, ws, ts, n, seed, &ch);
+    char *verdict = change_cell(res, METRIC_TPS, v, ws, ts, n, seed, &ch);
     double speedup = !v ? (ch.ncells ? 1.0 : NAN) : ch.ncells ? ch.ratio : NAN;
     struct rec *rc = rec_add(r, w, threads, "speedup", v, speedup, ch.ncells ? 1.0 : NAN,
                              isnan(speedup) ? NAN : (speedup - 1) * 100);
@@ -968,7 +968,7 @@ int report_slower(const struct experiment_config *cfg, const struct experiment_r
                     continue; /* the Average of one row is that row */
                 int tv[1] = { row < nt ? cfg->threads[row] : 0 };
                 uint64_t seed = cell_seed(cfg, w, v, row, METRIC_TPS);
-                if (experiment_change(cfg, res, METRIC_TPS, v, ws, row < nt ? tv : cfg->threads,
+                if (experiment_change(res, METRIC_TPS, v, ws, row < nt ? tv : cfg->threads,
                                       row < nt ? 1 : nt, seed, &ch) < 0 ||
                     !slower_than(&ch, pct))
                     continue;

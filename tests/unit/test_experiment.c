@@ -1,5 +1,6 @@
-/* Unit tests of the experiment engine (src/experiment): run order, cell statistics, the text
- * report, JSON output, and a whole experiment against a fake `pgolab` shell script. */
+/* Unit tests of the experiment engine (src/experiment) and its reports (src/report/tables): run
+ * order, cell statistics, the seed-shaped reports, JSON output, --fail-if-slower, and whole
+ * experiments against a fake `pgolab` shell script, recorded in and resumed from the store. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -7,13 +8,18 @@
 #include <cmocka.h>
 
 #include "experiment/experiment.h"
+#include "report/tables.h"
+#include "store/store.h"
 #include "util/options.h"
 #include "util/strbuf.h"
 #include "util/util.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <math.h>
+#include <signal.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -534,6 +540,12 @@ static const char fake_pgolab[] =
     "\"loaded_from\":\"%s\"}}\\n' \"$lib\" \"$lib\"; exit 0 ;;\n"
     "esac\n"
     "grep -q prepared \"$db\" || { echo \"not a copy of the template: $db\" >&2; exit 1; }\n"
+    /* FAKE_STOP_AT=N: the Nth run (counted in $FAKE_COUNT) sends SIGINT to the experiment,
+     * like Ctrl-C, and still finishes normally (the experiment must discard it) */
+    "if [ -n \"$FAKE_STOP_AT\" ]; then\n"
+    "  n=$(( $(cat \"$FAKE_COUNT\" 2>/dev/null || echo 0) + 1 )); echo $n > \"$FAKE_COUNT\"\n"
+    "  [ \"$n\" -eq \"$FAKE_STOP_AT\" ] && kill -INT $PPID\n"
+    "fi\n"
     "case \"$lib\" in *broken*) echo 'FATAL: boom' >&2; exit 1 ;; esac\n"
     "tps=100; case \"$lib\" in *fast*) tps=125 ;; esac\n"
     "printf '{\"tps\":%s,\"qps\":%s0,\"transactions\":10,\"ignored_errors\":0,\"threads\":%s,"
@@ -697,6 +709,727 @@ static void test_run_with_fake_child(void **state)
     free(workdir);
 }
 
+/* ---------------------------------------------------------------- report shapes */
+
+static char *shape_string(const struct experiment_config *cfg, const struct experiment_result *res,
+                          enum report_shape shape, enum report_format fmt)
+{
+    struct strbuf sb = STRBUF_INIT;
+    report_experiment(&sb, cfg, res, shape, fmt);
+    return strbuf_detach(&sb);
+}
+
+/* The first line of text holding every one of the NULL-terminated needles (caller frees). */
+static char *line_with(const char *text, ...)
+{
+    for (const char *line = text; line && *line;) {
+        const char *nl = strchr(line, '\n');
+        char *l = nl ? xstrndup(line, (size_t)(nl - line)) : xstrdup(line);
+        va_list ap;
+        const char *needle;
+        int all = 1;
+        va_start(ap, text);
+        while ((needle = va_arg(ap, const char *)))
+            all &= strstr(l, needle) != NULL;
+        va_end(ap);
+        if (all)
+            return l;
+        free(l);
+        line = nl ? nl + 1 : NULL;
+    }
+    return NULL;
+}
+
+static int count_lines(const char *text)
+{
+    int n = 0;
+    for (const char *c = text; *c; c++)
+        n += *c == '\n';
+    return n;
+}
+
+static void test_report_seed003(void **state)
+{
+    (void)state;
+    struct experiment_config cfg;
+    struct variant v[2];
+    struct experiment_result res;
+    synthetic_config(&cfg, v, 3);
+    synthetic_runs(&res, 3);
+    cfg.experiment_id = 12;
+    cfg.kind = "compare";
+    char *text = shape_string(&cfg, &res, REPORT_SEED003, REPORT_TEXT);
+
+    /* The header names the experiment. */
+    assert_true(!strncmp(text, "pgolab experiment 12 (compare): 2 variants", 42));
+    /* One table per workload and thread count. */
+    assert_non_null(strstr(text, "Table 1. oltp_read_only, 1 thread: latency (ms) and QPS, "
+                                 "median of 3 rounds"));
+    assert_non_null(strstr(text, "Table 2. oltp_read_only, 4 threads:"));
+    assert_non_null(strstr(text, "Table 3. oltp_read_only, 16 threads:"));
+    assert_null(strstr(text, "Table 4."));
+    /* 4 threads, medians over rounds: min = avg/2: base 2.2/2 = 1.1, pgo 1.6/2 = 0.8 (four
+     * decimals: the row's smallest value is below 1); avg 2.2 / 1.6; max = 2 p95 = 4 avg:
+     * 8.8 / 6.4; p95 4.4 / 3.2; QPS = 16 tps: 6400 / 7680. */
+    char *row = table_row(text, "Table 2.", "min (ms)");
+    assert_non_null(strstr(row, "1.1000"));
+    assert_non_null(strstr(row, "0.8000"));
+    free(row);
+    row = table_row(text, "Table 2.", "avg (ms)");
+    assert_non_null(strstr(row, "2.200"));
+    assert_non_null(strstr(row, "1.600"));
+    free(row);
+    row = table_row(text, "Table 2.", "max (ms)");
+    assert_non_null(strstr(row, "8.800"));
+    assert_non_null(strstr(row, "6.400"));
+    free(row);
+    row = table_row(text, "Table 2.", "95%ile (ms)");
+    assert_non_null(strstr(row, "4.400"));
+    assert_non_null(strstr(row, "3.200"));
+    free(row);
+    row = table_row(text, "Table 2.", "QPS");
+    assert_non_null(strstr(row, "6400.00"));
+    assert_non_null(strstr(row, "7680.00"));
+    /* 3 rounds can never be significant (smallest p 0.1): "~" (the last column). */
+    assert_non_null(strstr(row, " ~ |"));
+    free(row);
+    assert_non_null(strstr(text, "| change (95% CI) |"));
+    free(text);
+
+    /* Markdown: headings and a list instead of the indented header. */
+    text = shape_string(&cfg, &res, REPORT_SEED003, REPORT_MARKDOWN);
+    assert_true(!strncmp(text, "## pgolab experiment 12", 23));
+    assert_non_null(strstr(text, "\n- baseline base"));
+    assert_non_null(strstr(text, "\n### Table 1. oltp_read_only, 1 thread"));
+    assert_non_null(strstr(text, "\n|------"));
+    free(text);
+    experiment_result_release(&res);
+
+    /* One round: no statistics. */
+    synthetic_config(&cfg, v, 1);
+    synthetic_runs(&res, 1);
+    text = shape_string(&cfg, &res, REPORT_SEED003, REPORT_TEXT);
+    row = table_row(text, "Table 1.", "QPS");
+    assert_non_null(strstr(row, "no statistics with 1 round"));
+    free(row);
+    free(text);
+    experiment_result_release(&res);
+}
+
+static void test_report_seed002(void **state)
+{
+    (void)state;
+    struct experiment_config cfg;
+    struct variant v[2];
+    struct experiment_result res;
+    synthetic_config(&cfg, v, 3);
+    synthetic_runs(&res, 3);
+    char *text = shape_string(&cfg, &res, REPORT_SEED002, REPORT_TEXT);
+
+    assert_non_null(strstr(text, "Table 1. Speedup (x) vs base (ratio of median tps)"));
+    assert_non_null(strstr(text, "speedup (x) = base's median time per transaction"));
+    /* A row per variant over all cells, then per thread count: 2 x (1 + 3) rows. */
+    assert_int_equal(count_rows(text, "base"), 4);
+    assert_int_equal(count_rows(text, "pgo"), 4);
+    char *row = line_with(text, " base | ", " 16 | ", NULL);
+    assert_non_null(row);
+    assert_non_null(strstr(row, "1600.00"));
+    assert_non_null(strstr(row, "1.000"));
+    assert_non_null(strstr(row, "baseline"));
+    free(row);
+    /* 16 threads: 1920 / 1600 = 1.200, not significant with 3 rounds. */
+    row = line_with(text, " pgo | ", " 16 | ", NULL);
+    assert_non_null(row);
+    assert_non_null(strstr(row, "1920.00"));
+    assert_non_null(strstr(row, "1.200"));
+    assert_non_null(strstr(row, " ~ |"));
+    free(row);
+    /* Over all cells: every ratio is 1.2, so the geometric mean is 1.200; the 9 pooled pgo
+     * rounds (each over its cell's baseline median: 1.15..1.25) all lie above the 9 baseline
+     * ones (0.9..1.1), so the pooled test is significant: "faster". */
+    row = line_with(text, " pgo | ", " all | ", NULL);
+    assert_non_null(row);
+    assert_non_null(strstr(row, "1.200"));
+    assert_non_null(strstr(row, "faster"));
+    free(row);
+    free(text);
+    experiment_result_release(&res);
+
+    synthetic_config(&cfg, v, 1);
+    synthetic_runs(&res, 1);
+    text = shape_string(&cfg, &res, REPORT_SEED002, REPORT_TEXT);
+    row = line_with(text, " pgo | ", " 1 | ", NULL);
+    assert_non_null(row);
+    assert_non_null(strstr(row, "1.150")); /* 115 / 100 */
+    assert_non_null(strstr(row, "no statistics with 1 round"));
+    free(row);
+    free(text);
+    experiment_result_release(&res);
+}
+
+/* Number of comma-separated fields of a CSV line without quotes. */
+static int csv_fields(const char *line)
+{
+    int n = 1;
+    for (; *line && *line != '\n'; line++)
+        n += *line == ',';
+    return n;
+}
+
+static void test_report_csv_json(void **state)
+{
+    (void)state;
+    struct experiment_config cfg;
+    struct variant v[2];
+    struct experiment_result res;
+    synthetic_config(&cfg, v, 3);
+    synthetic_runs(&res, 3);
+    cfg.experiment_id = 7;
+
+    /* seed000 CSV: a header, then 3 metrics x (3 thread rows + Average) x 2 variants. */
+    char *csv = shape_string(&cfg, &res, REPORT_SEED000, REPORT_CSV);
+    assert_int_equal(count_lines(csv), 1 + 24);
+    assert_true(!strncmp(csv, "experiment,shape,table,workload,threads,metric,variant,", 55));
+    int fields = csv_fields(csv);
+    assert_int_equal(fields, 26);
+    for (const char *line = csv; *line; line = strchr(line, '\n') + 1)
+        assert_int_equal(csv_fields(line), fields);
+    /* tps at 16 threads for pgo: value 1920, baseline 1600, +20%, 3 rounds 1915..1925,
+     * ratio 1.2, p >= 0.1 so not significant ("~"). */
+    char *line = line_with(csv, "7,seed000,1,oltp_read_only,16,tps,pgo,0,1920,1600,20,3,1920,",
+                           NULL);
+    assert_non_null(line);
+    assert_non_null(strstr(line, ",1915,1925,1.2,"));
+    assert_non_null(strstr(line, ",0,~"));
+    free(line);
+    /* The Average row has threads "all" and the geometric-mean change. */
+    line = line_with(csv, ",all,tps,pgo,0,840,700,20,", NULL);
+    assert_non_null(line);
+    free(line);
+    free(csv);
+
+    /* seed002 JSON: every cell with its statistics. */
+    char *js = shape_string(&cfg, &res, REPORT_SEED002, REPORT_JSON);
+    json_error_t je;
+    json_t *root = json_loads(js, 0, &je);
+    assert_non_null(root);
+    assert_string_equal(json_string_value(json_object_get(root, "shape")), "seed002");
+    json_t *exp = json_object_get(root, "experiment");
+    assert_int_equal(json_integer_value(json_object_get(exp, "id")), 7);
+    assert_true(json_is_true(json_object_get(exp, "complete")));
+    json_t *cells = json_object_get(root, "cells");
+    assert_int_equal(json_array_size(cells), 8); /* 2 variants x (all + 3 thread counts) */
+    int seen_all = 0, seen_16 = 0;
+    for (size_t i = 0; i < json_array_size(cells); i++) {
+        json_t *c = json_array_get(cells, i);
+        const char *var = json_string_value(json_object_get(c, "variant"));
+        json_t *vs = json_object_get(c, "vs_baseline");
+        assert_string_equal(json_string_value(json_object_get(c, "metric")), "speedup");
+        if (!strcmp(var, "base")) {
+            assert_true(json_is_null(vs));
+            assert_float_equal(json_number_value(json_object_get(c, "value")), 1.0, 1e-12);
+            continue;
+        }
+        assert_float_equal(json_number_value(json_object_get(vs, "ratio")), 1.2, 1e-9);
+        if (json_is_null(json_object_get(c, "threads"))) {
+            seen_all++;
+            assert_true(json_is_true(json_object_get(vs, "significant")));
+            assert_true(json_is_true(json_object_get(vs, "pooled")));
+            json_t *ci = json_object_get(vs, "ratio_ci");
+            assert_true(json_number_value(json_array_get(ci, 0)) > 1.0);
+            assert_true(json_number_value(json_array_get(ci, 1)) >= 1.2);
+        } else if (json_integer_value(json_object_get(c, "threads")) == 16) {
+            seen_16++;
+            assert_true(json_is_false(json_object_get(vs, "significant")));
+            assert_string_equal(json_string_value(json_object_get(vs, "verdict")), "~");
+            json_t *rounds = json_object_get(c, "rounds");
+            assert_int_equal(json_integer_value(json_object_get(rounds, "n")), 3);
+            assert_int_equal(json_array_size(json_object_get(rounds, "values")), 3);
+            assert_float_equal(json_number_value(json_object_get(rounds, "median")), 1920, 1e-9);
+        }
+    }
+    assert_int_equal(seen_all, 1);
+    assert_int_equal(seen_16, 1);
+    json_decref(root);
+    free(js);
+    experiment_result_release(&res);
+}
+
+/* ---------------------------------------------------------------- --fail-if-slower */
+
+/* threads 1, 4, 16 and `rounds` rounds; base tps 100 t (+-2%), the variant factor times that
+ * (with other +-2% noise). */
+static void slow_runs(struct experiment_result *res, int rounds, double factor)
+{
+    static const double nb[] = { 0, .02, -.02, .01, -.01, .015 }, nv[] = { .01, -.02, 0, .02, -.01, .005 };
+    memset(res, 0, sizeof(*res));
+    for (int k = 1; k <= rounds; k++)
+        for (int i = 0; i < 3; i++) {
+            int t = threads3[i];
+            add_run(res, 0, t, k, 100.0 * t * (1 + nb[k - 1]), 2, 4);
+            add_run(res, 1, t, k, 100.0 * t * factor * (1 + nv[k - 1]), 2, 4);
+        }
+}
+
+static void test_report_slower(void **state)
+{
+    (void)state;
+    struct experiment_config cfg;
+    struct variant v[2];
+    struct experiment_result res;
+    struct strbuf why = STRBUF_INIT;
+
+    /* 30% slower in 5 rounds: every thread row and the Average are significant. */
+    synthetic_config(&cfg, v, 5);
+    slow_runs(&res, 5, 0.7);
+    assert_int_equal(report_slower(&cfg, &res, 5, &why), 4);
+    assert_non_null(strstr(why.buf, "pgo vs base, oltp_read_only, 1 thread: tps -30"));
+    assert_non_null(strstr(why.buf, "pgo vs base, oltp_read_only, 16 threads: tps -"));
+    assert_non_null(strstr(why.buf, "Average over thread counts: tps -"));
+    assert_non_null(strstr(why.buf, "(95% CI"));
+    /* ... but not by more than 40%. */
+    strbuf_reset(&why);
+    assert_int_equal(report_slower(&cfg, &res, 40, &why), 0);
+    assert_int_equal(why.len, 0);
+    experiment_result_release(&res);
+
+    /* Faster is never "slower". */
+    slow_runs(&res, 5, 1.3);
+    assert_int_equal(report_slower(&cfg, &res, 0, &why), 0);
+    experiment_result_release(&res);
+
+    /* 3 rounds: no thread row can be significant (smallest p 0.1), however large the drop
+     * looks; only the Average, whose test pools the 9 rounds of the 3 rows, can be. */
+    synthetic_config(&cfg, v, 3);
+    slow_runs(&res, 3, 0.5);
+    strbuf_reset(&why);
+    assert_int_equal(report_slower(&cfg, &res, 5, &why), 1);
+    assert_non_null(strstr(why.buf, "Average over thread counts"));
+    experiment_result_release(&res);
+    /* ... and with one thread count there is no Average row. */
+    cfg.nthreads = 1;
+    slow_runs(&res, 3, 0.5);
+    assert_int_equal(report_slower(&cfg, &res, 5, &why), 0);
+    experiment_result_release(&res);
+    strbuf_release(&why);
+}
+
+static void test_env_diff(void **state)
+{
+    (void)state;
+    struct strbuf sb = STRBUF_INIT;
+    const char *a = "{\"hostname\":\"client-a\",\"kernel\":\"6.1.0-18\",\"cores\":2,"
+                    "\"memory_bytes\":8589934592,\"loadavg_1m\":0.1,\"pgolab_version\":\"0.1.0\"}";
+    const char *b = "{\"hostname\":\"client-b\",\"kernel\":\"6.1.0-18\",\"cores\":4,"
+                    "\"memory_bytes\":8589934592,\"loadavg_1m\":1.0,\"pgolab_version\":\"0.1.0\"}";
+    assert_int_equal(experiment_env_diff(a, b, true, &sb), 3);
+    assert_string_equal(sb.buf, "hostname: client-a -> client-b\ncores: 2 -> 4\n"
+                                "load (1 min, at start): 0.10 -> 1.00\n");
+    strbuf_reset(&sb);
+    assert_int_equal(experiment_env_diff(a, b, false, &sb), 2);
+    strbuf_reset(&sb);
+    /* Load within 0.5 is the same machine. */
+    assert_int_equal(experiment_env_diff(a, a, true, &sb), 0);
+    assert_int_equal(sb.len, 0);
+    /* A key only one side has. */
+    assert_int_equal(experiment_env_diff("{\"cpu_model\":\"X\"}", "{}", true, &sb), 1);
+    assert_string_equal(sb.buf, "CPU model: X -> (unknown)\n");
+    strbuf_release(&sb);
+}
+
+/* ---------------------------------------------------------------- the results store */
+
+/* Redirect stderr to a file until stderr_end(), which returns what was written (caller
+ * frees). */
+static int stderr_begin(const char *path)
+{
+    fflush(stderr);
+    int saved = dup(2), fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    assert_true(saved >= 0 && fd >= 0);
+    dup2(fd, 2);
+    close(fd);
+    return saved;
+}
+
+static char *stderr_end(int saved, const char *path)
+{
+    struct strbuf sb = STRBUF_INIT;
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    strbuf_read_file(&sb, path);
+    return strbuf_detach(&sb);
+}
+
+struct key_list {
+    struct strbuf keys;  /* "variant/workload/threads/round\n" per run, in seq order */
+    double started[64];  /* started_at by seq - 1 */
+    int n;
+};
+
+static int key_cb(const struct store_run *r, void *ctx)
+{
+    struct key_list *k = ctx;
+    strbuf_addf(&k->keys, "%d/%s/%d/%d\n", r->variant_idx, r->workload, r->threads, r->round);
+    if (k->n < 64)
+        k->started[k->n] = r->started_at;
+    k->n++;
+    return 0;
+}
+
+static void run_keys(struct store *s, int64_t id, struct key_list *k)
+{
+    memset(k, 0, sizeof(*k));
+    assert_int_equal(store_runs_load(s, id, key_cb, k), 0);
+}
+
+static char *status_of(struct store *s, int64_t id)
+{
+    struct store_experiment e;
+    assert_int_equal(store_experiment_get(s, id, &e), 0);
+    char *st = xstrdup(e.status);
+    store_experiment_release(&e);
+    return st;
+}
+
+/* Record an experiment, interrupt another with SIGINT, refuse bad resumes, resume it, and
+ * check it ends with the same runs in the same order as the uninterrupted one. */
+static void test_record_and_resume(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/pgolab-test-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char *exe = write_file(dir, "pgolab", fake_pgolab, 0755);
+    char *lib_base = write_file(dir, "lib-base.so", "", 0644);
+    char *lib_fast = write_file(dir, "lib-fast.so", "x", 0644);
+    char *workdir = xasprintf("%s/work", dir);
+    char *dbpath = xasprintf("%s/results.db", dir);
+    char *errpath = xasprintf("%s/stderr.txt", dir);
+    char *count = xasprintf("%s/count", dir);
+    int threads[] = { 1, 2 };
+    struct variant v[2];
+    struct experiment_config cfg;
+    struct experiment_result res;
+    struct store *s;
+    struct key_list full, part, resumed;
+
+    memset(v, 0, sizeof(v));
+    memset(&cfg, 0, sizeof(cfg));
+    v[0].name = "base";
+    v[0].library = lib_base;
+    v[1].name = "fast";
+    v[1].library = lib_fast;
+    cfg.variants = v;
+    cfg.nvariants = 2;
+    cfg.workloads = workloads1;
+    cfg.nworkloads = 1;
+    cfg.threads = threads;
+    cfg.nthreads = 2;
+    cfg.rounds = 3;
+    cfg.time_s = 1;
+    cfg.tables = 1;
+    cfg.table_size = 100;
+    cfg.workdir = workdir;
+    cfg.pgolab = exe;
+    cfg.seed = 11;
+    assert_int_equal(experiment_fingerprint(&cfg), 0);
+    assert_int_equal(store_open(dbpath, &s), 0);
+
+    /* 1. Uninterrupted: every run recorded, status complete, and the report rebuilt from the
+     *    store is the report printed at the end, character for character. */
+    int saved = stderr_begin(errpath);
+    int rc = experiment_record_begin(&cfg, s, "compare", NULL);
+    char *err = stderr_end(saved, errpath);
+    assert_int_equal(rc, 0);
+    assert_int_equal(cfg.experiment_id, 1);
+    assert_ptr_equal(cfg.store, s);
+    assert_non_null(strstr(err, "experiment 1 recorded in "));
+    assert_non_null(strstr(err, "results.db"));
+    free(err);
+    assert_int_equal(experiment_run(&cfg, &res), 0);
+    assert_int_equal(experiment_record_finish(&cfg, &res, 0), 0);
+    char *st = status_of(s, 1);
+    assert_string_equal(st, "complete");
+    free(st);
+    run_keys(s, 1, &full);
+    assert_int_equal(full.n, 12);
+    char *live = report_string(&cfg, &res);
+    assert_true(!strncmp(live, "pgolab experiment 1 (compare):", 30));
+    struct experiment_loaded l;
+    assert_int_equal(experiment_load(s, 1, &l), 0);
+    assert_int_equal(l.res.nruns, 12);
+    assert_int_equal(l.cfg.rounds, 3);
+    assert_int_equal(l.cfg.nthreads, 2);
+    assert_int_equal(l.cfg.seed, 11);
+    assert_null(l.res.error);
+    assert_string_equal(l.cfg.variants[1].sha256, v[1].sha256);
+    char *stored = report_string(&l.cfg, &l.res);
+    assert_string_equal(stored, live);
+    free(stored);
+    free(live);
+    experiment_loaded_release(&l);
+    experiment_result_release(&res);
+
+    /* 2. The same experiment again, interrupted by SIGINT during its 3rd run: the two
+     *    finished runs are recorded, the 3rd is not, status interrupted. */
+    cfg.experiment_id = 0;
+    setenv("FAKE_STOP_AT", "3", 1);
+    setenv("FAKE_COUNT", count, 1);
+    saved = stderr_begin(errpath);
+    assert_int_equal(experiment_record_begin(&cfg, s, "compare", NULL), 0);
+    assert_int_equal(cfg.experiment_id, 2);
+    rc = experiment_run(&cfg, &res);
+    err = stderr_end(saved, errpath);
+    free(err);
+    unsetenv("FAKE_STOP_AT");
+    assert_int_equal(rc, -1);
+    assert_int_equal(res.signal, SIGINT);
+    assert_int_equal(res.nruns, 2);
+    assert_int_equal(experiment_record_finish(&cfg, &res, rc), 0);
+    experiment_result_release(&res);
+    st = status_of(s, 2);
+    assert_string_equal(st, "interrupted");
+    free(st);
+    run_keys(s, 2, &part);
+    assert_int_equal(part.n, 2);
+    /* The report of a stored, interrupted experiment says so. */
+    assert_int_equal(experiment_load(s, 2, &l), 0);
+    stored = report_string(&l.cfg, &l.res);
+    assert_non_null(strstr(stored, "INCOMPLETE: 2 of 12 runs finished: experiment 2 interrupted "
+                                   "(`pgolab compare --resume=2` with the same options"));
+    free(stored);
+    experiment_loaded_release(&l);
+
+    /* 3. Resumes that must be refused, each with one line naming the reason. */
+    struct {
+        int64_t id;
+        const char *kind;
+        int rounds;
+        const char *want;
+    } bad[] = {
+        { 2, "compare", 4, "cannot resume experiment 2: its settings differ (recorded -> now): "
+                           "rounds: 3 -> 4" },
+        { 42, "compare", 3, "no experiment 42 in " },
+        { 1, "compare", 3, "experiment 1 is complete; nothing to resume" },
+        { 2, "pgo", 3, "experiment 2 was recorded by `pgolab compare`, not `pgolab pgo`" },
+    };
+    for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+        cfg.rounds = bad[i].rounds;
+        cfg.experiment_id = 0;
+        saved = stderr_begin(errpath);
+        rc = experiment_record_resume(&cfg, s, bad[i].id, bad[i].kind, NULL);
+        err = stderr_end(saved, errpath);
+        assert_int_equal(rc, -1);
+        if (!strstr(err, bad[i].want))
+            fail_msg("case %zu: '%s' lacks '%s'", i, err, bad[i].want);
+        assert_int_equal(count_lines(err), 1);
+        assert_int_equal(cfg.experiment_id, 0);
+        free(err);
+    }
+    cfg.rounds = 3;
+    /* A variant whose library changed is named. */
+    char *other = write_file(dir, "lib-other.so", "changed", 0644);
+    v[1].library = other;
+    char *sha = v[1].sha256;
+    v[1].sha256 = NULL;
+    assert_int_equal(experiment_fingerprint(&cfg), 0);
+    saved = stderr_begin(errpath);
+    rc = experiment_record_resume(&cfg, s, 2, "compare", NULL);
+    err = stderr_end(saved, errpath);
+    assert_int_equal(rc, -1);
+    assert_non_null(strstr(err, "variant.fast: {"));
+    assert_null(strstr(err, "variant.base"));
+    free(err);
+    free(v[1].sha256);
+    v[1].sha256 = sha;
+    v[1].library = lib_fast;
+
+    /* 4. Resume: the stored seed comes back, only the 10 missing runs run, and the final
+     *    runs are the full grid in the same order as the uninterrupted experiment. */
+    cfg.seed = 999;
+    saved = stderr_begin(errpath);
+    rc = experiment_record_resume(&cfg, s, 2, "compare", NULL);
+    err = stderr_end(saved, errpath);
+    assert_int_equal(rc, 0);
+    assert_non_null(strstr(err, "resuming experiment 2 in "));
+    assert_non_null(strstr(err, ": 2 of 12 runs recorded"));
+    free(err);
+    assert_int_equal(cfg.seed, 11);
+    assert_int_equal(cfg.experiment_id, 2);
+    st = status_of(s, 2);
+    assert_string_equal(st, "running");
+    free(st);
+    assert_int_equal(experiment_run(&cfg, &res), 0);
+    assert_int_equal(res.resumed, 2);
+    assert_int_equal(res.nruns, 12);
+    assert_int_equal(experiment_record_finish(&cfg, &res, 0), 0);
+    experiment_result_release(&res);
+    st = status_of(s, 2);
+    assert_string_equal(st, "complete");
+    free(st);
+    run_keys(s, 2, &resumed);
+    assert_int_equal(resumed.n, 12);
+    assert_string_equal(resumed.keys.buf, full.keys.buf);
+    /* The two runs from before were kept, not redone. */
+    assert_float_equal(resumed.started[0], part.started[0], 1e-6);
+    assert_float_equal(resumed.started[1], part.started[1], 1e-6);
+    /* Resuming it again is refused. */
+    saved = stderr_begin(errpath);
+    rc = experiment_record_resume(&cfg, s, 2, "compare", NULL);
+    err = stderr_end(saved, errpath);
+    assert_int_equal(rc, -1);
+    assert_non_null(strstr(err, "experiment 2 is complete; nothing to resume"));
+    free(err);
+
+    strbuf_release(&full.keys);
+    strbuf_release(&part.keys);
+    strbuf_release(&resumed.keys);
+    store_close(s);
+    for (int i = 0; i < 2; i++)
+        experiment_variant_release(&v[i]);
+    char *rm[] = { "rm", "-rf", dir, NULL };
+    pid_t pid = fork();
+    if (pid == 0) {
+        execvp(rm[0], rm);
+        _exit(127);
+    }
+    int wst;
+    waitpid(pid, &wst, 0);
+    free(exe);
+    free(lib_base);
+    free(lib_fast);
+    free(other);
+    free(workdir);
+    free(dbpath);
+    free(errpath);
+    free(count);
+}
+
+/* Record synthetic runs (res) as a new experiment of store s; the pgo variant's tps scaled by
+ * factor. Returns the id. */
+static int64_t record_synthetic(struct store *s, struct experiment_config *cfg,
+                                const struct experiment_result *res, double factor)
+{
+    int dummy = stderr_begin("/dev/null");
+    cfg->experiment_id = 0;
+    assert_int_equal(experiment_record_begin(cfg, s, "compare", NULL), 0);
+    free(stderr_end(dummy, "/dev/null"));
+    for (int i = 0; i < res->nruns; i++) {
+        const struct run_result *r = &res->runs[i];
+        struct store_run sr = {
+            .variant_idx = r->variant, .workload = cfg->workloads[r->workload],
+            .threads = r->threads, .round = r->round, .seq = STORE_SEQ_NEXT,
+            .started_at = NAN, .duration_s = NAN,
+            .tps = r->variant ? r->tps * factor : r->tps, .qps = r->qps,
+            .lat_min_ms = r->lat_min_ms, .lat_avg_ms = r->lat_avg_ms,
+            .lat_p95_ms = r->lat_p95_ms, .lat_max_ms = r->lat_max_ms,
+            .transactions = r->transactions, .report_json = r->json,
+        };
+        assert_int_equal(store_run_add(s, cfg->experiment_id, &sr), 0);
+    }
+    assert_int_equal(store_experiment_finish(s, cfg->experiment_id, "complete"), 0);
+    return cfg->experiment_id;
+}
+
+/* `pgolab report --compare`: two stored experiments, the second on "another machine" with pgo
+ * 30% slower. */
+static void test_report_compare(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/pgolab-test-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char *dbpath = xasprintf("%s/results.db", dir);
+    struct experiment_config cfg;
+    struct variant v[2];
+    struct experiment_result res;
+    struct experiment_loaded a, b;
+    struct store *s;
+    struct strbuf out = STRBUF_INIT, why = STRBUF_INIT;
+
+    synthetic_config(&cfg, v, 5);
+    v[0].sha256 = xstrdup("aaaa00112233445566778899aabbccddeeff00112233445566778899aabbccdd");
+    v[1].sha256 = xstrdup("bbbb00112233445566778899aabbccddeeff00112233445566778899aabbccdd");
+    slow_runs(&res, 5, 1.0);
+    assert_int_equal(store_open(dbpath, &s), 0);
+    assert_int_equal(record_synthetic(s, &cfg, &res, 1.0), 1);
+    assert_int_equal(record_synthetic(s, &cfg, &res, 0.7), 2);
+    experiment_result_release(&res);
+    /* Experiment 2 "ran on another machine": change its recorded hostname. */
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(dbpath, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, "UPDATE experiments SET environment_json ="
+                                      " json_set(environment_json, '$.hostname', 'other-host')"
+                                      " WHERE id = 2",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(db);
+
+    assert_int_equal(experiment_load(s, 1, &a), 0);
+    assert_int_equal(experiment_load(s, 2, &b), 0);
+    report_compare(&out, &a, &b, REPORT_TEXT);
+    assert_true(!strncmp(out.buf, "pgolab report: experiment 1 vs experiment 2", 43));
+    assert_non_null(strstr(out.buf, "WARNING: experiments 1 and 2 ran in different environments"));
+    assert_non_null(strstr(out.buf, " -> other-host\n"));
+    assert_non_null(strstr(out.buf, "variant pgo: the same build in both (sha256 bbbb00112233)"));
+    assert_non_null(strstr(out.buf, "Table 1. Transactions per second"));
+    char *head = line_with(out.buf, "| variant |", " threads |", NULL);
+    if (!head || !strstr(head, " experiment 1 ") || !strstr(head, " experiment 2 "))
+        fail_msg("no table header in:\n%s", out.buf);
+    free(head);
+    /* base is unchanged ("~"); pgo is 30% slower in every cell, significant with 5 rounds. */
+    char *row = line_with(out.buf, " base | ", " 16 | ", NULL);
+    assert_non_null(row);
+    assert_non_null(strstr(row, " ~ |"));
+    free(row);
+    row = line_with(out.buf, " pgo | ", " 16 | ", NULL);
+    assert_non_null(row);
+    assert_non_null(strstr(row, "-30.0% (95% CI"));
+    free(row);
+    /* The warning comes before the first table. */
+    assert_true(strstr(out.buf, "WARNING") < strstr(out.buf, "Table 1."));
+    assert_int_equal(report_compare_slower(&a, &b, 5, &why), 3);
+    assert_non_null(strstr(why.buf, "pgo in experiment 2 vs experiment 1, oltp_read_only, 1 thread: "
+                                    "tps -30.0%"));
+    strbuf_reset(&why);
+    assert_int_equal(report_compare_slower(&b, &a, 5, &why), 0); /* the other way: faster */
+
+    /* CSV: a header and 3 metrics x 6 cells; JSON names the difference. */
+    strbuf_reset(&out);
+    report_compare(&out, &a, &b, REPORT_CSV);
+    assert_int_equal(count_lines(out.buf), 1 + 18);
+    strbuf_reset(&out);
+    report_compare(&out, &a, &b, REPORT_JSON);
+    json_t *root = json_loads(out.buf, 0, NULL);
+    assert_non_null(root);
+    json_t *d = json_object_get(root, "environment_differences");
+    assert_int_equal(json_array_size(d), 1);
+    assert_non_null(strstr(json_string_value(json_array_get(d, 0)), "hostname: "));
+    assert_int_equal(json_array_size(json_object_get(root, "cells")), 18);
+    json_decref(root);
+
+    /* On its own, experiment 2 fails --fail-if-slower (3 thread rows + the Average), 1 not. */
+    strbuf_reset(&why);
+    assert_int_equal(report_slower(&b.cfg, &b.res, 5, &why), 4);
+    strbuf_reset(&why);
+    assert_int_equal(report_slower(&a.cfg, &a.res, 5, &why), 0);
+
+    experiment_loaded_release(&a);
+    experiment_loaded_release(&b);
+    store_close(s);
+    experiment_variant_release(&v[0]);
+    experiment_variant_release(&v[1]);
+    strbuf_release(&out);
+    strbuf_release(&why);
+    unlink(dbpath);
+    char *wal = xasprintf("%s-wal", dbpath), *shm = xasprintf("%s-shm", dbpath);
+    unlink(wal);
+    unlink(shm);
+    free(wal);
+    free(shm);
+    rmdir(dir);
+    free(dbpath);
+}
+
 /* ---------------------------------------------------------------- OPT_MULTI */
 
 /* The repeatable option compare uses for --variant (util/options). */
@@ -750,6 +1483,13 @@ int main(void)
         cmocka_unit_test(test_parse_run),
         cmocka_unit_test(test_json_roundtrip),
         cmocka_unit_test(test_run_with_fake_child),
+        cmocka_unit_test(test_report_seed003),
+        cmocka_unit_test(test_report_seed002),
+        cmocka_unit_test(test_report_csv_json),
+        cmocka_unit_test(test_report_slower),
+        cmocka_unit_test(test_env_diff),
+        cmocka_unit_test(test_record_and_resume),
+        cmocka_unit_test(test_report_compare),
         cmocka_unit_test(test_opt_multi),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

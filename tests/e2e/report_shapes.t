@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# `pgolab report` of a stored compare in each shape (seed000, seed003, seed002) and format
+# (text, markdown, csv, json): the tables, rows and columns each shape promises, CSV with one
+# row per cell and a constant column count, JSON that parses with every cell; an experiment
+# of 1 round says "no statistics with 1 round" instead of a CI; without --experiment the
+# latest one is reported.
+. "$(dirname "$0")/lib.sh"
+
+SYSLIB=$(ldconfig -p | awk '/libsqlite3\.so\.0 .*x86-64/ {print $NF; exit}')
+cp "$SYSLIB" "$TMP/libcopy.so"
+vars=(--variant "A=sqlite:$SYSLIB" --variant "B=sqlite:$TMP/libcopy.so")
+DB=$TMP/r.db
+
+timeout 120 "$PGOLAB" compare "${vars[@]}" --bench=oltp_point_select --threads=1,2 --rounds=2 --time=1 \
+    --table-size=1000 --results="$DB" >"$TMP/c1.out" 2>"$TMP/c1.err"
+is "$?" 0 "experiment 1 (2 rounds, threads 1,2): exit 0"
+timeout 60 "$PGOLAB" compare "${vars[@]}" --bench=oltp_point_select --threads=1 --rounds=1 --time=1 \
+    --table-size=1000 --results="$DB" >"$TMP/c2.out" 2>"$TMP/c2.err"
+is "$?" 0 "experiment 2 (1 round): exit 0"
+
+rep() { # rep NAME ARGS...: pgolab report ARGS > $TMP/NAME.out, exit status in RC
+    local name=$1
+    shift
+    timeout 60 "$PGOLAB" report --results="$DB" "$@" >"$TMP/$name.out" 2>"$TMP/$name.err"
+    RC=$?
+}
+# table_block FILE TITLE-ERE: the lines of the table whose title matches
+table_block() { awk -v t="$2" '/^(### )?Table / { on = ($0 ~ t) } on' "$1"; }
+# csv_check FILE ROWS DESC: header + ROWS rows, every row as many fields as the header
+csv_check() {
+    is "$(($(wc -l <"$1") - 1))" "$2" "$3: $2 rows after the header"
+    is "$(awk -F, 'NR == 1 { n = NF } NF != n { bad++ } END { print bad + 0 }' "$1")" 0 "$3: every row has the header's field count"
+}
+# json_cells FILE: shape and number of cells
+json_cells() {
+    perl -MJSON::PP -e 'local $/; my $j = decode_json(<STDIN>); print "$j->{shape} $j->{experiment}{id} ", scalar @{$j->{cells}}' <"$1"
+}
+
+# ---- seed000 (the default)
+rep s0 --experiment=1
+is "$RC" 0 "seed000 text: exit 0"
+ok "seed000 text = what compare printed" cmp -s "$TMP/s0.out" "$TMP/c1.out"
+for t in "Transactions per second" "Average response time \(ms\)" "95th percentile response time \(ms\)"; do
+    block=$(table_block "$TMP/s0.out" "$t, oltp_point_select")
+    like "$block" "^\| +threads \| +A +\| +B +\| % improvement \| change \(95% CI\) \|$" "seed000 $t: header"
+    for row in 1 2 Average; do
+        like "$block" "^\| +$row \|" "seed000 $t: row $row"
+    done
+done
+rep s0md --experiment=1 --format=markdown
+like "$(head -1 "$TMP/s0md.out")" "^## pgolab experiment 1 \(compare\):" "seed000 markdown: title heading"
+like "$(cat "$TMP/s0md.out")" "^- baseline A " "seed000 markdown: header as a list"
+like "$(cat "$TMP/s0md.out")" "^### Table 1\. Transactions per second" "seed000 markdown: table headings"
+like "$(cat "$TMP/s0md.out")" "^\|-+:\|" "seed000 markdown: pipe-table separator"
+rep s0csv --experiment=1 --format=csv
+is "$(head -1 "$TMP/s0csv.out")" "experiment,shape,table,workload,threads,metric,variant,baseline,value,baseline_value,improvement_pct,n,median,mean,stddev,min,max,ratio,ratio_ci_lo,ratio_ci_hi,change_pct,change_ci_lo_pct,change_ci_hi_pct,p_value,significant,verdict" \
+    "seed000 csv: header"
+csv_check "$TMP/s0csv.out" 18 "seed000 csv (3 metrics x 3 rows x 2 variants)"
+like "$(cat "$TMP/s0csv.out")" "^1,seed000,1,oltp_point_select,2,tps,B,0,[0-9.]+,[0-9.]+,[-0-9.e]+,2,[0-9.]+,[0-9.]+,[0-9.e-]+,[0-9.]+,[0-9.]+,[0-9.]+,[0-9.]+,[0-9.]+,[-0-9.e]+,[-0-9.e]+,[-0-9.e]+,[0-9.e-]+,[01],~$" \
+    "seed000 csv: a variant cell has value, rounds' summary, ratio with CI, change, p and verdict"
+rep s0json --experiment=1 --format=json
+is "$(json_cells "$TMP/s0json.out")" "seed000 1 18" "seed000 json: 18 cells"
+
+# ---- seed003
+rep s3 --experiment=1 --shape=seed003
+is "$RC" 0 "seed003 text: exit 0"
+for th in "1 thread" "2 threads"; do
+    block=$(table_block "$TMP/s3.out" "oltp_point_select, $th: latency \(ms\) and QPS, median of 2 rounds")
+    like "$block" "^\| +\| +A \| +B \| change \(95% CI\) \|$" "seed003 $th: one column per variant"
+    for row in "min \(ms\)" "avg \(ms\)" "max \(ms\)" "95%ile \(ms\)" "QPS"; do
+        like "$block" "^\| +$row \| +[0-9.]+ \| +[0-9.]+ \| +(~|[-+][0-9.]+% \(95% CI .*\)) \|$" "seed003 $th: row $row"
+    done
+done
+rep s3csv --experiment=1 --shape=seed003 --format=csv
+csv_check "$TMP/s3csv.out" 20 "seed003 csv (2 tables x 5 rows x 2 variants)"
+like "$(cat "$TMP/s3csv.out")" "^1,seed003,2,oltp_point_select,2,lat_max_ms,A,1," "seed003 csv: lat_max_ms cells"
+rep s3json --experiment=1 --shape=seed003 --format=json
+is "$(json_cells "$TMP/s3json.out")" "seed003 1 20" "seed003 json: 20 cells"
+
+# ---- seed002
+rep s2 --experiment=1 --shape=seed002
+is "$RC" 0 "seed002 text: exit 0"
+block=$(table_block "$TMP/s2.out" "Speedup \(x\) vs A")
+like "$block" "^\| variant \| +workload \| threads \| +tps \| speedup \(x\) \| +95% CI \| +p \| +verdict \|$" "seed002: header"
+like "$block" "^\| +A \| +all \| +all \| +\| +1\.000 \| +\| +\| baseline \|$" "seed002: baseline row, 1.000"
+like "$block" "^\| +B \| +all \| +all \| +\| +[0-9]\.[0-9]{3} \| [0-9]\.[0-9]{3} \.\. [0-9]\.[0-9]{3} \| +[<0-9.]+ \| +(~|faster|slower) \|$" \
+    "seed002: B over all cells: speedup, CI, p, verdict"
+for t in 1 2; do
+    like "$block" "^\| +B \| oltp_point_select \| +$t \| +[0-9.]+ \| +[0-9]\.[0-9]{3} \| [0-9]\.[0-9]{3} \.\. [0-9]\.[0-9]{3} \| +[0-9.]+ \| +~ \|$" \
+        "seed002: B at $t threads (2 rounds: never significant, ~)"
+done
+like "$(cat "$TMP/s2.out")" "speedup \(x\) = A's median time per transaction / the variant's" "seed002: says what speedup means"
+rep s2csv --experiment=1 --shape=seed002 --format=csv
+csv_check "$TMP/s2csv.out" 6 "seed002 csv (2 variants x (all + 2 thread counts))"
+rep s2json --experiment=1 --shape=seed002 --format=json
+is "$(json_cells "$TMP/s2json.out")" "seed002 1 6" "seed002 json: 6 cells"
+is "$(perl -MJSON::PP -e 'local $/; my $j = decode_json(<STDIN>);
+      my ($c) = grep { $_->{variant} eq "B" && !defined $_->{threads} } @{$j->{cells}};
+      my $v = $c->{vs_baseline};
+      print join(" ", $c->{metric}, defined $v->{ratio} ? "ratio" : "-", scalar @{$v->{ratio_ci}},
+                 defined $v->{p_value} ? "p" : "-", $v->{pooled} ? "pooled" : "single")' <"$TMP/s2json.out")" \
+    "speedup ratio 2 p pooled" "seed002 json: the all-cells speedup has ratio, CI, p (pooled)"
+
+# ---- 1 round: no statistics
+for shape in seed000 seed003 seed002; do
+    rep one --experiment=2 --shape=$shape
+    like "$(cat "$TMP/one.out")" "no statistics with 1 round" "1 round, $shape: no statistics with 1 round"
+    unlike "$(cat "$TMP/one.out")" "95% CI [-+]" "1 round, $shape: no CI printed"
+done
+rep onecsv --experiment=2 --format=csv
+like "$(cat "$TMP/onecsv.out")" ",1,tps,B,0,.*,,no statistics with 1 round$" "1 round, csv: no p-value, says why"
+
+# ---- the latest by default
+rep latest
+is "$RC" 0 "report without --experiment: exit 0"
+is "$(cat "$TMP/latest.err")" "reporting experiment 2, the latest in $DB (see pgolab history)" "reports the latest and says which"
+like "$(head -1 "$TMP/latest.out")" "^pgolab experiment 2 " "the latest is experiment 2"
+rep bad --experiment=1 --shape=seed001
+is "$RC" 1 "--shape=seed001: exit 1"
+like "$(cat "$TMP/bad.err")" "invalid --shape=seed001" "--shape=seed001: message"
+done_testing
