@@ -1,6 +1,7 @@
 /* cli: one entry point per subcommand (git-style command table in main.c). Each takes the
  * subcommand's argv (argv[0] is the subcommand name) and returns the process exit code:
- * 0 ok, 1 error or bad input, 2 forced shutdown / interrupted (sysbench's meaning). */
+ * 0 ok, 1 error or bad input, 2 forced shutdown / interrupted (sysbench's meaning),
+ * 3 a variant is significantly slower than --fail-if-slower allows. */
 #ifndef PGOLAB_CLI_H
 #define PGOLAB_CLI_H
 

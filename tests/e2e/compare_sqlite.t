@@ -8,7 +8,7 @@ SYSLIB=$(ldconfig -p | awk '/libsqlite3\.so\.0 .*x86-64/ {print $NF; exit}')
 cp "$SYSLIB" "$TMP/libcopy.so"
 vars=(--variant "A=sqlite:$SYSLIB" --variant "B=sqlite:$TMP/libcopy.so")
 
-timeout 300 "$PGOLAB" compare "${vars[@]}" --bench=oltp_point_select --threads=1,2 --rounds=2 --time=1 \
+timeout 300 "$PGOLAB" compare "${vars[@]}" --results="$TMP/results.db" --bench=oltp_point_select --threads=1,2 --rounds=2 --time=1 \
     --table-size=1000 --workdir="$TMP/wd" --output="$TMP/aa.json" >"$TMP/aa.out" 2>"$TMP/aa.err"
 is "$?" 0 "A/A compare: exit 0"
 for title in "Transactions per second" "Average response time" "95th percentile response time"; do
@@ -22,7 +22,7 @@ is "$n" 8 "JSON: 2 variants x 2 thread counts x 2 rounds = 8 runs"
 ok "workdir removed at the end" test ! -e "$TMP/wd"
 
 # Ctrl-C midway: exit 2, the runs already finished are in the JSON, marked incomplete.
-timeout 120 "$PGOLAB" compare "${vars[@]}" --bench=oltp_point_select --threads=1 --rounds=20 --time=1 \
+timeout 120 "$PGOLAB" compare "${vars[@]}" --results="$TMP/results.db" --bench=oltp_point_select --threads=1 --rounds=20 --time=1 \
     --table-size=1000 --output="$TMP/int.json" >"$TMP/int.out" 2>"$TMP/int.err" &
 pid=$!
 sleep 5
@@ -38,7 +38,7 @@ cmp_ok "$runs" '<' 40 "interrupted compare: it did stop early"
 bad() {
     local desc=$1 re=$2
     shift 2
-    "$PGOLAB" compare --time=1 "$@" >"$TMP/bad.out" 2>"$TMP/bad.err"
+    "$PGOLAB" compare --time=1 --results="$TMP/results.db" "$@" >"$TMP/bad.out" 2>"$TMP/bad.err"
     is "$?" 1 "$desc: exit 1"
     like "$(head -1 "$TMP/bad.err")" "$re" "$desc: message"
     is "$(wc -l <"$TMP/bad.err" | tr -d ' ')" 1 "$desc: one line"

@@ -8,7 +8,7 @@
 
 WD=$TMP/wd
 common=(--workdir="$WD" --cflags=-O1 --train-time=2 --time=1 --rounds=1)
-timeout 900 "$PGOLAB" pgo sqlite "${common[@]}" --threads=1,2 \
+timeout 900 "$PGOLAB" pgo sqlite "${common[@]}" --results="$TMP/results.db" --threads=1,2 \
     --bench=oltp_point_select,oltp_read_only --output="$TMP/out.json" >"$TMP/pgo.out" 2>"$TMP/pgo.err"
 is "$?" 0 "pgo sqlite: exit 0"
 [ -s "$TMP/pgo.err" ] && diag "stderr: $(tail -5 "$TMP/pgo.err")"
@@ -45,7 +45,7 @@ fp=$(perl -MJSON::PP -e 'local $/; my $j = decode_json(<STDIN>); print join(" ",
 is "$fp" "baseline=64 pgo=64" "JSON fingerprints both variants with a sha256"
 
 # A second run with the same settings reuses every build (resumable pipeline).
-timeout 300 "$PGOLAB" pgo sqlite "${common[@]}" --measure=off >"$TMP/again.out" 2>&1
+timeout 300 "$PGOLAB" pgo sqlite "${common[@]}" --results="$TMP/results.db" --measure=off >"$TMP/again.out" 2>&1
 is "$?" 0 "second run: exit 0"
 is "$(grep -cE '^ +(amalgamation|baseline|instrumented) .*\(cached\)' "$TMP/again.out")" 3 \
     "second run: amalgamation, baseline and instrumented builds come from the cache"
@@ -56,10 +56,10 @@ is "$?" 1 "unknown target: exit 1"
 like "$(cat "$TMP/bad1.err")" "mysqlx.*sqlite" "unknown target: names it and the known ones"
 mkdir -p "$TMP/notsqlite"
 echo hello >"$TMP/notsqlite/README"
-"$PGOLAB" pgo sqlite --workdir="$WD" --source="$TMP/notsqlite" >"$TMP/bad2.out" 2>"$TMP/bad2.err"
+"$PGOLAB" pgo sqlite --workdir="$WD" --results="$TMP/results.db" --source="$TMP/notsqlite" >"$TMP/bad2.out" 2>"$TMP/bad2.err"
 is "$?" 1 "--source that is not SQLite: exit 1"
 like "$(head -1 "$TMP/bad2.err")" "notsqlite.*not a SQLite source" "--source error names the directory"
-"$PGOLAB" pgo sqlite --workdir="$WD" --cflags=-fno-such-flag-pgolab --measure=off >"$TMP/bad3.out" 2>"$TMP/bad3.err"
+"$PGOLAB" pgo sqlite --workdir="$WD" --results="$TMP/results.db" --cflags=-fno-such-flag-pgolab --measure=off >"$TMP/bad3.out" 2>"$TMP/bad3.err"
 is "$?" 1 "failing build: exit 1"
 like "$(cat "$TMP/bad3.err")" "no-such-flag-pgolab" "failing build: shows the failing command / log tail"
 done_testing
