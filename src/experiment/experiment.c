@@ -1,5 +1,6 @@
 /* experiment: runs variants x workloads x thread counts x rounds as child processes and
  * reports them (see experiment.h). Owned by the experiment engine; used by pgo and compare. */
+#include "util/fmt.h"
 #include "experiment/experiment.h"
 #include "util/progress.h"
 #include "util/strbuf.h"
@@ -140,34 +141,6 @@ static void add_duration(struct strbuf *sb, double s)
         strbuf_addf(sb, "%ldm%02lds", t / 60, t % 60);
     else
         strbuf_addf(sb, "%lds", t);
-}
-
-/* "%g" without exponent surprises for run times and seeds. */
-static char *fmt_num(double x)
-{
-    return xasprintf("%.15g", x);
-}
-
-static void iso_time(struct strbuf *sb, double t)
-{
-    char buf[64];
-    time_t s = (time_t)t;
-    struct tm tm;
-    gmtime_r(&s, &tm);
-    strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
-    strbuf_addstr(sb, buf);
-}
-
-/* A JSON number, or null when x is not finite (jansson refuses NAN/inf). */
-static json_t *jreal(double x)
-{
-    return isfinite(x) ? json_real(x) : json_null();
-}
-
-static json_t *jstr(const char *s)
-{
-    json_t *j = s ? json_string(s) : NULL;
-    return j ? j : json_null();
 }
 
 /* ---------------------------------------------------------------- environment */

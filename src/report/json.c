@@ -1,22 +1,18 @@
 /* json: `pgolab bench --format=json`: the text report's figures machine-readable, plus
  * p50/p90/p95/p99/p99.9, the histogram, the interval series and the library identity. */
 #include "report/report.h"
+#include "util/fmt.h"
 #include "util/util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 
-static json_t *str_or_null(const char *s)
-{
-    return s ? json_string(s) : json_null();
-}
-
 json_t *report_json_libinfo(const struct db_libinfo *lib)
 {
-    return json_pack("{s:o,s:o,s:o,s:o,s:o,s:o}", "path", str_or_null(lib->path), "version",
-                     str_or_null(lib->version), "source_id", str_or_null(lib->source_id),
-                     "engine_source_id", str_or_null(lib->engine_source_id), "loaded_from", str_or_null(lib->loaded_from), "isolation",
-                     str_or_null(lib->isolation));
+    return json_pack("{s:o,s:o,s:o,s:o,s:o,s:o}", "path", jstr(lib->path), "version",
+                     jstr(lib->version), "source_id", jstr(lib->source_id),
+                     "engine_source_id", jstr(lib->engine_source_id), "loaded_from", jstr(lib->loaded_from), "isolation",
+                     jstr(lib->isolation));
 }
 
 static json_t *options_json(const struct opts *o)
@@ -24,7 +20,7 @@ static json_t *options_json(const struct opts *o)
     json_t *j = json_object();
     for (int i = 0; o && i < o->nvalues; i++) {
         const struct opt_value *v = &o->values[i];
-        json_object_set_new(j, v->def->name, str_or_null(v->value));
+        json_object_set_new(j, v->def->name, jstr(v->value));
     }
     return j;
 }

@@ -1,5 +1,6 @@
 /* tables: the seed-shaped reports of an experiment, the comparison of two stored experiments
  * and the --fail-if-slower check (see tables.h). Reads experiment results; owns no state. */
+#include "util/fmt.h"
 #include "report/tables.h"
 #include "stats/compare.h"
 #include "util/strbuf.h"
@@ -151,33 +152,6 @@ static int decimals_for(double minv)
         return 2;
     int d = 3 - (int)floor(log10(minv));
     return d < 2 ? 2 : d > 4 ? 4 : d;
-}
-
-/* "%.15g" without exponent surprises for run times. */
-static char *fmt_num(double x)
-{
-    return xasprintf("%.15g", x);
-}
-
-static void iso_time(struct strbuf *sb, double t)
-{
-    char buf[64];
-    time_t s = (time_t)t;
-    struct tm tm;
-    gmtime_r(&s, &tm);
-    strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
-    strbuf_addstr(sb, buf);
-}
-
-static json_t *jreal(double x)
-{
-    return isfinite(x) ? json_real(x) : json_null();
-}
-
-static json_t *jstr(const char *s)
-{
-    json_t *j = s ? json_string(s) : NULL;
-    return j ? j : json_null();
 }
 
 /* The bootstrap seed of one report cell (workload w, variant v, row, metric m): the same
