@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "util/fs.h"
+
 /* ---- argument vectors --------------------------------------------------------------- */
 
 /* A growable NULL-terminated array of owned strings (an argv under construction). */
@@ -82,18 +84,6 @@ int cc_major_from_macros(const char *macros);
 
 /* ---- files, hashes, stamps ---------------------------------------------------------- */
 
-/* mkdir -p with mode 0755. -1 with a message. */
-int mkdir_p(const char *path);
-/* rm -rf (does not follow symlinks); a missing path is fine. -1 with a message. */
-int remove_tree(const char *path);
-bool is_dir(const char *path);
-bool is_file(const char *path);   /* a regular file (after following symlinks) */
-/* Size in bytes, or -1 if the file does not exist. */
-off_t file_size(const char *path);
-/* a + "/" + b. Caller frees. */
-char *path_join(const char *a, const char *b);
-/* Absolute form of path: realpath() when it exists, else cwd-joined. Caller frees. */
-char *abs_path(const char *path);
 /* Full path of an executable found on PATH (or name itself if it contains '/' and is
  * executable), or NULL. Caller frees. */
 char *find_in_path(const char *name);

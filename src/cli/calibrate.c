@@ -3,13 +3,13 @@
 #include "cli/cli.h"
 #include "experiment/experiment.h"
 #include "stats/compare.h"
+#include "util/fs.h"
 #include "util/options.h"
 #include "util/strbuf.h"
 #include "util/util.h"
 
 #include <dlfcn.h>
 #include <errno.h>
-#include <ftw.h>
 #include <jansson.h>
 #include <limits.h>
 #include <math.h>
@@ -156,37 +156,6 @@ static int choose_library(const struct opts *o, char **name, char **library)
         *name = *library = NULL;
     }
     return rc;
-}
-
-static int parse_threads(char **list, int n, int *out)
-{
-    for (int i = 0; i < n; i++) {
-        int64_t k;
-        if (parse_int64(list[i], &k) < 0 || k <= 0 || k > 100000)
-            return error("invalid thread count '%s' in --threads (expected integers > 0)", list[i]);
-        out[i] = (int)k;
-    }
-    return 0;
-}
-
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    if (remove(path) < 0)
-        warning("cannot remove %s: %s", path, strerror(errno));
-    return 0;
-}
-
-/* The running binary, for the children (caller frees). */
-static char *self_exe(void)
-{
-    char buf[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-    if (n <= 0)
-        return xstrdup("pgolab");
-    return xstrndup(buf, (size_t)n);
 }
 
 /* ---------------------------------------------------------------- calibration */
@@ -608,7 +577,7 @@ int cmd_calibrate(int argc, char **argv)
     }
     cfg.threads = xcalloc((size_t)ntl, sizeof(int));
     cfg.nthreads = ntl;
-    if (parse_threads(tlist, ntl, cfg.threads) < 0)
+    if (parse_thread_list(tlist, ntl, cfg.threads) < 0)
         goto out;
     if (choose_library(&o, &name, &library) < 0)
         goto out;
@@ -688,7 +657,7 @@ int cmd_calibrate(int argc, char **argv)
 
 out:
     if (ran && made_workdir)
-        nftw(workdir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+        remove_tree(workdir);
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
     free(cells);

@@ -4,12 +4,12 @@
 #include "experiment/experiment.h"
 #include "report/tables.h"
 #include "store/store.h"
+#include "util/fs.h"
 #include "util/options.h"
 #include "util/strbuf.h"
 #include "util/util.h"
 
 #include <errno.h>
-#include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,37 +98,6 @@ static int parse_variant(char *spec, struct variant *v)
     return 0;
 }
 
-static int parse_threads(char **list, int n, int *out)
-{
-    for (int i = 0; i < n; i++) {
-        int64_t k;
-        if (parse_int64(list[i], &k) < 0 || k <= 0 || k > 100000)
-            return error("invalid thread count '%s' in --threads (expected integers > 0)", list[i]);
-        out[i] = (int)k;
-    }
-    return 0;
-}
-
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    if (remove(path) < 0)
-        warning("cannot remove %s: %s", path, strerror(errno));
-    return 0;
-}
-
-/* The running binary, for the children (caller frees). */
-static char *self_exe(void)
-{
-    char buf[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-    if (n <= 0)
-        return xstrdup("pgolab");
-    return xstrndup(buf, (size_t)n);
-}
-
 int cmd_compare(int argc, char **argv)
 {
     const struct opt_def *tables[] = { compare_options };
@@ -191,7 +160,7 @@ int cmd_compare(int argc, char **argv)
     }
     cfg.threads = xcalloc((size_t)ntl, sizeof(int));
     cfg.nthreads = ntl;
-    if (parse_threads(tlist, ntl, cfg.threads) < 0)
+    if (parse_thread_list(tlist, ntl, cfg.threads) < 0)
         goto out;
     int64_t rounds = opt_int(&o, "rounds"), time_s = opt_int(&o, "time");
     int64_t ntables = opt_int(&o, "tables"), size = opt_int(&o, "table-size");
@@ -280,7 +249,7 @@ int cmd_compare(int argc, char **argv)
 
 out:
     if (ran && made_workdir)
-        nftw(workdir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+        remove_tree(workdir);
     experiment_result_release(&res);
     for (int i = 0; i < cfg.nvariants; i++)
         experiment_variant_release(&cfg.variants[i]);

@@ -152,13 +152,8 @@ static int settings_load(const struct opts *o, struct pgo_settings *s)
     if (s->nthreads == 0)
         return error("--threads: needs at least one thread count");
     s->threads = xcalloc((size_t)s->nthreads, sizeof(int));
-    for (int i = 0; i < s->nthreads; i++) {
-        int64_t v;
-        if (parse_int64(s->threads_list[i], &v) < 0 || v <= 0 || v > 100000)
-            return error("--threads=%s: thread counts must be integers > 0 (got '%s')",
-                         opt_str(o, "threads"), s->threads_list[i]);
-        s->threads[i] = (int)v;
-    }
+    if (parse_thread_list(s->threads_list, s->nthreads, s->threads) < 0)
+        return -1;
     if (check_min(o, "rounds", 1, &s->rounds) < 0 || check_min(o, "time", 1, &s->time_s) < 0 ||
         check_min(o, "train-time", 1, &s->train_time) < 0 ||
         check_min(o, "train-threads", 1, &s->train_threads) < 0 ||

@@ -1,6 +1,7 @@
 /* experiment: runs variants x workloads x thread counts x rounds as child processes and
  * reports them (see experiment.h). Owned by the experiment engine; used by pgo and compare. */
 #include "util/fmt.h"
+#include "util/fs.h"
 #include "experiment/experiment.h"
 #include "util/progress.h"
 #include "util/strbuf.h"
@@ -36,24 +37,6 @@ static const char *const metric_key[METRIC_ALL] = { "tps",        "lat_avg_ms", 
 /* ---------------------------------------------------------------- small helpers */
 
 /* Make dir and its parents (mode 0755); 0, or -1 with errno set. */
-static int mkdir_p(const char *dir)
-{
-    char *p = xstrdup(dir);
-    for (char *s = p + 1; *s; s++) {
-        if (*s != '/')
-            continue;
-        *s = '\0';
-        if (mkdir(p, 0755) < 0 && errno != EEXIST) {
-            free(p);
-            return -1;
-        }
-        *s = '/';
-    }
-    int rc = mkdir(p, 0755) < 0 && errno != EEXIST ? -1 : 0;
-    free(p);
-    return rc;
-}
-
 /* Copy the file src to dst (created or truncated). 0, or -1 with errno set. */
 static int copy_file(const char *src, const char *dst)
 {

@@ -253,6 +253,17 @@ void opt_list_free(char **list)
     free(list);
 }
 
+int parse_thread_list(char **list, int n, int *out)
+{
+    for (int i = 0; i < n; i++) {
+        int64_t k;
+        if (parse_int64(list[i], &k) < 0 || k <= 0 || k > 100000)
+            return error("invalid thread count '%s' in --threads (expected integers 1..100000)", list[i]);
+        out[i] = (int)k;
+    }
+    return 0;
+}
+
 void opts_print_help(const struct opt_def *table)
 {
     for (const struct opt_def *d = table; d->name; d++) {

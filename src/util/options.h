@@ -69,6 +69,10 @@ void opt_list_free(char **list);
 /* Split any comma-separated string the same way. */
 char **split_list(const char *s, int *count);
 
+/* Parse --threads list items into out[0..n): integers 1..100000. -1 with a message naming the
+ * bad item. */
+int parse_thread_list(char **list, int n, int *out);
+
 /* Parse a boolean word; returns 0/1, or -1 if it is not one. */
 int parse_bool(const char *s);
 

@@ -1,0 +1,102 @@
+/* fs: file-system helpers shared by the commands and the build pipeline: mkdir -p, rm -rf,
+ * type and size checks, path joining, absolute paths. Strings returned are caller-owned. */
+#include "util/fs.h"
+#include "util/util.h"
+
+#include <errno.h>
+#include <ftw.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int mkdir_p(const char *path)
+{
+    char *p = xstrdup(path);
+    for (char *s = p + 1;; s++) {
+        if (*s != '/' && *s != '\0')
+            continue;
+        char c = *s;
+        *s = '\0';
+        if (mkdir(p, 0755) < 0 && errno != EEXIST) {
+            int e = errno;
+            free(p);
+            return error("cannot create directory %s: %s", path, strerror(e));
+        }
+        *s = c;
+        if (!c)
+            break;
+    }
+    free(p);
+    if (!is_dir(path))
+        return error("%s exists and is not a directory", path);
+    return 0;
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)ftw;
+    int rc = (flag == FTW_DP) ? rmdir(path) : unlink(path);
+    if (rc < 0 && errno != ENOENT) {
+        error("cannot remove %s: %s", path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+int remove_tree(const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) < 0)
+        return errno == ENOENT ? 0 : error("cannot stat %s: %s", path, strerror(errno));
+    if (!S_ISDIR(st.st_mode)) {
+        if (unlink(path) < 0)
+            return error("cannot remove %s: %s", path, strerror(errno));
+        return 0;
+    }
+    return nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS) == 0 ? 0 : -1;
+}
+
+bool is_dir(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+bool is_file(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+off_t file_size(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 ? st.st_size : -1;
+}
+
+char *path_join(const char *a, const char *b)
+{
+    size_t la = strlen(a);
+    if (la && a[la - 1] == '/')
+        return xasprintf("%s%s", a, b);
+    return xasprintf("%s/%s", a, b);
+}
+
+char *abs_path(const char *path)
+{
+    char real[PATH_MAX], cwd[PATH_MAX];
+    if (realpath(path, real))
+        return xstrdup(real);
+    if (path[0] == '/' || !getcwd(cwd, sizeof(cwd)))
+        return xstrdup(path);
+    return path_join(cwd, path);
+}
+
+char *self_exe(void)
+{
+    return abs_path("/proc/self/exe");
+}

@@ -1,0 +1,24 @@
+/* fs: file-system helpers shared by the commands and the build pipeline (mkdir -p, rm -rf,
+ * checks, paths). Strings returned are caller-owned; errors are reported with error(). */
+#ifndef PGOLAB_FS_H
+#define PGOLAB_FS_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+/* mkdir -p with mode 0755. -1 with a message. */
+int mkdir_p(const char *path);
+/* rm -rf (does not follow symlinks); a missing path is fine. -1 with a message. */
+int remove_tree(const char *path);
+bool is_dir(const char *path);
+bool is_file(const char *path);   /* a regular file (after following symlinks) */
+/* Size in bytes, or -1 if the file does not exist. */
+off_t file_size(const char *path);
+/* a + "/" + b. Caller frees. */
+char *path_join(const char *a, const char *b);
+/* Absolute form of path: realpath() when it exists, else cwd-joined. Caller frees. */
+char *abs_path(const char *path);
+/* The running pgolab binary (for child processes), absolute. Caller frees. */
+char *self_exe(void);
+
+#endif
