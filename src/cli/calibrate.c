@@ -43,7 +43,6 @@ static const struct opt_def calibrate_options[] = {
 };
 
 static const char *const metric_label[METRIC_COUNT] = { "tps", "avg lat (ms)", "p95 lat (ms)" };
-static const char *const metric_key[METRIC_COUNT] = { "tps", "lat_avg_ms", "lat_p95_ms" };
 
 static void calibrate_usage(void)
 {
@@ -169,20 +168,6 @@ struct cal_cell {
     struct stats_calibration c;
 };
 
-/* Values of metric m over the runs of (variant, workload, threads); caller frees. */
-static double *values_of(const struct experiment_result *res, int variant, int w, int threads,
-                         enum experiment_metric m, int *n)
-{
-    double *x = xcalloc((size_t)res->nruns + 1, sizeof(double));
-    *n = 0;
-    for (int i = 0; i < res->nruns; i++) {
-        const struct run_result *r = &res->runs[i];
-        if (r->variant == variant && r->workload == w && r->threads == threads)
-            x[(*n)++] = experiment_metric_value(r, m);
-    }
-    return x;
-}
-
 static struct cal_cell *calibrate_cells(const struct experiment_config *cfg,
                                         const struct experiment_result *res, int *ncells)
 {
@@ -196,8 +181,8 @@ static struct cal_cell *calibrate_cells(const struct experiment_config *cfg,
                 c->w = w;
                 c->threads = cfg->threads[t];
                 c->m = (enum experiment_metric)m;
-                double *a = values_of(res, 0, w, c->threads, c->m, &c->n1);
-                double *b = values_of(res, 1, w, c->threads, c->m, &c->n2);
+                double *a = experiment_cell_values(res, 0, w, c->threads, c->m, &c->n1);
+                double *b = experiment_cell_values(res, 1, w, c->threads, c->m, &c->n2);
                 /* a distinct, reproducible bootstrap seed per cell */
                 so.seed = cfg->seed ^ (0x9E3779B97F4A7C15ull * (uint64_t)(k + 1));
                 c->ok = c->n1 >= 2 && c->n2 >= 2 &&
@@ -441,7 +426,7 @@ static json_t *calibration_json(const struct experiment_config *cfg, const struc
         json_t *o = json_object();
         json_object_set_new(o, "workload", json_string(cfg->workloads[c->w]));
         json_object_set_new(o, "threads", json_integer(c->threads));
-        json_object_set_new(o, "metric", json_string(metric_key[c->m]));
+        json_object_set_new(o, "metric", json_string(experiment_metric_key(c->m)));
         json_object_set_new(o, "n1", json_integer(c->n1));
         json_object_set_new(o, "n2", json_integer(c->n2));
         if (c->ok) {
