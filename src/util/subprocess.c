@@ -180,7 +180,7 @@ char *file_tail(const char *path, int lines)
             break;
         i--;
     }
-    char *res = xstrdup(sb.buf + i);
+    char *res = xstrdup(sb.len ? sb.buf + i : "");  /* an empty file has no buffer */
     strbuf_release(&sb);
     return res;
 }
