@@ -119,6 +119,14 @@ static int do_prepare(const struct db_driver *drv, const struct oltp_opts *o, in
     struct prep_arg *args = xcalloc((size_t)n, sizeof(*args));
     pthread_t *tids = xcalloc((size_t)n, sizeof(*tids));
     int rc = 0;
+    /* Create the database (and switch it to WAL) once, before the workers connect. */
+    struct db_conn first = { .drv = drv, .create = true };
+    if (drv->connect(&first) < 0) {
+        error("%s", first.err.msg);
+        free(args);
+        free(tids);
+        return -1;
+    }
     if (threads > 1)
         printf("Initializing worker threads...\n\n");
     for (int i = 0; i < n; i++) {
@@ -134,6 +142,7 @@ static int do_prepare(const struct db_driver *drv, const struct oltp_opts *o, in
         if (args[i].rc < 0)
             rc = -1;
     }
+    drv->disconnect(&first);
     free(args);
     free(tids);
     return rc;

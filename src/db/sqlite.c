@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #define DEFAULT_LIBRARY "libsqlite3.so.0"
 
@@ -246,11 +247,19 @@ static sqlite3_stmt *prep(struct db_conn *c, const char *sql)
     return st;
 }
 
+/* Set a pragma. Switching a new database to WAL needs an exclusive lock, and SQLite returns
+ * SQLITE_BUSY for it without calling the busy handler when several connections open the
+ * file at once (parallel prepare), so BUSY is retried here for up to the busy timeout. */
 static int pragma(struct db_conn *c, const char *name, const char *value)
 {
     struct sqlite_conn *sc = c->priv;
     char *sql = xasprintf("PRAGMA %s=%s", name, value);
-    int rc = api.exec(sc->db, sql, NULL, NULL, NULL);
+    uint64_t give_up = now_ns() + (uint64_t)busy_timeout_ms * 1000000ull;
+    int rc;
+    while ((rc = api.exec(sc->db, sql, NULL, NULL, NULL)) == SQLITE_BUSY && now_ns() < give_up) {
+        struct timespec ts = { 0, 1000000 };
+        nanosleep(&ts, NULL);
+    }
     free(sql);
     if (rc != SQLITE_OK) {
         set_error(c, rc);
