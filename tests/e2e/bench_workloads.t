@@ -151,6 +151,7 @@ rm -f "$DB" "$DB-wal" "$DB-shm"
 common=(--sqlite-db="$DB" --table-size=$SIZE --tables=3)
 pg pprep "${common[@]}" --threads=3 oltp_read_write prepare
 is "$RC" 0 "parallel prepare: exit 0"
+[ "$RC" = 0 ] || diag "parallel prepare stderr: $(cat "$TMP/pprep.err")"
 ok "parallel prepare: prints Initializing worker threads..." grep -qFx "Initializing worker threads..." "$TMP/pprep.out"
 for n in 1 2 3; do
     f=$TMP/pprep.out
