@@ -4,7 +4,7 @@
 set -eu
 
 PKGS="build-essential pkg-config libsqlite3-dev libjansson-dev libgsl-dev libcmocka-dev
-tcl clang llvm dpkg-dev perl sqlite3"
+tcl clang llvm dpkg-dev perl sqlite3 valgrind"
 
 missing=""
 for p in $PKGS; do

@@ -45,6 +45,8 @@ static void on_sigint(int sig)
     got_sigint = 1;
 }
 
+/* A worker thread. Keep the name: `--measure=instructions` counts instructions only inside
+ * it (callgrind --toggle-collect=worker_main, src/experiment/experiment.c). */
 static void *worker_main(void *arg)
 {
     struct worker *w = arg;

@@ -24,6 +24,8 @@ static const struct opt_def compare_options[] = {
     { "threads", OPT_LIST, "1,2", "thread counts to run each workload with" },
     { "rounds", OPT_INT, "5", "rounds: each round runs every variant once per workload and thread count" },
     { "time", OPT_INT, "10", "seconds per run" },
+    { "measure", OPT_STRING, "time", "what to measure: time (tps and latency) or instructions (instructions per transaction under valgrind callgrind: deterministic, for noisy machines; 1 thread)" },
+    { "events", OPT_INT, "2000", "--measure=instructions: transactions per run (each run is repeated with EVENTS/5 so the start-up cost cancels out)" },
     { "tables", OPT_INT, "1", "number of tables" },
     { "table-size", OPT_INT, "10000", "rows per table" },
     { "output", OPT_STRING, NULL, "also write every run, the fingerprints and the summary to this JSON file" },
@@ -46,6 +48,14 @@ static void compare_usage(void)
            "and the average and 95th percentile response times: the median over rounds with\n"
            "the min-max spread, the %% improvement over the baseline and the change with its\n"
            "95%% confidence interval (\"~\" = no significant difference).\n"
+           "\n"
+           "On a noisy machine, --measure=instructions counts instructions per transaction\n"
+           "instead of time: every run is `pgolab bench` under valgrind callgrind at 1 thread\n"
+           "with --events=N, repeated with N/5 events, and the value is the marginal cost\n"
+           "(I(N) - I(N/5)) / (transactions(N) - transactions(N/5)), so start-up, library\n"
+           "loading and statement preparation cancel out. The counts are deterministic for\n"
+           "identical inputs (tiny CIs), but they are not time: cache misses, branch\n"
+           "mispredictions and I/O do not count.\n"
            "\n"
            "The experiment is recorded in the results database (--results) as it runs: it\n"
            "prints \"experiment N recorded in FILE\" first, and each run is committed when it\n"
@@ -179,6 +189,14 @@ int cmd_compare(int argc, char **argv)
     }
     cfg.rounds = (int)rounds;
     cfg.time_s = (double)time_s;
+    enum experiment_measure measure;
+    if (experiment_measure_parse(opt_str(&o, "measure"), &measure) < 0)
+        goto out;
+    if (measure == MEASURE_INSTRUCTIONS && !opt_is_set(&o, "threads"))
+        cfg.nthreads = 1; /* the default 1,2: 1 without a warning */
+    if (measure == MEASURE_INSTRUCTIONS &&
+        experiment_instructions_setup(&cfg, opt_int(&o, "events")) < 0)
+        goto out;
     cfg.tables = (int)ntables;
     cfg.table_size = (int)size;
     if (opt_is_set(&o, "resume")) {

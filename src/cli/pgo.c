@@ -40,7 +40,8 @@ static const struct opt_def pgo_options[] = {
     { "table-size", OPT_INT, "10000", "rows per table" },
     { "rand-seed", OPT_INT, "0", "seed of the run-order shuffle (0: from the clock)" },
     { "output", OPT_STRING, NULL, "also write every run and the fingerprints as JSON to this file" },
-    { "measure", OPT_BOOL, "on", "measure baseline against pgo (off: stop after the gate)" },
+    { "measure", OPT_STRING, "time", "measure baseline against pgo by time (tps and latency; also 'on'), by instructions (instructions per transaction under valgrind callgrind: deterministic, for noisy machines; 1 thread), or off (stop after the gate)" },
+    { "events", OPT_INT, "2000", "--measure=instructions: transactions per run (each run is repeated with EVENTS/5 so the start-up cost cancels out)" },
     { "rebuild", OPT_BOOL, "off", "ignore cached amalgamation, builds and profile data" },
     { "results", OPT_STRING, STORE_DEFAULT_PATH, "results database: the measurement and every run are recorded here as they finish" },
     { "resume", OPT_INT, NULL, "continue the measurement of experiment ID (same options; builds are reused, finished runs not redone)" },
@@ -75,6 +76,9 @@ struct pgo_settings {
     int train_time, train_threads, rounds, time_s, tables, table_size;
     uint64_t seed;
     bool measure, rebuild;
+    enum experiment_measure measure_kind; /* --measure=time|instructions */
+    int64_t events;                       /* --events (instructions) */
+    bool threads_set;                     /* --threads given (not the default) */
 };
 
 static void settings_release(struct pgo_settings *s)
@@ -116,7 +120,17 @@ static int settings_load(const struct opts *o, struct pgo_settings *s)
     s->output = opt_str(o, "output");
     s->results = opt_str(o, "results");
     s->fail_pct = -1;
-    s->measure = opt_bool(o, "measure");
+    const char *ms = opt_str(o, "measure");
+    s->measure = !(ms && (!strcmp(ms, "off") || !strcmp(ms, "no") || !strcmp(ms, "false")));
+    s->measure_kind = MEASURE_TIME;
+    if (ms && !strcmp(ms, "instructions"))
+        s->measure_kind = MEASURE_INSTRUCTIONS;
+    else if (s->measure && !(ms && (!strcmp(ms, "time") || !strcmp(ms, "on") ||
+                                    !strcmp(ms, "yes") || !strcmp(ms, "true"))))
+        return error("invalid --measure=%s (expected time, instructions, off, or on = time)",
+                     ms ? ms : "");
+    s->events = opt_int(o, "events");
+    s->threads_set = opt_is_set(o, "threads");
     s->rebuild = opt_bool(o, "rebuild");
     s->train = opt_list(o, "train", &s->ntrain);
     s->bench = opt_list(o, "bench", &s->nbench);
@@ -497,6 +511,15 @@ static int measure(struct sqlite_pgo *p, const struct pgo_settings *s, const cha
     cfg.bench_args = NULL;
     cfg.seed = s->seed;
     cfg.progress = stderr_is_tty();
+    int one_thread[1] = { s->threads[0] };
+    if (s->measure_kind == MEASURE_INSTRUCTIONS) {
+        cfg.threads = one_thread; /* s->threads stays as given */
+        cfg.nthreads = s->threads_set ? s->nthreads : 1; /* default 1,2: 1, no warning */
+        if (experiment_instructions_setup(&cfg, s->events) < 0) {
+            rc = -1;
+            goto out;
+        }
+    }
 
     if (experiment_fingerprint(&cfg) < 0) {
         rc = -1;

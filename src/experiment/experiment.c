@@ -32,7 +32,8 @@
 #include "version.h"
 
 static const char *const metric_key[METRIC_ALL] = { "tps",        "lat_avg_ms", "lat_p95_ms",
-                                                   "qps",        "lat_min_ms", "lat_max_ms" };
+                                                   "qps",        "lat_min_ms", "lat_max_ms",
+                                                   "instr_per_txn" };
 
 /* ---------------------------------------------------------------- small helpers */
 
@@ -364,10 +365,21 @@ static void argv_release(struct child_argv *a)
     a->nown = a->n = 0;
 }
 
+/* cg_out: run the child under `valgrind --tool=callgrind` writing its profile there (NULL:
+ * run it directly). */
 static void child_argv_init(struct child_argv *a, const struct experiment_config *cfg,
-                            const char *library, const char *db, int threads)
+                            const char *library, const char *db, int threads, const char *cg_out)
 {
     memset(a, 0, sizeof(*a));
+    if (cg_out) {
+        argv_add(a, cfg->valgrind ? cfg->valgrind : "valgrind");
+        argv_add(a, "--tool=callgrind");
+        /* Count only the worker thread (src/bench/runner.c's worker_main and what it calls):
+         * the reporter thread wakes every 20 ms, so its share varies with the wall time the
+         * run takes; without it the counts repeat to about 1e-5. */
+        argv_add(a, "--toggle-collect=worker_main");
+        argv_addf(a, "--callgrind-out-file=%s", cg_out);
+    }
     argv_add(a, cfg->pgolab);
     argv_add(a, "bench");
     argv_addf(a, "--sqlite-library=%s", library);
@@ -394,7 +406,7 @@ static int prepare_template(const struct experiment_config *cfg, struct experime
     struct child_argv a;
     char *log = xasprintf("%s/prepare-%d-%s.log", cfg->workdir, w, workload);
     unlink(log);
-    child_argv_init(&a, cfg, cfg->variants[0].library, template, 1);
+    child_argv_init(&a, cfg, cfg->variants[0].library, template, 1, NULL);
     child_argv_finish(&a, cfg, workload, "prepare");
     struct subprocess sp = { .argv = a.v, .log_path = log };
     if (cfg->progress)
@@ -415,6 +427,243 @@ static int prepare_template(const struct experiment_config *cfg, struct experime
     return rc;
 }
 
+/* A fresh copy of the template (and its -wal) at rundb. 0, or -1 after fail(). */
+static int fresh_copy(struct experiment_result *res, const char *template, const char *rundb)
+{
+    static const char *const sfx[] = { "", "-wal" };
+    remove_db(rundb);
+    for (size_t i = 0; i < ARRAY_SIZE(sfx); i++) {
+        char *src = xasprintf("%s%s", template, sfx[i]);
+        char *dst = xasprintf("%s%s", rundb, sfx[i]);
+        int cr = (i == 0 || file_exists(src)) ? copy_file(src, dst) : 0;
+        if (cr < 0)
+            fail(res, "cannot copy %s to %s: %s", src, dst, strerror(errno));
+        free(src);
+        free(dst);
+        if (cr < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* true when the child options already fix the bench's random seed. */
+static bool has_rand_seed(const struct experiment_config *cfg)
+{
+    for (char **b = cfg->bench_args; b && *b; b++)
+        if (!strncmp(*b, "--rand-seed", 11))
+            return true;
+    return false;
+}
+
+/* One child of a run: fresh copy of the template, then `pgolab bench ... run` with its JSON
+ * report into out, stderr into log. Time mode: --time and a report every second. Instruction
+ * mode (cg_out set): under callgrind, 1 thread, --events=events --time=0, and a fixed
+ * --rand-seed unless the options give one, so every variant does the same work. Returns the
+ * child's exit status, or -2 after fail() when the copy failed. */
+static int run_child(const struct experiment_config *cfg, struct experiment_result *res,
+                     const char *library, const char *workload, int threads,
+                     const char *template, const char *rundb, const char *log,
+                     const char *cg_out, int events, struct strbuf *out)
+{
+    struct child_argv a;
+    if (fresh_copy(res, template, rundb) < 0)
+        return -2;
+    unlink(log);
+    strbuf_reset(out);
+    child_argv_init(&a, cfg, library, rundb, threads, cg_out);
+    if (cg_out) {
+        argv_addf(&a, "--events=%d", events);
+        argv_add(&a, "--time=0");
+        if (!has_rand_seed(cfg))
+            argv_add(&a, "--rand-seed=1");
+    } else {
+        char *time_arg = fmt_num(cfg->time_s);
+        argv_addf(&a, "--time=%s", time_arg);
+        free(time_arg);
+        argv_add(&a, "--report-interval=1");
+    }
+    argv_add(&a, "--format=json");
+    child_argv_finish(&a, cfg, workload, "run");
+    /* A run ends itself after --time (or its events); the timeout only guards against a hung
+     * child (callgrind runs some 50-100 times slower than the program alone). */
+    struct subprocess sp = { .argv = a.v, .log_path = log, .out = out,
+                             .timeout_s = cg_out ? 3600 + events * 0.5 : cfg->time_s * 3 + 60 };
+    int st = subprocess_run(&sp);
+    argv_release(&a);
+    return st;
+}
+
+/* The "callgrind" object of an instruction-mode run (its counts and the marginal cost), added
+ * to the report JSON text *json (replaced by the new text). */
+static void add_callgrind_json(char **json, int events, uint64_t i_small, uint64_t t_small,
+                               uint64_t i_big, uint64_t t_big, double per_txn)
+{
+    json_t *root = json_loads(*json, 0, NULL);
+    if (!json_is_object(root)) {
+        json_decref(root);
+        return;
+    }
+    json_t *cg = json_object();
+    json_object_set_new(cg, "tool", json_string("valgrind --tool=callgrind"));
+    json_object_set_new(cg, "events", json_integer(events));
+    json_object_set_new(cg, "instructions_small", json_integer((json_int_t)i_small));
+    json_object_set_new(cg, "transactions_small", json_integer((json_int_t)t_small));
+    json_object_set_new(cg, "instructions", json_integer((json_int_t)i_big));
+    json_object_set_new(cg, "transactions", json_integer((json_int_t)t_big));
+    json_object_set_new(cg, "instructions_per_transaction", json_real(per_txn));
+    json_object_set_new(root, "callgrind", cg);
+    char *text = json_dumps(root, JSON_COMPACT);
+    json_decref(root);
+    if (text) {
+        free(*json);
+        *json = xstrdup(text);
+        free(text);
+    }
+}
+
+/* The marginal instructions per transaction stored in a run's report JSON, or NAN. */
+static double stored_instr_per_txn(const char *json)
+{
+    json_t *root = json ? json_loads(json, 0, NULL) : NULL;
+    json_t *v = json_object_get(json_object_get(root, "callgrind"),
+                                "instructions_per_transaction");
+    double x = json_is_number(v) ? json_number_value(v) : NAN;
+    json_decref(root);
+    return x;
+}
+
+int experiment_measure_parse(const char *s, enum experiment_measure *out)
+{
+    if (s && !strcmp(s, "time"))
+        *out = MEASURE_TIME;
+    else if (s && !strcmp(s, "instructions"))
+        *out = MEASURE_INSTRUCTIONS;
+    else
+        return error("invalid --measure=%s (expected time or instructions)", s ? s : "");
+    return 0;
+}
+
+int experiment_instructions_setup(struct experiment_config *cfg, int64_t events)
+{
+    if (events < 5 || events > 100000000)
+        return error("invalid --events=%lld (expected a transaction count, 5 or more)",
+                     (long long)events);
+    const char *vg = cfg->valgrind ? cfg->valgrind : "valgrind";
+    const char *argv[] = { vg, "--version", NULL };
+    struct strbuf out = STRBUF_INIT;
+    struct subprocess sp = { .argv = argv, .out = &out };
+    int st = subprocess_run(&sp);
+    strbuf_release(&out);
+    if (st != 0)
+        return error("--measure=instructions needs valgrind, but `%s --version` failed (exit "
+                     "%d); install it (apt-get install valgrind)", vg, st);
+    if (cfg->nthreads != 1 || cfg->threads[0] != 1)
+        warning("--measure=instructions runs 1 thread only (with more, instruction counts "
+                "include lock spinning and scheduling); ignoring the other thread counts");
+    cfg->threads[0] = 1;
+    cfg->nthreads = 1;
+    cfg->measure = MEASURE_INSTRUCTIONS;
+    cfg->events = (int)events;
+    return 0;
+}
+
+int experiment_callgrind_total(const char *path, uint64_t *out)
+{
+    struct strbuf sb = STRBUF_INIT;
+    int found = 0;
+    if (strbuf_read_file(&sb, path) < 0) {
+        strbuf_release(&sb);
+        return error("cannot read the callgrind output %s: %s", path, strerror(errno));
+    }
+    /* "totals:" is the sum over the file; "summary:" the older header line. Prefer totals. */
+    static const char *const keys[] = { "\ntotals:", "\nsummary:" };
+    for (size_t k = 0; k < ARRAY_SIZE(keys) && !found; k++) {
+        const char *p = strstr(sb.buf, keys[k]);
+        if (!p)
+            continue;
+        p += strlen(keys[k]);
+        char *end;
+        errno = 0;
+        unsigned long long v = strtoull(p, &end, 10);
+        if (end != p && errno == 0) {
+            *out = (uint64_t)v;
+            found = 1;
+        }
+    }
+    strbuf_release(&sb);
+    if (!found)
+        return error("%s has no \"totals:\" or \"summary:\" line (not a callgrind output?)",
+                     path);
+    return 0;
+}
+
+/* The two callgrind children of an instruction-mode run (N/5 events, then N): fills r from
+ * the big child's report plus instr_per_txn and the "callgrind" JSON; the time metrics are
+ * set to NaN (they were slowed down by valgrind and mean nothing). 0, or -1 after fail(). */
+static int run_instructions(const struct experiment_config *cfg, struct experiment_result *res,
+                            int v, const char *workload, int round, const char *template,
+                            const char *rundb, const char *log, struct strbuf *out,
+                            struct run_result *r)
+{
+    const struct variant *var = &cfg->variants[v];
+    int seq = res->nruns;
+    int counts[2] = { cfg->events / 5, cfg->events };
+    uint64_t instr[2] = { 0, 0 }, txns[2] = { 0, 0 };
+    for (int k = 0; k < 2; k++) {
+        char *cg = xasprintf("%s/cg.%03d.%s.out", cfg->workdir, seq + 1, k ? "n" : "n5");
+        unlink(cg);
+        int st = run_child(cfg, res, var->library, workload, 1, template, rundb, log, cg,
+                           counts[k], out);
+        int rc = 0;
+        if (st == -2) {
+            rc = -1;
+        } else if (got_signal) {
+            rc = -1; /* the caller reports it */
+        } else if (st != 0) {
+            char *tail = log_tail_line(log, 3);
+            rc = fail(res, "run failed under callgrind: variant %s, %s, %d events, round %d/%d: "
+                           "exit %d: %s", var->name, workload, counts[k], round, cfg->rounds, st,
+                      tail);
+            free(tail);
+        } else {
+            struct run_result tmp;
+            memset(&tmp, 0, sizeof(tmp));
+            strbuf_rtrim(out);
+            if (experiment_parse_run(out->buf, &tmp) < 0) {
+                rc = fail(res, "run failed under callgrind: variant %s, %s: unusable report",
+                          var->name, workload);
+            } else if (experiment_callgrind_total(cg, &instr[k]) < 0) {
+                rc = fail(res, "run %d (variant %s, %s): no instruction count from callgrind",
+                          seq + 1, var->name, workload);
+                free(tmp.json);
+            } else {
+                txns[k] = tmp.transactions;
+                if (k) {
+                    free(r->json);
+                    *r = tmp;
+                } else {
+                    free(tmp.json);
+                }
+            }
+        }
+        unlink(cg);
+        free(cg);
+        if (rc < 0)
+            return -1;
+    }
+    if (txns[1] <= txns[0] || instr[1] <= instr[0])
+        return fail(res, "run %d (variant %s, %s): no marginal cost: %llu instructions for %llu "
+                         "transactions vs %llu for %llu", seq + 1, var->name, workload,
+                    (unsigned long long)instr[1], (unsigned long long)txns[1],
+                    (unsigned long long)instr[0], (unsigned long long)txns[0]);
+    r->instr_per_txn = (double)(instr[1] - instr[0]) / (double)(txns[1] - txns[0]);
+    r->tps = r->qps = NAN;
+    r->lat_avg_ms = r->lat_p95_ms = r->lat_min_ms = r->lat_max_ms = NAN;
+    add_callgrind_json(&r->json, cfg->events, instr[0], txns[0], instr[1], txns[1],
+                       r->instr_per_txn);
+    return 0;
+}
+
 /* One run: fresh copy of the template, child bench run, parse, append to res. */
 static int run_once(const struct experiment_config *cfg, struct experiment_result *res, int w,
                     int t, int round, int v, const char *template, const char *rundb)
@@ -425,40 +674,25 @@ static int run_once(const struct experiment_config *cfg, struct experiment_resul
     int seq = res->nruns;
     struct strbuf out = STRBUF_INIT;
     struct run_result r;
-    struct child_argv a;
-    int rc = -1;
+    int rc = -1, st = 0;
     char *log = xasprintf("%s/run-%03d.log", cfg->workdir, seq + 1);
-    char *time_arg = fmt_num(cfg->time_s);
+    bool instr = cfg->measure == MEASURE_INSTRUCTIONS;
 
     memset(&r, 0, sizeof(r));
-    remove_db(rundb);
-    unlink(log);
-    static const char *const sfx[] = { "", "-wal" };
-    for (size_t i = 0; i < ARRAY_SIZE(sfx); i++) {
-        char *src = xasprintf("%s%s", template, sfx[i]);
-        char *dst = xasprintf("%s%s", rundb, sfx[i]);
-        int cr = (i == 0 || file_exists(src)) ? copy_file(src, dst) : 0;
-        if (cr < 0)
-            fail(res, "cannot copy %s to %s: %s", src, dst, strerror(errno));
-        free(src);
-        free(dst);
-        if (cr < 0)
-            goto out;
-    }
-
-    child_argv_init(&a, cfg, var->library, rundb, threads);
-    argv_addf(&a, "--time=%s", time_arg);
-    argv_add(&a, "--report-interval=1");
-    argv_add(&a, "--format=json");
-    child_argv_finish(&a, cfg, workload, "run");
-    /* A run ends itself after --time; the timeout only guards against a hung child. */
-    struct subprocess sp = { .argv = a.v, .log_path = log, .out = &out,
-                             .timeout_s = cfg->time_s * 3 + 60 };
+    r.instr_per_txn = NAN;
     double started_at = wall_time();
     uint64_t t0 = now_ns();
-    int st = subprocess_run(&sp);
+    if (instr) {
+        int ir = run_instructions(cfg, res, v, workload, round, template, rundb, log, &out, &r);
+        if (ir < 0 && !got_signal)
+            goto out;
+    } else {
+        st = run_child(cfg, res, var->library, workload, threads, template, rundb, log, NULL, 0,
+                       &out);
+        if (st == -2)
+            goto out;
+    }
     double duration_s = (double)(now_ns() - t0) / 1e9;
-    argv_release(&a);
 
     if (got_signal) {
         res->signal = got_signal;
@@ -476,7 +710,7 @@ static int run_once(const struct experiment_config *cfg, struct experiment_resul
         goto out;
     }
     strbuf_rtrim(&out);
-    if (experiment_parse_run(out.buf, &r) < 0) {
+    if (!instr && experiment_parse_run(out.buf, &r) < 0) {
         char *tail = log_tail_line(log, 3);
         fail(res, "run failed: variant %s, %s, threads=%d, round %d/%d: unusable report "
                   "(%zu bytes on stdout); stderr: %s",
@@ -495,7 +729,6 @@ static int run_once(const struct experiment_config *cfg, struct experiment_resul
             fail(res, "run %d measured the wrong library: variant %s is SQLite %s but the child "
                       "ran %s", seq + 1, var->name, var->source_id, sid);
             json_decref(root);
-            free(r.json);
             goto out;
         }
         json_decref(root);
@@ -519,17 +752,17 @@ static int run_once(const struct experiment_config *cfg, struct experiment_resul
         if (store_run_add(cfg->store, cfg->experiment_id, &sr) < 0) {
             fail(res, "run %d (%s, %s, threads=%d, round %d/%d) could not be recorded; "
                       "stopping", seq + 1, var->name, workload, threads, round, cfg->rounds);
-            free(r.json);
             goto out;
         }
     }
     res->runs = xrealloc(res->runs, sizeof(*res->runs) * (size_t)(res->nruns + 1));
     res->runs[res->nruns++] = r;
+    r.json = NULL; /* now res's */
     rc = 0;
 out:
+    free(r.json);
     remove_db(rundb);
     strbuf_release(&out);
-    free(time_arg);
     free(log);
     return rc;
 }
@@ -565,6 +798,7 @@ static int run_from_store(const struct experiment_config *cfg, const struct stor
     r->json = sr->report_json ? xstrdup(sr->report_json) : NULL;
     r->started_at = sr->started_at;
     r->duration_s = sr->duration_s;
+    r->instr_per_txn = stored_instr_per_txn(sr->report_json);
     return 0;
 }
 
@@ -828,6 +1062,7 @@ double experiment_metric_value(const struct run_result *r, enum experiment_metri
     case METRIC_QPS: return r->qps;
     case METRIC_LAT_MIN_MS: return r->lat_min_ms;
     case METRIC_LAT_MAX_MS: return r->lat_max_ms;
+    case METRIC_INSTR: return r->instr_per_txn;
     }
     return NAN;
 }
@@ -1034,7 +1269,11 @@ static json_t *summary_json(const struct experiment_config *cfg,
     json_t *arr = json_array();
     for (int w = 0; w < cfg->nworkloads; w++)
         for (int t = 0; t < cfg->nthreads; t++)
-            for (int m = 0; m < METRIC_COUNT; m++) {
+            for (int k = 0; k < METRIC_COUNT; k++) {
+                /* instruction mode: the one metric it measures */
+                if (cfg->measure == MEASURE_INSTRUCTIONS && k > 0)
+                    break;
+                int m = cfg->measure == MEASURE_INSTRUCTIONS ? METRIC_INSTR : k;
                 json_t *row = json_object(), *cells = json_array();
                 struct cell_stats base = experiment_cell(res, 0, w, cfg->threads[t],
                                                          (enum experiment_metric)m);
@@ -1095,6 +1334,10 @@ static json_t *experiment_json(const struct experiment_config *cfg,
     json_object_set_new(set, "time_s", jreal(cfg->time_s));
     json_object_set_new(set, "tables", json_integer(cfg->tables));
     json_object_set_new(set, "table_size", json_integer(cfg->table_size));
+    if (cfg->measure == MEASURE_INSTRUCTIONS) { /* only then: time-mode settings unchanged */
+        json_object_set_new(set, "measure", json_string("instructions"));
+        json_object_set_new(set, "events", json_integer(cfg->events));
+    }
     /* As a string: a 64-bit seed does not fit a JSON integer (json_int_t is signed). */
     char *seed = xasprintf("%llu", (unsigned long long)cfg->seed);
     json_object_set_new(set, "seed", json_string(seed));
@@ -1234,6 +1477,10 @@ char *experiment_settings_json(const struct experiment_config *cfg, const char *
     json_object_set_new(set, "time_s", jreal(cfg->time_s));
     json_object_set_new(set, "tables", json_integer(cfg->tables));
     json_object_set_new(set, "table_size", json_integer(cfg->table_size));
+    if (cfg->measure == MEASURE_INSTRUCTIONS) { /* only then: time-mode settings unchanged */
+        json_object_set_new(set, "measure", json_string("instructions"));
+        json_object_set_new(set, "events", json_integer(cfg->events));
+    }
     a = json_array();
     for (char **b = cfg->bench_args; b && *b; b++)
         json_array_append_new(a, jstr(*b));
@@ -1518,6 +1765,11 @@ int experiment_load(struct store *s, int64_t id, struct experiment_loaded *out)
     cfg->time_s = json_number_value(json_object_get(set, "time_s"));
     cfg->tables = (int)json_integer_value(json_object_get(set, "tables"));
     cfg->table_size = (int)json_integer_value(json_object_get(set, "table_size"));
+    const char *measure = json_string_value(json_object_get(set, "measure"));
+    if (measure && !strcmp(measure, "instructions")) {
+        cfg->measure = MEASURE_INSTRUCTIONS;
+        cfg->events = (int)json_integer_value(json_object_get(set, "events"));
+    }
     a = json_object_get(set, "bench_args");
     cfg->bench_args = xcalloc(json_array_size(a) + 1, sizeof(char *));
     for (i = 0; i < json_array_size(a); i++) {

@@ -12,6 +12,19 @@
 
 #include "store/store.h"
 
+/* What a run measures (--measure of compare and pgo). */
+enum experiment_measure {
+    MEASURE_TIME,          /* tps and latencies of a --time run (the default) */
+    MEASURE_INSTRUCTIONS,  /* instructions per transaction under valgrind callgrind: each run
+                            * is two children at 1 thread with a fixed event count, N = events
+                            * and N/5, and the value is the marginal cost
+                            * (I(N) - I(N/5)) / (T(N) - T(N/5)) (I = callgrind's total
+                            * instruction count, T = transactions the child reported), so the
+                            * fixed cost of start-up, library loading and statement preparation
+                            * cancels out. Deterministic for identical inputs; not time. */
+};
+#define EXPERIMENT_EVENTS_DEFAULT 2000  /* --events default of --measure=instructions */
+
 /* One build under test and its fingerprint. */
 struct variant {
     const char *name;      /* e.g. "baseline", "pgo", or the user's NAME */
@@ -50,6 +63,13 @@ struct experiment_config {
     struct store *store;
     int64_t experiment_id;     /* > 0: reports name it ("pgolab experiment 12: ...") */
     const char *kind;          /* "compare" | "pgo" | "calibrate" (or NULL): for reports */
+    /* --measure=instructions: measure is MEASURE_INSTRUCTIONS, events (>= 5) the fixed event
+     * count N of each run, valgrind the program to run (NULL = "valgrind" on PATH). time_s
+     * is then unused by the runs; threads should be {1} (the CLIs force it). Settings record
+     * "measure" and "events" only in this mode, so time-mode settings are unchanged. */
+    enum experiment_measure measure;
+    int events;
+    const char *valgrind;
 };
 
 /* One finished run (one child process). */
@@ -63,6 +83,11 @@ struct run_result {
                                                 for a run read back from the store) */
     double started_at;                       /* wall clock, s since the epoch (NAN unknown) */
     double duration_s;                       /* the child's whole run, s (NAN unknown) */
+    double instr_per_txn;                    /* --measure=instructions: marginal instructions
+                                                per transaction (NAN otherwise); stored in
+                                                the run's report_json as
+                                                "callgrind": {"instructions_per_transaction",
+                                                ...} */
 };
 
 struct experiment_result {
@@ -85,9 +110,11 @@ enum experiment_metric {
     METRIC_QPS,         /* queries per second; higher is better */
     METRIC_LAT_MIN_MS,  /* minimum response time, ms; lower is better */
     METRIC_LAT_MAX_MS,  /* maximum response time, ms; lower is better */
+    METRIC_INSTR,       /* instructions per transaction (callgrind, --measure=instructions);
+                           lower is better */
 };
 #define METRIC_COUNT 3      /* the seed-000 metrics */
-#define METRIC_ALL 6        /* every metric */
+#define METRIC_ALL 7        /* every metric */
 
 /* One report cell: a metric of one variant at one workload and thread count over rounds. */
 struct cell_stats {
@@ -184,6 +211,19 @@ double experiment_change_pct(const struct experiment_change *c, double *lo, doub
  * report_experiment() (src/report/tables.h) with REPORT_SEED000 and REPORT_TEXT. */
 void experiment_report_text(FILE *out, const struct experiment_config *cfg,
                             const struct experiment_result *res);
+
+/* "time" | "instructions" into *out; -1 with a message otherwise. */
+int experiment_measure_parse(const char *s, enum experiment_measure *out);
+
+/* Switch cfg to --measure=instructions with `events` per run (>= 5): checks that valgrind
+ * runs, and forces the thread counts to the single count 1 (with a warning when others were
+ * asked for: with several threads the counts include lock spinning and scheduling). cfg->threads
+ * must have room for one int. -1 with a message on error. */
+int experiment_instructions_setup(struct experiment_config *cfg, int64_t events);
+
+/* Total instruction count (Ir) of a callgrind output file: its "totals:" line, else its
+ * "summary:" line. -1 with a message when the file has neither. */
+int experiment_callgrind_total(const char *path, uint64_t *out);
 
 /* Runs the config plans: variants x workloads x thread counts x rounds. */
 int experiment_runs_planned(const struct experiment_config *cfg);

@@ -279,6 +279,9 @@ static void table_emit(struct rep *r, struct table *t)
 
 /* ---------------------------------------------------------------- header */
 
+/* The table of --measure=instructions (in place of the tps and latency tables). */
+#define INSTR_TITLE "Instructions per transaction (callgrind; deterministic, not time)"
+
 static const char *const seed000_title[METRIC_COUNT] = {
     "Transactions per second",
     "Average response time (ms)",
@@ -307,8 +310,13 @@ static void header_lines(struct rep *r, struct strbuf *title, struct strbuf *bod
     add_join_strs(title, cfg->workloads, cfg->nworkloads);
     strbuf_addstr(title, ", threads ");
     add_join_ints(title, cfg->threads, cfg->nthreads);
-    strbuf_addf(title, ", %d round%s x %s s per run", cfg->rounds, cfg->rounds == 1 ? "" : "s",
-                time_s);
+    if (cfg->measure == MEASURE_INSTRUCTIONS)
+        strbuf_addf(title, ", %d round%s x %d events per run: INSTRUCTIONS per transaction "
+                           "(valgrind callgrind), not time",
+                    cfg->rounds, cfg->rounds == 1 ? "" : "s", cfg->events);
+    else
+        strbuf_addf(title, ", %d round%s x %s s per run", cfg->rounds,
+                    cfg->rounds == 1 ? "" : "s", time_s);
 
     for (int v = 0; v < cfg->nvariants; v++) {
         const struct variant *var = &cfg->variants[v];
@@ -329,6 +337,26 @@ static void header_lines(struct rep *r, struct strbuf *title, struct strbuf *bod
                       "shuffled per round (seed %llu)\n",
                 cfg->tables, cfg->tables == 1 ? "" : "s", cfg->table_size,
                 (unsigned long long)cfg->seed);
+    if (cfg->measure == MEASURE_INSTRUCTIONS) {
+        strbuf_addf(body, "measure: instructions per transaction counted by valgrind callgrind "
+                          "(deterministic, NOT time, NOT tps): each run is two 1-thread "
+                          "children of %d and %d events, value = (I(%d) - I(%d)) / "
+                          "(transactions difference), so start-up, library loading and "
+                          "statement preparation cancel out; lower is better; cache misses and "
+                          "I/O are not counted\n",
+                    cfg->events / 5, cfg->events, cfg->events, cfg->events / 5);
+        if (cfg->rounds > 1)
+            strbuf_addf(body, "cells: median of %d rounds (min-max); ", cfg->rounds);
+        else
+            strbuf_addstr(body, "cells: one round; ");
+        strbuf_addf(body, "%% improvement vs %s: (%s-v)/%s*100; change (95%% CI): ratio of "
+                          "medians, bootstrap CI, Mann-Whitney U at alpha 0.05; \"~\" = no "
+                          "significant difference (identical inputs give nearly identical "
+                          "counts: tiny CIs)%s\n",
+                    base->name, base->name, base->name,
+                    r->shape != REPORT_SEED000 ? "; the instruction table is the only shape"
+                                               : "");
+    } else {
     switch (r->shape) {
     case REPORT_SEED000:
         if (cfg->rounds > 1)
@@ -359,6 +387,7 @@ static void header_lines(struct rep *r, struct strbuf *title, struct strbuf *bod
                     base->name, base->name);
         break;
     }
+    }
     if (cfg->rounds >= 2 && stats_mw_min_p(cfg->rounds, cfg->rounds) >= 0.05)
         strbuf_addf(body, "WARNING: with %d rounds per variant no difference can ever be "
                           "significant (smallest possible p = %.3f); use --rounds=%d or more\n",
@@ -376,7 +405,7 @@ static void header_lines(struct rep *r, struct strbuf *title, struct strbuf *bod
             double l = json_number_value(load);
             strbuf_addf(body, ", load %.2f at start", l);
             /* Other work on half the cores or more moves the numbers more than most builds. */
-            if (cores > 0 && l >= cores / 2.0)
+            if (cores > 0 && l >= cores / 2.0 && cfg->measure != MEASURE_INSTRUCTIONS)
                 strbuf_addstr(body, " (busy machine: expect noise)");
         }
         strbuf_addch(body, '\n');
@@ -424,7 +453,9 @@ static void seed000_table(struct rep *r, int w, enum experiment_metric m)
     int *ws = xcalloc((size_t)nt, sizeof(int));
     double minv = INFINITY;
     int navg = 0;
-    char *title = xasprintf("%s, %s", seed000_title[m], cfg->workloads[w]);
+    char *title = xasprintf("%s, %s",
+                            m == METRIC_INSTR ? INSTR_TITLE : seed000_title[m],
+                            cfg->workloads[w]);
 
     table_title(r, title);
     free(title);
@@ -507,6 +538,11 @@ static void seed000_table(struct rep *r, int w, enum experiment_metric m)
 
 static void shape_seed000(struct rep *r)
 {
+    if (r->cfg->measure == MEASURE_INSTRUCTIONS) {
+        for (int w = 0; w < r->cfg->nworkloads; w++)
+            seed000_table(r, w, METRIC_INSTR);
+        return;
+    }
     for (int w = 0; w < r->cfg->nworkloads; w++)
         for (int m = 0; m < METRIC_COUNT; m++)
             seed000_table(r, w, (enum experiment_metric)m);
@@ -810,6 +846,10 @@ static json_t *experiment_head_json(const struct experiment_config *cfg,
     json_object_set_new(set, "time_s", jreal(cfg->time_s));
     json_object_set_new(set, "tables", json_integer(cfg->tables));
     json_object_set_new(set, "table_size", json_integer(cfg->table_size));
+    json_object_set_new(set, "measure", json_string(cfg->measure == MEASURE_INSTRUCTIONS
+                                                        ? "instructions" : "time"));
+    if (cfg->measure == MEASURE_INSTRUCTIONS)
+        json_object_set_new(set, "events", json_integer(cfg->events));
     char *seed = xasprintf("%llu", (unsigned long long)cfg->seed);
     json_object_set_new(set, "seed", json_string(seed));
     free(seed);
@@ -895,8 +935,13 @@ void report_experiment(struct strbuf *out, const struct experiment_config *cfg,
     }
     switch (shape) {
     case REPORT_SEED000: shape_seed000(&r); break;
-    case REPORT_SEED003: shape_seed003(&r); break;
-    case REPORT_SEED002: shape_seed002(&r); break;
+    /* instruction counts have no latency or tps: every shape is the instruction table */
+    case REPORT_SEED003:
+        cfg->measure == MEASURE_INSTRUCTIONS ? shape_seed000(&r) : shape_seed003(&r);
+        break;
+    case REPORT_SEED002:
+        cfg->measure == MEASURE_INSTRUCTIONS ? shape_seed000(&r) : shape_seed002(&r);
+        break;
     }
     if (fmt == REPORT_CSV)
         output_csv(&r);
@@ -908,7 +953,8 @@ void report_experiment(struct strbuf *out, const struct experiment_config *cfg,
 /* ---------------------------------------------------------------- --fail-if-slower */
 
 static void add_slower_line(struct strbuf *why, const char *vname, const char *bname,
-                            const char *workload, int threads, const struct experiment_change *ch)
+                            const char *workload, int threads, const struct experiment_change *ch,
+                            const char *metric)
 {
     struct strbuf sb = STRBUF_INIT;
     experiment_change_format(&sb, ch);
@@ -917,7 +963,7 @@ static void add_slower_line(struct strbuf *why, const char *vname, const char *b
         strbuf_addf(why, "%d thread%s", threads, threads == 1 ? "" : "s");
     else
         strbuf_addstr(why, "Average over thread counts");
-    strbuf_addf(why, ": tps %s\n", sb.buf);
+    strbuf_addf(why, ": %s %s\n", metric, sb.buf);
     strbuf_release(&sb);
 }
 
@@ -932,6 +978,8 @@ int report_slower(const struct experiment_config *cfg, const struct experiment_r
 {
     int n = 0, nt = cfg->nthreads;
     int *ws = xcalloc((size_t)nt, sizeof(int));
+    /* instruction mode: "slower" = significantly more instructions per transaction */
+    enum experiment_metric m = cfg->measure == MEASURE_INSTRUCTIONS ? METRIC_INSTR : METRIC_TPS;
     for (int w = 0; w < cfg->nworkloads; w++) {
         for (int k = 0; k < nt; k++)
             ws[k] = w;
@@ -941,13 +989,14 @@ int report_slower(const struct experiment_config *cfg, const struct experiment_r
                 if (row == nt && nt < 2)
                     continue; /* the Average of one row is that row */
                 int tv[1] = { row < nt ? cfg->threads[row] : 0 };
-                uint64_t seed = cell_seed(cfg, w, v, row, METRIC_TPS);
-                if (experiment_change(res, METRIC_TPS, v, ws, row < nt ? tv : cfg->threads,
+                uint64_t seed = cell_seed(cfg, w, v, row, m);
+                if (experiment_change(res, m, v, ws, row < nt ? tv : cfg->threads,
                                       row < nt ? 1 : nt, seed, &ch) < 0 ||
                     !slower_than(&ch, pct))
                     continue;
                 add_slower_line(why, cfg->variants[v].name, cfg->variants[0].name,
-                                cfg->workloads[w], row < nt ? tv[0] : 0, &ch);
+                                cfg->workloads[w], row < nt ? tv[0] : 0, &ch,
+                                m == METRIC_INSTR ? "instructions per transaction" : "tps");
                 n++;
             }
     }
@@ -1373,7 +1422,7 @@ int report_compare_slower(const struct experiment_loaded *a, const struct experi
             continue;
         free(nb);
         nb = xasprintf("%s in experiment %lld", c->variant, (long long)b->cfg.experiment_id);
-        add_slower_line(why, nb, na, c->workload, c->threads, &ch);
+        add_slower_line(why, nb, na, c->workload, c->threads, &ch, "tps");
         n++;
     }
     free(nb);

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# `pgolab compare --measure=instructions`: the deterministic mode for noisy machines. An A/A
+# run of the system libsqlite3 against a copy of itself under valgrind callgrind: exit 0, the
+# report says it shows instructions per transaction (not time), the two variants agree within
+# 1%, the two rounds of each variant within 0.5% (determinism), the value is plausible, and it
+# is recorded in the store (report_json "callgrind" and `pgolab report` again).
+. "$(dirname "$0")/lib.sh"
+
+# valgrind is a dependency (scripts/install-deps.sh installs it): missing is a failure.
+have valgrind || bail_out "valgrind is not installed (run scripts/install-deps.sh)"
+
+SYSLIB=/usr/lib/x86_64-linux-gnu/libsqlite3.so.0
+[ -f "$SYSLIB" ] || SYSLIB=$(ldconfig -p | awk '/libsqlite3\.so\.0 .*x86-64/ {print $NF; exit}')
+cp "$SYSLIB" "$TMP/libcopy.so"
+vars=(--variant "A=sqlite:$SYSLIB" --variant "B=sqlite:$TMP/libcopy.so")
+
+timeout 240 "$PGOLAB" compare "${vars[@]}" --results="$TMP/results.db" --bench=oltp_read_only \
+    --threads=1,2 --measure=instructions --events=300 --rounds=2 --table-size=1000 \
+    --rand-seed=7 --workdir="$TMP/wd" >"$TMP/aa.out" 2>"$TMP/aa.err"
+is "$?" 0 "A/A compare --measure=instructions: exit 0"
+like "$(cat "$TMP/aa.err")" "runs 1 thread only" "--threads=1,2 is forced to 1 with a warning"
+like "$(head -1 "$TMP/aa.out")" "300 events per run: INSTRUCTIONS per transaction \(valgrind callgrind\), not time" \
+    "header: says it shows instructions, not time"
+like "$(cat "$TMP/aa.out")" "Table 1\. Instructions per transaction \(callgrind; deterministic, not time\), oltp_read_only" \
+    "the instruction table is there"
+unlike "$(cat "$TMP/aa.out")" "Transactions per second|response time" "no tps or latency tables"
+like "$(cat "$TMP/aa.out")" "\| +1 \| +[0-9.]+ \([0-9.]+-[0-9.]+\) \|" "a 1-thread row with median (min-max)"
+unlike "$(cat "$TMP/aa.out")" "\| +2 \|" "no 2-thread row"
+
+# Every run's value, from the store (report_json keeps the callgrind counts).
+vals=$(sq "$TMP/results.db" "SELECT variant_idx || ' ' || json_extract(report_json, '\$.callgrind.instructions_per_transaction') FROM runs ORDER BY variant_idx, round")
+note "instructions per transaction (variant value):" "$vals"
+n=$(printf '%s\n' "$vals" | grep -c .)
+is "$n" 4 "4 runs recorded, each with callgrind.instructions_per_transaction"
+read -r a1 a2 b1 b2 < <(printf '%s\n' "$vals" | awk '{ printf "%s ", $2 } END { print "" }')
+spread() { awk -v x="$1" -v y="$2" 'BEGIN { d = x - y; if (d < 0) d = -d; printf "%.6f", d / (x < y ? x : y) * 100 }'; }
+cmp_ok "$(spread "$a1" "$a2")" '<' 0.5 "A: two rounds within 0.5% ($a1, $a2)"
+cmp_ok "$(spread "$b1" "$b2")" '<' 0.5 "B: two rounds within 0.5% ($b1, $b2)"
+cmp_ok "$(spread "$a1" "$b1")" '<' 1 "A/A: the variants differ by less than 1% ($a1, $b1)"
+cmp_ok "${a1%.*}" '>' 10000 "plausible: more than 10,000 instructions per oltp_read_only transaction"
+cmp_ok "${a1%.*}" '<' 10000000 "plausible: fewer than 10,000,000 instructions per transaction"
+
+# Read back from the store: the same table and the recorded settings.
+timeout 60 "$PGOLAB" report --results="$TMP/results.db" --experiment=1 >"$TMP/rep.out" 2>"$TMP/rep.err"
+is "$?" 0 "pgolab report --experiment=1: exit 0"
+like "$(cat "$TMP/rep.out")" "Instructions per transaction \(callgrind; deterministic, not time\)" \
+    "the stored experiment reports instructions again"
+is "$(sq "$TMP/results.db" "SELECT json_extract(settings_json, '\$.measure') || ' ' || json_extract(settings_json, '\$.events') FROM experiments WHERE id = 1")" \
+    "instructions 300" "settings record measure and events"
+
+"$PGOLAB" compare "${vars[@]}" --results="$TMP/results.db" --measure=cycles >"$TMP/bad.out" 2>"$TMP/bad.err"
+is "$?" 1 "--measure=cycles: exit 1"
+like "$(cat "$TMP/bad.err")" "invalid --measure=cycles \(expected time or instructions\)" "--measure=cycles: says what is valid"
+
+done_testing
