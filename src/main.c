@@ -10,7 +10,7 @@ static const struct {
     int (*fn)(int argc, char **argv);
     const char *help;
 } commands[] = {
-    { "bench", cmd_bench, "sysbench-compatible OLTP benchmark (prepare|run|cleanup|help)" },
+    { "bench", cmd_bench, "sysbench-compatible OLTP benchmark (prepare|run|cleanup|help|verify|info)" },
     { "pgo", cmd_pgo, "build baseline/instrumented/PGO variants, train, measure the gain" },
     { "compare", cmd_compare, "measure and compare existing builds (variants)" },
     { "report", cmd_report, "report a stored experiment (text, markdown, csv, json)" },

@@ -9,6 +9,7 @@
 #include "util/util.h"
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,9 +113,20 @@ static void *prepare_worker(void *arg)
     return NULL;
 }
 
-/* sysbench's parallel prepare: worker t loads tables t+1, t+1+T, ... */
+static void on_prepare_sigint(int sig)
+{
+    (void)sig;
+    oltp_prepare_interrupted = 1;
+}
+
+/* sysbench's parallel prepare: worker t loads tables t+1, t+1+T, ...
+ * SIGINT stops it between two bulk INSERTs (returns 2: interrupted). */
 static int do_prepare(const struct db_driver *drv, const struct oltp_opts *o, int threads)
 {
+    struct sigaction sa = { 0 };
+    sa.sa_handler = on_prepare_sigint;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
     int n = threads < o->tables ? threads : o->tables;
     struct prep_arg *args = xcalloc((size_t)n, sizeof(*args));
     pthread_t *tids = xcalloc((size_t)n, sizeof(*tids));
@@ -145,7 +157,7 @@ static int do_prepare(const struct db_driver *drv, const struct oltp_opts *o, in
     drv->disconnect(&first);
     free(args);
     free(tids);
-    return rc;
+    return oltp_prepare_interrupted ? 2 : rc;
 }
 
 static int with_conn(const struct db_driver *drv, struct db_conn *c)
@@ -253,7 +265,7 @@ int cmd_bench(int argc, char **argv)
     opts_init(&opts, tables, nt);
     if (opts_parse(&opts, argc - 1, argv + 1) < 0)
         goto out;
-    if (opts.nargs == 0) {
+    if (opts.nargs == 0 || (opts.nargs == 1 && !strcmp(opts.args[0], "help"))) {
         usage();
         rc = 0;
         goto out;
@@ -356,7 +368,8 @@ int cmd_bench(int argc, char **argv)
         if (!json)
             report_text_banner(&bi);
         if (!strcmp(command, "prepare")) {
-            rc = do_prepare(drv, &o, bi.threads) < 0 ? 1 : 0;
+            rc = do_prepare(drv, &o, bi.threads);
+            rc = rc < 0 ? 1 : rc;
         } else if (with_conn(drv, &c) == 0) {
             rc = oltp_cleanup(&c, &o) < 0 ? 1 : 0;
             drv->disconnect(&c);

@@ -4,6 +4,7 @@
 #include "experiment/experiment.h"
 #include "report/tables.h"
 #include "store/store.h"
+#include "oltp/oltp.h"
 #include "util/fs.h"
 #include "util/options.h"
 #include "util/strbuf.h"
@@ -158,10 +159,10 @@ int cmd_compare(int argc, char **argv)
     }
 
     workloads = opt_list(&o, "bench", &cfg.nworkloads);
-    if (cfg.nworkloads < 1) {
-        error("--bench needs at least one workload, e.g. --bench=oltp_read_only");
+    if (workload_check_list("bench", workloads, cfg.nworkloads) < 0)
         goto out;
-    }
+    if (opt_str(&o, "output") && check_writable("--output", opt_str(&o, "output")) < 0)
+        goto out;
     cfg.workloads = workloads;
     tlist = opt_list(&o, "threads", &ntl);
     if (ntl < 1) {

@@ -7,6 +7,7 @@
 #include "oltp/oltp.h"
 #include "report/tables.h"
 #include "store/store.h"
+#include "util/fs.h"
 #include "util/options.h"
 #include "util/progress.h"
 #include "util/strbuf.h"
@@ -99,17 +100,6 @@ static int check_min(const struct opts *o, const char *name, int64_t min, int *o
     return 0;
 }
 
-static int check_workloads(const char *name, char **list, int n)
-{
-    if (n == 0)
-        return error("--%s: needs at least one workload", name);
-    for (int i = 0; i < n; i++)
-        if (!workload_find(list[i]))
-            return error("--%s: unknown workload '%s' (known: %s)", name, list[i],
-                         workload_names());
-    return 0;
-}
-
 static int settings_load(const struct opts *o, struct pgo_settings *s)
 {
     memset(s, 0, sizeof(*s));
@@ -118,6 +108,8 @@ static int settings_load(const struct opts *o, struct pgo_settings *s)
     s->cc = opt_str(o, "cc");
     s->cflags = opt_str(o, "cflags");
     s->output = opt_str(o, "output");
+    if (s->output && check_writable("--output", s->output) < 0)
+        return -1;
     s->results = opt_str(o, "results");
     s->fail_pct = -1;
     const char *ms = opt_str(o, "measure");
@@ -160,8 +152,8 @@ static int settings_load(const struct opts *o, struct pgo_settings *s)
             return error("--fail-if-slower=%s: expected a percentage, 0 <= PCT < 100",
                          opt_str(o, "fail-if-slower"));
     }
-    if (check_workloads("train", s->train, s->ntrain) < 0 ||
-        check_workloads("bench", s->bench, s->nbench) < 0)
+    if (workload_check_list("train", s->train, s->ntrain) < 0 ||
+        workload_check_list("bench", s->bench, s->nbench) < 0)
         return -1;
     if (s->nthreads == 0)
         return error("--threads: needs at least one thread count");
@@ -701,6 +693,9 @@ int cmd_pgo(int argc, char **argv)
     struct opts o;
     struct pgo_settings s;
     int rc = 1;
+
+    /* Each phase line as it ends, also when stdout is a pipe or a log file. */
+    setvbuf(stdout, NULL, _IOLBF, 0);
 
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {

@@ -315,6 +315,11 @@ static int sqlite_connect(struct db_conn *c)
         goto fail;
     return 0;
 fail:
+    {
+        char msg[sizeof(c->err.msg)];
+        snprintf(msg, sizeof(msg), "%s", c->err.msg);
+        snprintf(c->err.msg, sizeof(c->err.msg), "--sqlite-db=%s: %.400s", db_path, msg);
+    }
     sqlite_disconnect(c);
     return -1;
 }

@@ -151,6 +151,8 @@ static int create_table(struct db_conn *c, const struct oltp_opts *o, int n)
     return st == DB_OK ? 0 : -1;
 }
 
+volatile sig_atomic_t oltp_prepare_interrupted;
+
 static int fill_table(struct db_conn *c, const struct oltp_opts *o, int n, struct rand_state *r)
 {
     struct strbuf sql = STRBUF_INIT;
@@ -181,6 +183,11 @@ static int fill_table(struct db_conn *c, const struct oltp_opts *o, int n, struc
             len = snprintf(tuple, sizeof(tuple), "(%u, %u, '%.*s', '%.*s')", i, k, (int)C_LEN, cbuf,
                            (int)PAD_LEN, padbuf);
         if (sql.len && sql.len + 1 + (size_t)len > BULK_INSERT_BYTES) {
+            if (oltp_prepare_interrupted) {
+                error("prepare interrupted while filling 'sbtest%d' (%u of %u rows): run cleanup "
+                      "before the next prepare", n, i - 1, o->table_size);
+                goto fail;
+            }
             if (exec_sql(c, sql.buf) != DB_OK)
                 goto fail;
             strbuf_reset(&sql);
@@ -205,6 +212,8 @@ int oltp_prepare_tables(struct db_conn *c, const struct oltp_opts *o, int first,
 {
     for (int n = first; n <= o->tables; n += step) {
         struct rand_state r;
+        if (oltp_prepare_interrupted)
+            return error("prepare interrupted before 'sbtest%d'", n);
         /* Per-table seed: the data does not depend on how tables are striped over threads. */
         rand_seed(&r, (o->seed ? o->seed : 0x5eed) * 1000003u + (uint64_t)n);
         if (create_table(c, o, n) < 0 || fill_table(c, o, n, &r) < 0)
@@ -488,6 +497,16 @@ const char *workload_names(void)
                                     catalogue[i].name);
     }
     return names;
+}
+
+int workload_check_list(const char *opt, char **list, int n)
+{
+    if (n == 0)
+        return error("--%s: needs at least one workload", opt);
+    for (int i = 0; i < n; i++)
+        if (!workload_find(list[i]))
+            return error("--%s: unknown workload '%s' (known: %s)", opt, list[i], workload_names());
+    return 0;
 }
 
 const struct workload *workload_at(int i, int *count)

@@ -5,6 +5,7 @@
 #ifndef PGOLAB_OLTP_H
 #define PGOLAB_OLTP_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -66,15 +67,22 @@ extern const struct opt_def oltp_options[];
 const struct workload *workload_find(const char *name);
 /* All workload names, comma-separated (static string). */
 const char *workload_names(void);
+/* Check a list option of workload names (e.g. --bench): at least one, all known. -1 with a
+ * message naming opt and listing the known workloads. */
+int workload_check_list(const char *opt, char **list, int n);
 /* Catalogue iteration: entries [0, count). */
 const struct workload *workload_at(int i, int *count);
 
 /* Read and check options (one-line error, -1 on a bad value), then apply wl->fixup. */
 int oltp_opts_load(struct oltp_opts *o, const struct opts *opts, const struct workload *wl);
 
+/* Set (e.g. by a SIGINT handler) to stop a prepare between two bulk INSERTs. */
+extern volatile sig_atomic_t oltp_prepare_interrupted;
+
 /* prepare: create and fill tables first, first+step, ... <= tables on connection c (one
  * worker of a parallel prepare, sysbench's striping). Prints sysbench's progress lines on
- * stdout. 0 or -1 (message printed). */
+ * stdout. 0, or -1 (message printed; also when oltp_prepare_interrupted was set: the table
+ * being filled is then partial). */
 int oltp_prepare_tables(struct db_conn *c, const struct oltp_opts *o, int first, int step);
 /* cleanup: DROP TABLE IF EXISTS sbtest1..N. */
 int oltp_cleanup(struct db_conn *c, const struct oltp_opts *o);

@@ -5,6 +5,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 void mean_stddev(const double *v, int n, double *mean, double *sd)
 {
@@ -57,24 +58,32 @@ static void count_line(const char *label, unsigned long long n, double secs, boo
 
 static void print_histogram(const struct histogram *h)
 {
-    uint64_t maxc = 0;
-    size_t nb = histogram_nbuckets();
-    for (size_t i = 0; i < nb; i++)
-        if (h->counts[i] > maxc)
-            maxc = h->counts[i];
+    /* Below 0.25 ms several buckets print as the same 3-decimal value: one line per printed
+     * value, their counts summed, bars scaled to the largest line (40 stars). */
+    size_t nb = histogram_nbuckets(), nl = 0;
+    char (*label)[32] = xcalloc(nb, sizeof(*label));
+    uint64_t *count = xcalloc(nb, sizeof(uint64_t)), maxc = 0;
+    for (size_t i = 0; i < nb; i++) {
+        char v[32];
+        snprintf(v, sizeof(v), "%12.3f", histogram_bucket_value(i) / 1e6);
+        if (!nl || strcmp(v, label[nl - 1]))
+            snprintf(label[nl++], sizeof(label[0]), "%s", v);
+        count[nl - 1] += h->counts[i];
+    }
+    for (size_t i = 0; i < nl; i++)
+        maxc = count[i] > maxc ? count[i] : maxc;
     printf("Latency histogram (values are in milliseconds)\n");
     printf("       value  ------------- distribution ------------- count\n");
-    for (size_t i = 0; i < nb; i++) {
-        uint64_t c = h->counts[i];
-        if (!c)
+    for (size_t i = 0; i < nl; i++) {
+        if (!count[i])
             continue;
-        int bar = maxc ? (int)((double)c * 40 / (double)maxc) : 0;
-        if (bar == 0)
-            bar = 1;
-        printf("%12.3f |%-40.*s %llu\n", histogram_bucket_value(i) / 1e6, bar,
-               "****************************************", (unsigned long long)c);
+        int bar = (int)((double)count[i] * 40 / (double)maxc);
+        printf("%s |%-40.*s %llu\n", label[i], bar < 1 ? 1 : bar,
+               "****************************************", (unsigned long long)count[i]);
     }
     printf(" \n");
+    free(label);
+    free(count);
 }
 
 void report_text_final(const struct bench_info *bi, const struct run_stats *st, bool histogram)

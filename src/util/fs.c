@@ -4,6 +4,7 @@
 #include "util/util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
@@ -94,6 +95,23 @@ char *abs_path(const char *path)
     if (path[0] == '/' || !getcwd(cwd, sizeof(cwd)))
         return xstrdup(path);
     return path_join(cwd, path);
+}
+
+int check_writable(const char *opt, const char *path)
+{
+    char *tmp = xasprintf("%s.tmp", path);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0644);
+    int e = errno;
+    if (fd >= 0) {
+        close(fd);
+        unlink(tmp);
+    }
+    free(tmp);
+    if (fd < 0 && e != EEXIST)
+        return error("%s=%s: cannot write there: %s", opt, path, strerror(e));
+    if (is_dir(path))
+        return error("%s=%s: is a directory (expected a file name)", opt, path);
+    return 0;
 }
 
 char *self_exe(void)

@@ -18,6 +18,10 @@ off_t file_size(const char *path);
 char *path_join(const char *a, const char *b);
 /* Absolute form of path: realpath() when it exists, else cwd-joined. Caller frees. */
 char *abs_path(const char *path);
+/* Check early that a file can be written at path (creates and removes path + ".tmp", the
+ * name atomic writers use), so a long run does not fail at its end. -1 with a message naming
+ * opt (e.g. "--output"). */
+int check_writable(const char *opt, const char *path);
 /* The running pgolab binary (for child processes), absolute. Caller frees. */
 char *self_exe(void);
 

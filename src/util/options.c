@@ -276,7 +276,7 @@ void opts_print_help(const struct opt_def *table)
         case OPT_LIST: strbuf_addstr(&left, "=[LIST,...]"); break;
         default: strbuf_addstr(&left, "=STRING"); break;
         }
-        printf("%-30s%s%s", left.buf, d->help ? d->help : "",
+        printf("%-29s %s%s", left.buf, d->help ? d->help : "",
                d->type == OPT_MULTI ? " (repeatable)" : "");
         if (d->defval && *d->defval)
             printf(" [%s]", d->defval);
