@@ -124,4 +124,22 @@ cmp_ok "$F_write" '>' 400 "write_only EVERY=8: writes include the failed attempt
 is "$(sqlite3 -batch "$DB" 'SELECT count(*) FROM sbtest1')" 500 \
     "write_only EVERY=8: rolled-back DELETEs (insert failed) leave the row count unchanged"
 
+note "---- SIGINT during prepare: stops between bulk inserts, exit 2, says what is partial"
+BIG=$TMP/big.db
+"$PGOLAB" bench --sqlite-db="$BIG" --table-size=5000000 oltp_read_write prepare \
+    >"$TMP/bigprep.out" 2>"$TMP/bigprep.err" &
+pid=$!
+for _ in $(seq 1 100); do grep -q '^Inserting' "$TMP/bigprep.out" 2>/dev/null && break; sleep 0.1; done
+sleep 0.5
+kill -INT $pid
+t0=$(date +%s.%N)
+wait $pid
+RC=$?
+ELAPSED=$(calc "$(date +%s.%N) - $t0")
+is "$RC" 2 "prepare + SIGINT: exit 2"
+cmp_ok "$ELAPSED" '<' 10 "prepare + SIGINT: stops soon after the signal (${ELAPSED}s)"
+like "$(cat "$TMP/bigprep.err")" "prepare interrupted while filling 'sbtest1' \([0-9]+ of 5000000 rows\): run cleanup" \
+    "prepare + SIGINT: the message says which table is partial and what to do"
+is "$(grep -c 'secondary index' "$TMP/bigprep.out")" 0 "prepare + SIGINT: no index step after the signal"
+
 done_testing
