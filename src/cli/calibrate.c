@@ -586,12 +586,7 @@ int cmd_calibrate(int argc, char **argv)
         cfg.seed = now_ns() ^ ((uint64_t)getpid() << 32);
     }
 
-    if (opt_str(&o, "workdir"))
-        workdir = xstrdup(opt_str(&o, "workdir"));
-    else if (access("/dev/shm", W_OK) == 0)
-        workdir = xasprintf("/dev/shm/pgolab-%ld", (long)getpid());
-    else
-        workdir = xasprintf("./.pgolab/run-%ld", (long)getpid());
+    workdir = opt_str(&o, "workdir") ? xstrdup(opt_str(&o, "workdir")) : experiment_default_workdir();
     struct stat st;
     made_workdir = stat(workdir, &st) < 0;
     cfg.workdir = workdir;

@@ -1261,6 +1261,34 @@ void experiment_report_text(FILE *out, const struct experiment_config *cfg,
     fflush(out);
     strbuf_release(&sb);
 }
+
+json_t *experiment_variants_json(const struct experiment_config *cfg)
+{
+    json_t *a = json_array();
+    for (int v = 0; v < cfg->nvariants; v++) {
+        const struct variant *var = &cfg->variants[v];
+        json_t *o = json_object();
+        json_object_set_new(o, "name", jstr(var->name));
+        json_object_set_new(o, "baseline", json_boolean(v == 0));
+        json_object_set_new(o, "library", jstr(var->library));
+        json_object_set_new(o, "sha256", jstr(var->sha256));
+        json_object_set_new(o, "version", jstr(var->version));
+        json_object_set_new(o, "source_id", jstr(var->source_id));
+        json_object_set_new(o, "loaded_from", jstr(var->loaded_from));
+        json_object_set_new(o, "compiler", jstr(var->compiler));
+        json_object_set_new(o, "cflags", jstr(var->cflags));
+        json_array_append_new(a, o);
+    }
+    return a;
+}
+
+char *experiment_default_workdir(void)
+{
+    if (access("/dev/shm", W_OK) == 0)
+        return xasprintf("/dev/shm/pgolab-%ld", (long)getpid());
+    return xasprintf("./.pgolab/run-%ld", (long)getpid());
+}
+
 /* ---------------------------------------------------------------- JSON output */
 
 static json_t *summary_json(const struct experiment_config *cfg,
@@ -1350,22 +1378,7 @@ static json_t *experiment_json(const struct experiment_config *cfg,
     json_object_set_new(set, "workdir", jstr(cfg->workdir));
     json_object_set_new(root, "settings", set);
 
-    a = json_array();
-    for (int v = 0; v < cfg->nvariants; v++) {
-        const struct variant *var = &cfg->variants[v];
-        json_t *o = json_object();
-        json_object_set_new(o, "name", jstr(var->name));
-        json_object_set_new(o, "baseline", json_boolean(v == 0));
-        json_object_set_new(o, "library", jstr(var->library));
-        json_object_set_new(o, "sha256", jstr(var->sha256));
-        json_object_set_new(o, "version", jstr(var->version));
-        json_object_set_new(o, "source_id", jstr(var->source_id));
-        json_object_set_new(o, "loaded_from", jstr(var->loaded_from));
-        json_object_set_new(o, "compiler", jstr(var->compiler));
-        json_object_set_new(o, "cflags", jstr(var->cflags));
-        json_array_append_new(a, o);
-    }
-    json_object_set_new(root, "variants", a);
+    json_object_set_new(root, "variants", experiment_variants_json(cfg));
 
     json_t *env = res->env_json ? json_loads(res->env_json, 0, NULL) : NULL;
     json_object_set_new(root, "environment", env ? env : json_object());

@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include <jansson.h>
+
 #include "store/store.h"
 
 /* What a run measures (--measure of compare and pgo). */
@@ -303,5 +305,11 @@ int experiment_write_json(const char *path, const struct experiment_config *cfg,
                           const struct experiment_result *res);
 
 void experiment_result_release(struct experiment_result *res);
+
+/* The variants and their fingerprints as a JSON array (new reference). */
+json_t *experiment_variants_json(const struct experiment_config *cfg);
+/* Default directory for an experiment's databases and logs: /dev/shm/pgolab-PID when /dev/shm
+ * is writable (tmpfs, the seeds' "RAM disk"), else ./.pgolab/run-PID. Caller frees. */
+char *experiment_default_workdir(void);
 
 #endif

@@ -854,21 +854,7 @@ static json_t *experiment_head_json(const struct experiment_config *cfg,
     json_object_set_new(set, "seed", json_string(seed));
     free(seed);
     json_object_set_new(o, "settings", set);
-    a = json_array();
-    for (int v = 0; v < cfg->nvariants; v++) {
-        const struct variant *var = &cfg->variants[v];
-        json_t *vo = json_object();
-        json_object_set_new(vo, "name", jstr(var->name));
-        json_object_set_new(vo, "baseline", json_boolean(v == 0));
-        json_object_set_new(vo, "library", jstr(var->library));
-        json_object_set_new(vo, "sha256", jstr(var->sha256));
-        json_object_set_new(vo, "version", jstr(var->version));
-        json_object_set_new(vo, "source_id", jstr(var->source_id));
-        json_object_set_new(vo, "compiler", jstr(var->compiler));
-        json_object_set_new(vo, "cflags", jstr(var->cflags));
-        json_array_append_new(a, vo);
-    }
-    json_object_set_new(o, "variants", a);
+    json_object_set_new(o, "variants", experiment_variants_json(cfg));
     json_t *env = res->env_json ? json_loads(res->env_json, 0, NULL) : NULL;
     json_object_set_new(o, "environment", env ? env : json_object());
     strbuf_release(&sb);
