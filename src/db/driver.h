@@ -37,11 +37,6 @@ struct db_param {
     int len;
 };
 
-struct db_caps {
-    bool multi_row_insert;   /* INSERT ... VALUES (..),(..) */
-    bool begin_write_hint;   /* BEGIN differs for transactions that will write */
-};
-
 /* Per-connection counters; the owning worker writes them, the reporter reads them with
  * relaxed atomic loads. */
 struct db_counters {
@@ -79,7 +74,6 @@ struct db_driver {
     const char *name;                  /* --db-driver value */
     const char *descr;
     const struct opt_def *options;     /* driver's options (help and parsing) */
-    struct db_caps caps;
     /* Dialect: the id column definition with and without auto-increment, and what follows
      * the column list of CREATE TABLE (e.g. an engine clause). */
     const char *id_auto_inc, *id_plain, *table_suffix;

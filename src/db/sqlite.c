@@ -458,7 +458,6 @@ const struct db_driver sqlite_driver = {
     .name = "sqlite",
     .descr = "SQLite (embedded; library loaded at run time)",
     .options = sqlite_options,
-    .caps = { .multi_row_insert = true, .begin_write_hint = true },
     /* INTEGER + PRIMARY KEY(id) is a rowid alias: an insert without id gets max(id)+1. */
     .id_auto_inc = "INTEGER NOT NULL",
     .id_plain = "INTEGER NOT NULL",
