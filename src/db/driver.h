@@ -1,5 +1,5 @@
 /* driver: the database driver interface (sysbench's db_driver idea): a const table of
- * operations plus capabilities. A db_conn is owned by one worker thread; statements belong to
+ * operations plus dialect strings. A db_conn is owned by one worker thread; statements belong to
  * the connection that prepared them. Dialect differences live in the drivers, never in
  * workloads. Workloads call the db_* wrappers below, the one place that counts r/w/o. */
 #ifndef PGOLAB_DRIVER_H
