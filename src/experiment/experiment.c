@@ -1,5 +1,6 @@
 /* experiment: runs variants x workloads x thread counts x rounds as child processes and
  * reports them (see experiment.h). Owned by the experiment engine; used by pgo and compare. */
+#include "util/argvec.h"
 #include "util/fmt.h"
 #include "util/fs.h"
 #include "experiment/experiment.h"
@@ -330,72 +331,37 @@ static int fail(struct experiment_result *res, const char *fmt, ...)
 
 /* The child's argv: PGOLAB bench --sqlite-library=L --sqlite-db=DB --tables=T
  * --table-size=N --threads=K [extra...] [bench_args...] WORKLOAD COMMAND. */
-struct child_argv {
-    const char *v[64];
-    char *own[16];
-    int n, nown;
-};
-
-static void argv_add(struct child_argv *a, const char *s)
-{
-    if (a->n >= (int)ARRAY_SIZE(a->v) - 1)
-        die("too many arguments for a child process");
-    a->v[a->n++] = s;
-    a->v[a->n] = NULL;
-}
-
-static void argv_addf(struct child_argv *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void argv_addf(struct child_argv *a, const char *fmt, ...)
-{
-    struct strbuf sb = STRBUF_INIT;
-    va_list ap;
-    va_start(ap, fmt);
-    strbuf_vaddf(&sb, fmt, ap);
-    va_end(ap);
-    if (a->nown >= (int)ARRAY_SIZE(a->own))
-        die("too many arguments for a child process");
-    a->own[a->nown] = strbuf_detach(&sb);
-    argv_add(a, a->own[a->nown++]);
-}
-
-static void argv_release(struct child_argv *a)
-{
-    for (int i = 0; i < a->nown; i++)
-        free(a->own[i]);
-    a->nown = a->n = 0;
-}
-
 /* cg_out: run the child under `valgrind --tool=callgrind` writing its profile there (NULL:
  * run it directly). */
-static void child_argv_init(struct child_argv *a, const struct experiment_config *cfg,
+static void child_argv_init(struct argvec *a, const struct experiment_config *cfg,
                             const char *library, const char *db, int threads, const char *cg_out)
 {
     memset(a, 0, sizeof(*a));
     if (cg_out) {
-        argv_add(a, cfg->valgrind ? cfg->valgrind : "valgrind");
-        argv_add(a, "--tool=callgrind");
+        argvec_push(a, cfg->valgrind ? cfg->valgrind : "valgrind");
+        argvec_push(a, "--tool=callgrind");
         /* Count only the worker thread (src/bench/runner.c's worker_main and what it calls):
          * the reporter thread wakes every 20 ms, so its share varies with the wall time the
          * run takes; without it the counts repeat to about 1e-5. */
-        argv_add(a, "--toggle-collect=worker_main");
-        argv_addf(a, "--callgrind-out-file=%s", cg_out);
+        argvec_push(a, "--toggle-collect=worker_main");
+        argvec_pushf(a, "--callgrind-out-file=%s", cg_out);
     }
-    argv_add(a, cfg->pgolab);
-    argv_add(a, "bench");
-    argv_addf(a, "--sqlite-library=%s", library);
-    argv_addf(a, "--sqlite-db=%s", db);
-    argv_addf(a, "--tables=%d", cfg->tables);
-    argv_addf(a, "--table-size=%d", cfg->table_size);
-    argv_addf(a, "--threads=%d", threads);
+    argvec_push(a, cfg->pgolab);
+    argvec_push(a, "bench");
+    argvec_pushf(a, "--sqlite-library=%s", library);
+    argvec_pushf(a, "--sqlite-db=%s", db);
+    argvec_pushf(a, "--tables=%d", cfg->tables);
+    argvec_pushf(a, "--table-size=%d", cfg->table_size);
+    argvec_pushf(a, "--threads=%d", threads);
 }
 
-static void child_argv_finish(struct child_argv *a, const struct experiment_config *cfg,
+static void child_argv_finish(struct argvec *a, const struct experiment_config *cfg,
                               const char *workload, const char *command)
 {
     for (char **b = cfg->bench_args; b && *b; b++)
-        argv_add(a, *b);
-    argv_add(a, workload);
-    argv_add(a, command);
+        argvec_push(a, *b);
+    argvec_push(a, workload);
+    argvec_push(a, command);
 }
 
 /* Prepare the workload's data once, with the baseline library, into template. */
@@ -403,12 +369,12 @@ static int prepare_template(const struct experiment_config *cfg, struct experime
                             int w, const char *template)
 {
     const char *workload = cfg->workloads[w];
-    struct child_argv a;
+    struct argvec a = ARGVEC_INIT;
     char *log = xasprintf("%s/prepare-%d-%s.log", cfg->workdir, w, workload);
     unlink(log);
     child_argv_init(&a, cfg, cfg->variants[0].library, template, 1, NULL);
     child_argv_finish(&a, cfg, workload, "prepare");
-    struct subprocess sp = { .argv = a.v, .log_path = log };
+    struct subprocess sp = { .argv = argvec_argv(&a), .log_path = log };
     if (cfg->progress)
         progress("preparing %s (%d x %d rows)", workload, cfg->tables, cfg->table_size);
     int st = subprocess_run(&sp);
@@ -422,7 +388,7 @@ static int prepare_template(const struct experiment_config *cfg, struct experime
                   cfg->variants[0].name, st, tail);
         free(tail);
     }
-    argv_release(&a);
+    argvec_clear(&a);
     free(log);
     return rc;
 }
@@ -465,31 +431,31 @@ static int run_child(const struct experiment_config *cfg, struct experiment_resu
                      const char *template, const char *rundb, const char *log,
                      const char *cg_out, int events, struct strbuf *out)
 {
-    struct child_argv a;
+    struct argvec a = ARGVEC_INIT;
     if (fresh_copy(res, template, rundb) < 0)
         return -2;
     unlink(log);
     strbuf_reset(out);
     child_argv_init(&a, cfg, library, rundb, threads, cg_out);
     if (cg_out) {
-        argv_addf(&a, "--events=%d", events);
-        argv_add(&a, "--time=0");
+        argvec_pushf(&a, "--events=%d", events);
+        argvec_push(&a, "--time=0");
         if (!has_rand_seed(cfg))
-            argv_add(&a, "--rand-seed=1");
+            argvec_push(&a, "--rand-seed=1");
     } else {
         char *time_arg = fmt_num(cfg->time_s);
-        argv_addf(&a, "--time=%s", time_arg);
+        argvec_pushf(&a, "--time=%s", time_arg);
         free(time_arg);
-        argv_add(&a, "--report-interval=1");
+        argvec_push(&a, "--report-interval=1");
     }
-    argv_add(&a, "--format=json");
+    argvec_push(&a, "--format=json");
     child_argv_finish(&a, cfg, workload, "run");
     /* A run ends itself after --time (or its events); the timeout only guards against a hung
      * child (callgrind runs some 50-100 times slower than the program alone). */
-    struct subprocess sp = { .argv = a.v, .log_path = log, .out = out,
+    struct subprocess sp = { .argv = argvec_argv(&a), .log_path = log, .out = out,
                              .timeout_s = cg_out ? 3600 + events * 0.5 : cfg->time_s * 3 + 60 };
     int st = subprocess_run(&sp);
-    argv_release(&a);
+    argvec_clear(&a);
     return st;
 }
 
@@ -974,19 +940,19 @@ done:
 static int library_info(const struct experiment_config *cfg, struct variant *v)
 {
     struct strbuf out = STRBUF_INIT;
-    struct child_argv a;
+    struct argvec a = ARGVEC_INIT;
     json_error_t je;
     int rc = -1;
 
     memset(&a, 0, sizeof(a));
-    argv_add(&a, cfg->pgolab);
-    argv_add(&a, "bench");
-    argv_addf(&a, "--sqlite-library=%s", v->library);
-    argv_add(&a, "--format=json");
-    argv_add(&a, "info");
-    struct subprocess sp = { .argv = a.v, .out = &out };
+    argvec_push(&a, cfg->pgolab);
+    argvec_push(&a, "bench");
+    argvec_pushf(&a, "--sqlite-library=%s", v->library);
+    argvec_push(&a, "--format=json");
+    argvec_push(&a, "info");
+    struct subprocess sp = { .argv = argvec_argv(&a), .out = &out };
     int st = subprocess_run(&sp);
-    argv_release(&a);
+    argvec_clear(&a);
     if (st != 0) {
         error("variant %s: `pgolab bench --sqlite-library=%s info` failed (exit %d)", v->name,
               v->library, st);
