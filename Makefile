@@ -2,7 +2,7 @@
 # Debian packages first (scripts/install-deps.sh), so both work on a fresh machine.
 
 CC      ?= cc
-PKGS    := jansson gsl sqlite3
+PKGS    := jansson gsl sqlite3 libmariadb libpq
 OPT     ?= -O2 -g
 WARN    ?= -Wall -Wextra -Werror
 CFLAGS  ?= $(OPT)

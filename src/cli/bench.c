@@ -26,7 +26,7 @@ static const struct opt_def general_options[] = {
     { "histogram", OPT_BOOL, "off", "print latency histogram in report" },
     { "verbosity", OPT_INT, "3", "verbosity level {5 - debug, 0 - only critical messages}" },
     { "format", OPT_STRING, "text", "output format: text (sysbench 1.0.20 layout) or json" },
-    { "db-driver", OPT_STRING, "sqlite", "specifies database driver to use (sqlite)" },
+    { "db-driver", OPT_STRING, "sqlite", "specifies database driver to use (sqlite, mysql, pgsql)" },
     OPT_END
 };
 
@@ -56,6 +56,7 @@ static void usage(void)
     int n;
     const struct opt_def *const *dt = db_driver_option_tables(&n);
     printf("\nGeneral database options:\n");
+    opts_print_help(db_common_options);
     for (int i = 0; i < n; i++)
         opts_print_help(dt[i]);
     printf("\nCompiled-in tests:\n");
@@ -260,6 +261,7 @@ int cmd_bench(int argc, char **argv)
     tables[nt++] = general_options;
     tables[nt++] = rand_options;
     tables[nt++] = oltp_options;
+    tables[nt++] = db_common_options;
     for (int i = 0; i < ndt && nt < OPTS_MAX_TABLES; i++)
         tables[nt++] = dt[i];
     opts_init(&opts, tables, nt);

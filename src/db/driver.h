@@ -14,7 +14,10 @@
 enum db_status {
     DB_OK = 0,
     DB_RETRY,      /* deadlock / busy / locked: roll back, count an error, re-run the event */
-    DB_RECONNECT,  /* lost connection: reconnect, re-prepare, count a reconnect */
+    DB_RECONNECT,  /* lost connection, ignorable: the driver has already reconnected and
+                    * re-prepared every statement of the connection (the db_stmt pointers stay
+                    * valid); the event is re-run and a reconnect counted. If reconnecting
+                    * fails the driver returns DB_FATAL instead. */
     DB_FATAL,      /* anything else: stop the run */
 };
 
@@ -24,7 +27,9 @@ enum db_qclass { DB_READ, DB_WRITE, DB_OTHER };
 
 struct db_error {
     enum db_status status;
-    int code;          /* native code (e.g. SQLite extended result code) */
+    int code;          /* native code (SQLite extended result code, MySQL errno; 0 for
+                        * PostgreSQL, whose SQLSTATE is in `state`) */
+    char state[8];     /* SQLSTATE when the driver has one ("40P01"), else "" */
     char msg[512];     /* native message */
 };
 
@@ -77,6 +82,10 @@ struct db_driver {
     /* Dialect: the id column definition with and without auto-increment, and what follows
      * the column list of CREATE TABLE (e.g. an engine clause). */
     const char *id_auto_inc, *id_plain, *table_suffix;
+    /* How oltp_insert (auto_inc on) asks the server for the next id: the literal to insert
+     * into the id column ("0" on MySQL, as sysbench), or NULL to leave the column out
+     * (PostgreSQL's SERIAL, SQLite). */
+    const char *insert_auto_id;
     /* Process-wide setup from options (load the client library). 0 or -1 (message printed). */
     int (*init)(const struct opts *o);
     void (*done)(void);
@@ -99,6 +108,19 @@ struct db_driver {
     /* After an error inside a transaction: roll back (no-op when none is open). */
     void (*rollback)(struct db_conn *c);
 };
+
+/* Options every driver honours (bench's "General database options"): --db-ps-mode=auto|disable
+ * (server-side prepared statements, or statements sent as text with the parameters inlined by
+ * db_sql_expand) and --db-debug (print every statement and error to stderr). */
+extern const struct opt_def db_common_options[];
+
+/* Text of a '?'-placeholder statement with its parameters inlined, for --db-ps-mode=disable:
+ * DB_INT as decimal, DB_TEXT via quote(ctx, out, s, len), which appends the quoted literal
+ * (e.g. mysql_real_escape_string, PQescapeStringConn). '?' inside quoted literals of sql is not
+ * a placeholder. Returns 0, or -1 if the placeholder and parameter counts differ. */
+struct strbuf;
+int db_sql_expand(struct strbuf *out, const char *sql, const struct db_param *p, int np,
+                  void (*quote)(void *ctx, struct strbuf *out, const char *s, int len), void *ctx);
 
 /* Look a driver up by name; NULL if unknown. */
 const struct db_driver *db_driver_find(const char *name);
