@@ -60,7 +60,8 @@ static void *worker_main(void *arg)
         error("thread #%d: cannot connect: %s", w->id, w->conn.err.msg);
     w->connected = ok;
     if (ok && oltp_thread_init(&w->ot, &w->conn, cfg->o, cfg->wl,
-                               cfg->seed + 0x9E3779B97F4A7C15ull * (uint64_t)(w->id + 1)) < 0) {
+                               cfg->seed + 0x9E3779B97F4A7C15ull * (uint64_t)(w->id + 1),
+                               w->id) < 0) {
         error("thread #%d: cannot prepare statements: %s", w->id, w->conn.err.msg);
         ok = 0;
     }
@@ -97,6 +98,11 @@ static void *worker_main(void *arg)
         if (sh->deadline_ns && t1 >= sh->deadline_ns)
             break;
         t0 = t1;
+    }
+    /* The workload's last step (bulk_insert sends its buffered rows); part of the run. */
+    if (!__atomic_load_n(&sh->fatal, __ATOMIC_RELAXED) && oltp_thread_finish(&w->ot) == DB_FATAL) {
+        error("thread #%d: SQL error %d: %s", w->id, w->conn.err.code, w->conn.err.msg);
+        __atomic_store_n(&sh->fatal, 1, __ATOMIC_RELAXED);
     }
 out:
     w->end_ns = now_ns();

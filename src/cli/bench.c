@@ -48,6 +48,7 @@ static void usage(void)
 {
     printf("Usage:\n  pgolab bench [options]... testname [command]\n\n");
     printf("Commands implemented by most tests: prepare run cleanup help\n"
+           "prewarm (alias warmup): load the tables into the buffer pool (MySQL only)\n"
            "pgolab additions: verify (correctness-gate checksum), info (library identity)\n\n");
     printf("General options:\n");
     opts_print_help(general_options);
@@ -98,6 +99,7 @@ struct prep_arg {
     const struct db_driver *drv;
     const struct oltp_opts *o;
     int first, step, rc;
+    bool prewarm;
 };
 
 static void *prepare_worker(void *arg)
@@ -109,7 +111,8 @@ static void *prepare_worker(void *arg)
         a->rc = -1;
         return NULL;
     }
-    a->rc = oltp_prepare_tables(&c, a->o, a->first, a->step);
+    a->rc = a->prewarm ? oltp_prewarm_tables(&c, a->o, a->first, a->step)
+                       : oltp_prepare_tables(&c, a->o, a->first, a->step);
     a->drv->disconnect(&c);
     return NULL;
 }
@@ -120,9 +123,10 @@ static void on_prepare_sigint(int sig)
     oltp_prepare_interrupted = 1;
 }
 
-/* sysbench's parallel prepare: worker t loads tables t+1, t+1+T, ...
+/* sysbench's parallel prepare (and prewarm): worker t loads tables t+1, t+1+T, ...
  * SIGINT stops it between two bulk INSERTs (returns 2: interrupted). */
-static int do_prepare(const struct db_driver *drv, const struct oltp_opts *o, int threads)
+static int do_prepare(const struct db_driver *drv, const struct oltp_opts *o, int threads,
+                      bool prewarm)
 {
     struct sigaction sa = { 0 };
     sa.sa_handler = on_prepare_sigint;
@@ -143,7 +147,7 @@ static int do_prepare(const struct db_driver *drv, const struct oltp_opts *o, in
     if (threads > 1)
         printf("Initializing worker threads...\n\n");
     for (int i = 0; i < n; i++) {
-        args[i] = (struct prep_arg){ drv, o, i + 1, threads, 0 };
+        args[i] = (struct prep_arg){ drv, o, i + 1, threads, 0, prewarm };
         if (n == 1)
             prepare_worker(&args[i]);
         else
@@ -286,7 +290,7 @@ int cmd_bench(int argc, char **argv)
         goto out;
     }
     if (!command) {
-        error("Command is required. Supported commands: prepare, run, cleanup, help, verify, info");
+        error("Command is required. Supported commands: prepare, prewarm, run, cleanup, help, verify, info");
         goto out;
     }
     if (!strcmp(command, "help")) {
@@ -295,12 +299,14 @@ int cmd_bench(int argc, char **argv)
         rc = 0;
         goto out;
     }
-    static const char *const commands[] = { "prepare", "run", "cleanup", "verify", "info" };
+    static const char *const commands[] = { "prepare", "prewarm", "warmup", "run", "cleanup",
+                                            "verify", "info" };
     bool known = false;
     for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
         known |= !strcmp(command, commands[i]);
     if (!known) {
-        error("unknown command '%s' for test %s (expected prepare, run, cleanup, help, verify or info)",
+        error("unknown command '%s' for test %s (expected prepare, prewarm, run, cleanup, help, "
+              "verify or info)",
               command, test);
         goto out;
     }
@@ -369,8 +375,8 @@ int cmd_bench(int argc, char **argv)
         struct db_conn c = { 0 };
         if (!json)
             report_text_banner(&bi);
-        if (!strcmp(command, "prepare")) {
-            rc = do_prepare(drv, &o, bi.threads);
+        if (!strcmp(command, "prepare") || !strcmp(command, "prewarm") || !strcmp(command, "warmup")) {
+            rc = do_prepare(drv, &o, bi.threads, strcmp(command, "prepare") != 0);
             rc = rc < 0 ? 1 : rc;
         } else if (with_conn(drv, &c) == 0) {
             rc = oltp_cleanup(&c, &o) < 0 ? 1 : 0;

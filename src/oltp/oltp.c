@@ -35,6 +35,9 @@ const struct opt_def oltp_options[] = {
     { "skip-trx", OPT_BOOL, "off", "Don't start explicit transactions and execute all queries in the AUTOCOMMIT mode" },
     { "auto-inc", OPT_BOOL, "on", "Use AUTO_INCREMENT column as Primary Key (for MySQL), or its alternatives in other DBMS. When disabled, use client-generated IDs" },
     { "create-secondary", OPT_BOOL, "on", "Create a secondary index in addition to the PRIMARY KEY" },
+    { "random-points", OPT_INT, "10", "Number of random points in the IN() clause in generic SELECTs (select_random_points)" },
+    { "number-of-ranges", OPT_INT, "10", "Number of random BETWEEN ranges per SELECT (select_random_ranges)" },
+    { "delta", OPT_INT, "5", "Size of BETWEEN ranges (select_random_ranges)" },
     OPT_END
 };
 
@@ -76,6 +79,9 @@ int oltp_opts_load(struct oltp_opts *o, const struct opts *opts, const struct wo
         { "index-updates", offsetof(struct oltp_opts, index_updates), 0, 1000000 },
         { "non-index-updates", offsetof(struct oltp_opts, non_index_updates), 0, 1000000 },
         { "delete-inserts", offsetof(struct oltp_opts, delete_inserts), 0, 1000000 },
+        { "threads", offsetof(struct oltp_opts, threads), 1, 100000 },
+        { "random-points", offsetof(struct oltp_opts, random_points), 1, 10000 },
+        { "number-of-ranges", offsetof(struct oltp_opts, number_of_ranges), 1, 10000 },
     };
     int64_t v = 0;
     memset(o, 0, sizeof(*o));
@@ -91,6 +97,10 @@ int oltp_opts_load(struct oltp_opts *o, const struct opts *opts, const struct wo
     if (get_opt_int(opts, "range-size", 1, 2147483647, &v) < 0)
         return -1;
     o->range_size = (uint32_t)v;
+    if (get_opt_int(opts, "delta", 0, 2147483647, &v) < 0)
+        return -1;
+    o->delta = (uint32_t)v;
+    o->prepare_rows = o->table_size;
     o->range_selects = opt_bool(opts, "range-selects");
     o->skip_trx = opt_bool(opts, "skip-trx");
     o->auto_inc = opt_bool(opts, "auto-inc");
@@ -116,6 +126,8 @@ int oltp_opts_load(struct oltp_opts *o, const struct opts *opts, const struct wo
     if (get_opt_int(opts, "rand-seed", 0, INT64_MAX, &v) < 0)
         return -1;
     o->seed = (uint64_t)v;
+    if (wl && wl->one_table && o->tables != 1)
+        return error("--tables=%d: %s uses sbtest1 only (expected --tables=1)", o->tables, wl->name);
     if (wl && wl->fixup)
         wl->fixup(o);
     return 0;
@@ -139,7 +151,11 @@ static enum db_status exec_sql(struct db_conn *c, const char *sql)
 static int create_table(struct db_conn *c, const struct oltp_opts *o, int n)
 {
     const struct db_driver *d = c->drv;
-    char *sql = xasprintf("CREATE TABLE sbtest%d(\n  id %s,\n  k INTEGER DEFAULT '0' NOT NULL,\n"
+    /* bulk_insert's own table (sysbench's bulk_insert.lua: no engine clause, no data). */
+    char *sql = o->bulk_schema
+        ? xasprintf("CREATE TABLE IF NOT EXISTS sbtest%d (\n  id INTEGER NOT NULL,\n"
+                    "  k INTEGER DEFAULT '0' NOT NULL,\n  PRIMARY KEY (id))", n)
+        : xasprintf("CREATE TABLE sbtest%d(\n  id %s,\n  k INTEGER DEFAULT '0' NOT NULL,\n"
                           "  c CHAR(120) DEFAULT '' NOT NULL,\n  pad CHAR(60) DEFAULT '' NOT NULL,\n"
                           "  PRIMARY KEY (id)\n) %s",
                           n, o->auto_inc ? d->id_auto_inc : d->id_plain, d->table_suffix);
@@ -160,7 +176,9 @@ static int fill_table(struct db_conn *c, const struct oltp_opts *o, int n, struc
     size_t head_len;
     int rc = 0;
 
-    printf("Inserting %u records into 'sbtest%d'\n", o->table_size, n);
+    if (!o->prepare_rows)
+        return 0;
+    printf("Inserting %u records into 'sbtest%d'\n", o->prepare_rows, n);
     fflush(stdout);
     if (o->auto_inc)
         head_len = (size_t)snprintf(head, sizeof(head), "INSERT INTO sbtest%d(k, c, pad) VALUES", n);
@@ -170,7 +188,7 @@ static int fill_table(struct db_conn *c, const struct oltp_opts *o, int n, struc
      * loaded by parallel workers interleave batch by batch instead of holding the write lock
      * for a whole table. */
     strbuf_init(&sql, BULK_INSERT_BYTES + 256);
-    for (uint32_t i = 1; i <= o->table_size; i++) {
+    for (uint32_t i = 1; i <= o->prepare_rows; i++) {
         char tuple[256];
         uint32_t k = rand_default(r, &o->rnd, 1, o->table_size);
         int len;
@@ -185,7 +203,7 @@ static int fill_table(struct db_conn *c, const struct oltp_opts *o, int n, struc
         if (sql.len && sql.len + 1 + (size_t)len > BULK_INSERT_BYTES) {
             if (oltp_prepare_interrupted) {
                 error("prepare interrupted while filling 'sbtest%d' (%u of %u rows): run cleanup "
-                      "before the next prepare", n, i - 1, o->table_size);
+                      "before the next prepare", n, i - 1, o->prepare_rows);
                 goto fail;
             }
             if (exec_sql(c, sql.buf) != DB_OK)
@@ -216,9 +234,9 @@ int oltp_prepare_tables(struct db_conn *c, const struct oltp_opts *o, int first,
             return error("prepare interrupted before 'sbtest%d'", n);
         /* Per-table seed: the data does not depend on how tables are striped over threads. */
         rand_seed(&r, (o->seed ? o->seed : 0x5eed) * 1000003u + (uint64_t)n);
-        if (create_table(c, o, n) < 0 || fill_table(c, o, n, &r) < 0)
+        if (create_table(c, o, n) < 0 || (!o->bulk_schema && fill_table(c, o, n, &r) < 0))
             return -1;
-        if (o->create_secondary) {
+        if (o->create_secondary && !o->bulk_schema) {
             char *sql = xasprintf("CREATE INDEX k_%d ON sbtest%d(k)", n, n);
             enum db_status st;
             printf("Creating a secondary index on 'sbtest%d'...\n", n);
@@ -228,6 +246,36 @@ int oltp_prepare_tables(struct db_conn *c, const struct oltp_opts *o, int first,
             if (st != DB_OK)
                 return -1;
         }
+    }
+    return 0;
+}
+
+int oltp_prewarm_tables(struct db_conn *c, const struct oltp_opts *o, int first, int step)
+{
+    if (strcmp(c->drv->name, "mysql"))
+        return error("prewarm is MySQL only (--db-driver=mysql), not %s", c->drv->name);
+    /* In-memory temporary tables for the derived tables below, as sysbench does. */
+    if (exec_sql(c, "SET tmp_table_size=2*1024*1024*1024") != DB_OK ||
+        exec_sql(c, "SET max_heap_table_size=2*1024*1024*1024") != DB_OK)
+        return -1;
+    for (int n = first; n <= o->tables; n += step) {
+        char *q[3] = {
+            xasprintf("ANALYZE TABLE sbtest%d", n),
+            xasprintf("SELECT AVG(id) FROM (SELECT * FROM sbtest%d FORCE KEY (PRIMARY) LIMIT %u) t",
+                      n, o->table_size),
+            xasprintf("SELECT COUNT(*) FROM (SELECT * FROM sbtest%d WHERE k LIKE '%%0%%' LIMIT %u) t",
+                      n, o->table_size),
+        };
+        int rc = 0;
+        printf("Prewarming table sbtest%d\n", n);
+        fflush(stdout);
+        for (size_t i = 0; i < ARRAY_SIZE(q); i++) {
+            if (!rc && exec_sql(c, q[i]) != DB_OK)
+                rc = -1;
+            free(q[i]);
+        }
+        if (rc < 0)
+            return -1;
     }
     return 0;
 }
@@ -262,20 +310,49 @@ int oltp_check_tables(struct db_conn *c, const struct oltp_opts *o)
 
 /* ---- run ---- */
 
+/* "SELECT ... WHERE k IN (?, ?, ...)" / "... k BETWEEN ? AND ? OR ...": n repetitions of
+ * item joined by sep. */
+static char *repeated_sql(const char *head, const char *item, const char *sep, int n)
+{
+    struct strbuf sb = STRBUF_INIT;
+    strbuf_addstr(&sb, head);
+    for (int i = 0; i < n; i++) {
+        if (i)
+            strbuf_addstr(&sb, sep);
+        strbuf_addstr(&sb, item);
+    }
+    if (!strcmp(sep, ", "))
+        strbuf_addch(&sb, ')');
+    return strbuf_detach(&sb);
+}
+
+static char *stmt_text(const struct oltp_opts *o, enum oltp_stmt k, int table)
+{
+    if (k == ST_RANDOM_POINTS)
+        return repeated_sql("SELECT id, k, c, pad FROM sbtest1 WHERE k IN (", "?", ", ",
+                            o->random_points);
+    if (k == ST_RANDOM_RANGES)
+        return repeated_sql("SELECT count(k) FROM sbtest1 WHERE ", "k BETWEEN ? AND ?", " OR ",
+                            o->number_of_ranges);
+    return xasprintf(stmt_sql[k], table);
+}
+
 int oltp_thread_init(struct oltp_thread *t, struct db_conn *c, const struct oltp_opts *o,
-                     const struct workload *wl, uint64_t seed)
+                     const struct workload *wl, uint64_t seed, int tid)
 {
     memset(t, 0, sizeof(*t));
     t->conn = c;
     t->o = o;
     t->wl = wl;
+    t->tid = tid;
+    strbuf_init(&t->bulk, 0);
     rand_seed(&t->rnd, seed);
     t->stmts = xcalloc((size_t)o->tables * ST_COUNT, sizeof(*t->stmts));
     for (int n = 0; n < o->tables; n++)
         for (int k = 0; k < ST_COUNT; k++) {
             if (!(wl->stmts & (1u << k)))
                 continue;
-            char *sql = xasprintf(stmt_sql[k], n + 1);
+            char *sql = stmt_text(o, (enum oltp_stmt)k, n + 1);
             t->stmts[n * ST_COUNT + k] = c->drv->prepare(c, sql);
             free(sql);
             if (!t->stmts[n * ST_COUNT + k])
@@ -284,8 +361,14 @@ int oltp_thread_init(struct oltp_thread *t, struct db_conn *c, const struct oltp
     return 0;
 }
 
+enum db_status oltp_thread_finish(struct oltp_thread *t)
+{
+    return t->wl->finish ? t->wl->finish(t) : DB_OK;
+}
+
 void oltp_thread_done(struct oltp_thread *t)
 {
+    strbuf_release(&t->bulk);
     if (!t->stmts)
         return;
     for (int i = 0; i < t->o->tables * ST_COUNT; i++)
@@ -443,6 +526,121 @@ static void fix_point_select(struct oltp_opts *o)
     o->point_selects = 1;
 }
 
+static enum db_status ev_update_index(struct oltp_thread *t)
+{
+    return index_updates(t);
+}
+
+static enum db_status ev_update_non_index(struct oltp_thread *t)
+{
+    return non_index_updates(t);
+}
+
+/* oltp_delete: one DELETE of a random id; once rows run out it affects nothing (counted as
+ * "other", as sysbench does). */
+static enum db_status ev_delete(struct oltp_thread *t)
+{
+    int tb = pick_table(t);
+    struct db_param p = { .type = DB_INT, .i = pick_id(t) };
+    return db_execute(t->conn, stmt(t, tb, ST_DELETE), &p, 1);
+}
+
+/* oltp_insert: one INSERT sent as text (not prepared), autocommit. With --auto-inc the server
+ * assigns the id (the driver's insert_auto_id: "0" on MySQL, column left out on PostgreSQL and
+ * SQLite); without, ids come from rand_unique() mapped into the signed INT range. */
+static enum db_status ev_insert(struct oltp_thread *t)
+{
+    char sql[320];
+    int tb = pick_table(t) + 1;
+    uint32_t k = pick_id(t);
+    const char *auto_id = t->conn->drv->insert_auto_id;
+    rand_template(&t->rnd, C_TEMPLATE, t->c, C_LEN);
+    rand_template(&t->rnd, PAD_TEMPLATE, t->pad, PAD_LEN);
+    if (t->o->auto_inc && !auto_id)
+        snprintf(sql, sizeof(sql), "INSERT INTO sbtest%d (k, c, pad) VALUES (%u, '%.*s', '%.*s')",
+                 tb, k, (int)C_LEN, t->c, (int)PAD_LEN, t->pad);
+    else if (t->o->auto_inc)
+        snprintf(sql, sizeof(sql), "INSERT INTO sbtest%d (id, k, c, pad) VALUES (%s, %u, '%.*s', '%.*s')",
+                 tb, auto_id, k, (int)C_LEN, t->c, (int)PAD_LEN, t->pad);
+    else
+        snprintf(sql, sizeof(sql), "INSERT INTO sbtest%d (id, k, c, pad) VALUES (%lld, %u, '%.*s', '%.*s')",
+                 tb, (long long)rand_unique() - 2147483648LL, k, (int)C_LEN, t->c, (int)PAD_LEN, t->pad);
+    return db_query(t->conn, sql);
+}
+
+static void fix_insert(struct oltp_opts *o)
+{
+    /* Empty tables when ids are client-generated: prepared ids could collide with them. */
+    if (!o->auto_inc)
+        o->prepare_rows = 0;
+    rand_unique_seed(o->seed ? o->seed : now_ns());
+}
+
+/* select_random_*: each thread draws k values from its own slice of [0, table_size]. */
+static inline uint32_t slice_value(struct oltp_thread *t)
+{
+    uint32_t rlen = t->o->table_size / (uint32_t)t->o->threads;
+    uint32_t lo = rlen * (uint32_t)t->tid;
+    return rand_default(&t->rnd, &t->o->rnd, lo, lo + rlen);
+}
+
+static enum db_status ev_random_points(struct oltp_thread *t)
+{
+    struct db_param p[t->o->random_points];
+    for (int i = 0; i < t->o->random_points; i++)
+        p[i] = (struct db_param){ .type = DB_INT, .i = slice_value(t) };
+    return db_execute(t->conn, stmt(t, 0, ST_RANDOM_POINTS), p, t->o->random_points);
+}
+
+static enum db_status ev_random_ranges(struct oltp_thread *t)
+{
+    int n = t->o->number_of_ranges;
+    struct db_param p[2 * n];
+    for (int i = 0; i < n; i++) {
+        uint32_t v = slice_value(t);
+        p[2 * i] = (struct db_param){ .type = DB_INT, .i = v };
+        p[2 * i + 1] = (struct db_param){ .type = DB_INT, .i = (int64_t)v + t->o->delta };
+    }
+    return db_execute(t->conn, stmt(t, 0, ST_RANDOM_RANGES), p, 2 * n);
+}
+
+/* bulk_insert: an event appends one row (n, n) to this thread's multi-row INSERT into
+ * sbtest<tid+1>; the statement is sent when the next row would overflow 512 KiB, and at the
+ * end (finish). Ids restart at 1 every run, as in sysbench: run cleanup + prepare between
+ * runs. */
+static enum db_status ev_bulk_insert(struct oltp_thread *t)
+{
+    char row[48];
+    int len = snprintf(row, sizeof(row), "(%llu,%llu)", (unsigned long long)t->bulk_rows + 1,
+                       (unsigned long long)t->bulk_rows + 1);
+    if (t->bulk.len && t->bulk.len + 1 + (size_t)len > BULK_INSERT_BYTES) {
+        enum db_status st = db_query(t->conn, t->bulk.buf);
+        strbuf_reset(&t->bulk);
+        if (st != DB_OK)
+            return st;
+    }
+    if (!t->bulk.len)
+        strbuf_addf(&t->bulk, "INSERT INTO sbtest%d VALUES", t->tid + 1);
+    else
+        strbuf_addch(&t->bulk, ',');
+    strbuf_add(&t->bulk, row, (size_t)len);
+    t->bulk_rows++;
+    return DB_OK;
+}
+
+static enum db_status finish_bulk_insert(struct oltp_thread *t)
+{
+    enum db_status st = t->bulk.len ? db_query(t->conn, t->bulk.buf) : DB_OK;
+    strbuf_reset(&t->bulk);
+    return st;
+}
+
+static void fix_bulk_insert(struct oltp_opts *o)
+{
+    o->tables = o->threads;  /* sbtest1..sbtest<threads>, one per thread */
+    o->bulk_schema = true;
+}
+
 enum db_status oltp_event(struct oltp_thread *t, const volatile int *stop)
 {
     t->conn->fault_armed = true;
@@ -463,17 +661,30 @@ enum db_status oltp_event(struct oltp_thread *t, const volatile int *stop)
 #define WRITE_STMTS                                                                              \
     ((1u << ST_INDEX_UPDATE) | (1u << ST_NON_INDEX_UPDATE) | (1u << ST_DELETE) | (1u << ST_INSERT))
 
-/* The catalogue. The other sysbench workloads (oltp_update_index, oltp_delete, oltp_insert,
- * select_random_*, bulk_insert, ...) are further entries built from the same groups. */
+/* The catalogue: sysbench 1.0.20's eleven OLTP scripts (reference/sysbench.md §3). */
 static const struct workload catalogue[] = {
-    { "oltp_read_write", "OLTP read/write: point selects, ranges, updates, delete+insert in a transaction",
-      (1u << ST_POINT) | RANGE_STMTS | WRITE_STMTS, NULL, ev_read_write },
-    { "oltp_read_only", "OLTP read-only: point selects and ranges in a transaction",
-      (1u << ST_POINT) | RANGE_STMTS, NULL, ev_read_only },
-    { "oltp_write_only", "OLTP write-only: updates and delete+insert in a transaction",
-      WRITE_STMTS, NULL, ev_write_only },
-    { "oltp_point_select", "One point select per event, autocommit",
-      1u << ST_POINT, fix_point_select, ev_point_select },
+    { .name = "oltp_read_write", .descr = "OLTP read/write: point selects, ranges, updates, delete+insert in a transaction",
+      .stmts = (1u << ST_POINT) | RANGE_STMTS | WRITE_STMTS, .event = ev_read_write },
+    { .name = "oltp_read_only", .descr = "OLTP read-only: point selects and ranges in a transaction",
+      .stmts = (1u << ST_POINT) | RANGE_STMTS, .event = ev_read_only },
+    { .name = "oltp_write_only", .descr = "OLTP write-only: updates and delete+insert in a transaction",
+      .stmts = WRITE_STMTS, .event = ev_write_only },
+    { .name = "oltp_point_select", .descr = "One point select per event, autocommit",
+      .stmts = 1u << ST_POINT, .fixup = fix_point_select, .event = ev_point_select },
+    { .name = "oltp_update_index", .descr = "UPDATE of the indexed column k (--index-updates per event), autocommit",
+      .stmts = 1u << ST_INDEX_UPDATE, .event = ev_update_index },
+    { .name = "oltp_update_non_index", .descr = "UPDATE of the non-indexed column c (--non-index-updates per event), autocommit",
+      .stmts = 1u << ST_NON_INDEX_UPDATE, .event = ev_update_non_index },
+    { .name = "oltp_delete", .descr = "One DELETE of a random id per event, autocommit",
+      .stmts = 1u << ST_DELETE, .event = ev_delete },
+    { .name = "oltp_insert", .descr = "One INSERT (text, not prepared) per event, autocommit",
+      .stmts = 0, .fixup = fix_insert, .event = ev_insert },
+    { .name = "select_random_points", .descr = "SELECT with --random-points values in an IN() on the k index of sbtest1",
+      .stmts = 1u << ST_RANDOM_POINTS, .event = ev_random_points, .one_table = true },
+    { .name = "select_random_ranges", .descr = "SELECT count(k) over --number-of-ranges BETWEEN ranges of sbtest1",
+      .stmts = 1u << ST_RANDOM_RANGES, .event = ev_random_ranges, .one_table = true },
+    { .name = "bulk_insert", .descr = "Multi-row INSERTs of (id, k) rows into one table per thread (512 KiB each)",
+      .stmts = 0, .fixup = fix_bulk_insert, .event = ev_bulk_insert, .finish = finish_bulk_insert },
 };
 
 const struct workload *workload_find(const char *name)

@@ -12,6 +12,7 @@
 #include "db/driver.h"
 #include "oltp/rand.h"
 #include "util/options.h"
+#include "util/strbuf.h"
 
 /* Statement kinds prepared per table (sysbench's stmt_defs). */
 enum oltp_stmt {
@@ -24,6 +25,8 @@ enum oltp_stmt {
     ST_NON_INDEX_UPDATE,
     ST_DELETE,
     ST_INSERT,
+    ST_RANDOM_POINTS,  /* select_random_points: k IN (?, ... ?) on sbtest1 */
+    ST_RANDOM_RANGES,  /* select_random_ranges: k BETWEEN ? AND ? OR ... on sbtest1 */
     ST_COUNT
 };
 
@@ -34,6 +37,14 @@ struct oltp_opts {
     int index_updates, non_index_updates, delete_inserts;
     uint32_t range_size;  /* --range-size, default 100 */
     bool range_selects, skip_trx, auto_inc, create_secondary;
+    int threads;          /* --threads: select_random_* slices, bulk_insert's tables */
+    int random_points;    /* --random-points, default 10 (select_random_points) */
+    int number_of_ranges; /* --number-of-ranges, default 10 (select_random_ranges) */
+    uint32_t delta;       /* --delta, default 5 (select_random_ranges) */
+    /* Set by workload fixups: */
+    uint32_t prepare_rows;  /* rows prepare inserts per table (table_size; 0 for oltp_insert
+                             * with --auto-inc=off, whose ids come from rand_unique) */
+    bool bulk_schema;       /* bulk_insert: tables are (id, k) only, one per thread, no data */
     struct rand_config rnd;
     uint64_t seed;        /* --rand-seed (0 = from the clock in run; fixed in prepare) */
 };
@@ -49,6 +60,10 @@ struct workload {
     void (*fixup)(struct oltp_opts *o);
     /* One event (= transaction). Returns DB_OK or the first error's class. */
     enum db_status (*event)(struct oltp_thread *t);
+    /* After the worker's last event, on its thread: send what is buffered (bulk_insert's
+     * pending rows). NULL = nothing to do. */
+    enum db_status (*finish)(struct oltp_thread *t);
+    bool one_table;  /* uses sbtest1 only: --tables must be 1 (select_random_*) */
 };
 
 struct oltp_thread {
@@ -57,7 +72,10 @@ struct oltp_thread {
     const struct workload *wl;
     struct rand_state rnd;
     struct db_stmt **stmts;  /* [table * ST_COUNT + kind], tables numbered from 0 */
+    int tid;                 /* worker number, 0-based */
     char c[120], pad[60];    /* template buffers */
+    struct strbuf bulk;      /* bulk_insert: the multi-row INSERT being built */
+    uint64_t bulk_rows;      /* bulk_insert: rows added by this thread (the next id - 1) */
 };
 
 /* The option table of the OLTP workloads (sysbench names and defaults). */
@@ -89,9 +107,17 @@ int oltp_cleanup(struct db_conn *c, const struct oltp_opts *o);
 /* Check that sbtest1..N exist ("table sbtestN does not exist: run prepare first"). */
 int oltp_check_tables(struct db_conn *c, const struct oltp_opts *o);
 
-/* Per-thread setup: prepare the workload's statements for every table. 0 or -1 (c->err). */
+/* prewarm (MySQL only, sysbench's cmd_prewarm): load tables first, first+step, ... into the
+ * buffer pool by scanning the primary key and the k index. 0, or -1 (message printed). */
+int oltp_prewarm_tables(struct db_conn *c, const struct oltp_opts *o, int first, int step);
+
+/* Per-thread setup for worker tid (0-based): prepare the workload's statements for every
+ * table. 0 or -1 (c->err). */
 int oltp_thread_init(struct oltp_thread *t, struct db_conn *c, const struct oltp_opts *o,
-                     const struct workload *wl, uint64_t seed);
+                     const struct workload *wl, uint64_t seed, int tid);
+/* After the last event, on the worker's thread: the workload's finish step (see struct
+ * workload). DB_OK or the error class (c->err). */
+enum db_status oltp_thread_finish(struct oltp_thread *t);
 void oltp_thread_done(struct oltp_thread *t);
 /* Run one event, restarting it after a retryable error (rolled back and counted by the
  * wrappers) until it succeeds, a fatal error occurs, or *stop becomes true. */

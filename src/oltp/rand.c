@@ -278,3 +278,23 @@ size_t rand_template(struct rand_state *r, const char *tmpl, char *buf, size_t l
     }
     return i;
 }
+
+static uint32_t unique_next;
+
+void rand_unique_seed(uint64_t seed)
+{
+    __atomic_store_n(&unique_next, (uint32_t)(seed ^ (seed >> 32)), __ATOMIC_RELAXED);
+}
+
+uint32_t rand_unique(void)
+{
+    /* Every step is invertible on 32 bits (xor-shift, multiply by an odd constant), so distinct
+     * counters give distinct values; constants from Chris Wellons' "lowbias32" hash. */
+    uint32_t x = __atomic_fetch_add(&unique_next, 1, __ATOMIC_RELAXED);
+    x ^= x >> 16;
+    x *= 0x7feb352dU;
+    x ^= x >> 15;
+    x *= 0x846ca68bU;
+    x ^= x >> 16;
+    return x;
+}

@@ -50,6 +50,11 @@ uint32_t rand_pareto(struct rand_state *r, const struct rand_config *c, uint32_t
 /* sysbench 1.1 zipfian: k in [1,n] (n = b-a+1) with P(k) ∝ k^-zipf_exp, returned as a+k-1,
  * by rejection-inversion (Hörmann & Derflinger 1996). Constants are cached per thread for
  * the last (n, exponent) seen. */
+/* sysbench.rand.unique()'s contract: process-wide, thread-safe, each call a different 32-bit
+ * value (a bijective mix of an atomic counter; unique for 2^32 calls). rand_unique_seed sets
+ * where the sequence starts, so runs with different seeds use different values. */
+void rand_unique_seed(uint64_t seed);
+uint32_t rand_unique(void);
 uint32_t rand_zipfian(struct rand_state *r, const struct rand_config *c, uint32_t a, uint32_t b);
 /* Fill buf from a sysbench template: '#' -> random digit, '@' -> random lowercase letter,
  * anything else copied. Writes min(len, strlen(tmpl)) bytes, no NUL; returns that count

@@ -26,8 +26,9 @@
 #define TABLE_SIZE "500"
 #define NROWS 500
 
-/* bench.c keeps its rand options static: the same names and defaults. */
+/* bench.c keeps its general and rand options static: the same names and defaults. */
 static const struct opt_def rand_options[] = {
+    { "threads", OPT_INT, "1", "threads" },
     { "rand-type", OPT_STRING, "uniform", "distribution" },
     { "rand-seed", OPT_INT, "0", "seed" },
     { "rand-spec-iter", OPT_INT, "12", "special iterations" },
@@ -116,7 +117,7 @@ static struct db_counters one_event(const char *wl_name)
     volatile int stop = 0;
     load(&o, wl_name);
     conn_open(&c, false);
-    assert_int_equal(oltp_thread_init(&t, &c, &o, workload_find(wl_name), 42), 0);
+    assert_int_equal(oltp_thread_init(&t, &c, &o, workload_find(wl_name), 42, 0), 0);
     memset(&c.cnt, 0, sizeof(c.cnt));
     assert_int_equal(oltp_event(&t, &stop), DB_OK);
     struct db_counters cnt = c.cnt;
@@ -210,6 +211,124 @@ static void test_classify_point_select(void **state)
     assert_int_equal(c.errors, 0);
 }
 
+/* The other sysbench workloads, one event each: reads/writes/others as sysbench counts them
+ * (reference/sysbench.md §3 catalogue). */
+static void test_classify_other_workloads(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *wl;
+        uint64_t r, w, o;
+    } want[] = {
+        { "oltp_update_index", 0, 1, 0 },     { "oltp_update_non_index", 0, 1, 0 },
+        { "oltp_delete", 0, 1, 0 },           { "oltp_insert", 0, 1, 0 },
+        { "select_random_points", 1, 0, 0 },  { "select_random_ranges", 1, 0, 0 },
+    };
+    fresh_db();
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+        struct db_counters c = one_event(want[i].wl);
+        print_message("%s: %llu/%llu/%llu\n", want[i].wl, (unsigned long long)c.reads,
+                      (unsigned long long)c.writes, (unsigned long long)c.others);
+        assert_int_equal(c.reads, want[i].r);
+        assert_int_equal(c.writes, want[i].w);
+        assert_int_equal(c.others, want[i].o);
+        assert_int_equal(c.errors, 0);
+    }
+}
+
+/* oltp_delete on an emptied table: the DELETE matches nothing and counts as "other". */
+static void test_delete_of_missing_row_is_other(void **state)
+{
+    (void)state;
+    fresh_db();
+    struct db_conn c;
+    conn_open(&c, false);
+    assert_int_equal(db_query(&c, "DELETE FROM sbtest1"), DB_OK);
+    drv->disconnect(&c);
+    struct db_counters cnt = one_event("oltp_delete");
+    assert_int_equal(cnt.writes, 0);
+    assert_int_equal(cnt.others, 1);
+}
+
+static int64_t count_rows(const char *sql)
+{
+    sqlite3 *db;
+    sqlite3_stmt *st;
+    int64_t n = -1;
+    assert_int_equal(sqlite3_open(dbpath, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+    if (sqlite3_step(st) == SQLITE_ROW)
+        n = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return n;
+}
+
+/* oltp_insert: the table grows by one row per event, with a server-assigned id (auto_inc). */
+static void test_insert_adds_rows(void **state)
+{
+    (void)state;
+    fresh_db();
+    for (int i = 0; i < 3; i++)
+        one_event("oltp_insert");
+    assert_int_equal(count_rows("SELECT count(*) FROM sbtest1"), NROWS + 3);
+    assert_int_equal(count_rows("SELECT max(id) FROM sbtest1"), NROWS + 3);
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* rand_unique: distinct values (it is a bijection of a counter). */
+static void test_rand_unique_distinct(void **state)
+{
+    (void)state;
+    enum { N = 100000 };
+    uint32_t *v = malloc(N * sizeof(*v));
+    rand_unique_seed(12345);
+    for (int i = 0; i < N; i++)
+        v[i] = rand_unique();
+    qsort(v, N, sizeof(*v), cmp_u32);
+    for (int i = 1; i < N; i++)
+        assert_true(v[i] != v[i - 1]);
+    /* not just a counter: consecutive calls are far apart */
+    rand_unique_seed(0);
+    uint32_t a = rand_unique(), b = rand_unique();
+    assert_true((a > b ? a - b : b - a) > 1000);
+    free(v);
+}
+
+/* bulk_insert: events buffer rows; finish sends them; rows = events, ids 1..n. */
+static void test_bulk_insert_finish(void **state)
+{
+    (void)state;
+    struct oltp_opts o;
+    struct oltp_thread t;
+    struct db_conn c;
+    volatile int stop = 0;
+    const struct workload *wl = workload_find("bulk_insert");
+    load(&o, "bulk_insert");
+    assert_int_equal(o.tables, 1);  /* one table per thread; --threads=1 */
+    conn_open(&c, false);
+    assert_int_equal(db_query(&c, "DROP TABLE IF EXISTS sbtest1"), DB_OK);
+    assert_int_equal(oltp_prepare_tables(&c, &o, 1, 1), 0);
+    assert_int_equal(oltp_thread_init(&t, &c, &o, wl, 1, 0), 0);
+    memset(&c.cnt, 0, sizeof(c.cnt));
+    for (int i = 0; i < 40000; i++)  /* ~ 2 full 512 KiB statements */
+        assert_int_equal(oltp_event(&t, &stop), DB_OK);
+    uint64_t sent = c.cnt.writes;
+    assert_true(sent >= 1);
+    assert_int_equal(oltp_thread_finish(&t), DB_OK);
+    assert_int_equal(c.cnt.writes, sent + 1);
+    oltp_thread_done(&t);
+    drv->disconnect(&c);
+    assert_int_equal(count_rows("SELECT count(*) FROM sbtest1"), 40000);
+    assert_int_equal(count_rows("SELECT max(id) FROM sbtest1"), 40000);
+    fresh_db();
+}
+
 static void test_read_write_keeps_rows(void **state)
 {
     (void)state;
@@ -220,7 +339,7 @@ static void test_read_write_keeps_rows(void **state)
     fresh_db();
     load(&o, "oltp_read_write");
     conn_open(&c, false);
-    assert_int_equal(oltp_thread_init(&t, &c, &o, workload_find("oltp_read_write"), 99), 0);
+    assert_int_equal(oltp_thread_init(&t, &c, &o, workload_find("oltp_read_write"), 99, 0), 0);
     memset(&c.cnt, 0, sizeof(c.cnt));
     for (int i = 0; i < 50; i++)
         assert_int_equal(oltp_event(&t, &stop), DB_OK);
@@ -290,7 +409,7 @@ static int fault_child(const char *db)
     make_opts(&opts, db);
     if (oltp_opts_load(&o, &opts, wl) < 0 || drv->init(&opts) < 0 || drv->connect(&c) < 0)
         return 10;
-    if (oltp_thread_init(&t, &c, &o, wl, 5) < 0)
+    if (oltp_thread_init(&t, &c, &o, wl, 5, 0) < 0)
         return 11;
     memset(&c.cnt, 0, sizeof(c.cnt));
     for (int i = 0; i < 20; i++)
@@ -387,6 +506,11 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_classify_read_write),
         cmocka_unit_test(test_classify_read_only),
         cmocka_unit_test(test_classify_point_select),
+        cmocka_unit_test(test_classify_other_workloads),
+        cmocka_unit_test(test_delete_of_missing_row_is_other),
+        cmocka_unit_test(test_insert_adds_rows),
+        cmocka_unit_test(test_rand_unique_distinct),
+        cmocka_unit_test(test_bulk_insert_finish),
         cmocka_unit_test(test_read_write_keeps_rows),
         cmocka_unit_test(test_verify_checksum),
         cmocka_unit_test(test_check_tables),
