@@ -25,6 +25,7 @@ static const struct opt_def compare_options[] = {
     { "threads", OPT_LIST, "1,2", "thread counts to run each workload with" },
     { "rounds", OPT_INT, "5", "rounds: each round runs every variant once per workload and thread count" },
     { "time", OPT_INT, "10", "seconds per run" },
+    { "warmup-runs", OPT_INT, "0", "runs per variant, workload and thread count made before round 1 and discarded (warms caches, the page cache and the CPU clock)" },
     { "measure", OPT_STRING, "time", "what to measure: time (tps and latency) or instructions (instructions per transaction under valgrind callgrind: deterministic, for noisy machines; 1 thread)" },
     { "events", OPT_INT, "2000", "--measure=instructions: transactions per run (each run is repeated with EVENTS/5 so the start-up cost cancels out)" },
     { "tables", OPT_INT, "1", "number of tables" },
@@ -188,7 +189,13 @@ int cmd_compare(int argc, char **argv)
               opt_str(&o, "tables"), opt_str(&o, "table-size"));
         goto out;
     }
+    int64_t warmups = opt_int(&o, "warmup-runs");
+    if (warmups < 0 || warmups > 100) {
+        error("invalid --warmup-runs=%s (expected 0..100)", opt_str(&o, "warmup-runs"));
+        goto out;
+    }
     cfg.rounds = (int)rounds;
+    cfg.warmup_runs = (int)warmups;
     cfg.time_s = (double)time_s;
     enum experiment_measure measure;
     if (experiment_measure_parse(opt_str(&o, "measure"), &measure) < 0)

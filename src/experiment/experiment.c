@@ -733,6 +733,44 @@ out:
     return rc;
 }
 
+/* --warmup-runs: before round 1 of workload w, every variant runs each thread count
+ * cfg->warmup_runs times (in a shuffled order, "round 0"); the results are discarded, only a
+ * failure counts. 0, or -1 after fail(). */
+static int warmup(const struct experiment_config *cfg, struct experiment_result *res, int w,
+                  const char *template, const char *rundb, int *order)
+{
+    struct strbuf out = STRBUF_INIT;
+    int rc = 0;
+    for (int k = 1; k <= cfg->warmup_runs && rc == 0; k++)
+        for (int t = 0; t < cfg->nthreads && rc == 0; t++) {
+            experiment_order(cfg->seed, -k, w * cfg->nthreads + t, cfg->nvariants, order);
+            for (int i = 0; i < cfg->nvariants && rc == 0; i++) {
+                const struct variant *var = &cfg->variants[order[i]];
+                char *log = xasprintf("%s/warmup-%d-%d-%d-%s.log", cfg->workdir, w, t, k, var->name);
+                if (cfg->progress)
+                    progress("warm-up %d/%d  %s  threads=%d  %s (discarded)", k, cfg->warmup_runs,
+                             cfg->workloads[w], cfg->threads[t], var->name);
+                int st = run_child(cfg, res, var->library, cfg->workloads[w], cfg->threads[t],
+                                   template, rundb, log, NULL, 0, &out);
+                if (got_signal) {
+                    res->signal = got_signal;
+                    rc = fail(res, "interrupted by %s during a warm-up run", signal_name(got_signal));
+                } else if (st == -2) {
+                    rc = -1;
+                } else if (st != 0) {
+                    char *tail = log_tail_line(log, 3);
+                    rc = fail(res, "warm-up run failed: variant %s, %s, threads=%d: exit %d: %s",
+                              var->name, cfg->workloads[w], cfg->threads[t], st, tail);
+                    free(tail);
+                }
+                remove_db(rundb);
+                free(log);
+            }
+        }
+    strbuf_release(&out);
+    return rc;
+}
+
 /* Index of name in list[0..n), or -1. */
 static int find_name(char *const *list, int n, const char *name)
 {
@@ -890,6 +928,8 @@ int experiment_run(const struct experiment_config *cfg, struct experiment_result
         template = xasprintf("%s/template-%d.db", cfg->workdir, w);
         remove_db(template);
         rc = prepare_template(cfg, res, w, template);
+        if (rc == 0 && cfg->warmup_runs && cfg->measure == MEASURE_TIME)
+            rc = warmup(cfg, res, w, template, rundb, order);
         for (int round = 1; round <= cfg->rounds && rc == 0; round++) {
             for (int t = 0; t < cfg->nthreads && rc == 0; t++) {
                 /* The order depends only on (seed, round, block): a resumed experiment
@@ -1325,6 +1365,8 @@ static json_t *experiment_json(const struct experiment_config *cfg,
         json_array_append_new(a, json_integer(cfg->threads[t]));
     json_object_set_new(set, "threads", a);
     json_object_set_new(set, "rounds", json_integer(cfg->rounds));
+    if (cfg->warmup_runs) /* only then: settings of experiments without warm-up unchanged */
+        json_object_set_new(set, "warmup_runs", json_integer(cfg->warmup_runs));
     json_object_set_new(set, "time_s", jreal(cfg->time_s));
     json_object_set_new(set, "tables", json_integer(cfg->tables));
     json_object_set_new(set, "table_size", json_integer(cfg->table_size));
@@ -1453,6 +1495,8 @@ char *experiment_settings_json(const struct experiment_config *cfg, const char *
         json_array_append_new(a, json_integer(cfg->threads[t]));
     json_object_set_new(set, "threads", a);
     json_object_set_new(set, "rounds", json_integer(cfg->rounds));
+    if (cfg->warmup_runs) /* only then: settings of experiments without warm-up unchanged */
+        json_object_set_new(set, "warmup_runs", json_integer(cfg->warmup_runs));
     json_object_set_new(set, "time_s", jreal(cfg->time_s));
     json_object_set_new(set, "tables", json_integer(cfg->tables));
     json_object_set_new(set, "table_size", json_integer(cfg->table_size));

@@ -50,6 +50,8 @@ struct experiment_config {
     int *threads;              /* thread counts */
     int nthreads;
     int rounds;                /* >= 1 */
+    int warmup_runs;           /* --warmup-runs: runs per variant, workload and thread count
+                                * made before round 1 and discarded (time mode only) */
     double time_s;             /* --time per run */
     int tables, table_size;    /* data set, prepared once per workload */
     const char *workdir;       /* directory for database files (tmpfs when available) */

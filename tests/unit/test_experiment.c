@@ -546,6 +546,8 @@ static const char fake_pgolab[] =
     "  n=$(( $(cat \"$FAKE_COUNT\" 2>/dev/null || echo 0) + 1 )); echo $n > \"$FAKE_COUNT\"\n"
     "  [ \"$n\" -eq \"$FAKE_STOP_AT\" ] && kill -INT $PPID\n"
     "fi\n"
+    /* FAKE_RUNLOG=FILE: every run appends "LIBRARY THREADS" */
+    "[ -n \"$FAKE_RUNLOG\" ] && echo \"${lib##*/} $threads\" >> \"$FAKE_RUNLOG\"\n"
     "case \"$lib\" in *broken*) echo 'FATAL: boom' >&2; exit 1 ;; esac\n"
     "tps=100; case \"$lib\" in *fast*) tps=125 ;; esac\n"
     "printf '{\"tps\":%s,\"qps\":%s0,\"transactions\":10,\"ignored_errors\":0,\"threads\":%s,"
@@ -746,6 +748,65 @@ static int count_lines(const char *text)
     for (const char *c = text; *c; c++)
         n += *c == '\n';
     return n;
+}
+
+/* --warmup-runs: warm-up runs happen first (each variant, each thread count, warmup_runs
+ * times), are discarded (not in res), and the measured runs follow as without them. */
+static void test_warmup_runs(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/pgolab-test-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char *exe = write_file(dir, "pgolab", fake_pgolab, 0755);
+    char *lib_base = write_file(dir, "lib-base.so", "", 0644);
+    char *lib_fast = write_file(dir, "lib-fast.so", "x", 0644);
+    char *runlog = xasprintf("%s/runs.log", dir);
+    int threads[] = { 1, 2 };
+    struct variant v[2] = { { .name = "base", .library = lib_base },
+                            { .name = "fast", .library = lib_fast } };
+    struct experiment_config cfg = {
+        .variants = v, .nvariants = 2, .workloads = workloads1, .nworkloads = 1,
+        .threads = threads, .nthreads = 2, .rounds = 1, .warmup_runs = 2, .time_s = 1,
+        .tables = 1, .table_size = 100, .workdir = dir, .pgolab = exe, .seed = 5,
+    };
+    struct experiment_result res;
+    setenv("FAKE_RUNLOG", runlog, 1);
+    assert_int_equal(experiment_run(&cfg, &res), 0);
+    unsetenv("FAKE_RUNLOG");
+    assert_int_equal(res.nruns, 4);  /* only the measured runs */
+    FILE *f = fopen(runlog, "r");
+    assert_non_null(f);
+    char line[256];
+    int n = 0, per[2][3] = { { 0 } };
+    while (fgets(line, sizeof(line), f)) {
+        int th = 0;
+        char lib[64];
+        assert_int_equal(sscanf(line, "%63s %d", lib, &th), 2);
+        if (n < 8) /* the warm-ups come first: 2 per variant and thread count */
+            per[strstr(lib, "fast") != NULL][th]++;
+        n++;
+    }
+    fclose(f);
+    assert_int_equal(n, 8 + 4);
+    for (int vi = 0; vi < 2; vi++)
+        for (int th = 1; th <= 2; th++)
+            assert_int_equal(per[vi][th], 2);
+    char *settings = experiment_settings_json(&cfg, NULL);
+    assert_non_null(strstr(settings, "\"warmup_runs\":2"));
+    free(settings);
+    cfg.warmup_runs = 0;
+    settings = experiment_settings_json(&cfg, NULL);
+    assert_null(strstr(settings, "warmup_runs"));
+    free(settings);
+    experiment_result_release(&res);
+    unlink(runlog);
+    free(runlog);
+    char *cmd = xasprintf("rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+    free(cmd);
+    free(exe);
+    free(lib_base);
+    free(lib_fast);
 }
 
 static void test_report_seed003(void **state)
@@ -1529,6 +1590,7 @@ int main(void)
         cmocka_unit_test(test_parse_run),
         cmocka_unit_test(test_json_roundtrip),
         cmocka_unit_test(test_run_with_fake_child),
+        cmocka_unit_test(test_warmup_runs),
         cmocka_unit_test(test_report_seed003),
         cmocka_unit_test(test_report_seed002),
         cmocka_unit_test(test_report_csv_json),
