@@ -25,6 +25,7 @@ static const struct opt_def compare_options[] = {
     { "threads", OPT_LIST, "1,2", "thread counts to run each workload with" },
     { "rounds", OPT_INT, "5", "rounds: each round runs every variant once per workload and thread count" },
     { "time", OPT_INT, "10", "seconds per run" },
+    { "reset", OPT_STRING, "run", "when a variant's data returns to the prepared state: run (every run starts from a fresh copy), round (at each round), variant (each variant prepares its own data with its own build, once per workload)" },
     { "warmup-runs", OPT_INT, "0", "runs per variant, workload and thread count made before round 1 and discarded (warms caches, the page cache and the CPU clock)" },
     { "measure", OPT_STRING, "time", "what to measure: time (tps and latency) or instructions (instructions per transaction under valgrind callgrind: deterministic, for noisy machines; 1 thread)" },
     { "events", OPT_INT, "2000", "--measure=instructions: transactions per run (each run is repeated with EVENTS/5 so the start-up cost cancels out)" },
@@ -194,6 +195,8 @@ int cmd_compare(int argc, char **argv)
         error("invalid --warmup-runs=%s (expected 0..100)", opt_str(&o, "warmup-runs"));
         goto out;
     }
+    if (experiment_reset_parse(opt_str(&o, "reset"), &cfg.reset) < 0)
+        goto out;
     cfg.rounds = (int)rounds;
     cfg.warmup_runs = (int)warmups;
     cfg.time_s = (double)time_s;

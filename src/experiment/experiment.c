@@ -364,15 +364,15 @@ static void child_argv_finish(struct argvec *a, const struct experiment_config *
     argvec_push(a, command);
 }
 
-/* Prepare the workload's data once, with the baseline library, into template. */
+/* Prepare the workload's data once, with variant v's build, into template. */
 static int prepare_template(const struct experiment_config *cfg, struct experiment_result *res,
-                            int w, const char *template)
+                            int w, int v, const char *template)
 {
     const char *workload = cfg->workloads[w];
     struct argvec a = ARGVEC_INIT;
-    char *log = xasprintf("%s/prepare-%d-%s.log", cfg->workdir, w, workload);
+    char *log = xasprintf("%s/prepare-%d-%d-%s.log", cfg->workdir, w, v, workload);
     unlink(log);
-    child_argv_init(&a, cfg, cfg->variants[0].library, template, 1, NULL);
+    child_argv_init(&a, cfg, cfg->variants[v].library, template, 1, NULL);
     child_argv_finish(&a, cfg, workload, "prepare");
     struct subprocess sp = { .argv = argvec_argv(&a), .log_path = log };
     if (cfg->progress)
@@ -385,7 +385,7 @@ static int prepare_template(const struct experiment_config *cfg, struct experime
     } else if (st != 0 || !file_exists(template)) {
         char *tail = log_tail_line(log, 3);
         rc = fail(res, "prepare of %s with %s failed (exit %d): %s", workload,
-                  cfg->variants[0].name, st, tail);
+                  cfg->variants[v].name, st, tail);
         free(tail);
     }
     argvec_clear(&a);
@@ -421,8 +421,9 @@ static bool has_rand_seed(const struct experiment_config *cfg)
     return false;
 }
 
-/* One child of a run: fresh copy of the template, then `pgolab bench ... run` with its JSON
- * report into out, stderr into log. Time mode: --time and a report every second. Instruction
+/* One child of a run: a fresh copy of the template at rundb (template NULL: rundb as the
+ * previous run left it), then `pgolab bench ... run` with its JSON report into out, stderr
+ * into log. Time mode: --time and a report every second. Instruction
  * mode (cg_out set): under callgrind, 1 thread, --events=events --time=0, and a fixed
  * --rand-seed unless the options give one, so every variant does the same work. Returns the
  * child's exit status, or -2 after fail() when the copy failed. */
@@ -432,7 +433,7 @@ static int run_child(const struct experiment_config *cfg, struct experiment_resu
                      const char *cg_out, int events, struct strbuf *out)
 {
     struct argvec a = ARGVEC_INIT;
-    if (fresh_copy(res, template, rundb) < 0)
+    if (template && fresh_copy(res, template, rundb) < 0)
         return -2;
     unlink(log);
     strbuf_reset(out);
@@ -496,6 +497,23 @@ static double stored_instr_per_txn(const char *json)
     double x = json_is_number(v) ? json_number_value(v) : NAN;
     json_decref(root);
     return x;
+}
+
+static const char *const reset_names[] = { "run", "round", "variant" };
+
+const char *experiment_reset_name(enum experiment_reset r)
+{
+    return reset_names[r];
+}
+
+int experiment_reset_parse(const char *s, enum experiment_reset *out)
+{
+    for (size_t i = 0; i < ARRAY_SIZE(reset_names); i++)
+        if (!strcmp(s, reset_names[i])) {
+            *out = (enum experiment_reset)i;
+            return 0;
+        }
+    return error("invalid --reset=%s (expected run, round or variant)", s);
 }
 
 int experiment_measure_parse(const char *s, enum experiment_measure *out)
@@ -630,7 +648,8 @@ static int run_instructions(const struct experiment_config *cfg, struct experime
     return 0;
 }
 
-/* One run: fresh copy of the template, child bench run, parse, append to res. */
+/* One run: child bench run on rundb (a fresh copy of template first unless template is NULL;
+ * instruction mode always copies), parse, append to res. */
 static int run_once(const struct experiment_config *cfg, struct experiment_result *res, int w,
                     int t, int round, int v, const char *template, const char *rundb)
 {
@@ -727,17 +746,20 @@ static int run_once(const struct experiment_config *cfg, struct experiment_resul
     rc = 0;
 out:
     free(r.json);
-    remove_db(rundb);
+    if (cfg->reset == RESET_RUN)
+        remove_db(rundb);
     strbuf_release(&out);
     free(log);
     return rc;
 }
 
 /* --warmup-runs: before round 1 of workload w, every variant runs each thread count
- * cfg->warmup_runs times (in a shuffled order, "round 0"); the results are discarded, only a
- * failure counts. 0, or -1 after fail(). */
+ * cfg->warmup_runs times (in a shuffled order of its own); the results are discarded, only a
+ * failure counts. Like measured runs they start from a copy of the template under
+ * --reset=run; otherwise they run on (and warm) the variant's working copy. 0, or -1 after
+ * fail(). */
 static int warmup(const struct experiment_config *cfg, struct experiment_result *res, int w,
-                  const char *template, const char *rundb, int *order)
+                  char **template, char **rundb, bool *fresh, int *order)
 {
     struct strbuf out = STRBUF_INIT;
     int rc = 0;
@@ -750,8 +772,11 @@ static int warmup(const struct experiment_config *cfg, struct experiment_result 
                 if (cfg->progress)
                     progress("warm-up %d/%d  %s  threads=%d  %s (discarded)", k, cfg->warmup_runs,
                              cfg->workloads[w], cfg->threads[t], var->name);
+                int v = order[i];
                 int st = run_child(cfg, res, var->library, cfg->workloads[w], cfg->threads[t],
-                                   template, rundb, log, NULL, 0, &out);
+                                   cfg->reset == RESET_RUN || fresh[v] ? template[v] : NULL,
+                                   rundb[v], log, NULL, 0, &out);
+                fresh[v] = false;
                 if (got_signal) {
                     res->signal = got_signal;
                     rc = fail(res, "interrupted by %s during a warm-up run", signal_name(got_signal));
@@ -763,7 +788,8 @@ static int warmup(const struct experiment_config *cfg, struct experiment_result 
                               var->name, cfg->workloads[w], cfg->threads[t], st, tail);
                     free(tail);
                 }
-                remove_db(rundb);
+                if (cfg->reset == RESET_RUN)
+                    remove_db(rundb[order[i]]);
                 free(log);
             }
         }
@@ -873,8 +899,10 @@ int experiment_run(const struct experiment_config *cfg, struct experiment_result
     struct sigaction sa, old_int, old_term;
     int total = experiment_runs_planned(cfg);
     int *order = xcalloc((size_t)cfg->nvariants + 1, sizeof(int));
-    char *rundb = xasprintf("%s/run.db", cfg->workdir);
-    char *template = NULL;
+    char **rundb = xcalloc((size_t)cfg->nvariants, sizeof(char *));
+    char **template = xcalloc((size_t)cfg->nvariants, sizeof(char *));
+    bool *fresh = xcalloc((size_t)cfg->nvariants, sizeof(bool));
+    bool instr_mode = cfg->measure == MEASURE_INSTRUCTIONS; /* same data for every count */
     uint64_t run_ns = 0;
     int rc = 0, ran = 0;
 
@@ -924,13 +952,27 @@ int experiment_run(const struct experiment_config *cfg, struct experiment_result
         }
         if (!pending)
             continue; /* every run of this workload is recorded: no data to prepare */
-        free(template);
-        template = xasprintf("%s/template-%d.db", cfg->workdir, w);
-        remove_db(template);
-        rc = prepare_template(cfg, res, w, template);
+        /* The data: one template prepared by the baseline, or (--reset=variant) one per
+         * variant prepared by that variant; each variant runs on its own working copy. */
+        for (int v = 0; v < cfg->nvariants && rc == 0; v++) {
+            free(template[v]);
+            free(rundb[v]);
+            bool own = cfg->reset == RESET_VARIANT || v == 0;
+            template[v] = own ? xasprintf("%s/template-%d-%d.db", cfg->workdir, w, v)
+                              : xstrdup(template[0]);
+            rundb[v] = xasprintf("%s/run-%d.db", cfg->workdir, v);
+            fresh[v] = true;
+            if (own) {
+                remove_db(template[v]);
+                rc = prepare_template(cfg, res, w, v, template[v]);
+            }
+        }
         if (rc == 0 && cfg->warmup_runs && cfg->measure == MEASURE_TIME)
-            rc = warmup(cfg, res, w, template, rundb, order);
+            rc = warmup(cfg, res, w, template, rundb, fresh, order);
         for (int round = 1; round <= cfg->rounds && rc == 0; round++) {
+            if (cfg->reset == RESET_ROUND)
+                for (int v = 0; v < cfg->nvariants; v++)
+                    fresh[v] = true;
             for (int t = 0; t < cfg->nthreads && rc == 0; t++) {
                 /* The order depends only on (seed, round, block): a resumed experiment
                  * keeps it and runs what is missing in the same order. */
@@ -956,21 +998,37 @@ int experiment_run(const struct experiment_config *cfg, struct experiment_result
                         strbuf_release(&eta);
                     }
                     uint64_t t0 = now_ns();
-                    rc = run_once(cfg, res, w, t, round, order[i], template, rundb);
+                    int v = order[i];
+                    /* A copy of the template when the data is reset (every run; or the
+                     * variant's first run of the workload or of the round). */
+                    const char *tpl = cfg->reset == RESET_RUN || fresh[v] || instr_mode
+                                          ? template[v] : NULL;
+                    fresh[v] = false;
+                    rc = run_once(cfg, res, w, t, round, v, tpl, rundb[v]);
                     run_ns += now_ns() - t0;
                     ran++;
                 }
             }
         }
-        remove_db(template);
+        for (int v = 0; v < cfg->nvariants; v++) {
+            if (template[v])
+                remove_db(template[v]);
+            if (rundb[v])
+                remove_db(rundb[v]);
+        }
     }
     progress_done();
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
 done:
     res->finished_at = wall_time();
+    for (int v = 0; v < cfg->nvariants; v++) {
+        free(template[v]);
+        free(rundb[v]);
+    }
     free(template);
     free(rundb);
+    free(fresh);
     free(order);
     return rc;
 }
@@ -1365,6 +1423,8 @@ static json_t *experiment_json(const struct experiment_config *cfg,
         json_array_append_new(a, json_integer(cfg->threads[t]));
     json_object_set_new(set, "threads", a);
     json_object_set_new(set, "rounds", json_integer(cfg->rounds));
+    if (cfg->reset != RESET_RUN) /* only then: settings of default experiments unchanged */
+        json_object_set_new(set, "reset", json_string(experiment_reset_name(cfg->reset)));
     if (cfg->warmup_runs) /* only then: settings of experiments without warm-up unchanged */
         json_object_set_new(set, "warmup_runs", json_integer(cfg->warmup_runs));
     json_object_set_new(set, "time_s", jreal(cfg->time_s));
@@ -1495,6 +1555,8 @@ char *experiment_settings_json(const struct experiment_config *cfg, const char *
         json_array_append_new(a, json_integer(cfg->threads[t]));
     json_object_set_new(set, "threads", a);
     json_object_set_new(set, "rounds", json_integer(cfg->rounds));
+    if (cfg->reset != RESET_RUN) /* only then: settings of default experiments unchanged */
+        json_object_set_new(set, "reset", json_string(experiment_reset_name(cfg->reset)));
     if (cfg->warmup_runs) /* only then: settings of experiments without warm-up unchanged */
         json_object_set_new(set, "warmup_runs", json_integer(cfg->warmup_runs));
     json_object_set_new(set, "time_s", jreal(cfg->time_s));

@@ -27,6 +27,17 @@ enum experiment_measure {
 };
 #define EXPERIMENT_EVENTS_DEFAULT 2000  /* --events default of --measure=instructions */
 
+/* When a variant's data is reset to the prepared state (--reset of compare). Every variant
+ * runs on its own working copy of a template. */
+enum experiment_reset {
+    RESET_RUN,      /* every run starts from a fresh copy of the template, prepared once per
+                     * workload by the baseline (the default) */
+    RESET_ROUND,    /* the working copy is refreshed at each variant's first run of a round;
+                     * within a round its runs continue on the data the previous one left */
+    RESET_VARIANT,  /* each variant prepares its own template with its own build (once per
+                     * workload); its runs continue on the same data across rounds */
+};
+
 /* One build under test and its fingerprint. */
 struct variant {
     const char *name;      /* e.g. "baseline", "pgo", or the user's NAME */
@@ -50,6 +61,7 @@ struct experiment_config {
     int *threads;              /* thread counts */
     int nthreads;
     int rounds;                /* >= 1 */
+    enum experiment_reset reset;  /* --reset; instruction mode always copies per run */
     int warmup_runs;           /* --warmup-runs: runs per variant, workload and thread count
                                 * made before round 1 and discarded (time mode only) */
     double time_s;             /* --time per run */
@@ -215,6 +227,10 @@ double experiment_change_pct(const struct experiment_change *c, double *lo, doub
  * report_experiment() (src/report/tables.h) with REPORT_SEED000 and REPORT_TEXT. */
 void experiment_report_text(FILE *out, const struct experiment_config *cfg,
                             const struct experiment_result *res);
+
+/* "run" | "round" | "variant" into *out; -1 with a message otherwise. */
+int experiment_reset_parse(const char *s, enum experiment_reset *out);
+const char *experiment_reset_name(enum experiment_reset r);
 
 /* "time" | "instructions" into *out; -1 with a message otherwise. */
 int experiment_measure_parse(const char *s, enum experiment_measure *out);

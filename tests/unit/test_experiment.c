@@ -535,7 +535,7 @@ static const char fake_pgolab[] =
     "  cmd=$a\n"
     "done\n"
     "case \"$cmd\" in\n"
-    "  prepare) echo prepared > \"$db\"; exit 0 ;;\n"
+    "  prepare) echo \"prepared $lib\" > \"$db\"; exit 0 ;;\n"
     "  info) printf '{\"library\":{\"path\":\"%s\",\"version\":\"3.99.0\",\"source_id\":\"fake-id\","
     "\"loaded_from\":\"%s\"}}\\n' \"$lib\" \"$lib\"; exit 0 ;;\n"
     "esac\n"
@@ -546,8 +546,12 @@ static const char fake_pgolab[] =
     "  n=$(( $(cat \"$FAKE_COUNT\" 2>/dev/null || echo 0) + 1 )); echo $n > \"$FAKE_COUNT\"\n"
     "  [ \"$n\" -eq \"$FAKE_STOP_AT\" ] && kill -INT $PPID\n"
     "fi\n"
-    /* FAKE_RUNLOG=FILE: every run appends "LIBRARY THREADS" */
-    "[ -n \"$FAKE_RUNLOG\" ] && echo \"${lib##*/} $threads\" >> \"$FAKE_RUNLOG\"\n"
+    /* FAKE_RUNLOG=FILE: every run appends "LIBRARY THREADS SEEN PREPARED-BY", SEEN = the runs
+     * the database had seen before (each run appends "ran" to it) */
+    "if [ -n \"$FAKE_RUNLOG\" ]; then\n"
+    "  seen=$(grep -c '^ran' \"$db\"); prep=$(head -1 \"$db\" | cut -d' ' -f2); echo ran >> \"$db\"\n"
+    "  echo \"${lib##*/} $threads $seen ${prep##*/}\" >> \"$FAKE_RUNLOG\"\n"
+    "fi\n"
     "case \"$lib\" in *broken*) echo 'FATAL: boom' >&2; exit 1 ;; esac\n"
     "tps=100; case \"$lib\" in *fast*) tps=125 ;; esac\n"
     "printf '{\"tps\":%s,\"qps\":%s0,\"transactions\":10,\"ignored_errors\":0,\"threads\":%s,"
@@ -807,6 +811,67 @@ static void test_warmup_runs(void **state)
     free(exe);
     free(lib_base);
     free(lib_fast);
+}
+
+/* --reset: which data each run starts from. Each fake run appends to its database and logs
+ * how many runs that database had seen: run = always 0; round = 0, 1 within a variant's round
+ * (2 thread counts), then 0 again; variant = 0..3 over 2 rounds x 2 thread counts, on data
+ * prepared by the variant itself. */
+static void test_reset_modes(void **state)
+{
+    (void)state;
+    static const enum experiment_reset modes[] = { RESET_RUN, RESET_ROUND, RESET_VARIANT };
+    for (size_t m = 0; m < sizeof(modes) / sizeof(modes[0]); m++) {
+        char dir[] = "/tmp/pgolab-test-XXXXXX";
+        assert_non_null(mkdtemp(dir));
+        char *exe = write_file(dir, "pgolab", fake_pgolab, 0755);
+        char *lib_base = write_file(dir, "lib-base.so", "", 0644);
+        char *lib_fast = write_file(dir, "lib-fast.so", "x", 0644);
+        char *runlog = xasprintf("%s/runs.log", dir);
+        int threads[] = { 1, 2 };
+        struct variant v[2] = { { .name = "base", .library = lib_base },
+                                { .name = "fast", .library = lib_fast } };
+        struct experiment_config cfg = {
+            .variants = v, .nvariants = 2, .workloads = workloads1, .nworkloads = 1,
+            .threads = threads, .nthreads = 2, .rounds = 2, .time_s = 1, .tables = 1,
+            .table_size = 100, .workdir = dir, .pgolab = exe, .seed = 9, .reset = modes[m],
+        };
+        struct experiment_result res;
+        setenv("FAKE_RUNLOG", runlog, 1);
+        assert_int_equal(experiment_run(&cfg, &res), 0);
+        unsetenv("FAKE_RUNLOG");
+        assert_int_equal(res.nruns, 8);
+        FILE *f = fopen(runlog, "r");
+        assert_non_null(f);
+        char line[256], lib[64], prep[64];
+        int th, seen, n = 0, count[2] = { 0, 0 };
+        while (fgets(line, sizeof(line), f)) {
+            assert_int_equal(sscanf(line, "%63s %d %d %63s", lib, &th, &seen, prep), 4);
+            int vi = strstr(lib, "fast") != NULL;
+            int k = count[vi]++;  /* this variant's k-th run, in run order */
+            int want = modes[m] == RESET_RUN ? 0 : modes[m] == RESET_ROUND ? k % 2 : k;
+            print_message("%s: %s run %d saw %d (want %d), prepared by %s\n",
+                          experiment_reset_name(modes[m]), lib, k, seen, want, prep);
+            assert_int_equal(seen, want);
+            /* run and round: the baseline's data; variant: its own */
+            assert_string_equal(prep, modes[m] == RESET_VARIANT ? lib : "lib-base.so");
+            n++;
+        }
+        fclose(f);
+        assert_int_equal(n, 8);
+        experiment_result_release(&res);
+        char *cmd = xasprintf("rm -rf %s", dir);
+        assert_int_equal(system(cmd), 0);
+        free(cmd);
+        free(runlog);
+        free(exe);
+        free(lib_base);
+        free(lib_fast);
+    }
+    enum experiment_reset r;
+    assert_int_equal(experiment_reset_parse("round", &r), 0);
+    assert_int_equal(r, RESET_ROUND);
+    assert_int_equal(experiment_reset_parse("never", &r), -1);
 }
 
 static void test_report_seed003(void **state)
@@ -1591,6 +1656,7 @@ int main(void)
         cmocka_unit_test(test_json_roundtrip),
         cmocka_unit_test(test_run_with_fake_child),
         cmocka_unit_test(test_warmup_runs),
+        cmocka_unit_test(test_reset_modes),
         cmocka_unit_test(test_report_seed003),
         cmocka_unit_test(test_report_seed002),
         cmocka_unit_test(test_report_csv_json),
