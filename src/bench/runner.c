@@ -79,6 +79,7 @@ static void *worker_main(void *arg)
     /* One clock read per event: an event starts when the previous one ended (the loop's
      * bookkeeping in between is a few ns). */
     uint64_t t0 = now_ns();
+    double owed_ns = 0, owe_per_ns = cfg->throttle > 0 ? 1.0 / cfg->throttle - 1.0 : 0;
     while (!sh->stop) {
         if (cfg->events && __atomic_fetch_add(&sh->issued, 1, __ATOMIC_RELAXED) >= cfg->events)
             break;
@@ -97,6 +98,14 @@ static void *worker_main(void *arg)
         __atomic_store_n(&w->events, w->events + 1, __ATOMIC_RELAXED);
         if (sh->deadline_ns && t1 >= sh->deadline_ns)
             break;
+        if (owe_per_ns > 0 && (owed_ns += owe_per_ns * (double)(t1 - t0)) >= 1e4) {
+            /* Spin, not sleep: a sleeping thread loses its core and its caches, which would
+             * slow the events themselves and make the slowdown larger than asked. */
+            uint64_t spin = now_ns(), until = spin + (uint64_t)owed_ns;
+            while ((t1 = now_ns()) < until)
+                ;
+            owed_ns -= (double)(t1 - spin);  /* the next event starts after the spin */
+        }
         t0 = t1;
     }
     /* The workload's last step (bulk_insert sends its buffered rows); part of the run. */

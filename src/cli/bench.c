@@ -173,6 +173,22 @@ static int with_conn(const struct db_driver *drv, struct db_conn *c)
     return 0;
 }
 
+/* The runner's throttle test knob from PGOLAB_THROTTLE=F:LIBRARY: run at fraction F of full
+ * speed when --sqlite-library is LIBRARY (so one variant of an experiment can be slowed by a
+ * known factor). 0 when unset or for another library, -1 (message printed) when malformed. */
+static double throttle_knob(const struct opts *opts)
+{
+    const char *e = getenv("PGOLAB_THROTTLE");
+    char *end;
+    if (!e || !*e)
+        return 0;
+    double f = strtod(e, &end);
+    if (*end != ':' || !(f > 0 && f < 1))
+        return error("PGOLAB_THROTTLE=%s: expected F:LIBRARY with 0 < F < 1", e);
+    const char *lib = opt_str(opts, "sqlite-library");
+    return lib && !strcmp(lib, end + 1) ? f : 0;
+}
+
 static int do_run(struct bench_info *bi, const struct db_driver *drv, const struct workload *wl,
                   const struct oltp_opts *o, const struct opts *opts, bool json)
 {
@@ -192,6 +208,9 @@ static int do_run(struct bench_info *bi, const struct db_driver *drv, const stru
     if (!json)
         report_text_run_header(bi);
 
+    double throttle = throttle_knob(opts);
+    if (throttle < 0)
+        return 1;
     uint64_t seed = o->seed;
     if (!seed) {
         struct timespec ts;
@@ -201,7 +220,7 @@ static int do_run(struct bench_info *bi, const struct db_driver *drv, const stru
     struct runner_config rc_cfg = {
         .drv = drv, .wl = wl, .o = o, .threads = bi->threads, .time_s = bi->time_s,
         .events = bi->events, .report_interval = bi->report_interval,
-        .percentile = bi->percentile > 0 ? bi->percentile : 95, .seed = seed,
+        .percentile = bi->percentile > 0 ? bi->percentile : 95, .seed = seed, .throttle = throttle,
         .on_interval = on_interval, .on_start = on_start, .ud = &jc,
     };
     rc = runner_run(&rc_cfg, &st);
