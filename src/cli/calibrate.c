@@ -3,6 +3,7 @@
 #include "cli/cli.h"
 #include "experiment/experiment.h"
 #include "stats/compare.h"
+#include "store/store.h"
 #include "util/fs.h"
 #include "util/options.h"
 #include "util/strbuf.h"
@@ -39,6 +40,7 @@ static const struct opt_def calibrate_options[] = {
     { "rand-seed", OPT_INT, NULL, "seed of the run-order shuffle, also passed to every bench child (default: from the clock)" },
     { "workdir", OPT_STRING, NULL, "directory for databases and logs (default /dev/shm/pgolab-PID, else ./.pgolab/run-PID; removed at the end)" },
     { "output", OPT_STRING, NULL, "also write every run and the calibration to this JSON file" },
+    { "results", OPT_STRING, STORE_DEFAULT_PATH, "results database: the A/A experiment and every run are recorded here as they finish (kind calibrate; `pgolab report` shows it as a comparison)" },
     OPT_END,
 };
 
@@ -503,6 +505,7 @@ int cmd_calibrate(int argc, char **argv)
     struct variant variants[2];
     struct sigaction sa, old_int, old_term;
     struct cal_cell *cells = NULL;
+    struct store *store = NULL;
     char **workloads = NULL, **tlist = NULL, *bench_args[2] = { NULL, NULL };
     char *workdir = NULL, *pgolab = NULL, *name = NULL, *library = NULL;
     int ntl = 0, ncells = 0, rc = 1, ran = 0, made_workdir = 0;
@@ -594,6 +597,9 @@ int cmd_calibrate(int argc, char **argv)
     cfg.pgolab = pgolab;
     cfg.progress = true;
 
+    /* The results file is checked before anything runs (a foreign one is refused untouched). */
+    if (store_open(opt_str(&o, "results"), &store) < 0)
+        goto out;
     /* A' is the same file as A: fingerprint it once and copy. */
     cfg.nvariants = 1;
     int fp = experiment_fingerprint(&cfg);
@@ -611,6 +617,8 @@ int cmd_calibrate(int argc, char **argv)
     variants[1].version = variants[0].version ? xstrdup(variants[0].version) : NULL;
     variants[1].source_id = variants[0].source_id ? xstrdup(variants[0].source_id) : NULL;
     variants[1].loaded_from = variants[0].loaded_from ? xstrdup(variants[0].loaded_from) : NULL;
+    if (experiment_record_begin(&cfg, store, "calibrate", NULL) < 0)
+        goto out;
     if (stderr_is_tty()) {
         int total = cfg.nworkloads * cfg.nthreads * cfg.rounds * 2;
         fprintf(stderr, "calibrate: %s%s%s, %d runs of %g s (about %.0f min); Ctrl-C stops "
@@ -621,6 +629,8 @@ int cmd_calibrate(int argc, char **argv)
 
     ran = 1;
     int run_rc = experiment_run(&cfg, &res);
+    if (experiment_record_finish(&cfg, &res, run_rc) < 0 && run_rc == 0)
+        run_rc = -1;
     cells = calibrate_cells(&cfg, &res, &ncells);
     if (res.nruns > 0)
         print_report(stdout, &cfg, &res, cells, ncells);
@@ -652,6 +662,7 @@ out:
     free(pgolab);
     free(name);
     free(library);
+    store_close(store);
     opts_release(&o);
     return rc;
 }

@@ -11,7 +11,7 @@
 Z=1.959964+0.841621
 
 run=(--bench=oltp_point_select --threads=1,2 --rounds=4 --time=1 --table-size=1000)
-timeout 180 "$PGOLAB" calibrate "${run[@]}" --workdir="$TMP/wd" --output="$TMP/cal.json" \
+timeout 180 "$PGOLAB" calibrate "${run[@]}" --workdir="$TMP/wd" --output="$TMP/cal.json" --results="$TMP/r.db" \
     >"$TMP/cal.out" 2>"$TMP/cal.err"
 is "$?" 0 "calibrate: exit 0" || diag "$(cat "$TMP/cal.err")"
 out=$(cat "$TMP/cal.out")
@@ -71,22 +71,29 @@ read -r nruns ncells < <(perl -MJSON::PP -e 'local $/; my $j = decode_json(<STDI
 is "$nruns" 16 "JSON: 2 variants x 2 thread counts x 4 rounds = 16 runs"
 is "$ncells" 6 "JSON: a calibration cell per row"
 ok "workdir removed at the end" test ! -e "$TMP/wd"
+# Recorded in the results database like a compare: kind calibrate, every run, complete.
+like "$(cat "$TMP/cal.err")" "experiment 1 recorded in $TMP/r\.db" "says where it is recorded"
+is "$(sq "$TMP/r.db" "SELECT kind || ' ' || status || ' ' || (SELECT count(*) FROM runs WHERE experiment_id = 1) FROM experiments WHERE id = 1")" \
+    "calibrate complete 16" "results database: the calibrate experiment, complete, 16 runs"
+like "$(timeout 60 "$PGOLAB" report --results="$TMP/r.db" --experiment=1 2>&1)" "Transactions per second, oltp_point_select" \
+    "pgolab report shows the stored A/A experiment"
 
 # Below stats_min_rounds(0.05) = 4 the test can never reach significance.
-timeout 120 "$PGOLAB" calibrate --bench=oltp_point_select --rounds=2 --time=1 --table-size=1000 \
+timeout 120 "$PGOLAB" calibrate --bench=oltp_point_select --rounds=2 --time=1 --table-size=1000 --results="$TMP/r.db" \
     >"$TMP/few.out" 2>"$TMP/few.err"
 is "$?" 0 "calibrate --rounds=2: exit 0"
 like "$(cat "$TMP/few.out")" "never reach significance at alpha 0\.05" "--rounds=2: says the test can never reach significance"
 like "$(cat "$TMP/few.out")" "\| +never \(< 4 rounds\) \|" "--rounds=2: detectable column says never"
 
 # Ctrl-C midway: exit 2.
-timeout 120 "$PGOLAB" calibrate --bench=oltp_point_select --rounds=20 --time=1 --table-size=1000 \
+timeout 120 "$PGOLAB" calibrate --bench=oltp_point_select --rounds=20 --time=1 --table-size=1000 --results="$TMP/r.db" \
     >"$TMP/int.out" 2>"$TMP/int.err" &
 pid=$!
 sleep 4
 kill -INT $pid
 wait $pid
 is "$?" 2 "interrupted calibrate: exit 2"
+is "$(sq "$TMP/r.db" "SELECT status FROM experiments WHERE id = 3")" "interrupted" "interrupted calibrate: recorded as interrupted"
 
 bad() {
     local desc=$1 re=$2
