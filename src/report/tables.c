@@ -1275,13 +1275,26 @@ void report_compare(struct strbuf *out, const struct experiment_loaded *a,
         jcells = json_array();
     }
 
-    for (int m = 0; m < METRIC_COUNT; m++) {
+    /* The metrics both experiments measured: time (tps, avg, p95) or instructions. */
+    static const enum experiment_metric time_metrics[] = { METRIC_TPS, METRIC_LAT_AVG_MS,
+                                                           METRIC_LAT_P95_MS };
+    static const enum experiment_metric instr_metrics[] = { METRIC_INSTR };
+    bool ia = a->cfg.measure == MEASURE_INSTRUCTIONS, ib = b->cfg.measure == MEASURE_INSTRUCTIONS;
+    const enum experiment_metric *metrics = ia ? instr_metrics : time_metrics;
+    int nmetrics = ia != ib ? 0 : ia ? 1 : 3;
+    if (ia != ib && (fmt == REPORT_TEXT || fmt == REPORT_MARKDOWN))
+        strbuf_addf(out, "\nNo tables: experiment %lld measured %s and experiment %lld %s; "
+                         "the numbers are not comparable.\n",
+                    ida, ia ? "instructions" : "time", idb, ib ? "instructions" : "time");
+    for (int mi = 0; mi < nmetrics; mi++) {
+        enum experiment_metric m = metrics[mi];
+        const char *mtitle = m == METRIC_INSTR ? INSTR_TITLE : seed000_title[m];
         struct table t;
         if (fmt == REPORT_TEXT || fmt == REPORT_MARKDOWN) {
             if (fmt == REPORT_MARKDOWN)
-                strbuf_addf(out, "\n### Table %d. %s\n\n", m + 1, seed000_title[m]);
+                strbuf_addf(out, "\n### Table %d. %s\n\n", mi + 1, mtitle);
             else
-                strbuf_addf(out, "\nTable %d. %s\n\n", m + 1, seed000_title[m]);
+                strbuf_addf(out, "\nTable %d. %s\n\n", mi + 1, mtitle);
         }
         table_init(&t, 6, nc);
         static const char *const head[] = { "variant", "workload", "threads" };
@@ -1295,10 +1308,8 @@ void report_compare(struct strbuf *out, const struct experiment_loaded *a,
         for (int i = 0; i < nc; i++)
             for (int side = 0; side < 2; side++) {
                 int n;
-                double *x = side ? side_values(b, cells[i].vb, cells[i].wb, cells[i].threads,
-                                               (enum experiment_metric)m, &n)
-                                 : side_values(a, cells[i].va, cells[i].wa, cells[i].threads,
-                                               (enum experiment_metric)m, &n);
+                double *x = side ? side_values(b, cells[i].vb, cells[i].wb, cells[i].threads, m, &n)
+                                 : side_values(a, cells[i].va, cells[i].wa, cells[i].threads, m, &n);
                 for (int k = 0; k < n; k++)
                     minv = x[k] < minv ? x[k] : minv;
                 free(x);
@@ -1309,9 +1320,9 @@ void report_compare(struct strbuf *out, const struct experiment_loaded *a,
             int n1, n2;
             struct experiment_change ch;
             struct strbuf verdict = STRBUF_INIT;
-            double *x1 = side_values(a, c->va, c->wa, c->threads, (enum experiment_metric)m, &n1);
-            double *x2 = side_values(b, c->vb, c->wb, c->threads, (enum experiment_metric)m, &n2);
-            xchange(x1, n1, x2, n2, (enum experiment_metric)m, xseed(a, b, i, m), &ch);
+            double *x1 = side_values(a, c->va, c->wa, c->threads, m, &n1);
+            double *x2 = side_values(b, c->vb, c->wb, c->threads, m, &n2);
+            xchange(x1, n1, x2, n2, m, xseed(a, b, i, m), &ch);
             experiment_change_format(&verdict, &ch);
             table_set(&t, i, 0, xstrdup(c->variant), NULL);
             table_set(&t, i, 1, xstrdup(c->workload), NULL);
@@ -1324,8 +1335,7 @@ void report_compare(struct strbuf *out, const struct experiment_loaded *a,
             bool h2 = n2 && stats_summarize(x2, n2, &s2) == 0;
             double lo, hi, pct = experiment_change_pct(&ch, &lo, &hi);
             if (fmt == REPORT_CSV) {
-                strbuf_addf(out, "%lld,%lld,%s,", ida, idb,
-                            experiment_metric_key((enum experiment_metric)m));
+                strbuf_addf(out, "%lld,%lld,%s,", ida, idb, experiment_metric_key(m));
                 csv_field(out, c->variant);
                 strbuf_addch(out, ',');
                 csv_field(out, c->workload);
@@ -1352,8 +1362,7 @@ void report_compare(struct strbuf *out, const struct experiment_loaded *a,
                 strbuf_addch(out, '\n');
             } else if (fmt == REPORT_JSON) {
                 json_t *o = json_object();
-                json_object_set_new(o, "metric",
-                                    json_string(experiment_metric_key((enum experiment_metric)m)));
+                json_object_set_new(o, "metric", json_string(experiment_metric_key(m)));
                 json_object_set_new(o, "variant", jstr(c->variant));
                 json_object_set_new(o, "workload", jstr(c->workload));
                 json_object_set_new(o, "threads", json_integer(c->threads));
@@ -1392,6 +1401,10 @@ int report_compare_slower(const struct experiment_loaded *a, const struct experi
                           double pct, struct strbuf *why)
 {
     int nc, n = 0;
+    if ((a->cfg.measure == MEASURE_INSTRUCTIONS) != (b->cfg.measure == MEASURE_INSTRUCTIONS))
+        return 0; /* time against instructions: nothing comparable (the report says so) */
+    /* instruction mode: "slower" = significantly more instructions per transaction */
+    enum experiment_metric m = a->cfg.measure == MEASURE_INSTRUCTIONS ? METRIC_INSTR : METRIC_TPS;
     struct xcell *cells = xcells(&a->cfg, &b->cfg, &nc);
     char *na = xasprintf("experiment %lld", (long long)a->cfg.experiment_id);
     char *nb = NULL;
@@ -1399,16 +1412,17 @@ int report_compare_slower(const struct experiment_loaded *a, const struct experi
         const struct xcell *c = &cells[i];
         int n1, n2;
         struct experiment_change ch;
-        double *x1 = side_values(a, c->va, c->wa, c->threads, METRIC_TPS, &n1);
-        double *x2 = side_values(b, c->vb, c->wb, c->threads, METRIC_TPS, &n2);
-        xchange(x1, n1, x2, n2, METRIC_TPS, xseed(a, b, i, METRIC_TPS), &ch);
+        double *x1 = side_values(a, c->va, c->wa, c->threads, m, &n1);
+        double *x2 = side_values(b, c->vb, c->wb, c->threads, m, &n2);
+        xchange(x1, n1, x2, n2, m, xseed(a, b, i, m), &ch);
         free(x1);
         free(x2);
         if (!slower_than(&ch, pct))
             continue;
         free(nb);
         nb = xasprintf("%s in experiment %lld", c->variant, (long long)b->cfg.experiment_id);
-        add_slower_line(why, nb, na, c->workload, c->threads, &ch, "tps");
+        add_slower_line(why, nb, na, c->workload, c->threads, &ch,
+                        m == METRIC_INSTR ? "instructions per transaction" : "tps");
         n++;
     }
     free(nb);

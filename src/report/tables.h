@@ -66,9 +66,11 @@ void report_experiment(struct strbuf *out, const struct experiment_config *cfg,
 /* Append the comparison of two stored experiments to out (`pgolab report --compare=A,B`):
  * first a WARNING block with the environment differences (experiment_env_diff, load
  * included), notes on differing settings and builds, then per metric (tps, avg and p95
- * latency) a row per (variant, workload, threads) found in either: A's median, B's median and
- * the change of B against A with its CI ("~" when not significant). Variants are matched by
- * name, workloads by name, thread counts by value. */
+ * latency; instructions per transaction when both measured instructions; no table, only a
+ * note, when one measured time and the other instructions) a row per (variant, workload,
+ * threads) found in either: A's median, B's median and the change of B against A with its CI
+ * ("~" when not significant). Variants are matched by name, workloads by name, thread counts
+ * by value. */
 void report_compare(struct strbuf *out, const struct experiment_loaded *a,
                     const struct experiment_loaded *b, enum report_format fmt);
 
@@ -86,7 +88,8 @@ int report_slower(const struct experiment_config *cfg, const struct experiment_r
 int report_fail_if_slower(const struct experiment_config *cfg, const struct experiment_result *res,
                           double pct);
 
-/* The same for two stored experiments: cells where B is significantly slower than A. */
+/* The same for two stored experiments: cells where B is significantly slower than A (tps,
+ * or instructions per transaction when both measured instructions; 0 when they differ). */
 int report_compare_slower(const struct experiment_loaded *a, const struct experiment_loaded *b,
                           double pct, struct strbuf *why);
 /* report_compare_slower() with the verdict on stderr; 1 when some cell is slower, else 0. */

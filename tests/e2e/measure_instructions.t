@@ -48,6 +48,42 @@ like "$(cat "$TMP/rep.out")" "Instructions per transaction \(callgrind; determin
 is "$(sq "$TMP/results.db" "SELECT json_extract(settings_json, '\$.measure') || ' ' || json_extract(settings_json, '\$.events') FROM experiments WHERE id = 1")" \
     "instructions 300" "settings record measure and events"
 
+# report --compare of two instruction-mode experiments. Two rounds can never be significant,
+# so experiment 2 is experiment 1 with its rounds recorded twice (4 rounds), and experiment 3
+# is experiment 2 with B's counts raised by 10%, as a build that executes 10% more
+# instructions would record them.
+copy_exp() { # copy_exp FROM TO ROUND_OFFSET B_FACTOR: runs of FROM (rounds shifted) into TO
+    sq "$TMP/results.db" "INSERT OR IGNORE INTO experiments (id, kind, created_at, finished_at, status,
+            settings_json, settings_hash, environment_json, seed) SELECT $2, kind, created_at + $2,
+            finished_at, status, json_set(settings_json, '\$.rounds', 4), settings_hash,
+            environment_json, seed FROM experiments WHERE id = $1;
+        INSERT OR IGNORE INTO variants SELECT $2, idx, name, library, sha256, version, source_id,
+            compiler, cflags, fingerprint_json FROM variants WHERE experiment_id = $1;
+        INSERT INTO runs (experiment_id, variant_idx, workload, threads, round, seq, started_at,
+            duration_s, tps, qps, lat_min_ms, lat_avg_ms, lat_p95_ms, lat_max_ms, transactions,
+            errors, report_json)
+            SELECT $2, variant_idx, workload, threads, round + $3, seq + $3 * 10, started_at,
+            duration_s, tps, qps, lat_min_ms, lat_avg_ms, lat_p95_ms, lat_max_ms, transactions,
+            errors, CASE variant_idx WHEN 1 THEN json_set(report_json,
+                '\$.callgrind.instructions_per_transaction',
+                json_extract(report_json, '\$.callgrind.instructions_per_transaction') * $4)
+            ELSE report_json END FROM runs WHERE experiment_id = $1"
+}
+copy_exp 1 2 0 1 && copy_exp 1 2 2 1 && copy_exp 2 3 0 1.1
+is "$(sq "$TMP/results.db" "SELECT count(*) FROM runs WHERE experiment_id = 3")" 8 "experiment 3: 4 rounds x 2 variants"
+timeout 60 "$PGOLAB" report --results="$TMP/results.db" --compare=2,3 >"$TMP/x.out" 2>"$TMP/x.err"
+is "$?" 0 "report --compare=2,3 of instruction experiments: exit 0"
+like "$(cat "$TMP/x.out")" "Table 1\. Instructions per transaction \(callgrind; deterministic, not time\)" \
+    "--compare: the instructions table"
+unlike "$(cat "$TMP/x.out")" "Transactions per second" "--compare: no tps table"
+like "$(cat "$TMP/x.out")" "^\| +A \| oltp_read_only \| +1 \| +[0-9.]+ \([0-9.]+-[0-9.]+\) \| +[0-9.]+ \([0-9.]+-[0-9.]+\) \| +~ +\|$" \
+    "--compare: A unchanged (the same counts in both)"
+like "$(cat "$TMP/x.out")" "^\| +B \| oltp_read_only \| +1 \| .* \| +-[0-9.]+% \(95% CI .*\) +\|$" \
+    "--compare: B's 10% more instructions shown as a change with its CI"
+timeout 60 "$PGOLAB" report --results="$TMP/results.db" --compare=2,3 --fail-if-slower=5 >/dev/null 2>"$TMP/f.err"
+is "$?" 3 "--compare --fail-if-slower=5: B needs 10% more instructions: exit 3"
+like "$(cat "$TMP/f.err")" "instructions per transaction" "... and names the metric"
+
 "$PGOLAB" compare "${vars[@]}" --results="$TMP/results.db" --measure=cycles >"$TMP/bad.out" 2>"$TMP/bad.err"
 is "$?" 1 "--measure=cycles: exit 1"
 like "$(cat "$TMP/bad.err")" "invalid --measure=cycles \(expected time or instructions\)" "--measure=cycles: says what is valid"
