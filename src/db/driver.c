@@ -99,6 +99,8 @@ static bool inject_fault(struct db_conn *c)
 static void count(struct db_conn *c, enum db_status st, enum db_qclass cls)
 {
     uint64_t *slot;
+    if (st == DB_FATAL)
+        return; /* stops the run: not an ignored error */
     if (st == DB_OK)
         slot = cls == DB_READ ? &c->cnt.reads : cls == DB_WRITE ? &c->cnt.writes : &c->cnt.others;
     else if (st == DB_RECONNECT)

@@ -65,6 +65,8 @@ struct db_conn {
 
 /* Library facts reported in JSON and used by the isolation test. */
 struct db_libinfo {
+    const char *product;      /* the client library's name for the banner: "SQLite",
+                               * "libmariadb", "libpq" (NULL: the driver's name) */
     const char *path;         /* the library file that was loaded */
     const char *version;      /* e.g. "3.40.1" */
     const char *source_id;    /* build source id (sqlite3_sourceid(), called by us) */

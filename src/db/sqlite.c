@@ -215,6 +215,7 @@ static int sqlite_libinfo(struct db_libinfo *info)
 {
     if (!lib_handle)
         return -1;
+    info->product = "SQLite";
     info->path = lib_path;
     info->version = api.libversion();
     info->source_id = api.sourceid();

@@ -6,6 +6,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 json_t *report_json_libinfo(const struct db_libinfo *lib)
 {
@@ -20,7 +21,11 @@ static json_t *options_json(const struct opts *o)
     json_t *j = json_object();
     for (int i = 0; o && i < o->nvalues; i++) {
         const struct opt_value *v = &o->values[i];
-        json_object_set_new(j, v->def->name, jstr(v->value));
+        /* Never a password (--mysql-password, --pgsql-password): only whether one was given. */
+        if (strstr(v->def->name, "password"))
+            json_object_set_new(j, v->def->name, json_string(v->value && *v->value ? "(hidden)" : ""));
+        else
+            json_object_set_new(j, v->def->name, jstr(v->value));
     }
     return j;
 }

@@ -20,8 +20,9 @@ void mean_stddev(const double *v, int n, double *mean, double *sd)
 
 void report_text_banner(const struct bench_info *bi)
 {
-    printf("sysbench 1.0.20 (pgolab %s, %s %s)\n\n", PGOLAB_VERSION,
-           bi->lib.version ? "SQLite" : bi->driver, bi->lib.version ? bi->lib.version : "");
+    printf("sysbench 1.0.20 (pgolab %s, %s%s%s)\n\n", PGOLAB_VERSION,
+           bi->lib.product ? bi->lib.product : bi->driver, bi->lib.version ? " " : "",
+           bi->lib.version ? bi->lib.version : "");
 }
 
 void report_text_run_header(const struct bench_info *bi)
