@@ -3,8 +3,10 @@
 #include "cli/cli.h"
 #include "experiment/experiment.h"
 #include "report/tables.h"
+#include "server/server.h"
 #include "store/store.h"
 #include "oltp/oltp.h"
+#include "util/argvec.h"
 #include "util/fs.h"
 #include "util/options.h"
 #include "util/strbuf.h"
@@ -20,7 +22,8 @@
 
 static const struct opt_def compare_options[] = {
     { "variant", OPT_MULTI, NULL,
-      "a build to measure: NAME=sqlite:/path/to/libsqlite3.so; two or more, the first is the baseline" },
+      "a build to measure: NAME=sqlite:/path/to/libsqlite3.so, NAME=mysql:/path/to/mariadbd, NAME=pgsql:/path/to/postgres (binary or install prefix: pgolab starts it on a private datadir on tmpfs for each run), or NAME=mysql://HOST:PORT / NAME=pgsql://HOST:PORT (a running server); two or more, the first is the baseline" },
+    { "server-option", OPT_MULTI, NULL, "an option for the managed servers' command line, NAME=VALUE (mysql: --NAME=VALUE; pgsql: -c NAME=VALUE), e.g. innodb_buffer_pool_size=1G" },
     { "bench", OPT_LIST, "oltp_read_only,oltp_read_write", "workloads to run" },
     { "threads", OPT_LIST, "1,2", "thread counts to run each workload with" },
     { "rounds", OPT_INT, "5", "rounds: each round runs every variant once per workload and thread count" },
@@ -78,36 +81,58 @@ static void compare_usage(void)
            "                 --time=2 --rounds=2\n");
 }
 
-/* Parse "NAME=sqlite:PATH" into v (name and library point into spec, which must outlive v). */
+#define VARIANT_FORMS                                                                           \
+    "NAME=sqlite:/path/to/libsqlite3.so, NAME=mysql:/path/to/mariadbd (or an install prefix), "  \
+    "NAME=pgsql:/path/to/postgres (or a prefix), or NAME=mysql://HOST:PORT / pgsql://HOST:PORT "  \
+    "for a running server"
+
+/* Parse "NAME=KIND:WHAT" into v (name, library and host point into spec, which must outlive
+ * v): sqlite:LIB, mysql|pgsql:BINARY-or-PREFIX (a managed server), mysql|pgsql://HOST:PORT
+ * (a running server). */
 static int parse_variant(char *spec, struct variant *v)
 {
     char *eq = strchr(spec, '=');
     if (!eq || eq == spec)
-        return error("--variant wants NAME=sqlite:/path/to/libsqlite3.so, not '%s'", spec);
+        return error("--variant wants " VARIANT_FORMS ", not '%s'", spec);
     *eq = '\0';
     char *kind = eq + 1, *colon = strchr(kind, ':');
     if (!colon)
-        return error("variant %s: '%s' is not KIND:PATH (e.g. sqlite:/path/to/libsqlite3.so)",
-                     spec, kind);
+        return error("variant %s: '%s' is not KIND:PATH (" VARIANT_FORMS ")", spec, kind);
     *colon = '\0';
-    const char *path = colon + 1;
-    if (!strcmp(kind, "mysql") || !strcmp(kind, "mariadb") || !strcmp(kind, "pgsql") ||
-        !strcmp(kind, "postgresql"))
-        return error("variant %s: %s variants are not supported yet (mysql/pgsql variants come "
-                     "later); use NAME=sqlite:/path/to/libsqlite3.so",
-                     spec, kind);
-    if (strcmp(kind, "sqlite"))
-        return error("variant %s: unknown kind '%s' (expected sqlite:/path/to/libsqlite3.so)",
-                     spec, kind);
+    char *path = colon + 1;
     struct stat st;
-    if (!*path || stat(path, &st) < 0)
-        return error("variant %s: library %s: %s", spec, *path ? path : "(empty path)",
-                     *path ? strerror(errno) : "missing");
-    if (!S_ISREG(st.st_mode))
-        return error("variant %s: library %s is not a regular file", spec, path);
     memset(v, 0, sizeof(*v));
     v->name = spec;
     v->library = path;
+    if (!strcmp(kind, "sqlite")) {
+        if (!*path || stat(path, &st) < 0)
+            return error("variant %s: library %s: %s", spec, *path ? path : "(empty path)",
+                         *path ? strerror(errno) : "missing");
+        if (!S_ISREG(st.st_mode))
+            return error("variant %s: library %s is not a regular file", spec, path);
+        return 0;
+    }
+    if (server_kind_parse(kind, &v->server_kind) < 0)
+        return error("variant %s: unknown kind '%s' (" VARIANT_FORMS ")", spec, kind);
+    if (!strncmp(path, "//", 2)) {
+        /* mysql://HOST:PORT: keep "KIND://HOST:PORT" as the variant's identity */
+        char *host = path + 2, *pc = strrchr(host, ':'), *end = NULL;
+        long port = pc ? strtol(pc + 1, &end, 10) : 0;
+        if (!pc || pc == host || !end || *end || port < 1 || port > 65535)
+            return error("variant %s: '%s:%s' is not %s://HOST:PORT", spec, kind, path, kind);
+        colon[0] = ':';                      /* library = "mysql://host:port" */
+        v->library = kind;
+        v->host = xstrndup(host, (size_t)(pc - host));
+        v->port = (int)port;
+        v->kind = VARIANT_EXTERNAL;
+        return 0;
+    }
+    if (!*path || stat(path, &st) < 0)
+        return error("variant %s: server %s: %s", spec, *path ? path : "(empty path)",
+                     *path ? strerror(errno) : "missing");
+    if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+        return error("variant %s: %s is neither a server binary nor an install prefix", spec, path);
+    v->kind = VARIANT_SERVER;
     return 0;
 }
 
@@ -141,8 +166,9 @@ int cmd_compare(int argc, char **argv)
 
     const char *const *given = opt_multi(&o, "variant", &nspecs);
     if (nspecs < 2) {
-        error("compare needs at least two --variant NAME=sqlite:/path/to/libsqlite3.so "
-              "(the first is the baseline; see `pgolab compare help`)");
+        error("compare needs at least two --variant NAME=KIND:PATH, e.g. "
+              "NAME=sqlite:/path/to/libsqlite3.so (the first is the baseline; see `pgolab "
+              "compare help`)");
         goto out;
     }
     specs = xcalloc((size_t)nspecs, sizeof(char *));
@@ -159,6 +185,21 @@ int cmd_compare(int argc, char **argv)
                 goto out;
             }
     }
+
+    int nsopt = 0;
+    const char *const *sopts = opt_multi(&o, "server-option", &nsopt);
+    for (int i = 0; i < nsopt; i++) { /* checked against each managed server's kind now */
+        for (int v = 0; v < cfg.nvariants; v++) {
+            struct argvec tmp = ARGVEC_INIT;
+            int bad = cfg.variants[v].kind == VARIANT_SERVER &&
+                      server_option_args(cfg.variants[v].server_kind, sopts[i], &tmp) < 0;
+            argvec_clear(&tmp);
+            if (bad)
+                goto out;
+        }
+    }
+    cfg.server_options = (char **)sopts;
+    cfg.nserver_options = nsopt;
 
     workloads = opt_list(&o, "bench", &cfg.nworkloads);
     if (workload_check_list("bench", workloads, cfg.nworkloads) < 0)
@@ -205,6 +246,12 @@ int cmd_compare(int argc, char **argv)
         goto out;
     if (measure == MEASURE_INSTRUCTIONS && !opt_is_set(&o, "threads"))
         cfg.nthreads = 1; /* the default 1,2: 1 without a warning */
+    for (int v = 0; measure == MEASURE_INSTRUCTIONS && v < cfg.nvariants; v++)
+        if (cfg.variants[v].kind != VARIANT_SQLITE) {
+            error("--measure=instructions counts the client process only; variant %s is a "
+                  "server (use --measure=time)", cfg.variants[v].name);
+            goto out;
+        }
     if (measure == MEASURE_INSTRUCTIONS &&
         experiment_instructions_setup(&cfg, opt_int(&o, "events")) < 0)
         goto out;
@@ -275,8 +322,10 @@ out:
     if (ran && made_workdir)
         remove_tree(workdir);
     experiment_result_release(&res);
-    for (int i = 0; i < cfg.nvariants; i++)
+    for (int i = 0; i < cfg.nvariants; i++) {
         experiment_variant_release(&cfg.variants[i]);
+        free((char *)cfg.variants[i].host);
+    }
     free(cfg.variants);
     free(cfg.threads);
     for (int i = 0; specs && i < nspecs; i++)

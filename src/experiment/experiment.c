@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "report/tables.h"
+#include "server/server.h"
 #include "stats/compare.h"
 #include "store/store.h"
 #include "version.h"
@@ -329,12 +330,14 @@ static int fail(struct experiment_result *res, const char *fmt, ...)
     return -1;
 }
 
-/* The child's argv: PGOLAB bench --sqlite-library=L --sqlite-db=DB --tables=T
- * --table-size=N --threads=K [extra...] [bench_args...] WORKLOAD COMMAND. */
-/* cg_out: run the child under `valgrind --tool=callgrind` writing its profile there (NULL:
- * run it directly). */
+/* The child's argv: PGOLAB bench TARGET --tables=T --table-size=N --threads=K [extra...]
+ * [bench_args...] WORKLOAD COMMAND, where TARGET is --sqlite-library=L --sqlite-db=DB, or the
+ * client options of the variant's running server (srv), or of its external server. cg_out:
+ * run the child under `valgrind --tool=callgrind` writing its profile there (NULL: run it
+ * directly). */
 static void child_argv_init(struct argvec *a, const struct experiment_config *cfg,
-                            const char *library, const char *db, int threads, const char *cg_out)
+                            const struct variant *var, const char *db, const struct server *srv,
+                            int threads, const char *cg_out)
 {
     memset(a, 0, sizeof(*a));
     if (cg_out) {
@@ -348,8 +351,17 @@ static void child_argv_init(struct argvec *a, const struct experiment_config *cf
     }
     argvec_push(a, cfg->pgolab);
     argvec_push(a, "bench");
-    argvec_pushf(a, "--sqlite-library=%s", library);
-    argvec_pushf(a, "--sqlite-db=%s", db);
+    if (var->kind == VARIANT_SERVER) {
+        server_client_args(srv, a);
+    } else if (var->kind == VARIANT_EXTERNAL) {
+        const char *k = server_kind_name(var->server_kind);
+        argvec_pushf(a, "--db-driver=%s", k);
+        argvec_pushf(a, "--%s-host=%s", k, var->host);
+        argvec_pushf(a, "--%s-port=%d", k, var->port);
+    } else {
+        argvec_pushf(a, "--sqlite-library=%s", var->library);
+        argvec_pushf(a, "--sqlite-db=%s", db);
+    }
     argvec_pushf(a, "--tables=%d", cfg->tables);
     argvec_pushf(a, "--table-size=%d", cfg->table_size);
     argvec_pushf(a, "--threads=%d", threads);
@@ -364,28 +376,117 @@ static void child_argv_finish(struct argvec *a, const struct experiment_config *
     argvec_push(a, command);
 }
 
-/* Prepare the workload's data once, with variant v's build, into template. */
+/* ---- a variant's data: a SQLite file, or a managed server's datadir ---- */
+
+/* Remove a variant's data at path (SQLite files, or a datadir tree). */
+static void remove_data(const struct variant *var, const char *path)
+{
+    if (var->kind == VARIANT_SERVER)
+        remove_tree(path);
+    else
+        remove_db(path);
+}
+
+static int fresh_copy(struct experiment_result *res, const char *template, const char *rundb);
+
+/* Make work a fresh copy of template: the SQLite file (and -wal), or the stopped server's
+ * whole datadir (cp -a: owners and modes kept, as PostgreSQL wants). 0, or -1 after fail(). */
+static int copy_data(struct experiment_result *res, const struct variant *var,
+                     const char *template, const char *work)
+{
+    if (var->kind != VARIANT_SERVER)
+        return fresh_copy(res, template, work);
+    remove_tree(work);
+    const char *argv[] = { "cp", "-a", "--", template, work, NULL };
+    struct strbuf out = STRBUF_INIT;  /* cp prints nothing on stdout; its stderr is ours */
+    struct subprocess sp = { .argv = argv, .out = &out, .timeout_s = 3600 };
+    int st = subprocess_run(&sp);
+    strbuf_release(&out);
+    if (st != 0)
+        return fail(res, "cannot copy the datadir %s to %s (cp exit %d)", template, work, st);
+    return 0;
+}
+
+/* The tail of the last managed server's log after a failed run (for the run's message). */
+static char *last_server_tail;
+
+/* Start variant var's server on datadir (initialized there when new). 0, or -1 after fail()
+ * (server_start printed why, with the server's log tail). */
+static int start_server(const struct experiment_config *cfg, struct experiment_result *res,
+                        const struct variant *var, const char *datadir, struct server *srv)
+{
+    struct server_config sc = {
+        .kind = var->server_kind, .datadir = datadir, .options = cfg->server_options,
+        .noptions = cfg->nserver_options,
+    };
+    if (is_dir(var->library))
+        sc.prefix = var->library;
+    else
+        sc.server = var->library;
+    if (server_start(srv, &sc) == 0)
+        return 0;
+    if (got_signal) {
+        res->signal = got_signal;
+        return fail(res, "interrupted by %s while starting the server of %s",
+                    signal_name(got_signal), var->name);
+    }
+    return fail(res, "variant %s: the server %s did not start on %s (see above)", var->name,
+                var->library, datadir);
+}
+
+/* Stop a server started by start_server (cleanly; server_stop reports a failure). */
+static void stop_server(struct server *srv)
+{
+    if (srv->pid)
+        server_stop(srv, 120);
+    server_release(srv);
+}
+
+/* Prepare the workload's data once, with variant v's build, into template (a managed server:
+ * its own datadir, with the server started for it and stopped after; an external server: in
+ * place, after a cleanup). */
 static int prepare_template(const struct experiment_config *cfg, struct experiment_result *res,
                             int w, int v, const char *template)
 {
+    const struct variant *var = &cfg->variants[v];
     const char *workload = cfg->workloads[w];
     struct argvec a = ARGVEC_INIT;
+    struct server srv;
     char *log = xasprintf("%s/prepare-%d-%d-%s.log", cfg->workdir, w, v, workload);
+    int st = 0, rc = 0;
+    memset(&srv, 0, sizeof(srv));
     unlink(log);
-    child_argv_init(&a, cfg, cfg->variants[v].library, template, 1, NULL);
-    child_argv_finish(&a, cfg, workload, "prepare");
-    struct subprocess sp = { .argv = argvec_argv(&a), .log_path = log };
     if (cfg->progress)
-        progress("preparing %s (%d x %d rows)", workload, cfg->tables, cfg->table_size);
-    int st = subprocess_run(&sp);
-    int rc = 0;
+        progress("preparing %s (%d x %d rows) for %s", workload, cfg->tables, cfg->table_size,
+                 var->name);
+    if (var->kind == VARIANT_SERVER) {
+        remove_tree(template);
+        if (start_server(cfg, res, var, template, &srv) < 0) {
+            free(log);
+            return -1;
+        }
+    }
+    if (var->kind == VARIANT_EXTERNAL) { /* sysbench's way: cleanup, then prepare */
+        child_argv_init(&a, cfg, var, template, &srv, 1, NULL);
+        child_argv_finish(&a, cfg, workload, "cleanup");
+        struct subprocess sp = { .argv = argvec_argv(&a), .log_path = log };
+        st = subprocess_run(&sp);
+        argvec_clear(&a);
+    }
+    if (st == 0 && !got_signal) {
+        child_argv_init(&a, cfg, var, template, &srv, 1, NULL);
+        child_argv_finish(&a, cfg, workload, "prepare");
+        struct subprocess sp = { .argv = argvec_argv(&a), .log_path = log };
+        st = subprocess_run(&sp);
+    }
+    stop_server(&srv);
     if (got_signal) {
         res->signal = got_signal;
         rc = fail(res, "interrupted by %s while preparing %s", signal_name(got_signal), workload);
-    } else if (st != 0 || !file_exists(template)) {
+    } else if (st != 0 || (var->kind == VARIANT_SQLITE && !file_exists(template))) {
         char *tail = log_tail_line(log, 3);
-        rc = fail(res, "prepare of %s with %s failed (exit %d): %s", workload,
-                  cfg->variants[v].name, st, tail);
+        rc = fail(res, "prepare of %s with %s failed (exit %d): %s", workload, var->name, st,
+                  tail);
         free(tail);
     }
     argvec_clear(&a);
@@ -428,16 +529,22 @@ static bool has_rand_seed(const struct experiment_config *cfg)
  * --rand-seed unless the options give one, so every variant does the same work. Returns the
  * child's exit status, or -2 after fail() when the copy failed. */
 static int run_child(const struct experiment_config *cfg, struct experiment_result *res,
-                     const char *library, const char *workload, int threads,
+                     const struct variant *var, const char *workload, int threads,
                      const char *template, const char *rundb, const char *log,
                      const char *cg_out, int events, struct strbuf *out)
 {
     struct argvec a = ARGVEC_INIT;
-    if (template && fresh_copy(res, template, rundb) < 0)
+    struct server srv;
+    memset(&srv, 0, sizeof(srv));
+    if (template && copy_data(res, var, template, rundb) < 0)
+        return -2;
+    /* A managed server is started for this run alone (restarted between runs, seed 001's
+     * method) and stopped cleanly after it. */
+    if (var->kind == VARIANT_SERVER && start_server(cfg, res, var, rundb, &srv) < 0)
         return -2;
     unlink(log);
     strbuf_reset(out);
-    child_argv_init(&a, cfg, library, rundb, threads, cg_out);
+    child_argv_init(&a, cfg, var, rundb, &srv, threads, cg_out);
     if (cg_out) {
         argvec_pushf(&a, "--events=%d", events);
         argvec_push(&a, "--time=0");
@@ -457,6 +564,19 @@ static int run_child(const struct experiment_config *cfg, struct experiment_resu
                              .timeout_s = cg_out ? 3600 + events * 0.5 : cfg->time_s * 3 + 60 };
     int st = subprocess_run(&sp);
     argvec_clear(&a);
+    if (var->kind == VARIANT_SERVER) {
+        free(last_server_tail);
+        last_server_tail = NULL;
+        if (st != 0) { /* e.g. the server died: its own last words go with the run's error */
+            char *tail = log_tail_line(srv.log, 3);
+            last_server_tail = xasprintf("%s; server log %s: %s",
+                                         server_status(&srv, NULL) == SERVER_GONE
+                                             ? "the server is gone" : "the server is running",
+                                         srv.log, tail);
+            free(tail);
+        }
+        stop_server(&srv);
+    }
     return st;
 }
 
@@ -596,8 +716,7 @@ static int run_instructions(const struct experiment_config *cfg, struct experime
     for (int k = 0; k < 2; k++) {
         char *cg = xasprintf("%s/cg.%03d.%s.out", cfg->workdir, seq + 1, k ? "n" : "n5");
         unlink(cg);
-        int st = run_child(cfg, res, var->library, workload, 1, template, rundb, log, cg,
-                           counts[k], out);
+        int st = run_child(cfg, res, var, workload, 1, template, rundb, log, cg, counts[k], out);
         int rc = 0;
         if (st == -2) {
             rc = -1;
@@ -672,8 +791,7 @@ static int run_once(const struct experiment_config *cfg, struct experiment_resul
         if (ir < 0 && !got_signal)
             goto out;
     } else {
-        st = run_child(cfg, res, var->library, workload, threads, template, rundb, log, NULL, 0,
-                       &out);
+        st = run_child(cfg, res, var, workload, threads, template, rundb, log, NULL, 0, &out);
         if (st == -2)
             goto out;
     }
@@ -689,8 +807,9 @@ static int run_once(const struct experiment_config *cfg, struct experiment_resul
     }
     if (st != 0) {
         char *tail = log_tail_line(log, 3);
-        fail(res, "run failed: variant %s, %s, threads=%d, round %d/%d: exit %d: %s", var->name,
-             workload, threads, round, cfg->rounds, st, tail);
+        fail(res, "run failed: variant %s, %s, threads=%d, round %d/%d: exit %d: %s%s%s",
+             var->name, workload, threads, round, cfg->rounds, st, tail,
+             last_server_tail ? "; " : "", last_server_tail ? last_server_tail : "");
         free(tail);
         goto out;
     }
@@ -746,8 +865,8 @@ static int run_once(const struct experiment_config *cfg, struct experiment_resul
     rc = 0;
 out:
     free(r.json);
-    if (cfg->reset == RESET_RUN)
-        remove_db(rundb);
+    if (cfg->reset == RESET_RUN && var->kind != VARIANT_EXTERNAL)
+        remove_data(var, rundb);
     strbuf_release(&out);
     free(log);
     return rc;
@@ -773,8 +892,9 @@ static int warmup(const struct experiment_config *cfg, struct experiment_result 
                     progress("warm-up %d/%d  %s  threads=%d  %s (discarded)", k, cfg->warmup_runs,
                              cfg->workloads[w], cfg->threads[t], var->name);
                 int v = order[i];
-                int st = run_child(cfg, res, var->library, cfg->workloads[w], cfg->threads[t],
-                                   cfg->reset == RESET_RUN || fresh[v] ? template[v] : NULL,
+                int st = run_child(cfg, res, var, cfg->workloads[w], cfg->threads[t],
+                                   (cfg->reset == RESET_RUN || fresh[v]) && var->kind != VARIANT_EXTERNAL
+                                       ? template[v] : NULL,
                                    rundb[v], log, NULL, 0, &out);
                 fresh[v] = false;
                 if (got_signal) {
@@ -788,8 +908,8 @@ static int warmup(const struct experiment_config *cfg, struct experiment_result 
                               var->name, cfg->workloads[w], cfg->threads[t], st, tail);
                     free(tail);
                 }
-                if (cfg->reset == RESET_RUN)
-                    remove_db(rundb[order[i]]);
+                if (cfg->reset == RESET_RUN && var->kind != VARIANT_EXTERNAL)
+                    remove_data(var, rundb[v]);
                 free(log);
             }
         }
@@ -955,15 +1075,25 @@ int experiment_run(const struct experiment_config *cfg, struct experiment_result
         /* The data: one template prepared by the baseline, or (--reset=variant) one per
          * variant prepared by that variant; each variant runs on its own working copy. */
         for (int v = 0; v < cfg->nvariants && rc == 0; v++) {
+            const struct variant *var = &cfg->variants[v];
             free(template[v]);
             free(rundb[v]);
-            bool own = cfg->reset == RESET_VARIANT || v == 0;
-            template[v] = own ? xasprintf("%s/template-%d-%d.db", cfg->workdir, w, v)
+            template[v] = rundb[v] = NULL;
+            fresh[v] = var->kind != VARIANT_EXTERNAL;
+            if (var->kind == VARIANT_EXTERNAL) { /* data in place, prepared once */
+                rc = prepare_template(cfg, res, w, v, NULL);
+                continue;
+            }
+            /* A server's datadir is its own (another build may not read it); SQLite
+             * variants share the baseline's file unless --reset=variant. */
+            bool own = cfg->reset == RESET_VARIANT || var->kind == VARIANT_SERVER ||
+                       cfg->variants[0].kind != VARIANT_SQLITE || v == 0;
+            const char *sfx = var->kind == VARIANT_SERVER ? "d" : "db";
+            template[v] = own ? xasprintf("%s/template-%d-%d.%s", cfg->workdir, w, v, sfx)
                               : xstrdup(template[0]);
-            rundb[v] = xasprintf("%s/run-%d.db", cfg->workdir, v);
-            fresh[v] = true;
+            rundb[v] = xasprintf("%s/run-%d.%s", cfg->workdir, v, sfx);
             if (own) {
-                remove_db(template[v]);
+                remove_data(var, template[v]);
                 rc = prepare_template(cfg, res, w, v, template[v]);
             }
         }
@@ -1001,7 +1131,8 @@ int experiment_run(const struct experiment_config *cfg, struct experiment_result
                     int v = order[i];
                     /* A copy of the template when the data is reset (every run; or the
                      * variant's first run of the workload or of the round). */
-                    const char *tpl = cfg->reset == RESET_RUN || fresh[v] || instr_mode
+                    const char *tpl = (cfg->reset == RESET_RUN || fresh[v] || instr_mode) &&
+                                      cfg->variants[v].kind != VARIANT_EXTERNAL
                                           ? template[v] : NULL;
                     fresh[v] = false;
                     rc = run_once(cfg, res, w, t, round, v, tpl, rundb[v]);
@@ -1012,9 +1143,9 @@ int experiment_run(const struct experiment_config *cfg, struct experiment_result
         }
         for (int v = 0; v < cfg->nvariants; v++) {
             if (template[v])
-                remove_db(template[v]);
+                remove_data(&cfg->variants[v], template[v]);
             if (rundb[v])
-                remove_db(rundb[v]);
+                remove_data(&cfg->variants[v], rundb[v]);
         }
     }
     progress_done();
@@ -1094,10 +1225,69 @@ static int library_sha256(struct variant *v)
     return rc;
 }
 
+/* A managed server variant: the binary (given, or found in the prefix) and the flavor and
+ * version its --version prints, as "MariaDB 10.11.19". -1 with a message. */
+static int server_info(struct variant *v)
+{
+    static const char *const mysql_bins[] = { "sbin/mariadbd", "bin/mariadbd", "sbin/mysqld",
+                                              "bin/mysqld", "libexec/mysqld", NULL };
+    static const char *const pgsql_bins[] = { "bin/postgres", "sbin/postgres", NULL };
+    char *bin = NULL;
+    if (is_dir(v->library)) {
+        for (const char *const *b = v->server_kind == SERVER_MYSQL ? mysql_bins : pgsql_bins;
+             *b && !bin; b++) {
+            char *p = xasprintf("%s/%s", v->library, *b);
+            if (access(p, X_OK) == 0)
+                bin = p;
+            else
+                free(p);
+        }
+        if (!bin)
+            return error("variant %s: no %s server binary under %s", v->name,
+                         server_kind_name(v->server_kind), v->library);
+    } else {
+        bin = xstrdup(v->library);
+    }
+    struct strbuf out = STRBUF_INIT;
+    const char *argv[] = { bin, "--version", NULL };
+    struct subprocess sp = { .argv = argv, .out = &out, .timeout_s = 30 };
+    int st = subprocess_run(&sp), rc = 0;
+    char *version = NULL, *flavor = NULL;
+    if (st != 0 || server_parse_version(v->server_kind, out.buf, &version, &flavor) < 0) {
+        strbuf_rtrim(&out);
+        rc = error("variant %s: %s is not a %s server (its --version says '%.80s')", v->name, bin,
+                   v->server_kind == SERVER_MYSQL ? "MariaDB/MySQL" : "PostgreSQL",
+                   out.len ? out.buf : "nothing");
+    } else {
+        if (!v->version)
+            v->version = xasprintf("%s %s", flavor, version);
+        if (!v->loaded_from)
+            v->loaded_from = xstrdup(bin);
+        if (!v->sha256) {
+            const char *lib = v->library;
+            v->library = bin; /* sha256 of the binary itself */
+            rc = library_sha256(v);
+            v->library = lib;
+        }
+    }
+    free(version);
+    free(flavor);
+    free(bin);
+    strbuf_release(&out);
+    return rc;
+}
+
 int experiment_fingerprint(const struct experiment_config *cfg)
 {
     for (int i = 0; i < cfg->nvariants; i++) {
         struct variant *v = &cfg->variants[i];
+        if (v->kind == VARIANT_EXTERNAL)
+            continue; /* not ours to look at */
+        if (v->kind == VARIANT_SERVER) {
+            if (server_info(v) < 0)
+                return -1;
+            continue;
+        }
         if (!v->sha256 && library_sha256(v) < 0)
             return -1;
         if ((!v->version || !v->source_id || !v->loaded_from) && library_info(cfg, v) < 0)
@@ -1539,12 +1729,20 @@ char *experiment_settings_json(const struct experiment_config *cfg, const char *
         char *key = xasprintf("variant.%s", var->name);
         json_object_set_new(o, "library", jstr(var->library));
         json_object_set_new(o, "sha256", jstr(var->sha256));
+        if (var->kind != VARIANT_SQLITE) /* only then: SQLite settings unchanged */
+            json_object_set_new(o, "driver", json_string(server_kind_name(var->server_kind)));
         if (var->compiler)
             json_object_set_new(o, "compiler", jstr(var->compiler));
         if (var->cflags)
             json_object_set_new(o, "cflags", jstr(var->cflags));
         json_object_set_new(set, key, o);
         free(key);
+    }
+    if (cfg->nserver_options) {
+        a = json_array();
+        for (int i = 0; i < cfg->nserver_options; i++)
+            json_array_append_new(a, jstr(cfg->server_options[i]));
+        json_object_set_new(set, "server_options", a);
     }
     a = json_array();
     for (int w = 0; w < cfg->nworkloads; w++)

@@ -12,6 +12,7 @@
 
 #include <jansson.h>
 
+#include "server/server.h"
 #include "store/store.h"
 
 /* What a run measures (--measure of compare and pgo). */
@@ -38,13 +39,28 @@ enum experiment_reset {
                      * workload); its runs continue on the same data across rounds */
 };
 
+/* What a variant is (compare's NAME=KIND:PATH). */
+enum variant_kind {
+    VARIANT_SQLITE,    /* library: a libsqlite3 shared library, loaded by the bench child */
+    VARIANT_SERVER,    /* library: a server binary or install prefix (mysql: mariadbd or
+                        * mysqld; pgsql: postgres), started by pgolab (src/server) on a
+                        * private datadir for each run, stopped cleanly after it */
+    VARIANT_EXTERNAL,  /* library: "mysql://HOST:PORT" or "pgsql://HOST:PORT", a running
+                        * server pgolab does not manage (data prepared once per workload) */
+};
+
 /* One build under test and its fingerprint. */
 struct variant {
     const char *name;      /* e.g. "baseline", "pgo", or the user's NAME */
-    const char *library;   /* path to the libsqlite3 shared library of this build */
+    const char *library;   /* what is measured: see enum variant_kind */
+    enum variant_kind kind;          /* VARIANT_SQLITE when zero */
+    enum server_kind server_kind;    /* VARIANT_SERVER / _EXTERNAL: mysql or pgsql */
+    const char *host;                /* VARIANT_EXTERNAL: the server's host and port */
+    int port;
     /* Fingerprint (NULL = unknown; experiment_fingerprint() fills what it can) */
     char *sha256;          /* of the library file */
-    char *version;         /* sqlite3_libversion() */
+    char *version;         /* sqlite3_libversion(); servers: flavor and version, e.g.
+                            * "MariaDB 10.11.19" (from `BINARY --version`) */
     char *source_id;       /* sqlite3_sourceid() */
     const char *compiler;  /* e.g. "gcc (Debian 12.2.0-14) 12.2.0" */
     const char *cflags;    /* flags the library was built with */
@@ -69,6 +85,8 @@ struct experiment_config {
     const char *workdir;       /* directory for database files (tmpfs when available) */
     const char *pgolab;        /* the pgolab binary to run children with */
     char **bench_args;         /* extra options for every child, NULL-terminated, or NULL */
+    char **server_options;     /* --server-option values for managed servers (VARIANT_SERVER) */
+    int nserver_options;
     uint64_t seed;             /* seed of the per-round order shuffle */
     bool progress;             /* progress lines on stderr */
     /* The results store (optional; all zero = nothing is recorded, as before). With store
@@ -140,7 +158,8 @@ struct cell_stats {
 
 /* Fill sha256/version/source_id/loaded_from of every variant where NULL (sha256 via the
  * sha256sum program, the rest by asking `pgolab bench --sqlite-library=LIB --format=json
- * info`). -1 with a message on error. */
+ * info`; managed servers: sha256 of the binary and the version its --version prints;
+ * external servers: nothing). -1 with a message on error. */
 int experiment_fingerprint(const struct experiment_config *cfg);
 /* Free the fingerprint strings of v and set them to NULL. */
 void experiment_variant_release(struct variant *v);

@@ -322,7 +322,10 @@ static void header_lines(struct rep *r, struct strbuf *title, struct strbuf *bod
         const struct variant *var = &cfg->variants[v];
         strbuf_addf(body, "%-8s %-*s  %s", v ? "variant" : "baseline", (int)namew, var->name,
                     var->library);
-        strbuf_addf(body, " (SQLite %s", var->version ? var->version : "?");
+        /* SQLite versions are bare numbers; servers' carry their flavor ("MariaDB 10.11.19") */
+        bool bare = var->version && var->version[0] >= '0' && var->version[0] <= '9';
+        strbuf_addf(body, " (%s%s", bare ? "SQLite " : "",
+                    var->version ? var->version : "version unknown");
         if (var->sha256)
             strbuf_addf(body, ", sha256 %.12s", var->sha256);
         if (var->compiler)
