@@ -16,6 +16,7 @@ static const struct {
     { "report", cmd_report, "report a stored experiment (text, markdown, csv, json)" },
     { "history", cmd_history, "list the experiments in the results database" },
     { "calibrate", cmd_calibrate, "A/A experiment: this machine's noise floor" },
+    { "server", cmd_server, "managed MariaDB/PostgreSQL server instances (start|stop|status)" },
 };
 
 static void usage(FILE *f)

@@ -11,5 +11,6 @@ int cmd_compare(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_history(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);
+int cmd_server(int argc, char **argv);
 
 #endif
