@@ -1254,10 +1254,10 @@ static int server_info(struct variant *v)
     int st = subprocess_run(&sp), rc = 0;
     char *version = NULL, *flavor = NULL;
     if (st != 0 || server_parse_version(v->server_kind, out.buf, &version, &flavor) < 0) {
-        strbuf_rtrim(&out);
-        rc = error("variant %s: %s is not a %s server (its --version says '%.80s')", v->name, bin,
+        size_t first = strcspn(out.buf, "\n");
+        rc = error("variant %s: %s is not a %s server (its --version says '%.*s')", v->name, bin,
                    v->server_kind == SERVER_MYSQL ? "MariaDB/MySQL" : "PostgreSQL",
-                   out.len ? out.buf : "nothing");
+                   (int)(first > 80 ? 80 : first), first ? out.buf : "nothing");
     } else {
         if (!v->version)
             v->version = xasprintf("%s %s", flavor, version);

@@ -1,0 +1,115 @@
+#!/bin/bash
+# compare_servers.t: `pgolab compare` of server builds. An A/A run of Debian's mariadbd as two
+# managed variants (each run on its own freshly started server, on a copy of the variant's own
+# prepared datadir, stopped cleanly after it), the same for PostgreSQL (binary and install
+# prefix), and two external variants on a server started with `pgolab server start`; nothing
+# is left running and the work directory is removed. A server killed in the middle of a run
+# stops the experiment with the server's log tail, and the runs recorded before stay. Bad
+# variants are one-line errors.
+. "$(dirname "$0")/lib.sh"
+
+MARIADBD=/usr/sbin/mariadbd
+PGBIN=/usr/lib/postgresql/15/bin
+[ -x "$MARIADBD" ] || bail_out "$MARIADBD missing (scripts/install-deps.sh installs mariadb-server)"
+[ -x "$PGBIN/postgres" ] || bail_out "$PGBIN/postgres missing (scripts/install-deps.sh installs postgresql)"
+DB=$TMP/r.db
+# The work directory on tmpfs, as by default; its parents must be searchable by the postgres
+# user that PostgreSQL runs as (the test's $TMP is mode 0700).
+WD=$(mktemp -u /dev/shm/pgolab-e2e-wd.XXXXXX)
+trap 'rm -rf "$WD"; _e2e_cleanup' EXIT
+common=(--threads=1 --time=1 --table-size=500 --results="$DB")
+
+# mariadbd / postgres processes whose command line mentions our work directory
+ours() { pgrep -f -- "$1.*$WD" | wc -l; }
+
+# ---- MariaDB A/A, managed
+timeout 300 "$PGOLAB" compare --variant "A=mysql:$MARIADBD" --variant "B=mysql:$MARIADBD" \
+    --bench=oltp_read_only,oltp_write_only --rounds=2 "${common[@]}" --workdir="$WD" \
+    >"$TMP/my.out" 2>"$TMP/my.err"
+is "$?" 0 "mysql A/A: exit 0" || diag "$(tail -5 "$TMP/my.err")"
+like "$(cat "$TMP/my.out")" "baseline A +$MARIADBD \(MariaDB 10\.[0-9.]+, sha256 [0-9a-f]{12}\)" \
+    "report names the server binary, MariaDB and its version"
+like "$(cat "$TMP/my.out")" "Table 1\. Transactions per second, oltp_read_only" "tps table"
+is "$(sq "$DB" "SELECT count(*) FROM runs WHERE experiment_id = 1 AND tps > 0")" 8 \
+    "8 runs recorded (2 workloads x 2 rounds x 2 variants), each with tps"
+is "$(sq "$DB" "SELECT count(*) FROM runs WHERE experiment_id = 1 AND json_extract(report_json, '\$.db_driver') = 'mysql'")" 8 \
+    "every run went through the mysql driver"
+is "$(sq "$DB" "SELECT json_extract(settings_json, '\$.\"variant.A\".driver') FROM experiments WHERE id = 1")" "mysql" \
+    "settings record the variant's driver"
+is "$(ours mariadbd)" 0 "no mariadbd left running"
+ok "work directory removed" test ! -e "$WD"
+
+# ---- PostgreSQL A/A: binary vs install prefix, with a server option
+timeout 300 "$PGOLAB" compare --variant "A=pgsql:$PGBIN/postgres" --variant "B=pgsql:${PGBIN%/bin}" \
+    --bench=oltp_point_select --rounds=2 "${common[@]}" --workdir="$WD" \
+    --server-option=shared_buffers=32MB >"$TMP/pg.out" 2>"$TMP/pg.err"
+is "$?" 0 "pgsql A/A (binary and prefix): exit 0" || diag "$(tail -5 "$TMP/pg.err")"
+like "$(cat "$TMP/pg.out")" "variant +B +${PGBIN%/bin} \(PostgreSQL 1[0-9.]+, sha256 [0-9a-f]{12}; same file as A" \
+    "the prefix resolves to the same postgres binary"
+is "$(sq "$DB" "SELECT count(*) FROM runs WHERE experiment_id = 2 AND tps > 0")" 4 "4 runs recorded"
+is "$(sq "$DB" "SELECT json_extract(settings_json, '\$.server_options[0]') FROM experiments WHERE id = 2")" \
+    "shared_buffers=32MB" "settings record --server-option"
+is "$(ours postgres)" 0 "no postgres left running"
+
+# ---- external servers: pgolab does not manage them
+"$PGOLAB" server start --db-driver=mysql --datadir="$TMP/ext" >"$TMP/ext.out" 2>&1
+is "$?" 0 "pgolab server start (external server for the next compare)"
+port=$(sed -n 's/^port: *127\.0\.0\.1:\([0-9]*\)$/\1/p' "$TMP/ext.out")
+timeout 120 "$PGOLAB" compare --variant "A=mysql://127.0.0.1:$port" --variant "B=mysql://127.0.0.1:$port" \
+    --bench=oltp_point_select --rounds=2 "${common[@]}" >"$TMP/x.out" 2>"$TMP/x.err"
+is "$?" 0 "external A/A on 127.0.0.1:$port: exit 0" || diag "$(tail -5 "$TMP/x.err")"
+like "$(cat "$TMP/x.out")" "baseline A +mysql://127\.0\.0\.1:$port" "the report names the external server"
+is "$(sq "$DB" "SELECT count(*) FROM runs WHERE experiment_id = 3 AND tps > 0")" 4 "4 runs recorded"
+"$PGOLAB" server status --datadir="$TMP/ext" >/dev/null 2>&1
+is "$?" 0 "the external server is still running afterwards (not ours to stop)"
+"$PGOLAB" server stop --datadir="$TMP/ext" >/dev/null 2>&1
+
+# ---- a server killed in the middle of a run
+timeout 300 "$PGOLAB" compare --variant "A=mysql:$MARIADBD" --variant "B=mysql:$MARIADBD" \
+    --bench=oltp_read_only --rounds=3 --threads=1 --time=4 --table-size=500 --results="$DB" \
+    --workdir="$WD" >"$TMP/k.out" 2>"$TMP/k.err" &
+cpid=$!
+killed=0
+for _ in $(seq 1 600); do  # wait until the second run's server is up, then kill it
+    if [ "$(sq "$DB" "SELECT count(*) FROM runs WHERE experiment_id = 4" 2>/dev/null)" = 1 ]; then
+        spid=$(pgrep -f -- "mariadbd.*$WD/run-" | head -1)
+        if [ -n "$spid" ]; then
+            sleep 1
+            kill -9 "$spid" && killed=1
+            break
+        fi
+    fi
+    sleep 0.1
+done
+wait $cpid
+rc=$?
+is "$killed" 1 "killed the server of a run"
+is "$rc" 1 "compare: exit 1 when a server dies"
+like "$(cat "$TMP/k.err")" "run failed: variant [AB], oltp_read_only, threads=1, round [12]/3: exit [0-9]+: .*server log" \
+    "the error names the run and carries the server's log"
+like "$(cat "$TMP/k.err")" "the server is gone" "... and says the server is gone"
+is "$(sq "$DB" "SELECT count(*) || ' ' || (SELECT status FROM experiments WHERE id = 4) FROM runs WHERE experiment_id = 4")" \
+    "1 failed" "the run recorded before is kept; the experiment is marked failed"
+is "$(ours mariadbd)" 0 "no mariadbd left running after the failure"
+
+# ---- bad variants
+bad() {
+    local desc=$1 re=$2
+    shift 2
+    "$PGOLAB" compare "$@" --results="$DB" >"$TMP/bad.out" 2>"$TMP/bad.err"
+    is "$?" 1 "$desc: exit 1"
+    like "$(head -1 "$TMP/bad.err")" "$re" "$desc: message"
+    is "$(wc -l <"$TMP/bad.err" | tr -d ' ')" 1 "$desc: one line"
+}
+bad "missing server binary" "variant B: server /nonexistent/mariadbd: No such file" \
+    --variant "A=mysql:$MARIADBD" --variant "B=mysql:/nonexistent/mariadbd"
+bad "not a server" "variant B: /bin/ls is not a MariaDB/MySQL server" \
+    --variant "A=mysql:$MARIADBD" --variant "B=mysql:/bin/ls"
+bad "external without a port" "variant B: 'mysql://localhost' is not mysql://HOST:PORT" \
+    --variant "A=mysql:$MARIADBD" --variant "B=mysql://localhost"
+bad "unknown kind" "variant B: unknown kind 'oracle'" --variant "A=mysql:$MARIADBD" --variant "B=oracle:/x"
+bad "instructions on a server" "--measure=instructions counts the client process only" \
+    --variant "A=mysql:$MARIADBD" --variant "B=mysql:$MARIADBD" --measure=instructions
+bad "a managed option" "server-option=datadir=/x" \
+    --variant "A=mysql:$MARIADBD" --variant "B=mysql:$MARIADBD" --server-option=datadir=/x
+done_testing
