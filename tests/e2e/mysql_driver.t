@@ -11,8 +11,7 @@
 
 if ! have mariadbd || ! have mariadb-install-db || ! have mariadb-admin || ! have mariadb ||
     ! have python3; then
-    echo "1..0 # SKIP needs mariadbd, mariadb-install-db, mariadb-admin, mariadb and python3"
-    exit 0
+    bail_out "needs mariadbd, mariadb-install-db, mariadb-admin, mariadb and python3 (scripts/install-deps.sh installs them)"
 fi
 E2E_CMD_TIMEOUT=30
 
