@@ -410,6 +410,61 @@ static int wait_child(pid_t pid, double timeout_s, int *status)
     }
 }
 
+/* Is a live (not zombie) process left in process group pgid? Everything pgolab starts leads
+ * a session of its own (setsid), so its pid is the group of all it spawned (mariadb-install-db
+ * and its bootstrap mariadbd, the postmaster and its backends). A scan of /proc/N/stat. */
+static bool group_alive(pid_t pgid)
+{
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+    bool found = false;
+    if (!d)
+        return kill(-pgid, 0) == 0;
+    while (!found && (e = readdir(d))) {
+        char path[300], buf[512];
+        if (e->d_name[0] < '1' || e->d_name[0] > '9')
+            continue;
+        snprintf(path, sizeof(path), "/proc/%s/stat", e->d_name);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        ssize_t n = read(fd, buf, sizeof(buf) - 1);
+        close(fd);
+        if (n <= 0)
+            continue;
+        buf[n] = '\0';
+        char *p = strrchr(buf, ')');
+        char state;
+        int ppid, pgrp;
+        if (p && sscanf(p + 1, " %c %d %d", &state, &ppid, &pgrp) == 3 && pgrp == pgid && state != 'Z' &&
+            state != 'X')
+            found = true;
+    }
+    closedir(d);
+    return found;
+}
+
+/* Wait up to timeout_s for process group pgid to empty; SIGKILL what is left then (and wait
+ * KILL_WAIT_S more). Files in the datadir are removed only after this: a bootstrap or backend
+ * still exiting would write into it. The group id cannot be reused while it has members, so
+ * the signal reaches only what pgolab started. */
+static void wait_group_gone(pid_t pgid, double timeout_s)
+{
+    uint64_t deadline = deadline_after(timeout_s);
+    if (pgid <= 1)
+        return;
+    while (group_alive(pgid)) {
+        if (now_ns() >= deadline) {
+            kill(-pgid, SIGKILL);
+            deadline = deadline_after(KILL_WAIT_S);
+            while (group_alive(pgid) && now_ns() < deadline)
+                sleep_ms(20);
+            return;
+        }
+        sleep_ms(20);
+    }
+}
+
 /* Run a program to completion (the init step) with its output collected in *out, bounded by
  * timeout_s and given up on SIGINT/SIGTERM (the whole process group is killed then).
  * Returns its exit status (0..255, 128+signal), -1 when it could not be started (message
@@ -454,12 +509,15 @@ static int run_capture(struct spawn_opts *o, struct strbuf *out, double timeout_
     if (result == 0) {
         /* output closed: the program ends now (anything it left behind holds no pipe) */
         double left = (double)(deadline > now_ns() ? deadline - now_ns() : 0) / 1e9;
-        if (wait_child(pid, left > 1 ? left : 1, &st) == 0)
+        if (wait_child(pid, left > 1 ? left : 1, &st) == 0) {
+            wait_group_gone(pid, 5);
             return st < 0 ? 0 : WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        }
         result = -2;
     }
     kill(-pid, SIGTERM);
-    if (wait_child(pid, 5, &st) < 0) {
+    wait_group_gone(pid, 5);
+    if (wait_child(pid, 1, &st) < 0) {
         kill(-pid, SIGKILL);
         wait_child(pid, KILL_WAIT_S, &st);
     }
@@ -632,7 +690,7 @@ static int check_version(struct server *s, const char *label)
     struct strbuf out = STRBUF_INIT;
     struct subprocess sp = { .argv = argv, .out = &out, .quiet_stderr = 1, .timeout_s = VERSION_TIMEOUT_S };
     int rc = subprocess_run(&sp);
-    if (rc < 0) {
+    if (rc < 0 || got_signal) { /* interrupted: server_start says so */
         strbuf_release(&out);
         return -1;
     }
@@ -1401,6 +1459,10 @@ static int start_once(struct server *s, struct start_ctx *ctx)
         return -1;
     }
     s->child = true;
+    /* the state file exists from now on, so that `pgolab server stop` finds the server even
+     * if this process dies (SIGKILL) while it waits */
+    s->starttime = proc_starttime(s->pid, NULL);
+    server_state_write(s);
     for (;;) {
         int st;
         if (got_signal)
@@ -1421,10 +1483,8 @@ static int start_once(struct server *s, struct start_ctx *ctx)
             print_log_since(s, log_start);
             return -1;
         }
-        if (server_ping(s, NULL)) {
-            s->starttime = proc_starttime(s->pid, NULL);
+        if (server_ping(s, NULL))
             return 0;
-        }
         if (got_signal)
             return -3;
         if (now_ns() >= deadline) {
@@ -1449,6 +1509,7 @@ static void stop_quietly(struct server *s)
         kill(s->pid, SIGKILL);
         wait_child(s->pid, KILL_WAIT_S, &st);
     }
+    wait_group_gone(s->pid, KILL_WAIT_S);
     s->pid = 0;
 }
 
@@ -1462,6 +1523,8 @@ int server_start(struct server *s, const struct server_config *cfg)
     int rc = -1;
 
     memset(s, 0, sizeof(*s));
+    guard_begin(&guard);
+    guarded = true;
     s->kind = cfg->kind;
     s->user = xstrdup(cfg->user ? cfg->user : "sbtest");
     s->db = xstrdup(cfg->db ? cfg->db : "sbtest");
@@ -1489,7 +1552,7 @@ int server_start(struct server *s, const struct server_config *cfg)
         error("--port=%d: expected 1..65535 (or 0 = pick a free one)", cfg->port);
         goto fail;
     }
-    if (resolve_binary(cfg, &s->binary, &label) < 0 || check_version(s, label) < 0)
+    if (resolve_binary(cfg, &s->binary, &label) < 0 || check_version(s, label) < 0 || got_signal)
         goto fail;
     for (int i = 0; i < cfg->noptions; i++)
         if (server_option_args(s->kind, cfg->options[i], &ctx.user_args) < 0)
@@ -1560,8 +1623,8 @@ int server_start(struct server *s, const struct server_config *cfg)
         if (ctx.ra.drop && check_reachable(s->datadir, &ctx.ra) < 0)
             goto fail;
     }
-    guard_begin(&guard);
-    guarded = true;
+    if (got_signal)
+        goto fail;
     if (!cfg->datadir) {
         const char *base = is_dir("/dev/shm") && access("/dev/shm", W_OK | X_OK) == 0 ? "/dev/shm" : "/tmp";
         char *tmpl = xasprintf("%s/pgolab-%s.XXXXXX", base, u);
@@ -1633,10 +1696,16 @@ fail:
     if (s->socket_dir_private && s->socket_dir)
         remove_tree(s->socket_dir);
     if (s->datadir) {
-        if (s->created_datadir || made_dir)
+        if (s->created_datadir || made_dir) {
             remove_tree(s->datadir);
-        else if (was_empty && initialized)
+        } else if (was_empty && initialized) {
             empty_dir(s->datadir);
+        } else if (s->child) {
+            /* the state file this call wrote (never another server's) */
+            char *state = path_join(s->datadir, STATE_FILE);
+            unlink(state);
+            free(state);
+        }
     }
     if (rc == -3)
         error("interrupted (%s) while starting the server: stopped it, nothing left running",
@@ -1717,8 +1786,10 @@ int server_stop(struct server *s, double timeout_s)
         } else if (s->child) {
             wait_child(s->pid, 1, &st); /* reap a zombie */
         }
-        if (gone)
+        if (gone) {
+            wait_group_gone(s->pid, KILL_WAIT_S); /* e.g. backends of a killed postmaster */
             s->pid = 0;
+        }
     }
     if (!gone)
         return rc; /* keep every file of a process that is still there */

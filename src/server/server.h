@@ -107,7 +107,10 @@ struct server {
  * server with the options below, wait until it accepts connections (bounded by
  * start_timeout_s; a server that exits at once fails at once), then as the administrator over
  * the socket create the database and the account (idempotent; an existing account gets the
- * configured password) and write the state file.
+ * configured password) and write the state file. A freshly initialized MariaDB/MySQL loses its
+ * passwordless root accounts reachable over TCP (root@localhost, over the socket, stays);
+ * PostgreSQL's TCP rule admits the benchmark account (by password when it has one) and other
+ * roles only by password, so the postgres superuser is reachable over the socket only.
  *
  * Fixed server options (a --server-option of the same name overrides them, except the ones
  * pgolab manages: datadir, port, socket, bind address, pid file, log, user):
@@ -127,7 +130,7 @@ struct server {
  * every file pgolab created removed again (a generated datadir, or a given one that was
  * missing; a given empty one is emptied again; an existing data directory keeps everything,
  * its log included) and s released (all zero) except s->interrupted. SIGINT/SIGTERM while it
- * works (it catches them from the start of the datadir work to the end, init included): the
+ * works (it catches them for the whole call, init and readiness wait included): the
  * same cleanup, then the caller's signal dispositions are restored and the signal re-raised
  * (so the caller's handler sees it; with the default disposition the process then dies),
  * s->interrupted is set and -1 returned. Not thread-safe (signal handlers, libmariadb init). */
@@ -135,14 +138,16 @@ int server_start(struct server *s, const struct server_config *cfg);
 
 /* Clean, fast shutdown: SIGTERM to mariadbd/mysqld, SIGINT (fast shutdown) to postgres; wait
  * up to timeout_s seconds (<= 0: 60) for it to exit. Only when it does not exit in time is it
- * killed (SIGKILL, bounded wait too) and that reported as an error: instrumented (PGO) servers
- * write their profile data only on a clean exit. A child that exits with a non-zero status or
- * a signal is an error too; for a server found through the state file, a log that does not
- * end with the server's shutdown message is a warning. Then removes the private socket
- * directory, and the datadir when pgolab generated it and neither s->keep_datadir is set
- * (nor the datadir is kept because the process could not be confirmed gone); otherwise the
- * state file. Does nothing to the process when s->pid is 0 or already gone. 0 or -1 with a
- * message. Never waits longer than timeout_s + 10 s. */
+ * killed (SIGKILL) and that reported as an error: instrumented (PGO) servers write their
+ * profile data only on a clean exit. A child (s->child) that exits with a non-zero status or a
+ * signal, or had already exited, is an error too; for a server found through the state file
+ * (not our child: no exit status), a log that does not end with the server's shutdown message
+ * is a warning. Then it waits for the rest of the server's process group (backends, a
+ * bootstrap) to be gone, and only then removes files: the private socket directory, and the
+ * datadir when pgolab generated it (s->created_datadir) unless s->keep_datadir; otherwise just
+ * the state file. A process that survives SIGKILL keeps every file (-1). s->pid 0, or a
+ * process already gone: no signal, only the cleanup. Bounded: at most timeout_s + 20 s.
+ * 0, or -1 with a message (plus the log tail). */
 int server_stop(struct server *s, double timeout_s);
 
 /* Print the last `lines` lines of the server's log on out, under a header naming the file. */
