@@ -35,7 +35,8 @@
 
 static const char *const metric_key[METRIC_ALL] = { "tps",        "lat_avg_ms", "lat_p95_ms",
                                                    "qps",        "lat_min_ms", "lat_max_ms",
-                                                   "instr_per_txn" };
+                                                   "instr_per_txn", "i1_miss_per_txn",
+                                                   "branch_miss_per_txn" };
 
 /* ---------------------------------------------------------------- small helpers */
 
@@ -347,6 +348,9 @@ static void child_argv_init(struct argvec *a, const struct experiment_config *cf
          * the reporter thread wakes every 20 ms, so its share varies with the wall time the
          * run takes; without it the counts repeat to about 1e-5. */
         argvec_push(a, "--toggle-collect=worker_main");
+        /* simulated I1 misses and branch mispredictions: where PGO's layout shows */
+        argvec_push(a, "--cache-sim=yes");
+        argvec_push(a, "--branch-sim=yes");
         argvec_pushf(a, "--callgrind-out-file=%s", cg_out);
     }
     argvec_push(a, cfg->pgolab);
@@ -582,8 +586,8 @@ static int run_child(const struct experiment_config *cfg, struct experiment_resu
 
 /* The "callgrind" object of an instruction-mode run (its counts and the marginal cost), added
  * to the report JSON text *json (replaced by the new text). */
-static void add_callgrind_json(char **json, int events, uint64_t i_small, uint64_t t_small,
-                               uint64_t i_big, uint64_t t_big, double per_txn)
+static void add_callgrind_json(char **json, int events, const struct callgrind_counts *cc,
+                               const uint64_t *txns, const struct run_result *r)
 {
     json_t *root = json_loads(*json, 0, NULL);
     if (!json_is_object(root)) {
@@ -593,11 +597,18 @@ static void add_callgrind_json(char **json, int events, uint64_t i_small, uint64
     json_t *cg = json_object();
     json_object_set_new(cg, "tool", json_string("valgrind --tool=callgrind"));
     json_object_set_new(cg, "events", json_integer(events));
-    json_object_set_new(cg, "instructions_small", json_integer((json_int_t)i_small));
-    json_object_set_new(cg, "transactions_small", json_integer((json_int_t)t_small));
-    json_object_set_new(cg, "instructions", json_integer((json_int_t)i_big));
-    json_object_set_new(cg, "transactions", json_integer((json_int_t)t_big));
-    json_object_set_new(cg, "instructions_per_transaction", json_real(per_txn));
+    json_object_set_new(cg, "instructions_small", json_integer((json_int_t)cc[0].ir));
+    json_object_set_new(cg, "transactions_small", json_integer((json_int_t)txns[0]));
+    json_object_set_new(cg, "instructions", json_integer((json_int_t)cc[1].ir));
+    json_object_set_new(cg, "transactions", json_integer((json_int_t)txns[1]));
+    json_object_set_new(cg, "instructions_per_transaction", json_real(r->instr_per_txn));
+    json_object_set_new(cg, "i1_misses_small", json_integer((json_int_t)cc[0].i1_miss));
+    json_object_set_new(cg, "i1_misses", json_integer((json_int_t)cc[1].i1_miss));
+    json_object_set_new(cg, "i1_misses_per_transaction", json_real(r->i1_miss_per_txn));
+    json_object_set_new(cg, "branch_mispredicts_small", json_integer((json_int_t)cc[0].branch_miss));
+    json_object_set_new(cg, "branch_mispredicts", json_integer((json_int_t)cc[1].branch_miss));
+    json_object_set_new(cg, "branch_mispredicts_per_transaction",
+                        json_real(r->branch_miss_per_txn));
     json_object_set_new(root, "callgrind", cg);
     char *text = json_dumps(root, JSON_COMPACT);
     json_decref(root);
@@ -608,15 +619,21 @@ static void add_callgrind_json(char **json, int events, uint64_t i_small, uint64
     }
 }
 
-/* The marginal instructions per transaction stored in a run's report JSON, or NAN. */
-static double stored_instr_per_txn(const char *json)
+/* The marginal counts per transaction stored in a run's report JSON ("callgrind":
+ * {instructions_per_transaction, ...}) into r; NAN where missing. */
+static void stored_callgrind(const char *json, struct run_result *r)
 {
     json_t *root = json ? json_loads(json, 0, NULL) : NULL;
-    json_t *v = json_object_get(json_object_get(root, "callgrind"),
-                                "instructions_per_transaction");
-    double x = json_is_number(v) ? json_number_value(v) : NAN;
+    json_t *cg = json_object_get(root, "callgrind");
+    static const char *const keys[] = { "instructions_per_transaction",
+                                        "i1_misses_per_transaction",
+                                        "branch_mispredicts_per_transaction" };
+    double *dst[] = { &r->instr_per_txn, &r->i1_miss_per_txn, &r->branch_miss_per_txn };
+    for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
+        json_t *v = json_object_get(cg, keys[i]);
+        *dst[i] = json_is_number(v) ? json_number_value(v) : NAN;
+    }
     json_decref(root);
-    return x;
 }
 
 static const char *const reset_names[] = { "run", "round", "variant" };
@@ -671,13 +688,31 @@ int experiment_instructions_setup(struct experiment_config *cfg, int64_t events)
     return 0;
 }
 
-int experiment_callgrind_total(const char *path, uint64_t *out)
+int experiment_callgrind_counts(const char *path, struct callgrind_counts *out)
 {
     struct strbuf sb = STRBUF_INIT;
     int found = 0;
+    memset(out, 0, sizeof(*out));
     if (strbuf_read_file(&sb, path) < 0) {
         strbuf_release(&sb);
         return error("cannot read the callgrind output %s: %s", path, strerror(errno));
+    }
+    /* The names of the columns: "events: Ir I1mr D1mr ... Bc Bcm Bi Bim" (Ir alone without
+     * simulation). */
+    char names[16][8];
+    int nnames = 0;
+    const char *ev = !strncmp(sb.buf, "events:", 7) ? sb.buf : strstr(sb.buf, "\nevents:");
+    if (ev) {
+        const char *p = strchr(ev, ':') + 1;
+        while (*p && *p != '\n' && nnames < 16) {
+            while (*p == ' ')
+                p++;
+            size_t len = strcspn(p, " \n");
+            if (!len)
+                break;
+            snprintf(names[nnames++], sizeof(names[0]), "%.*s", (int)len, p);
+            p += len;
+        }
     }
     /* "totals:" is the sum over the file; "summary:" the older header line. Prefer totals. */
     static const char *const keys[] = { "\ntotals:", "\nsummary:" };
@@ -686,18 +721,37 @@ int experiment_callgrind_total(const char *path, uint64_t *out)
         if (!p)
             continue;
         p += strlen(keys[k]);
-        char *end;
-        errno = 0;
-        unsigned long long v = strtoull(p, &end, 10);
-        if (end != p && errno == 0) {
-            *out = (uint64_t)v;
-            found = 1;
+        for (int i = 0; i < (nnames ? nnames : 1); i++) {
+            char *end;
+            errno = 0;
+            unsigned long long v = strtoull(p, &end, 10);
+            if (end == p || errno)
+                break;
+            p = end;
+            const char *name = nnames ? names[i] : "Ir";
+            if (!strcmp(name, "Ir")) {
+                out->ir = v;
+                found = 1;
+            } else if (!strcmp(name, "I1mr")) {
+                out->i1_miss = v;
+            } else if (!strcmp(name, "Bcm") || !strcmp(name, "Bim")) {
+                out->branch_miss += v;
+            }
         }
     }
     strbuf_release(&sb);
     if (!found)
         return error("%s has no \"totals:\" or \"summary:\" line (not a callgrind output?)",
                      path);
+    return 0;
+}
+
+int experiment_callgrind_total(const char *path, uint64_t *out)
+{
+    struct callgrind_counts c;
+    if (experiment_callgrind_counts(path, &c) < 0)
+        return -1;
+    *out = c.ir;
     return 0;
 }
 
@@ -712,7 +766,8 @@ static int run_instructions(const struct experiment_config *cfg, struct experime
     const struct variant *var = &cfg->variants[v];
     int seq = res->nruns;
     int counts[2] = { cfg->events / 5, cfg->events };
-    uint64_t instr[2] = { 0, 0 }, txns[2] = { 0, 0 };
+    struct callgrind_counts cc[2];
+    uint64_t txns[2] = { 0, 0 };
     for (int k = 0; k < 2; k++) {
         char *cg = xasprintf("%s/cg.%03d.%s.out", cfg->workdir, seq + 1, k ? "n" : "n5");
         unlink(cg);
@@ -735,7 +790,7 @@ static int run_instructions(const struct experiment_config *cfg, struct experime
             if (experiment_parse_run(out->buf, &tmp) < 0) {
                 rc = fail(res, "run failed under callgrind: variant %s, %s: unusable report",
                           var->name, workload);
-            } else if (experiment_callgrind_total(cg, &instr[k]) < 0) {
+            } else if (experiment_callgrind_counts(cg, &cc[k]) < 0) {
                 rc = fail(res, "run %d (variant %s, %s): no instruction count from callgrind",
                           seq + 1, var->name, workload);
                 free(tmp.json);
@@ -754,16 +809,19 @@ static int run_instructions(const struct experiment_config *cfg, struct experime
         if (rc < 0)
             return -1;
     }
-    if (txns[1] <= txns[0] || instr[1] <= instr[0])
+    if (txns[1] <= txns[0] || cc[1].ir <= cc[0].ir)
         return fail(res, "run %d (variant %s, %s): no marginal cost: %llu instructions for %llu "
                          "transactions vs %llu for %llu", seq + 1, var->name, workload,
-                    (unsigned long long)instr[1], (unsigned long long)txns[1],
-                    (unsigned long long)instr[0], (unsigned long long)txns[0]);
-    r->instr_per_txn = (double)(instr[1] - instr[0]) / (double)(txns[1] - txns[0]);
+                    (unsigned long long)cc[1].ir, (unsigned long long)txns[1],
+                    (unsigned long long)cc[0].ir, (unsigned long long)txns[0]);
+    double dt = (double)(txns[1] - txns[0]);
+    r->instr_per_txn = (double)(cc[1].ir - cc[0].ir) / dt;
+    /* Misses can go down between N/5 and N (warm caches): a signed difference. */
+    r->i1_miss_per_txn = ((double)cc[1].i1_miss - (double)cc[0].i1_miss) / dt;
+    r->branch_miss_per_txn = ((double)cc[1].branch_miss - (double)cc[0].branch_miss) / dt;
     r->tps = r->qps = NAN;
     r->lat_avg_ms = r->lat_p95_ms = r->lat_min_ms = r->lat_max_ms = NAN;
-    add_callgrind_json(&r->json, cfg->events, instr[0], txns[0], instr[1], txns[1],
-                       r->instr_per_txn);
+    add_callgrind_json(&r->json, cfg->events, cc, txns, r);
     return 0;
 }
 
@@ -783,7 +841,7 @@ static int run_once(const struct experiment_config *cfg, struct experiment_resul
     bool instr = cfg->measure == MEASURE_INSTRUCTIONS;
 
     memset(&r, 0, sizeof(r));
-    r.instr_per_txn = NAN;
+    r.instr_per_txn = r.i1_miss_per_txn = r.branch_miss_per_txn = NAN;
     double started_at = wall_time();
     uint64_t t0 = now_ns();
     if (instr) {
@@ -948,7 +1006,7 @@ static int run_from_store(const struct experiment_config *cfg, const struct stor
     r->json = sr->report_json ? xstrdup(sr->report_json) : NULL;
     r->started_at = sr->started_at;
     r->duration_s = sr->duration_s;
-    r->instr_per_txn = stored_instr_per_txn(sr->report_json);
+    stored_callgrind(sr->report_json, r);
     return 0;
 }
 
@@ -1317,6 +1375,8 @@ double experiment_metric_value(const struct run_result *r, enum experiment_metri
     case METRIC_LAT_MIN_MS: return r->lat_min_ms;
     case METRIC_LAT_MAX_MS: return r->lat_max_ms;
     case METRIC_INSTR: return r->instr_per_txn;
+    case METRIC_I1_MISS: return r->i1_miss_per_txn;
+    case METRIC_BRANCH_MISS: return r->branch_miss_per_txn;
     }
     return NAN;
 }
@@ -1552,10 +1612,10 @@ static json_t *summary_json(const struct experiment_config *cfg,
     for (int w = 0; w < cfg->nworkloads; w++)
         for (int t = 0; t < cfg->nthreads; t++)
             for (int k = 0; k < METRIC_COUNT; k++) {
-                /* instruction mode: the one metric it measures */
-                if (cfg->measure == MEASURE_INSTRUCTIONS && k > 0)
+                /* instruction mode: the metrics it measures */
+                if (cfg->measure == MEASURE_INSTRUCTIONS && k >= INSTR_METRICS)
                     break;
-                int m = cfg->measure == MEASURE_INSTRUCTIONS ? METRIC_INSTR : k;
+                int m = cfg->measure == MEASURE_INSTRUCTIONS ? METRIC_INSTR + k : k;
                 json_t *row = json_object(), *cells = json_array();
                 struct cell_stats base = experiment_cell(res, 0, w, cfg->threads[t],
                                                          (enum experiment_metric)m);

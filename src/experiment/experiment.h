@@ -122,6 +122,11 @@ struct run_result {
                                                 the run's report_json as
                                                 "callgrind": {"instructions_per_transaction",
                                                 ...} */
+    double i1_miss_per_txn;                  /* the same for callgrind's simulated I1 cache
+                                                misses ("i1_misses_per_transaction") */
+    double branch_miss_per_txn;              /* and its simulated branch mispredictions,
+                                                conditional + indirect
+                                                ("branch_mispredicts_per_transaction") */
 };
 
 struct experiment_result {
@@ -146,9 +151,15 @@ enum experiment_metric {
     METRIC_LAT_MAX_MS,  /* maximum response time, ms; lower is better */
     METRIC_INSTR,       /* instructions per transaction (callgrind, --measure=instructions);
                            lower is better */
+    METRIC_I1_MISS,     /* simulated I1 cache misses per transaction (callgrind --cache-sim);
+                           lower is better: the instruction-fetch side PGO's code layout
+                           improves */
+    METRIC_BRANCH_MISS, /* simulated branch mispredictions per transaction (--branch-sim);
+                           lower is better */
 };
 #define METRIC_COUNT 3      /* the seed-000 metrics */
-#define METRIC_ALL 7        /* every metric */
+#define METRIC_ALL 9        /* every metric */
+#define INSTR_METRICS 3     /* the instruction mode's: METRIC_INSTR .. METRIC_BRANCH_MISS */
 
 /* One report cell: a metric of one variant at one workload and thread count over rounds. */
 struct cell_stats {
@@ -260,8 +271,15 @@ int experiment_measure_parse(const char *s, enum experiment_measure *out);
  * must have room for one int. -1 with a message on error. */
 int experiment_instructions_setup(struct experiment_config *cfg, int64_t events);
 
-/* Total instruction count (Ir) of a callgrind output file: its "totals:" line, else its
- * "summary:" line. -1 with a message when the file has neither. */
+/* Totals of a callgrind output file, from its "events:" line and its "totals:" line (else its
+ * "summary:" line): ir = instructions (Ir), i1_miss = I1mr, branch_miss = Bcm + Bim (0 when
+ * the file has no such events: no --cache-sim / --branch-sim). -1 with a message when the
+ * file has no totals. */
+struct callgrind_counts {
+    uint64_t ir, i1_miss, branch_miss;
+};
+int experiment_callgrind_counts(const char *path, struct callgrind_counts *out);
+/* Only the instruction count (Ir) of experiment_callgrind_counts(). */
 int experiment_callgrind_total(const char *path, uint64_t *out);
 
 /* Runs the config plans: variants x workloads x thread counts x rounds. */

@@ -279,14 +279,24 @@ static void table_emit(struct rep *r, struct table *t)
 
 /* ---------------------------------------------------------------- header */
 
-/* The table of --measure=instructions (in place of the tps and latency tables). */
-#define INSTR_TITLE "Instructions per transaction (callgrind; deterministic, not time)"
-
 static const char *const seed000_title[METRIC_COUNT] = {
     "Transactions per second",
     "Average response time (ms)",
     "95th percentile response time (ms)",
 };
+
+/* Table titles of the seed-000 metrics and of --measure=instructions' (in place of the tps and
+ * latency tables). */
+static const char *metric_title(enum experiment_metric m)
+{
+    switch (m) {
+    case METRIC_INSTR: return "Instructions per transaction (callgrind; deterministic, not time)";
+    case METRIC_I1_MISS: return "Simulated I1 cache misses per transaction (callgrind --cache-sim)";
+    case METRIC_BRANCH_MISS:
+        return "Simulated branch mispredictions per transaction (callgrind --branch-sim)";
+    default: return (int)m < METRIC_COUNT ? seed000_title[m] : experiment_metric_key(m);
+    }
+}
 
 /* The report header: its first line into title, the others (one per line) into body. */
 static void header_lines(struct rep *r, struct strbuf *title, struct strbuf *body)
@@ -345,7 +355,9 @@ static void header_lines(struct rep *r, struct strbuf *title, struct strbuf *bod
                           "(deterministic, NOT time, NOT tps): each run is two 1-thread "
                           "children of %d and %d events, value = (I(%d) - I(%d)) / "
                           "(transactions difference), so start-up, library loading and "
-                          "statement preparation cancel out; lower is better; cache misses and "
+                          "statement preparation cancel out; lower is better; I1 cache misses "
+                          "and branch mispredictions are callgrind's simulation (--cache-sim, "
+                          "--branch-sim), the same marginal way; real cache misses, stalls and "
                           "I/O are not counted\n",
                     cfg->events / 5, cfg->events, cfg->events, cfg->events / 5);
         if (cfg->rounds > 1)
@@ -456,9 +468,7 @@ static void seed000_table(struct rep *r, int w, enum experiment_metric m)
     int *ws = xcalloc((size_t)nt, sizeof(int));
     double minv = INFINITY;
     int navg = 0;
-    char *title = xasprintf("%s, %s",
-                            m == METRIC_INSTR ? INSTR_TITLE : seed000_title[m],
-                            cfg->workloads[w]);
+    char *title = xasprintf("%s, %s", metric_title(m), cfg->workloads[w]);
 
     table_title(r, title);
     free(title);
@@ -543,7 +553,8 @@ static void shape_seed000(struct rep *r)
 {
     if (r->cfg->measure == MEASURE_INSTRUCTIONS) {
         for (int w = 0; w < r->cfg->nworkloads; w++)
-            seed000_table(r, w, METRIC_INSTR);
+            for (int k = 0; k < INSTR_METRICS; k++)
+                seed000_table(r, w, (enum experiment_metric)(METRIC_INSTR + k));
         return;
     }
     for (int w = 0; w < r->cfg->nworkloads; w++)
@@ -1281,17 +1292,18 @@ void report_compare(struct strbuf *out, const struct experiment_loaded *a,
     /* The metrics both experiments measured: time (tps, avg, p95) or instructions. */
     static const enum experiment_metric time_metrics[] = { METRIC_TPS, METRIC_LAT_AVG_MS,
                                                            METRIC_LAT_P95_MS };
-    static const enum experiment_metric instr_metrics[] = { METRIC_INSTR };
+    static const enum experiment_metric instr_metrics[INSTR_METRICS] = {
+        METRIC_INSTR, METRIC_I1_MISS, METRIC_BRANCH_MISS };
     bool ia = a->cfg.measure == MEASURE_INSTRUCTIONS, ib = b->cfg.measure == MEASURE_INSTRUCTIONS;
     const enum experiment_metric *metrics = ia ? instr_metrics : time_metrics;
-    int nmetrics = ia != ib ? 0 : ia ? 1 : 3;
+    int nmetrics = ia != ib ? 0 : ia ? INSTR_METRICS : 3;
     if (ia != ib && (fmt == REPORT_TEXT || fmt == REPORT_MARKDOWN))
         strbuf_addf(out, "\nNo tables: experiment %lld measured %s and experiment %lld %s; "
                          "the numbers are not comparable.\n",
                     ida, ia ? "instructions" : "time", idb, ib ? "instructions" : "time");
     for (int mi = 0; mi < nmetrics; mi++) {
         enum experiment_metric m = metrics[mi];
-        const char *mtitle = m == METRIC_INSTR ? INSTR_TITLE : seed000_title[m];
+        const char *mtitle = metric_title(m);
         struct table t;
         if (fmt == REPORT_TEXT || fmt == REPORT_MARKDOWN) {
             if (fmt == REPORT_MARKDOWN)

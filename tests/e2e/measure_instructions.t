@@ -24,6 +24,16 @@ like "$(head -1 "$TMP/aa.out")" "300 events per run: INSTRUCTIONS per transactio
 like "$(cat "$TMP/aa.out")" "Table 1\. Instructions per transaction \(callgrind; deterministic, not time\), oltp_read_only" \
     "the instruction table is there"
 unlike "$(cat "$TMP/aa.out")" "Transactions per second|response time" "no tps or latency tables"
+like "$(cat "$TMP/aa.out")" "Table 2\. Simulated I1 cache misses per transaction \(callgrind --cache-sim\), oltp_read_only" \
+    "the simulated I1 misses table"
+like "$(cat "$TMP/aa.out")" "Table 3\. Simulated branch mispredictions per transaction \(callgrind --branch-sim\), oltp_read_only" \
+    "the simulated branch mispredictions table"
+read -r i1 bm < <(sq "$TMP/results.db" "SELECT json_extract(report_json, '\$.callgrind.i1_misses_per_transaction') || ' ' ||
+    json_extract(report_json, '\$.callgrind.branch_mispredicts_per_transaction') FROM runs LIMIT 1")
+note "simulated per transaction: I1 misses $i1, branch mispredictions $bm"
+cmp_ok "${bm%.*}" '>' 10 "plausible: more than 10 branch mispredictions per oltp_read_only transaction"
+cmp_ok "${bm%.*}" '<' 100000 "plausible: fewer than 100,000 (instructions are ~800,000)"
+ok "I1 misses per transaction are a number" awk -v x="$i1" 'BEGIN { exit !(x == x + 0) }'
 like "$(cat "$TMP/aa.out")" "\| +1 \| +[0-9.]+ \([0-9.]+-[0-9.]+\) \|" "a 1-thread row with median (min-max)"
 unlike "$(cat "$TMP/aa.out")" "\| +2 \|" "no 2-thread row"
 

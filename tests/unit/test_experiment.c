@@ -1626,6 +1626,17 @@ static void test_measure_instructions(void **state)
     assert_int_equal(experiment_callgrind_total(none, &total), -1);
     char *missing = xasprintf("%s/cg.missing", dir);
     assert_int_equal(experiment_callgrind_total(missing, &total), -1);
+    /* With --cache-sim and --branch-sim: I1mr and Bcm + Bim by their column names. */
+    char *sim = write_file(dir, "cg.sim", "events: Ir I1mr D1mr D1mw ILmr DLmr DLmw Bc Bcm Bi Bim\n"
+                                          "fn=f\n1 5 1 0 0 0 0 0 2 1 0 0\n"
+                                          "totals: 1000 17 30 40 5 6 7 200 11 50 4\n", 0644);
+    struct callgrind_counts cc;
+    assert_int_equal(experiment_callgrind_counts(sim, &cc), 0);
+    assert_true(cc.ir == 1000 && cc.i1_miss == 17 && cc.branch_miss == 15);
+    assert_int_equal(experiment_callgrind_counts(both, &cc), 0);
+    assert_true(cc.ir == 246881240u && cc.i1_miss == 0 && cc.branch_miss == 0);
+    unlink(sim);
+    free(sim);
     unlink(both);
     unlink(summary);
     unlink(none);
