@@ -10,11 +10,17 @@
 #include "util/util.h"
 
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <libpq-fe.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+
+/* Receive timeout of a connection's socket once it is blocking (see wait_result), in ms. */
+#define BLOCKING_RECV_TIMEOUT_MS 200
 
 static const struct opt_def pgsql_options[] = {
     { "pgsql-host", OPT_STRING, "localhost",
@@ -43,6 +49,7 @@ static char lib_version[32], lib_source_id[48], *lib_loaded_from;
 struct pg_conn {
     PGconn *pg;
     unsigned next_stmt;  /* suffix of the next prepared statement's name */
+    bool blocking;       /* the socket is in blocking mode (see wait_result) */
 };
 
 struct db_stmt {
@@ -247,6 +254,23 @@ static int pgsql_libinfo(struct db_libinfo *info)
 
 /* ---- connections ---- */
 
+/* libpq keeps its socket non-blocking and waits for every reply with poll() before it calls
+ * recv(): three system calls per statement (send, poll, recv), as sysbench pays. With the
+ * socket in blocking mode, wait_result lets recv() itself wait: two. libpq only reads once its
+ * caller expects data (after poll, or in PQconsumeInput), with two exceptions that would now
+ * block: pqReadData reads again at once after a read that leaves more than 32 kB unparsed (its
+ * 16 kB buffer only grows for a message larger than that: never with the sysbench tables),
+ * and pqSendSome reads after a partial send (a signal during a large send). SO_RCVTIMEO bounds
+ * both at BLOCKING_RECV_TIMEOUT_MS: recv() then fails with EAGAIN, which libpq takes for "no
+ * data yet". true if the socket is now blocking. */
+static bool make_blocking(int fd)
+{
+    struct timeval tv = { 0, BLOCKING_RECV_TIMEOUT_MS * 1000 };
+    int fl = fd >= 0 ? fcntl(fd, F_GETFL) : -1;
+    return fl >= 0 && setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) == 0 &&
+           fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) == 0;
+}
+
 static void pgsql_disconnect(struct db_conn *c)
 {
     struct pg_conn *pc = c->priv;
@@ -295,6 +319,7 @@ static int pgsql_connect(struct db_conn *c)
         return -1;
     }
     PQsetNoticeProcessor(pc->pg, cfg.debug ? notice_debug : notice_quiet, NULL);
+    pc->blocking = make_blocking(PQsocket(pc->pg));
     return 0;
 }
 
@@ -471,12 +496,35 @@ static void quote_literal(void *ctx, struct strbuf *out, const char *s, int len)
     out->buf[out->len] = '\0';
 }
 
+/* The result of the query just sent (sent: the PQsend* call succeeded), as PQexec returns it:
+ * the last of its results, read up to the end; NULL if there is none (PQerrorMessage says
+ * why). On a blocking socket PQconsumeInput's recv() waits for the reply itself (see
+ * make_blocking); PQgetResult would poll() first. */
+static PGresult *wait_result(struct pg_conn *pc, bool sent)
+{
+    PGresult *res, *last = NULL;
+    if (!sent)
+        return NULL;
+    if (pc->blocking)
+        while (PQisBusy(pc->pg) && PQconsumeInput(pc->pg))
+            ;
+    while ((res = PQgetResult(pc->pg))) {
+        PQclear(last);
+        last = res;
+        ExecStatusType st = PQresultStatus(res);
+        if (st == PGRES_COPY_IN || st == PGRES_COPY_OUT || st == PGRES_COPY_BOTH ||
+            PQstatus(pc->pg) == CONNECTION_BAD)
+            break;
+    }
+    return last;
+}
+
 static enum db_status run_text(struct db_conn *c, const char *sql, enum db_qclass *cls)
 {
     struct pg_conn *pc = c->priv;
     if (cfg.debug)
         debug("%.*s%s", DEBUG_SQL(sql));
-    return take_result(c, PQexec(pc->pg, sql), cls);
+    return take_result(c, wait_result(pc, PQsendQuery(pc->pg, sql)), cls);
 }
 
 static enum db_status pgsql_execute(struct db_conn *c, struct db_stmt *s, const struct db_param *p,
@@ -525,7 +573,8 @@ static enum db_status pgsql_execute(struct db_conn *c, struct db_stmt *s, const 
         debug("EXECUTE %s: %s%s%s", s->name, s->sql, sb.len ? " -- " : "", sb.buf);
         strbuf_release(&sb);
     }
-    return take_result(c, PQexecPrepared(pc->pg, s->name, np, s->values, NULL, NULL, 0), cls);
+    return take_result(c, wait_result(pc, PQsendQueryPrepared(pc->pg, s->name, np, s->values, NULL,
+                                                              NULL, 0)), cls);
 }
 
 static enum db_status pgsql_query(struct db_conn *c, const char *sql, enum db_qclass *cls)
