@@ -755,6 +755,10 @@ int oltp_verify(struct db_conn *c, const struct oltp_opts *o, uint64_t *checksum
         "GROUP BY k ORDER BY k",
         "ROLLBACK",
     };
+    /* The query set uses SQLite's functions (printf, total, group_concat, hex, instr). */
+    if (strcmp(c->drv->name, "sqlite"))
+        return error("verify (the correctness gate's query set) is SQLite only, not %s",
+                     c->drv->name);
     c->checksum = true;
     c->sum = 14695981039346656037ull; /* FNV-1a 64 offset basis */
     c->rows = 0;
