@@ -306,6 +306,9 @@ like "$(cat "$TMP/killfatal.err")" \
     "killed with the default --mysql-ignore-errors: the server's message"
 cmp_ok "$T_END" '<' 10 "killed with the default --mysql-ignore-errors: stops at once, not after --time"
 
+fails "verify on MySQL" '^FATAL: verify \(the correctness gate.s query set\) is SQLite only, not mysql$' \
+    "${MY[@]}" "${SMALL[@]}" oltp_read_write verify
+
 note "---- cleanup"
 pg clean "${MY[@]}" "${SMALL[@]}" oltp_read_write cleanup
 is "$RC" 0 "cleanup: exit 0"
