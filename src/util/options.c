@@ -157,6 +157,10 @@ int opts_parse(struct opts *o, int argc, char **argv)
         }
         if (set_value(v, eq ? eq + 1 : "on") < 0)
             return -1;
+        /* The value is copied: blank a password in argv itself, so the process title
+         * (/proc/PID/cmdline, ps) does not show it (as the mysql client does). */
+        if (eq && strstr(v->def->name, "password"))
+            memset((char *)eq + 1, 'x', strlen(eq + 1));
     }
     return 0;
 }

@@ -47,8 +47,10 @@ struct opts {
 void opts_init(struct opts *o, const struct opt_def *const *tables, int ntables);
 void opts_release(struct opts *o);
 
-/* Parse argv[0..argc). Options go into o, other words into o->args.
- * Returns 0, or -1 after printing "invalid option: --xyz" or a bad-value message. */
+/* Parse argv[0..argc). Options go into o (values are copied), other words into o->args.
+ * The value of an option whose name contains "password" is then overwritten with 'x' in argv
+ * itself, so the process title never shows it. Returns 0, or -1 after printing "invalid
+ * option: --xyz" or a bad-value message. */
 int opts_parse(struct opts *o, int argc, char **argv);
 
 /* Set an option by name (canonical or with '_'); -1 on unknown name or bad value. */

@@ -231,6 +231,14 @@ fails "wrong password" '^FATAL: cannot connect to PostgreSQL server at 127\.0\.0
 is "$(cat "$TMP/err.out" "$TMP/err.err" | grep -cF "$PW")" 0 "wrong password: password never printed"
 fails "no password" 'cannot connect to PostgreSQL server at 127\.0\.0\.1:[0-9]+: .*no password supplied' \
     "${P[@]}" --pgsql-user=pwuser oltp_read_write run
+# The process title: the password is blanked in argv once parsed (ps shows xxx).
+"$PGOLAB" bench "${P[@]}" "${S[@]}" --pgsql-user=pwuser --pgsql-password="$PW" --time=3 oltp_point_select run \
+    >/dev/null 2>&1 &
+ppid_=$!
+sleep 1
+is "$(tr '\0' ' ' </proc/$ppid_/cmdline | grep -cF "$PW")" 0 "process title: the password is not in /proc/PID/cmdline"
+like "$(tr '\0' ' ' </proc/$ppid_/cmdline)" "--pgsql-password=x+ " "process title: the option is there, blanked"
+wait $ppid_
 pg pwjson "${P[@]}" "${S[@]}" --pgsql-user=pwuser --pgsql-password="$PW" --format=json --events=5 oltp_point_select run
 is "$(grep -cF "$PW" "$TMP/pwjson.out")" 0 "--format=json: password never printed"
 like "$(perl -MJSON::PP -e 'local $/; print decode_json(<STDIN>)->{options}{"pgsql-password"}' <"$TMP/pwjson.out")" '^\(hidden\)$' \

@@ -30,6 +30,7 @@ static const struct opt_def extra[] = {
     { "rand-type", OPT_STRING, "uniform", "Distribution" },
     { "variant", OPT_MULTI, "base", "A library variant" },
     { "env", OPT_MULTI, NULL, "An environment setting" },
+    { "mysql-password", OPT_STRING, "", "A password" },
     OPT_END,
 };
 
@@ -329,6 +330,18 @@ static char *capture_help(const struct opt_def *table)
     return capture(STDOUT_FILENO, print_help_fn, table);
 }
 
+/* A password's value is kept in the options but blanked in argv (the process title). */
+static void test_password_blanked(void **state)
+{
+    struct opts *o = *state;
+    char a0[] = "--mysql_password=s3cret", a1[] = "--threads=3";
+    char *argv[] = { a0, a1 };
+    assert_int_equal(opts_parse(o, 2, argv), 0);
+    assert_string_equal(opt_str(o, "mysql-password"), "s3cret");
+    assert_string_equal(a0, "--mysql_password=xxxxxx");
+    assert_string_equal(a1, "--threads=3");  /* other options untouched */
+}
+
 static void test_help(void **state)
 {
     (void)state;
@@ -359,6 +372,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_bad_values, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lists, setup, teardown),
         cmocka_unit_test_setup_teardown(test_multi, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_password_blanked, setup, teardown),
         cmocka_unit_test(test_help),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
