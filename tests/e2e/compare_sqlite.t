@@ -46,6 +46,6 @@ bad() {
 bad "one variant" "variant" --variant "A=sqlite:$SYSLIB"
 bad "missing library" "/nonexistent/lib.so" --variant "A=sqlite:$SYSLIB" --variant "B=sqlite:/nonexistent/lib.so"
 bad "duplicate name" "A" --variant "A=sqlite:$SYSLIB" --variant "A=sqlite:$TMP/libcopy.so"
-bad "server variant" "mysql" --variant "A=sqlite:$SYSLIB" --variant "B=mysql:/usr/sbin/mariadbd"
+bad "server prefix without a server" "variant B: no mysql server binary under /etc" --variant "A=sqlite:$SYSLIB" --variant "B=mysql:/etc"
 bad "rounds=0" "rounds" "${vars[@]}" --rounds=0
 done_testing

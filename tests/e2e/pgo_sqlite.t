@@ -31,7 +31,7 @@ like "$(cat "$TMP/pgo.out")" "gate +oltp_read_only verify: checksum [0-9a-f]+ ov
 
 for w in oltp_point_select oltp_read_only; do
     for title in "Transactions per second" "Average response time \(ms\)" "95th percentile response time \(ms\)"; do
-        block=$(awk -v t="$title, $w" 'index($0, "Table") == 1 { on = ($0 ~ t) } on' "$TMP/pgo.out")
+        block=$(T="$title, $w" awk 'index($0, "Table") == 1 { on = ($0 ~ ENVIRON["T"]) } on' "$TMP/pgo.out")
         like "$block" "\| +1 \|" "$w / $title: row for 1 thread"
         like "$block" "\| +2 \|" "$w / $title: row for 2 threads"
         like "$block" "\| Average \|" "$w / $title: Average row"

@@ -25,7 +25,9 @@ rep() { # rep NAME ARGS...: pgolab report ARGS > $TMP/NAME.out, exit status in R
     RC=$?
 }
 # table_block FILE TITLE-ERE: the lines of the table whose title matches
-table_block() { awk -v t="$2" '/^(### )?Table / { on = ($0 ~ t) } on' "$1"; }
+# (the pattern goes through the environment: `awk -v` would process its backslashes, and gawk
+# and mawk do that differently)
+table_block() { T="$2" awk '/^(### )?Table / { on = ($0 ~ ENVIRON["T"]) } on' "$1"; }
 # csv_check FILE ROWS DESC: header + ROWS rows, every row as many fields as the header
 csv_check() {
     is "$(($(wc -l <"$1") - 1))" "$2" "$3: $2 rows after the header"
