@@ -41,6 +41,16 @@ echo "install-deps: installing:${missing:- (none; refreshing package lists)}" >&
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq >/dev/null
 if [ -n "$missing" ]; then
+    # pgolab starts its own private servers; keep the packages from starting (and enabling)
+    # the system's MariaDB and PostgreSQL services while they install: a policy-rc.d that
+    # denies every start, only for the install and only if there is none already.
+    policy=/usr/sbin/policy-rc.d
+    ours=0
+    if [ ! -e "$policy" ]; then
+        printf '#!/bin/sh\nexit 101\n' | $SUDO tee "$policy" >/dev/null && $SUDO chmod 755 "$policy" && ours=1
+    fi
     # shellcheck disable=SC2086
-    $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
+    $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null || rc=$?
+    [ "$ours" = 1 ] && $SUDO rm -f "$policy"
+    exit "${rc:-0}"
 fi
