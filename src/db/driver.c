@@ -77,6 +77,28 @@ const struct opt_def *const *db_driver_option_tables(int *count)
     return tables;
 }
 
+static uint64_t fnv1a(uint64_t h, const void *data, size_t n)
+{
+    const unsigned char *p = data;
+    for (size_t i = 0; i < n; i++) {
+        h ^= p[i];
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+void db_checksum_value(struct db_conn *c, const void *v, size_t n)
+{
+    c->sum = v ? fnv1a(c->sum, v, n) : fnv1a(c->sum, "\1NULL", 5);
+    c->sum = fnv1a(c->sum, "", 1);
+}
+
+void db_checksum_row_end(struct db_conn *c)
+{
+    c->sum = fnv1a(c->sum, "\n", 1);
+    c->rows++;
+}
+
 static long fault_every = -1;  /* -1 = not read yet, 0 = off */
 static __thread unsigned long fault_calls;
 

@@ -6,6 +6,7 @@
 #define PGOLAB_DRIVER_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "util/options.h"
@@ -123,6 +124,14 @@ extern const struct opt_def db_common_options[];
 struct strbuf;
 int db_sql_expand(struct strbuf *out, const char *sql, const struct db_param *p, int np,
                   void (*quote)(void *ctx, struct strbuf *out, const char *s, int len), void *ctx);
+
+/* Checksum mode (c->checksum, the correctness gate): every driver folds each fetched row the
+ * same way, so equal results give equal checksums: db_checksum_value() for each column value
+ * in order (v NULL = SQL NULL, folded as "\1NULL"; each value is followed by a NUL byte),
+ * then db_checksum_row_end() (folds "\n" and counts c->rows). The hash is FNV-1a 64
+ * (Fowler/Noll/Vo; prime 1099511628211), its offset basis set by oltp_verify(). */
+void db_checksum_value(struct db_conn *c, const void *v, size_t n);
+void db_checksum_row_end(struct db_conn *c);
 
 /* Look a driver up by name; NULL if unknown. */
 const struct db_driver *db_driver_find(const char *name);

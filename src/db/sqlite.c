@@ -346,17 +346,6 @@ static void sqlite_stmt_close(struct db_conn *c, struct db_stmt *s)
     }
 }
 
-/* FNV-1a 64 (Fowler/Noll/Vo), folded over every value of every row: the correctness gate's
- * result checksum. */
-static uint64_t fnv1a(uint64_t h, const unsigned char *p, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        h ^= p[i];
-        h *= 1099511628211ull;
-    }
-    return h;
-}
-
 /* Step st to the end and classify it: a result set is a read; otherwise a change in
  * sqlite3_total_changes() (which BEGIN/COMMIT leave alone, unlike sqlite3_changes()) is a
  * write, else other. ncol: st's column count (-1: ask). */
@@ -374,14 +363,11 @@ static enum db_status run_stmt(struct db_conn *c, sqlite3_stmt *st, int ncol, en
     while ((rc = api.step(st)) == SQLITE_ROW) {
         if (!c->checksum)
             continue;
-        c->rows++;
         for (int i = 0; i < ncol; i++) {
             const unsigned char *v = api.column_text(st, i);
-            int n = api.column_bytes(st, i);
-            c->sum = fnv1a(c->sum, v ? v : (const unsigned char *)"\1NULL", v ? (size_t)n : 5);
-            c->sum = fnv1a(c->sum, (const unsigned char *)"\0", 1);
+            db_checksum_value(c, v, v ? (size_t)api.column_bytes(st, i) : 0);
         }
-        c->sum = fnv1a(c->sum, (const unsigned char *)"\n", 1);
+        db_checksum_row_end(c);
     }
     if (rc != SQLITE_DONE) {
         enum db_status stt = set_error(c, rc);
