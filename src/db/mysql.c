@@ -117,7 +117,10 @@ struct mysql_conn {
 #define BLOCKING_RECV_TIMEOUT_MS 200
 static unsigned char blocking_fd[BLOCKING_FD_MAX];
 
-ssize_t recv(int fd, void *buf, size_t len, int flags)
+/* Defined under its libc name with an asm label, so that a _FORTIFY_SOURCE build (whose header
+ * makes recv an inline wrapper) compiles too. */
+ssize_t interposed_recv(int fd, void *buf, size_t len, int flags) __asm__("recv");
+ssize_t interposed_recv(int fd, void *buf, size_t len, int flags)
 {
     if ((flags & (MSG_DONTWAIT | MSG_PEEK)) == MSG_DONTWAIT && fd >= 0 && fd < BLOCKING_FD_MAX &&
         __atomic_load_n(&blocking_fd[fd], __ATOMIC_RELAXED))
