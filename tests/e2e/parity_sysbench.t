@@ -282,7 +282,9 @@ my $size = shift;
 my (@e, %n);
 while (my $l = <STDIN>) {
     chomp $l;
-    if ($l =~ /^(?:\d{6} [ \d]\d:\d\d:\d\d)?\t\t\s*(\d+) (\w+(?: \w+)?)\t(.*)$/) {
+    # "261130 14:31:35\t     8 Query\t..." on the first line of a second, "\t\t     8 Query\t..."
+    # on the others
+    if ($l =~ /^(?:\d{6} [ \d]\d:\d\d:\d\d\t|\t\t)\s*(\d+) (\w+(?: \w+)?)\t(.*)$/) {
         push @e, [$1, $2, $3];
     } elsif (@e && $l !~ /^(?:Time\t|Tcp port:|\/)/) {
         $e[-1][2] .= " $l";

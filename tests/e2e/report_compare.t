@@ -45,7 +45,7 @@ table_line=$(grep -n '^Table 1\.' "$TMP/x.out" | head -1 | cut -d: -f1)
 cmp_ok "$warn_line" '<' "$table_line" "the warning comes before the tables"
 for t in "Transactions per second" "Average response time \(ms\)" "95th percentile response time \(ms\)"; do
     block=$(T="$t" awk '/^Table / { on = ($0 ~ ENVIRON["T"]) } on' "$TMP/x.out")  # not -v: backslashes
-    like "$block" "^\| variant \| +workload \| threads \| +experiment 1 +\| +experiment 2 +\| change \(95% CI\) +\|$" "$t: header"
+    like "$block" "^\| variant \| +workload \| threads \| +experiment 1 +\| +experiment 2 +\| +change \(95% CI\) +\|$" "$t: header"
     for v in A B; do
         like "$block" "^\| +$v \| oltp_point_select \| +1 \| +[0-9.]+ \([0-9.]+-[0-9.]+\) \| +[0-9.]+ \([0-9.]+-[0-9.]+\) \| +(~|[-+][0-9.]+% \(95% CI .*\)) \|$" \
             "$t: cell ($v, oltp_point_select, 1): both medians and the change"

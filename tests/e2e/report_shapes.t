@@ -44,7 +44,7 @@ is "$RC" 0 "seed000 text: exit 0"
 ok "seed000 text = what compare printed" cmp -s "$TMP/s0.out" "$TMP/c1.out"
 for t in "Transactions per second" "Average response time \(ms\)" "95th percentile response time \(ms\)"; do
     block=$(table_block "$TMP/s0.out" "$t, oltp_point_select")
-    like "$block" "^\| +threads \| +A +\| +B +\| % improvement \| change \(95% CI\) +\|$" "seed000 $t: header"
+    like "$block" "^\| +threads \| +A +\| +B +\| % improvement \| +change \(95% CI\) +\|$" "seed000 $t: header"
     for row in 1 2 Average; do
         like "$block" "^\| +$row \|" "seed000 $t: row $row"
     done
@@ -68,7 +68,7 @@ rep s3 --experiment=1 --shape=seed003
 is "$RC" 0 "seed003 text: exit 0"
 for th in "1 thread" "2 threads"; do
     block=$(table_block "$TMP/s3.out" "oltp_point_select, $th: latency \(ms\) and QPS, median of 2 rounds")
-    like "$block" "^\| +\| +A \| +B \| change \(95% CI\) +\|$" "seed003 $th: one column per variant"
+    like "$block" "^\| +\| +A \| +B \| +change \(95% CI\) +\|$" "seed003 $th: one column per variant"
     for row in "min \(ms\)" "avg \(ms\)" "max \(ms\)" "95%ile \(ms\)" "QPS"; do
         like "$block" "^\| +$row \| +[0-9.]+ \| +[0-9.]+ \| +(~|[-+][0-9.]+% \(95% CI .*\)) \|$" "seed003 $th: row $row"
     done
