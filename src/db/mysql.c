@@ -593,24 +593,6 @@ static int mdb_connect(struct db_conn *c)
 
 /* ---- execution ---- */
 
-/* FNV-1a 64 (Fowler/Noll/Vo), folded over every value of every row like the SQLite driver:
- * each value (NULL as "\1NULL") followed by a NUL byte, each row by "\n". */
-static uint64_t fnv1a(uint64_t h, const void *data, size_t n)
-{
-    const unsigned char *p = data;
-    for (size_t i = 0; i < n; i++) {
-        h ^= p[i];
-        h *= 1099511628211ull;
-    }
-    return h;
-}
-
-static void fold_value(struct db_conn *c, const char *v, size_t n)
-{
-    c->sum = v ? fnv1a(c->sum, v, n) : fnv1a(c->sum, "\1NULL", 5);
-    c->sum = fnv1a(c->sum, "", 1);
-}
-
 /* Run one SQL text, fetch and discard (or checksum) its rows, classify it. */
 static enum db_status run_text(struct db_conn *c, const char *sql, size_t len, enum db_qclass *cls)
 {
@@ -633,10 +615,9 @@ static enum db_status run_text(struct db_conn *c, const char *sql, size_t len, e
         if (!c->checksum)
             continue;
         unsigned long *lens = mysql_fetch_lengths(res);
-        c->rows++;
         for (unsigned i = 0; i < nf; i++)
-            fold_value(c, row[i], lens[i]);
-        c->sum = fnv1a(c->sum, "\n", 1);
+            db_checksum_value(c, row[i], lens[i]);
+        db_checksum_row_end(c);
     }
     if (mysql_errno(mc->m)) {
         set_err(c, mysql_errno(mc->m), mysql_sqlstate(mc->m), mysql_error(mc->m));
@@ -781,12 +762,11 @@ static int bind_results(struct db_conn *c, struct db_stmt *s)
 /* Fold the current row of s (results bound) into the checksum. */
 static int fold_row(struct db_conn *c, struct db_stmt *s)
 {
-    c->rows++;
     for (unsigned i = 0; i < s->nfields; i++) {
         if (s->rnull[i]) {
-            fold_value(c, NULL, 0);
+            db_checksum_value(c, NULL, 0);
         } else if (s->rlen[i] <= RESULT_BUF) {
-            fold_value(c, s->rbuf + (size_t)i * RESULT_BUF, s->rlen[i]);
+            db_checksum_value(c, s->rbuf + (size_t)i * RESULT_BUF, s->rlen[i]);
         } else {
             unsigned long n = s->rlen[i];
             char *big = xmalloc(n + 1);
@@ -799,11 +779,11 @@ static int fold_row(struct db_conn *c, struct db_stmt *s)
                 free(big);
                 return -1;
             }
-            fold_value(c, big, n);
+            db_checksum_value(c, big, n);
             free(big);
         }
     }
-    c->sum = fnv1a(c->sum, "\n", 1);
+    db_checksum_row_end(c);
     return 0;
 }
 

@@ -404,31 +404,15 @@ static void pgsql_stmt_close(struct db_conn *c, struct db_stmt *s)
     free(s);
 }
 
-/* FNV-1a 64 (Fowler/Noll/Vo), folded over every value of every row: the correctness gate's
- * result checksum (same folding as the SQLite driver). */
-static uint64_t fnv1a(uint64_t h, const unsigned char *p, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        h ^= p[i];
-        h *= 1099511628211ull;
-    }
-    return h;
-}
-
+/* Checksum mode: every value of every row, folded as every driver does (driver.h). */
 static void fold_rows(struct db_conn *c, const PGresult *res)
 {
     int nrows = PQntuples(res), ncol = PQnfields(res);
     for (int r = 0; r < nrows; r++) {
-        c->rows++;
-        for (int i = 0; i < ncol; i++) {
-            if (PQgetisnull(res, r, i))
-                c->sum = fnv1a(c->sum, (const unsigned char *)"\1NULL", 5);
-            else
-                c->sum = fnv1a(c->sum, (const unsigned char *)PQgetvalue(res, r, i),
-                               (size_t)PQgetlength(res, r, i));
-            c->sum = fnv1a(c->sum, (const unsigned char *)"\0", 1);
-        }
-        c->sum = fnv1a(c->sum, (const unsigned char *)"\n", 1);
+        for (int i = 0; i < ncol; i++)
+            db_checksum_value(c, PQgetisnull(res, r, i) ? NULL : PQgetvalue(res, r, i),
+                              (size_t)PQgetlength(res, r, i));
+        db_checksum_row_end(c);
     }
 }
 
