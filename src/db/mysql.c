@@ -2,7 +2,8 @@
  * drivers/mysql/drv_mysql.c: the same options, error classes (§9) and query classification (§3).
  *
  * With --db-ps-mode=auto every statement is a server-side prepared statement (binary
- * protocol), except those the server refuses to prepare (ER_UNSUPPORTED_PS, e.g. BEGIN), which
+ * protocol), BEGIN and COMMIT included as sysbench does (MariaDB prepares them), except those
+ * the server refuses to prepare (ER_UNSUPPORTED_PS, e.g. BEGIN on some MySQL versions), which
  * are sent as text like every statement under --db-ps-mode=disable (parameters inlined by
  * db_sql_expand, quoted with mysql_real_escape_string). Each connection keeps a list of its
  * statements so that a reconnect can re-prepare them behind the db_stmt pointers the workload
@@ -98,6 +99,9 @@ struct mysql_conn {
     struct db_stmt *stmts;   /* every open statement of this connection */
     struct strbuf text;      /* scratch: statement text with inlined parameters */
     bool in_trx;             /* BEGIN sent, no COMMIT/ROLLBACK since */
+    /* BEGIN and COMMIT, prepared by the first begin (the connection's own, closed by
+     * mdb_disconnect; NULL until then) */
+    struct db_stmt *begin_st, *commit_st;
 };
 
 /* ---- blocking reads ----
@@ -556,6 +560,8 @@ static enum db_status stmt_error(struct db_conn *c, MYSQL_STMT *st)
     return classify(c);
 }
 
+static void mdb_stmt_close(struct db_conn *c, struct db_stmt *s);
+
 static void mdb_disconnect(struct db_conn *c)
 {
     struct mysql_conn *mc = c->priv;
@@ -563,6 +569,8 @@ static void mdb_disconnect(struct db_conn *c)
         return;
     if (mc->m)
         close_handle(mc->m);
+    mdb_stmt_close(c, mc->begin_st);
+    mdb_stmt_close(c, mc->commit_st);
     /* Statements still open stay valid objects for a later stmt_close, without a connection. */
     while (mc->stmts) {
         struct db_stmt *s = mc->stmts;
@@ -651,7 +659,7 @@ static struct db_stmt *mdb_prepare(struct db_conn *c, const char *sql)
             free_stmt(s);
             return NULL;
         }
-        s->text_only = true;  /* sent as text, as sysbench does for BEGIN */
+        s->text_only = true;  /* sent as text, as sysbench does then */
     }
     link_stmt(mc, s);
     return s;
@@ -846,13 +854,22 @@ static enum db_status mdb_query(struct db_conn *c, const char *sql, enum db_qcla
     return run_text(c, sql, strlen(sql), cls);
 }
 
-/* BEGIN as a text query, as sysbench does (the server cannot prepare it). */
+/* BEGIN and COMMIT are prepared statements, as sysbench's oltp_common.lua has them (text
+ * under --db-ps-mode=disable or when the server refuses to prepare them). Prepared on the
+ * connection's first begin: workloads without transactions never send them. */
+static enum db_status trx_stmt(struct db_conn *c, struct db_stmt **sp, const char *sql)
+{
+    enum db_qclass cls;
+    if (!*sp && !(*sp = mdb_prepare(c, sql)))
+        return classify(c);
+    return mdb_execute(c, *sp, NULL, 0, &cls);
+}
+
 static enum db_status mdb_begin(struct db_conn *c, bool will_write)
 {
     struct mysql_conn *mc = c->priv;
-    enum db_qclass cls;
     (void)will_write;
-    enum db_status st = run_text(c, "BEGIN", 5, &cls);
+    enum db_status st = trx_stmt(c, &mc->begin_st, "BEGIN");
     if (st == DB_OK)
         mc->in_trx = true;
     return st;
@@ -861,8 +878,7 @@ static enum db_status mdb_begin(struct db_conn *c, bool will_write)
 static enum db_status mdb_commit(struct db_conn *c)
 {
     struct mysql_conn *mc = c->priv;
-    enum db_qclass cls;
-    enum db_status st = run_text(c, "COMMIT", 6, &cls);
+    enum db_status st = trx_stmt(c, &mc->commit_st, "COMMIT");
     if (st == DB_OK)
         mc->in_trx = false;
     return st;

@@ -100,7 +100,7 @@ snap() {
     eval "$(status | sed "s/^S_/$1_/")"
 }
 
-note "---- driver unit tests against this server (checksums, BEGIN fallback, classes, errors)"
+note "---- driver unit tests against this server (checksums, text fallback, BEGIN/COMMIT, classes, errors)"
 UNIT=$REPO_DIR/build/tests/test_mysql
 if [ -x "$UNIT" ] && [ "$UNIT" -nt "$REPO_DIR/src/db/mysql.c" ] && [ "$UNIT" -nt "$REPO_DIR/tests/unit/test_mysql.c" ]; then
     PGOLAB_TEST_MYSQL_SOCKET=$MD/sock "$UNIT" >"$TMP/unit.out" 2>&1
@@ -177,8 +177,10 @@ run_mix() {
 note "---- run: oltp_read_write, server-side prepared statements"
 run_mix rw oltp_read_write 14 4 2 --threads=2
 cmp_ok "$D_exec" '>' 0 "rw (ps auto): Com_stmt_execute grew"
-is "$D_exec" "$(calc "$D_select + $D_dml")" "rw (ps auto): every SELECT/INSERT/UPDATE/DELETE was a prepared execution"
-is "$D_prep" "$((2 * 2 * 9 + 2))" "rw (ps auto): 9 statements x 2 tables x 2 threads prepared, + 2 table checks"
+is "$D_exec" "$(calc "$D_select + $D_dml + $D_trx")" \
+    "rw (ps auto): every SELECT/INSERT/UPDATE/DELETE/BEGIN/COMMIT was a prepared execution"
+is "$D_prep" "$((2 * (2 * 9 + 2) + 2))" \
+    "rw (ps auto): 9 statements x 2 tables + BEGIN + COMMIT, x 2 threads prepared, + 2 table checks"
 is "$D_begin" "$(calc "$F_transactions + $F_ignored_errors")" "rw: one BEGIN per attempted transaction"
 
 note "---- run: --db-ps-mode=disable"

@@ -507,24 +507,13 @@ print "sequence sysbench: $s1\nsequence pgolab:   $s2\n" if $s1 ne $s2;
 PERL
 
 # KNOWN DIFFERENCES (asserted as such):
-# * MariaDB Com_stmt_execute in the workloads with BEGIN/COMMIT: sysbench prepares BEGIN and
-#   COMMIT (MariaDB 10.11 accepts both as server-side prepared statements; reference §3 says
-#   MySQL refuses BEGIN) and executes them with COM_STMT_EXECUTE, 2 per transaction more than
-#   pgolab, whose mysql driver sends both as text queries (src/db/mysql.c, mdb_begin and
-#   mdb_commit). The server does the same work (Com_begin/Com_commit agree); marked TODO until
-#   the driver prepares them too. On PostgreSQL sysbench prepares them as well, which the
-#   counters cannot see.
+# * Both tools prepare BEGIN and COMMIT on MariaDB (which accepts them as server-side prepared
+#   statements; reference §3 says MySQL refuses BEGIN), so Com_stmt_execute counts them in
+#   both. On PostgreSQL sysbench prepares them as well, which the counters cannot see.
 # * oltp_delete: the ids drawn are random, so how many DELETEs find their row (rows deleted;
 #   sysbench's "write") and how many find it gone ("other") differ by chance. The server's rows
 #   deleted must equal the tool's own "write" count exactly, and rows deleted plus the tool's
 #   "other" (DELETEs that found nothing) is compared across tools.
-stmt_execute_todo() {
-    case $1 in
-    oltp_read_write | oltp_read_only | oltp_write_only)
-        echo "pgolab's mysql driver sends BEGIN/COMMIT as text; sysbench prepares them (MariaDB)" ;;
-    esac
-}
-
 TABLE=$TMP/table
 : >"$TABLE"
 for drv in "${DRIVERS[@]}"; do
@@ -567,16 +556,7 @@ for drv in "${DRIVERS[@]}"; do
                 a=$(calc "$a + $(val "$sb/client" other)") b=$(calc "$b + $(val "$pg/client" other)")
                 desc="$L: $k + the tool's 'other' (DELETEs that found no row) per transaction"
             fi
-            if [ "$k" = Com_stmt_execute ] && [ -n "$(stmt_execute_todo "$wl")" ]; then
-                TODO=$(stmt_execute_todo "$wl")  # lib.sh: a known failure
-                agree "$desc" "$a" "$b"
-                TODO=
-                # the documented difference itself: exactly BEGIN + COMMIT
-                agree "$L: $k per transaction, sysbench's prepared BEGIN and COMMIT subtracted" \
-                    "$(calc "$a - $(val "$sb/per_txn" Com_begin) - $(val "$sb/per_txn" Com_commit)")" "$b"
-            else
-                agree "$desc" "$a" "$b"
-            fi
+            agree "$desc" "$a" "$b"
             row="$row $k=$(printf '%.4g/%.4g' "$a" "$b")"
         done
         # what the tools reported
@@ -610,9 +590,7 @@ for drv in "${DRIVERS[@]}"; do
         # 2b. statement texts and order
         if [ "$drv" = mysql ]; then
             like "$(cat "$sb/statements")" "^statements: [1-9]" "$L: sysbench's statements are in the general log"
-            # BEGIN/COMMIT: see KNOWN DIFFERENCES (checked by Com_stmt_execute above)
-            is "$(grep -Ev '^sent as: (BEGIN|COMMIT) ' "$pg/statements")" \
-                "$(grep -Ev '^sent as: (BEGIN|COMMIT) ' "$sb/statements")" \
+            is "$(cat "$pg/statements")" "$(cat "$sb/statements")" \
                 "$L: general log of 5 events: same statements in the same order, sent the same way, one table per group, ids per statement"
         fi
 

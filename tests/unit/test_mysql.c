@@ -4,7 +4,7 @@
  * host:port, is fast, and never shows the password. With PGOLAB_TEST_MYSQL_SOCKET set (a
  * server's socket where root may connect without a password; mysql_driver.t does that), also
  * the driver against it: checksums of prepared and text results agree (long values, NULLs,
- * parameters, quoting in --db-ps-mode=disable), BEGIN falls back to text, the r/w/o classes,
+ * parameters, quoting in --db-ps-mode=disable), unpreparable statements fall back to text, the r/w/o classes,
  * error codes/SQLSTATEs and the ignore list. The workload paths are in tests/e2e/mysql_driver.t. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -266,13 +266,19 @@ static void test_server_classes_and_errors(void **state)
         skip();
     enum db_qclass cls = DB_READ;
     srv_connect("auto", "1213,1020,1205");
-    /* BEGIN cannot be prepared (ER_UNSUPPORTED_PS): it falls back to text and still runs */
-    struct db_stmt *begin = mysql_driver.prepare(&srv, "BEGIN");
-    assert_non_null(begin);
-    assert_int_equal(mysql_driver.execute(&srv, begin, NULL, 0, &cls), DB_OK);
+    /* A statement the server cannot prepare (ER_UNSUPPORTED_PS: MariaDB refuses PREPARE itself
+     * in the binary protocol) falls back to text and still runs. */
+    struct db_stmt *noprep = mysql_driver.prepare(&srv, "PREPARE ut_p FROM 'SELECT 1'");
+    assert_non_null(noprep);
+    assert_int_equal(mysql_driver.execute(&srv, noprep, NULL, 0, &cls), DB_OK);
     assert_int_equal(cls, DB_OTHER);
-    mysql_driver.rollback(&srv);
-    mysql_driver.stmt_close(&srv, begin);
+    mysql_driver.stmt_close(&srv, noprep);
+    /* BEGIN/COMMIT through the driver's own (prepared) statements, twice: the second begin
+     * reuses them */
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(mysql_driver.begin(&srv, false), DB_OK);
+        assert_int_equal(mysql_driver.commit(&srv), DB_OK);
+    }
 
     assert_int_equal(mysql_driver.query(&srv, "CREATE TEMPORARY TABLE ut (id INT PRIMARY KEY)", &cls), DB_OK);
     assert_int_equal(cls, DB_OTHER);
