@@ -1,10 +1,10 @@
 /* calibrate: `pgolab calibrate`, an A/A experiment (one library run as variants A and A') that
  * measures this machine's noise floor and what a given number of rounds can detect. */
 #include "cli/cli.h"
+#include "cli/common.h"
 #include "experiment/experiment.h"
 #include "stats/compare.h"
 #include "store/store.h"
-#include "util/fs.h"
 #include "util/options.h"
 #include "util/strbuf.h"
 #include "util/util.h"
@@ -505,19 +505,16 @@ int cmd_calibrate(int argc, char **argv)
     struct variant variants[2];
     struct sigaction sa, old_int, old_term;
     struct cal_cell *cells = NULL;
-    struct store *store = NULL;
-    char **workloads = NULL, **tlist = NULL, *bench_args[2] = { NULL, NULL };
-    char *workdir = NULL, *pgolab = NULL, *name = NULL, *library = NULL;
-    int ntl = 0, ncells = 0, rc = 1, ran = 0, made_workdir = 0;
+    struct cli_experiment x;
+    char **workloads = NULL, *name = NULL, *library = NULL;
+    int ncells = 0, rc = 1, ran = 0;
 
     memset(&cfg, 0, sizeof(cfg));
     memset(&res, 0, sizeof(res));
     memset(variants, 0, sizeof(variants));
-    for (int i = 1; i < argc; i++)
-        if (!strcmp(argv[i], "help") || !strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            calibrate_usage();
-            return 0;
-        }
+    memset(&x, 0, sizeof(x));
+    if (cli_help(argc, argv, calibrate_usage))
+        return 0;
     /* Ctrl-C before or after the experiment (which catches it itself while it runs) also
      * ends with exit 2 and whatever was measured. */
     got_signal = 0;
@@ -527,45 +524,25 @@ int cmd_calibrate(int argc, char **argv)
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
 
-    opts_init(&o, tables, 1);
-    if (opts_parse(&o, argc - 1, argv + 1) < 0)
+    if (cli_parse(&o, tables, 1, argc, argv, "calibrate") < 0)
         goto out;
-    if (o.nargs) {
-        error("unexpected argument '%s' (see `pgolab calibrate help`)", o.args[0]);
-        goto out;
-    }
 
-    int64_t rounds = opt_int(&o, "rounds"), time_s = opt_int(&o, "time");
-    int64_t ntables = opt_int(&o, "tables"), size = opt_int(&o, "table-size");
+    int64_t rounds = opt_int(&o, "rounds");
     if (rounds < 2 || rounds > 100000) {
         error("invalid --rounds=%s (calibrate needs at least 2 rounds per variant to measure "
               "the variation; %d or more can detect a change)",
               opt_str(&o, "rounds"), stats_min_rounds(CAL_ALPHA));
         goto out;
     }
-    if (time_s <= 0 || time_s > 86400 * 7) {
-        error("invalid --time=%s (expected seconds > 0)", opt_str(&o, "time"));
+    if (cli_time_tables(&o, &cfg) < 0)
         goto out;
-    }
-    if (ntables < 1 || ntables > 100000 || size < 1 || size > INT_MAX) {
-        error("invalid --tables=%s or --table-size=%s (expected integers >= 1)",
-              opt_str(&o, "tables"), opt_str(&o, "table-size"));
-        goto out;
-    }
     workloads = opt_list(&o, "bench", &cfg.nworkloads);
     if (cfg.nworkloads < 1) {
         error("--bench needs at least one workload, e.g. --bench=oltp_read_only");
         goto out;
     }
     cfg.workloads = workloads;
-    tlist = opt_list(&o, "threads", &ntl);
-    if (ntl < 1) {
-        error("--threads needs at least one thread count, e.g. --threads=1");
-        goto out;
-    }
-    cfg.threads = xcalloc((size_t)ntl, sizeof(int));
-    cfg.nthreads = ntl;
-    if (parse_thread_list(tlist, ntl, cfg.threads) < 0)
+    if (cli_threads(&o, "--threads=1", &cfg) < 0)
         goto out;
     if (choose_library(&o, &name, &library) < 0)
         goto out;
@@ -578,27 +555,7 @@ int cmd_calibrate(int argc, char **argv)
     cfg.variants = variants;
     cfg.nvariants = 2;
     cfg.rounds = (int)rounds;
-    cfg.time_s = (double)time_s;
-    cfg.tables = (int)ntables;
-    cfg.table_size = (int)size;
-    if (opt_is_set(&o, "rand-seed") && opt_int(&o, "rand-seed") != 0) {
-        cfg.seed = (uint64_t)opt_int(&o, "rand-seed");
-        bench_args[0] = xasprintf("--rand-seed=%lld", (long long)opt_int(&o, "rand-seed"));
-        cfg.bench_args = bench_args;
-    } else {
-        cfg.seed = now_ns() ^ ((uint64_t)getpid() << 32);
-    }
-
-    workdir = opt_str(&o, "workdir") ? xstrdup(opt_str(&o, "workdir")) : experiment_default_workdir();
-    struct stat st;
-    made_workdir = stat(workdir, &st) < 0;
-    cfg.workdir = workdir;
-    pgolab = self_exe();
-    cfg.pgolab = pgolab;
-    cfg.progress = true;
-
-    /* The results file is checked before anything runs (a foreign one is refused untouched). */
-    if (store_open(opt_str(&o, "results"), &store) < 0)
+    if (cli_experiment_setup(&o, &cfg, &x) < 0)
         goto out;
     /* A' is the same file as A: fingerprint it once and copy. */
     cfg.nvariants = 1;
@@ -617,7 +574,7 @@ int cmd_calibrate(int argc, char **argv)
     variants[1].version = variants[0].version ? xstrdup(variants[0].version) : NULL;
     variants[1].source_id = variants[0].source_id ? xstrdup(variants[0].source_id) : NULL;
     variants[1].loaded_from = variants[0].loaded_from ? xstrdup(variants[0].loaded_from) : NULL;
-    if (experiment_record_begin(&cfg, store, "calibrate", NULL) < 0)
+    if (experiment_record_begin(&cfg, x.store, "calibrate", NULL) < 0)
         goto out;
     if (stderr_is_tty()) {
         int total = cfg.nworkloads * cfg.nthreads * cfg.rounds * 2;
@@ -646,8 +603,7 @@ int cmd_calibrate(int argc, char **argv)
         rc = 2;
 
 out:
-    if (ran && made_workdir)
-        remove_tree(workdir);
+    cli_experiment_release(&x, ran);
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
     free(cells);
@@ -656,13 +612,8 @@ out:
     experiment_variant_release(&variants[1]);
     free(cfg.threads);
     opt_list_free(workloads);
-    opt_list_free(tlist);
-    free(bench_args[0]);
-    free(workdir);
-    free(pgolab);
     free(name);
     free(library);
-    store_close(store);
     opts_release(&o);
     return rc;
 }

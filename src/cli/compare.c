@@ -1,6 +1,7 @@
 /* compare: `pgolab compare`, is build B faster than A? Parses the variants and settings,
  * records and runs the experiment (src/experiment, src/store) and prints its report. */
 #include "cli/cli.h"
+#include "cli/common.h"
 #include "experiment/experiment.h"
 #include "report/tables.h"
 #include "server/server.h"
@@ -13,12 +14,10 @@
 #include "util/util.h"
 
 #include <errno.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 static const struct opt_def compare_options[] = {
     { "variant", OPT_MULTI, NULL,
@@ -142,27 +141,19 @@ int cmd_compare(int argc, char **argv)
     struct opts o;
     struct experiment_config cfg;
     struct experiment_result res;
-    char **specs = NULL, **workloads = NULL, **tlist = NULL, *bench_args[2] = { NULL, NULL };
-    char *workdir = NULL, *pgolab = NULL;
-    struct store *store = NULL;
-    int nspecs = 0, ntl = 0, rc = 1, ran = 0, made_workdir = 0;
+    struct cli_experiment x;
+    char **specs = NULL, **workloads = NULL;
+    int nspecs = 0, rc = 1, ran = 0;
     int64_t resume_id = 0;
     double fail_pct = -1;
 
     memset(&cfg, 0, sizeof(cfg));
     memset(&res, 0, sizeof(res));
-    for (int i = 1; i < argc; i++)
-        if (!strcmp(argv[i], "help") || !strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            compare_usage();
-            return 0;
-        }
-    opts_init(&o, tables, 1);
-    if (opts_parse(&o, argc - 1, argv + 1) < 0)
+    memset(&x, 0, sizeof(x));
+    if (cli_help(argc, argv, compare_usage))
+        return 0;
+    if (cli_parse(&o, tables, 1, argc, argv, "compare") < 0)
         goto out;
-    if (o.nargs) {
-        error("unexpected argument '%s' (see `pgolab compare help`)", o.args[0]);
-        goto out;
-    }
 
     const char *const *given = opt_multi(&o, "variant", &nspecs);
     if (nspecs < 2) {
@@ -207,30 +198,15 @@ int cmd_compare(int argc, char **argv)
     if (opt_str(&o, "output") && check_writable("--output", opt_str(&o, "output")) < 0)
         goto out;
     cfg.workloads = workloads;
-    tlist = opt_list(&o, "threads", &ntl);
-    if (ntl < 1) {
-        error("--threads needs at least one thread count, e.g. --threads=1,2");
+    if (cli_threads(&o, "--threads=1,2", &cfg) < 0)
         goto out;
-    }
-    cfg.threads = xcalloc((size_t)ntl, sizeof(int));
-    cfg.nthreads = ntl;
-    if (parse_thread_list(tlist, ntl, cfg.threads) < 0)
-        goto out;
-    int64_t rounds = opt_int(&o, "rounds"), time_s = opt_int(&o, "time");
-    int64_t ntables = opt_int(&o, "tables"), size = opt_int(&o, "table-size");
+    int64_t rounds = opt_int(&o, "rounds");
     if (rounds < 1 || rounds > 100000) {
         error("invalid --rounds=%s (expected an integer >= 1)", opt_str(&o, "rounds"));
         goto out;
     }
-    if (time_s <= 0 || time_s > 86400 * 7) {
-        error("invalid --time=%s (expected seconds > 0)", opt_str(&o, "time"));
+    if (cli_time_tables(&o, &cfg) < 0)
         goto out;
-    }
-    if (ntables < 1 || ntables > 100000 || size < 1 || size > INT_MAX) {
-        error("invalid --tables=%s or --table-size=%s (expected integers >= 1)",
-              opt_str(&o, "tables"), opt_str(&o, "table-size"));
-        goto out;
-    }
     int64_t warmups = opt_int(&o, "warmup-runs");
     if (warmups < 0 || warmups > 100) {
         error("invalid --warmup-runs=%s (expected 0..100)", opt_str(&o, "warmup-runs"));
@@ -240,7 +216,6 @@ int cmd_compare(int argc, char **argv)
         goto out;
     cfg.rounds = (int)rounds;
     cfg.warmup_runs = (int)warmups;
-    cfg.time_s = (double)time_s;
     enum experiment_measure measure;
     if (experiment_measure_parse(opt_str(&o, "measure"), &measure) < 0)
         goto out;
@@ -255,8 +230,6 @@ int cmd_compare(int argc, char **argv)
     if (measure == MEASURE_INSTRUCTIONS &&
         experiment_instructions_setup(&cfg, opt_int(&o, "events")) < 0)
         goto out;
-    cfg.tables = (int)ntables;
-    cfg.table_size = (int)size;
     if (opt_is_set(&o, "resume")) {
         resume_id = opt_int(&o, "resume");
         if (resume_id < 1) {
@@ -265,42 +238,18 @@ int cmd_compare(int argc, char **argv)
             goto out;
         }
     }
-    if (opt_is_set(&o, "fail-if-slower")) {
-        fail_pct = opt_double(&o, "fail-if-slower");
-        if (!(fail_pct >= 0) || fail_pct >= 100) {
-            error("invalid --fail-if-slower=%s (expected a percentage, 0 <= PCT < 100)",
-                  opt_str(&o, "fail-if-slower"));
-            goto out;
-        }
-    }
+    if (cli_fail_if_slower(&o, &fail_pct) < 0)
+        goto out;
     if (!opt_str(&o, "results") || !*opt_str(&o, "results")) {
         error("--results: empty path");
         goto out;
     }
-    if (opt_is_set(&o, "rand-seed") && opt_int(&o, "rand-seed") != 0) {
-        cfg.seed = (uint64_t)opt_int(&o, "rand-seed");
-        bench_args[0] = xasprintf("--rand-seed=%lld", (long long)opt_int(&o, "rand-seed"));
-        cfg.bench_args = bench_args;
-    } else {
-        cfg.seed = now_ns() ^ ((uint64_t)getpid() << 32);
-    }
-
-    workdir = opt_str(&o, "workdir") ? xstrdup(opt_str(&o, "workdir")) : experiment_default_workdir();
-    struct stat st;
-    made_workdir = stat(workdir, &st) < 0;
-    cfg.workdir = workdir;
-    pgolab = self_exe();
-    cfg.pgolab = pgolab;
-    cfg.progress = true;
-
-    /* The results file is checked before anything runs: a foreign or newer one is refused
-     * untouched (the store prints why). */
-    if (store_open(opt_str(&o, "results"), &store) < 0)
+    if (cli_experiment_setup(&o, &cfg, &x) < 0)
         goto out;
     if (experiment_fingerprint(&cfg) < 0)
         goto out;
-    if (resume_id ? experiment_record_resume(&cfg, store, resume_id, "compare", NULL) < 0
-                  : experiment_record_begin(&cfg, store, "compare", NULL) < 0)
+    if (resume_id ? experiment_record_resume(&cfg, x.store, resume_id, "compare", NULL) < 0
+                  : experiment_record_begin(&cfg, x.store, "compare", NULL) < 0)
         goto out;
     ran = 1;
     int run_rc = experiment_run(&cfg, &res);
@@ -319,8 +268,7 @@ int cmd_compare(int argc, char **argv)
         rc = 3;
 
 out:
-    if (ran && made_workdir)
-        remove_tree(workdir);
+    cli_experiment_release(&x, ran);
     experiment_result_release(&res);
     for (int i = 0; i < cfg.nvariants; i++) {
         experiment_variant_release(&cfg.variants[i]);
@@ -332,11 +280,6 @@ out:
         free(specs[i]);
     free(specs);
     opt_list_free(workloads);
-    opt_list_free(tlist);
-    free(bench_args[0]);
-    free(workdir);
-    free(pgolab);
-    store_close(store);
     opts_release(&o);
     return rc;
 }

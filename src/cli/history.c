@@ -1,17 +1,16 @@
 /* history: `pgolab history [--results=FILE]`, one line per experiment recorded in the results
  * database (id, date, kind, status, variants, workloads, runs done/planned); owns only the CLI. */
 #include "cli/cli.h"
+#include "cli/common.h"
 #include "store/store.h"
 #include "util/options.h"
 #include "util/strbuf.h"
 #include "util/util.h"
 
-#include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 
 static const struct opt_def history_options[] = {
@@ -110,37 +109,15 @@ int cmd_history(int argc, char **argv)
     struct listing l = { NULL, 0 };
     struct store *store = NULL;
     struct opts o;
-    struct stat st;
     int rc = 1;
 
-    for (int i = 1; i < argc; i++)
-        if (!strcmp(argv[i], "help") || !strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            history_usage();
-            return 0;
-        }
-    opts_init(&o, tables, 1);
-    if (opts_parse(&o, argc - 1, argv + 1) < 0)
+    if (cli_help(argc, argv, history_usage))
+        return 0;
+    if (cli_parse(&o, tables, 1, argc, argv, "history") < 0)
         goto out;
-    if (o.nargs) {
-        error("unexpected argument '%s' (see `pgolab history help`)", o.args[0]);
-        goto out;
-    }
     const char *path = opt_str(&o, "results");
-    if (!path || !*path) {
-        error("--results: empty path");
-        goto out;
-    }
-    /* Listing must not create a results file. */
-    if (stat(path, &st) < 0) {
-        if (errno == ENOENT)
-            error("no results file %s (pgolab compare and pgolab pgo record their experiments "
-                  "there; --results=FILE names another)",
-                  path);
-        else
-            error("results file %s: %s", path, strerror(errno));
-        goto out;
-    }
-    if (store_open(path, &store) < 0 || store_experiments_list(store, list_cb, &l) < 0)
+    if (cli_results_open_existing(path, &store) < 0 ||
+        store_experiments_list(store, list_cb, &l) < 0)
         goto out;
     if (!l.n) {
         printf("no experiments in %s\n", path);

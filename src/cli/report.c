@@ -1,6 +1,7 @@
 /* report: `pgolab report`, the tables of an experiment rebuilt from the results database (seed
  * 000, 003 or 002 shape; text, markdown, csv or json), or two experiments compared. */
 #include "cli/cli.h"
+#include "cli/common.h"
 #include "experiment/experiment.h"
 #include "report/tables.h"
 #include "store/store.h"
@@ -8,11 +9,9 @@
 #include "util/strbuf.h"
 #include "util/util.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 static const struct opt_def report_options[] = {
     { "experiment", OPT_INT, NULL, "the experiment to report (default: the latest; see pgolab history)" },
@@ -78,7 +77,6 @@ int cmd_report(int argc, char **argv)
     enum report_format fmt;
     enum report_shape shape;
     struct opts o;
-    struct stat st;
     int64_t id = 0, id2 = 0;
     double fail_pct = -1;
     char **ids = NULL;
@@ -86,29 +84,15 @@ int cmd_report(int argc, char **argv)
 
     memset(&a, 0, sizeof(a));
     memset(&b, 0, sizeof(b));
-    for (int i = 1; i < argc; i++)
-        if (!strcmp(argv[i], "help") || !strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            report_usage();
-            return 0;
-        }
-    opts_init(&o, tables, 1);
-    if (opts_parse(&o, argc - 1, argv + 1) < 0)
+    if (cli_help(argc, argv, report_usage))
+        return 0;
+    if (cli_parse(&o, tables, 1, argc, argv, "report") < 0)
         goto out;
-    if (o.nargs) {
-        error("unexpected argument '%s' (see `pgolab report help`)", o.args[0]);
-        goto out;
-    }
     if (report_format_parse(opt_str(&o, "format"), &fmt) < 0 ||
         report_shape_parse(opt_str(&o, "shape"), &shape) < 0)
         goto out;
-    if (opt_is_set(&o, "fail-if-slower")) {
-        fail_pct = opt_double(&o, "fail-if-slower");
-        if (!(fail_pct >= 0) || fail_pct >= 100) {
-            error("invalid --fail-if-slower=%s (expected a percentage, 0 <= PCT < 100)",
-                  opt_str(&o, "fail-if-slower"));
-            goto out;
-        }
-    }
+    if (cli_fail_if_slower(&o, &fail_pct) < 0)
+        goto out;
     if (opt_is_set(&o, "experiment") && parse_id(opt_str(&o, "experiment"), "--experiment", &id) < 0)
         goto out;
     if (opt_is_set(&o, "compare")) {
@@ -129,21 +113,7 @@ int cmd_report(int argc, char **argv)
             goto out;
     }
     const char *path = opt_str(&o, "results");
-    if (!path || !*path) {
-        error("--results: empty path");
-        goto out;
-    }
-    /* Reporting must not create a results file. */
-    if (stat(path, &st) < 0) {
-        if (errno == ENOENT)
-            error("no results file %s (pgolab compare and pgolab pgo record their experiments "
-                  "there; --results=FILE names another)",
-                  path);
-        else
-            error("results file %s: %s", path, strerror(errno));
-        goto out;
-    }
-    if (store_open(path, &store) < 0)
+    if (cli_results_open_existing(path, &store) < 0)
         goto out;
     if (!id) {
         if (store_experiments_list(store, latest_cb, &id) < 0)

@@ -1605,6 +1605,39 @@ char *experiment_default_workdir(void)
 
 /* ---------------------------------------------------------------- JSON output */
 
+void experiment_grid_json(json_t *set, const struct experiment_config *cfg)
+{
+    json_t *a = json_array();
+    for (int w = 0; w < cfg->nworkloads; w++)
+        json_array_append_new(a, jstr(cfg->workloads[w]));
+    json_object_set_new(set, "workloads", a);
+    a = json_array();
+    for (int t = 0; t < cfg->nthreads; t++)
+        json_array_append_new(a, json_integer(cfg->threads[t]));
+    json_object_set_new(set, "threads", a);
+    json_object_set_new(set, "rounds", json_integer(cfg->rounds));
+}
+
+/* The settings of the measurement that the JSON file and the results store both hold, added
+ * to set: experiment_grid_json()'s keys, "reset" and "warmup_runs" when not the default,
+ * "time_s", "tables", "table_size", and "measure" + "events" when counting instructions (each
+ * optional key only then, so the settings of experiments without it are unchanged). */
+static void measurement_json(json_t *set, const struct experiment_config *cfg)
+{
+    experiment_grid_json(set, cfg);
+    if (cfg->reset != RESET_RUN)
+        json_object_set_new(set, "reset", json_string(experiment_reset_name(cfg->reset)));
+    if (cfg->warmup_runs)
+        json_object_set_new(set, "warmup_runs", json_integer(cfg->warmup_runs));
+    json_object_set_new(set, "time_s", jreal(cfg->time_s));
+    json_object_set_new(set, "tables", json_integer(cfg->tables));
+    json_object_set_new(set, "table_size", json_integer(cfg->table_size));
+    if (cfg->measure == MEASURE_INSTRUCTIONS) {
+        json_object_set_new(set, "measure", json_string("instructions"));
+        json_object_set_new(set, "events", json_integer(cfg->events));
+    }
+}
+
 static json_t *summary_json(const struct experiment_config *cfg,
                             const struct experiment_result *res)
 {
@@ -1664,26 +1697,7 @@ static json_t *experiment_json(const struct experiment_config *cfg,
     strbuf_release(&sb);
 
     json_t *set = json_object(), *a;
-    a = json_array();
-    for (int w = 0; w < cfg->nworkloads; w++)
-        json_array_append_new(a, jstr(cfg->workloads[w]));
-    json_object_set_new(set, "workloads", a);
-    a = json_array();
-    for (int t = 0; t < cfg->nthreads; t++)
-        json_array_append_new(a, json_integer(cfg->threads[t]));
-    json_object_set_new(set, "threads", a);
-    json_object_set_new(set, "rounds", json_integer(cfg->rounds));
-    if (cfg->reset != RESET_RUN) /* only then: settings of default experiments unchanged */
-        json_object_set_new(set, "reset", json_string(experiment_reset_name(cfg->reset)));
-    if (cfg->warmup_runs) /* only then: settings of experiments without warm-up unchanged */
-        json_object_set_new(set, "warmup_runs", json_integer(cfg->warmup_runs));
-    json_object_set_new(set, "time_s", jreal(cfg->time_s));
-    json_object_set_new(set, "tables", json_integer(cfg->tables));
-    json_object_set_new(set, "table_size", json_integer(cfg->table_size));
-    if (cfg->measure == MEASURE_INSTRUCTIONS) { /* only then: time-mode settings unchanged */
-        json_object_set_new(set, "measure", json_string("instructions"));
-        json_object_set_new(set, "events", json_integer(cfg->events));
-    }
+    measurement_json(set, cfg);
     /* As a string: a 64-bit seed does not fit a JSON integer (json_int_t is signed). */
     char *seed = xasprintf("%llu", (unsigned long long)cfg->seed);
     json_object_set_new(set, "seed", json_string(seed));
@@ -1804,26 +1818,7 @@ char *experiment_settings_json(const struct experiment_config *cfg, const char *
             json_array_append_new(a, jstr(cfg->server_options[i]));
         json_object_set_new(set, "server_options", a);
     }
-    a = json_array();
-    for (int w = 0; w < cfg->nworkloads; w++)
-        json_array_append_new(a, jstr(cfg->workloads[w]));
-    json_object_set_new(set, "workloads", a);
-    a = json_array();
-    for (int t = 0; t < cfg->nthreads; t++)
-        json_array_append_new(a, json_integer(cfg->threads[t]));
-    json_object_set_new(set, "threads", a);
-    json_object_set_new(set, "rounds", json_integer(cfg->rounds));
-    if (cfg->reset != RESET_RUN) /* only then: settings of default experiments unchanged */
-        json_object_set_new(set, "reset", json_string(experiment_reset_name(cfg->reset)));
-    if (cfg->warmup_runs) /* only then: settings of experiments without warm-up unchanged */
-        json_object_set_new(set, "warmup_runs", json_integer(cfg->warmup_runs));
-    json_object_set_new(set, "time_s", jreal(cfg->time_s));
-    json_object_set_new(set, "tables", json_integer(cfg->tables));
-    json_object_set_new(set, "table_size", json_integer(cfg->table_size));
-    if (cfg->measure == MEASURE_INSTRUCTIONS) { /* only then: time-mode settings unchanged */
-        json_object_set_new(set, "measure", json_string("instructions"));
-        json_object_set_new(set, "events", json_integer(cfg->events));
-    }
+    measurement_json(set, cfg);
     a = json_array();
     for (char **b = cfg->bench_args; b && *b; b++)
         json_array_append_new(a, jstr(*b));

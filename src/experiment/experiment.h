@@ -363,6 +363,9 @@ void experiment_result_release(struct experiment_result *res);
 
 /* The variants and their fingerprints as a JSON array (new reference). */
 json_t *experiment_variants_json(const struct experiment_config *cfg);
+/* Add the grid of cfg to the JSON object set: "workloads" (names), "threads" (counts) and
+ * "rounds", in that order. */
+void experiment_grid_json(json_t *set, const struct experiment_config *cfg);
 /* Default directory for an experiment's databases and logs: /dev/shm/pgolab-PID when /dev/shm
  * is writable (tmpfs, the seeds' "RAM disk"), else ./.pgolab/run-PID. Caller frees. */
 char *experiment_default_workdir(void);

@@ -148,6 +148,18 @@ static enum db_status exec_sql(struct db_conn *c, const char *sql)
     return st;
 }
 
+/* Print sysbench's progress line "WHAT 'sbtestN'..." and run sql, which it frees. -1 when the
+ * statement failed (exec_sql printed why). */
+static int exec_announced(struct db_conn *c, const char *what, int n, char *sql)
+{
+    enum db_status st;
+    printf("%s 'sbtest%d'...\n", what, n);
+    fflush(stdout);
+    st = exec_sql(c, sql);
+    free(sql);
+    return st == DB_OK ? 0 : -1;
+}
+
 static int create_table(struct db_conn *c, const struct oltp_opts *o, int n)
 {
     const struct db_driver *d = c->drv;
@@ -159,12 +171,7 @@ static int create_table(struct db_conn *c, const struct oltp_opts *o, int n)
                           "  c CHAR(120) DEFAULT '' NOT NULL,\n  pad CHAR(60) DEFAULT '' NOT NULL,\n"
                           "  PRIMARY KEY (id)\n) %s",
                           n, o->auto_inc ? d->id_auto_inc : d->id_plain, d->table_suffix);
-    enum db_status st;
-    printf("Creating table 'sbtest%d'...\n", n);
-    fflush(stdout);
-    st = exec_sql(c, sql);
-    free(sql);
-    return st == DB_OK ? 0 : -1;
+    return exec_announced(c, "Creating table", n, sql);
 }
 
 volatile sig_atomic_t oltp_prepare_interrupted;
@@ -236,16 +243,10 @@ int oltp_prepare_tables(struct db_conn *c, const struct oltp_opts *o, int first,
         rand_seed(&r, (o->seed ? o->seed : 0x5eed) * 1000003u + (uint64_t)n);
         if (create_table(c, o, n) < 0 || (!o->bulk_schema && fill_table(c, o, n, &r) < 0))
             return -1;
-        if (o->create_secondary && !o->bulk_schema) {
-            char *sql = xasprintf("CREATE INDEX k_%d ON sbtest%d(k)", n, n);
-            enum db_status st;
-            printf("Creating a secondary index on 'sbtest%d'...\n", n);
-            fflush(stdout);
-            st = exec_sql(c, sql);
-            free(sql);
-            if (st != DB_OK)
-                return -1;
-        }
+        if (o->create_secondary && !o->bulk_schema &&
+            exec_announced(c, "Creating a secondary index on", n,
+                           xasprintf("CREATE INDEX k_%d ON sbtest%d(k)", n, n)) < 0)
+            return -1;
     }
     return 0;
 }
@@ -282,16 +283,10 @@ int oltp_prewarm_tables(struct db_conn *c, const struct oltp_opts *o, int first,
 
 int oltp_cleanup(struct db_conn *c, const struct oltp_opts *o)
 {
-    for (int n = 1; n <= o->tables; n++) {
-        char *sql = xasprintf("DROP TABLE IF EXISTS sbtest%d", n);
-        enum db_status st;
-        printf("Dropping table 'sbtest%d'...\n", n);
-        fflush(stdout);
-        st = exec_sql(c, sql);
-        free(sql);
-        if (st != DB_OK)
+    for (int n = 1; n <= o->tables; n++)
+        if (exec_announced(c, "Dropping table", n,
+                           xasprintf("DROP TABLE IF EXISTS sbtest%d", n)) < 0)
             return -1;
-    }
     return 0;
 }
 

@@ -834,7 +834,7 @@ static json_t *change_json(const struct experiment_change *ch, const char *verdi
 static json_t *experiment_head_json(const struct experiment_config *cfg,
                                     const struct experiment_result *res)
 {
-    json_t *o = json_object(), *set = json_object(), *a;
+    json_t *o = json_object(), *set = json_object();
     struct strbuf sb = STRBUF_INIT;
     json_object_set_new(o, "id", cfg->experiment_id > 0 ? json_integer(cfg->experiment_id)
                                                         : json_null());
@@ -848,15 +848,7 @@ static json_t *experiment_head_json(const struct experiment_config *cfg,
         iso_time(&sb, res->started_at);
         json_object_set_new(o, "started_at", json_string(sb.buf));
     }
-    a = json_array();
-    for (int w = 0; w < cfg->nworkloads; w++)
-        json_array_append_new(a, jstr(cfg->workloads[w]));
-    json_object_set_new(set, "workloads", a);
-    a = json_array();
-    for (int t = 0; t < cfg->nthreads; t++)
-        json_array_append_new(a, json_integer(cfg->threads[t]));
-    json_object_set_new(set, "threads", a);
-    json_object_set_new(set, "rounds", json_integer(cfg->rounds));
+    experiment_grid_json(set, cfg);
     json_object_set_new(set, "time_s", jreal(cfg->time_s));
     json_object_set_new(set, "tables", json_integer(cfg->tables));
     json_object_set_new(set, "table_size", json_integer(cfg->table_size));

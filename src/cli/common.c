@@ -1,0 +1,122 @@
+/* common: the steps the subcommands share (see common.h). */
+#include "cli/common.h"
+#include "util/fs.h"
+#include "util/util.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+bool cli_help(int argc, char **argv, void (*usage)(void))
+{
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "help") || !strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            usage();
+            return true;
+        }
+    return false;
+}
+
+int cli_parse(struct opts *o, const struct opt_def *const *tables, int ntables, int argc,
+              char **argv, const char *cmd)
+{
+    opts_init(o, tables, ntables);
+    if (opts_parse(o, argc - 1, argv + 1) < 0)
+        return -1;
+    if (o->nargs)
+        return error("unexpected argument '%s' (see `pgolab %s help`)", o->args[0], cmd);
+    return 0;
+}
+
+int cli_fail_if_slower(const struct opts *o, double *pct)
+{
+    *pct = -1;
+    if (!opt_is_set(o, "fail-if-slower"))
+        return 0;
+    *pct = opt_double(o, "fail-if-slower");
+    if (!(*pct >= 0) || *pct >= 100)
+        return error("invalid --fail-if-slower=%s (expected a percentage, 0 <= PCT < 100)",
+                     opt_str(o, "fail-if-slower"));
+    return 0;
+}
+
+int cli_results_open_existing(const char *path, struct store **store)
+{
+    struct stat st;
+    if (!path || !*path)
+        return error("--results: empty path");
+    if (stat(path, &st) < 0) {
+        if (errno == ENOENT)
+            return error("no results file %s (pgolab compare and pgolab pgo record their "
+                         "experiments there; --results=FILE names another)",
+                         path);
+        return error("results file %s: %s", path, strerror(errno));
+    }
+    return store_open(path, store);
+}
+
+int cli_threads(const struct opts *o, const char *example, struct experiment_config *cfg)
+{
+    int n = 0, rc = 0;
+    char **list = opt_list(o, "threads", &n);
+    if (n < 1) {
+        rc = error("--threads needs at least one thread count, e.g. %s", example);
+    } else {
+        cfg->threads = xcalloc((size_t)n, sizeof(int));
+        cfg->nthreads = n;
+        rc = parse_thread_list(list, n, cfg->threads);
+    }
+    opt_list_free(list);
+    return rc;
+}
+
+int cli_time_tables(const struct opts *o, struct experiment_config *cfg)
+{
+    int64_t time_s = opt_int(o, "time");
+    int64_t ntables = opt_int(o, "tables"), size = opt_int(o, "table-size");
+    if (time_s <= 0 || time_s > 86400 * 7)
+        return error("invalid --time=%s (expected seconds > 0)", opt_str(o, "time"));
+    if (ntables < 1 || ntables > 100000 || size < 1 || size > INT_MAX)
+        return error("invalid --tables=%s or --table-size=%s (expected integers >= 1)",
+                     opt_str(o, "tables"), opt_str(o, "table-size"));
+    cfg->time_s = (double)time_s;
+    cfg->tables = (int)ntables;
+    cfg->table_size = (int)size;
+    return 0;
+}
+
+int cli_experiment_setup(const struct opts *o, struct experiment_config *cfg,
+                         struct cli_experiment *x)
+{
+    if (opt_is_set(o, "rand-seed") && opt_int(o, "rand-seed") != 0) {
+        cfg->seed = (uint64_t)opt_int(o, "rand-seed");
+        x->bench_args[0] = xasprintf("--rand-seed=%lld", (long long)opt_int(o, "rand-seed"));
+        cfg->bench_args = x->bench_args;
+    } else {
+        cfg->seed = now_ns() ^ ((uint64_t)getpid() << 32);
+    }
+
+    x->workdir = opt_str(o, "workdir") ? xstrdup(opt_str(o, "workdir"))
+                                       : experiment_default_workdir();
+    struct stat st;
+    x->made_workdir = stat(x->workdir, &st) < 0;
+    cfg->workdir = x->workdir;
+    x->pgolab = self_exe();
+    cfg->pgolab = x->pgolab;
+    cfg->progress = true;
+    return store_open(opt_str(o, "results"), &x->store);
+}
+
+void cli_experiment_release(struct cli_experiment *x, bool ran)
+{
+    if (ran && x->made_workdir)
+        remove_tree(x->workdir);
+    free(x->bench_args[0]);
+    free(x->workdir);
+    free(x->pgolab);
+    store_close(x->store);
+    memset(x, 0, sizeof(*x));
+}

@@ -1,0 +1,58 @@
+/* common: the steps the subcommands share: help, option parsing, the results file, and the
+ * setup of an experiment (compare, calibrate). Errors are printed with error(). */
+#ifndef PGOLAB_CLI_COMMON_H
+#define PGOLAB_CLI_COMMON_H
+
+#include <stdbool.h>
+
+#include "experiment/experiment.h"
+#include "store/store.h"
+#include "util/options.h"
+
+/* "help", "--help" or "-h" anywhere in argv[1..argc): prints usage() and returns true. */
+bool cli_help(int argc, char **argv, void (*usage)(void));
+
+/* opts_init() with the ntables option tables, then parse argv[1..argc) into o; a positional
+ * argument is refused ("unexpected argument 'x' (see `pgolab CMD help`)"). o is initialized
+ * either way (the caller releases it). -1 after a message. */
+int cli_parse(struct opts *o, const struct opt_def *const *tables, int ntables, int argc,
+              char **argv, const char *cmd);
+
+/* --fail-if-slower=PCT into *pct (a percentage, 0 <= PCT < 100), -1 when not given. -1 after
+ * a message. */
+int cli_fail_if_slower(const struct opts *o, double *pct);
+
+/* Open the existing results database at path (--results) for reading: an empty path or a
+ * missing file is an error, as listing and reporting must not create one. -1 after a
+ * message. */
+int cli_results_open_existing(const char *path, struct store **store);
+
+/* --threads into cfg->threads (heap, the caller frees it) and cfg->nthreads; an empty list is
+ * refused with example as the hint (e.g. "--threads=1,2"). -1 after a message. */
+int cli_threads(const struct opts *o, const char *example, struct experiment_config *cfg);
+
+/* --time (seconds, at most a week), --tables (1..100000) and --table-size (rows >= 1) into
+ * cfg->time_s, cfg->tables and cfg->table_size. -1 after a message. */
+int cli_time_tables(const struct opts *o, struct experiment_config *cfg);
+
+/* What cli_experiment_setup() made; zero it before, free it with cli_experiment_release(). */
+struct cli_experiment {
+    char *bench_args[2];  /* { "--rand-seed=N", NULL } with --rand-seed, else { NULL } */
+    char *workdir;        /* --workdir or experiment_default_workdir() */
+    bool made_workdir;    /* workdir did not exist yet: the experiment makes it */
+    char *pgolab;         /* this binary, for the bench children */
+    struct store *store;  /* --results, open */
+};
+
+/* The common setup of an experiment: cfg->seed from --rand-seed (also passed to every bench
+ * child through cfg->bench_args) or else from the clock, cfg->workdir (--workdir),
+ * cfg->pgolab, the progress line, and the results store --results, opened before anything
+ * runs (a foreign or newer file is refused untouched; the store prints why). cfg points into
+ * x afterwards. -1 after a message. */
+int cli_experiment_setup(const struct opts *o, struct experiment_config *cfg,
+                         struct cli_experiment *x);
+
+/* Release x; the work directory is removed too when the experiment made it and ran. */
+void cli_experiment_release(struct cli_experiment *x, bool ran);
+
+#endif
