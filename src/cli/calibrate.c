@@ -6,6 +6,7 @@
 #include "stats/compare.h"
 #include "store/store.h"
 #include "util/options.h"
+#include "util/signals.h"
 #include "util/strbuf.h"
 #include "util/util.h"
 
@@ -503,7 +504,7 @@ int cmd_calibrate(int argc, char **argv)
     struct experiment_config cfg;
     struct experiment_result res;
     struct variant variants[2];
-    struct sigaction sa, old_int, old_term;
+    struct sig_saved saved;
     struct cal_cell *cells = NULL;
     struct cli_experiment x;
     char **workloads = NULL, *name = NULL, *library = NULL;
@@ -518,11 +519,7 @@ int cmd_calibrate(int argc, char **argv)
     /* Ctrl-C before or after the experiment (which catches it itself while it runs) also
      * ends with exit 2 and whatever was measured. */
     got_signal = 0;
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, &old_int);
-    sigaction(SIGTERM, &sa, &old_term);
+    sig_catch(on_signal, &saved);
 
     if (cli_parse(&o, tables, 1, argc, argv, "calibrate") < 0)
         goto out;
@@ -604,8 +601,7 @@ int cmd_calibrate(int argc, char **argv)
 
 out:
     cli_experiment_release(&x, ran);
-    sigaction(SIGINT, &old_int, NULL);
-    sigaction(SIGTERM, &old_term, NULL);
+    sig_restore(&saved);
     free(cells);
     experiment_result_release(&res);
     experiment_variant_release(&variants[0]);

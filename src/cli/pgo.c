@@ -10,6 +10,7 @@
 #include "util/fs.h"
 #include "util/options.h"
 #include "util/progress.h"
+#include "util/signals.h"
 #include "util/strbuf.h"
 #include "util/util.h"
 
@@ -182,25 +183,6 @@ static void on_signal(int sig)
     interrupted = sig;
 }
 
-struct saved_signals {
-    struct sigaction intr, term;
-};
-
-static void catch_signals(struct saved_signals *saved)
-{
-    struct sigaction sa;
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, &saved->intr);
-    sigaction(SIGTERM, &sa, &saved->term);
-}
-
-static void restore_signals(const struct saved_signals *saved)
-{
-    sigaction(SIGINT, &saved->intr, NULL);
-    sigaction(SIGTERM, &saved->term, NULL);
-}
 
 /* ---- the SQLite pipeline ------------------------------------------------------------ */
 
@@ -581,7 +563,7 @@ static int gate(struct sqlite_pgo *p, const struct pgo_settings *s, const char *
 static int pgo_sqlite(const struct pgo_settings *s)
 {
     struct sqlite_pgo p;
-    struct saved_signals saved;
+    struct sig_saved saved;
     struct store *store = NULL;
     char *pgolab = abs_path("/proc/self/exe");
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
@@ -590,7 +572,7 @@ static int pgo_sqlite(const struct pgo_settings *s)
     memset(&p, 0, sizeof(p));
     p.lock_fd = -1;
     interrupted = 0;
-    catch_signals(&saved);
+    sig_catch(on_signal, &saved);
 
     /* directories are created as each phase needs them, so bad input leaves nothing behind */
     p.workdir = abs_path(s->workdir_opt);
@@ -666,10 +648,10 @@ static int pgo_sqlite(const struct pgo_settings *s)
     /* 6. measurement (the engine catches SIGINT/SIGTERM itself) */
     rc = 0;
     if (s->measure) {
-        restore_signals(&saved);
+        sig_restore(&saved);
         printf("\n");
         rc = measure(&p, s, pgolab, store);
-        catch_signals(&saved);
+        sig_catch(on_signal, &saved);
     }
     goto out;
 fail:
@@ -680,7 +662,7 @@ out:
         save_run_logs(&p);
         remove_tree(p.rundir);
     }
-    restore_signals(&saved);
+    sig_restore(&saved);
     sqlite_pgo_release(&p);
     store_close(store);
     free(pgolab);

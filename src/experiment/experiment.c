@@ -5,6 +5,7 @@
 #include "util/fs.h"
 #include "experiment/experiment.h"
 #include "util/progress.h"
+#include "util/signals.h"
 #include "util/strbuf.h"
 #include "util/subprocess.h"
 #include "util/util.h"
@@ -1074,7 +1075,7 @@ static int workload_pending(const struct experiment_config *cfg, int w, int *pen
 
 int experiment_run(const struct experiment_config *cfg, struct experiment_result *res)
 {
-    struct sigaction sa, old_int, old_term;
+    struct sig_saved saved;
     int total = experiment_runs_planned(cfg);
     int *order = xcalloc((size_t)cfg->nvariants + 1, sizeof(int));
     char **rundb = xcalloc((size_t)cfg->nvariants, sizeof(char *));
@@ -1115,11 +1116,7 @@ int experiment_run(const struct experiment_config *cfg, struct experiment_result
     }
 
     got_signal = 0;
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, &old_int);
-    sigaction(SIGTERM, &sa, &old_term);
+    sig_catch(on_signal, &saved);
 
     for (int w = 0; w < cfg->nworkloads && rc == 0; w++) {
         int pending;
@@ -1207,8 +1204,7 @@ int experiment_run(const struct experiment_config *cfg, struct experiment_result
         }
     }
     progress_done();
-    sigaction(SIGINT, &old_int, NULL);
-    sigaction(SIGTERM, &old_term, NULL);
+    sig_restore(&saved);
 done:
     res->finished_at = wall_time();
     for (int v = 0; v < cfg->nvariants; v++) {

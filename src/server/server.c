@@ -4,6 +4,7 @@
 #include "server/server.h"
 #include "util/fmt.h"
 #include "util/fs.h"
+#include "util/signals.h"
 #include "util/strbuf.h"
 #include "util/subprocess.h"
 #include "util/util.h"
@@ -231,29 +232,19 @@ static void on_signal(int sig)
     got_signal = sig;
 }
 
-struct sig_guard {
-    struct sigaction old_int, old_term;
-};
-
 /* Catch SIGINT/SIGTERM (no SA_RESTART: sleeps and polls return early) while server_start
  * works, so it can stop what it started before the signal takes effect. */
-static void guard_begin(struct sig_guard *g)
+static void guard_begin(struct sig_saved *g)
 {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
     got_signal = 0;
-    sigaction(SIGINT, &sa, &g->old_int);
-    sigaction(SIGTERM, &sa, &g->old_term);
+    sig_catch(on_signal, g);
 }
 
 /* Restore the caller's dispositions and hand a caught signal on to them. */
-static void guard_end(struct sig_guard *g)
+static void guard_end(struct sig_saved *g)
 {
     int sig = got_signal;
-    sigaction(SIGINT, &g->old_int, NULL);
-    sigaction(SIGTERM, &g->old_term, NULL);
+    sig_restore(g);
     got_signal = 0;
     if (sig)
         raise(sig);
@@ -1516,7 +1507,7 @@ static void stop_quietly(struct server *s)
 int server_start(struct server *s, const struct server_config *cfg)
 {
     struct start_ctx ctx = { .cfg = cfg, .user_args = ARGVEC_INIT };
-    struct sig_guard guard;
+    struct sig_saved guard;
     bool guarded = false, need_mkdir = false, made_dir = false, was_empty = false, init = false;
     bool initialized = false;
     char *label = NULL;
