@@ -29,7 +29,11 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
-    if (argc < 2 || !strcmp(argv[1], "help") || !strcmp(argv[1], "--help")) {
+    if (argc < 2) {
+        usage(stderr);
+        return 1;
+    }
+    if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
         usage(stdout);
         return 0;
     }

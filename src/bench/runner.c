@@ -47,6 +47,16 @@ static void on_sigint(int sig)
 
 /* A worker thread. Keep the name: `--measure=instructions` counts instructions only inside
  * it (callgrind --toggle-collect=worker_main, src/experiment/experiment.c). */
+/* A worker's fatal SQL error: "thread #N: SQL error CODE: MSG" (sysbench's errno wording);
+ * PostgreSQL has no native code, its message starts with the severity and SQLSTATE. */
+static void fatal_error(const struct worker *w)
+{
+    if (w->conn.err.code)
+        error("thread #%d: SQL error %d: %s", w->id, w->conn.err.code, w->conn.err.msg);
+    else
+        error("thread #%d: SQL error: %s", w->id, w->conn.err.msg);
+}
+
 static void *worker_main(void *arg)
 {
     struct worker *w = arg;
@@ -86,7 +96,7 @@ static void *worker_main(void *arg)
         enum db_status st = oltp_event(&w->ot, &sh->stop);
         uint64_t t1 = now_ns();
         if (st == DB_FATAL) {
-            error("thread #%d: SQL error %d: %s", w->id, w->conn.err.code, w->conn.err.msg);
+            fatal_error(w);
             __atomic_store_n(&sh->fatal, 1, __ATOMIC_RELAXED);
             sh->stop = 1;
             break;
@@ -110,9 +120,13 @@ static void *worker_main(void *arg)
     }
     /* The workload's last step (bulk_insert sends its buffered rows); part of the run. */
     if (!__atomic_load_n(&sh->fatal, __ATOMIC_RELAXED) && oltp_thread_finish(&w->ot) == DB_FATAL) {
-        error("thread #%d: SQL error %d: %s", w->id, w->conn.err.code, w->conn.err.msg);
+        fatal_error(w);
         __atomic_store_n(&sh->fatal, 1, __ATOMIC_RELAXED);
     }
+    if (w->ot.lost_events)  /* counted, then undone by a failed statement (bulk_insert) */
+        __atomic_store_n(&w->events,
+                         w->events - (w->ot.lost_events < w->events ? w->ot.lost_events : w->events),
+                         __ATOMIC_RELAXED);
 out:
     w->end_ns = now_ns();
     __atomic_fetch_sub(&sh->running, 1, __ATOMIC_RELAXED);

@@ -287,9 +287,27 @@ int cmd_bench(int argc, char **argv)
     tables[nt++] = db_common_options;
     for (int i = 0; i < ndt && nt < OPTS_MAX_TABLES; i++)
         tables[nt++] = dt[i];
+    /* --help / -h as sysbench takes it: the general usage, or with a test name that test's
+     * options (as the command "help") */
+    bool want_help = false;
+    char **av = xcalloc((size_t)argc + 1, sizeof(char *));
+    int ac = 0;
+    for (int i = 0; i < argc; i++) {
+        if (i > 0 && (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")))
+            want_help = true;
+        else
+            av[ac++] = argv[i];
+    }
     opts_init(&opts, tables, nt);
-    if (opts_parse(&opts, argc - 1, argv + 1) < 0)
+    rc = opts_parse(&opts, ac - 1, av + 1) < 0 ? 1 : 0;
+    free(av);  /* opts copied what it keeps */
+    if (rc)
         goto out;
+    rc = 1;
+    if (opts.nargs == 0 && !want_help) {
+        error("a test name and a command are required (see `pgolab bench help`)");
+        goto out;
+    }
     if (opts.nargs == 0 || (opts.nargs == 1 && !strcmp(opts.args[0], "help"))) {
         usage();
         rc = 0;
@@ -301,6 +319,8 @@ int cmd_bench(int argc, char **argv)
     }
     test = opts.args[0];
     command = opts.nargs > 1 ? opts.args[1] : NULL;
+    if (want_help)
+        command = "help";
     if (!strcmp(test, "info") && !command) {
         command = "info";
         test = NULL;
@@ -378,10 +398,16 @@ int cmd_bench(int argc, char **argv)
             report_json_print(j);
             json_decref(j);
         } else {
-            printf("library:          %s\nversion:          %s\nsource id:        %s\n"
-                   "engine source id: %s\nloaded from:      %s\nisolation:        %s\n",
-                   bi.lib.path, bi.lib.version, bi.lib.source_id, bi.lib.engine_source_id,
-                   bi.lib.loaded_from, bi.lib.isolation);
+            /* what a driver does not know (a server's client library has no source id) is
+             * left out */
+            const char *const rows[][2] = {
+                { "library", bi.lib.path }, { "version", bi.lib.version },
+                { "source id", bi.lib.source_id }, { "engine source id", bi.lib.engine_source_id },
+                { "loaded from", bi.lib.loaded_from }, { "isolation", bi.lib.isolation },
+            };
+            for (size_t i = 0; i < ARRAY_SIZE(rows); i++)
+                if (rows[i][1])
+                    printf("%s:%*s %s\n", rows[i][0], 16 - (int)strlen(rows[i][0]), "", rows[i][1]);
         }
         rc = 0;
     } else if (!strcmp(command, "verify")) {

@@ -2,6 +2,7 @@
  * instances for benchmarks. `start` leaves the server running and prints what a client needs;
  * `status` and `stop` find it again through the state file in its datadir (src/server/). */
 #include "cli/cli.h"
+#include "cli/common.h"
 #include "server/server.h"
 #include "util/argvec.h"
 #include "util/options.h"
@@ -115,7 +116,7 @@ static void print_server(const struct server *s, const char *reported_version)
     client = argvec_join(&args);
     printf("client:    %s\n", client);
     if (s->kind == SERVER_PGSQL)
-        printf("           (or over the unix socket: --pgsql-host=%s)\n", s->socket_dir);
+        printf("           (or over the unix socket: --pgsql-host=%s --pgsql-port=%d)\n", s->socket_dir, s->port);
     else
         printf("           (or over the unix socket: --mysql-socket=%s)\n", s->socket);
     if (s->has_password)
@@ -286,16 +287,18 @@ int cmd_server(int argc, char **argv)
     struct opts o;
     int rc = -1;
 
+    if (cli_help(argc, argv, usage))
+        return 0;
     opts_init(&o, tables, ARRAY_SIZE(tables));
     if (opts_parse(&o, argc - 1, argv + 1) < 0) {
         opts_release(&o);
         return 1;
     }
     const char *cmd = o.nargs ? o.args[0] : NULL;
-    if (!cmd || !strcmp(cmd, "help")) {
-        usage();
+    if (!cmd) {
+        error("a command is required: start, stop, status or help");
         opts_release(&o);
-        return 0;
+        return 1;
     }
     if (o.nargs > 1) {
         error("too many arguments: '%s' (expected: pgolab server start|stop|status [options])", o.args[1]);

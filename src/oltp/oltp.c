@@ -142,8 +142,11 @@ static enum db_status exec_sql(struct db_conn *c, const char *sql)
     enum db_status st = db_query(c, sql);
     if (st != DB_OK) {
         size_t len = strcspn(sql, "\n");
-        error("%.*s%s failed: %s (code %d)", (int)(len > 60 ? 60 : len), sql,
-              len > 60 || sql[len] ? "..." : "", c->err.msg, c->err.code);
+        char code[24] = "";
+        if (c->err.code)  /* PostgreSQL has none: its message carries the SQLSTATE */
+            snprintf(code, sizeof(code), " (code %d)", c->err.code);
+        error("%.*s%s failed: %s%s", (int)(len > 60 ? 60 : len), sql,
+              len > 60 || sql[len] ? "..." : "", c->err.msg, code);
     }
     return st;
 }
@@ -610,7 +613,12 @@ static enum db_status ev_bulk_insert(struct oltp_thread *t)
                        (unsigned long long)t->bulk_rows + 1);
     if (t->bulk.len && t->bulk.len + 1 + (size_t)len > BULK_INSERT_BYTES) {
         enum db_status st = db_query(t->conn, t->bulk.buf);
+        if (st != DB_OK && st != DB_FATAL)
+            return st;  /* rolled back: the retried event sends the same rows again */
+        if (st == DB_FATAL)
+            t->lost_events += t->bulk_pending;
         strbuf_reset(&t->bulk);
+        t->bulk_pending = 0;
         if (st != DB_OK)
             return st;
     }
@@ -620,13 +628,17 @@ static enum db_status ev_bulk_insert(struct oltp_thread *t)
         strbuf_addch(&t->bulk, ',');
     strbuf_add(&t->bulk, row, (size_t)len);
     t->bulk_rows++;
+    t->bulk_pending++;
     return DB_OK;
 }
 
 static enum db_status finish_bulk_insert(struct oltp_thread *t)
 {
     enum db_status st = t->bulk.len ? db_query(t->conn, t->bulk.buf) : DB_OK;
+    if (st != DB_OK)
+        t->lost_events += t->bulk_pending;
     strbuf_reset(&t->bulk);
+    t->bulk_pending = 0;
     return st;
 }
 

@@ -76,6 +76,10 @@ struct oltp_thread {
     char c[120], pad[60];    /* template buffers */
     struct strbuf bulk;      /* bulk_insert: the multi-row INSERT being built */
     uint64_t bulk_rows;      /* bulk_insert: rows added by this thread (the next id - 1) */
+    uint64_t bulk_pending;   /* bulk_insert: rows in bulk, not sent yet */
+    /* Events already counted as done whose work a failed statement then lost: bulk_insert's
+     * rows in an INSERT that failed for good. The runner takes them off its event count. */
+    uint64_t lost_events;
 };
 
 /* The option table of the OLTP workloads (sysbench names and defaults). */

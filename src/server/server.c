@@ -1293,6 +1293,21 @@ static char *find_install_db(const struct server *s, const struct server_config 
     return found;
 }
 
+/* Keep a helper tool's output in the server log, under a "---- pgolab: COMMAND" line. */
+static void append_to_log(const struct server *s, const char *const *argv, const struct strbuf *out)
+{
+    int fd = s->log ? open(s->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644) : -1;
+    if (fd < 0)
+        return;
+    char *cmd = subprocess_argv_str(argv);
+    char *head = xasprintf("---- pgolab: %s\n", cmd);
+    if (write(fd, head, strlen(head)) < 0 || (out->len && write(fd, out->buf, out->len) < 0))
+        warning("cannot write %s: %s", s->log, strerror(errno));
+    free(head);
+    free(cmd);
+    close(fd);
+}
+
 /* Initialize an empty datadir; the tool's output goes to the log. */
 static int init_datadir(struct server *s, struct start_ctx *ctx)
 {
@@ -1349,17 +1364,7 @@ static int init_datadir(struct server *s, struct start_ctx *ctx)
     so.argv = argvec_argv(&argv);
     so.env = env.n ? argvec_argv(&env) : NULL;
     rc = run_capture(&so, &out, ctx->timeout_s);
-    /* keep the tool's output in the log */
-    int fd = open(s->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (fd >= 0) {
-        char *cmd = subprocess_argv_str(argvec_argv(&argv));
-        char *head = xasprintf("---- pgolab: %s\n", cmd);
-        if (write(fd, head, strlen(head)) < 0 || (out.len && write(fd, out.buf, out.len) < 0))
-            warning("cannot write %s: %s", s->log, strerror(errno));
-        free(head);
-        free(cmd);
-        close(fd);
-    }
+    append_to_log(s, argvec_argv(&argv), &out);
     if (rc != 0 && rc != -1 && rc != -3) {
         char *title = xasprintf("output of %s", base_name(tool));
         if (rc == -2)
@@ -1729,6 +1734,55 @@ static bool wait_gone(const struct server *s, double timeout_s)
     }
 }
 
+/* A PostgreSQL server that died without a clean shutdown (kill -9, a crash) leaves its shared
+ * memory behind: a System V segment and /dev/shm/PostgreSQL.N dynamic segments, which only the
+ * datadir (postmaster.pid, the datadir's inode) leads back to; once the datadir is removed
+ * nothing can reclaim them. PostgreSQL frees a dead predecessor's segments itself when it
+ * starts on the datadir (sysv_shmem.c, PGSharedMemoryCreate): a single-user start with no
+ * input does that (and crash recovery), then exits. Run as the datadir's owner; output to the
+ * log; a failure is a warning (the datadir is what matters to the caller). */
+static void pg_reclaim_shmem(struct server *s)
+{
+    char *pidfile = path_join(s->datadir, "postmaster.pid");
+    struct stat st;
+    struct run_as ra;
+    bool dead = is_file(pidfile);
+    if (dead) {
+        /* PostgreSQL refuses while the dead postmaster's pid exists at all, even as a zombie
+         * its new parent has not reaped yet: wait for that (bounded) */
+        FILE *f = fopen(pidfile, "r");
+        long old = 0;
+        if (f && fscanf(f, "%ld", &old) == 1 && old > 0) {
+            uint64_t deadline = deadline_after(KILL_WAIT_S);
+            while (kill((pid_t)old, 0) == 0 && now_ns() < deadline)
+                sleep_ms(20);
+        }
+        if (f)
+            fclose(f);
+    }
+    free(pidfile);
+    if (!dead || stat(s->datadir, &st) < 0)
+        return;  /* a clean shutdown removes postmaster.pid */
+    memset(&ra, 0, sizeof(ra));
+    if (st.st_uid != geteuid()) {
+        if (geteuid() != 0)
+            return;  /* not ours to start; PostgreSQL would refuse anyway */
+        ra.drop = true;
+        ra.uid = st.st_uid;
+        ra.gid = st.st_gid;
+    }
+    const char *const argv[] = { s->binary, "--single", "-D", s->datadir, "postgres", NULL };
+    struct spawn_opts so = { .argv = argv, .out_fd = -1, .ra = ra.drop ? &ra : NULL, .cwd = s->datadir };
+    struct strbuf out = STRBUF_INIT;
+    int rc = run_capture(&so, &out, DEFAULT_TIMEOUT_S);
+    append_to_log(s, argv, &out);
+    if (rc != 0)
+        warning("%s died without a clean shutdown, and freeing its shared memory (postgres --single) failed "
+                "(%s %d; see %s): /dev/shm/PostgreSQL.* segments may be left", s->datadir,
+                rc > 128 ? "signal" : rc < 0 ? "code" : "exit status", rc > 128 ? rc - 128 : rc, s->log);
+    strbuf_release(&out);
+}
+
 int server_stop(struct server *s, double timeout_s)
 {
     int rc = 0, st = -1;
@@ -1784,6 +1838,8 @@ int server_stop(struct server *s, double timeout_s)
     }
     if (!gone)
         return rc; /* keep every file of a process that is still there */
+    if (s->kind == SERVER_PGSQL && s->datadir)
+        pg_reclaim_shmem(s);
     if (s->socket_dir_private && s->socket_dir && remove_tree(s->socket_dir) < 0)
         rc = -1;
     if (s->datadir) {
@@ -1894,8 +1950,16 @@ int server_state_read(struct server *s, const char *datadir)
     int rc = -1;
 
     memset(s, 0, sizeof(*s));
-    if (!is_file(path)) {
-        error("%s: no pgolab server state there (%s is missing)", dir, STATE_FILE);
+    struct stat st;
+    if (stat(path, &st) < 0 || !S_ISREG(st.st_mode)) {
+        int e = errno;
+        if (stat(dir, &st) < 0 && errno == ENOENT)
+            error("%s: no such directory (a server's --datadir was expected)", dir);
+        else if (e == EACCES)
+            error("%s: cannot read the pgolab server state there: permission denied (the server belongs "
+                  "to another user: run this as that user or root)", dir);
+        else
+            error("%s: no pgolab server state there (%s is missing)", dir, STATE_FILE);
         goto out;
     }
     if (!(j = json_load_file(path, 0, &je))) {

@@ -105,6 +105,15 @@ is "$(sq "$DB" "SELECT (SELECT count(*) FROM sbtest1) + (SELECT count(*) FROM sb
 is "$(sq "$DB" "SELECT count(*) FROM sbtest1 WHERE id <> k")" 0 "bulk_insert: rows are (n, n)"
 cmp_ok "$w" '>=' 2 "bulk_insert: at least one multi-row INSERT per thread"
 cmp_ok "$w" '<' 100 "bulk_insert: rows are batched (fewer INSERTs than rows)"
+# a second run without cleanup: ids restart at 1, so each thread's first INSERT fails for good;
+# the events buffered into it are no transactions (the summary must not count them)
+"$PGOLAB" bench bulk_insert run "${common[@]}" --threads=2 --events=200000 --format=json >"$TMP/bulk2.json" 2>"$TMP/bulk2.err"
+is "$?" 1 "bulk_insert run again without cleanup: exit 1"
+like "$(cat "$TMP/bulk2.err")" "^FATAL: thread #[01]: SQL error 19: UNIQUE constraint failed: sbtest[12]\.id" \
+    "bulk_insert run again: the constraint error"
+read -r ev r w o e < <(counts "$TMP/bulk2.json")
+is "$ev/$w" "0/0" "bulk_insert run again: no events and no writes counted for the failed INSERTs"
+is "$(sq "$DB" "SELECT (SELECT count(*) FROM sbtest1) + (SELECT count(*) FROM sbtest2)")" 50000 "bulk_insert run again: the tables are unchanged"
 "$PGOLAB" bench bulk_insert cleanup "${common[@]}" --threads=2 >"$TMP/bc.out" 2>&1
 like "$(cat "$TMP/bc.out")" "Dropping table 'sbtest2'" "bulk_insert cleanup drops one table per thread"
 is "$(sq "$DB" "SELECT count(*) FROM sqlite_master WHERE type = 'table'")" 0 "bulk_insert cleanup: no tables left"
