@@ -22,6 +22,12 @@
 static const struct opt_def compare_options[] = {
     { "variant", OPT_MULTI, NULL,
       "a build to measure: NAME=sqlite:/path/to/libsqlite3.so, NAME=mysql:/path/to/mariadbd, NAME=pgsql:/path/to/postgres (binary or install prefix: pgolab starts it on a private datadir on tmpfs for each run), or NAME=mysql://HOST:PORT / NAME=pgsql://HOST:PORT (a running server); two or more, the first is the baseline" },
+    { "mysql-user", OPT_STRING, "sbtest", "running MySQL/MariaDB servers (mysql://HOST:PORT): user" },
+    { "mysql-password", OPT_STRING, NULL, "running MySQL/MariaDB servers: password (default: $MYSQL_PWD; handed to the bench children in their environment, never on a command line)" },
+    { "mysql-db", OPT_STRING, "sbtest", "running MySQL/MariaDB servers: database (it must exist; its sbtest tables are dropped and prepared again)" },
+    { "pgsql-user", OPT_STRING, "sbtest", "running PostgreSQL servers (pgsql://HOST:PORT): user" },
+    { "pgsql-password", OPT_STRING, NULL, "running PostgreSQL servers: password (default: $PGPASSWORD; in the children's environment)" },
+    { "pgsql-db", OPT_STRING, "sbtest", "running PostgreSQL servers: database (as for mysql)" },
     { "server-option", OPT_MULTI, NULL, "an option for the managed servers' command line, NAME=VALUE (mysql: --NAME=VALUE; pgsql: -c NAME=VALUE), e.g. innodb_buffer_pool_size=1G" },
     { "bench", OPT_LIST, "oltp_read_only,oltp_read_write", "workloads to run" },
     { "threads", OPT_LIST, "1,2", "thread counts to run each workload with" },
@@ -143,6 +149,7 @@ int cmd_compare(int argc, char **argv)
     struct experiment_result res;
     struct cli_experiment x;
     char **specs = NULL, **workloads = NULL;
+    struct argvec external = ARGVEC_INIT;
     int nspecs = 0, rc = 1, ran = 0;
     int64_t resume_id = 0;
     double fail_pct = -1;
@@ -191,6 +198,23 @@ int cmd_compare(int argc, char **argv)
     }
     cfg.server_options = (char **)sopts;
     cfg.nserver_options = nsopt;
+
+    /* the account on running servers: user and database on the children's command lines, the
+     * password in their environment (inherited; MYSQL_PWD / PGPASSWORD as the drivers read it) */
+    for (int k = 0; k < 2; k++) {
+        const char *kind = k ? "pgsql" : "mysql";
+        char name[32];
+        snprintf(name, sizeof(name), "%s-user", kind);
+        argvec_pushf(&external, "--%s=%s", name, opt_str(&o, name));
+        snprintf(name, sizeof(name), "%s-db", kind);
+        argvec_pushf(&external, "--%s=%s", name, opt_str(&o, name));
+        snprintf(name, sizeof(name), "%s-password", kind);
+        if (opt_is_set(&o, name) && setenv(k ? "PGPASSWORD" : "MYSQL_PWD", opt_str(&o, name), 1) < 0) {
+            error("--%s: cannot put it in the environment: %s", name, strerror(errno));
+            goto out;
+        }
+    }
+    cfg.external_args = argvec_argv(&external);
 
     workloads = opt_list(&o, "bench", &cfg.nworkloads);
     if (workload_check_list("bench", workloads, cfg.nworkloads) < 0)
@@ -279,6 +303,7 @@ out:
     for (int i = 0; specs && i < nspecs; i++)
         free(specs[i]);
     free(specs);
+    argvec_clear(&external);
     opt_list_free(workloads);
     opts_release(&o);
     return rc;

@@ -358,11 +358,18 @@ static void child_argv_init(struct argvec *a, const struct experiment_config *cf
     argvec_push(a, "bench");
     if (var->kind == VARIANT_SERVER) {
         server_client_args(srv, a);
+        /* the managed account has no password: an empty one, so that a MYSQL_PWD / PGPASSWORD
+         * meant for running servers (or set by the user) is not tried on it */
+        argvec_pushf(a, "--%s-password=", server_kind_name(var->server_kind));
     } else if (var->kind == VARIANT_EXTERNAL) {
         const char *k = server_kind_name(var->server_kind);
+        size_t klen = strlen(k);
         argvec_pushf(a, "--db-driver=%s", k);
         argvec_pushf(a, "--%s-host=%s", k, var->host);
         argvec_pushf(a, "--%s-port=%d", k, var->port);
+        for (const char *const *e = cfg->external_args; e && *e; e++)
+            if (!strncmp(*e + 2, k, klen) && (*e)[2 + klen] == '-')
+                argvec_push(a, *e);
     } else {
         argvec_pushf(a, "--sqlite-library=%s", var->library);
         argvec_pushf(a, "--sqlite-db=%s", db);

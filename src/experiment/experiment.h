@@ -86,6 +86,10 @@ struct experiment_config {
     const char *pgolab;        /* the pgolab binary to run children with */
     char **bench_args;         /* extra options for every child, NULL-terminated, or NULL */
     char **server_options;     /* --server-option values for managed servers (VARIANT_SERVER) */
+    /* Client options for the children of running servers (VARIANT_EXTERNAL), e.g.
+     * "--mysql-user=U", "--pgsql-db=D": each goes to the variants of its driver. NULL-terminated
+     * or NULL. Passwords are not here: the children inherit MYSQL_PWD / PGPASSWORD. */
+    const char *const *external_args;
     int nserver_options;
     uint64_t seed;             /* seed of the per-round order shuffle */
     bool progress;             /* progress lines on stderr */

@@ -346,10 +346,22 @@ static void header_lines(struct rep *r, struct strbuf *title, struct strbuf *bod
             strbuf_addf(body, "; same file as %s: an A/A run, differences are noise", base->name);
         strbuf_addstr(body, ")\n");
     }
-    strbuf_addf(body, "data: %d table%s x %d rows, a fresh copy per run; variant order "
-                      "shuffled per round (seed %llu)\n",
-                cfg->tables, cfg->tables == 1 ? "" : "s", cfg->table_size,
-                (unsigned long long)cfg->seed);
+    static const char *const reset_words[] = {
+        [RESET_RUN] = "a fresh copy per run",
+        [RESET_ROUND] = "a fresh copy per variant and round",
+        [RESET_VARIANT] = "prepared by each variant once per workload, never reset",
+    };
+    strbuf_addf(body, "data: %d table%s x %d rows, %s", cfg->tables, cfg->tables == 1 ? "" : "s",
+                cfg->table_size,
+                reset_words[cfg->measure == MEASURE_INSTRUCTIONS ? RESET_RUN : cfg->reset]);
+    /* a running server's data is not pgolab's to copy (experiment.c, prepare_template) */
+    int next = 0;
+    for (int v = 0; v < cfg->nvariants; v++)
+        if (cfg->variants[v].kind == VARIANT_EXTERNAL)
+            strbuf_addf(body, "%s%s", next++ ? ", " : " (running servers ", cfg->variants[v].name);
+    if (next)
+        strbuf_addstr(body, ": tables dropped and prepared once per workload, never reset)");
+    strbuf_addf(body, "; variant order shuffled per round (seed %llu)\n", (unsigned long long)cfg->seed);
     if (cfg->measure == MEASURE_INSTRUCTIONS) {
         strbuf_addf(body, "measure: instructions per transaction counted by valgrind callgrind "
                           "(deterministic, NOT time, NOT tps): each run is two 1-thread "

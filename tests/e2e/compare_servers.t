@@ -22,8 +22,8 @@ common=(--threads=1 --time=1 --table-size=500 --results="$DB")
 # mariadbd / postgres processes whose command line mentions our work directory
 ours() { pgrep -f -- "$1.*$WD" | wc -l; }
 
-# ---- MariaDB A/A, managed
-timeout 300 "$PGOLAB" compare --variant "A=mysql:$MARIADBD" --variant "B=mysql:$MARIADBD" \
+# ---- MariaDB A/A, managed (a MYSQL_PWD in the environment is not tried on the managed account)
+MYSQL_PWD=not-for-managed timeout 300 "$PGOLAB" compare --variant "A=mysql:$MARIADBD" --variant "B=mysql:$MARIADBD" \
     --bench=oltp_read_only,oltp_write_only --rounds=2 "${common[@]}" --workdir="$WD" \
     >"$TMP/my.out" 2>"$TMP/my.err"
 is "$?" 0 "mysql A/A: exit 0" || diag "$(tail -5 "$TMP/my.err")"
@@ -52,13 +52,24 @@ is "$(sq "$DB" "SELECT json_extract(settings_json, '\$.server_options[0]') FROM 
 is "$(ours postgres)" 0 "no postgres left running"
 
 # ---- external servers: pgolab does not manage them
-"$PGOLAB" server start --db-driver=mysql --datadir="$TMP/ext" >"$TMP/ext.out" 2>&1
-is "$?" 0 "pgolab server start (external server for the next compare)"
+PW='Ext-pw-7Qx2'
+"$PGOLAB" server start --db-driver=mysql --datadir="$TMP/ext" --mysql-password="$PW" >"$TMP/ext.out" 2>&1
+is "$?" 0 "pgolab server start (external server for the next compare, sbtest with a password)"
 port=$(sed -n 's/^port: *127\.0\.0\.1:\([0-9]*\)$/\1/p' "$TMP/ext.out")
-timeout 120 "$PGOLAB" compare --variant "A=mysql://127.0.0.1:$port" --variant "B=mysql://127.0.0.1:$port" \
+# the password as a compare option, with a wrong MYSQL_PWD in the environment (the option wins)
+MYSQL_PWD=wrong timeout 120 "$PGOLAB" compare --variant "A=mysql://127.0.0.1:$port" --variant "B=mysql://127.0.0.1:$port" \
+    --mysql-user=sbtest --mysql-password="$PW" --mysql-db=sbtest \
     --bench=oltp_point_select --rounds=2 "${common[@]}" >"$TMP/x.out" 2>"$TMP/x.err"
-is "$?" 0 "external A/A on 127.0.0.1:$port: exit 0" || diag "$(tail -5 "$TMP/x.err")"
+is "$?" 0 "external A/A on 127.0.0.1:$port with --mysql-password: exit 0" || diag "$(tail -5 "$TMP/x.err")"
 like "$(cat "$TMP/x.out")" "baseline A +mysql://127\.0\.0\.1:$port" "the report names the external server"
+like "$(cat "$TMP/x.out")" "running servers A, B: tables dropped and prepared once per workload, never reset" \
+    "the report says the running servers' data is not reset"
+is "$(cat "$TMP/x.out" "$TMP/x.err" | grep -c -F -- "$PW")" 0 "the password is not printed"
+is "$(sqlite3 "$DB" .dump | grep -c -F -- "$PW")" 0 "the password is not in the results database"
+MYSQL_PWD= timeout 120 "$PGOLAB" compare --variant "A=mysql://127.0.0.1:$port" --variant "B=mysql://127.0.0.1:$port" \
+    --bench=oltp_point_select --rounds=1 "${common[@]}" --results="$TMP/x2.db" >"$TMP/x2.out" 2>"$TMP/x2.err"
+is "$?" 1 "external without the password: exit 1"
+like "$(cat "$TMP/x2.err")" "Access denied for user 'sbtest'" "external without the password: access denied"
 is "$(sq "$DB" "SELECT count(*) FROM runs WHERE experiment_id = 3 AND tps > 0")" 4 "4 runs recorded"
 "$PGOLAB" server status --datadir="$TMP/ext" >/dev/null 2>&1
 is "$?" 0 "the external server is still running afterwards (not ours to stop)"
