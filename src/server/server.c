@@ -46,6 +46,7 @@
 #define VERSION_TIMEOUT_S 10.0   /* BINARY --version */
 #define KILL_WAIT_S 10.0         /* after SIGKILL, and for a failed start's clean stop */
 #define TAIL_LINES 20
+#define ERROR_LINES_MAX 10       /* error lines above a tail, printed before it */
 #define DEFAULT_TIMEOUT_S 60.0
 
 /* ------------------------------------------------------------------ small helpers */
@@ -182,7 +183,18 @@ static void print_tail(FILE *out, const char *title, const char *text, size_t le
     if (!sb.len) {
         fprintf(out, "---- %s: (empty)\n", title);
     } else {
-        fprintf(out, "---- %s:\n%s\n---- end\n", title, tail_of(sb.buf, sb.len, lines));
+        /* the cause is often far above the tail (mariadb-install-db prints the server's
+         * "[ERROR] unknown option" first, then a page of advice): those lines first */
+        const char *tail = tail_of(sb.buf, sb.len, lines);
+        int shown = 0;
+        for (const char *l = sb.buf; l < tail && shown < ERROR_LINES_MAX;) {
+            const char *nl = memchr(l, '\n', (size_t)(tail - l));
+            size_t n = nl ? (size_t)(nl - l) : (size_t)(tail - l);
+            if (memmem(l, n, "ERROR", 5) || memmem(l, n, "FATAL", 5) || memmem(l, n, "PANIC", 5))
+                fprintf(out, "%s%.*s\n", shown++ ? "" : "---- error lines before the tail:\n", (int)n, l);
+            l += n + 1;
+        }
+        fprintf(out, "---- %s:\n%s\n---- end\n", title, tail);
     }
     strbuf_release(&sb);
     fflush(out);
