@@ -8,39 +8,27 @@
 
 DB=$TMP/sb.db
 
-# fails LABEL ERE ARGS...: `pgolab bench ARGS` exits 1, prints exactly one stderr line
-# matching ERE, and no report on stdout.
-fails() {
-    local label=$1 re=$2
-    shift 2
-    pg err "$@"
-    is "$RC" 1 "$label: exit status 1"
-    is "$(wc -l <"$TMP/err.err" | tr -d ' ')" 1 "$label: one line on stderr"
-    like "$(cat "$TMP/err.err")" "$re" "$label: message names the input"
-    is "$(grep -c 'SQL statistics' "$TMP/err.out")" 0 "$label: no report printed"
-}
-
 pg prep --sqlite-db="$DB" --table-size=200 oltp_read_write prepare
 [ "$RC" -eq 0 ] || bail_out "prepare failed: $(cat "$TMP/prep.err")"
 ok_db=(--sqlite-db="$DB" --table-size=200)
 
 note "---- command line"
-fails "unknown option" '^invalid option: --xyz$' "${ok_db[@]}" --xyz oltp_read_write run
-fails "unknown option with a value" '^invalid option: --no-such-thing(=1)?$' "${ok_db[@]}" --no-such-thing=1 oltp_read_write run
-fails "unknown test" "nosuch_test.*oltp_read_write.*oltp_read_only.*oltp_write_only.*oltp_point_select" \
+bench_fails "unknown option" '^invalid option: --xyz$' "${ok_db[@]}" --xyz oltp_read_write run
+bench_fails "unknown option with a value" '^invalid option: --no-such-thing(=1)?$' "${ok_db[@]}" --no-such-thing=1 oltp_read_write run
+bench_fails "unknown test" "nosuch_test.*oltp_read_write.*oltp_read_only.*oltp_write_only.*oltp_point_select" \
     "${ok_db[@]}" nosuch_test run
-fails "unknown command" "frobnicate" "${ok_db[@]}" oltp_read_write frobnicate
-fails "missing command" "[Cc]ommand is required.*prepare.*run.*cleanup" "${ok_db[@]}" oltp_read_write
-fails "--threads=0" '--threads=0' "${ok_db[@]}" --threads=0 oltp_read_write run
-fails "--threads=-1" '--threads=-1' "${ok_db[@]}" --threads=-1 oltp_read_write run
-fails "--threads=abc" "--threads.*abc" "${ok_db[@]}" --threads=abc oltp_read_write run
-fails "--time=-5" '--time=-5' "${ok_db[@]}" --time=-5 oltp_read_write run
-fails "--events=-1" '--events=-1' "${ok_db[@]}" --events=-1 oltp_read_write run
-fails "--percentile=101" '--percentile=101' "${ok_db[@]}" --percentile=101 oltp_read_write run
-fails "--histogram with --percentile=0" '--histogram.*--percentile=0' "${ok_db[@]}" --histogram --percentile=0 oltp_read_write run
-fails "--format=xml" '--format=xml' "${ok_db[@]}" --format=xml oltp_read_write run
-fails "--rand-type=foo" '--rand-type=foo' "${ok_db[@]}" --rand-type=foo oltp_read_write run
-fails "--table-size=0" '--table-size=0' --sqlite-db="$TMP/ts0.db" --table-size=0 oltp_read_write prepare
+bench_fails "unknown command" "frobnicate" "${ok_db[@]}" oltp_read_write frobnicate
+bench_fails "missing command" "[Cc]ommand is required.*prepare.*run.*cleanup" "${ok_db[@]}" oltp_read_write
+bench_fails "--threads=0" '--threads=0' "${ok_db[@]}" --threads=0 oltp_read_write run
+bench_fails "--threads=-1" '--threads=-1' "${ok_db[@]}" --threads=-1 oltp_read_write run
+bench_fails "--threads=abc" "--threads.*abc" "${ok_db[@]}" --threads=abc oltp_read_write run
+bench_fails "--time=-5" '--time=-5' "${ok_db[@]}" --time=-5 oltp_read_write run
+bench_fails "--events=-1" '--events=-1' "${ok_db[@]}" --events=-1 oltp_read_write run
+bench_fails "--percentile=101" '--percentile=101' "${ok_db[@]}" --percentile=101 oltp_read_write run
+bench_fails "--histogram with --percentile=0" '--histogram.*--percentile=0' "${ok_db[@]}" --histogram --percentile=0 oltp_read_write run
+bench_fails "--format=xml" '--format=xml' "${ok_db[@]}" --format=xml oltp_read_write run
+bench_fails "--rand-type=foo" '--rand-type=foo' "${ok_db[@]}" --rand-type=foo oltp_read_write run
+bench_fails "--table-size=0" '--table-size=0' --sqlite-db="$TMP/ts0.db" --table-size=0 oltp_read_write prepare
 ok "--table-size=0: no database file created" test ! -e "$TMP/ts0.db"
 
 note "---- prepare over an existing table"
@@ -51,23 +39,23 @@ is "$(grep -c 'Inserting' "$TMP/again.out")" 0 "prepare twice: stops before inse
 is "$(wc -l <"$TMP/again.err" | tr -d ' ')" 1 "prepare twice: one line on stderr"
 
 note "---- run before prepare"
-fails "run without a database" "nodb\.db.*run prepare first" --sqlite-db="$TMP/nodb.db" oltp_read_write run
+bench_fails "run without a database" "nodb\.db.*run prepare first" --sqlite-db="$TMP/nodb.db" oltp_read_write run
 ok "run without a database: does not create the file" test ! -e "$TMP/nodb.db"
 pg clean "${ok_db[@]}" oltp_read_write cleanup
 is "$RC" 0 "cleanup: exit 0"
-fails "run after cleanup" "sbtest1.*run prepare first" "${ok_db[@]}" oltp_read_write run
+bench_fails "run after cleanup" "sbtest1.*run prepare first" "${ok_db[@]}" oltp_read_write run
 pg prep1 --sqlite-db="$TMP/t1.db" --table-size=200 oltp_read_write prepare
-fails "run --tables=2 on a 1-table database" "sbtest2.*run prepare first" \
+bench_fails "run --tables=2 on a 1-table database" "sbtest2.*run prepare first" \
     --sqlite-db="$TMP/t1.db" --table-size=200 --tables=2 oltp_read_write run
 
 note "---- --sqlite-library"
-fails "--sqlite-library=/etc/passwd" '--sqlite-library=/etc/passwd' "${ok_db[@]}" --sqlite-library=/etc/passwd oltp_read_write run
-fails "--sqlite-library=missing file" '--sqlite-library=/nonexistent/libsqlite3\.so' \
+bench_fails "--sqlite-library=/etc/passwd" '--sqlite-library=/etc/passwd' "${ok_db[@]}" --sqlite-library=/etc/passwd oltp_read_write run
+bench_fails "--sqlite-library=missing file" '--sqlite-library=/nonexistent/libsqlite3\.so' \
     "${ok_db[@]}" --sqlite-library=/nonexistent/libsqlite3.so oltp_read_write run
 libz=$(ldconfig -p 2>/dev/null | awk '/libz\.so\.1 .*x86-64|libz\.so\.1 / { print $NF; exit }')
 [ -n "$libz" ] && [ -f "$libz" ] || libz=/lib/x86_64-linux-gnu/libz.so.1
 if [ -f "$libz" ]; then
-    fails "--sqlite-library=libz" "--sqlite-library=${libz//./\\.}.*not a SQLite library" \
+    bench_fails "--sqlite-library=libz" "--sqlite-library=${libz//./\\.}.*not a SQLite library" \
         "${ok_db[@]}" --sqlite-library="$libz" oltp_read_write run
 else
     skip 4 "no libz.so.1 found"

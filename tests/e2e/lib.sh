@@ -15,6 +15,9 @@
 #                     use as: eval "$(parse_final "$TMP/x.out")"
 #   sq DB SQL         runs SQL with the sqlite3 CLI (one value per line)
 #   have CMD          true if CMD is on PATH
+#   bench_fails LABEL ERE ARGS...   four checks: `pgolab bench ARGS` fails in one line, no report
+#   poll, free_port, private_server, end_server   waiting, a free port, hand-made servers
+#   srv, server_fails, ... `pgolab server` tests: see "---- pgolab server tests" below
 
 set -u
 
@@ -241,6 +244,203 @@ parse_final() {
         }
         END { print "F_$_=$v{$_}\n" for @keys }
     ' "$1"
+}
+
+# bench_fails LABEL ERE ARGS...: 4 checks: `pgolab bench ARGS` exits 1, one stderr line matching ERE, no report
+bench_fails() {
+    local label=$1 re=$2
+    shift 2
+    pg err "$@"
+    is "$RC" 1 "$label: exit status 1"
+    is "$(wc -l <"$TMP/err.err" | tr -d ' ')" 1 "$label: one line on stderr"
+    like "$(cat "$TMP/err.err")" "$re" "$label: message"
+    is "$(grep -c 'SQL statistics' "$TMP/err.out")" 0 "$label: no report printed"
+}
+
+# poll TRIES SECONDS CMD [ARGS...]: run CMD up to TRIES times, SECONDS apart, until it succeeds (else false)
+poll() {
+    local tries=$1 pause=$2 i
+    shift 2
+    for i in $(seq 1 "$tries"); do
+        "$@" && return 0
+        sleep "$pause"
+    done
+    return 1
+}
+
+# free_port: a TCP port on 127.0.0.1 that nothing listens on (python3).
+free_port() {
+    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+# exited PID: no process PID (kill -0 fails).
+exited() {
+    ! kill -0 "$1" 2>/dev/null
+}
+
+# private_server DRIVER VAR: before a hand-made server: a note, a free PORT, new dir /dev/shm/pgolab-DRIVER.* in VAR
+private_server() {
+    local d
+    note "---- start a private server"
+    PORT=$(free_port)
+    d=$(mktemp -d "/dev/shm/pgolab-$1.XXXXXX") || bail_out "mktemp in /dev/shm failed"
+    printf -v "$2" '%s' "$d"
+}
+
+# end_server PID TRIES DIR: give PID (told to stop) TRIES x 0.1 s, SIGKILL it, wait for children, rm DIR (may be "")
+end_server() {
+    if [ -n "$1" ]; then
+        poll "$2" 0.1 exited "$1"
+        kill -KILL "$1" 2>/dev/null
+    fi
+    wait 2>/dev/null
+    [ -z "$3" ] || rm -rf "$3"
+}
+
+# ---- pgolab server tests (server_*.t): a script sets SERVER_ARGS_RE, the ERE that comes before a
+# datadir on its server's command line ('--datadir=' or 'postgres -D '), and `trap srv_cleanup EXIT`.
+
+DATADIRS=()  # every datadir a server may run in: srv_cleanup stops them at exit, whatever happened
+
+# srv NAME ARGS...: `pgolab server ARGS` (capped); stdout $TMP/NAME.out, stderr $TMP/NAME.err, $RC
+srv() {
+    local name=$1
+    shift
+    timeout -k 5 "$E2E_CMD_TIMEOUT" "$PGOLAB" server "$@" >"$TMP/$name.out" 2>"$TMP/$name.err"
+    RC=$?
+    if [ "$RC" -eq 124 ] || [ "$RC" -eq 137 ]; then diag "pgolab server $* timed out"; fi
+    return 0
+}
+
+# field NAME KEY: the value of "KEY: value" in $TMP/NAME.out (first line)
+field() { sed -n "s/^$2: *//p" "$TMP/$1.out" | head -1; }
+
+# started NAME: sets D (datadir), PORT, PID from a start's output and remembers D for cleanup
+started() {
+    D=$(field "$1" datadir | sed 's/ (.*//')
+    PORT=$(field "$1" port | sed 's/^127\.0\.0\.1://')
+    PID=$(field "$1" server | sed -n 's/.*(pid \([0-9]*\))$/\1/p')
+    [ -n "$D" ] && DATADIRS+=("$D")
+}
+
+# state_pid DIR: the pid recorded in DIR's state file
+state_pid() { sed -n 's/^ *"pid": \([0-9]*\),$/\1/p' "$1/pgolab-server.json" 2>/dev/null; }
+
+# tail_datadir NAME: the datadir whose log tail ("---- last lines of DIR/pgolab-server.log:") $TMP/NAME.err shows
+tail_datadir() { sed -n 's/^---- last lines of \(.*\)\/pgolab-server.log:$/\1/p' "$TMP/$1.err"; }
+
+# no_server_in DIR: no process has "$SERVER_ARGS_RE DIR" on its command line
+no_server_in() { ! pgrep -f -- "$SERVER_ARGS_RE$1( |\$)" >/dev/null; }
+
+# _no_process PID: PID does not exist or is a zombie
+_no_process() {
+    local s
+    s=$(ps -o stat= -p "$1" 2>/dev/null | cut -c1)
+    [ -z "$s" ] || [ "$s" = Z ]
+}
+
+# gone PID: no such process within 10 s (a stopped server is reaped by its parent)
+gone() { poll 100 0.1 _no_process "$1"; }
+
+# listens_only_loopback PORT: LISTEN on 127.0.0.1:PORT and on no other address (IPv4 or 6)
+listens_only_loopback() {
+    local hex
+    hex=$(printf '%04X' "$1")
+    grep -q "^ *[0-9]*: 0100007F:$hex [0-9A-F:]* 0A " /proc/net/tcp || return 1
+    ! grep -v "0100007F:$hex" /proc/net/tcp /proc/net/tcp6 2>/dev/null | grep -q ":$hex [0-9A-F:]* 0A "
+}
+
+# srv_cleanup: EXIT trap: stop (else SIGKILL) the servers in DATADIRS, remove generated and $TMP datadirs, _e2e_cleanup
+srv_cleanup() {
+    local d pid
+    for d in "${DATADIRS[@]}"; do
+        [ -f "$d/pgolab-server.json" ] || continue
+        timeout 70 "$PGOLAB" server stop --datadir="$d" >/dev/null 2>&1 && continue
+        pid=$(state_pid "$d")
+        [ -n "$pid" ] && grep -qa -- "$d" "/proc/$pid/cmdline" 2>/dev/null && kill -KILL "$pid"
+    done
+    for d in "${DATADIRS[@]}"; do
+        case $d in /dev/shm/pgolab-mysql.* | /dev/shm/pgolab-pgsql.* | "$TMP"/*) rm -rf "$d" ;; esac
+    done
+    _e2e_cleanup
+}
+
+# server_fails NAME ERE ARGS...: 3 checks: `pgolab server ARGS` exits 1 with exactly one stderr line, matching ERE
+server_fails() {
+    local name=$1 re=$2
+    shift 2
+    srv "$name" "$@"
+    is "$RC" 1 "$name: exit 1"
+    is "$(wc -l <"$TMP/$name.err" | tr -d ' ')" 1 "$name: one line on stderr"
+    like "$(cat "$TMP/$name.err")" "$re" "$name: names the problem"
+}
+
+# running_checks: 4 checks on the started server PID (D, PORT): it runs, state file, own session, loopback only
+running_checks() {
+    ok "start: the server runs after pgolab exited" kill -0 "$PID"
+    is "$(state_pid "$D")" "$PID" "start: state file records the pid"
+    is "$(ps -o sid= -p "$PID" | tr -d ' ')" "$PID" "start: the server leads its own session (no terminal signals)"
+    ok "start: listens on 127.0.0.1:$PORT only" listens_only_loopback "$PORT"
+}
+
+# sysbench_checks DRIVER NAME: 3 checks: sysbench prepares and runs with the client options start NAME printed
+sysbench_checks() {
+    local drv=$1 name=$2 sb
+    if ! have sysbench; then
+        skip 3 "sysbench not installed"
+        return 0
+    fi
+    # the printed options: separate words
+    sb=(sysbench $(field "$name" client | sed "s/--db-driver=$drv //") --db-driver="$drv" --tables=1 --table-size=200)
+    "${sb[@]}" oltp_point_select prepare >"$TMP/sbp.out" 2>&1
+    is "$?" 0 "sysbench: prepare with the printed options"
+    "${sb[@]}" --time=1 oltp_point_select run >"$TMP/sbr.out" 2>&1
+    is "$?" 0 "sysbench: run with the printed options"
+    like "$(cat "$TMP/sbr.out")" '^ +transactions: +[1-9][0-9]* ' "sysbench: transactions ran"
+}
+
+# stop_checks NAME SERVER: 5 checks: stop (output NAME) of server SERVER (D, PID): exit 0, quiet, clean, gone, D removed
+stop_checks() {
+    srv "$1" stop --datadir="$D"
+    is "$RC" 0 "stop: exit 0"
+    is "$(cat "$TMP/$1.err")" "" "stop: nothing on stderr"
+    like "$(field "$1" stopped)" "^$2 \(pid $PID\), clean shutdown$" "stop: says it was a clean shutdown"
+    ok "stop: the process is gone" gone "$PID"
+    ok "stop: the generated datadir is removed" test ! -e "$D"
+}
+
+# start_timeout_checks LOG_ERE LIMIT ARGS...: 6 checks: `server start --timeout=2 ARGS` gives up, log tail, cleaned up
+start_timeout_checks() {
+    local re=$1 limit=$2 t0 t1 dir
+    shift 2
+    t0=$(date +%s)
+    srv slow start --timeout=2 "$@"
+    t1=$(date +%s)
+    is "$RC" 1 "start timeout: exit 1"
+    like "$(head -1 "$TMP/slow.err")" "did not accept connections within 2 s" "start timeout: says so"
+    like "$(cat "$TMP/slow.err")" "$re" "start timeout: shows the log tail"
+    dir=$(tail_datadir slow)
+    ok "start timeout: the generated datadir is removed" test -n "$dir" -a ! -e "$dir"
+    ok "start timeout: no server left" no_server_in "$dir"
+    cmp_ok "$((t1 - t0))" '<' "$limit" "start timeout: gave up in time ($((t1 - t0)) s)"
+}
+
+# sigint_checks LOG_ERE ARGS...: 5 checks: SIGINT to `server start --datadir=$TMP/sigint ARGS` once its log has LOG_ERE
+sigint_checks() {
+    local re=$1 dir=$TMP/sigint pid rc
+    shift
+    "$PGOLAB" server start --datadir="$dir" "$@" >"$TMP/int.out" 2>"$TMP/int.err" &
+    pid=$!
+    DATADIRS+=("$dir")
+    poll 100 0.1 grep -Eqs -- "$re" "$dir/pgolab-server.log"
+    ok "SIGINT: the server was up (and not ready) when the signal came" running_in "$dir"
+    kill -INT "$pid"
+    wait "$pid"
+    rc=$?
+    is "$rc" 2 "SIGINT: exit 2"
+    like "$(cat "$TMP/int.err")" "interrupted .* stopped it, nothing left running" "SIGINT: says so"
+    ok "SIGINT: no server left" no_server_in "$dir"
+    ok "SIGINT: the datadir pgolab created is removed" test ! -e "$dir"
 }
 
 if [ ! -x "$PGOLAB" ]; then

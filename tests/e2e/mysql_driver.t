@@ -20,37 +20,26 @@ BADPW='Wr0ng-my-pw-xyzzy'
 MD=
 MYPID=
 
-free_port() {
-    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
-
 # sql SQL: run SQL as root over the private socket, one row per line, tab-separated.
 sql() {
     mariadb --no-defaults --socket="$MD/sock" -uroot -N -B -e "$1"
 }
 
+# my_up: the server answers a ping over the private socket; my_up_or_exited: or it has exited.
+my_up() { mariadb-admin --no-defaults --socket="$MD/sock" -uroot ping >/dev/null 2>&1; }
+my_up_or_exited() { my_up || exited "$MYPID"; }
+
 stop_server() {
     if [ -n "$MYPID" ]; then
         timeout 20 mariadb-admin --no-defaults --socket="$MD/sock" -uroot shutdown >/dev/null 2>&1 ||
             kill -TERM "$MYPID" 2>/dev/null
-        for _ in $(seq 1 200); do
-            kill -0 "$MYPID" 2>/dev/null || break
-            sleep 0.1
-        done
-        kill -KILL "$MYPID" 2>/dev/null
-        wait "$MYPID" 2>/dev/null
-        MYPID=
     fi
-    if [ -n "$MD" ]; then
-        rm -rf "$MD"
-        MD=
-    fi
+    end_server "$MYPID" 200 "$MD"
+    MYPID= MD=
 }
 trap 'stop_server; _e2e_cleanup' EXIT
 
-note "---- start a private server"
-PORT=$(free_port)
-MD=$(mktemp -d /dev/shm/pgolab-mysql.XXXXXX) || bail_out "mktemp in /dev/shm failed"
+private_server mysql MD
 user_opt=()
 [ "$(id -u)" = 0 ] && user_opt=(--user=root)
 mariadb-install-db --no-defaults --datadir="$MD/data" "${user_opt[@]}" \
@@ -62,13 +51,8 @@ mariadbd --no-defaults "${user_opt[@]}" --datadir="$MD/data" --port="$PORT" --bi
     --innodb-buffer-pool-size=64M --innodb-log-file-size=32M --innodb-flush-log-at-trx-commit=0 \
     --innodb-lock-wait-timeout=2 >/dev/null 2>&1 &
 MYPID=$!
-for _ in $(seq 1 150); do
-    mariadb-admin --no-defaults --socket="$MD/sock" -uroot ping >/dev/null 2>&1 && break
-    kill -0 "$MYPID" 2>/dev/null || break
-    sleep 0.1
-done
-mariadb-admin --no-defaults --socket="$MD/sock" -uroot ping >/dev/null 2>&1 ||
-    bail_out "server did not start: $(tail -n 3 "$MD/err.log" 2>/dev/null)"
+poll 150 0.1 my_up_or_exited
+my_up || bail_out "server did not start: $(tail -n 3 "$MD/err.log" 2>/dev/null)"
 # sbtest: sysbench's default user, no password (also reached as sbtest@localhost, since the
 # server resolves 127.0.0.1 to localhost); pwuser needs a password.
 sql "CREATE DATABASE sbtest;
@@ -231,34 +215,24 @@ is "$(grep -c -F -- "$PW" "$TMP/json.out")" 0 "--format=json: the password is no
 like "$(cat "$TMP/json.out")" '"mysql-password": *"\(hidden\)"' "--format=json: the options say only that a password was given"
 
 note "---- bad input"
-# fails LABEL ERE ARGS...: exit 1, one stderr line matching ERE, no report.
-fails() {
-    local label=$1 re=$2
-    shift 2
-    pg err "$@"
-    is "$RC" 1 "$label: exit status 1"
-    is "$(wc -l <"$TMP/err.err" | tr -d ' ')" 1 "$label: one line on stderr"
-    like "$(cat "$TMP/err.err")" "$re" "$label: message"
-    is "$(grep -c 'SQL statistics' "$TMP/err.out")" 0 "$label: no report printed"
-}
 BADPORT=$(free_port)
 t0=$(date +%s.%N)
-fails "wrong port" "cannot connect to MySQL server at 127\.0\.0\.1:$BADPORT: .*\(errno 20[0-9][0-9]\)" \
+bench_fails "wrong port" "cannot connect to MySQL server at 127\.0\.0\.1:$BADPORT: .*\(errno 20[0-9][0-9]\)" \
     --db-driver=mysql --mysql-host=127.0.0.1 --mysql-port="$BADPORT" "${SMALL[@]}" --time=1 oltp_read_write run
 cmp_ok "$(calc "$(date +%s.%N) - $t0")" '<' 5 "wrong port: fails fast"
-fails "wrong password" "127\.0\.0\.1:$PORT: Access denied for user 'pwuser'.*\(errno 1045\)" \
+bench_fails "wrong password" "127\.0\.0\.1:$PORT: Access denied for user 'pwuser'.*\(errno 1045\)" \
     "${MY[@]}" "${SMALL[@]}" --mysql-user=pwuser --mysql-password="$BADPW" --time=1 oltp_read_write run
 is "$(cat "$TMP/err.out" "$TMP/err.err" | grep -c -F -e "$BADPW" -e "$PW")" 0 "wrong password: no password printed"
-fails "missing database" "database 'nope' does not exist \(create it, or use pgolab server start which does\).*1049" \
+bench_fails "missing database" "database 'nope' does not exist \(create it, or use pgolab server start which does\).*1049" \
     "${MY[@]}" "${SMALL[@]}" --mysql-user=root --mysql-db=nope --time=1 oltp_read_write run
-fails "missing database (prepare)" "database 'nope' does not exist" \
+bench_fails "missing database (prepare)" "database 'nope' does not exist" \
     "${MY[@]}" "${SMALL[@]}" --mysql-user=root --mysql-db=nope oltp_read_write prepare
-fails "bad --mysql-ignore-errors" "^FATAL: --mysql-ignore-errors=1213,12x: '12x'" \
+bench_fails "bad --mysql-ignore-errors" "^FATAL: --mysql-ignore-errors=1213,12x: '12x'" \
     "${MY[@]}" "${SMALL[@]}" --mysql-ignore-errors=1213,12x --time=1 oltp_read_write run
-fails "bad --mysql-storage-engine" "^FATAL: --mysql-storage-engine=inno db" \
+bench_fails "bad --mysql-storage-engine" "^FATAL: --mysql-storage-engine=inno db" \
     "${MY[@]}" "${SMALL[@]}" --mysql-storage-engine="inno db" oltp_read_write prepare
-fails "bad --mysql-port" "^FATAL: --mysql-port=70000" "${MY[@]}" --mysql-port=70000 oltp_read_write run
-fails "run on a missing table" "sbtest3.*run prepare first" "${MY[@]}" --tables=3 --time=1 oltp_read_write run
+bench_fails "bad --mysql-port" "^FATAL: --mysql-port=70000" "${MY[@]}" --mysql-port=70000 oltp_read_write run
+bench_fails "run on a missing table" "sbtest3.*run prepare first" "${MY[@]}" --tables=3 --time=1 oltp_read_write run
 
 note "---- killed connections"
 # kill_sbtest: kill every connection of user sbtest; prints how many.
@@ -277,10 +251,7 @@ run_and_kill() {
     timeout -k 5 30 "$PGOLAB" bench "${MY[@]}" "${SMALL[@]}" --threads=2 --time="$secs" --report-interval=1 \
         "$@" oltp_read_write run >"$TMP/$label.out" 2>"$TMP/$label.err" &
     pid=$!
-    for _ in $(seq 1 100); do
-        grep -q 'Threads started' "$TMP/$label.out" && break
-        sleep 0.05
-    done
+    poll 100 0.05 grep -q 'Threads started' "$TMP/$label.out"
     sleep 1.2
     KILLED=$(kill_sbtest)
     t=$(date +%s.%N)
@@ -308,7 +279,7 @@ like "$(cat "$TMP/killfatal.err")" \
     "killed with the default --mysql-ignore-errors: the server's message"
 cmp_ok "$T_END" '<' 10 "killed with the default --mysql-ignore-errors: stops at once, not after --time"
 
-fails "verify on MySQL" '^FATAL: verify \(the correctness gate.s query set\) is SQLite only, not mysql$' \
+bench_fails "verify on MySQL" '^FATAL: verify \(the correctness gate.s query set\) is SQLite only, not mysql$' \
     "${MY[@]}" "${SMALL[@]}" oltp_read_write verify
 
 note "---- cleanup"

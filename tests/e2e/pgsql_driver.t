@@ -24,10 +24,6 @@ PGD=
 PGPID=
 SLEEPER=
 
-free_port() {
-    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
-
 as_pg() {
     (cd / && runuser -u postgres -- "$@")
 }
@@ -37,32 +33,22 @@ psql_at() {
     as_pg "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$PGD" -p "$PORT" -U postgres -d "$1" -At -c "$2"
 }
 
+# pg_up: the server wrote its pid file and accepts connections on the private socket.
+pg_up() { [ -s "$PGD/data/postmaster.pid" ] && as_pg "$PGBIN/pg_isready" -q -h "$PGD" -p "$PORT"; }
+
 stop_server() {
     if [ -n "$SLEEPER" ]; then
         kill "$SLEEPER" 2>/dev/null
         wait "$SLEEPER" 2>/dev/null
         SLEEPER=
     fi
-    if [ -n "$PGPID" ]; then
-        kill -INT "$PGPID" 2>/dev/null  # fast shutdown
-        for _ in $(seq 1 100); do
-            kill -0 "$PGPID" 2>/dev/null || break
-            sleep 0.1
-        done
-        kill -KILL "$PGPID" 2>/dev/null
-        PGPID=
-    fi
-    wait 2>/dev/null
-    if [ -n "$PGD" ]; then
-        rm -rf "$PGD"
-        PGD=
-    fi
+    [ -z "$PGPID" ] || kill -INT "$PGPID" 2>/dev/null  # fast shutdown
+    end_server "$PGPID" 100 "$PGD"
+    PGPID= PGD=
 }
 trap 'stop_server; _e2e_cleanup' EXIT
 
-note "---- start a private server"
-PORT=$(free_port)
-PGD=$(mktemp -d /dev/shm/pgolab-pgsql.XXXXXX) || bail_out "mktemp in /dev/shm failed"
+private_server pgsql PGD
 chown postgres: "$PGD"
 as_pg "$PGBIN/initdb" -D "$PGD/data" -U postgres --auth-local=trust --auth-host=scram-sha-256 \
     >"$TMP/initdb.log" 2>&1 || bail_out "initdb failed: $(tail -n 3 "$TMP/initdb.log")"
@@ -74,10 +60,7 @@ sed -i '1i host all sbtest 127.0.0.1/32 trust' "$PGD/data/pg_hba.conf"
 as_pg "$PGBIN/postgres" -D "$PGD/data" -c listen_addresses=127.0.0.1 -p "$PORT" \
     -c unix_socket_directories="$PGD" -c fsync=off -c autovacuum=off -c deadlock_timeout=20ms \
     >"$PGD/log" 2>&1 &
-for _ in $(seq 1 100); do
-    [ -s "$PGD/data/postmaster.pid" ] && as_pg "$PGBIN/pg_isready" -q -h "$PGD" -p "$PORT" && break
-    sleep 0.1
-done
+poll 100 0.1 pg_up
 PGPID=$(head -n 1 "$PGD/data/postmaster.pid" 2>/dev/null)
 as_pg "$PGBIN/pg_isready" -q -h "$PGD" -p "$PORT" || bail_out "server did not start: $(tail -n 3 "$PGD/log")"
 psql_at postgres "CREATE ROLE sbtest LOGIN" >/dev/null &&
@@ -87,25 +70,12 @@ psql_at postgres "CREATE ROLE sbtest LOGIN" >/dev/null &&
 P=(--db-driver=pgsql --pgsql-host=127.0.0.1 --pgsql-port="$PORT")
 S=(--tables=2 --table-size=1000)
 
-# fails LABEL ERE ARGS...: `pgolab bench ARGS` exits 1 with one stderr line matching ERE and
-# no report on stdout.
-fails() {
-    local label=$1 re=$2
-    shift 2
-    pg err "$@"
-    is "$RC" 1 "$label: exit status 1"
-    is "$(wc -l <"$TMP/err.err" | tr -d ' ')" 1 "$label: one line on stderr"
-    like "$(cat "$TMP/err.err")" "$re" "$label: message"
-    is "$(grep -c 'SQL statistics' "$TMP/err.out")" 0 "$label: no report printed"
-}
-
 # server_counters: "xact_commit ins+upd+del" of database sbtest, once every client session of
 # it has ended (a backend flushes its statistics before it leaves pg_stat_activity).
+# no_sessions: no client session of database sbtest is left.
+no_sessions() { [ "$(psql_at postgres "SELECT count(*) FROM pg_stat_activity WHERE datname = 'sbtest'")" = 0 ]; }
 server_counters() {
-    for _ in $(seq 1 50); do
-        [ "$(psql_at postgres "SELECT count(*) FROM pg_stat_activity WHERE datname = 'sbtest'")" = 0 ] && break
-        sleep 0.1
-    done
+    poll 50 0.1 no_sessions
     echo "$(psql_at postgres "SELECT xact_commit FROM pg_stat_database WHERE datname = 'sbtest'")" \
         "$(psql_at sbtest "SELECT coalesce(sum(n_tup_ins + n_tup_upd + n_tup_del), 0) FROM pg_stat_user_tables")"
 }
@@ -226,10 +196,10 @@ PGPASSWORD=$PW pg pwenv "${P[@]}" "${S[@]}" --pgsql-user=pwuser --events=5 oltp_
 is "$RC" 0 "PGPASSWORD from the environment: exit 0"
 PGPASSWORD=wrong-env-pw pg pwboth "${P[@]}" "${S[@]}" --pgsql-user=pwuser --pgsql-password="$PW" --events=5 oltp_point_select run
 is "$RC" 0 "--pgsql-password wins over PGPASSWORD: exit 0"
-fails "wrong password" '^FATAL: cannot connect to PostgreSQL server at 127\.0\.0\.1:[0-9]+: .*password authentication failed for user "pwuser"$' \
+bench_fails "wrong password" '^FATAL: cannot connect to PostgreSQL server at 127\.0\.0\.1:[0-9]+: .*password authentication failed for user "pwuser"$' \
     "${P[@]}" --pgsql-user=pwuser --pgsql-password=wrong-"$PW" oltp_read_write run
 is "$(cat "$TMP/err.out" "$TMP/err.err" | grep -cF "$PW")" 0 "wrong password: password never printed"
-fails "no password" 'cannot connect to PostgreSQL server at 127\.0\.0\.1:[0-9]+: .*no password supplied' \
+bench_fails "no password" 'cannot connect to PostgreSQL server at 127\.0\.0\.1:[0-9]+: .*no password supplied' \
     "${P[@]}" --pgsql-user=pwuser oltp_read_write run
 # The process title: the password is blanked in argv once parsed (ps shows xxx).
 "$PGOLAB" bench "${P[@]}" "${S[@]}" --pgsql-user=pwuser --pgsql-password="$PW" --time=3 oltp_point_select run \
@@ -272,20 +242,20 @@ pg clean3 "${P[@]}" --tables=1 --db-debug oltp_read_write cleanup
 like "$(cat "$TMP/clean3.err")" '^debug: NOTICE: table "sbtest1" does not exist, skipping$' "cleanup --db-debug: NOTICE shown as debug"
 
 note "---- errors"
-fails "run before prepare" '^FATAL: table sbtest1 does not exist: run prepare first$' "${P[@]}" oltp_read_write run
-fails "run before prepare, disable" '^FATAL: table sbtest1 does not exist: run prepare first$' \
+bench_fails "run before prepare" '^FATAL: table sbtest1 does not exist: run prepare first$' "${P[@]}" oltp_read_write run
+bench_fails "run before prepare, disable" '^FATAL: table sbtest1 does not exist: run prepare first$' \
     "${P[@]}" --db-ps-mode=disable oltp_read_write run
 BADPORT=$(free_port)
 t0=$(date +%s.%N)
-fails "wrong port" "^FATAL: cannot connect to PostgreSQL server at 127\.0\.0\.1:$BADPORT: .*[Cc]onnection refused" \
+bench_fails "wrong port" "^FATAL: cannot connect to PostgreSQL server at 127\.0\.0\.1:$BADPORT: .*[Cc]onnection refused" \
     --db-driver=pgsql --pgsql-host=127.0.0.1 --pgsql-port="$BADPORT" oltp_read_write run
 cmp_ok "$(calc "$(date +%s.%N) - $t0")" '<' 3 "wrong port: fails fast"
-fails "missing database" '^FATAL: cannot connect to PostgreSQL server at 127\.0\.0\.1:[0-9]+: .*database "nope" does not exist$' \
+bench_fails "missing database" '^FATAL: cannot connect to PostgreSQL server at 127\.0\.0\.1:[0-9]+: .*database "nope" does not exist$' \
     "${P[@]}" --pgsql-db=nope oltp_read_write run
-fails "socket dir without a server" "^FATAL: cannot connect to PostgreSQL server at $TMP/\.s\.PGSQL\.$PORT: " \
+bench_fails "socket dir without a server" "^FATAL: cannot connect to PostgreSQL server at $TMP/\.s\.PGSQL\.$PORT: " \
     --db-driver=pgsql --pgsql-host="$TMP" --pgsql-port="$PORT" oltp_read_write run
-fails "--pgsql-port=0" '^FATAL: --pgsql-port=0: ' "${P[@]}" --pgsql-port=0 oltp_read_write run
-fails "--db-ps-mode=sometimes" '^FATAL: --db-ps-mode=sometimes: expected auto or disable$' \
+bench_fails "--pgsql-port=0" '^FATAL: --pgsql-port=0: ' "${P[@]}" --pgsql-port=0 oltp_read_write run
+bench_fails "--db-ps-mode=sometimes" '^FATAL: --db-ps-mode=sometimes: expected auto or disable$' \
     "${P[@]}" --db-ps-mode=sometimes oltp_read_write run
 
 # A server that accepts the TCP connection but never answers: the connect timeout ends it.
@@ -298,12 +268,11 @@ while True:
     c, _ = s.accept(); conns.append(c)
 ' "$SLPORT" &
 SLEEPER=$!
-for _ in $(seq 1 50); do
-    (exec 3<>"/dev/tcp/127.0.0.1/$SLPORT") 2>/dev/null && break
-    sleep 0.1
-done
+# listening PORT: something accepts TCP connections on 127.0.0.1:PORT.
+listening() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+poll 50 0.1 listening "$SLPORT"
 t0=$(date +%s.%N)
-fails "connect timeout" "^FATAL: cannot connect to PostgreSQL server at 127\.0\.0\.1:$SLPORT: .*timeout" \
+bench_fails "connect timeout" "^FATAL: cannot connect to PostgreSQL server at 127\.0\.0\.1:$SLPORT: .*timeout" \
     --db-driver=pgsql --pgsql-host=127.0.0.1 --pgsql-port="$SLPORT" --pgsql-connect-timeout=2 oltp_read_write run
 el=$(calc "$(date +%s.%N) - $t0")
 cmp_ok "$el" '>=' 1.5 "connect timeout: waited about --pgsql-connect-timeout=2"
@@ -315,7 +284,7 @@ is "$RC" 0 "prepare for the SQL error check: exit 0"
 psql_at sbtest "REVOKE ALL ON ALL TABLES IN SCHEMA public FROM pwuser" >/dev/null
 pg sqlerr "${P[@]}" --table-size=100 --pgsql-user=pwuser --pgsql-password="$PW" --events=5 oltp_point_select run
 is "$RC" 1 "permission denied at run time: exit 1"
-like "$(cat "$TMP/sqlerr.err")" '^FATAL: thread #0: SQL error 0: ERROR 42501: permission denied for table sbtest1$' \
+like "$(cat "$TMP/sqlerr.err")" '^FATAL: thread #0: SQL error: ERROR 42501: permission denied for table sbtest1$' \
     "permission denied: SQLSTATE and the server's message on one line"
 # Ids drawn from 1..10^8 on a 100-row table: the UPDATEs and the DELETE match no row (other,
 # as in sysbench: a command that changed nothing), each INSERT adds one (write).

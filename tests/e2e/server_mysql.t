@@ -17,64 +17,13 @@
 [ -x /usr/sbin/mariadbd ] || bail_out "/usr/sbin/mariadbd not installed (make deps installs mariadb-server)"
 have mariadb || bail_out "the mariadb client is not installed (make deps installs mariadb-client)"
 
-DATADIRS=()  # every datadir a server may run in: stopped at exit, whatever happened
+SERVER_ARGS_RE='--datadir='  # what precedes a datadir on a server's (or bootstrap's) command line
+trap srv_cleanup EXIT
 
-# srv NAME ARGS...: `pgolab server ARGS` (capped); stdout $TMP/NAME.out, stderr $TMP/NAME.err, $RC
-srv() {
-    local name=$1
-    shift
-    timeout -k 5 "$E2E_CMD_TIMEOUT" "$PGOLAB" server "$@" >"$TMP/$name.out" 2>"$TMP/$name.err"
-    RC=$?
-    if [ "$RC" -eq 124 ] || [ "$RC" -eq 137 ]; then diag "pgolab server $* timed out"; fi
-    return 0
-}
-# field NAME KEY: the value of "KEY: value" in $TMP/NAME.out (first line)
-field() { sed -n "s/^$2: *//p" "$TMP/$1.out" | head -1; }
-# started NAME: sets D (datadir), PORT, PID from a start's output and remembers D for cleanup
-started() {
-    D=$(field "$1" datadir | sed 's/ (.*//')
-    PORT=$(field "$1" port | sed 's/^127\.0\.0\.1://')
-    PID=$(field "$1" server | sed -n 's/.*(pid \([0-9]*\))$/\1/p')
-    [ -n "$D" ] && DATADIRS+=("$D")
-}
-# state_pid DIR: the pid recorded in DIR's state file
-state_pid() { sed -n 's/^ *"pid": \([0-9]*\),$/\1/p' "$1/pgolab-server.json" 2>/dev/null; }
 # running_in DIR: some mariadbd runs with --datadir=DIR
 running_in() { pgrep -f -- "mariadbd .*--datadir=$1( |$)" >/dev/null; }
-# gone PID: no such process within 10 s (a stopped server is reaped by its parent)
-gone() {
-    local i
-    for i in $(seq 1 100); do
-        [ "$(ps -o stat= -p "$1" 2>/dev/null | cut -c1)" = "" ] && return 0
-        [ "$(ps -o stat= -p "$1" 2>/dev/null | cut -c1)" = Z ] && return 0
-        sleep 0.1
-    done
-    return 1
-}
 # my SQL...: as sbtest over TCP
 my() { mariadb -h127.0.0.1 -P"$PORT" -usbtest sbtest -Nse "$*" 2>&1; }
-# listens_only_loopback PORT: LISTEN on 127.0.0.1:PORT and on no other address (IPv4 or 6)
-listens_only_loopback() {
-    local hex
-    hex=$(printf '%04X' "$1")
-    grep -q "^ *[0-9]*: 0100007F:$hex [0-9A-F:]* 0A " /proc/net/tcp || return 1
-    ! grep -v "0100007F:$hex" /proc/net/tcp /proc/net/tcp6 2>/dev/null | grep -q ":$hex [0-9A-F:]* 0A "
-}
-
-_srv_cleanup() {
-    local d pid
-    for d in "${DATADIRS[@]}"; do
-        [ -f "$d/pgolab-server.json" ] || continue
-        timeout 70 "$PGOLAB" server stop --datadir="$d" >/dev/null 2>&1 && continue
-        pid=$(state_pid "$d")
-        [ -n "$pid" ] && grep -qa -- "$d" "/proc/$pid/cmdline" 2>/dev/null && kill -KILL "$pid"
-    done
-    for d in "${DATADIRS[@]}"; do
-        case $d in /dev/shm/pgolab-mysql.* | "$TMP"/*) rm -rf "$d" ;; esac
-    done
-    _e2e_cleanup
-}
-trap _srv_cleanup EXIT
 
 note "---- help"
 srv help help
@@ -97,10 +46,7 @@ is "$(field s1 client)" "--db-driver=mysql --mysql-host=127.0.0.1 --mysql-port=$
     "start: prints the client options"
 like "$(cat "$TMP/s1.out")" "--mysql-socket=$D/mysql.sock" "start: prints the socket option"
 is "$(field s1 stop)" "pgolab server stop --datadir=$D" "start: prints how to stop it"
-ok "start: the server runs after pgolab exited" kill -0 "$PID"
-is "$(state_pid "$D")" "$PID" "start: state file records the pid"
-is "$(ps -o sid= -p "$PID" | tr -d ' ')" "$PID" "start: the server leads its own session (no terminal signals)"
-ok "start: listens on 127.0.0.1:$PORT only" listens_only_loopback "$PORT"
+running_checks
 ok "start: --bind-address=127.0.0.1 on its command line" grep -qa -- '--bind-address=127.0.0.1' "/proc/$PID/cmdline"
 
 note "---- status and the real client"
@@ -117,27 +63,13 @@ is "$(my 'create table t0 (a int primary key); insert into t0 values (1); select
     "client: sbtest may create tables in sbtest"
 mariadb -h127.0.0.1 -P"$PORT" -uroot -e 'select 1' >/dev/null 2>&1
 isnt "$?" 0 "client: no root account over TCP"
-if have sysbench; then
-    sb=(sysbench $(field s1 client | sed 's/--db-driver=mysql //') --db-driver=mysql --tables=1 --table-size=200)
-    "${sb[@]}" oltp_point_select prepare >"$TMP/sbp.out" 2>&1
-    is "$?" 0 "sysbench: prepare with the printed options"
-    "${sb[@]}" --time=1 oltp_point_select run >"$TMP/sbr.out" 2>&1
-    is "$?" 0 "sysbench: run with the printed options"
-    like "$(cat "$TMP/sbr.out")" '^ +transactions: +[1-9][0-9]* ' "sysbench: transactions ran"
-else
-    skip 3 "sysbench not installed"
-fi
+sysbench_checks mysql s1
 
 note "---- bad input while a server runs"
-# fails NAME ERE ARGS...: exit 1, exactly one stderr line matching ERE, nothing on stdout
+# fails NAME ERE ARGS...: server_fails (exit 1, exactly one stderr line matching ERE), and nothing on stdout
 fails() {
-    local name=$1 re=$2
-    shift 2
-    srv "$name" "$@"
-    is "$RC" 1 "$name: exit 1"
-    is "$(wc -l <"$TMP/$name.err" | tr -d ' ')" 1 "$name: one line on stderr"
-    like "$(cat "$TMP/$name.err")" "$re" "$name: names the problem"
-    is "$(cat "$TMP/$name.out")" "" "$name: nothing on stdout"
+    server_fails "$@"
+    is "$(cat "$TMP/$1.out")" "" "$1: nothing on stdout"
 }
 fails "second start" "a server is already running there \(pid $PID\)" start --db-driver=mysql --datadir="$D"
 ok "second start: the first server still runs" kill -0 "$PID"
@@ -168,12 +100,7 @@ fails "unknown command" "unknown command 'restart'" restart
 fails "unknown option" "^invalid option: --frobnicate=1$" start --db-driver=mysql --frobnicate=1
 
 note "---- stop"
-srv stop1 stop --datadir="$D"
-is "$RC" 0 "stop: exit 0"
-is "$(cat "$TMP/stop1.err")" "" "stop: nothing on stderr"
-like "$(field stop1 stopped)" "^mariadbd \(pid $PID\), clean shutdown$" "stop: says it was a clean shutdown"
-ok "stop: the process is gone" gone "$PID"
-ok "stop: the generated datadir is removed" test ! -e "$D"
+stop_checks stop1 mariadbd
 srv st2 status --datadir="$D"
 is "$RC" 1 "status after stop: exit 1"
 
@@ -244,39 +171,15 @@ is "$RC" 1 "exits at once: exit 1"
 like "$(head -1 "$TMP/bad.err")" "^FATAL: /usr/sbin/mariadbd exited during start-up \(exit status [0-9]+\)$" \
     "exits at once: says so"
 like "$(cat "$TMP/bad.err")" "unknown variable 'no-such-variable=1'" "exits at once: the log tail shows why"
-bad=$(sed -n 's/^---- last lines of \(.*\)\/pgolab-server.log:$/\1/p' "$TMP/bad.err")
+bad=$(tail_datadir bad)
 like "$bad" '^/dev/shm/pgolab-mysql\.' "exits at once: the tail names the generated datadir"
 ok "exits at once: that datadir is removed" test ! -e "$bad"
 
 echo 'SELECT SLEEP(20);' >"$TMP/sleep.sql"
-t0=$(date +%s)
-srv slow start --db-driver=mysql --timeout=2 --server-option=init-file="$TMP/sleep.sql"
-t1=$(date +%s)
-is "$RC" 1 "start timeout: exit 1"
-like "$(head -1 "$TMP/slow.err")" "did not accept connections within 2 s" "start timeout: says so"
-like "$(cat "$TMP/slow.err")" "Server socket created" "start timeout: shows the log tail"
-slow=$(sed -n 's/^---- last lines of \(.*\)\/pgolab-server.log:$/\1/p' "$TMP/slow.err")
-ok "start timeout: the generated datadir is removed" test -n "$slow" -a ! -e "$slow"
-ok "start timeout: no server left" bash -c "! pgrep -f -- '--datadir=$slow( |\$)' >/dev/null"
-cmp_ok "$((t1 - t0))" '<' 20 "start timeout: gave up in time ($((t1 - t0)) s)"
+start_timeout_checks "Server socket created" 20 --db-driver=mysql --server-option=init-file="$TMP/sleep.sql"
 
 note "---- SIGINT while waiting for the server"
-S=$TMP/sigint
-"$PGOLAB" server start --db-driver=mysql --datadir="$S" --server-option=init-file="$TMP/sleep.sql" \
-    >"$TMP/int.out" 2>"$TMP/int.err" &
-pid=$!
-DATADIRS+=("$S")
-for i in $(seq 1 100); do
-    grep -q "Server socket created" "$S/pgolab-server.log" 2>/dev/null && break
-    sleep 0.1
-done
-ok "SIGINT: the server was up (and not ready) when the signal came" running_in "$S"
-kill -INT "$pid"
-wait "$pid"
-is "$?" 2 "SIGINT: exit 2"
-like "$(cat "$TMP/int.err")" "interrupted .* stopped it, nothing left running" "SIGINT: says so"
-ok "SIGINT: no server left" bash -c "! pgrep -f -- '--datadir=$S( |\$)' >/dev/null"
-ok "SIGINT: the datadir pgolab created is removed" test ! -e "$S"
+sigint_checks "Server socket created" --db-driver=mysql --server-option=init-file="$TMP/sleep.sql"
 
 note "---- SIGINT while the datadir is initialized"
 # The bootstrap mariadbd that mariadb-install-db runs must be gone (and the datadir removed)
@@ -285,16 +188,11 @@ S=$TMP/sigint-init
 "$PGOLAB" server start --db-driver=mysql --datadir="$S" >"$TMP/int2.out" 2>"$TMP/int2.err" &
 pid=$!
 DATADIRS+=("$S")
-caught=
-for i in $(seq 1 500); do
-    pgrep -f -- "--bootstrap .*--datadir=$S( |\$)" >/dev/null && caught=1 && break
-    sleep 0.01
-done
-if [ -n "$caught" ]; then
+if poll 500 0.01 pgrep -f -- "--bootstrap .*--datadir=$S( |\$)" >/dev/null; then
     kill -INT "$pid"
     wait "$pid"
     is "$?" 2 "SIGINT in init: exit 2"
-    ok "SIGINT in init: no bootstrap or server left" bash -c "! pgrep -f -- '--datadir=$S( |\$)' >/dev/null"
+    ok "SIGINT in init: no bootstrap or server left" no_server_in "$S"
     ok "SIGINT in init: the datadir pgolab created is removed" test ! -e "$S"
     sleep 1
     ok "SIGINT in init: and nothing recreated it" test ! -e "$S"

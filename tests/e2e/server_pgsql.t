@@ -16,58 +16,14 @@ PGBIN=/usr/lib/postgresql/15/bin
 [ -x "$PGBIN/postgres" ] || bail_out "$PGBIN/postgres not installed (make deps installs postgresql)"
 have psql || bail_out "psql is not installed (make deps installs postgresql)"
 
-DATADIRS=()  # every datadir a server may run in: stopped at exit, whatever happened
+SERVER_ARGS_RE='postgres -D '  # what precedes a datadir on the server's command line
+trap srv_cleanup EXIT
 
-# srv NAME ARGS...: `pgolab server ARGS` (capped); stdout $TMP/NAME.out, stderr $TMP/NAME.err, $RC
-srv() {
-    local name=$1
-    shift
-    timeout -k 5 "$E2E_CMD_TIMEOUT" "$PGOLAB" server "$@" >"$TMP/$name.out" 2>"$TMP/$name.err"
-    RC=$?
-    if [ "$RC" -eq 124 ] || [ "$RC" -eq 137 ]; then diag "pgolab server $* timed out"; fi
-    return 0
-}
-field() { sed -n "s/^$2: *//p" "$TMP/$1.out" | head -1; }
-started() {
-    D=$(field "$1" datadir | sed 's/ (.*//')
-    PORT=$(field "$1" port | sed 's/^127\.0\.0\.1://')
-    PID=$(field "$1" server | sed -n 's/.*(pid \([0-9]*\))$/\1/p')
-    [ -n "$D" ] && DATADIRS+=("$D")
-}
-state_pid() { sed -n 's/^ *"pid": \([0-9]*\),$/\1/p' "$1/pgolab-server.json" 2>/dev/null; }
+# running_in DIR: some postgres runs with -D DIR
 running_in() { pgrep -f -- "postgres -D $1( |\$)" >/dev/null; }
-gone() {
-    local i s
-    for i in $(seq 1 100); do
-        s=$(ps -o stat= -p "$1" 2>/dev/null | cut -c1)
-        [ -z "$s" ] || [ "$s" = Z ] && return 0
-        sleep 0.1
-    done
-    return 1
-}
 # q SQL...: as sbtest over TCP (PGPASSWORD as set by the caller)
 q() { psql -X -h 127.0.0.1 -p "$PORT" -U sbtest -d sbtest -Atc "$*" </dev/null 2>&1; }
-listens_only_loopback() {
-    local hex
-    hex=$(printf '%04X' "$1")
-    grep -q "^ *[0-9]*: 0100007F:$hex [0-9A-F:]* 0A " /proc/net/tcp || return 1
-    ! grep -v "0100007F:$hex" /proc/net/tcp /proc/net/tcp6 2>/dev/null | grep -q ":$hex [0-9A-F:]* 0A "
-}
 
-_srv_cleanup() {
-    local d pid
-    for d in "${DATADIRS[@]}"; do
-        [ -f "$d/pgolab-server.json" ] || continue
-        timeout 70 "$PGOLAB" server stop --datadir="$d" >/dev/null 2>&1 && continue
-        pid=$(state_pid "$d")
-        [ -n "$pid" ] && grep -qa -- "$d" "/proc/$pid/cmdline" 2>/dev/null && kill -KILL "$pid"
-    done
-    for d in "${DATADIRS[@]}"; do
-        case $d in /dev/shm/pgolab-pgsql.* | "$TMP"/*) rm -rf "$d" ;; esac
-    done
-    _e2e_cleanup
-}
-trap _srv_cleanup EXIT
 unset PGPASSWORD PGHOST PGPORT PGUSER PGDATABASE
 
 note "---- start with a generated datadir"
@@ -80,10 +36,7 @@ like "$D" '^/dev/shm/pgolab-pgsql\.[A-Za-z0-9]{6}$' "start: generated datadir in
 is "$(field s1 client)" "--db-driver=pgsql --pgsql-host=127.0.0.1 --pgsql-port=$PORT --pgsql-user=sbtest --pgsql-db=sbtest" \
     "start: prints the client options"
 is "$(field s1 socket)" "$D/.s.PGSQL.$PORT" "start: the socket is in the datadir"
-ok "start: the server runs after pgolab exited" kill -0 "$PID"
-is "$(state_pid "$D")" "$PID" "start: state file records the pid"
-is "$(ps -o sid= -p "$PID" | tr -d ' ')" "$PID" "start: the server leads its own session"
-ok "start: listens on 127.0.0.1:$PORT only" listens_only_loopback "$PORT"
+running_checks
 if [ "$(id -u)" -eq 0 ]; then
     is "$(ps -o user= -p "$PID")" "postgres" "as root: the server runs as user postgres"
     is "$(stat -c '%U %a' "$D")" "postgres 700" "as root: the datadir belongs to postgres, mode 700"
@@ -105,57 +58,40 @@ is "$(q 'show fsync')" "off" "--server-option=fsync=off reached postgres (-c fsy
 is "$(q 'show listen_addresses')" "127.0.0.1" "listen_addresses=127.0.0.1"
 psql -X -h 127.0.0.1 -p "$PORT" -U postgres -d postgres -Atc 'select 1' </dev/null >/dev/null 2>&1
 isnt "$?" 0 "psql: the postgres superuser cannot log in over TCP"
-if have sysbench; then
-    sb=(sysbench $(field s1 client | sed 's/--db-driver=pgsql //') --db-driver=pgsql --tables=1 --table-size=200)
-    "${sb[@]}" oltp_point_select prepare >"$TMP/sbp.out" 2>&1
-    is "$?" 0 "sysbench: prepare with the printed options"
-    "${sb[@]}" --time=1 oltp_point_select run >"$TMP/sbr.out" 2>&1
-    is "$?" 0 "sysbench: run with the printed options"
-    like "$(cat "$TMP/sbr.out")" '^ +transactions: +[1-9][0-9]* ' "sysbench: transactions ran"
-else
-    skip 3 "sysbench not installed"
-fi
+sysbench_checks pgsql s1
 
 note "---- bad input"
-fails() {
-    local name=$1 re=$2
-    shift 2
-    srv "$name" "$@"
-    is "$RC" 1 "$name: exit 1"
-    is "$(wc -l <"$TMP/$name.err" | tr -d ' ')" 1 "$name: one line on stderr"
-    like "$(cat "$TMP/$name.err")" "$re" "$name: names the problem"
-}
-fails "second start" "a server is already running there \(pid $PID\)" start --db-driver=pgsql --datadir="$D"
-fails "port in use" "^FATAL: --port=$PORT: already in use on 127\.0\.0\.1$" start --db-driver=pgsql --port="$PORT"
-fails "no binary" '^FATAL: --server=/nonexistent/postgres: no such file$' start --db-driver=pgsql --server=/nonexistent/postgres
-fails "ls" "^FATAL: --server=/bin/ls: not a PostgreSQL server \(its --version says 'ls \(GNU coreutils\)" \
+server_fails "second start" "a server is already running there \(pid $PID\)" start --db-driver=pgsql --datadir="$D"
+server_fails "port in use" "^FATAL: --port=$PORT: already in use on 127\.0\.0\.1$" start --db-driver=pgsql --port="$PORT"
+server_fails "no binary" '^FATAL: --server=/nonexistent/postgres: no such file$' start --db-driver=pgsql --server=/nonexistent/postgres
+server_fails "ls" "^FATAL: --server=/bin/ls: not a PostgreSQL server \(its --version says 'ls \(GNU coreutils\)" \
     start --db-driver=pgsql --server=/bin/ls
-fails "psql" "^FATAL: --server=$PGBIN/psql: not a PostgreSQL server \(its --version says 'psql \(PostgreSQL\)" \
+server_fails "psql" "^FATAL: --server=$PGBIN/psql: not a PostgreSQL server \(its --version says 'psql \(PostgreSQL\)" \
     start --db-driver=pgsql --server="$PGBIN/psql"
 if [ -x /usr/sbin/mariadbd ]; then
-    fails "mariadbd" "^FATAL: --server=/usr/sbin/mariadbd: not a PostgreSQL server" \
+    server_fails "mariadbd" "^FATAL: --server=/usr/sbin/mariadbd: not a PostgreSQL server" \
         start --db-driver=pgsql --server=/usr/sbin/mariadbd
 else
     skip 3 "no mariadbd"
 fi
 mkdir -p "$TMP/junk" && echo keep >"$TMP/junk/notes.txt"
-fails "non-empty datadir" "^FATAL: --datadir=$TMP/junk: not empty and not a PostgreSQL data directory$" \
+server_fails "non-empty datadir" "^FATAL: --datadir=$TMP/junk: not empty and not a PostgreSQL data directory$" \
     start --db-driver=pgsql --datadir="$TMP/junk"
 is "$(ls -A "$TMP/junk")" "notes.txt" "non-empty datadir: nothing added or deleted"
 mkdir -p "$TMP/my/mysql" && : >"$TMP/my/ibdata1"
-fails "MariaDB datadir" "not empty and not a PostgreSQL data directory \(it holds a MariaDB/MySQL one\)" \
+server_fails "MariaDB datadir" "not empty and not a PostgreSQL data directory \(it holds a MariaDB/MySQL one\)" \
     start --db-driver=pgsql --datadir="$TMP/my"
-fails "bare setting" "--server-option=fsync: expected NAME=VALUE" start --db-driver=pgsql --server-option=fsync
-fails "managed setting" "--server-option=listen_addresses=\*: pgolab sets that itself" \
+server_fails "bare setting" "--server-option=fsync: expected NAME=VALUE" start --db-driver=pgsql --server-option=fsync
+server_fails "managed setting" "--server-option=listen_addresses=\*: pgolab sets that itself" \
     start --db-driver=pgsql --server-option='listen_addresses=*'
-fails "mysql option" "--mysql-db is for --db-driver=mysql" start --db-driver=pgsql --mysql-db=x
-fails "superuser" "--pgsql-user=postgres: that is the server's administrator" start --db-driver=pgsql --pgsql-user=postgres
-fails "driver mismatch" "--db-driver=mysql: the server in $D is --db-driver=pgsql" status --datadir="$D" --db-driver=mysql
-fails "status with a start option" "--port is an option of 'pgolab server start', not of status" \
+server_fails "mysql option" "--mysql-db is for --db-driver=mysql" start --db-driver=pgsql --mysql-db=x
+server_fails "superuser" "--pgsql-user=postgres: that is the server's administrator" start --db-driver=pgsql --pgsql-user=postgres
+server_fails "driver mismatch" "--db-driver=mysql: the server in $D is --db-driver=pgsql" status --datadir="$D" --db-driver=mysql
+server_fails "status with a start option" "--port is an option of 'pgolab server start', not of status" \
     status --datadir="$D" --port=1
 if [ "$(id -u)" -eq 0 ]; then
     chmod 700 "$TMP"
-    fails "unreachable datadir" \
+    server_fails "unreachable datadir" \
         "the server runs as user postgres, who cannot reach it: $TMP \(mode 0700, owner root\) .*chmod o\+x $TMP$" \
         start --db-driver=pgsql --datadir="$TMP/pg"
     ok "unreachable datadir: nothing created" test ! -e "$TMP/pg"
@@ -164,12 +100,7 @@ else
 fi
 
 note "---- stop"
-srv stop1 stop --datadir="$D"
-is "$RC" 0 "stop: exit 0"
-is "$(cat "$TMP/stop1.err")" "" "stop: nothing on stderr"
-like "$(field stop1 stopped)" "^postgres \(pid $PID\), clean shutdown$" "stop: a clean shutdown"
-ok "stop: the process is gone" gone "$PID"
-ok "stop: the generated datadir is removed" test ! -e "$D"
+stop_checks stop1 postgres
 
 note "---- a given datadir, kept; restart without initdb"
 chmod 711 "$TMP"  # postgres must be able to reach $TMP/...
@@ -224,38 +155,14 @@ srv bad start --db-driver=pgsql --server-option=no_such_setting=1
 is "$RC" 1 "exits at once: exit 1"
 like "$(head -1 "$TMP/bad.err")" "^FATAL: $PGBIN/postgres exited during start-up \(exit status [0-9]+\)$" "exits at once: says so"
 like "$(cat "$TMP/bad.err")" 'unrecognized configuration parameter "no_such_setting"' "exits at once: the log tail shows why"
-bad=$(sed -n 's/^---- last lines of \(.*\)\/pgolab-server.log:$/\1/p' "$TMP/bad.err")
+bad=$(tail_datadir bad)
 ok "exits at once: the generated datadir is removed" test -n "$bad" -a ! -e "$bad"
 
 # pre_auth_delay: the server is up but answers no connection for 3 s (each attempt gives up
 # after 2 s), so pgolab keeps waiting
-t0=$(date +%s)
-srv slow start --db-driver=pgsql --timeout=2 --server-option=pre_auth_delay=3
-t1=$(date +%s)
-is "$RC" 1 "start timeout: exit 1"
-like "$(head -1 "$TMP/slow.err")" "did not accept connections within 2 s" "start timeout: says so"
-like "$(cat "$TMP/slow.err")" "database system is ready to accept connections" "start timeout: shows the log tail"
-slow=$(sed -n 's/^---- last lines of \(.*\)\/pgolab-server.log:$/\1/p' "$TMP/slow.err")
-ok "start timeout: the generated datadir is removed" test -n "$slow" -a ! -e "$slow"
-ok "start timeout: no server left" bash -c "! pgrep -f -- 'postgres -D $slow( |\$)' >/dev/null"
-cmp_ok "$((t1 - t0))" '<' 25 "start timeout: gave up in time ($((t1 - t0)) s)"
+start_timeout_checks "database system is ready to accept connections" 25 --db-driver=pgsql --server-option=pre_auth_delay=3
 
 note "---- SIGINT while waiting for the server"
-S=$TMP/sigint
-"$PGOLAB" server start --db-driver=pgsql --datadir="$S" --server-option=pre_auth_delay=3 \
-    >"$TMP/int.out" 2>"$TMP/int.err" &
-pid=$!
-DATADIRS+=("$S")
-for i in $(seq 1 100); do
-    grep -q "ready to accept connections" "$S/pgolab-server.log" 2>/dev/null && break
-    sleep 0.1
-done
-ok "SIGINT: the server was up (and not answering) when the signal came" running_in "$S"
-kill -INT "$pid"
-wait "$pid"
-is "$?" 2 "SIGINT: exit 2"
-like "$(cat "$TMP/int.err")" "interrupted .* stopped it, nothing left running" "SIGINT: says so"
-ok "SIGINT: no server left" bash -c "! pgrep -f -- 'postgres -D $S( |\$)' >/dev/null"
-ok "SIGINT: the datadir pgolab created is removed" test ! -e "$S"
+sigint_checks "ready to accept connections" --db-driver=pgsql --server-option=pre_auth_delay=3
 
 done_testing

@@ -24,12 +24,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 /* ---------------------------------------------------------------- helpers */
 
 static char *workloads1[] = { "oltp_read_only", NULL };
+static int threads2[] = { 1, 2 };
 static int threads3[] = { 1, 4, 16 };
 
 /* A config with variants base and pgo, one workload, threads 1,4,16. */
@@ -98,6 +98,21 @@ static void synthetic_runs(struct experiment_result *res, int rounds)
         }
 }
 
+/* The synthetic experiment of the report tests: synthetic_config() and synthetic_runs() with
+ * `rounds` rounds, as experiment id (0: none). */
+struct synth {
+    struct experiment_config cfg;
+    struct variant v[2];
+    struct experiment_result res;
+};
+
+static void synth_make(struct synth *x, int rounds, int64_t id)
+{
+    synthetic_config(&x->cfg, x->v, rounds);
+    synthetic_runs(&x->res, rounds);
+    x->cfg.experiment_id = id;
+}
+
 static char *report_string(const struct experiment_config *cfg,
                            const struct experiment_result *res)
 {
@@ -154,6 +169,26 @@ static char *table_row(const char *text, const char *title, const char *label)
     }
     fail_msg("no row '%s' in table '%s'", label, title);
     return NULL;
+}
+
+/* assert_row(text, title, label, needle...): the row label of the table titled title holds each
+ * needle (a check per needle, failing at the caller's line). */
+#define assert_row(text, title, label, ...) \
+    row_holds(text, title, label, __FILE__, __LINE__, __VA_ARGS__, (const char *)NULL)
+
+static void row_holds(const char *text, const char *title, const char *label, const char *file,
+                      int line, ...)
+{
+    char *row = table_row(text, title, label);
+    va_list ap;
+    va_start(ap, line);
+    for (const char *needle; (needle = va_arg(ap, const char *));)
+        if (!strstr(row, needle)) {
+            print_error("no '%s' in row '%s' of '%s': %s\n", needle, label, title, row);
+            _fail(file, line);
+        }
+    va_end(ap);
+    free(row);
 }
 
 /* ---------------------------------------------------------------- run order */
@@ -285,12 +320,9 @@ static void test_cell_median_min_max(void **state)
 static void test_report_rows(void **state)
 {
     (void)state;
-    struct experiment_config cfg;
-    struct variant v[2];
-    struct experiment_result res;
-    synthetic_config(&cfg, v, 3);
-    synthetic_runs(&res, 3);
-    char *text = report_string(&cfg, &res);
+    struct synth x;
+    synth_make(&x, 3, 0);
+    char *text = report_string(&x.cfg, &x.res);
 
     /* Every table (3 metrics x 1 workload) has a row per thread count and an Average row. */
     assert_int_equal(count_rows(text, "1"), 3);
@@ -309,28 +341,15 @@ static void test_report_rows(void **state)
     assert_non_null(strstr(text, "WARNING: with 3 rounds per variant no difference can ever be significant"));
 
     /* TPS, 16 threads: base 1600 (1590-1610), pgo 1920 (1915-1925); (1920-1600)/1600 = +20%. */
-    char *row = table_row(text, "Table 1.", "16");
-    assert_non_null(strstr(row, "1600.00 (1590.00-1610.00)"));
-    assert_non_null(strstr(row, "1920.00 (1915.00-1925.00)"));
-    assert_non_null(strstr(row, "+20.00"));
-    free(row);
+    assert_row(text, "Table 1.", "16", "1600.00 (1590.00-1610.00)", "1920.00 (1915.00-1925.00)",
+               "+20.00");
     /* TPS Average: base (100 + 400 + 1600) / 3 = 700, pgo (120 + 480 + 1920) / 3 = 840;
      * improvement of the averages (840 - 700) / 700 * 100 = +20.00. */
-    row = table_row(text, "Table 1.", "Average");
-    assert_non_null(strstr(row, "700.00"));
-    assert_non_null(strstr(row, "840.00"));
-    assert_non_null(strstr(row, "+20.00"));
-    free(row);
+    assert_row(text, "Table 1.", "Average", "700.00", "840.00", "+20.00");
     /* Average latency, every thread count: base 2.2 (2.0-2.4), pgo 1.6 (1.5-1.7):
      * (2.2 - 1.6) / 2.2 * 100 = 27.2727 -> "+27.27"; 3 decimals for values >= 1. */
-    row = table_row(text, "Table 2.", "Average");
-    assert_non_null(strstr(row, "2.200"));
-    assert_non_null(strstr(row, "1.600"));
-    assert_non_null(strstr(row, "+27.27"));
-    free(row);
-    row = table_row(text, "Table 2.", "4");
-    assert_non_null(strstr(row, "2.200 (2.000-2.400)"));
-    free(row);
+    assert_row(text, "Table 2.", "Average", "2.200", "1.600", "+27.27");
+    assert_row(text, "Table 2.", "4", "2.200 (2.000-2.400)");
 
     /* Columns line up: every line of a table has the same length. */
     const char *t1 = strstr(text, "Table 1."), *first = strchr(t1, '|');
@@ -342,20 +361,17 @@ static void test_report_rows(void **state)
     free(text);
 
     /* Runs missing (the experiment stopped): the report says so and shows "-" cells. */
-    res.nruns = 4; /* only round 1, threads 1 and 4 */
-    text = report_string(&cfg, &res);
+    x.res.nruns = 4; /* only round 1, threads 1 and 4 */
+    text = report_string(&x.cfg, &x.res);
     assert_non_null(strstr(text, "INCOMPLETE: 4 of 18 runs finished"));
-    row = table_row(text, "Table 1.", "16");
-    assert_non_null(strstr(row, "-"));
-    free(row);
+    assert_row(text, "Table 1.", "16", "-");
     free(text);
-    res.nruns = 18;
-    experiment_result_release(&res);
+    x.res.nruns = 18;
+    experiment_result_release(&x.res);
 
     /* One round: values without a spread. */
-    synthetic_config(&cfg, v, 1);
-    synthetic_runs(&res, 1);
-    text = report_string(&cfg, &res);
+    synth_make(&x, 1, 0);
+    text = report_string(&x.cfg, &x.res);
     assert_int_equal(count_rows(text, "Average"), 3);
     for (const char *line = strstr(text, "Table 1."); line && *line;) {
         if (*line == '|' && strncmp(line, "| threads", 9)) /* the header names "(95% CI)" */
@@ -363,15 +379,10 @@ static void test_report_rows(void **state)
         line = strchr(line, '\n');
         line = line ? line + 1 : NULL;
     }
-    row = table_row(text, "Table 1.", "1");
-    assert_non_null(strstr(row, "no statistics with 1 round"));
     /* Round 1: base 100, pgo 115 -> +15.00 */
-    assert_non_null(strstr(row, "100.00"));
-    assert_non_null(strstr(row, "115.00"));
-    assert_non_null(strstr(row, "+15.00"));
-    free(row);
+    assert_row(text, "Table 1.", "1", "no statistics with 1 round", "100.00", "115.00", "+15.00");
     free(text);
-    experiment_result_release(&res);
+    experiment_result_release(&x.res);
 }
 
 /* ---------------------------------------------------------------- child reports */
@@ -585,40 +596,75 @@ static int count_files(const char *dir, const char *suffix)
     return n;
 }
 
+/* A temporary directory with the fake pgolab (exe), its run log's path (runlog, see
+ * FAKE_RUNLOG) and two libraries: lib_base (empty) and lib_fast. */
+struct fake_dir {
+    char dir[sizeof("/tmp/pgolab-test-XXXXXX")];
+    char *exe, *lib_base, *lib_fast, *runlog;
+};
+
+static void fake_dir_make(struct fake_dir *fd)
+{
+    strcpy(fd->dir, "/tmp/pgolab-test-XXXXXX");
+    assert_non_null(mkdtemp(fd->dir));
+    fd->exe = write_file(fd->dir, "pgolab", fake_pgolab, 0755);
+    fd->lib_base = write_file(fd->dir, "lib-base.so", "", 0644);
+    fd->lib_fast = write_file(fd->dir, "lib-fast.so", "x", 0644);
+    fd->runlog = xasprintf("%s/runs.log", fd->dir);
+}
+
+/* Removes the directory and all in it (rm -rf); returns rm's exit status. */
+static int fake_dir_remove(struct fake_dir *fd)
+{
+    char *cmd = xasprintf("rm -rf %s", fd->dir);
+    int rc = system(cmd);
+    free(cmd);
+    free(fd->exe);
+    free(fd->lib_base);
+    free(fd->lib_fast);
+    free(fd->runlog);
+    return rc;
+}
+
+/* A config for the fake pgolab of fd: variants base (lib_base) and fast (lib_fast), one
+ * workload, threads 1 and 2, `rounds` rounds of 1 s on one table of 100 rows, in workdir. */
+static void fake_config(struct experiment_config *cfg, struct variant *v, const struct fake_dir *fd,
+                        const char *workdir, int rounds, uint64_t seed)
+{
+    v[0] = (struct variant){ .name = "base", .library = fd->lib_base };
+    v[1] = (struct variant){ .name = "fast", .library = fd->lib_fast };
+    *cfg = (struct experiment_config){
+        .variants = v, .nvariants = 2, .workloads = workloads1, .nworkloads = 1,
+        .threads = threads2, .nthreads = 2, .rounds = rounds, .time_s = 1, .tables = 1,
+        .table_size = 100, .workdir = workdir, .pgolab = fd->exe, .seed = seed,
+    };
+}
+
+/* Runs cfg's experiment into res with the fake's run log (FAKE_RUNLOG) in fd: checks it
+ * succeeds with nruns runs; returns the log, open for reading. */
+static FILE *run_logged(struct experiment_config *cfg, struct experiment_result *res,
+                        const struct fake_dir *fd, int nruns)
+{
+    setenv("FAKE_RUNLOG", fd->runlog, 1);
+    assert_int_equal(experiment_run(cfg, res), 0);
+    unsetenv("FAKE_RUNLOG");
+    assert_int_equal(res->nruns, nruns);
+    FILE *f = fopen(fd->runlog, "r");
+    assert_non_null(f);
+    return f;
+}
+
 static void test_run_with_fake_child(void **state)
 {
     (void)state;
-    char dir[] = "/tmp/pgolab-test-XXXXXX";
-    assert_non_null(mkdtemp(dir));
-    char *exe = write_file(dir, "pgolab", fake_pgolab, 0755);
-    char *lib_base = write_file(dir, "lib-base.so", "", 0644);
-    char *lib_fast = write_file(dir, "lib-fast.so", "x", 0644);
-    char *lib_broken = write_file(dir, "lib-broken.so", "", 0644);
-    char *workdir = xasprintf("%s/work/nested", dir);
-    int threads[] = { 1, 2 };
+    struct fake_dir fd;
+    fake_dir_make(&fd);
+    char *lib_broken = write_file(fd.dir, "lib-broken.so", "", 0644);
+    char *workdir = xasprintf("%s/work/nested", fd.dir);
     struct variant v[2];
     struct experiment_config cfg;
     struct experiment_result res;
-
-    memset(v, 0, sizeof(v));
-    memset(&cfg, 0, sizeof(cfg));
-    v[0].name = "base";
-    v[0].library = lib_base;
-    v[1].name = "fast";
-    v[1].library = lib_fast;
-    cfg.variants = v;
-    cfg.nvariants = 2;
-    cfg.workloads = workloads1;
-    cfg.nworkloads = 1;
-    cfg.threads = threads;
-    cfg.nthreads = 2;
-    cfg.rounds = 3;
-    cfg.time_s = 1;
-    cfg.tables = 1;
-    cfg.table_size = 100;
-    cfg.workdir = workdir;
-    cfg.pgolab = exe;
-    cfg.seed = 11;
+    fake_config(&cfg, v, &fd, workdir, 3, 11);
 
     assert_int_equal(experiment_fingerprint(&cfg), 0);
     /* sha256 of the empty file (FIPS 180-4 test vector). */
@@ -626,7 +672,7 @@ static void test_run_with_fake_child(void **state)
                         "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
     assert_string_equal(v[1].version, "3.99.0");
     assert_string_equal(v[1].source_id, "fake-id");
-    assert_string_equal(v[1].loaded_from, lib_fast);
+    assert_string_equal(v[1].loaded_from, fd.lib_fast);
 
     assert_int_equal(experiment_run(&cfg, &res), 0);
     assert_null(res.error);
@@ -639,7 +685,7 @@ static void test_run_with_fake_child(void **state)
         assert_int_equal(a->round, b->round);
         assert_int_equal(a->threads, b->threads);
         assert_int_equal(a->round, i / 4 + 1);
-        assert_int_equal(a->threads, threads[(i / 2) % 2]);
+        assert_int_equal(a->threads, threads2[(i / 2) % 2]);
         experiment_order(11, a->round, (i / 2) % 2, 2, order);
         assert_int_equal(a->variant, order[0]);
         assert_int_equal(b->variant, order[1]);
@@ -688,7 +734,7 @@ static void test_run_with_fake_child(void **state)
     /* A prepare failure names the workload and shows the log's tail. */
     v[0].library = lib_broken;
     char *bad[] = { "no_such_workload", NULL };
-    const char *fail_exe = write_file(dir, "fail", "#!/bin/sh\necho 'unknown test' >&2\nexit 1\n", 0755);
+    const char *fail_exe = write_file(fd.dir, "fail", "#!/bin/sh\necho 'unknown test' >&2\nexit 1\n", 0755);
     cfg.pgolab = fail_exe;
     cfg.workloads = bad;
     assert_int_equal(experiment_run(&cfg, &res), -1);
@@ -700,17 +746,7 @@ static void test_run_with_fake_child(void **state)
 
     for (int i = 0; i < 2; i++)
         experiment_variant_release(&v[i]);
-    char *rm[] = { "rm", "-rf", dir, NULL };
-    pid_t pid = fork();
-    if (pid == 0) {
-        execvp(rm[0], rm);
-        _exit(127);
-    }
-    int st;
-    waitpid(pid, &st, 0);
-    free(exe);
-    free(lib_base);
-    free(lib_fast);
+    fake_dir_remove(&fd);
     free(lib_broken);
     free(workdir);
 }
@@ -746,6 +782,31 @@ static char *line_with(const char *text, ...)
     return NULL;
 }
 
+/* assert_line(text, key1, key2, needle...): some line of text holds key1 and key2 (NULL: only
+ * key1), and that line holds each needle (a check for the line, one per needle, failing at the
+ * caller's line). */
+#define assert_line(text, key1, key2, ...) \
+    line_holds(text, key1, key2, __FILE__, __LINE__, __VA_ARGS__, (const char *)NULL)
+
+static void line_holds(const char *text, const char *key1, const char *key2, const char *file,
+                       int line, ...)
+{
+    char *l = line_with(text, key1, key2, (const char *)NULL);
+    if (!l) {
+        print_error("no line with '%s' and '%s' in:\n%s\n", key1, key2 ? key2 : "", text);
+        _fail(file, line);
+    }
+    va_list ap;
+    va_start(ap, line);
+    for (const char *needle; (needle = va_arg(ap, const char *));)
+        if (!strstr(l, needle)) {
+            print_error("no '%s' in the line: %s\n", needle, l);
+            _fail(file, line);
+        }
+    va_end(ap);
+    free(l);
+}
+
 static int count_lines(const char *text)
 {
     int n = 0;
@@ -759,27 +820,14 @@ static int count_lines(const char *text)
 static void test_warmup_runs(void **state)
 {
     (void)state;
-    char dir[] = "/tmp/pgolab-test-XXXXXX";
-    assert_non_null(mkdtemp(dir));
-    char *exe = write_file(dir, "pgolab", fake_pgolab, 0755);
-    char *lib_base = write_file(dir, "lib-base.so", "", 0644);
-    char *lib_fast = write_file(dir, "lib-fast.so", "x", 0644);
-    char *runlog = xasprintf("%s/runs.log", dir);
-    int threads[] = { 1, 2 };
-    struct variant v[2] = { { .name = "base", .library = lib_base },
-                            { .name = "fast", .library = lib_fast } };
-    struct experiment_config cfg = {
-        .variants = v, .nvariants = 2, .workloads = workloads1, .nworkloads = 1,
-        .threads = threads, .nthreads = 2, .rounds = 1, .warmup_runs = 2, .time_s = 1,
-        .tables = 1, .table_size = 100, .workdir = dir, .pgolab = exe, .seed = 5,
-    };
+    struct fake_dir fd;
+    fake_dir_make(&fd);
+    struct variant v[2];
+    struct experiment_config cfg;
     struct experiment_result res;
-    setenv("FAKE_RUNLOG", runlog, 1);
-    assert_int_equal(experiment_run(&cfg, &res), 0);
-    unsetenv("FAKE_RUNLOG");
-    assert_int_equal(res.nruns, 4);  /* only the measured runs */
-    FILE *f = fopen(runlog, "r");
-    assert_non_null(f);
+    fake_config(&cfg, v, &fd, fd.dir, 1, 5);
+    cfg.warmup_runs = 2;
+    FILE *f = run_logged(&cfg, &res, &fd, 4);  /* only the measured runs */
     char line[256];
     int n = 0, per[2][3] = { { 0 } };
     while (fgets(line, sizeof(line), f)) {
@@ -803,14 +851,7 @@ static void test_warmup_runs(void **state)
     assert_null(strstr(settings, "warmup_runs"));
     free(settings);
     experiment_result_release(&res);
-    unlink(runlog);
-    free(runlog);
-    char *cmd = xasprintf("rm -rf %s", dir);
-    assert_int_equal(system(cmd), 0);
-    free(cmd);
-    free(exe);
-    free(lib_base);
-    free(lib_fast);
+    assert_int_equal(fake_dir_remove(&fd), 0);
 }
 
 /* --reset: which data each run starts from. Each fake run appends to its database and logs
@@ -822,27 +863,14 @@ static void test_reset_modes(void **state)
     (void)state;
     static const enum experiment_reset modes[] = { RESET_RUN, RESET_ROUND, RESET_VARIANT };
     for (size_t m = 0; m < sizeof(modes) / sizeof(modes[0]); m++) {
-        char dir[] = "/tmp/pgolab-test-XXXXXX";
-        assert_non_null(mkdtemp(dir));
-        char *exe = write_file(dir, "pgolab", fake_pgolab, 0755);
-        char *lib_base = write_file(dir, "lib-base.so", "", 0644);
-        char *lib_fast = write_file(dir, "lib-fast.so", "x", 0644);
-        char *runlog = xasprintf("%s/runs.log", dir);
-        int threads[] = { 1, 2 };
-        struct variant v[2] = { { .name = "base", .library = lib_base },
-                                { .name = "fast", .library = lib_fast } };
-        struct experiment_config cfg = {
-            .variants = v, .nvariants = 2, .workloads = workloads1, .nworkloads = 1,
-            .threads = threads, .nthreads = 2, .rounds = 2, .time_s = 1, .tables = 1,
-            .table_size = 100, .workdir = dir, .pgolab = exe, .seed = 9, .reset = modes[m],
-        };
+        struct fake_dir fd;
+        fake_dir_make(&fd);
+        struct variant v[2];
+        struct experiment_config cfg;
         struct experiment_result res;
-        setenv("FAKE_RUNLOG", runlog, 1);
-        assert_int_equal(experiment_run(&cfg, &res), 0);
-        unsetenv("FAKE_RUNLOG");
-        assert_int_equal(res.nruns, 8);
-        FILE *f = fopen(runlog, "r");
-        assert_non_null(f);
+        fake_config(&cfg, v, &fd, fd.dir, 2, 9);
+        cfg.reset = modes[m];
+        FILE *f = run_logged(&cfg, &res, &fd, 8);
         char line[256], lib[64], prep[64];
         int th, seen, n = 0, count[2] = { 0, 0 };
         while (fgets(line, sizeof(line), f)) {
@@ -860,13 +888,7 @@ static void test_reset_modes(void **state)
         fclose(f);
         assert_int_equal(n, 8);
         experiment_result_release(&res);
-        char *cmd = xasprintf("rm -rf %s", dir);
-        assert_int_equal(system(cmd), 0);
-        free(cmd);
-        free(runlog);
-        free(exe);
-        free(lib_base);
-        free(lib_fast);
+        assert_int_equal(fake_dir_remove(&fd), 0);
     }
     enum experiment_reset r;
     assert_int_equal(experiment_reset_parse("round", &r), 0);
@@ -877,14 +899,10 @@ static void test_reset_modes(void **state)
 static void test_report_seed003(void **state)
 {
     (void)state;
-    struct experiment_config cfg;
-    struct variant v[2];
-    struct experiment_result res;
-    synthetic_config(&cfg, v, 3);
-    synthetic_runs(&res, 3);
-    cfg.experiment_id = 12;
-    cfg.kind = "compare";
-    char *text = shape_string(&cfg, &res, REPORT_SEED003, REPORT_TEXT);
+    struct synth x;
+    synth_make(&x, 3, 12);
+    x.cfg.kind = "compare";
+    char *text = shape_string(&x.cfg, &x.res, REPORT_SEED003, REPORT_TEXT);
 
     /* The header names the experiment. */
     assert_true(!strncmp(text, "pgolab experiment 12 (compare): 2 variants", 42));
@@ -897,100 +915,59 @@ static void test_report_seed003(void **state)
     /* 4 threads, medians over rounds: min = avg/2: base 2.2/2 = 1.1, pgo 1.6/2 = 0.8 (four
      * decimals: the row's smallest value is below 1); avg 2.2 / 1.6; max = 2 p95 = 4 avg:
      * 8.8 / 6.4; p95 4.4 / 3.2; QPS = 16 tps: 6400 / 7680. */
-    char *row = table_row(text, "Table 2.", "min (ms)");
-    assert_non_null(strstr(row, "1.1000"));
-    assert_non_null(strstr(row, "0.8000"));
-    free(row);
-    row = table_row(text, "Table 2.", "avg (ms)");
-    assert_non_null(strstr(row, "2.200"));
-    assert_non_null(strstr(row, "1.600"));
-    free(row);
-    row = table_row(text, "Table 2.", "max (ms)");
-    assert_non_null(strstr(row, "8.800"));
-    assert_non_null(strstr(row, "6.400"));
-    free(row);
-    row = table_row(text, "Table 2.", "95%ile (ms)");
-    assert_non_null(strstr(row, "4.400"));
-    assert_non_null(strstr(row, "3.200"));
-    free(row);
-    row = table_row(text, "Table 2.", "QPS");
-    assert_non_null(strstr(row, "6400.00"));
-    assert_non_null(strstr(row, "7680.00"));
+    assert_row(text, "Table 2.", "min (ms)", "1.1000", "0.8000");
+    assert_row(text, "Table 2.", "avg (ms)", "2.200", "1.600");
+    assert_row(text, "Table 2.", "max (ms)", "8.800", "6.400");
+    assert_row(text, "Table 2.", "95%ile (ms)", "4.400", "3.200");
     /* 3 rounds can never be significant (smallest p 0.1): "~" (the last column). */
-    assert_non_null(strstr(row, " ~ |"));
-    free(row);
+    assert_row(text, "Table 2.", "QPS", "6400.00", "7680.00", " ~ |");
     assert_non_null(strstr(text, "| change (95% CI) |"));
     free(text);
 
     /* Markdown: headings and a list instead of the indented header. */
-    text = shape_string(&cfg, &res, REPORT_SEED003, REPORT_MARKDOWN);
+    text = shape_string(&x.cfg, &x.res, REPORT_SEED003, REPORT_MARKDOWN);
     assert_true(!strncmp(text, "## pgolab experiment 12", 23));
     assert_non_null(strstr(text, "\n- baseline base"));
     assert_non_null(strstr(text, "\n### Table 1. oltp_read_only, 1 thread"));
     assert_non_null(strstr(text, "\n|------"));
     free(text);
-    experiment_result_release(&res);
+    experiment_result_release(&x.res);
 
     /* One round: no statistics. */
-    synthetic_config(&cfg, v, 1);
-    synthetic_runs(&res, 1);
-    text = shape_string(&cfg, &res, REPORT_SEED003, REPORT_TEXT);
-    row = table_row(text, "Table 1.", "QPS");
-    assert_non_null(strstr(row, "no statistics with 1 round"));
-    free(row);
+    synth_make(&x, 1, 0);
+    text = shape_string(&x.cfg, &x.res, REPORT_SEED003, REPORT_TEXT);
+    assert_row(text, "Table 1.", "QPS", "no statistics with 1 round");
     free(text);
-    experiment_result_release(&res);
+    experiment_result_release(&x.res);
 }
 
 static void test_report_seed002(void **state)
 {
     (void)state;
-    struct experiment_config cfg;
-    struct variant v[2];
-    struct experiment_result res;
-    synthetic_config(&cfg, v, 3);
-    synthetic_runs(&res, 3);
-    char *text = shape_string(&cfg, &res, REPORT_SEED002, REPORT_TEXT);
+    struct synth x;
+    synth_make(&x, 3, 0);
+    char *text = shape_string(&x.cfg, &x.res, REPORT_SEED002, REPORT_TEXT);
 
     assert_non_null(strstr(text, "Table 1. Speedup (x) vs base (ratio of median tps)"));
     assert_non_null(strstr(text, "speedup (x) = base's median time per transaction"));
     /* A row per variant over all cells, then per thread count: 2 x (1 + 3) rows. */
     assert_int_equal(count_rows(text, "base"), 4);
     assert_int_equal(count_rows(text, "pgo"), 4);
-    char *row = line_with(text, " base | ", " 16 | ", NULL);
-    assert_non_null(row);
-    assert_non_null(strstr(row, "1600.00"));
-    assert_non_null(strstr(row, "1.000"));
-    assert_non_null(strstr(row, "baseline"));
-    free(row);
+    assert_line(text, " base | ", " 16 | ", "1600.00", "1.000", "baseline");
     /* 16 threads: 1920 / 1600 = 1.200, not significant with 3 rounds. */
-    row = line_with(text, " pgo | ", " 16 | ", NULL);
-    assert_non_null(row);
-    assert_non_null(strstr(row, "1920.00"));
-    assert_non_null(strstr(row, "1.200"));
-    assert_non_null(strstr(row, " ~ |"));
-    free(row);
+    assert_line(text, " pgo | ", " 16 | ", "1920.00", "1.200", " ~ |");
     /* Over all cells: every ratio is 1.2, so the geometric mean is 1.200; the 9 pooled pgo
      * rounds (each over its cell's baseline median: 1.15..1.25) all lie above the 9 baseline
      * ones (0.9..1.1), so the pooled test is significant: "faster". */
-    row = line_with(text, " pgo | ", " all | ", NULL);
-    assert_non_null(row);
-    assert_non_null(strstr(row, "1.200"));
-    assert_non_null(strstr(row, "faster"));
-    free(row);
+    assert_line(text, " pgo | ", " all | ", "1.200", "faster");
     free(text);
-    experiment_result_release(&res);
+    experiment_result_release(&x.res);
 
-    synthetic_config(&cfg, v, 1);
-    synthetic_runs(&res, 1);
-    text = shape_string(&cfg, &res, REPORT_SEED002, REPORT_TEXT);
-    row = line_with(text, " pgo | ", " 1 | ", NULL);
-    assert_non_null(row);
-    assert_non_null(strstr(row, "1.150")); /* 115 / 100 */
-    assert_non_null(strstr(row, "no statistics with 1 round"));
-    free(row);
+    synth_make(&x, 1, 0);
+    text = shape_string(&x.cfg, &x.res, REPORT_SEED002, REPORT_TEXT);
+    assert_line(text, " pgo | ", " 1 | ", "1.150" /* 115 / 100 */, "no statistics with 1 round");
     free(text);
-    experiment_result_release(&res);
+    experiment_result_release(&x.res);
 }
 
 /* Number of comma-separated fields of a CSV line without quotes. */
@@ -1005,15 +982,11 @@ static int csv_fields(const char *line)
 static void test_report_csv_json(void **state)
 {
     (void)state;
-    struct experiment_config cfg;
-    struct variant v[2];
-    struct experiment_result res;
-    synthetic_config(&cfg, v, 3);
-    synthetic_runs(&res, 3);
-    cfg.experiment_id = 7;
+    struct synth x;
+    synth_make(&x, 3, 7);
 
     /* seed000 CSV: a header, then 3 metrics x (3 thread rows + Average) x 2 variants. */
-    char *csv = shape_string(&cfg, &res, REPORT_SEED000, REPORT_CSV);
+    char *csv = shape_string(&x.cfg, &x.res, REPORT_SEED000, REPORT_CSV);
     assert_int_equal(count_lines(csv), 1 + 24);
     assert_true(!strncmp(csv, "experiment,shape,table,workload,threads,metric,variant,", 55));
     int fields = csv_fields(csv);
@@ -1022,20 +995,16 @@ static void test_report_csv_json(void **state)
         assert_int_equal(csv_fields(line), fields);
     /* tps at 16 threads for pgo: value 1920, baseline 1600, +20%, 3 rounds 1915..1925,
      * ratio 1.2, p >= 0.1 so not significant ("~"). */
-    char *line = line_with(csv, "7,seed000,1,oltp_read_only,16,tps,pgo,0,1920,1600,20,3,1920,",
-                           NULL);
-    assert_non_null(line);
-    assert_non_null(strstr(line, ",1915,1925,1.2,"));
-    assert_non_null(strstr(line, ",0,~"));
-    free(line);
+    assert_line(csv, "7,seed000,1,oltp_read_only,16,tps,pgo,0,1920,1600,20,3,1920,", NULL,
+                ",1915,1925,1.2,", ",0,~");
     /* The Average row has threads "all" and the geometric-mean change. */
-    line = line_with(csv, ",all,tps,pgo,0,840,700,20,", NULL);
+    char *line = line_with(csv, ",all,tps,pgo,0,840,700,20,", NULL);
     assert_non_null(line);
     free(line);
     free(csv);
 
     /* seed002 JSON: every cell with its statistics. */
-    char *js = shape_string(&cfg, &res, REPORT_SEED002, REPORT_JSON);
+    char *js = shape_string(&x.cfg, &x.res, REPORT_SEED002, REPORT_JSON);
     json_error_t je;
     json_t *root = json_loads(js, 0, &je);
     assert_non_null(root);
@@ -1078,7 +1047,7 @@ static void test_report_csv_json(void **state)
     assert_int_equal(seen_16, 1);
     json_decref(root);
     free(js);
-    experiment_result_release(&res);
+    experiment_result_release(&x.res);
 }
 
 /* ---------------------------------------------------------------- --fail-if-slower */
@@ -1209,13 +1178,24 @@ static void run_keys(struct store *s, int64_t id, struct key_list *k)
     assert_int_equal(store_runs_load(s, id, key_cb, k), 0);
 }
 
-static char *status_of(struct store *s, int64_t id)
+/* Checks that stored experiment id has status want. */
+static void assert_status(struct store *s, int64_t id, const char *want)
 {
     struct store_experiment e;
     assert_int_equal(store_experiment_get(s, id, &e), 0);
-    char *st = xstrdup(e.status);
+    assert_string_equal(e.status, want);
     store_experiment_release(&e);
-    return st;
+}
+
+/* experiment_record_resume() with its stderr captured (via errpath) in *err (caller frees);
+ * returns its result. */
+static int resume_captured(struct experiment_config *cfg, struct store *s, int64_t id,
+                           const char *kind, const char *errpath, char **err)
+{
+    int saved = stderr_begin(errpath);
+    int rc = experiment_record_resume(cfg, s, id, kind, NULL);
+    *err = stderr_end(saved, errpath);
+    return rc;
 }
 
 /* Record an experiment, interrupt another with SIGINT, refuse bad resumes, resume it, and
@@ -1223,41 +1203,18 @@ static char *status_of(struct store *s, int64_t id)
 static void test_record_and_resume(void **state)
 {
     (void)state;
-    char dir[] = "/tmp/pgolab-test-XXXXXX";
-    assert_non_null(mkdtemp(dir));
-    char *exe = write_file(dir, "pgolab", fake_pgolab, 0755);
-    char *lib_base = write_file(dir, "lib-base.so", "", 0644);
-    char *lib_fast = write_file(dir, "lib-fast.so", "x", 0644);
-    char *workdir = xasprintf("%s/work", dir);
-    char *dbpath = xasprintf("%s/results.db", dir);
-    char *errpath = xasprintf("%s/stderr.txt", dir);
-    char *count = xasprintf("%s/count", dir);
-    int threads[] = { 1, 2 };
+    struct fake_dir fd;
+    fake_dir_make(&fd);
+    char *workdir = xasprintf("%s/work", fd.dir);
+    char *dbpath = xasprintf("%s/results.db", fd.dir);
+    char *errpath = xasprintf("%s/stderr.txt", fd.dir);
+    char *count = xasprintf("%s/count", fd.dir);
     struct variant v[2];
     struct experiment_config cfg;
     struct experiment_result res;
     struct store *s;
     struct key_list full, part, resumed;
-
-    memset(v, 0, sizeof(v));
-    memset(&cfg, 0, sizeof(cfg));
-    v[0].name = "base";
-    v[0].library = lib_base;
-    v[1].name = "fast";
-    v[1].library = lib_fast;
-    cfg.variants = v;
-    cfg.nvariants = 2;
-    cfg.workloads = workloads1;
-    cfg.nworkloads = 1;
-    cfg.threads = threads;
-    cfg.nthreads = 2;
-    cfg.rounds = 3;
-    cfg.time_s = 1;
-    cfg.tables = 1;
-    cfg.table_size = 100;
-    cfg.workdir = workdir;
-    cfg.pgolab = exe;
-    cfg.seed = 11;
+    fake_config(&cfg, v, &fd, workdir, 3, 11);
     assert_int_equal(experiment_fingerprint(&cfg), 0);
     assert_int_equal(store_open(dbpath, &s), 0);
 
@@ -1274,9 +1231,7 @@ static void test_record_and_resume(void **state)
     free(err);
     assert_int_equal(experiment_run(&cfg, &res), 0);
     assert_int_equal(experiment_record_finish(&cfg, &res, 0), 0);
-    char *st = status_of(s, 1);
-    assert_string_equal(st, "complete");
-    free(st);
+    assert_status(s, 1, "complete");
     run_keys(s, 1, &full);
     assert_int_equal(full.n, 12);
     char *live = report_string(&cfg, &res);
@@ -1313,9 +1268,7 @@ static void test_record_and_resume(void **state)
     assert_int_equal(res.nruns, 2);
     assert_int_equal(experiment_record_finish(&cfg, &res, rc), 0);
     experiment_result_release(&res);
-    st = status_of(s, 2);
-    assert_string_equal(st, "interrupted");
-    free(st);
+    assert_status(s, 2, "interrupted");
     run_keys(s, 2, &part);
     assert_int_equal(part.n, 2);
     /* The report of a stored, interrupted experiment says so. */
@@ -1342,9 +1295,7 @@ static void test_record_and_resume(void **state)
     for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
         cfg.rounds = bad[i].rounds;
         cfg.experiment_id = 0;
-        saved = stderr_begin(errpath);
-        rc = experiment_record_resume(&cfg, s, bad[i].id, bad[i].kind, NULL);
-        err = stderr_end(saved, errpath);
+        rc = resume_captured(&cfg, s, bad[i].id, bad[i].kind, errpath, &err);
         assert_int_equal(rc, -1);
         if (!strstr(err, bad[i].want))
             fail_msg("case %zu: '%s' lacks '%s'", i, err, bad[i].want);
@@ -1354,45 +1305,37 @@ static void test_record_and_resume(void **state)
     }
     cfg.rounds = 3;
     /* A variant whose library changed is named. */
-    char *other = write_file(dir, "lib-other.so", "changed", 0644);
+    char *other = write_file(fd.dir, "lib-other.so", "changed", 0644);
     v[1].library = other;
     char *sha = v[1].sha256;
     v[1].sha256 = NULL;
     assert_int_equal(experiment_fingerprint(&cfg), 0);
-    saved = stderr_begin(errpath);
-    rc = experiment_record_resume(&cfg, s, 2, "compare", NULL);
-    err = stderr_end(saved, errpath);
+    rc = resume_captured(&cfg, s, 2, "compare", errpath, &err);
     assert_int_equal(rc, -1);
     assert_non_null(strstr(err, "variant.fast: {"));
     assert_null(strstr(err, "variant.base"));
     free(err);
     free(v[1].sha256);
     v[1].sha256 = sha;
-    v[1].library = lib_fast;
+    v[1].library = fd.lib_fast;
 
     /* 4. Resume: the stored seed comes back, only the 10 missing runs run, and the final
      *    runs are the full grid in the same order as the uninterrupted experiment. */
     cfg.seed = 999;
-    saved = stderr_begin(errpath);
-    rc = experiment_record_resume(&cfg, s, 2, "compare", NULL);
-    err = stderr_end(saved, errpath);
+    rc = resume_captured(&cfg, s, 2, "compare", errpath, &err);
     assert_int_equal(rc, 0);
     assert_non_null(strstr(err, "resuming experiment 2 in "));
     assert_non_null(strstr(err, ": 2 of 12 runs recorded"));
     free(err);
     assert_int_equal(cfg.seed, 11);
     assert_int_equal(cfg.experiment_id, 2);
-    st = status_of(s, 2);
-    assert_string_equal(st, "running");
-    free(st);
+    assert_status(s, 2, "running");
     assert_int_equal(experiment_run(&cfg, &res), 0);
     assert_int_equal(res.resumed, 2);
     assert_int_equal(res.nruns, 12);
     assert_int_equal(experiment_record_finish(&cfg, &res, 0), 0);
     experiment_result_release(&res);
-    st = status_of(s, 2);
-    assert_string_equal(st, "complete");
-    free(st);
+    assert_status(s, 2, "complete");
     run_keys(s, 2, &resumed);
     assert_int_equal(resumed.n, 12);
     assert_string_equal(resumed.keys.buf, full.keys.buf);
@@ -1400,9 +1343,7 @@ static void test_record_and_resume(void **state)
     assert_float_equal(resumed.started[0], part.started[0], 1e-6);
     assert_float_equal(resumed.started[1], part.started[1], 1e-6);
     /* Resuming it again is refused. */
-    saved = stderr_begin(errpath);
-    rc = experiment_record_resume(&cfg, s, 2, "compare", NULL);
-    err = stderr_end(saved, errpath);
+    rc = resume_captured(&cfg, s, 2, "compare", errpath, &err);
     assert_int_equal(rc, -1);
     assert_non_null(strstr(err, "experiment 2 is complete; nothing to resume"));
     free(err);
@@ -1413,17 +1354,7 @@ static void test_record_and_resume(void **state)
     store_close(s);
     for (int i = 0; i < 2; i++)
         experiment_variant_release(&v[i]);
-    char *rm[] = { "rm", "-rf", dir, NULL };
-    pid_t pid = fork();
-    if (pid == 0) {
-        execvp(rm[0], rm);
-        _exit(127);
-    }
-    int wst;
-    waitpid(pid, &wst, 0);
-    free(exe);
-    free(lib_base);
-    free(lib_fast);
+    fake_dir_remove(&fd);
     free(other);
     free(workdir);
     free(dbpath);
@@ -1503,14 +1434,8 @@ static void test_report_compare(void **state)
         fail_msg("no table header in:\n%s", out.buf);
     free(head);
     /* base is unchanged ("~"); pgo is 30% slower in every cell, significant with 5 rounds. */
-    char *row = line_with(out.buf, " base | ", " 16 | ", NULL);
-    assert_non_null(row);
-    assert_non_null(strstr(row, " ~ |"));
-    free(row);
-    row = line_with(out.buf, " pgo | ", " 16 | ", NULL);
-    assert_non_null(row);
-    assert_non_null(strstr(row, "-30.0% (95% CI"));
-    free(row);
+    assert_line(out.buf, " base | ", " 16 | ", " ~ |");
+    assert_line(out.buf, " pgo | ", " 16 | ", "-30.0% (95% CI");
     /* The warning comes before the first table. */
     assert_true(strstr(out.buf, "WARNING") < strstr(out.buf, "Table 1."));
     assert_int_equal(report_compare_slower(&a, &b, 5, &why), 3);

@@ -17,13 +17,11 @@
 #include "util/options.h"
 #include "util/util.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <unistd.h>
+
+#include "unit_helpers.h"  /* unit_closed_port */
 
 static const struct opt_def *drv_tables[OPTS_MAX_TABLES];
 
@@ -126,24 +124,11 @@ static void test_bad_options(void **state)
     }
 }
 
-/* A loopback port nobody listens on (bound, then closed). */
-static int closed_port(void)
-{
-    struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-    socklen_t len = sizeof(a);
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    assert_true(fd >= 0);
-    assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-    assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
-    close(fd);
-    return ntohs(a.sin_port);
-}
-
 static void test_connect_refused(void **state)
 {
     (void)state;
     char port[16], where[64];
-    snprintf(port, sizeof(port), "%d", closed_port());
+    snprintf(port, sizeof(port), "%d", unit_closed_port());
     snprintf(where, sizeof(where), "127.0.0.1:%s", port);
     const char *p[] = { "mysql-host", "127.0.0.1", "mysql-port", port,
                         "mysql-password", "Pw-never-shown-42", NULL };

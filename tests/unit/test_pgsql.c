@@ -7,17 +7,16 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include "db/pgsql.h"
 #include "util/options.h"
 #include "util/strbuf.h"
 #include "util/util.h"
+
+#include "unit_helpers.h"  /* unit_closed_port */
 
 static void check_rewrite(const char *sql, const char *want, int want_n)
 {
@@ -106,25 +105,12 @@ static void test_init_rejects(void **state)
     assert_int_equal(pgsql_driver.libinfo(&li), -1);  /* nothing initialised */
 }
 
-/* A loopback port nothing listens on (bound, then closed). */
-static int closed_port(void)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-    socklen_t len = sizeof(a);
-    assert_true(fd >= 0);
-    assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-    assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
-    close(fd);
-    return ntohs(a.sin_port);
-}
-
 static void test_connect_refused(void **state)
 {
     (void)state;
     struct opts o;
     char port[16], want[96];
-    snprintf(port, sizeof(port), "%d", closed_port());
+    snprintf(port, sizeof(port), "%d", unit_closed_port());
     make_opts(&o, "pgsql-host", "127.0.0.1", "pgsql-port", port, "pgsql-password", "pw-SECRET-42",
               "pgsql-connect-timeout", "5", NULL);
     assert_int_equal(pgsql_driver.init(&o), 0);

@@ -22,26 +22,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static char *tmpdir;
-
-static int group_setup(void **state)
-{
-    (void)state;
-    char t[] = "/tmp/pgolab-server-unit.XXXXXX";
-    char real[PATH_MAX];
-    if (!mkdtemp(t) || !realpath(t, real))
-        return -1;
-    tmpdir = xstrdup(real);
-    return 0;
-}
-
-static int group_teardown(void **state)
-{
-    (void)state;
-    remove_tree(tmpdir);
-    free(tmpdir);
-    return 0;
-}
+#define UNIT_TMPDIR_TEMPLATE "/tmp/pgolab-server-unit.XXXXXX"
+#include "unit_helpers.h"  /* tmpdir, group_setup, group_teardown */
 
 static void touch(const char *dir, const char *name)
 {

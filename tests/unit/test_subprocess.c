@@ -23,7 +23,8 @@
 
 /* ---------------------------------------------------------------- helpers */
 
-static char *tmpdir;  /* realpath'd */
+#define UNIT_TMPDIR_TEMPLATE "/tmp/pgolab-subprocess.XXXXXX"
+#include "unit_helpers.h"  /* tmpdir, group_setup, group_teardown */
 
 static void write_file(const char *path, const char *text)
 {
@@ -55,25 +56,6 @@ static int run(const char *const *argv)
 {
     struct subprocess sp = { .argv = argv };
     return subprocess_run(&sp);
-}
-
-static int group_setup(void **state)
-{
-    (void)state;
-    char t[] = "/tmp/pgolab-subprocess.XXXXXX";
-    char real[PATH_MAX];
-    if (!mkdtemp(t) || !realpath(t, real))
-        return -1;
-    tmpdir = xstrdup(real);
-    return 0;
-}
-
-static int group_teardown(void **state)
-{
-    (void)state;
-    remove_tree(tmpdir);
-    free(tmpdir);
-    return 0;
 }
 
 /* ---------------------------------------------------------------- subprocess */

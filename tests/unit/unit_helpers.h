@@ -1,0 +1,55 @@
+/* unit_helpers.h: helpers shared by the unit tests (tests/unit/test_*.c), header only (each test
+ * is built from its one .c file). Include it after <cmocka.h>, "util/fs.h" and "util/util.h".
+ *
+ *   unit_closed_port()    a loopback TCP port nothing listens on
+ *   UNIT_TMPDIR_TEMPLATE  defined before the #include (a mkdtemp template such as
+ *                         "/tmp/pgolab-NAME.XXXXXX"): also `static char *tmpdir`, that directory
+ *                         (realpath'd), made by group_setup and removed with everything in it by
+ *                         group_teardown, to pass to cmocka_run_group_tests */
+#ifndef PGOLAB_UNIT_HELPERS_H
+#define PGOLAB_UNIT_HELPERS_H
+
+#include <arpa/inet.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+/* A loopback port nobody listens on (bound, then closed). */
+static inline int unit_closed_port(void)
+{
+    struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    socklen_t len = sizeof(a);
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(fd >= 0);
+    assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+    assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+    close(fd);
+    return ntohs(a.sin_port);
+}
+
+#ifdef UNIT_TMPDIR_TEMPLATE
+static char *tmpdir;  /* realpath'd */
+
+static int group_setup(void **state)
+{
+    (void)state;
+    char t[] = UNIT_TMPDIR_TEMPLATE;
+    char real[PATH_MAX];
+    if (!mkdtemp(t) || !realpath(t, real))
+        return -1;
+    tmpdir = xstrdup(real);
+    return 0;
+}
+
+static int group_teardown(void **state)
+{
+    (void)state;
+    remove_tree(tmpdir);
+    free(tmpdir);
+    return 0;
+}
+#endif
+
+#endif
