@@ -162,6 +162,23 @@ ok "exits at once: the generated datadir is removed" test -n "$bad" -a ! -e "$ba
 # after 2 s), so pgolab keeps waiting
 start_timeout_checks "database system is ready to accept connections" 25 --db-driver=pgsql --server-option=pre_auth_delay=3
 
+note "---- killed with SIGKILL: stop frees its shared memory"
+# PostgreSQL's /dev/shm/PostgreSQL.N segments and its System V segment outlive a kill -9; only
+# a new start on the datadir frees them (stop runs postgres --single before removing it)
+dsm() { ls /dev/shm | grep '^PostgreSQL\.' | sort; }
+dsm_before=$(dsm)
+srv k1 start --db-driver=pgsql
+is "$RC" 0 "kill -9: start exit 0"
+started k1
+isnt "$(comm -13 <(echo "$dsm_before") <(dsm) | wc -l)" 0 "kill -9: the server made /dev/shm/PostgreSQL.* segments"
+kill -KILL "$PID"
+srv k1stop stop --datadir="$D"
+is "$RC" 0 "kill -9: stop exit 0"
+like "$(cat "$TMP/k1stop.err")" "^WARNING: .*postgres \(pid $PID\) was not running$" "kill -9: stop warns it was not running (and nothing else)"
+is "$(comm -13 <(echo "$dsm_before") <(dsm) | tr '\n' ' ')" "" "kill -9: no new /dev/shm/PostgreSQL.* segment is left"
+is "$(ipcs -m -p | awk -v p="$PID" '$3 == p' | wc -l)" 0 "kill -9: no System V segment created by the postmaster is left"
+ok "kill -9: the generated datadir is removed" test ! -e "$D"
+
 note "---- SIGINT while waiting for the server"
 sigint_checks "ready to accept connections" --db-driver=pgsql --server-option=pre_auth_delay=3
 
