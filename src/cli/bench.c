@@ -189,6 +189,16 @@ static double throttle_knob(const struct opts *opts)
     return lib && !strcmp(lib, end + 1) ? f : 0;
 }
 
+/* bi->lib.server from the connection c (server drivers only). */
+static void note_server(struct bench_info *bi, struct db_conn *c)
+{
+    static char buf[160];
+    if (!c->drv->server_version)
+        return;
+    c->drv->server_version(c, buf, sizeof(buf));
+    bi->lib.server = buf;
+}
+
 static int do_run(struct bench_info *bi, const struct db_driver *drv, const struct workload *wl,
                   const struct oltp_opts *o, const struct opts *opts, bool json)
 {
@@ -200,6 +210,7 @@ static int do_run(struct bench_info *bi, const struct db_driver *drv, const stru
     if (with_conn(drv, &c) < 0)
         return 1;
     rc = oltp_check_tables(&c, o);
+    note_server(bi, &c);
     drv->disconnect(&c);
     if (rc < 0)
         return 1;
@@ -393,6 +404,13 @@ int cmd_bench(int argc, char **argv)
     drv->libinfo(&bi.lib);
 
     if (!strcmp(command, "info")) {
+        if (drv->server_version) {
+            struct db_conn c = { .drv = drv };
+            if (with_conn(drv, &c) < 0)
+                goto out;
+            note_server(&bi, &c);
+            drv->disconnect(&c);
+        }
         if (json) {
             json_t *j = json_pack("{s:o}", "library", report_json_libinfo(&bi.lib));
             report_json_print(j);
@@ -404,6 +422,7 @@ int cmd_bench(int argc, char **argv)
                 { "library", bi.lib.path }, { "version", bi.lib.version },
                 { "source id", bi.lib.source_id }, { "engine source id", bi.lib.engine_source_id },
                 { "loaded from", bi.lib.loaded_from }, { "isolation", bi.lib.isolation },
+                { "server", bi.lib.server },
             };
             for (size_t i = 0; i < ARRAY_SIZE(rows); i++)
                 if (rows[i][1])

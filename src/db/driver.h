@@ -76,6 +76,9 @@ struct db_libinfo {
                                    * were interposed by another SQLite in the process */
     const char *loaded_from;  /* file that holds the code of a hot function (dladdr) */
     const char *isolation;    /* how it was loaded, e.g. "dlmopen(LM_ID_NEWLM)" */
+    const char *server;       /* the server connected to, e.g. "MariaDB 10.11.19" (filled by
+                               * `bench info` and `run` through server_version; NULL for an
+                               * embedded engine or when not connected) */
 };
 
 struct db_driver {
@@ -96,6 +99,9 @@ struct db_driver {
     /* Connect c (c->drv set by caller). 0, or -1 with c->err filled. */
     int (*connect)(struct db_conn *c);
     void (*disconnect)(struct db_conn *c);
+    /* The connected server's product and version into buf (n bytes), e.g. "MariaDB 10.11.19",
+     * "PostgreSQL 15.20 (Debian 15.20-0+deb12u1)". NULL for embedded engines. */
+    void (*server_version)(struct db_conn *c, char *buf, size_t n);
     /* Prepare sql with '?' placeholders; NULL with c->err filled on failure. */
     struct db_stmt *(*prepare)(struct db_conn *c, const char *sql);
     void (*stmt_close)(struct db_conn *c, struct db_stmt *s);

@@ -562,6 +562,16 @@ static enum db_status stmt_error(struct db_conn *c, MYSQL_STMT *st)
 
 static void mdb_stmt_close(struct db_conn *c, struct db_stmt *s);
 
+/* "10.11.19-MariaDB-0+deb12u1" -> "MariaDB 10.11.19"; a MySQL server says only "8.0.36". */
+static void mdb_server_version(struct db_conn *c, char *buf, size_t n)
+{
+    struct mysql_conn *mc = c->priv;
+    const char *v = mc && mc->m ? mysql_get_server_info(mc->m) : NULL;
+    if (!v)
+        v = "";
+    snprintf(buf, n, "%s %.*s", strstr(v, "MariaDB") ? "MariaDB" : "MySQL", (int)strcspn(v, "-"), v);
+}
+
 static void mdb_disconnect(struct db_conn *c)
 {
     struct mysql_conn *mc = c->priv;
@@ -913,6 +923,7 @@ const struct db_driver mysql_driver = {
     .libinfo = mdb_libinfo,
     .connect = mdb_connect,
     .disconnect = mdb_disconnect,
+    .server_version = mdb_server_version,
     .prepare = mdb_prepare,
     .stmt_close = mdb_stmt_close,
     .execute = mdb_execute,

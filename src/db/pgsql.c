@@ -271,6 +271,14 @@ static bool make_blocking(int fd)
            fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) == 0;
 }
 
+/* "PostgreSQL " + the server_version parameter, e.g. "15.20 (Debian 15.20-0+deb12u1)". */
+static void pgsql_server_version(struct db_conn *c, char *buf, size_t n)
+{
+    struct pg_conn *pc = c->priv;
+    const char *v = pc && pc->pg ? PQparameterStatus(pc->pg, "server_version") : NULL;
+    snprintf(buf, n, "PostgreSQL %s", v ? v : "");
+}
+
 static void pgsql_disconnect(struct db_conn *c)
 {
     struct pg_conn *pc = c->priv;
@@ -603,6 +611,7 @@ const struct db_driver pgsql_driver = {
     .libinfo = pgsql_libinfo,
     .connect = pgsql_connect,
     .disconnect = pgsql_disconnect,
+    .server_version = pgsql_server_version,
     .prepare = pgsql_prepare,
     .stmt_close = pgsql_stmt_close,
     .execute = pgsql_execute,

@@ -1227,6 +1227,28 @@ done:
 
 /* ---------------------------------------------------------------- fingerprint */
 
+/* A running server's product and version (VARIANT_EXTERNAL) from `pgolab bench CLIENT-OPTIONS
+ * info --format=json` ("library"."server"); left unknown when the server cannot be reached
+ * now (the first run then says why). */
+static void external_info(const struct experiment_config *cfg, struct variant *v)
+{
+    struct strbuf out = STRBUF_INIT;
+    struct argvec a;
+    child_argv_init(&a, cfg, v, NULL, NULL, 1, NULL);
+    argvec_push(&a, "--format=json");
+    argvec_push(&a, "info");
+    struct subprocess sp = { .argv = argvec_argv(&a), .out = &out, .quiet_stderr = 1, .timeout_s = 60 };
+    if (subprocess_run(&sp) == 0) {
+        json_t *root = json_loads(out.buf, 0, NULL);
+        const char *s = json_string_value(json_object_get(json_object_get(root, "library"), "server"));
+        if (s && !v->version)
+            v->version = xstrdup(s);
+        json_decref(root);
+    }
+    argvec_clear(&a);
+    strbuf_release(&out);
+}
+
 static int library_info(const struct experiment_config *cfg, struct variant *v)
 {
     struct strbuf out = STRBUF_INIT;
@@ -1342,8 +1364,10 @@ int experiment_fingerprint(const struct experiment_config *cfg)
 {
     for (int i = 0; i < cfg->nvariants; i++) {
         struct variant *v = &cfg->variants[i];
-        if (v->kind == VARIANT_EXTERNAL)
-            continue; /* not ours to look at */
+        if (v->kind == VARIANT_EXTERNAL) {
+            external_info(cfg, v); /* no file of ours to hash: the server's own word only */
+            continue;
+        }
         if (v->kind == VARIANT_SERVER) {
             if (server_info(v) < 0)
                 return -1;

@@ -10,10 +10,13 @@
 
 json_t *report_json_libinfo(const struct db_libinfo *lib)
 {
-    return json_pack("{s:o,s:o,s:o,s:o,s:o,s:o}", "path", jstr(lib->path), "version",
-                     jstr(lib->version), "source_id", jstr(lib->source_id),
-                     "engine_source_id", jstr(lib->engine_source_id), "loaded_from", jstr(lib->loaded_from), "isolation",
-                     jstr(lib->isolation));
+    json_t *j = json_pack("{s:o,s:o,s:o,s:o,s:o,s:o}", "path", jstr(lib->path), "version",
+                          jstr(lib->version), "source_id", jstr(lib->source_id),
+                          "engine_source_id", jstr(lib->engine_source_id), "loaded_from",
+                          jstr(lib->loaded_from), "isolation", jstr(lib->isolation));
+    if (lib->server)  /* server drivers only: SQLite's JSON stays as it was */
+        json_object_set_new(j, "server", jstr(lib->server));
+    return j;
 }
 
 static json_t *options_json(const struct opts *o)

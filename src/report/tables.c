@@ -351,16 +351,21 @@ static void header_lines(struct rep *r, struct strbuf *title, struct strbuf *bod
         [RESET_ROUND] = "a fresh copy per variant and round",
         [RESET_VARIANT] = "prepared by each variant once per workload, never reset",
     };
-    strbuf_addf(body, "data: %d table%s x %d rows, %s", cfg->tables, cfg->tables == 1 ? "" : "s",
-                cfg->table_size,
-                reset_words[cfg->measure == MEASURE_INSTRUCTIONS ? RESET_RUN : cfg->reset]);
     /* a running server's data is not pgolab's to copy (experiment.c, prepare_template) */
+    struct strbuf ext = STRBUF_INIT;
     int next = 0;
     for (int v = 0; v < cfg->nvariants; v++)
         if (cfg->variants[v].kind == VARIANT_EXTERNAL)
-            strbuf_addf(body, "%s%s", next++ ? ", " : " (running servers ", cfg->variants[v].name);
+            strbuf_addf(&ext, "%s%s", next++ ? ", " : "", cfg->variants[v].name);
+    strbuf_addf(body, "data: %d table%s x %d rows", cfg->tables, cfg->tables == 1 ? "" : "s",
+                cfg->table_size);
+    if (next < cfg->nvariants)
+        strbuf_addf(body, ", %s", reset_words[cfg->measure == MEASURE_INSTRUCTIONS ? RESET_RUN : cfg->reset]);
     if (next)
-        strbuf_addstr(body, ": tables dropped and prepared once per workload, never reset)");
+        strbuf_addf(body, "%s running server%s %s: tables dropped and prepared once per workload, never reset%s",
+                    next < cfg->nvariants ? " (on the" : "; on the", next == 1 ? "" : "s", ext.buf,
+                    next < cfg->nvariants ? ")" : "");
+    strbuf_release(&ext);
     strbuf_addf(body, "; variant order shuffled per round (seed %llu)\n", (unsigned long long)cfg->seed);
     if (cfg->measure == MEASURE_INSTRUCTIONS) {
         strbuf_addf(body, "measure: instructions per transaction counted by valgrind callgrind "

@@ -61,7 +61,11 @@ MYSQL_PWD=wrong timeout 120 "$PGOLAB" compare --variant "A=mysql://127.0.0.1:$po
     --mysql-user=sbtest --mysql-password="$PW" --mysql-db=sbtest \
     --bench=oltp_point_select --rounds=2 "${common[@]}" >"$TMP/x.out" 2>"$TMP/x.err"
 is "$?" 0 "external A/A on 127.0.0.1:$port with --mysql-password: exit 0" || diag "$(tail -5 "$TMP/x.err")"
-like "$(cat "$TMP/x.out")" "baseline A +mysql://127\.0\.0\.1:$port" "the report names the external server"
+like "$(cat "$TMP/x.out")" "baseline A +mysql://127\.0\.0\.1:$port \(MariaDB 10\.[0-9]+\.[0-9]+\)" \
+    "the report names the external server and the version it reports"
+is "$(sq "$DB" "SELECT version FROM variants WHERE experiment_id = 3 AND idx = 0")" \
+    "$(mariadb -h127.0.0.1 -P"$port" -usbtest -p"$PW" -Nse 'select version()' | sed 's/^\([0-9.]*\)-MariaDB.*/MariaDB \1/')" \
+    "the recorded version is the server's own"
 like "$(cat "$TMP/x.out")" "running servers A, B: tables dropped and prepared once per workload, never reset" \
     "the report says the running servers' data is not reset"
 is "$(cat "$TMP/x.out" "$TMP/x.err" | grep -c -F -- "$PW")" 0 "the password is not printed"

@@ -211,6 +211,10 @@ pg json "${MY[@]}" "${SMALL[@]}" --mysql-user=pwuser --mysql-password="$PW" --ev
 is "$RC" 0 "--format=json: exit 0"
 like "$(cat "$TMP/json.out")" '"path": *"libmariadb [0-9]' "--format=json: library path names libmariadb and its version"
 like "$(cat "$TMP/json.out")" '"isolation": *"linked"' "--format=json: library isolation is 'linked'"
+like "$(cat "$TMP/json.out")" "\"server\": *\"MariaDB $(sql 'SELECT version()' | sed 's/-.*//' | sed 's/\./\\./g')\"" \
+    "--format=json: the server's product and version"
+pg info "${MY[@]}" oltp_read_only info
+like "$(cat "$TMP/info.out")" "^server: +MariaDB [0-9]+\.[0-9]+\.[0-9]+$" "info: names the server it connected to"
 is "$(grep -c -F -- "$PW" "$TMP/json.out")" 0 "--format=json: the password is not printed"
 like "$(cat "$TMP/json.out")" '"mysql-password": *"\(hidden\)"' "--format=json: the options say only that a password was given"
 
