@@ -45,8 +45,6 @@ static void on_sigint(int sig)
     got_sigint = 1;
 }
 
-/* A worker thread. Keep the name: `--measure=instructions` counts instructions only inside
- * it (callgrind --toggle-collect=worker_main, src/experiment/experiment.c). */
 /* A worker's fatal SQL error: "thread #N: SQL error CODE: MSG" (sysbench's errno wording);
  * PostgreSQL has no native code, its message starts with the severity and SQLSTATE. */
 static void fatal_error(const struct worker *w)
@@ -57,6 +55,8 @@ static void fatal_error(const struct worker *w)
         error("thread #%d: SQL error: %s", w->id, w->conn.err.msg);
 }
 
+/* A worker thread. Keep the name: `--measure=instructions` counts instructions only inside
+ * it (callgrind --toggle-collect=worker_main, src/experiment/experiment.c). */
 static void *worker_main(void *arg)
 {
     struct worker *w = arg;
