@@ -31,6 +31,32 @@ bench_fails "--rand-type=foo" '--rand-type=foo' "${ok_db[@]}" --rand-type=foo ol
 bench_fails "--table-size=0" '--table-size=0' --sqlite-db="$TMP/ts0.db" --table-size=0 oltp_read_write prepare
 ok "--table-size=0: no database file created" test ! -e "$TMP/ts0.db"
 
+note "---- usage and help"
+bench_fails "no test and no command" '^FATAL: a test name and a command are required'
+"$PGOLAB" >"$TMP/noargs.out" 2>"$TMP/noargs.err"
+is "$?" 1 "pgolab without arguments: exit 1"
+like "$(head -1 "$TMP/noargs.err")" '^usage: pgolab <command>' "pgolab without arguments: usage on stderr"
+is "$(wc -c <"$TMP/noargs.out" | tr -d ' ')" 0 "pgolab without arguments: nothing on stdout"
+"$PGOLAB" server >"$TMP/srvnoargs.out" 2>"$TMP/srvnoargs.err"
+is "$?" 1 "pgolab server without a command: exit 1"
+like "$(cat "$TMP/srvnoargs.err")" '^FATAL: a command is required: start, stop, status or help$' "pgolab server without a command: one line"
+for h in --help -h help; do
+    pg "gen$h" "$h"
+    is "$RC/$(grep -c '^General options:' "$TMP/gen$h.out")" "0/1" "bench $h: exit 0, the general usage"
+done
+pg testhelp oltp_point_select help
+pg testdashhelp oltp_point_select --help
+is "$RC" 0 "bench oltp_point_select --help: exit 0"
+is "$(cat "$TMP/testdashhelp.out")" "$(cat "$TMP/testhelp.out")" "bench TEST --help = bench TEST help"
+like "$(cat "$TMP/testhelp.out")" "--point-selects" "bench TEST help lists the test's options"
+for h in "--help" "start --help" "help"; do
+    # shellcheck disable=SC2086
+    "$PGOLAB" server $h >"$TMP/srvhelp.out" 2>&1
+    is "$?/$(grep -c '^Usage:$' "$TMP/srvhelp.out")" "0/1" "server $h: exit 0, the usage"
+done
+pg info info
+unlike "$(cat "$TMP/info.out")" "\(null\)" "bench info: no (null) values"
+
 note "---- prepare over an existing table"
 pg again "${ok_db[@]}" oltp_read_write prepare
 is "$RC" 1 "prepare twice: exit status 1"
