@@ -181,7 +181,9 @@ static void report_loop(struct shared *sh, struct worker *ws, int n)
         if (next && next < wake)
             wake = next;
         sleep_until(wake);
-        if (got_sigint)
+        /* workers check the deadline after each finished event; this ends an event that keeps
+         * being retried (an ignorable error that repeats) at --time as well */
+        if (got_sigint || (sh->deadline_ns && now_ns() >= sh->deadline_ns))
             sh->stop = 1;
         if (!next || now_ns() < next)
             continue;

@@ -50,7 +50,9 @@ static const struct opt_def compare_options[] = {
 
 static void compare_usage(void)
 {
-    printf("Usage: pgolab compare --variant NAME=sqlite:LIB --variant NAME=sqlite:LIB [options]\n"
+    printf("Usage: pgolab compare --variant NAME=KIND:WHAT --variant NAME=KIND:WHAT [options]\n"
+           "  KIND:WHAT = sqlite:/path/to/libsqlite3.so | mysql:/path/to/mariadbd-or-prefix |\n"
+           "              pgsql:/path/to/postgres-or-prefix | mysql://HOST:PORT | pgsql://HOST:PORT\n"
            "\n"
            "Is build B faster than A? Every variant runs every workload at every thread count\n"
            "once per round, in an order shuffled per round, each run a separate\n"
@@ -123,8 +125,17 @@ static int parse_variant(char *spec, struct variant *v)
         /* mysql://HOST:PORT: keep "KIND://HOST:PORT" as the variant's identity */
         char *host = path + 2, *pc = strrchr(host, ':'), *end = NULL;
         long port = pc ? strtol(pc + 1, &end, 10) : 0;
+        if (strchr(host, '@'))
+            /* not echoed: it may hold a password */
+            return error("variant %s: an account in the address is not taken; use --%s-user and "
+                         "--%s-password (or %s) with %s://HOST:PORT", spec, kind, kind,
+                         strcmp(kind, "pgsql") ? "MYSQL_PWD" : "PGPASSWORD", kind);
         if (!pc || pc == host || !end || *end || port < 1 || port > 65535)
             return error("variant %s: '%s:%s' is not %s://HOST:PORT", spec, kind, path, kind);
+        if (v->server_kind == SERVER_MYSQL && (size_t)(pc - host) == 9 && !strncmp(host, "localhost", 9))
+            /* libmariadb takes "localhost" for its default unix socket and ignores the port */
+            return error("variant %s: mysql://localhost:%ld would connect to the default unix socket, "
+                         "not port %ld; use mysql://127.0.0.1:%ld", spec, port, port, port);
         colon[0] = ':';                      /* library = "mysql://host:port" */
         v->library = kind;
         v->host = xstrndup(host, (size_t)(pc - host));
@@ -238,6 +249,23 @@ int cmd_compare(int argc, char **argv)
     }
     if (experiment_reset_parse(opt_str(&o, "reset"), &cfg.reset) < 0)
         goto out;
+    for (int w = 0; w < cfg.nworkloads; w++) {
+        if (strcmp(cfg.workloads[w], "bulk_insert"))
+            continue;
+        /* its ids start at 1 in every run: a table that already has them fails (or, on
+         * PostgreSQL, retries the duplicate key until --time) */
+        if (cfg.reset != RESET_RUN) {
+            error("--bench=bulk_insert needs empty tables for every run: use --reset=run (the default), "
+                  "not --reset=%s", opt_str(&o, "reset"));
+            goto out;
+        }
+        for (int v = 0; v < cfg.nvariants; v++)
+            if (cfg.variants[v].kind == VARIANT_EXTERNAL) {
+                error("--bench=bulk_insert needs empty tables for every run, and variant %s is a running "
+                      "server whose tables pgolab does not reset between runs", cfg.variants[v].name);
+                goto out;
+            }
+    }
     cfg.rounds = (int)rounds;
     cfg.warmup_runs = (int)warmups;
     enum experiment_measure measure;

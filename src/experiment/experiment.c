@@ -414,6 +414,11 @@ static int copy_data(struct experiment_result *res, const struct variant *var,
     struct subprocess sp = { .argv = argv, .out = &out, .timeout_s = 3600 };
     int st = subprocess_run(&sp);
     strbuf_release(&out);
+    if (st != 0 && got_signal) {  /* Ctrl-C reaches cp too: an interruption, not a failure */
+        res->signal = got_signal;
+        return fail(res, "interrupted by %s while copying the datadir %s; keeping the %d finished runs",
+                    signal_name(got_signal), template, res->nruns);
+    }
     if (st != 0)
         return fail(res, "cannot copy the datadir %s to %s (cp exit %d)", template, work, st);
     return 0;
@@ -429,6 +434,7 @@ static int start_server(const struct experiment_config *cfg, struct experiment_r
 {
     struct server_config sc = {
         .kind = var->server_kind, .datadir = datadir, .options = cfg->server_options,
+        .stop_with_parent = true,
         .noptions = cfg->nserver_options,
     };
     if (is_dir(var->library))
@@ -478,15 +484,20 @@ static int prepare_template(const struct experiment_config *cfg, struct experime
             return -1;
         }
     }
+    /* bulk_insert's tables are one per thread (sbtest1..N): prepare for the most threads */
+    int threads = 1;
+    for (int i = 0; !strcmp(workload, "bulk_insert") && i < cfg->nthreads; i++)
+        if (cfg->threads[i] > threads)
+            threads = cfg->threads[i];
     if (var->kind == VARIANT_EXTERNAL) { /* sysbench's way: cleanup, then prepare */
-        child_argv_init(&a, cfg, var, template, &srv, 1, NULL);
+        child_argv_init(&a, cfg, var, template, &srv, threads, NULL);
         child_argv_finish(&a, cfg, workload, "cleanup");
         struct subprocess sp = { .argv = argvec_argv(&a), .log_path = log };
         st = subprocess_run(&sp);
         argvec_clear(&a);
     }
     if (st == 0 && !got_signal) {
-        child_argv_init(&a, cfg, var, template, &srv, 1, NULL);
+        child_argv_init(&a, cfg, var, template, &srv, threads, NULL);
         child_argv_finish(&a, cfg, workload, "prepare");
         struct subprocess sp = { .argv = argvec_argv(&a), .log_path = log };
         st = subprocess_run(&sp);
@@ -1632,7 +1643,8 @@ char *experiment_default_workdir(void)
 
 /* ---------------------------------------------------------------- JSON output */
 
-void experiment_grid_json(json_t *set, const struct experiment_config *cfg)
+/* The grid: "workloads", "threads", "rounds", in that order. */
+static void grid_json(json_t *set, const struct experiment_config *cfg)
 {
     json_t *a = json_array();
     for (int w = 0; w < cfg->nworkloads; w++)
@@ -1645,17 +1657,19 @@ void experiment_grid_json(json_t *set, const struct experiment_config *cfg)
     json_object_set_new(set, "rounds", json_integer(cfg->rounds));
 }
 
-/* The settings of the measurement that the JSON file and the results store both hold, added
- * to set: experiment_grid_json()'s keys, "reset" and "warmup_runs" when not the default,
- * "time_s", "tables", "table_size", and "measure" + "events" when counting instructions (each
- * optional key only then, so the settings of experiments without it are unchanged). */
-static void measurement_json(json_t *set, const struct experiment_config *cfg)
+void experiment_measurement_json(json_t *set, const struct experiment_config *cfg)
 {
-    experiment_grid_json(set, cfg);
+    grid_json(set, cfg);
     if (cfg->reset != RESET_RUN)
         json_object_set_new(set, "reset", json_string(experiment_reset_name(cfg->reset)));
     if (cfg->warmup_runs)
         json_object_set_new(set, "warmup_runs", json_integer(cfg->warmup_runs));
+    if (cfg->nserver_options) {
+        json_t *a = json_array();
+        for (int i = 0; i < cfg->nserver_options; i++)
+            json_array_append_new(a, jstr(cfg->server_options[i]));
+        json_object_set_new(set, "server_options", a);
+    }
     json_object_set_new(set, "time_s", jreal(cfg->time_s));
     json_object_set_new(set, "tables", json_integer(cfg->tables));
     json_object_set_new(set, "table_size", json_integer(cfg->table_size));
@@ -1724,7 +1738,7 @@ static json_t *experiment_json(const struct experiment_config *cfg,
     strbuf_release(&sb);
 
     json_t *set = json_object(), *a;
-    measurement_json(set, cfg);
+    experiment_measurement_json(set, cfg);
     /* As a string: a 64-bit seed does not fit a JSON integer (json_int_t is signed). */
     char *seed = xasprintf("%llu", (unsigned long long)cfg->seed);
     json_object_set_new(set, "seed", json_string(seed));
@@ -1839,13 +1853,7 @@ char *experiment_settings_json(const struct experiment_config *cfg, const char *
         json_object_set_new(set, key, o);
         free(key);
     }
-    if (cfg->nserver_options) {
-        a = json_array();
-        for (int i = 0; i < cfg->nserver_options; i++)
-            json_array_append_new(a, jstr(cfg->server_options[i]));
-        json_object_set_new(set, "server_options", a);
-    }
-    measurement_json(set, cfg);
+    experiment_measurement_json(set, cfg);
     a = json_array();
     for (char **b = cfg->bench_args; b && *b; b++)
         json_array_append_new(a, jstr(*b));
@@ -2092,6 +2100,13 @@ int experiment_load(struct store *s, int64_t id, struct experiment_loaded *out)
         var->source_id = sv->source_id ? xstrdup(sv->source_id) : NULL;
         var->compiler = sv->compiler;
         var->cflags = sv->cflags;
+        /* the kind: a server variant's settings name its driver; a running one's "library"
+         * is its KIND://HOST:PORT */
+        char *key = xasprintf("variant.%s", var->name);
+        const char *drv = json_string_value(json_object_get(json_object_get(set, key), "driver"));
+        free(key);
+        if (drv && server_kind_parse(drv, &var->server_kind) == 0)
+            var->kind = strstr(var->library, "://") ? VARIANT_EXTERNAL : VARIANT_SERVER;
         json_t *fp = sv->fingerprint_json ? json_loads(sv->fingerprint_json, 0, NULL) : NULL;
         const char *lf = json_string_value(json_object_get(fp, "loaded_from"));
         var->loaded_from = lf ? xstrdup(lf) : NULL;
@@ -2127,6 +2142,17 @@ int experiment_load(struct store *s, int64_t id, struct experiment_loaded *out)
     }
     json_t *r = json_object_get(set, "rounds");
     cfg->rounds = json_is_integer(r) ? (int)json_integer_value(r) : sc.max_round;
+    const char *reset = json_string_value(json_object_get(set, "reset"));
+    for (i = 0; reset && i < ARRAY_SIZE(reset_names); i++)  /* absent: the default, run */
+        if (!strcmp(reset, reset_names[i]))
+            cfg->reset = (enum experiment_reset)i;
+    cfg->warmup_runs = (int)json_integer_value(json_object_get(set, "warmup_runs"));
+    a = json_object_get(set, "server_options");
+    cfg->server_options = xcalloc(json_array_size(a) + 1, sizeof(char *));
+    for (i = 0; i < json_array_size(a); i++) {
+        const char *o = json_string_value(json_array_get(a, i));
+        cfg->server_options[cfg->nserver_options++] = own(out, o ? o : "");
+    }
     cfg->time_s = json_number_value(json_object_get(set, "time_s"));
     cfg->tables = (int)json_integer_value(json_object_get(set, "tables"));
     cfg->table_size = (int)json_integer_value(json_object_get(set, "table_size"));
@@ -2184,6 +2210,7 @@ void experiment_loaded_release(struct experiment_loaded *l)
     free(l->cfg.workloads);
     free(l->cfg.threads);
     free(l->cfg.bench_args);
+    free(l->cfg.server_options);
     for (int i = 0; i < l->nowned; i++)
         free(l->owned[i]);
     free(l->owned);

@@ -367,9 +367,13 @@ void experiment_result_release(struct experiment_result *res);
 
 /* The variants and their fingerprints as a JSON array (new reference). */
 json_t *experiment_variants_json(const struct experiment_config *cfg);
-/* Add the grid of cfg to the JSON object set: "workloads" (names), "threads" (counts) and
- * "rounds", in that order. */
-void experiment_grid_json(json_t *set, const struct experiment_config *cfg);
+
+/* The settings of the measurement that the JSON file, the results store and the report's JSON
+ * hold, added to set: "workloads" (names), "threads" (counts), "rounds", "reset" and "warmup_runs" when not the
+ * default, "server_options" when given, "time_s", "tables", "table_size", and "measure" +
+ * "events" when counting instructions (each optional key only then, so the settings of
+ * experiments without it are unchanged). */
+void experiment_measurement_json(json_t *set, const struct experiment_config *cfg);
 /* Default directory for an experiment's databases and logs: /dev/shm/pgolab-PID when /dev/shm
  * is writable (tmpfs, the seeds' "RAM disk"), else ./.pgolab/run-PID. Caller frees. */
 char *experiment_default_workdir(void);

@@ -367,6 +367,15 @@ static void header_lines(struct rep *r, struct strbuf *title, struct strbuf *bod
                     next < cfg->nvariants ? ")" : "");
     strbuf_release(&ext);
     strbuf_addf(body, "; variant order shuffled per round (seed %llu)\n", (unsigned long long)cfg->seed);
+    if (cfg->nserver_options) {
+        strbuf_addstr(body, "server options:");
+        for (int i = 0; i < cfg->nserver_options; i++)
+            strbuf_addf(body, "%s %s", i ? "," : "", cfg->server_options[i]);
+        strbuf_addstr(body, " (managed servers)\n");
+    }
+    if (cfg->warmup_runs)
+        strbuf_addf(body, "warm-up: %d run%s per variant, workload and thread count before round 1, "
+                          "not counted\n", cfg->warmup_runs, cfg->warmup_runs == 1 ? "" : "s");
     if (cfg->measure == MEASURE_INSTRUCTIONS) {
         strbuf_addf(body, "measure: instructions per transaction counted by valgrind callgrind "
                           "(deterministic, NOT time, NOT tps): each run is two 1-thread "
@@ -865,14 +874,9 @@ static json_t *experiment_head_json(const struct experiment_config *cfg,
         iso_time(&sb, res->started_at);
         json_object_set_new(o, "started_at", json_string(sb.buf));
     }
-    experiment_grid_json(set, cfg);
-    json_object_set_new(set, "time_s", jreal(cfg->time_s));
-    json_object_set_new(set, "tables", json_integer(cfg->tables));
-    json_object_set_new(set, "table_size", json_integer(cfg->table_size));
+    experiment_measurement_json(set, cfg);
     json_object_set_new(set, "measure", json_string(cfg->measure == MEASURE_INSTRUCTIONS
                                                         ? "instructions" : "time"));
-    if (cfg->measure == MEASURE_INSTRUCTIONS)
-        json_object_set_new(set, "events", json_integer(cfg->events));
     char *seed = xasprintf("%llu", (unsigned long long)cfg->seed);
     json_object_set_new(set, "seed", json_string(seed));
     free(seed);

@@ -24,6 +24,7 @@
 #include <poll.h>
 #include <pwd.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -278,6 +279,7 @@ struct spawn_opts {
     const char *cwd;          /* or NULL */
     int out_fd;               /* the child's stdout and stderr (-1 = /dev/null) */
     const struct run_as *ra;  /* or NULL */
+    int pdeathsig;            /* sent to the child when the forking thread dies (0 = none) */
 };
 
 /* environ with the NAME=VALUE entries of extra added (replacing the same NAME). The array
@@ -322,6 +324,7 @@ static pid_t spawn(const struct spawn_opts *o)
     /* the child's environment is built here: after fork (the caller may have threads) the
      * child only makes async-signal-safe calls */
     char **envp = build_env(o->env);
+    pid_t parent = getpid();
     fflush(stdout);
     fflush(stderr);
     pid = fork();
@@ -364,6 +367,9 @@ static pid_t spawn(const struct spawn_opts *o)
             if (setgroups(1, &o->ra->gid) < 0 || setgid(o->ra->gid) < 0 || setuid(o->ra->uid) < 0)
                 goto fail;
         }
+        /* after setuid, which clears it; a parent already gone would never send it */
+        if (o->pdeathsig && (prctl(PR_SET_PDEATHSIG, o->pdeathsig) < 0 || getppid() != parent))
+            _exit(127);
         if (o->cwd && chdir(o->cwd) < 0) {
             msg.stage = 2;
             goto fail;
@@ -1401,6 +1407,8 @@ static int start_once(struct server *s, struct start_ctx *ctx)
 {
     struct argvec argv = ARGVEC_INIT;
     struct spawn_opts so = { .ra = &ctx->ra, .cwd = s->datadir };
+    if (ctx->cfg->stop_with_parent)
+        so.pdeathsig = s->kind == SERVER_PGSQL ? SIGINT : SIGTERM;
     uint64_t deadline = deadline_after(ctx->timeout_s);
     off_t log_start;
     int fd;

@@ -67,6 +67,10 @@ struct server_config {
     int port;               /* TCP port on 127.0.0.1; 0 = pick a free one (and retry with
                              * another if the server finds it taken); given and in use = error */
     double start_timeout_s; /* seconds to wait for init and for readiness; <= 0 = 60 */
+    bool stop_with_parent;  /* the server gets its shutdown signal (mysql SIGTERM, pgsql SIGINT:
+                             * a clean shutdown) when this process dies, even by kill -9
+                             * (prctl PR_SET_PDEATHSIG): experiments leave no server behind.
+                             * Not for `pgolab server start`, which leaves it running. */
     bool keep_datadir;      /* server_stop() keeps a generated datadir */
 };
 

@@ -180,7 +180,19 @@ char *file_tail(const char *path, int lines)
             break;
         i--;
     }
-    char *res = xstrdup(sb.len ? sb.buf + i : "");  /* an empty file has no buffer */
+    /* each line clipped: a server log may quote a whole statement (PostgreSQL's STATEMENT:
+     * line of a failed 512 KiB bulk INSERT) */
+    struct strbuf res = STRBUF_INIT;
+    for (const char *l = sb.len ? sb.buf + i : ""; *l;) {
+        size_t n = strcspn(l, "\n");
+        if (n > FILE_TAIL_LINE_MAX)
+            strbuf_addf(&res, "%.*s [... %zu more bytes]", FILE_TAIL_LINE_MAX, l, n - FILE_TAIL_LINE_MAX);
+        else
+            strbuf_add(&res, l, n);
+        l += n;
+        if (*l == '\n')
+            strbuf_addch(&res, *l++);
+    }
     strbuf_release(&sb);
-    return res;
+    return strbuf_detach(&res);
 }

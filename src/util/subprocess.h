@@ -23,7 +23,9 @@ int subprocess_run(const struct subprocess *sp);
 /* Render argv as one shell-quoted line, for error messages and logs (caller frees). */
 char *subprocess_argv_str(const char *const *argv);
 
-/* Last `lines` lines of a text file, for "tail of the log" error messages (caller frees). */
+/* Last `lines` lines of a text file, for "tail of the log" error messages, each line clipped
+ * to FILE_TAIL_LINE_MAX bytes (caller frees). */
+#define FILE_TAIL_LINE_MAX 400
 char *file_tail(const char *path, int lines);
 
 #endif

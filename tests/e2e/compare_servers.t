@@ -75,6 +75,13 @@ MYSQL_PWD= timeout 120 "$PGOLAB" compare --variant "A=mysql://127.0.0.1:$port" -
 is "$?" 1 "external without the password: exit 1"
 like "$(cat "$TMP/x2.err")" "Access denied for user 'sbtest'" "external without the password: access denied"
 is "$(sq "$DB" "SELECT count(*) FROM runs WHERE experiment_id = 3 AND tps > 0")" 4 "4 runs recorded"
+"$PGOLAB" report --results="$DB" --experiment=3 >"$TMP/r3.out" 2>&1
+like "$(cat "$TMP/r3.out")" "on the running servers A, B: tables dropped and prepared once per workload, never reset" \
+    "report from the results: the running servers' data line as compare printed it"
+"$PGOLAB" report --results="$DB" --experiment=2 >"$TMP/r2.out" 2>&1
+like "$(cat "$TMP/r2.out")" "^  server options: shared_buffers=32MB \(managed servers\)$" \
+    "report from the results: the server options"
+like "$(cat "$TMP/pg.out")" "^  server options: shared_buffers=32MB \(managed servers\)$" "compare's report: the server options"
 "$PGOLAB" server status --datadir="$TMP/ext" >/dev/null 2>&1
 is "$?" 0 "the external server is still running afterwards (not ours to stop)"
 "$PGOLAB" server stop --datadir="$TMP/ext" >/dev/null 2>&1
@@ -127,4 +134,22 @@ bad "instructions on a server" "--measure=instructions counts the client process
     --variant "A=mysql:$MARIADBD" --variant "B=mysql:$MARIADBD" --measure=instructions
 bad "a managed option" "server-option=datadir=/x" \
     --variant "A=mysql:$MARIADBD" --variant "B=mysql:$MARIADBD" --server-option=datadir=/x
+bad "mysql://localhost:PORT (libmariadb would use its socket)" \
+    "variant B: mysql://localhost:3306 would connect to the default unix socket, not port 3306; use mysql://127\.0\.0\.1:3306" \
+    --variant "A=mysql:$MARIADBD" --variant "B=mysql://localhost:3306"
+bad "an account in the address" "variant B: an account in the address is not taken; use --mysql-user and --mysql-password" \
+    --variant "A=mysql:$MARIADBD" --variant "B=mysql://u:Pw-in-url@127.0.0.1:3306"
+unlike "$(cat "$TMP/bad.err")" "Pw-in-url" "an account in the address: the password is not echoed"
+bad "bulk_insert without a reset per run" "--bench=bulk_insert needs empty tables for every run: use --reset=run" \
+    --variant "A=mysql:$MARIADBD" --variant "B=mysql:$MARIADBD" --bench=bulk_insert --reset=variant
+bad "bulk_insert on a running server" "--bench=bulk_insert needs empty tables for every run, and variant B is a running server" \
+    --variant "A=mysql:$MARIADBD" --variant "B=mysql://127.0.0.1:3306" --bench=bulk_insert
+
+# ---- bulk_insert at 1 and 2 threads: the template has a table per thread of the most threads
+timeout 300 "$PGOLAB" compare --variant "A=mysql:$MARIADBD" --variant "B=mysql:$MARIADBD" \
+    --bench=bulk_insert --rounds=1 --threads=1,2 --time=1 --table-size=500 --results="$TMP/bulk.db" \
+    --workdir="$WD" >"$TMP/bulk.out" 2>"$TMP/bulk.err"
+is "$?" 0 "bulk_insert --threads=1,2: exit 0" || diag "$(tail -3 "$TMP/bulk.err")"
+is "$(sq "$TMP/bulk.db" "SELECT count(*) FROM runs WHERE tps > 0")" 4 "bulk_insert --threads=1,2: 4 runs with tps"
+is "$(ours mariadbd)" 0 "bulk_insert: no mariadbd left running"
 done_testing

@@ -21,6 +21,18 @@ n=$(perl -MJSON::PP -e 'local $/; my $j = decode_json(<STDIN>); print scalar @{$
 is "$n" 8 "JSON: 2 variants x 2 thread counts x 2 rounds = 8 runs"
 ok "workdir removed at the end" test ! -e "$TMP/wd"
 
+# --reset=round and a warm-up run: the header says so, and the report rebuilt from the results
+# database is the same header
+timeout 120 "$PGOLAB" compare "${vars[@]}" --results="$TMP/reset.db" --bench=oltp_point_select --threads=1 --rounds=2 --time=1 \
+    --table-size=500 --reset=round --warmup-runs=1 >"$TMP/reset.out" 2>"$TMP/reset.err"
+is "$?" 0 "--reset=round --warmup-runs=1: exit 0"
+like "$(cat "$TMP/reset.out")" "^  data: 1 table x 500 rows, a fresh copy per variant and round; " "--reset=round: the data line says so"
+like "$(cat "$TMP/reset.out")" "^  warm-up: 1 run per variant, workload and thread count before round 1, not counted$" \
+    "--warmup-runs=1: the header says so"
+"$PGOLAB" report --results="$TMP/reset.db" --experiment=1 >"$TMP/reset-r.out" 2>&1
+is "$(grep -E '^  (data|warm-up):' "$TMP/reset-r.out")" "$(grep -E '^  (data|warm-up):' "$TMP/reset.out")" \
+    "report from the results database: the same data and warm-up lines"
+
 # Ctrl-C midway: exit 2, the runs already finished are in the JSON, marked incomplete.
 timeout 120 "$PGOLAB" compare "${vars[@]}" --results="$TMP/results.db" --bench=oltp_point_select --threads=1 --rounds=20 --time=1 \
     --table-size=1000 --output="$TMP/int.json" >"$TMP/int.out" 2>"$TMP/int.err" &

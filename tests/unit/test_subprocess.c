@@ -260,6 +260,19 @@ static void test_file_tail(void **state)
     t = file_tail(p, 1);
     assert_string_equal(t, "y");
     free(t);
+    /* a long line (a logged 512 KiB statement) is clipped, with how much was left out */
+    char *big = xmalloc(FILE_TAIL_LINE_MAX + 1001);
+    memset(big, 'v', FILE_TAIL_LINE_MAX + 1000);
+    big[FILE_TAIL_LINE_MAX + 1000] = '\0';
+    char *content = xasprintf("first\n%s\nlast\n", big);
+    write_file(p, content);
+    t = file_tail(p, 3);
+    char *want = xasprintf("first\n%.*s [... 1000 more bytes]\nlast", FILE_TAIL_LINE_MAX, big);
+    assert_string_equal(t, want);
+    free(want);
+    free(t);
+    free(content);
+    free(big);
     /* An empty file (e.g. a log of a child that printed nothing). file_tail currently
      * strdup()s a NULL buffer here and crashes; run it in a child so the suite survives and
      * say so. Once fixed, the child checks the expected "" result. */
