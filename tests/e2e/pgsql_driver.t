@@ -231,6 +231,17 @@ for n in 1 2; do
     is "$(psql_at sbtest "SELECT count(*) FROM sbtest$n")" 10 "sbtest$n: still 10 rows after retried events"
 done
 
+note "---- an event retried every time ends at --time (bulk_insert again on a full table)"
+pg bprep "${P[@]}" bulk_insert prepare
+pg b1 "${P[@]}" --events=1000 --time=0 bulk_insert run
+is "$RC" 0 "bulk_insert: first run exit 0"
+pg b2 "${P[@]}" --time=2 bulk_insert run  # without the stop at --time: killed by pg's timeout (RC 124)
+is "$RC" 0 "bulk_insert again: ends by itself at --time, exit 0 (23505 is retryable, as in sysbench)"
+eval "$(parse_final "$TMP/b2.out")"
+is "$F_transactions" 0 "bulk_insert again: no transactions"
+cmp_ok "$F_ignored_errors" '>' 0 "bulk_insert again: the duplicate keys are counted as ignored errors"
+pg bclean "${P[@]}" bulk_insert cleanup
+
 note "---- cleanup"
 pg clean "${P[@]}" --tables=2 oltp_read_write cleanup
 is "$RC" 0 "cleanup: exit 0"
