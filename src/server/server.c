@@ -1971,8 +1971,8 @@ int server_state_read(struct server *s, const char *datadir)
 
     memset(s, 0, sizeof(*s));
     struct stat st;
-    if (stat(path, &st) < 0 || !S_ISREG(st.st_mode)) {
-        int e = errno;
+    int e = stat(path, &st) < 0 ? errno : S_ISREG(st.st_mode) ? 0 : EISDIR;
+    if (e) {
         if (stat(dir, &st) < 0 && errno == ENOENT)
             error("%s: no such directory (a server's --datadir was expected)", dir);
         else if (e == EACCES)
