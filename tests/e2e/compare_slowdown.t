@@ -7,7 +7,7 @@
 #   - the 95% CI of each cell's ratio should contain 0.8: each does with ~95% probability, so
 #     the test asks for at least 2 of 4 (a correct CI fails that about once in 1000 runs; a CI
 #     that is biased or far too narrow fails it most of the time);
-#   - every cell's point estimate is below 1 (B slower).
+#   - no cell calls B significantly faster (its CI above 1).
 # The A/A side (no significant change in >= 95% of A/A trials) is checked on a synthetic noise
 # model in tests/unit/test_compare.c, where thousands of trials are cheap.
 . "$(dirname "$0")/lib.sh"
@@ -34,7 +34,9 @@ perl -MJSON::PP -e 'local $/; my $j = decode_json(<STDIN>);
     }' <"$TMP/r.json" >"$TMP/cells"
 diag "$(cat "$TMP/cells")"
 is "$(wc -l <"$TMP/cells")" 4 "four tps cells of B"
-is "$(awk '$2 < 1' "$TMP/cells" | wc -l)" 4 "every cell: B's ratio below 1"
+# (not "every point estimate below 1": on this noisy machine one cell's CI can span 0.59-1.11,
+# and its point estimate then lands above 1 now and then, with B really slower)
+is "$(awk '$3 > 1' "$TMP/cells" | wc -l)" 0 "no cell calls B significantly faster (a CI above 1)"
 cmp_ok "$(awk '$3 <= 0.8 && 0.8 <= $4' "$TMP/cells" | wc -l)" '>=' 2 \
     "the 95% CI contains the true ratio 0.8 in at least 2 of 4 cells"
 # The overall speedup (seed 002 shape): geometric mean over the cells, all rounds pooled.
