@@ -1,10 +1,15 @@
 /* pgo: `pgolab pgo TARGET [options]`: build baseline, instrumented and PGO variants from one
- * source with one compiler, train, gate on equal results, measure with the experiment engine. */
+ * source with one compiler, train, gate on equal results, measure with the experiment engine.
+ * TARGET sqlite is the embedded library's pipeline below; every other target is a recipe
+ * file (recipes/NAME.json) run by the target-agnostic pipeline in src/pgo/, to which this
+ * file hands validated options. */
 #include "build/build.h"
 #include "build/sqlite.h"
 #include "cli/cli.h"
 #include "experiment/experiment.h"
 #include "oltp/oltp.h"
+#include "pgo/pipeline.h"
+#include "pgo/recipe.h"
 #include "report/tables.h"
 #include "store/store.h"
 #include "util/fs.h"
@@ -26,12 +31,17 @@
 
 static const struct opt_def pgo_options[] = {
     { "source", OPT_STRING, NULL,
-      "SQLite source: a source tree, an amalgamation directory or a tarball "
-      "(default: `apt-get source sqlite3` into WORKDIR/src)" },
+      "source: a source tree (SQLite: or an amalgamation directory) or a tarball "
+      "(default: the recipe's Debian source package, `apt-get source` into WORKDIR/src; "
+      "SQLite: sqlite3)" },
     { "workdir", OPT_STRING, ".pgolab", "cache directory for sources, builds and profile data" },
     { "cc", OPT_STRING, "gcc", "compiler for all three builds: gcc or clang (or a versioned name)" },
+    { "cxx", OPT_STRING, NULL, "server targets: the C++ compiler (default: the one matching --cc, e.g. g++ for gcc)" },
+    { "jobs", OPT_INT, "0", "server targets: parallel build jobs ({jobs} in the recipe; 0: one per CPU)" },
+    { "variants", OPT_LIST, "baseline,pgo", "server targets: what to build and measure: baseline (always), pgo, lto, pgo+lto" },
+    { "gate", OPT_STRING, "checksum", "server targets: correctness gate: checksum (bench verify on the same data), or suite (also the database's own regression tests on every pgo build)" },
     { "cflags", OPT_STRING, "-O2", "compiler flags shared by the three builds" },
-    { "train", OPT_LIST, "oltp_read_write", "training workloads, run on the instrumented build" },
+    { "train", OPT_LIST, "oltp_read_write", "training workloads, run on the instrumented build (SQLite: all of them train one profile; server targets: each is a trainer with its own pgo build: a workload, a mix such as oltp_read_only+oltp_write_only, or suite, the database's regression tests)" },
     { "train-time", OPT_INT, "20", "seconds of training per training workload" },
     { "train-threads", OPT_INT, "2", "threads during training" },
     { "bench", OPT_LIST, "oltp_read_only,oltp_read_write", "measured workloads" },
@@ -46,7 +56,7 @@ static const struct opt_def pgo_options[] = {
     { "events", OPT_INT, "2000", "--measure=instructions: transactions per run (each run is repeated with EVENTS/5 so the start-up cost cancels out)" },
     { "rebuild", OPT_BOOL, "off", "ignore cached amalgamation, builds and profile data" },
     { "results", OPT_STRING, STORE_DEFAULT_PATH, "results database: the measurement and every run are recorded here as they finish" },
-    { "resume", OPT_INT, NULL, "continue the measurement of experiment ID (same options; builds are reused, finished runs not redone)" },
+    { "resume", OPT_STRING, NULL, "continue the measurement of experiment ID (same options; builds are reused, finished runs not redone); server targets: --resume alone continues the newest unfinished pgo experiment" },
     { "fail-if-slower", OPT_DOUBLE, NULL, "exit 3 when pgo is significantly slower than baseline (tps) by more than PCT percent" },
     OPT_END
 };
@@ -60,8 +70,11 @@ static void usage(void)
            "against pgo in interleaved rounds and prints the tables on stdout.\n"
            "The measurement is recorded in the results database (--results) run by run;\n"
            "--resume=ID continues an interrupted one, `pgolab report` prints it again.\n\n"
-           "Targets:\n  sqlite                 the SQLite library (the embedded default)\n\n"
-           "Options:\n");
+           "Targets:\n  sqlite                 the SQLite library (the embedded default)\n");
+    char *names = recipe_names();
+    printf("  %-22s server recipes found (recipes/NAME.json, $PGOLAB_RECIPES); or a recipe "
+           "file\n\nOptions:\n", *names ? names : "(none)");
+    free(names);
     opts_print_help(pgo_options);
     printf("\nExit status: 0 ok; 1 error or bad input; 2 interrupted; 3 --fail-if-slower: pgo\n"
            "is significantly slower than baseline by more than PCT percent in some tps cell.\n");
@@ -101,7 +114,9 @@ static int check_min(const struct opts *o, const char *name, int64_t min, int *o
     return 0;
 }
 
-static int settings_load(const struct opts *o, struct pgo_settings *s)
+/* server: trainers may be mixes or suite (checked by check_trainers) and --resume may come
+ * without an id. */
+static int settings_load(const struct opts *o, struct pgo_settings *s, bool server)
 {
     memset(s, 0, sizeof(*s));
     s->source = opt_str(o, "source");
@@ -144,7 +159,9 @@ static int settings_load(const struct opts *o, struct pgo_settings *s)
         return error("--output: empty path");
     if (!s->results || !*s->results)
         return error("--results: empty path");
-    if (opt_is_set(o, "resume") && (s->resume_id = opt_int(o, "resume")) < 1)
+    if (opt_is_set(o, "resume") && !(server && !strcmp(opt_str(o, "resume"), "on")) &&
+        (parse_int64(opt_str(o, "resume"), &s->resume_id) < 0 ||
+                                     s->resume_id < 1))
         return error("--resume=%s: expected an experiment id (see pgolab history)",
                      opt_str(o, "resume"));
     if (opt_is_set(o, "fail-if-slower")) {
@@ -153,7 +170,7 @@ static int settings_load(const struct opts *o, struct pgo_settings *s)
             return error("--fail-if-slower=%s: expected a percentage, 0 <= PCT < 100",
                          opt_str(o, "fail-if-slower"));
     }
-    if (workload_check_list("train", s->train, s->ntrain) < 0 ||
+    if ((!server && workload_check_list("train", s->train, s->ntrain) < 0) ||
         workload_check_list("bench", s->bench, s->nbench) < 0)
         return -1;
     if (s->nthreads == 0)
@@ -669,6 +686,143 @@ out:
     return rc;
 }
 
+/* ---- server targets (recipes): options in, src/pgo/pipeline.c does the rest ---------- */
+
+/* The server-only options a SQLite run must not get. */
+static int sqlite_refuses(const struct opts *o)
+{
+    static const char *const server_only[] = { "cxx", "jobs", "variants", "gate" };
+    for (size_t i = 0; i < ARRAY_SIZE(server_only); i++)
+        if (opt_is_set(o, server_only[i]))
+            return error("--%s is for server targets (recipes); pgolab pgo sqlite builds "
+                         "baseline and pgo", server_only[i]);
+    return 0;
+}
+
+/* Each trainer: suite, or workloads joined by '+'. */
+static int check_trainers(char **train, int n)
+{
+    if (n == 0)
+        return error("--train: needs at least one trainer");
+    for (int i = 0; i < n; i++) {
+        if (!strcmp(train[i], "suite"))
+            continue;
+        char *copy = xstrdup(train[i]);
+        int rc = 0, parts = 0;
+        for (char *save = NULL, *w = strtok_r(copy, "+", &save); w && rc == 0;
+             w = strtok_r(NULL, "+", &save), parts++)
+            if (!workload_find(w))
+                rc = error("--train: unknown workload '%s' in trainer '%s' (known: %s; mix them "
+                           "with '+', or use suite)", w, train[i], workload_names());
+        free(copy);
+        if (rc == 0 && (parts == 0 || train[i][0] == '+' || train[i][strlen(train[i]) - 1] == '+' ||
+                        strstr(train[i], "++")))
+            rc = error("--train: '%s' is not a workload, a mix a+b, or suite", train[i]);
+        for (int j = 0; j < i && rc == 0; j++)
+            if (!strcmp(train[j], train[i]))
+                rc = error("--train: trainer '%s' is given twice", train[i]);
+        if (rc < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int check_variants(char **v, int n)
+{
+    static const char *const known[] = { "baseline", "pgo", "lto", "pgo+lto" };
+    bool pgo = false;
+    for (int i = 0; i < n; i++) {
+        bool ok = false;
+        for (size_t k = 0; k < ARRAY_SIZE(known) && !ok; k++)
+            ok = !strcmp(v[i], known[k]);
+        if (!ok)
+            return error("--variants: unknown variant '%s' (known: baseline, pgo, lto, pgo+lto)",
+                         v[i]);
+        pgo = pgo || !strncmp(v[i], "pgo", 3);
+    }
+    if (!pgo)
+        return error("--variants: needs pgo or pgo+lto (baseline is always built and measured)");
+    return 0;
+}
+
+static int pgo_server(const struct opts *o, const char *target)
+{
+    struct pgo_settings s;
+    struct pgo_request rq;
+    char **variants = NULL;
+    int nvariants = 0, rc = 1;
+    char *recipe = recipe_find(target);
+    memset(&rq, 0, sizeof(rq));
+    if (!recipe)
+        return 1;
+    /* the SQLite checks apply, except --train's (trainers are mixes here) and --resume's */
+    if (settings_load(o, &s, true) < 0 || check_trainers(s.train, s.ntrain) < 0)
+        goto out;
+    variants = opt_list(o, "variants", &nvariants);
+    if (check_variants(variants, nvariants) < 0)
+        goto out;
+    const char *gate = opt_str(o, "gate");
+    if (strcmp(gate, "checksum") && strcmp(gate, "suite")) {
+        error("--gate=%s: expected checksum or suite", gate);
+        goto out;
+    }
+    if (s.measure_kind == MEASURE_INSTRUCTIONS) {
+        error("--measure=instructions is for pgolab pgo sqlite (a server runs in other "
+              "processes than the one callgrind would count)");
+        goto out;
+    }
+    int64_t jobs = opt_int(o, "jobs");
+    if (jobs < 0 || jobs > 1024) {
+        error("--jobs=%s: expected 0 (one per CPU) to 1024", opt_str(o, "jobs"));
+        goto out;
+    }
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    const char *resume = opt_str(o, "resume");
+    rq.target = target;
+    rq.recipe_path = recipe;
+    rq.source = s.source;
+    char *workdir = abs_path(s.workdir_opt);
+    rq.workdir = workdir;
+    if (file_size(workdir) >= 0 && !is_dir(workdir)) {
+        error("--workdir=%s: not a directory", s.workdir_opt);
+        free(workdir);
+        goto out;
+    }
+    rq.cc = s.cc;
+    rq.cxx = opt_str(o, "cxx");
+    rq.cflags = s.cflags;
+    rq.train = s.train;
+    rq.ntrain = s.ntrain;
+    rq.train_time = s.train_time;
+    rq.train_threads = s.train_threads;
+    rq.bench = s.bench;
+    rq.nbench = s.nbench;
+    rq.threads = s.threads;
+    rq.nthreads = s.nthreads;
+    rq.rounds = s.rounds;
+    rq.time_s = s.time_s;
+    rq.tables = s.tables;
+    rq.table_size = s.table_size;
+    rq.jobs = jobs ? (int)jobs : (ncpu > 0 ? (int)ncpu : 1);
+    rq.variants = variants;
+    rq.nvariants = nvariants;
+    rq.gate = !strcmp(gate, "suite") ? PGO_GATE_SUITE : PGO_GATE_CHECKSUM;
+    rq.measure = s.measure;
+    rq.rebuild = s.rebuild;
+    rq.seed = s.seed;
+    rq.results = s.results;
+    rq.output = s.output;
+    rq.resume_id = !resume ? 0 : !strcmp(resume, "on") ? -1 : s.resume_id;
+    rq.fail_pct = s.fail_pct;
+    rc = pgo_pipeline_run(&rq);
+    free(workdir);
+out:
+    opt_list_free(variants);
+    settings_release(&s);
+    free(recipe);
+    return rc;
+}
+
 int cmd_pgo(int argc, char **argv)
 {
     const struct opt_def *tables[] = { pgo_options };
@@ -697,15 +851,17 @@ int cmd_pgo(int argc, char **argv)
         rc = 0;
         goto out;
     }
-    if (strcmp(target, "sqlite")) {
-        error("unknown PGO target '%s' (known: sqlite)", target);
-        goto out;
-    }
     if (o.nargs > 1) {
-        error("unexpected argument '%s' (usage: pgolab pgo sqlite [options])", o.args[1]);
+        error("unexpected argument '%s' (usage: pgolab pgo TARGET [options])", o.args[1]);
         goto out;
     }
-    if (settings_load(&o, &s) < 0) {
+    if (strcmp(target, "sqlite")) {
+        rc = pgo_server(&o, target);
+        goto out;
+    }
+    if (sqlite_refuses(&o) < 0)
+        goto out;
+    if (settings_load(&o, &s, false) < 0) {
         settings_release(&s);
         goto out;
     }

@@ -127,9 +127,9 @@ void oltp_thread_done(struct oltp_thread *t);
  * wrappers) until it succeeds, a fatal error occurs, or *stop becomes true. */
 enum db_status oltp_event(struct oltp_thread *t, const volatile int *stop);
 
-/* The correctness gate's fixed query set (SQLite only): runs it with checksumming on and
- * returns the FNV-1a checksum of every row of every query and the row count. 0 or -1
- * (message printed; also for another driver). */
+/* The correctness gate's fixed query set (in the SQLite, MySQL/MariaDB or PostgreSQL
+ * dialect of the connection's driver): runs it with checksumming on and returns the FNV-1a
+ * checksum of every row of every query and the row count. 0 or -1 (message printed). */
 int oltp_verify(struct db_conn *c, const struct oltp_opts *o, uint64_t *checksum, uint64_t *rows);
 
 #endif

@@ -215,6 +215,18 @@ like "$(perl -MJSON::PP -e 'local $/; print decode_json(<STDIN>)->{options}{"pgs
     "--format=json: options say a password was given, not which"
 like "$(head -n 1 "$TMP/ps.out")" '^sysbench 1\.0\.20 \(pgolab [0-9.]+, libpq [0-9.]+\)$' "banner names libpq and its version"
 
+note "---- verify: the correctness gate's query set, PostgreSQL dialect"
+pg ver1 "${P[@]}" "${S[@]}" oltp_read_only verify
+is "$RC" 0 "verify: exit 0"
+like "$(cat "$TMP/ver1.out")" '^verify checksum: [0-9a-f]{16} \([0-9]+ rows\)$' "verify: one checksum line"
+pg ver2 "${P[@]}" "${S[@]}" oltp_read_only verify
+is "$(cat "$TMP/ver2.out")" "$(cat "$TMP/ver1.out")" "verify: the same data gives the same checksum (its writes are rolled back)"
+psql_at sbtest "UPDATE sbtest2 SET c = 'x' || substr(c, 2) WHERE id = 7" >/dev/null
+pg ver3 "${P[@]}" "${S[@]}" oltp_read_only verify
+isnt "$(cat "$TMP/ver3.out")" "$(cat "$TMP/ver1.out")" "verify: one changed value changes the checksum"
+pg verj "${P[@]}" "${S[@]}" --format=json oltp_read_only verify
+like "$(cat "$TMP/verj.out")" '"checksum": *"[0-9a-f]{16}"' "verify --format=json: the checksum"
+
 note "---- deadlocks and unique violations are retried (--table-size=10)"
 pg clean "${P[@]}" --tables=2 oltp_read_write cleanup
 is "$RC" 0 "cleanup: exit 0"

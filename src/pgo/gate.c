@@ -1,0 +1,185 @@
+/* gate: the correctness gate of a server target. The checksum gate prepares the data once
+ * with the baseline server, runs `pgolab bench verify` (the fixed query set of
+ * oltp/oltp.c, folded into one checksum) on it, and then on a copy of the same datadir with
+ * every other build; any difference stops the pipeline before anything is measured. The
+ * suite gate runs the recipe's regression suite (PostgreSQL `make installcheck`, a
+ * mysql-test-run subset) against every pgo build's server. */
+#include "pgo/stages.h"
+#include "server/server.h"
+#include "util/fs.h"
+#include "util/progress.h"
+#include "util/strbuf.h"
+#include "util/subprocess.h"
+#include "util/util.h"
+
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define LOG_TAIL_LINES 25
+#define STOP_TIMEOUT_S 120.0
+#define SUITE_TIMEOUT_S 3600.0
+
+/* {"checksum":"<hex>","rows":N} of `bench verify --format=json`. */
+static int parse_verify(const char *text, char **sum, long long *rows)
+{
+    json_error_t err;
+    json_t *j = json_loads(text, 0, &err);
+    const char *c = j ? json_string_value(json_object_get(j, "checksum")) : NULL;
+    json_t *r = j ? json_object_get(j, "rows") : NULL;
+    int rc = -1;
+    if (c && json_is_integer(r)) {
+        *sum = xstrdup(c);
+        *rows = (long long)json_integer_value(r);
+        rc = 0;
+    } else {
+        error("bench verify printed no checksum JSON: %.200s", text);
+    }
+    json_decref(j);
+    return rc;
+}
+
+/* Start prefix's server on datadir, prepare when asked, verify, stop. */
+static int verify_on(struct pgo_pipeline *p, const char *prefix, const char *datadir,
+                     bool prepare, const char *log, char **sum, long long *rows)
+{
+    struct server s;
+    struct strbuf out = STRBUF_INIT;
+    int rc = -1;
+    strbuf_init(&out, 0);
+    if (pgo_server_start(p, prefix, datadir, NULL, &s) < 0)
+        goto out;
+    const char *prep[] = { "--threads=1", "oltp_read_write", "prepare", NULL };
+    const char *ver[] = { "--format=json", "oltp_read_only", "verify", NULL };
+    if ((!prepare || pgo_bench(p, &s, prep, log, NULL) == 0) &&
+        pgo_bench(p, &s, ver, log, &out) == 0)
+        rc = parse_verify(out.buf, sum, rows);
+    if (server_stop(&s, STOP_TIMEOUT_S) < 0)
+        rc = -1;
+    server_release(&s);
+out:
+    strbuf_release(&out);
+    return rc;
+}
+
+static int copy_datadir(const char *from, const char *to, const char *log)
+{
+    if (remove_tree(to) < 0)
+        return -1;
+    const char *argv[] = { "cp", "-a", from, to, NULL };
+    struct subprocess sp = { .argv = argv, .log_path = log };
+    int st = subprocess_run(&sp);
+    if (st != 0)
+        return st > 0 ? error("copying the gate's datadir %s to %s failed (exit %d): see %s", from,
+                              to, st, log) : -1;
+    return 0;
+}
+
+static int checksum_gate(struct pgo_pipeline *p, const char *log)
+{
+    char *tmpl = path_join(p->rundir, "gate-baseline");
+    char *copy = path_join(p->rundir, "gate-variant");
+    int rc = -1;
+    progress("gate: baseline prepares and verifies");
+    if (remove_tree(tmpl) < 0 ||
+        verify_on(p, p->builds[0].prefix, tmpl, true, log, &p->gate_checksum, &p->gate_rows) < 0)
+        goto out;
+    for (int i = 2; i < p->nbuilds; i++) {
+        const struct pgo_build *b = &p->builds[i];
+        char *sum = NULL;
+        long long rows = 0;
+        progress("gate: %s verifies the same data", b->name);
+        if (copy_datadir(tmpl, copy, log) < 0 ||
+            verify_on(p, b->prefix, copy, false, log, &sum, &rows) < 0)
+            goto out;
+        bool same = !strcmp(sum, p->gate_checksum) && rows == p->gate_rows;
+        if (!same)
+            error("correctness gate failed: baseline checksum %s (%lld rows) != %s checksum %s "
+                  "(%lld rows): the %s build returns different results; nothing was measured "
+                  "(log %s)", p->gate_checksum, p->gate_rows, b->name, sum, rows, b->name, log);
+        free(sum);
+        remove_tree(copy);
+        if (!same)
+            goto out;
+    }
+    rc = 0;
+out:
+    progress_done();
+    remove_tree(tmpl);
+    remove_tree(copy);
+    free(tmpl);
+    free(copy);
+    return rc;
+}
+
+int pgo_run_suite(struct pgo_pipeline *p, const char *prefix, const char *build_dir,
+                  const char *log)
+{
+    struct server s;
+    if (p->recipe.nsuite == 0)
+        return error("the %s recipe has no \"suite\" (the regression tests): use --gate=checksum "
+                     "and a workload trainer", p->recipe.name);
+    if (pgo_server_start(p, prefix, NULL, NULL, &s) < 0)
+        return -1;
+    int rc = 0;
+    for (int i = 0; i < p->recipe.nsuite && rc == 0 && !*p->interrupted; i++) {
+        const struct recipe_step *st = &p->recipe.suite[i];
+        struct recipe_vars v = {
+            .source = p->source, .build = build_dir, .prefix = prefix,
+            .cc = p->rq->cc, .cxx = p->cxx, .cflags = p->rq->cflags, .jobs = p->rq->jobs,
+            .host = s.host, .port = s.port, .socket = s.socket, .socket_dir = s.socket_dir,
+            .user = s.kind == SERVER_PGSQL ? "postgres" : "root", .db = s.db,
+        };
+        struct argvec argv = ARGVEC_INIT, env = ARGVEC_INIT;
+        char *cwd = NULL;
+        recipe_expand_step(st, &v, &argv, &env, &cwd);
+        char *cmd = subprocess_argv_str(argvec_argv(&argv));
+        struct strbuf head = STRBUF_INIT;
+        strbuf_init(&head, 0);
+        strbuf_read_file(&head, log);
+        strbuf_addf(&head, "$ cd %s && %s\n", cwd, cmd);
+        stamp_write(log, head.buf);
+        strbuf_release(&head);
+        struct subprocess sp = { .argv = argvec_argv(&argv), .cwd = cwd,
+                                 .env = env.n ? argvec_argv(&env) : NULL, .log_path = log,
+                                 .timeout_s = SUITE_TIMEOUT_S };
+        int status = subprocess_run(&sp);
+        if (status != 0 && !*p->interrupted) {
+            char *tail = file_tail(log, LOG_TAIL_LINES);
+            rc = error("regression suite failed: step %s (exit %d): %s\n--- last lines of %s "
+                       "---\n%s", st->name, status, cmd, log, tail);
+            free(tail);
+        } else if (status != 0) {
+            rc = -1;
+        }
+        free(cmd);
+        free(cwd);
+        argvec_clear(&argv);
+        argvec_clear(&env);
+    }
+    if (server_stop(&s, STOP_TIMEOUT_S) < 0 && rc == 0)
+        rc = error("the server of %s did not stop cleanly after the regression suite", prefix);
+    server_release(&s);
+    return rc;
+}
+
+int pgo_gate(struct pgo_pipeline *p)
+{
+    char *log = path_join(p->root, "gate.log");
+    int rc = stamp_write(log, "");
+    if (rc == 0)
+        rc = checksum_gate(p, log);
+    p->suite_ran = false;
+    if (rc == 0 && p->rq->gate == PGO_GATE_SUITE) {
+        for (int i = 2; i < p->nbuilds && rc == 0; i++) {
+            if (p->builds[i].phase != BUILD_PGO)
+                continue;
+            progress("gate: regression suite on %s", p->builds[i].name);
+            rc = pgo_run_suite(p, p->builds[i].prefix, p->builds[i].build_dir, log);
+            progress_done();
+        }
+        p->suite_ran = rc == 0;
+    }
+    free(log);
+    return rc;
+}

@@ -1,0 +1,73 @@
+/* instance: a server of one of the pipeline's builds, started by src/server on a private
+ * datadir for training, the gate or the suite, and the `pgolab bench` children run against
+ * it. The server is stopped by the caller with server_stop(): a clean shutdown, which is
+ * what makes an instrumented server write its profile data. */
+#include "pgo/stages.h"
+#include "server/server.h"
+#include "util/fs.h"
+#include "util/strbuf.h"
+#include "util/subprocess.h"
+#include "util/util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define LOG_TAIL_LINES 15
+#define BENCH_TIMEOUT_SLACK_S 600.0  /* prepare of big tables, verify: generous, but bounded */
+
+int pgo_server_start(struct pgo_pipeline *p, const char *prefix, const char *datadir,
+                     char **options, struct server *s)
+{
+    int n = 0;
+    while (options && options[n])
+        n++;
+    struct server_config cfg = {
+        .kind = p->recipe.server_kind,
+        .prefix = prefix,
+        .datadir = datadir,
+        .options = options,
+        .noptions = n,
+        .stop_with_parent = true,
+        .start_timeout_s = 120,
+    };
+    return server_start(s, &cfg);
+}
+
+int pgo_bench(struct pgo_pipeline *p, const struct server *s, const char *const *args,
+              const char *log, struct strbuf *out)
+{
+    struct argvec argv = ARGVEC_INIT, env = ARGVEC_INIT;
+    argvec_push(&argv, p->pgolab);
+    argvec_push(&argv, "bench");
+    server_client_args(s, &argv);
+    argvec_pushf(&argv, "--tables=%d", p->rq->tables);
+    argvec_pushf(&argv, "--table-size=%d", p->rq->table_size);
+    argvec_pushv(&argv, args);
+    server_client_env(s, &env);
+    char *cmd = subprocess_argv_str(argvec_argv(&argv));
+    char *line = xasprintf("$ %s\n", cmd);
+    struct strbuf old = STRBUF_INIT;
+    strbuf_init(&old, 0);
+    strbuf_read_file(&old, log);
+    strbuf_addstr(&old, line);
+    stamp_write(log, old.buf);
+    strbuf_release(&old);
+    free(line);
+    double limit = BENCH_TIMEOUT_SLACK_S + p->rq->train_time * 2.0 + p->rq->time_s * 2.0;
+    struct subprocess sp = { .argv = argvec_argv(&argv), .env = env.n ? argvec_argv(&env) : NULL,
+                             .log_path = log, .out = out, .timeout_s = limit };
+    int st = subprocess_run(&sp);
+    int rc = 0;
+    if (st != 0) {
+        if (st > 0 && !*p->interrupted) {
+            char *tail = file_tail(log, LOG_TAIL_LINES);
+            error("%s failed (exit %d)\n--- last lines of %s ---\n%s", cmd, st, log, tail);
+            free(tail);
+        }
+        rc = -1;
+    }
+    free(cmd);
+    argvec_clear(&argv);
+    argvec_clear(&env);
+    return rc;
+}

@@ -1,0 +1,141 @@
+/* measure: the measurement phase of a recipe target — every built variant (baseline first,
+ * then lto, the pgo builds, pgo+lto) as a managed-server variant of the experiment engine
+ * (each run on a fresh copy of the prepared datadir, its server restarted, interleaved
+ * rounds, CIs), recorded in the results database run by run, then the seed-000 tables and,
+ * with several trainers, the trainer x workload table of gains. */
+#include "pgo/stages.h"
+#include "experiment/experiment.h"
+#include "report/tables.h"
+#include "report/trainers.h"
+#include "store/store.h"
+#include "util/strbuf.h"
+#include "util/util.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The pgo-specific settings recorded with the experiment (JSON object text; caller frees). */
+static char *extra_settings(const struct pgo_pipeline *p)
+{
+    const struct pgo_request *rq = p->rq;
+    json_t *train = json_array();
+    for (int i = 0; i < rq->ntrain; i++)
+        json_array_append_new(train, json_string(rq->train[i]));
+    json_t *o = json_pack("{s:{s:s,s:s,s:s,s:s,s:o,s:i,s:i,s:s}}", "pgo",
+                          "target", p->recipe.name, "recipe_sha256", p->recipe.sha256,
+                          "source_sha256", p->source_sha,
+                          "source_version", p->source_version ? p->source_version : "?",
+                          "train", train, "train_time", rq->train_time,
+                          "train_threads", rq->train_threads,
+                          "gate", rq->gate == PGO_GATE_SUITE ? "suite" : "checksum");
+    char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
+    json_decref(o);
+    if (!text)
+        die("out of memory");
+    return text;
+}
+
+/* -1 in rq->resume_id: the newest pgo experiment that did not complete. */
+struct newest {
+    int64_t id;
+};
+
+static int newest_unfinished(const struct store_experiment *e, void *ctx)
+{
+    struct newest *n = ctx;
+    if (!strcmp(e->kind, "pgo") && strcmp(e->status, "complete"))
+        n->id = e->id;
+    return 0;
+}
+
+int pgo_measure(struct pgo_pipeline *p, struct store *store)
+{
+    const struct pgo_request *rq = p->rq;
+    int nv = p->nbuilds - 1, rc = 0;
+    struct variant *v = xcalloc((size_t)nv, sizeof(*v));
+    const char **trainer_of = xcalloc((size_t)nv, sizeof(*trainer_of));
+    struct experiment_config cfg;
+    struct experiment_result res;
+
+    memset(&res, 0, sizeof(res));
+    for (int i = 0, k = 0; i < p->nbuilds; i++) {
+        const struct pgo_build *b = &p->builds[i];
+        if (b->phase == BUILD_INSTRUMENTED)
+            continue;
+        v[k].name = b->name;
+        v[k].library = b->prefix;
+        v[k].kind = VARIANT_SERVER;
+        v[k].server_kind = p->recipe.server_kind;
+        v[k].compiler = p->cc.version;
+        v[k].cflags = b->flags;
+        trainer_of[k] = b->trainer ? b->trainer->name : NULL;
+        k++;
+    }
+    memset(&cfg, 0, sizeof(cfg));
+    cfg.variants = v;
+    cfg.nvariants = nv;
+    cfg.workloads = rq->bench;
+    cfg.nworkloads = rq->nbench;
+    cfg.threads = rq->threads;
+    cfg.nthreads = rq->nthreads;
+    cfg.rounds = rq->rounds;
+    cfg.time_s = rq->time_s;
+    cfg.tables = rq->tables;
+    cfg.table_size = rq->table_size;
+    cfg.workdir = p->rundir;
+    cfg.pgolab = p->pgolab;
+    cfg.seed = rq->seed;
+    cfg.progress = stderr_is_tty();
+
+    if (experiment_fingerprint(&cfg) < 0) {
+        rc = 1;
+        goto out;
+    }
+    int64_t resume = rq->resume_id;
+    if (resume < 0) {
+        struct newest n = { 0 };
+        if (store_experiments_list(store, newest_unfinished, &n) < 0) {
+            rc = 1;
+            goto out;
+        }
+        if (!n.id)
+            warning("--resume: no unfinished pgo experiment in %s; starting a new one",
+                    store_path(store));
+        resume = n.id;
+    }
+    char *extra = extra_settings(p);
+    int brc = resume > 0 ? experiment_record_resume(&cfg, store, resume, "pgo", extra)
+                         : experiment_record_begin(&cfg, store, "pgo", extra);
+    free(extra);
+    if (brc < 0) {
+        rc = 1;
+        goto out;
+    }
+    int run_rc = experiment_run(&cfg, &res);
+    if (experiment_record_finish(&cfg, &res, run_rc) < 0 && run_rc == 0)
+        run_rc = -1;
+    if (res.nruns > 0) {
+        experiment_report_text(stdout, &cfg, &res);
+        if (rq->ntrain > 1) {
+            struct strbuf sb = STRBUF_INIT;
+            strbuf_init(&sb, 0);
+            report_trainers(&sb, &cfg, &res, trainer_of);
+            fputs(sb.buf, stdout);
+            strbuf_release(&sb);
+        }
+    }
+    rc = run_rc == 0 ? 0 : res.signal ? 2 : 1;
+    if (rq->output && experiment_write_json(rq->output, &cfg, &res) < 0 && !rc)
+        rc = 1;
+    if (rc == 0 && rq->fail_pct >= 0 && report_fail_if_slower(&cfg, &res, rq->fail_pct))
+        rc = 3;
+    experiment_result_release(&res);
+out:
+    for (int i = 0; i < nv; i++)
+        experiment_variant_release(&v[i]);
+    free(v);
+    free(trainer_of);
+    return rc;
+}

@@ -1,0 +1,460 @@
+/* pipeline: the phases of a recipe target's PGO pipeline in order (see pipeline.h): checks
+ * of everything cheap first (recipe, results file, compiler, tools, work directory), then
+ * source, builds, training, pgo builds, gate, summary, measurement. The stages live in
+ * steps.c, train.c, gate.c and measure.c; this file owns their shared state. */
+#include "pgo/pipeline.h"
+#include "pgo/source.h"
+#include "pgo/stages.h"
+#include "report/trainers.h"
+#include "server/server.h"
+#include "store/store.h"
+#include "util/fs.h"
+#include "util/progress.h"
+#include "util/signals.h"
+#include "util/strbuf.h"
+#include "util/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static volatile sig_atomic_t interrupted;
+
+static void on_signal(int sig)
+{
+    interrupted = sig;
+}
+
+/* ---- setup -------------------------------------------------------------------------- */
+
+/* The C++ compiler of the same family and version: gcc-12 -> g++-12, clang-14 -> clang++-14. */
+static char *cxx_for(const char *cc)
+{
+    const char *base = strrchr(cc, '/') ? strrchr(cc, '/') + 1 : cc;
+    size_t dir = (size_t)(base - cc);
+    if (!strncmp(base, "gcc", 3))
+        return xasprintf("%.*sg++%s", (int)dir, cc, base + 3);
+    if (!strncmp(base, "clang", 5))
+        return xasprintf("%.*sclang++%s", (int)dir, cc, base + 5);
+    if (!strcmp(base, "cc"))
+        return xasprintf("%.*sc++", (int)dir, cc);
+    return NULL;
+}
+
+static bool recipe_uses(const struct recipe *r, const char *placeholder)
+{
+    for (int i = 0; i < r->nsteps; i++)
+        for (char **a = r->steps[i].argv; *a; a++)
+            if (strstr(*a, placeholder))
+                return true;
+    return false;
+}
+
+static int check_tools(const struct pgo_pipeline *p)
+{
+    for (int i = 0; i < p->recipe.ntools; i++) {
+        char *path = find_in_path(p->recipe.tools[i].program);
+        free(path);
+        if (!path)
+            return error("the %s recipe needs %s (Debian package %s: apt-get install %s)",
+                         p->recipe.name, p->recipe.tools[i].program, p->recipe.tools[i].package,
+                         p->recipe.tools[i].package);
+    }
+    if (recipe_uses(&p->recipe, "{cxx}")) {
+        char *path = p->cxx ? find_in_path(p->cxx) : NULL;
+        free(path);
+        if (!path)
+            return error("--cxx=%s: C++ compiler not found (the %s recipe builds C++; Debian "
+                         "package %s)", p->cxx ? p->cxx : "(none for this --cc)", p->recipe.name,
+                         p->cc.family == CC_CLANG ? "clang" : "g++");
+    }
+    return 0;
+}
+
+/* As root, PostgreSQL runs as user postgres (src/server): it must reach the builds and write
+ * the profile. Every directory above the work directory needs search permission for others. */
+static int check_reachable(const struct pgo_pipeline *p)
+{
+    if (geteuid() != 0 || p->recipe.server_kind != SERVER_PGSQL)
+        return 0;
+    char *path = xstrdup(p->rq->workdir);
+    int rc = 0;
+    for (char *slash = path; rc == 0 && slash;) {
+        slash = strchr(slash + 1, '/');
+        if (slash)
+            *slash = '\0';
+        struct stat st;
+        if (stat(*path ? path : "/", &st) == 0 && !(st.st_mode & S_IXOTH))
+            rc = error("--workdir=%s: PostgreSQL runs as user postgres when pgolab is root, and "
+                       "cannot enter %s (mode %04o): pass a --workdir others can reach (e.g. "
+                       "--workdir=/var/tmp/pgolab) or run pgolab as a normal user",
+                       p->rq->workdir, path, (unsigned)(st.st_mode & 07777));
+        if (slash)
+            *slash = '/';
+    }
+    free(path);
+    return rc;
+}
+
+/* Hold WORKDIR/.lock for the whole run: two runs on one workdir would build into the same
+ * directories. The lock goes away with the process. */
+static int lock_workdir(const char *workdir, int *fd)
+{
+    if (mkdir_p(workdir) < 0)
+        return -1;
+    char *path = path_join(workdir, ".lock");
+    *fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    free(path);
+    if (*fd < 0)
+        return error("--workdir=%s: cannot create its lock file: %s", workdir, strerror(errno));
+    if (flock(*fd, LOCK_EX | LOCK_NB) < 0)
+        return error("--workdir=%s is in use by another pgolab pgo run (wait for it or pass "
+                     "another --workdir)", workdir);
+    return 0;
+}
+
+/* A directory-safe form of a trainer name. */
+static char *safe_key(const char *name)
+{
+    char *k = xstrdup(name);
+    for (char *c = k; *c; c++)
+        if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '_' || *c == '-'))
+            *c = *c == '+' ? ',' : '_';
+    return k;
+}
+
+static void setup_trainers(struct pgo_pipeline *p)
+{
+    const struct pgo_request *rq = p->rq;
+    p->ntrainers = rq->ntrain;
+    p->trainers = xcalloc((size_t)rq->ntrain, sizeof(*p->trainers));
+    for (int i = 0; i < rq->ntrain; i++) {
+        struct pgo_trainer *t = &p->trainers[i];
+        struct argvec w = ARGVEC_INIT;
+        t->name = xstrdup(rq->train[i]);
+        t->suite = !strcmp(t->name, "suite");
+        if (!t->suite) {
+            char *copy = xstrdup(t->name);
+            for (char *save = NULL, *x = strtok_r(copy, "+", &save); x; x = strtok_r(NULL, "+", &save))
+                argvec_push(&w, x);
+            free(copy);
+        }
+        argvec_argv(&w);
+        t->workloads = w.v;
+        t->key = safe_key(t->name);
+        char *dir = xasprintf("profile-%s", t->key);
+        t->profile_dir = path_join(p->root, dir);
+        free(dir);
+        if (p->cc.family == CC_CLANG)
+            t->profdata = xasprintf("%s.profdata", t->profile_dir);
+    }
+}
+
+static struct pgo_build *add_build(struct pgo_pipeline *p, const char *name,
+                                   enum build_phase phase, bool lto, struct pgo_trainer *t)
+{
+    struct pgo_build *b = &p->builds[p->nbuilds++];
+    b->name = xstrdup(name);
+    b->phase = phase;
+    b->lto = lto;
+    b->trainer = t;
+    char *safe = safe_key(name);
+    b->dir = path_join(p->root, safe);
+    free(safe);
+    b->build_dir = p->recipe.shared_build_dir ? path_join(p->root, "build")
+                                              : path_join(b->dir, "build");
+    b->prefix = path_join(b->dir, "prefix");
+    b->log = path_join(b->dir, "build.log");
+    b->product = path_join(b->prefix, p->recipe.product == RECIPE_SERVER ? p->recipe.server_binary
+                                                                          : p->recipe.library);
+    return b;
+}
+
+static bool wants(const struct pgo_request *rq, const char *variant)
+{
+    for (int i = 0; i < rq->nvariants; i++)
+        if (!strcmp(rq->variants[i], variant))
+            return true;
+    return false;
+}
+
+/* baseline, instrumented, [lto], pgo per trainer, [pgo+lto per trainer]. */
+static void setup_builds(struct pgo_pipeline *p)
+{
+    const struct pgo_request *rq = p->rq;
+    p->builds = xcalloc((size_t)(3 + 2 * p->ntrainers), sizeof(*p->builds));
+    add_build(p, "baseline", BUILD_BASELINE, false, NULL);
+    add_build(p, "instrumented", BUILD_INSTRUMENTED, false, NULL);
+    if (wants(rq, "lto"))
+        add_build(p, "lto", BUILD_BASELINE, true, NULL);
+    for (int pass = 0; pass < 2; pass++) {
+        const char *kind = pass ? "pgo+lto" : "pgo";
+        if (!wants(rq, kind))
+            continue;
+        for (int i = 0; i < p->ntrainers; i++) {
+            char *name = p->ntrainers == 1 ? xstrdup(kind)
+                                           : xasprintf("%s-%s", kind, p->trainers[i].name);
+            add_build(p, name, BUILD_PGO, pass == 1, &p->trainers[i]);
+            free(name);
+        }
+    }
+}
+
+static int make_rundir(struct pgo_pipeline *p)
+{
+    const char *base = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
+    p->rundir = xasprintf("%s/pgolab-pgo-%d", base, (int)getpid());
+    if (remove_tree(p->rundir) < 0 || mkdir_p(p->rundir) < 0)
+        return -1;
+    /* the server's own user (postgres when pgolab is root) creates datadirs here */
+    if (geteuid() == 0 && chmod(p->rundir, 01777) < 0)
+        return error("chmod %s: %s", p->rundir, strerror(errno));
+    return 0;
+}
+
+static void release(struct pgo_pipeline *p)
+{
+    recipe_release(&p->recipe);
+    cc_info_release(&p->cc);
+    free(p->cxx);
+    free(p->pgolab);
+    free(p->source);
+    free(p->source_sha);
+    free(p->source_version);
+    free(p->root);
+    free(p->profile_raw);
+    free(p->rundir);
+    for (int i = 0; i < p->ntrainers; i++) {
+        struct pgo_trainer *t = &p->trainers[i];
+        free(t->name);
+        for (char **w = t->workloads; w && *w; w++)
+            free(*w);
+        free(t->workloads);
+        free(t->key);
+        free(t->profile_dir);
+        free(t->profdata);
+        profile_info_release(&t->profile);
+    }
+    free(p->trainers);
+    for (int i = 0; i < p->nbuilds; i++) {
+        struct pgo_build *b = &p->builds[i];
+        free(b->name);
+        free(b->dir);
+        free(b->build_dir);
+        free(b->prefix);
+        free(b->log);
+        free(b->pgo_flags);
+        free(b->flags);
+        free(b->product);
+        free(b->sha256);
+        free(b->why);
+    }
+    free(p->builds);
+    free(p->gate_checksum);
+}
+
+/* ---- summary ------------------------------------------------------------------------ */
+
+static void print_build(const struct pgo_build *b)
+{
+    printf("  %-13s %s  sha256 %.16s  ", b->name, b->product, b->sha256 ? b->sha256 : "?");
+    if (b->cached)
+        printf("(cached)\n");
+    else
+        printf("(%.1f s; built: %s)\n", b->seconds, b->why ? b->why : "not built before");
+}
+
+static void print_training(const struct pgo_pipeline *p, const struct pgo_trainer *t)
+{
+    const struct pgo_request *rq = p->rq;
+    printf("  %-13s %s", "training", t->name);
+    if (!t->suite)
+        printf(", %d s each, %d threads", rq->train_time, rq->train_threads);
+    if (p->cc.family == CC_GCC)
+        printf(": profile data for %d of %d objects, %lld bytes ", t->objects_profiled,
+               t->objects, (long long)t->profile.bytes);
+    else
+        printf(": %d .profraw files merged, %lld bytes ", t->profile.files,
+               (long long)t->profile.bytes);
+    if (t->cached)
+        printf("(cached)\n");
+    else
+        printf("(%.1f s)\n", t->seconds);
+}
+
+static void print_summary(const struct pgo_pipeline *p)
+{
+    const struct pgo_request *rq = p->rq;
+    printf("pgolab pgo %s: %s%s%s, %s, %s\n", p->recipe.name,
+           p->recipe.debian_package ? p->recipe.debian_package : "source",
+           p->source_version ? " " : "", p->source_version ? p->source_version : "",
+           p->cc.version, *rq->cflags ? rq->cflags : "(no cflags)");
+    printf("  %-13s %s\n", "recipe", p->recipe.path);
+    printf("  %-13s %s  content sha256 %.16s\n", "source", p->source, p->source_sha);
+    print_build(&p->builds[0]);
+    print_build(&p->builds[1]);
+    for (int i = 0; i < p->ntrainers; i++)
+        print_training(p, &p->trainers[i]);
+    for (int i = 2; i < p->nbuilds; i++) {
+        const struct pgo_build *b = &p->builds[i];
+        print_build(b);
+        printf("  %-13s flags: %s\n", "", b->flags);
+        if (b->phase == BUILD_PGO && p->cc.family == CC_GCC)
+            printf("  %-13s %d objects had no profile data (code the trainer never ran)\n", "",
+                   b->profile_missing);
+    }
+    printf("  %-13s checksum: oltp_read_only verify, %s over %lld rows, identical for baseline",
+           "gate", p->gate_checksum, p->gate_rows);
+    for (int i = 2; i < p->nbuilds; i++)
+        printf(", %s", p->builds[i].name);
+    printf("\n");
+    if (p->suite_ran)
+        printf("  %-13s suite: the %s regression suite passed on every pgo build\n", "",
+               p->recipe.name);
+    for (int i = 0; i < p->ntrainers; i++)
+        for (int w = 0; w < rq->nbench; w++)
+            if (trainer_includes(p->trainers[i].name, rq->bench[w]))
+                printf("  %-13s note: trainer %s includes the measured workload %s (a profile "
+                       "trained on the exam flatters the result)\n", "", p->trainers[i].name,
+                       rq->bench[w]);
+    fflush(stdout);
+}
+
+/* ---- the pipeline ------------------------------------------------------------------- */
+
+#define CHECK_INTERRUPT()                                                   \
+    do {                                                                    \
+        if (interrupted) {                                                  \
+            progress_done();                                                \
+            error("interrupted (signal %d); `pgolab pgo %s --resume` "      \
+                  "continues where this stopped", (int)interrupted,         \
+                  rq->target);                                              \
+            rc = 2;                                                         \
+            goto out;                                                       \
+        }                                                                   \
+    } while (0)
+
+int pgo_pipeline_run(const struct pgo_request *rq)
+{
+    struct pgo_pipeline p;
+    struct sig_saved saved;
+    struct store *store = NULL;
+    int lock_fd = -1, rc = 1;
+
+    memset(&p, 0, sizeof(p));
+    p.rq = rq;
+    p.interrupted = &interrupted;
+    interrupted = 0;
+    sig_catch(on_signal, &saved);
+
+    if (recipe_load(rq->recipe_path, &p.recipe) < 0)
+        goto fail;
+    if (p.recipe.product != RECIPE_SERVER) {
+        error("%s: library recipes are built by `pgolab pgo sqlite` for now; this pipeline "
+              "builds servers (\"server\" in the recipe)", p.recipe.path);
+        goto fail;
+    }
+    if (rq->measure && store_open(rq->results, &store) < 0)
+        goto fail;
+    if (cc_probe(rq->cc, &p.cc) < 0)
+        goto fail;
+    p.cxx = rq->cxx ? xstrdup(rq->cxx) : cxx_for(rq->cc);
+    p.pgolab = self_exe();
+    if (check_tools(&p) < 0 || check_reachable(&p) < 0)
+        goto fail;
+    if (rq->source && is_dir(rq->source)) {
+        char *dir = NULL;
+        if (pgo_source_resolve(&p.recipe, rq->source, NULL, &dir) < 0)
+            goto fail;
+        free(dir);
+    }
+    if (lock_workdir(rq->workdir, &lock_fd) < 0)
+        goto fail;
+
+    /* 1. source, hashed by content */
+    char *srcdir = path_join(rq->workdir, "src");
+    int src_rc = pgo_source_resolve(&p.recipe, rq->source, srcdir, &p.source);
+    free(srcdir);
+    if (src_rc < 0)
+        goto fail;
+    CHECK_INTERRUPT();
+    progress("source: hashing %s", p.source);
+    p.source_sha = pgo_tree_hash(p.source);
+    progress_done();
+    if (!p.source_sha)
+        goto fail;
+    p.source_version = pgo_source_debian_version(p.source);
+    char *keytext = xasprintf("%s\n%s\n%s", rq->cc, p.cc.version, rq->cflags);
+    char *key = path_key(keytext);
+    char *name = xasprintf("%s-%s-%s", p.recipe.name, cc_family_name(p.cc.family), key);
+    p.root = path_join(rq->workdir, name);
+    free(keytext);
+    free(key);
+    free(name);
+    p.profile_raw = path_join(p.root, "profile-raw");
+    if (mkdir_p(p.root) < 0)
+        goto fail;
+    setup_trainers(&p);
+    setup_builds(&p);
+    for (int i = 0; i < p.nbuilds; i++)
+        if (p.builds[i].phase != BUILD_PGO && pgo_build_flags(&p, &p.builds[i]) < 0)
+            goto fail;
+
+    /* 2. baseline, instrumented (and lto): each build uses every core */
+    for (int i = 0; i < p.nbuilds; i++) {
+        if (p.builds[i].phase == BUILD_PGO)
+            continue;
+        if (pgo_build_run(&p, &p.builds[i]) < 0)
+            goto fail;
+        CHECK_INTERRUPT();
+    }
+    /* 3. training, one profile per trainer */
+    if (make_rundir(&p) < 0)
+        goto fail;
+    for (int i = 0; i < p.ntrainers; i++) {
+        if (pgo_train(&p, &p.trainers[i]) < 0)
+            goto fail;
+        CHECK_INTERRUPT();
+    }
+    /* 4. pgo builds: the profile's identity is part of their stamp */
+    for (int i = 0; i < p.nbuilds; i++) {
+        if (p.builds[i].phase != BUILD_PGO)
+            continue;
+        if (pgo_build_flags(&p, &p.builds[i]) < 0 || pgo_build_run(&p, &p.builds[i]) < 0)
+            goto fail;
+        CHECK_INTERRUPT();
+    }
+    /* 5. correctness gate */
+    if (pgo_gate(&p) < 0)
+        goto fail;
+    CHECK_INTERRUPT();
+    print_summary(&p);
+
+    /* 6. measurement (the engine catches SIGINT/SIGTERM itself) */
+    rc = 0;
+    if (rq->measure) {
+        sig_restore(&saved);
+        printf("\n");
+        rc = pgo_measure(&p, store);
+        sig_catch(on_signal, &saved);
+    }
+    goto out;
+fail:
+    CHECK_INTERRUPT();
+out:
+    progress_done();
+    if (p.rundir)
+        remove_tree(p.rundir);
+    sig_restore(&saved);
+    if (lock_fd >= 0)
+        close(lock_fd);
+    release(&p);
+    store_close(store);
+    return rc;
+}

@@ -1,0 +1,87 @@
+/* pipeline: the target-agnostic PGO pipeline of `pgolab pgo TARGET` for recipe targets
+ * (pgo/recipe.h): source -> baseline build -> instrumented build -> training (one profile per
+ * trainer) -> profile check -> pgo build (one per trainer) -> correctness gate -> measurement
+ * with the experiment engine -> report. Every phase is cached under the work directory with a
+ * stamp of exactly what it read (recipe text, source tree content hash, compiler version,
+ * flags, profile hash), so an interrupted run continues where it stopped and a changed input
+ * redoes the phases it feeds, saying why. cli/pgo.c owns the options and hands a validated
+ * struct pgo_request over; the pipeline owns everything it builds (struct pgo_pipeline). */
+#ifndef PGOLAB_PGO_PIPELINE_H
+#define PGOLAB_PGO_PIPELINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "build/build.h"
+#include "pgo/recipe.h"
+
+/* Which gate runs after the pgo builds. */
+enum pgo_gate {
+    PGO_GATE_CHECKSUM,  /* `bench verify`: baseline and every pgo build answer the fixed query
+                         * set on the same data with the same checksum */
+    PGO_GATE_SUITE,     /* the checksum gate, then the recipe's regression suite against every
+                         * pgo build */
+};
+
+/* The validated options (strings owned by the caller, cli/pgo.c). */
+struct pgo_request {
+    const char *target;           /* name or recipe file */
+    const char *recipe_path;      /* resolved recipe file */
+    const char *source;           /* --source or NULL */
+    const char *workdir;          /* absolute */
+    const char *cc, *cxx, *cflags;
+    char **train;                 /* trainers: a workload, a mix "a+b", or "suite" */
+    int ntrain;
+    int train_time, train_threads;
+    char **bench;                 /* measured workloads */
+    int nbench;
+    int *threads;
+    int nthreads;
+    int rounds, time_s, tables, table_size, jobs;
+    char **variants;              /* baseline (always first), pgo, lto, pgo+lto */
+    int nvariants;
+    enum pgo_gate gate;
+    bool measure, rebuild;
+    uint64_t seed;
+    const char *results, *output;
+    int64_t resume_id;            /* > 0: continue that measurement; -1: the newest
+                                   * unfinished pgo experiment of this target; 0: a new one */
+    double fail_pct;              /* < 0: no --fail-if-slower */
+};
+
+/* One trainer and the profile it wrote. */
+struct pgo_trainer {
+    char *name;                   /* as given: "oltp_read_write", "oltp_read_only+oltp_write_only", "suite" */
+    char **workloads;             /* the mix's workloads (NULL-terminated; empty for suite) */
+    bool suite;
+    char *key;                    /* directory-safe name */
+    char *profile_dir, *profdata; /* profdata: clang only */
+    struct profile_info profile;
+    int objects, objects_profiled;/* gcc: instrumented objects (.gcno) and those with .gcda */
+    bool cached;
+    double seconds;
+};
+
+/* One build of the target (a variant, or the instrumented build). */
+struct pgo_build {
+    char *name;                   /* "baseline", "instrumented", "lto", "pgo", "pgo+lto",
+                                   * "pgo-TRAINER" / "pgo+lto-TRAINER" with several trainers */
+    enum build_phase phase;
+    bool lto;
+    struct pgo_trainer *trainer;  /* pgo builds: whose profile */
+    char *dir, *build_dir, *prefix, *log;
+    char *pgo_flags;              /* the phase's flags ({pgo_flags}) */
+    char *flags;                  /* cflags + pgo flags: the fingerprint's "cflags" */
+    char *product;                /* absolute path of the server binary or library */
+    char *sha256;                 /* of product */
+    bool cached;
+    char *why;                    /* why it was built now ("not built before", "the profile changed") */
+    double seconds;
+    int profile_missing;          /* pgo: objects the compiler found no profile data for */
+};
+
+/* Run the whole pipeline for rq and print its summary and tables on stdout. Returns the
+ * exit code: 0 ok, 1 error (one line said why), 2 interrupted, 3 --fail-if-slower. */
+int pgo_pipeline_run(const struct pgo_request *rq);
+
+#endif

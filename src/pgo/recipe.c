@@ -1,0 +1,635 @@
+/* recipe: reading, validating, finding and expanding PGO target recipes (see recipe.h and
+ * docs/recipes.md). jansson parses the JSON; this file checks the shape and says where a
+ * mistake is. */
+#include "pgo/recipe.h"
+#include "build/build.h"
+#include "util/fs.h"
+#include "util/strbuf.h"
+#include "util/util.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <jansson.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Every placeholder a template may use (docs/recipes.md "Placeholders"). */
+static const char *const placeholders[] = {
+    "source", "build", "prefix", "profile_dir", "phase", "cc", "cxx", "cflags", "cxxflags",
+    "pgo_flags", "jobs", "phase_options", "host", "port", "socket", "socket_dir", "user", "db",
+};
+
+/* Parsing context: the file and its text, for error lines. */
+struct ctx {
+    const char *path;
+    const char *text;
+};
+
+/* The 1-based line of the first occurrence of "key" (quoted) in the text, or 0. jansson keeps
+ * no positions for values, so an unknown or mistyped key is located by its name: the first
+ * occurrence is the right one unless the same key appears earlier elsewhere. */
+static int line_of(const struct ctx *c, const char *key)
+{
+    char *quoted = xasprintf("\"%s\"", key);
+    const char *hit = strstr(c->text, quoted);
+    free(quoted);
+    if (!hit)
+        return 0;
+    int line = 1;
+    for (const char *p = c->text; p < hit; p++)
+        line += *p == '\n';
+    return line;
+}
+
+static int fail_at(const struct ctx *c, const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int fail_at(const struct ctx *c, const char *key, const char *fmt, ...)
+{
+    struct strbuf sb = STRBUF_INIT;
+    va_list ap;
+    strbuf_init(&sb, 0);
+    va_start(ap, fmt);
+    strbuf_vaddf(&sb, fmt, ap);
+    va_end(ap);
+    int line = key ? line_of(c, key) : 0;
+    if (line)
+        error("%s:%d: %s", c->path, line, sb.buf);
+    else
+        error("%s: %s", c->path, sb.buf);
+    strbuf_release(&sb);
+    return -1;
+}
+
+/* Every key of obj must be one of known (NULL-terminated); where names the object. */
+static int check_keys(const struct ctx *c, json_t *obj, const char *where,
+                      const char *const *known)
+{
+    const char *key;
+    json_t *val;
+    json_object_foreach(obj, key, val) {
+        bool ok = false;
+        for (const char *const *k = known; *k && !ok; k++)
+            ok = !strcmp(*k, key);
+        if (!ok) {
+            struct strbuf list = STRBUF_INIT;
+            strbuf_init(&list, 0);
+            for (const char *const *k = known; *k; k++)
+                strbuf_addf(&list, "%s%s", k == known ? "" : ", ", *k);
+            fail_at(c, key, "unknown key '%s' in %s (known: %s)", key, where, list.buf);
+            strbuf_release(&list);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Every {name} in s must be a known placeholder. */
+static int check_placeholders(const struct ctx *c, const char *key, const char *s)
+{
+    for (const char *p = strchr(s, '{'); p; p = strchr(p + 1, '{')) {
+        const char *end = strchr(p, '}');
+        if (!end)
+            return 0; /* a literal brace (e.g. a shell-free argument); nothing to expand */
+        size_t len = (size_t)(end - p - 1);
+        bool ok = false;
+        for (size_t i = 0; i < ARRAY_SIZE(placeholders) && !ok; i++)
+            ok = strlen(placeholders[i]) == len && !strncmp(placeholders[i], p + 1, len);
+        if (!ok && len > 0 && len < 40) {
+            bool word = true;
+            for (size_t i = 0; i < len; i++)
+                word = word && (islower((unsigned char)p[1 + i]) || p[1 + i] == '_');
+            if (word)
+                return fail_at(c, key, "unknown placeholder {%.*s} in \"%s\" (see docs/recipes.md)",
+                               (int)len, p + 1, s);
+        }
+    }
+    return 0;
+}
+
+static int get_string(const struct ctx *c, json_t *obj, const char *key, bool required,
+                      char **out)
+{
+    json_t *v = json_object_get(obj, key);
+    *out = NULL;
+    if (!v)
+        return required ? fail_at(c, NULL, "missing key '%s'", key) : 0;
+    if (!json_is_string(v))
+        return fail_at(c, key, "'%s' must be a string", key);
+    if (check_placeholders(c, key, json_string_value(v)) < 0)
+        return -1;
+    *out = xstrdup(json_string_value(v));
+    return 0;
+}
+
+static int get_bool(const struct ctx *c, json_t *obj, const char *key, bool dflt, bool *out)
+{
+    json_t *v = json_object_get(obj, key);
+    *out = dflt;
+    if (!v)
+        return 0;
+    if (!json_is_boolean(v))
+        return fail_at(c, key, "'%s' must be true or false", key);
+    *out = json_is_true(v);
+    return 0;
+}
+
+/* A JSON array of strings as a NULL-terminated owned array. */
+static int get_strings(const struct ctx *c, json_t *v, const char *key, char ***out)
+{
+    *out = NULL;
+    if (!json_is_array(v))
+        return fail_at(c, key, "'%s' must be an array of strings", key);
+    size_t n = json_array_size(v);
+    char **a = xcalloc(n + 1, sizeof(*a));
+    for (size_t i = 0; i < n; i++) {
+        json_t *s = json_array_get(v, i);
+        if (!json_is_string(s) || check_placeholders(c, key, json_string_value(s)) < 0) {
+            for (size_t j = 0; j < i; j++)
+                free(a[j]);
+            free(a);
+            return json_is_string(s) ? -1 : fail_at(c, key, "'%s' must be an array of strings", key);
+        }
+        a[i] = xstrdup(json_string_value(s));
+    }
+    *out = a;
+    return 0;
+}
+
+static void free_strings(char **a)
+{
+    for (char **p = a; p && *p; p++)
+        free(*p);
+    free(a);
+}
+
+static int load_steps(const struct ctx *c, json_t *arr, const char *key, struct recipe_step **out,
+                      int *n)
+{
+    static const char *const known[] = { "name", "run", "cwd", "env", NULL };
+    *out = NULL;
+    *n = 0;
+    if (!json_is_array(arr) || json_array_size(arr) == 0)
+        return fail_at(c, key, "'%s' must be a non-empty array of steps ({\"name\": ..., \"run\": [...]})", key);
+    *out = xcalloc(json_array_size(arr), sizeof(**out));
+    for (size_t i = 0; i < json_array_size(arr); i++) {
+        json_t *o = json_array_get(arr, i);
+        struct recipe_step *st = &(*out)[i];
+        char where[64];
+        snprintf(where, sizeof(where), "%s[%zu]", key, i);
+        *n = (int)i + 1;
+        if (!json_is_object(o))
+            return fail_at(c, key, "%s must be an object with \"name\" and \"run\"", where);
+        if (check_keys(c, o, where, known) < 0 || get_string(c, o, "name", false, &st->name) < 0 ||
+            get_string(c, o, "cwd", false, &st->cwd) < 0)
+            return -1;
+        json_t *run = json_object_get(o, "run");
+        if (!run)
+            return fail_at(c, st->name ? st->name : key, "%s (%s): missing key 'run' (the command as an argv array)",
+                           where, st->name ? st->name : "unnamed");
+        if (get_strings(c, run, "run", &st->argv) < 0)
+            return -1;
+        if (!st->argv[0])
+            return fail_at(c, "run", "%s: 'run' is empty", where);
+        if (!st->name)
+            st->name = xstrdup(st->argv[0]);
+        json_t *env = json_object_get(o, "env");
+        if (env && get_strings(c, env, "env", &st->env) < 0)
+            return -1;
+        for (char **e = st->env; e && *e; e++)
+            if (!strchr(*e, '='))
+                return fail_at(c, "env", "%s: env entry '%s' is not NAME=VALUE", where, *e);
+    }
+    return 0;
+}
+
+static void release_steps(struct recipe_step *s, int n)
+{
+    for (int i = 0; i < n; i++) {
+        free(s[i].name);
+        free_strings(s[i].argv);
+        free(s[i].cwd);
+        free_strings(s[i].env);
+    }
+    free(s);
+}
+
+static int load_source(const struct ctx *c, json_t *src, struct recipe *r)
+{
+    static const char *const known[] = { "debian", "expect", "hint", NULL };
+    if (!json_is_object(src))
+        return fail_at(c, "source", "'source' must be an object");
+    if (check_keys(c, src, "source", known) < 0 ||
+        get_string(c, src, "debian", false, &r->debian_package) < 0 ||
+        get_string(c, src, "hint", false, &r->source_hint) < 0)
+        return -1;
+    json_t *ex = json_object_get(src, "expect");
+    if (!ex)
+        return fail_at(c, "source", "missing key 'expect' in source (files a matching tree has)");
+    if (get_strings(c, ex, "expect", &r->expect) < 0)
+        return -1;
+    if (!r->expect[0])
+        return fail_at(c, "expect", "'expect' must name at least one file");
+    return 0;
+}
+
+static int load_product(const struct ctx *c, json_t *root, struct recipe *r)
+{
+    static const char *const server_keys[] = { "driver", "binary", "train_options", NULL };
+    json_t *srv = json_object_get(root, "server");
+    char *lib = NULL;
+    if (get_string(c, root, "library", false, &lib) < 0)
+        return -1;
+    if (!!srv == !!lib) {
+        free(lib);
+        return fail_at(c, NULL, "needs exactly one of 'server' (a server binary under the prefix) "
+                       "or 'library' (a shared library under the prefix)");
+    }
+    if (lib) {
+        r->product = RECIPE_LIBRARY;
+        r->library = lib;
+        return 0;
+    }
+    r->product = RECIPE_SERVER;
+    if (!json_is_object(srv))
+        return fail_at(c, "server", "'server' must be an object");
+    char *driver = NULL;
+    if (check_keys(c, srv, "server", server_keys) < 0 ||
+        get_string(c, srv, "driver", true, &driver) < 0 ||
+        get_string(c, srv, "binary", true, &r->server_binary) < 0) {
+        free(driver);
+        return -1;
+    }
+    int rc = 0;
+    if (!strcmp(driver, "mysql"))
+        r->server_kind = SERVER_MYSQL;
+    else if (!strcmp(driver, "pgsql"))
+        r->server_kind = SERVER_PGSQL;
+    else
+        rc = fail_at(c, "driver", "server.driver '%s': expected mysql or pgsql", driver);
+    free(driver);
+    json_t *to = json_object_get(srv, "train_options");
+    if (rc == 0 && to)
+        rc = get_strings(c, to, "train_options", &r->train_options);
+    return rc;
+}
+
+static int load_pgo(const struct ctx *c, json_t *root, struct recipe *r)
+{
+    static const char *const known[] = { "flags", "phase_options", "strict_profile", NULL };
+    static const char *const phase_keys[] = { "baseline", "instrumented", "pgo", NULL };
+    json_t *pgo = json_object_get(root, "pgo");
+    r->flags = RECIPE_FLAGS_COMPILER;
+    r->strict_profile = r->product == RECIPE_LIBRARY;
+    if (!pgo)
+        return 0;
+    if (!json_is_object(pgo))
+        return fail_at(c, "pgo", "'pgo' must be an object");
+    char *flags = NULL;
+    if (check_keys(c, pgo, "pgo", known) < 0 || get_string(c, pgo, "flags", false, &flags) < 0 ||
+        get_bool(c, pgo, "strict_profile", r->strict_profile, &r->strict_profile) < 0)
+        return -1;
+    if (flags && !strcmp(flags, "options"))
+        r->flags = RECIPE_FLAGS_OPTIONS;
+    else if (flags && strcmp(flags, "compiler")) {
+        free(flags);
+        return fail_at(c, "flags", "pgo.flags: expected \"compiler\" (pgolab's flag table) or "
+                       "\"options\" (the recipe's phase_options)");
+    }
+    free(flags);
+    json_t *po = json_object_get(pgo, "phase_options");
+    if (r->flags == RECIPE_FLAGS_OPTIONS && !po)
+        return fail_at(c, "flags", "pgo.flags \"options\" needs pgo.phase_options "
+                       "({\"instrumented\": [...], \"pgo\": [...]})");
+    if (po) {
+        if (!json_is_object(po) || check_keys(c, po, "pgo.phase_options", phase_keys) < 0)
+            return po && !json_is_object(po) ? fail_at(c, "phase_options", "pgo.phase_options must be an object") : -1;
+        for (int ph = 0; ph < BUILD_NPHASES; ph++) {
+            json_t *v = json_object_get(po, phase_keys[ph]);
+            if (v && get_strings(c, v, phase_keys[ph], &r->phase_options[ph]) < 0)
+                return -1;
+        }
+    }
+    return 0;
+}
+
+static int load_extras(const struct ctx *c, json_t *root, struct recipe *r)
+{
+    static const char *const err_keys[] = { "contains", "message", NULL };
+    static const char *const tool_keys[] = { "program", "package", NULL };
+    json_t *le = json_object_get(root, "log_errors");
+    if (le) {
+        if (!json_is_array(le))
+            return fail_at(c, "log_errors", "'log_errors' must be an array");
+        r->log_errors = xcalloc(json_array_size(le) + 1, sizeof(*r->log_errors));
+        for (size_t i = 0; i < json_array_size(le); i++) {
+            json_t *o = json_array_get(le, i);
+            struct recipe_log_error *e = &r->log_errors[i];
+            r->nlog_errors = (int)i + 1;
+            if (!json_is_object(o) || check_keys(c, o, "log_errors[]", err_keys) < 0 ||
+                get_string(c, o, "contains", true, &e->contains) < 0 ||
+                get_string(c, o, "message", true, &e->message) < 0)
+                return json_is_object(o) ? -1 : fail_at(c, "log_errors", "log_errors entries are objects");
+        }
+    }
+    json_t *tl = json_object_get(root, "requires");
+    if (tl) {
+        if (!json_is_array(tl))
+            return fail_at(c, "requires", "'requires' must be an array");
+        r->tools = xcalloc(json_array_size(tl) + 1, sizeof(*r->tools));
+        for (size_t i = 0; i < json_array_size(tl); i++) {
+            json_t *o = json_array_get(tl, i);
+            struct recipe_tool *t = &r->tools[i];
+            r->ntools = (int)i + 1;
+            if (!json_is_object(o) || check_keys(c, o, "requires[]", tool_keys) < 0 ||
+                get_string(c, o, "program", true, &t->program) < 0 ||
+                get_string(c, o, "package", true, &t->package) < 0)
+                return json_is_object(o) ? -1 : fail_at(c, "requires", "requires entries are objects");
+        }
+    }
+    return 0;
+}
+
+int recipe_load(const char *path, struct recipe *out)
+{
+    static const char *const known[] = {
+        "pgolab_recipe", "name", "description", "source", "server", "library", "build_dir",
+        "pgo", "steps", "suite", "log_errors", "requires", NULL,
+    };
+    struct strbuf text = STRBUF_INIT;
+    json_error_t jerr;
+    json_t *root = NULL;
+    int rc = -1;
+
+    memset(out, 0, sizeof(*out));
+    strbuf_init(&text, 0);
+    if (strbuf_read_file(&text, path) < 0) {
+        error("recipe %s: %s", path, strerror(errno));
+        goto out;
+    }
+    out->path = abs_path(path);
+    struct ctx c = { path, text.buf };
+    root = json_loads(text.buf, 0, &jerr);
+    if (!root) {
+        error("%s:%d:%d: not valid JSON: %s", path, jerr.line, jerr.column, jerr.text);
+        goto out;
+    }
+    if (!json_is_object(root)) {
+        fail_at(&c, NULL, "a recipe is a JSON object");
+        goto out;
+    }
+    if (check_keys(&c, root, "the recipe", known) < 0)
+        goto out;
+    json_t *fmt = json_object_get(root, "pgolab_recipe");
+    if (!json_is_integer(fmt)) {
+        fail_at(&c, "pgolab_recipe", "missing or non-integer 'pgolab_recipe' (the format version, %d)",
+                RECIPE_FORMAT);
+        goto out;
+    }
+    if (json_integer_value(fmt) > RECIPE_FORMAT || json_integer_value(fmt) < 1) {
+        fail_at(&c, "pgolab_recipe", "format %lld is not one this pgolab reads (%d)",
+                (long long)json_integer_value(fmt), RECIPE_FORMAT);
+        goto out;
+    }
+    if (get_string(&c, root, "name", true, &out->name) < 0 ||
+        get_string(&c, root, "description", false, &out->description) < 0)
+        goto out;
+    json_t *src = json_object_get(root, "source");
+    if (!src) {
+        fail_at(&c, NULL, "missing key 'source'");
+        goto out;
+    }
+    if (load_source(&c, src, out) < 0 || load_product(&c, root, out) < 0 ||
+        load_pgo(&c, root, out) < 0 || load_extras(&c, root, out) < 0)
+        goto out;
+    char *bd = NULL;
+    if (get_string(&c, root, "build_dir", false, &bd) < 0)
+        goto out;
+    out->shared_build_dir = bd && !strcmp(bd, "shared");
+    if (bd && !out->shared_build_dir && strcmp(bd, "per-variant")) {
+        fail_at(&c, "build_dir", "build_dir '%s': expected \"per-variant\" or \"shared\"", bd);
+        free(bd);
+        goto out;
+    }
+    free(bd);
+    json_t *steps = json_object_get(root, "steps");
+    if (!steps) {
+        fail_at(&c, NULL, "missing key 'steps' (configure, build and install commands)");
+        goto out;
+    }
+    if (load_steps(&c, steps, "steps", &out->steps, &out->nsteps) < 0)
+        goto out;
+    json_t *suite = json_object_get(root, "suite");
+    if (suite && load_steps(&c, suite, "suite", &out->suite, &out->nsuite) < 0)
+        goto out;
+    out->sha256 = sha256_file(path);
+    rc = out->sha256 ? 0 : -1;
+out:
+    json_decref(root);
+    strbuf_release(&text);
+    if (rc < 0)
+        recipe_release(out);
+    return rc;
+}
+
+void recipe_release(struct recipe *r)
+{
+    free(r->path);
+    free(r->name);
+    free(r->description);
+    free(r->sha256);
+    free(r->server_binary);
+    free(r->library);
+    free(r->debian_package);
+    free_strings(r->expect);
+    free(r->source_hint);
+    for (int ph = 0; ph < BUILD_NPHASES; ph++)
+        free_strings(r->phase_options[ph]);
+    release_steps(r->steps, r->nsteps);
+    release_steps(r->suite, r->nsuite);
+    for (int i = 0; i < r->nlog_errors; i++) {
+        free(r->log_errors[i].contains);
+        free(r->log_errors[i].message);
+    }
+    free(r->log_errors);
+    for (int i = 0; i < r->ntools; i++) {
+        free(r->tools[i].program);
+        free(r->tools[i].package);
+    }
+    free(r->tools);
+    free_strings(r->train_options);
+    memset(r, 0, sizeof(*r));
+}
+
+/* ---- finding recipes ---------------------------------------------------------------- */
+
+/* The search path: $PGOLAB_RECIPES, then next to the binary. */
+static void search_dirs(struct argvec *dirs)
+{
+    const char *env = getenv("PGOLAB_RECIPES");
+    if (env && *env) {
+        char *copy = xstrdup(env);
+        for (char *save = NULL, *d = strtok_r(copy, ":", &save); d; d = strtok_r(NULL, ":", &save))
+            argvec_push(dirs, d);
+        free(copy);
+    }
+    char *exe = self_exe();
+    char *slash = exe ? strrchr(exe, '/') : NULL;
+    if (slash) {
+        *slash = '\0';
+        argvec_pushf(dirs, "%s/recipes", exe);
+        argvec_pushf(dirs, "%s/../share/pgolab/recipes", exe);
+    }
+    free(exe);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+char *recipe_names(void)
+{
+    struct argvec dirs = ARGVEC_INIT, names = ARGVEC_INIT;
+    search_dirs(&dirs);
+    for (int i = 0; i < dirs.n; i++) {
+        DIR *d = opendir(dirs.v[i]);
+        struct dirent *e;
+        while (d && (e = readdir(d))) {
+            size_t len = strlen(e->d_name);
+            if (len <= 5 || strcmp(e->d_name + len - 5, ".json") || e->d_name[0] == '.')
+                continue;
+            char *name = xstrndup(e->d_name, len - 5);
+            bool dup = false;
+            for (int j = 0; j < names.n && !dup; j++)
+                dup = !strcmp(names.v[j], name);
+            if (!dup)
+                argvec_push(&names, name);
+            free(name);
+        }
+        if (d)
+            closedir(d);
+    }
+    if (names.n)
+        qsort(names.v, (size_t)names.n, sizeof(*names.v), cmp_str);
+    struct strbuf sb = STRBUF_INIT;
+    strbuf_init(&sb, 0);
+    for (int i = 0; i < names.n; i++)
+        strbuf_addf(&sb, "%s%s", i ? ", " : "", names.v[i]);
+    argvec_clear(&dirs);
+    argvec_clear(&names);
+    return strbuf_detach(&sb);
+}
+
+char *recipe_find(const char *target)
+{
+    size_t len = strlen(target);
+    if (strchr(target, '/') || (len > 5 && !strcmp(target + len - 5, ".json"))) {
+        if (!is_file(target)) {
+            error("recipe %s: no such file", target);
+            return NULL;
+        }
+        return abs_path(target);
+    }
+    struct argvec dirs = ARGVEC_INIT;
+    char *found = NULL;
+    search_dirs(&dirs);
+    for (int i = 0; i < dirs.n && !found; i++) {
+        char *p = xasprintf("%s/%s.json", dirs.v[i], target);
+        if (is_file(p))
+            found = abs_path(p);
+        free(p);
+    }
+    argvec_clear(&dirs);
+    if (!found) {
+        char *names = recipe_names();
+        error("unknown PGO target '%s' (known: %s; or a recipe file, or a directory in "
+              "PGOLAB_RECIPES)", target, *names ? names : "none found");
+        free(names);
+    }
+    return found;
+}
+
+/* ---- expansion ---------------------------------------------------------------------- */
+
+static const char *var_value(const struct recipe_vars *v, const char *name, size_t len,
+                             char *num, size_t numlen)
+{
+#define VAR(key, member) \
+    if (len == strlen(key) && !strncmp(name, key, len)) return v->member ? v->member : ""
+    VAR("source", source);
+    VAR("build", build);
+    VAR("prefix", prefix);
+    VAR("profile_dir", profile_dir);
+    VAR("phase", phase);
+    VAR("cc", cc);
+    VAR("cxx", cxx);
+    VAR("cflags", cflags);
+    VAR("cxxflags", cxxflags);
+    VAR("pgo_flags", pgo_flags);
+    VAR("host", host);
+    VAR("socket", socket);
+    VAR("socket_dir", socket_dir);
+    VAR("user", user);
+    VAR("db", db);
+#undef VAR
+    if (len == 4 && !strncmp(name, "jobs", 4)) {
+        snprintf(num, numlen, "%d", v->jobs > 0 ? v->jobs : 1);
+        return num;
+    }
+    if (len == 4 && !strncmp(name, "port", 4)) {
+        snprintf(num, numlen, "%d", v->port);
+        return num;
+    }
+    return NULL;
+}
+
+char *recipe_expand(const char *tmpl, const struct recipe_vars *vars)
+{
+    struct strbuf sb = STRBUF_INIT;
+    char num[32];
+    strbuf_init(&sb, strlen(tmpl) + 16);
+    for (const char *p = tmpl; *p;) {
+        const char *end = *p == '{' ? strchr(p, '}') : NULL;
+        const char *val = end ? var_value(vars, p + 1, (size_t)(end - p - 1), num, sizeof(num)) : NULL;
+        if (val) {
+            strbuf_addstr(&sb, val);
+            p = end + 1;
+        } else {
+            strbuf_addch(&sb, *p++);
+        }
+    }
+    /* "{cflags} {pgo_flags}" with an empty part leaves a space at an end: trim it, but keep
+     * the text inside (a NAME=VALUE's value may hold spaces on purpose) */
+    while (sb.len && sb.buf[sb.len - 1] == ' ')
+        sb.buf[--sb.len] = '\0';
+    char *eq = strchr(sb.buf, '=');
+    if (eq && eq[1] == ' ' && strchr(tmpl, '=') && strchr(tmpl, '=')[1] == '{') {
+        size_t skip = strspn(eq + 1, " ");
+        memmove(eq + 1, eq + 1 + skip, strlen(eq + 1 + skip) + 1);
+    }
+    return strbuf_detach(&sb);
+}
+
+void recipe_expand_step(const struct recipe_step *step, const struct recipe_vars *vars,
+                        struct argvec *argv, struct argvec *env, char **cwd)
+{
+    for (char **a = step->argv; *a; a++) {
+        if (!strcmp(*a, "{phase_options}")) {
+            argvec_pushv(argv, vars->phase_options);
+            continue;
+        }
+        char *e = recipe_expand(*a, vars);
+        argvec_push(argv, e);
+        free(e);
+    }
+    for (char **e = step->env; e && *e; e++) {
+        char *x = recipe_expand(*e, vars);
+        argvec_push(env, x);
+        free(x);
+    }
+    *cwd = recipe_expand(step->cwd ? step->cwd : "{build}", vars);
+}

@@ -1,0 +1,120 @@
+/* recipe: a PGO target as a declarative JSON file (recipes/NAME.json; the format is
+ * docs/recipes.md), read with jansson into a struct recipe that the target-agnostic pipeline
+ * (pgo/pipeline.h) runs. A recipe says where the source comes from and how to recognise it,
+ * the configure/build/install steps as argv templates, where the PGO flags go (the compiler
+ * flag table of build/flags.c, or the target's own per-phase options as for MySQL), whether
+ * the phases share one build directory, what the product is (a server binary under the
+ * install prefix, or a library), and the optional regression-suite gate. Everything a recipe
+ * holds is owned by the struct and freed by recipe_release(). */
+#ifndef PGOLAB_PGO_RECIPE_H
+#define PGOLAB_PGO_RECIPE_H
+
+#include <stdbool.h>
+
+#include "build/build.h"
+#include "server/server.h"
+#include "util/argvec.h"
+
+#define RECIPE_FORMAT 1  /* the "pgolab_recipe" version this pgolab reads */
+
+/* What the pipeline produces and measures. */
+enum recipe_product {
+    RECIPE_SERVER,   /* a server under PREFIX (recipe "server.binary"), started by src/server */
+    RECIPE_LIBRARY,  /* a shared library under PREFIX (recipe "library"), loaded by bench */
+};
+
+/* Where the instrumentation and profile-use flags come from. */
+enum recipe_flags {
+    RECIPE_FLAGS_COMPILER,  /* build/flags.c's table for (compiler, phase): {pgo_flags} */
+    RECIPE_FLAGS_OPTIONS,   /* the recipe's own "phase_options" (e.g. MySQL's
+                             * -DFPROFILE_GENERATE=ON / -DFPROFILE_USE=ON with FPROFILE_DIR);
+                             * {pgo_flags} is then empty */
+};
+
+/* One command: an argv template (placeholders, docs/recipes.md) run in a directory. */
+struct recipe_step {
+    char *name;       /* "configure", "build", "install", ... (for progress and errors) */
+    char **argv;      /* NULL-terminated templates */
+    char *cwd;        /* template; default "{build}" */
+    char **env;       /* NULL-terminated "NAME=VALUE" templates, or NULL */
+};
+
+/* A log phrase that turns a step's output into one clear error (e.g. a download attempt). */
+struct recipe_log_error {
+    char *contains;   /* substring looked for in the step's log */
+    char *message;    /* the error to print, naming the option that avoids it */
+};
+
+/* A program the recipe's steps need, with the Debian package that has it. */
+struct recipe_tool {
+    char *program, *package;
+};
+
+struct recipe {
+    char *path;                /* the file it was read from (absolute) */
+    char *name;                /* "postgresql" */
+    char *description;
+    char *sha256;              /* of the file's text: part of every build's stamp */
+    enum recipe_product product;
+    enum server_kind server_kind;   /* RECIPE_SERVER: "server.driver" mysql | pgsql */
+    char *server_binary;            /* RECIPE_SERVER: relative to PREFIX, e.g. "bin/postgres" */
+    char *library;                  /* RECIPE_LIBRARY: relative to PREFIX */
+    /* source */
+    char *debian_package;      /* `apt-get source PKG`, or NULL: --source is required */
+    char **expect;             /* files a matching source tree has (relative), NULL-terminated */
+    char *source_hint;         /* what the tree should be, for "does not match" errors */
+    /* build */
+    bool shared_build_dir;     /* "build_dir": "shared": every phase reuses one directory
+                                * (MySQL's rule: GCC names .gcda files after object paths) */
+    enum recipe_flags flags;
+    char **phase_options[BUILD_NPHASES];  /* RECIPE_FLAGS_OPTIONS: spliced at {phase_options} */
+    bool strict_profile;       /* missing profile data is an error (SQLite: one object);
+                                * servers: counted and reported (untrained programs) */
+    struct recipe_step *steps; /* in order */
+    int nsteps;
+    struct recipe_step *suite; /* "suite": the database's own regression tests, run against a
+                                * started pgo server (--gate=suite, and the "suite" trainer) */
+    int nsuite;
+    struct recipe_log_error *log_errors;
+    int nlog_errors;
+    struct recipe_tool *tools;
+    int ntools;
+    char **train_options;      /* --server-option values while training (NULL-terminated) */
+};
+
+/* Read and validate a recipe file. Errors are one line naming the file (and line where the
+ * text has one): a JSON syntax error (jansson's line:column), an unknown key or a missing
+ * one ("FILE:LINE: unknown key 'x' in steps[1] (known: name, run, cwd, env)"), a wrong type,
+ * an unknown placeholder, a "pgolab_recipe" newer than RECIPE_FORMAT. 0 or -1. */
+int recipe_load(const char *path, struct recipe *out);
+void recipe_release(struct recipe *r);
+
+/* Find the recipe of a target: a name containing '/' or ending in ".json" is a file;
+ * otherwise NAME.json in each directory of $PGOLAB_RECIPES (':'-separated), then
+ * DIR/recipes and DIR/../share/pgolab/recipes where DIR holds the pgolab binary. NULL with a
+ * one-line error naming the targets found. Caller frees. */
+char *recipe_find(const char *target);
+/* The target names found on that search path, sorted, ", "-joined ("" if none). Caller frees. */
+char *recipe_names(void);
+
+/* The values placeholders expand to. NULL members expand to "" (and a step that needs one
+ * of them is the pipeline's bug, not the user's). */
+struct recipe_vars {
+    const char *source, *build, *prefix, *profile_dir, *phase;
+    const char *cc, *cxx, *cflags, *cxxflags, *pgo_flags;
+    int jobs;
+    const char *const *phase_options;     /* spliced where an argument is "{phase_options}" */
+    /* suite only */
+    const char *host, *socket, *socket_dir, *user, *db;
+    int port;
+};
+
+/* Expand one step's argv (and env / cwd) into out / env / cwd. An argument that is exactly
+ * "{phase_options}" becomes the phase's options (zero or more arguments); "{cflags} {pgo_flags}"
+ * inside one argument expands in place (whitespace collapsed at the ends). */
+void recipe_expand_step(const struct recipe_step *step, const struct recipe_vars *vars,
+                        struct argvec *argv, struct argvec *env, char **cwd);
+/* Expand placeholders in one template string. Caller frees. */
+char *recipe_expand(const char *tmpl, const struct recipe_vars *vars);
+
+#endif

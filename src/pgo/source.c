@@ -1,0 +1,348 @@
+/* source: finding, fetching and hashing a recipe target's source tree (see source.h). Every
+ * command runs from an argv array, never a shell. */
+#include "pgo/source.h"
+#include "build/build.h"
+#include "util/fs.h"
+#include "util/progress.h"
+#include "util/strbuf.h"
+#include "util/subprocess.h"
+#include "util/util.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <ftw.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define LOG_TAIL_LINES 15
+#define HASH_BATCH 400   /* files per sha256sum child (well below ARG_MAX) */
+
+/* The first expected file dir lacks, or NULL when dir matches the recipe. */
+static const char *missing_file(const struct recipe *r, const char *dir)
+{
+    if (!is_dir(dir))
+        return r->expect[0];
+    for (char **e = r->expect; *e; e++) {
+        char *p = path_join(dir, *e);
+        bool ok = file_size(p) >= 0;
+        free(p);
+        if (!ok)
+            return *e;
+    }
+    return NULL;
+}
+
+static int not_a_tree(const struct recipe *r, const char *opt, const char *missing)
+{
+    struct strbuf list = STRBUF_INIT;
+    strbuf_init(&list, 0);
+    for (char **e = r->expect; *e; e++)
+        strbuf_addf(&list, "%s%s", e == r->expect ? "" : ", ", *e);
+    error("--source=%s: not a %s source tree (no %s; expected %s%s%s)", opt, r->name, missing,
+          list.buf, r->source_hint ? "; " : "", r->source_hint ? r->source_hint : "");
+    strbuf_release(&list);
+    return -1;
+}
+
+/* dir itself or the newest subdirectory (strverscmp) whose name starts with prefix (NULL:
+ * any) that matches the recipe. */
+static char *find_tree_in(const struct recipe *r, const char *dir, const char *prefix)
+{
+    if (!prefix && !missing_file(r, dir))
+        return abs_path(dir);
+    DIR *d = opendir(dir);
+    char *best = NULL, *best_name = NULL;
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        if (e->d_name[0] == '.' || (prefix && strncmp(e->d_name, prefix, strlen(prefix))))
+            continue;
+        char *sub = path_join(dir, e->d_name);
+        if (!missing_file(r, sub) && (!best || strverscmp(e->d_name, best_name) > 0)) {
+            free(best);
+            free(best_name);
+            best = sub;
+            best_name = xstrdup(e->d_name);
+        } else {
+            free(sub);
+        }
+    }
+    if (d)
+        closedir(d);
+    free(best_name);
+    char *out = best ? abs_path(best) : NULL;
+    free(best);
+    return out;
+}
+
+static int run_logged(const char *what, const char *const *argv, const char *cwd,
+                      const char *log, bool report)
+{
+    struct subprocess sp = { .argv = argv, .cwd = cwd, .log_path = log };
+    int st = subprocess_run(&sp);
+    if (st == 0)
+        return 0;
+    if (st > 0 && report) {
+        char *cmd = subprocess_argv_str(argv);
+        char *tail = file_tail(log, LOG_TAIL_LINES);
+        error("%s failed (exit %d): %s\n--- last lines of %s ---\n%s", what, st, cmd, log, tail);
+        free(cmd);
+        free(tail);
+    }
+    return -1;
+}
+
+/* Versions `apt-cache showsrc PKG` lists, newest first (strverscmp: Debian's versions of one
+ * package compare the same way here). */
+static void source_versions(const char *pkg, struct argvec *out)
+{
+    struct strbuf sb = STRBUF_INIT;
+    strbuf_init(&sb, 0);
+    const char *argv[] = { "apt-cache", "showsrc", pkg, NULL };
+    struct subprocess sp = { .argv = argv, .out = &sb, .quiet_stderr = 1 };
+    if (subprocess_run(&sp) == 0) {
+        for (char *line = sb.buf; line && *line;) {
+            char *nl = strchr(line, '\n');
+            if (nl)
+                *nl = '\0';
+            if (!strncmp(line, "Version: ", 9)) {
+                bool dup = false;
+                for (int i = 0; i < out->n && !dup; i++)
+                    dup = !strcmp(out->v[i], line + 9);
+                if (!dup)
+                    argvec_push(out, line + 9);
+            }
+            line = nl ? nl + 1 : NULL;
+        }
+    }
+    strbuf_release(&sb);
+    for (int i = 1; i < out->n; i++)
+        for (int j = i; j > 0 && strverscmp(out->v[j - 1], out->v[j]) < 0; j--) {
+            char *t = out->v[j];
+            out->v[j] = out->v[j - 1];
+            out->v[j - 1] = t;
+        }
+}
+
+static int fetch_debian(const struct recipe *r, const char *srcdir, char **dir)
+{
+    char *prefix = xasprintf("%s-", r->debian_package);
+    char *log = path_join(srcdir, "apt-get-source.log");
+    int rc = -1;
+    if ((*dir = find_tree_in(r, srcdir, prefix))) {
+        rc = 0;
+        goto out;
+    }
+    if (mkdir_p(srcdir) < 0)
+        goto out;
+    unlink(log);
+    progress("source: apt-get source %s (in %s)", r->debian_package, srcdir);
+    const char *argv[] = { "apt-get", "source", r->debian_package, NULL };
+    rc = run_logged("fetching the source", argv, srcdir, log, false);
+    if (rc < 0) {
+        /* the candidate's files may be missing on the mirror: try every listed version */
+        struct argvec versions = ARGVEC_INIT;
+        source_versions(r->debian_package, &versions);
+        for (int i = 0; i < versions.n && rc < 0; i++) {
+            char *spec = xasprintf("%s=%s", r->debian_package, versions.v[i]);
+            progress("source: apt-get source %s (in %s)", spec, srcdir);
+            const char *av[] = { "apt-get", "source", spec, NULL };
+            rc = run_logged("fetching the source", av, srcdir, log, false);
+            free(spec);
+        }
+        argvec_clear(&versions);
+    }
+    progress_done();
+    if (rc < 0) {
+        char *tail = file_tail(log, LOG_TAIL_LINES);
+        error("apt-get source %s failed for every version apt-cache lists (needs deb-src "
+              "entries: run scripts/install-deps.sh, or pass --source=DIR|TARBALL)\n"
+              "--- last lines of %s ---\n%s", r->debian_package, log, tail);
+        free(tail);
+        goto out;
+    }
+    if (!(*dir = find_tree_in(r, srcdir, prefix)))
+        rc = error("apt-get source %s left no %s* tree matching the %s recipe in %s",
+                   r->debian_package, prefix, r->name, srcdir);
+out:
+    free(prefix);
+    free(log);
+    return rc;
+}
+
+static int unpack_tarball(const struct recipe *r, const char *opt, const char *srcdir, char **dir)
+{
+    char *real = abs_path(opt);
+    char *key = path_key(real);
+    char *name = xasprintf("tarball-%s", key);
+    char *into = path_join(srcdir, name);
+    char *log = path_join(srcdir, "tar.log");
+    int rc = -1;
+    if (!(*dir = find_tree_in(r, into, NULL))) {
+        if (remove_tree(into) < 0 || mkdir_p(into) < 0)
+            goto out;
+        const char *argv[] = { "tar", "-xf", real, "-C", into, NULL };
+        if (run_logged("unpacking the source tarball", argv, NULL, log, true) < 0) {
+            remove_tree(into);
+            goto out;
+        }
+        if (!(*dir = find_tree_in(r, into, NULL))) {
+            DIR *d = opendir(into);
+            struct dirent *e;
+            while (d && !*dir && (e = readdir(d)))
+                if (e->d_name[0] != '.') {
+                    char *sub = path_join(into, e->d_name);
+                    *dir = find_tree_in(r, sub, NULL);
+                    free(sub);
+                }
+            if (d)
+                closedir(d);
+        }
+        if (!*dir) {
+            not_a_tree(r, opt, missing_file(r, into));
+            remove_tree(into);
+            goto out;
+        }
+    }
+    rc = 0;
+out:
+    free(real);
+    free(key);
+    free(name);
+    free(into);
+    free(log);
+    return rc;
+}
+
+int pgo_source_resolve(const struct recipe *r, const char *opt, const char *srcdir, char **dir)
+{
+    *dir = NULL;
+    if (opt) {
+        struct stat st;
+        if (stat(opt, &st) < 0)
+            return error("--source=%s: %s", opt, strerror(errno));
+        if (S_ISDIR(st.st_mode)) {
+            const char *miss = missing_file(r, opt);
+            if (miss)
+                return not_a_tree(r, opt, miss);
+            *dir = abs_path(opt);
+            return 0;
+        }
+        return unpack_tarball(r, opt, srcdir, dir);
+    }
+    if (!r->debian_package)
+        return error("the %s recipe needs --source=DIR or TARBALL (it names no Debian source "
+                     "package%s%s)", r->name, r->source_hint ? "; " : "",
+                     r->source_hint ? r->source_hint : "");
+    return fetch_debian(r, srcdir, dir);
+}
+
+/* ---- hashing ------------------------------------------------------------------------ */
+
+static struct {
+    size_t root_len;
+    struct argvec *files;
+    struct strbuf *links;
+} walk;
+
+static int walk_one(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+    (void)st;
+    (void)ftw;
+    const char *rel = path + walk.root_len;
+    if (*rel == '/')
+        rel++;
+    if (type == FTW_F) {
+        argvec_push(walk.files, rel);
+    } else if (type == FTW_SL || type == FTW_SLN) {
+        char target[PATH_MAX];
+        ssize_t n = readlink(path, target, sizeof(target) - 1);
+        target[n > 0 ? n : 0] = '\0';
+        strbuf_addf(walk.links, "link %s -> %s\n", rel, target);
+    }
+    return 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+char *pgo_tree_hash(const char *dir)
+{
+    struct argvec files = ARGVEC_INIT;
+    struct strbuf all = STRBUF_INIT, links = STRBUF_INIT;
+    char *out = NULL, *tmp = NULL;
+    strbuf_init(&all, 0);
+    strbuf_init(&links, 0);
+    walk.root_len = strlen(dir);
+    walk.files = &files;
+    walk.links = &links;
+    if (nftw(dir, walk_one, 32, FTW_PHYS) < 0) {
+        error("hashing the source tree %s: %s", dir, strerror(errno));
+        goto out;
+    }
+    if (files.n)
+        qsort(files.v, (size_t)files.n, sizeof(*files.v), cmp_str);
+    for (int i = 0; i < files.n; i += HASH_BATCH) {
+        struct argvec argv = ARGVEC_INIT;
+        argvec_push(&argv, "sha256sum");
+        argvec_push(&argv, "--");
+        for (int j = i; j < files.n && j < i + HASH_BATCH; j++)
+            argvec_push(&argv, files.v[j]);
+        struct subprocess sp = { .argv = argvec_argv(&argv), .cwd = dir, .out = &all };
+        int st = subprocess_run(&sp);
+        argvec_clear(&argv);
+        if (st != 0) {
+            error("hashing the source tree %s: sha256sum failed (exit %d)", dir, st);
+            goto out;
+        }
+    }
+    strbuf_addstr(&all, links.buf);
+    tmp = xasprintf("%s/pgolab-treehash.%d", access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp",
+                    (int)getpid());
+    if (stamp_write(tmp, all.buf) == 0)
+        out = sha256_file(tmp);
+    unlink(tmp);
+out:
+    free(tmp);
+    argvec_clear(&files);
+    strbuf_release(&all);
+    strbuf_release(&links);
+    return out;
+}
+
+char *pgo_source_debian_version(const char *dir)
+{
+    /* apt-get source unpacks PKG_VERSION.dsc's tree as PKG-UPSTREAM beside the .dsc */
+    char *parent = xstrdup(dir);
+    char *slash = strrchr(parent, '/');
+    char *version = NULL;
+    if (!slash) {
+        free(parent);
+        return NULL;
+    }
+    const char *base = slash + 1;
+    const char *dash = strrchr(base, '-');
+    *slash = '\0';
+    if (dash) {
+        size_t plen = (size_t)(dash - base);
+        DIR *d = opendir(parent);
+        struct dirent *e;
+        while (d && (e = readdir(d))) {
+            size_t n = strlen(e->d_name);
+            if (n > plen + 5 && !strncmp(e->d_name, base, plen) && e->d_name[plen] == '_' &&
+                !strcmp(e->d_name + n - 4, ".dsc") &&
+                !strncmp(e->d_name + plen + 1, dash + 1, strlen(dash + 1))) {
+                free(version);
+                version = xstrndup(e->d_name + plen + 1, n - plen - 5);
+            }
+        }
+        if (d)
+            closedir(d);
+    }
+    free(parent);
+    return version;
+}

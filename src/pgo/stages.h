@@ -1,0 +1,76 @@
+/* stages: the pipeline's shared state and its stages, one file each: steps.c (a build from
+ * the recipe's steps), train.c (training and the profile check), gate.c (the correctness
+ * gate), measure.c (the experiment). Private to src/pgo/; pipeline.c owns the state and runs
+ * the stages in order. */
+#ifndef PGOLAB_PGO_STAGES_H
+#define PGOLAB_PGO_STAGES_H
+
+#include <signal.h>
+#include <stdbool.h>
+
+#include "build/build.h"
+#include "pgo/pipeline.h"
+#include "pgo/recipe.h"
+#include "util/argvec.h"
+
+struct store;
+
+/* Everything one run of the pipeline made; pipeline.c releases it. */
+struct pgo_pipeline {
+    const struct pgo_request *rq;
+    struct recipe recipe;
+    struct cc_info cc;
+    char *cxx;                    /* the C++ compiler matching cc */
+    char *pgolab;                 /* this binary, for bench children */
+    char *source, *source_sha, *source_version;
+    char *root;                   /* WORKDIR/TARGET-CC-KEY: every build, profile and log */
+    char *profile_raw;            /* ROOT/profile-raw: compiled into the instrumented build;
+                                   * each training moves its data to the trainer's dir */
+    char *rundir;                 /* tmpfs scratch for datadirs: /dev/shm/pgolab-pgo-PID */
+    struct pgo_trainer *trainers;
+    int ntrainers;
+    struct pgo_build *builds;     /* [0] baseline, [1] instrumented, then the rest */
+    int nbuilds;
+    char *gate_checksum;
+    long long gate_rows;
+    bool suite_ran;
+    volatile sig_atomic_t *interrupted;
+};
+
+/* Build b from the recipe's steps (steps.c): skipped when its stamp matches and its product
+ * exists (b->cached), else run with the log in b->log, progress on a TTY, and resumed from
+ * the first unfinished step when an earlier run was interrupted with the same inputs. A
+ * failure removes the partial install prefix (no half variant is ever cached) and prints one
+ * error with the command and its log tail. 0 or -1. */
+int pgo_build_run(struct pgo_pipeline *p, struct pgo_build *b);
+/* The phase flags of b ({pgo_flags}): the flag table's row, without the missing-profile
+ * errors for a non-strict recipe, plus -flto for LTO variants. Sets b->pgo_flags/flags. */
+int pgo_build_flags(struct pgo_pipeline *p, struct pgo_build *b);
+
+/* Train t on the instrumented build (train.c): skipped when the stamp of an identical
+ * training matches and its profile is there; then the profile check. 0 or -1. */
+int pgo_train(struct pgo_pipeline *p, struct pgo_trainer *t);
+
+/* The correctness gate (gate.c): checksum on every pgo build against the baseline, and the
+ * regression suite with PGO_GATE_SUITE. 0 or -1. */
+int pgo_gate(struct pgo_pipeline *p);
+/* Run the recipe's suite steps against a server started from prefix (gate.c; the trainer
+ * "suite" uses it too). log gets the output. 0 or -1. */
+int pgo_run_suite(struct pgo_pipeline *p, const char *prefix, const char *build_dir,
+                  const char *log);
+
+/* Measure every variant against the baseline (measure.c); returns the exit code. */
+int pgo_measure(struct pgo_pipeline *p, struct store *store);
+
+/* Start a managed server of the recipe from prefix on a fresh datadir (NULL: generated on
+ * tmpfs) with extra options; the caller stops it with server_stop(). 0 or -1. */
+struct server;
+int pgo_server_start(struct pgo_pipeline *p, const char *prefix, const char *datadir,
+                     char **options, struct server *s);
+/* Run one `pgolab bench` child against a started server (args after the connection options);
+ * output appended to log, stdout collected in out when given. 0 or -1 with the log tail. */
+struct strbuf;
+int pgo_bench(struct pgo_pipeline *p, const struct server *s, const char *const *args,
+              const char *log, struct strbuf *out);
+
+#endif

@@ -1,0 +1,440 @@
+/* steps: one build of a recipe target — the phase flags, the stamp that decides whether the
+ * cached build is still right (and says why not), the recipe's steps run in order with their
+ * output in one log, resumption after an interruption, progress from the build tool's own
+ * counts, and the checks after it (the product exists; a pgo build used its profile). */
+#include "pgo/stages.h"
+#include "util/fs.h"
+#include "util/progress.h"
+#include "util/strbuf.h"
+#include "util/subprocess.h"
+#include "util/util.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define LOG_TAIL_LINES 20
+#define PROGRESS_POLL_MS 500
+
+/* ---- flags -------------------------------------------------------------------------- */
+
+/* Missing profile data is normal for a server (programs training never runs: pg_dump, the
+ * client tools); these errors stay only for strict recipes. A stale profile stays an error. */
+static bool lenient_drop(const char *flag)
+{
+    return !strcmp(flag, "-Werror=missing-profile") ||
+           !strcmp(flag, "-Werror=profile-instr-unprofiled") ||
+           !strcmp(flag, "-Werror=profile-instr-missing");
+}
+
+int pgo_build_flags(struct pgo_pipeline *p, struct pgo_build *b)
+{
+    struct argvec fl = ARGVEC_INIT, all = ARGVEC_INIT;
+    if (p->recipe.flags == RECIPE_FLAGS_COMPILER) {
+        struct argvec raw = ARGVEC_INIT;
+        struct pgo_paths paths = {
+            b->trainer ? b->trainer->profile_dir : p->profile_raw,
+            b->trainer ? b->trainer->profdata : NULL, b->build_dir,
+        };
+        if (pgo_phase_flags(&raw, p->cc.family, b->phase, &paths) < 0) {
+            argvec_clear(&raw);
+            return -1;
+        }
+        for (int i = 0; i < raw.n; i++)
+            if (p->recipe.strict_profile || !lenient_drop(raw.v[i]))
+                argvec_push(&fl, raw.v[i]);
+        argvec_clear(&raw);
+    }
+    if (b->lto)
+        argvec_push(&fl, p->cc.family == CC_CLANG ? "-flto=thin" : "-flto=auto");
+    free(b->pgo_flags);
+    b->pgo_flags = argvec_join(&fl);
+    argvec_split(&all, p->rq->cflags);
+    for (int i = 0; i < fl.n; i++)
+        argvec_push(&all, fl.v[i]);
+    if (p->recipe.flags == RECIPE_FLAGS_OPTIONS)
+        argvec_pushv(&all, (const char *const *)p->recipe.phase_options[b->phase]);
+    free(b->flags);
+    b->flags = argvec_join(&all);
+    argvec_clear(&fl);
+    argvec_clear(&all);
+    return 0;
+}
+
+/* ---- the stamp ---------------------------------------------------------------------- */
+
+/* Everything the build reads, one "key: value" line each, so a mismatch can be named. */
+static char *build_stamp(const struct pgo_pipeline *p, const struct pgo_build *b)
+{
+    struct strbuf sb = STRBUF_INIT;
+    strbuf_init(&sb, 0);
+    strbuf_addf(&sb, "recipe: %s\nsource: %s\ncompiler: %s\ncflags: %s\nphase-flags: %s\n",
+                p->recipe.sha256, p->source_sha, p->cc.version, p->rq->cflags, b->pgo_flags);
+    if (p->recipe.flags == RECIPE_FLAGS_OPTIONS) {
+        strbuf_addstr(&sb, "phase-options:");
+        for (char **o = p->recipe.phase_options[b->phase]; o && *o; o++)
+            strbuf_addf(&sb, " %s", *o);
+        strbuf_addch(&sb, '\n');
+    }
+    if (b->phase == BUILD_PGO)
+        strbuf_addf(&sb, "profile: %s\n", b->trainer->profile.id);
+    return strbuf_detach(&sb);
+}
+
+/* Why the stamp at path does not match want: the first differing key, in words. */
+static char *stamp_why(const char *path, const char *want)
+{
+    static const struct {
+        const char *key, *words;
+    } names[] = {
+        { "recipe", "the recipe changed" }, { "source", "the source tree changed" },
+        { "compiler", "the compiler changed" }, { "cflags", "--cflags changed" },
+        { "phase-flags", "the PGO flags changed" }, { "phase-options", "the recipe's phase options changed" },
+        { "profile", "the profile data changed (retrained)" },
+    };
+    struct strbuf old = STRBUF_INIT;
+    strbuf_init(&old, 0);
+    if (strbuf_read_file(&old, path) < 0) {
+        strbuf_release(&old);
+        return xstrdup("not built before");
+    }
+    char *why = NULL;
+    for (size_t i = 0; i < ARRAY_SIZE(names) && !why; i++) {
+        char *k = xasprintf("%s: ", names[i].key);
+        const char *a = strstr(old.buf, k), *b = strstr(want, k);
+        size_t la = a ? strcspn(a, "\n") : 0, lb = b ? strcspn(b, "\n") : 0;
+        if (!a != !b || (a && (la != lb || strncmp(a, b, la))))
+            why = xstrdup(names[i].words);
+        free(k);
+    }
+    strbuf_release(&old);
+    return why ? why : xstrdup("its stamp differs");
+}
+
+/* ---- progress ----------------------------------------------------------------------- */
+
+struct watch {
+    const char *log, *what;
+    off_t from;            /* log offset where this step's output begins */
+    int expected;          /* compiles the same step made last time (0 = unknown) */
+    atomic_int stop;
+    int compiles;          /* compiler invocations seen (make) */
+    int pct, done, total;  /* cmake "[ 45%]", ninja "[12/300]" */
+    uint64_t t0;
+};
+
+/* Count what the build tool says in the new part of the log. */
+static void watch_scan(struct watch *w)
+{
+    struct strbuf sb = STRBUF_INIT;
+    strbuf_init(&sb, 0);
+    if (strbuf_read_file(&sb, w->log) < 0 || (off_t)sb.len < w->from) {
+        strbuf_release(&sb);
+        return;
+    }
+    w->compiles = 0;
+    for (char *line = sb.buf + w->from; *line;) {
+        char *nl = strchr(line, '\n');
+        size_t len = nl ? (size_t)(nl - line) : strlen(line);
+        int a, b;
+        if (line[0] == '[' && sscanf(line, "[%d/%d]", &a, &b) == 2 && b > 0) {
+            w->done = a;
+            w->total = b;
+        } else if (line[0] == '[' && sscanf(line, "[%d%%]", &a) == 1) {
+            w->pct = a;
+        } else if (len > 4 && (strstr(line, " -c ") && strstr(line, " -o ")) &&
+                   (line - sb.buf + len) > 0) {
+            w->compiles++;
+        }
+        line += len + (nl ? 1 : 0);
+    }
+    strbuf_release(&sb);
+}
+
+static void *watch_main(void *arg)
+{
+    struct watch *w = arg;
+    while (!atomic_load(&w->stop)) {
+        watch_scan(w);
+        double el = (double)(now_ns() - w->t0) / 1e9;
+        double frac = -1;
+        char count[64] = "";
+        if (w->total > 0) {
+            frac = (double)w->done / w->total;
+            snprintf(count, sizeof(count), " [%d/%d]", w->done, w->total);
+        } else if (w->pct > 0) {
+            frac = w->pct / 100.0;
+            snprintf(count, sizeof(count), " [%d%%]", w->pct);
+        } else if (w->compiles > 0) {
+            if (w->expected > 0) {
+                frac = (double)w->compiles / w->expected;
+                snprintf(count, sizeof(count), " [%d/~%d compiled]", w->compiles, w->expected);
+            } else {
+                snprintf(count, sizeof(count), " [%d compiled]", w->compiles);
+            }
+        }
+        if (frac > 0.02 && frac < 1)
+            progress("%s%s %.0f s, ETA %.0f s", w->what, count, el, el / frac - el);
+        else
+            progress("%s%s %.0f s", w->what, count, el);
+        for (int i = 0; i < PROGRESS_POLL_MS / 50 && !atomic_load(&w->stop); i++) {
+            struct timespec ts = { 0, 50 * 1000 * 1000 };
+            nanosleep(&ts, NULL);
+        }
+    }
+    return NULL;
+}
+
+/* ---- running steps ------------------------------------------------------------------ */
+
+static void vars_for(const struct pgo_pipeline *p, const struct pgo_build *b,
+                     struct recipe_vars *v)
+{
+    memset(v, 0, sizeof(*v));
+    v->source = p->source;
+    v->build = b->build_dir;
+    v->prefix = b->prefix;
+    v->profile_dir = b->trainer ? b->trainer->profile_dir : p->profile_raw;
+    v->phase = build_phase_name(b->phase);
+    v->cc = p->rq->cc;
+    v->cxx = p->cxx;
+    v->cflags = p->rq->cflags;
+    v->cxxflags = p->rq->cflags;
+    v->pgo_flags = b->pgo_flags;
+    v->jobs = p->rq->jobs;
+    v->phase_options = p->recipe.flags == RECIPE_FLAGS_OPTIONS
+                           ? (const char *const *)p->recipe.phase_options[b->phase] : NULL;
+}
+
+/* The recipe's log_errors that match the text: one error each; true if any did. */
+static bool log_errors(const struct recipe *r, const char *text)
+{
+    bool hit = false;
+    for (int i = 0; i < r->nlog_errors; i++)
+        if (strstr(text, r->log_errors[i].contains)) {
+            error("%s", r->log_errors[i].message);
+            hit = true;
+        }
+    return hit;
+}
+
+/* Run step i; 0 or -1 (with the command and the log tail). */
+static int run_step(struct pgo_pipeline *p, struct pgo_build *b, int i, const char *done_path)
+{
+    const struct recipe_step *st = &p->recipe.steps[i];
+    struct argvec argv = ARGVEC_INIT, env = ARGVEC_INIT;
+    struct recipe_vars v;
+    char *cwd = NULL;
+    int rc = -1;
+    vars_for(p, b, &v);
+    recipe_expand_step(st, &v, &argv, &env, &cwd);
+    char *cmd = subprocess_argv_str(argvec_argv(&argv));
+    struct strbuf head = STRBUF_INIT, logtext = STRBUF_INIT;
+    strbuf_init(&head, 0);
+    strbuf_init(&logtext, 0);
+    strbuf_read_file(&head, b->log);
+    off_t from = (off_t)head.len;
+    strbuf_addf(&head, "$ cd %s && %s%s", cwd, env.n ? "env " : "", "");
+    for (int e = 0; e < env.n; e++)
+        strbuf_addf(&head, "%s ", env.v[e]);
+    strbuf_addf(&head, "%s\n", cmd);
+    if (mkdir_p(cwd) < 0 || stamp_write(b->log, head.buf) < 0)
+        goto out;
+
+    char *count_path = xasprintf("%s/%s.count", p->root, st->name);
+    struct strbuf cnt = STRBUF_INIT;
+    strbuf_init(&cnt, 0);
+    struct watch w = { .log = b->log, .from = from, .t0 = now_ns() };
+    if (strbuf_read_file(&cnt, count_path) == 0)
+        w.expected = atoi(cnt.buf);
+    strbuf_release(&cnt);
+    char *what = xasprintf("build %s: %s (step %d/%d)", b->name, st->name, i + 1, p->recipe.nsteps);
+    w.what = what;
+    atomic_init(&w.stop, 0);
+    pthread_t tid;
+    bool watching = stderr_is_tty() && pthread_create(&tid, NULL, watch_main, &w) == 0;
+    struct subprocess sp = { .argv = argvec_argv(&argv), .cwd = cwd,
+                             .env = env.n ? argvec_argv(&env) : NULL, .log_path = b->log };
+    int status = subprocess_run(&sp);
+    if (watching) {
+        atomic_store(&w.stop, 1);
+        pthread_join(tid, NULL);
+        progress_done();
+    }
+    free(what);
+    if (strbuf_read_file(&logtext, b->log) == 0 && (off_t)logtext.len >= from &&
+        log_errors(&p->recipe, logtext.buf + from)) {
+        free(count_path);
+        goto out;
+    }
+    if (status != 0) {
+        if (status > 0 && !*p->interrupted) {
+            char *tail = file_tail(b->log, LOG_TAIL_LINES);
+            error("build %s: step %s failed (exit %d): %s\n--- last lines of %s ---\n%s", b->name,
+                  st->name, status, cmd, b->log, tail);
+            free(tail);
+        }
+        free(count_path);
+        goto out;
+    }
+    watch_scan(&w);
+    if (w.compiles > 0 && !is_file(count_path)) {
+        char num[32];
+        snprintf(num, sizeof(num), "%d\n", w.compiles);
+        stamp_write(count_path, num);
+    }
+    free(count_path);
+    /* this step is done for these inputs: an interrupted build resumes after it */
+    struct strbuf done = STRBUF_INIT;
+    strbuf_init(&done, 0);
+    strbuf_read_file(&done, done_path);
+    strbuf_addf(&done, "%d %s\n", i, cmd);
+    rc = stamp_write(done_path, done.buf);
+    strbuf_release(&done);
+out:
+    strbuf_release(&head);
+    strbuf_release(&logtext);
+    free(cmd);
+    free(cwd);
+    argvec_clear(&argv);
+    argvec_clear(&env);
+    return rc;
+}
+
+/* The pgo build must have used its profile: stale data is an error; missing data is counted
+ * (an error for strict recipes). */
+static int check_pgo_log(struct pgo_pipeline *p, struct pgo_build *b)
+{
+    struct strbuf sb = STRBUF_INIT;
+    strbuf_init(&sb, 0);
+    int rc = 0;
+    b->profile_missing = 0;
+    if (strbuf_read_file(&sb, b->log) == 0) {
+        for (const char *q = sb.buf; (q = strstr(q, "profile count data file not found")); q++)
+            b->profile_missing++;
+        {
+            const char *problem = NULL;
+            /* pgo_log_problem knows every phrase; the missing-profile one is only counted */
+            for (const char *line = sb.buf; *line && !problem;) {
+                const char *nl = strchr(line, '\n');
+                size_t len = nl ? (size_t)(nl - line) : strlen(line);
+                char *l = xstrndup(line, len);
+                const char *hit = strncmp(l, "$ ", 2) ? pgo_log_problem(l) : NULL;
+                if (hit && (p->recipe.strict_profile || !strstr(hit, "not found")))
+                    problem = hit;
+                free(l);
+                line += len + (nl ? 1 : 0);
+            }
+            if (problem) {
+                char *tail = file_tail(b->log, LOG_TAIL_LINES);
+                rc = error("build %s did not use the profile data ('%s' in %s)\n--- last lines of "
+                           "%s ---\n%s", b->name, problem, b->log, b->log, tail);
+                free(tail);
+            }
+        }
+    }
+    strbuf_release(&sb);
+    return rc;
+}
+
+int pgo_build_run(struct pgo_pipeline *p, struct pgo_build *b)
+{
+    char *stamp = build_stamp(p, b);
+    char *stamp_path = path_join(b->dir, "stamp");
+    char *progress_path = path_join(b->build_dir, ".pgolab-building");
+    char *done_path = path_join(b->dir, "steps-done");
+    int rc = -1;
+
+    b->cached = false;
+    b->seconds = 0;
+    free(b->sha256);
+    b->sha256 = NULL;
+    if (!p->rq->rebuild && is_file(b->product) && stamp_matches(stamp_path, stamp)) {
+        b->sha256 = sha256_file(b->product);
+        b->cached = b->sha256 != NULL;
+        rc = b->cached ? 0 : -1;
+        goto out;
+    }
+    free(b->why);
+    b->why = p->rq->rebuild ? xstrdup("--rebuild") : stamp_why(stamp_path, stamp);
+    unlink(stamp_path);
+
+    /* resume: the same build (same inputs, same build directory owner) continues after its
+     * last finished step; anything else starts from a clean build directory */
+    char *owner = xasprintf("%s\n%s", b->name, stamp);
+    bool resume = !p->rq->rebuild && stamp_matches(progress_path, owner);
+    if (!resume) {
+        if (remove_tree(b->build_dir) < 0 || mkdir_p(b->build_dir) < 0 ||
+            stamp_write(progress_path, owner) < 0) {
+            free(owner);
+            goto out;
+        }
+        unlink(done_path);
+        stamp_write(b->log, "");
+    }
+    free(owner);
+    /* the prefix is rebuilt whole: no half variant is ever left where the cache looks */
+    if (remove_tree(b->prefix) < 0 || mkdir_p(b->dir) < 0)
+        goto out;
+
+    /* steps finished by an interrupted run with the same inputs ("I COMMAND" lines) */
+    bool *finished = xcalloc((size_t)p->recipe.nsteps, sizeof(*finished));
+    struct strbuf done = STRBUF_INIT;
+    strbuf_init(&done, 0);
+    if (resume && strbuf_read_file(&done, done_path) == 0)
+        for (const char *line = done.buf; *line;) {
+            int i = atoi(line);
+            if (i >= 0 && i < p->recipe.nsteps)
+                finished[i] = true;
+            const char *nl = strchr(line, '\n');
+            line = nl ? nl + 1 : line + strlen(line);
+        }
+    strbuf_release(&done);
+    uint64_t t0 = now_ns();
+    bool skipping = resume;
+    for (int i = 0; i < p->recipe.nsteps; i++) {
+        /* skip the finished steps up to the first unfinished one; install steps always run
+         * again (the prefix was removed above) */
+        if (skipping && finished[i] && strcmp(p->recipe.steps[i].name, "install"))
+            continue;
+        skipping = false;
+        if (run_step(p, b, i, done_path) < 0 || *p->interrupted) {
+            free(finished);
+            remove_tree(b->prefix);
+            goto out;
+        }
+    }
+    free(finished);
+    b->seconds = (double)(now_ns() - t0) / 1e9;
+    if (!is_file(b->product)) {
+        char *tail = file_tail(b->log, LOG_TAIL_LINES);
+        error("build %s finished but made no %s (the recipe's %s)\n--- last lines of %s ---\n%s",
+              b->name, b->product, p->recipe.product == RECIPE_SERVER ? "server.binary" : "library",
+              b->log, tail);
+        free(tail);
+        remove_tree(b->prefix);
+        goto out;
+    }
+    if (b->phase == BUILD_PGO && check_pgo_log(p, b) < 0) {
+        remove_tree(b->prefix);
+        goto out;
+    }
+    b->sha256 = sha256_file(b->product);
+    if (!b->sha256 || stamp_write(stamp_path, stamp) < 0)
+        goto out;
+    unlink(progress_path);
+    unlink(done_path);
+    rc = 0;
+out:
+    free(stamp);
+    free(stamp_path);
+    free(progress_path);
+    free(done_path);
+    return rc;
+}

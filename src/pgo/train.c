@@ -1,0 +1,225 @@
+/* train: one trainer's run on the instrumented build and the profile check after it. The
+ * instrumented server writes its profile data (GCC .gcda, clang .profraw) into the raw
+ * profile directory compiled into it when its processes exit cleanly — PostgreSQL's forked
+ * backends each add to the same files — so training ends with a clean shutdown, never a
+ * SIGKILL. The raw data is then moved to the trainer's own directory (clang: merged into its
+ * .profdata), which its pgo build reads. */
+#include "pgo/stages.h"
+#include "server/server.h"
+#include "util/fs.h"
+#include "util/progress.h"
+#include "util/strbuf.h"
+#include "util/util.h"
+
+#include <errno.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define STOP_TIMEOUT_S 300.0  /* an instrumented server writing its profile takes a while */
+
+/* ---- counting files ----------------------------------------------------------------- */
+
+static struct {
+    const char *suffix;
+    int count;
+    off_t bytes;
+} cnt;
+
+static int count_one(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+    (void)ftw;
+    size_t n = strlen(path), ls = strlen(cnt.suffix);
+    if (type == FTW_F && n > ls && !strcmp(path + n - ls, cnt.suffix) && st->st_size > 0) {
+        cnt.count++;
+        cnt.bytes += st->st_size;
+    }
+    return 0;
+}
+
+/* Non-empty files ending in suffix anywhere under dir. */
+static int count_files(const char *dir, const char *suffix, off_t *bytes)
+{
+    cnt.suffix = suffix;
+    cnt.count = 0;
+    cnt.bytes = 0;
+    if (is_dir(dir))
+        nftw(dir, count_one, 32, FTW_PHYS);
+    if (bytes)
+        *bytes = cnt.bytes;
+    return cnt.count;
+}
+
+/* Move every file of from (flat: GCC mangles the object paths into the names) into to. */
+static int move_profile(const char *from, const char *to)
+{
+    struct argvec files = ARGVEC_INIT;
+    int rc = 0;
+    if (remove_tree(to) < 0 || mkdir_p(to) < 0)
+        return -1;
+    list_files(&files, from, "");
+    for (int i = 0; i < files.n && rc == 0; i++) {
+        char *dest = path_join(to, strrchr(files.v[i], '/') + 1);
+        if (rename(files.v[i], dest) < 0)
+            rc = error("moving profile data %s to %s: %s", files.v[i], dest, strerror(errno));
+        free(dest);
+    }
+    argvec_clear(&files);
+    return rc;
+}
+
+/* ---- training ----------------------------------------------------------------------- */
+
+static char *train_stamp(const struct pgo_pipeline *p, const struct pgo_trainer *t)
+{
+    return xasprintf("instrumented-sha256: %s\ntrainer: %s\ntime: %d\nthreads: %d\ntables: %d\n"
+                     "table-size: %d\nrecipe: %s\n", p->builds[1].sha256, t->name,
+                     p->rq->train_time, p->rq->train_threads, p->rq->tables, p->rq->table_size,
+                     p->recipe.sha256);
+}
+
+/* The trainer's workloads (or the suite) against a started instrumented server. */
+static int train_on(struct pgo_pipeline *p, struct pgo_trainer *t, const struct server *s,
+                    const char *log)
+{
+    if (t->suite)
+        return 0; /* the suite starts its own server: see pgo_train */
+    char *first = t->workloads[0];
+    const char *prep[] = { "--threads=1", first, "prepare", NULL };
+    if (pgo_bench(p, s, prep, log, NULL) < 0)
+        return -1;
+    int n = 0;
+    while (t->workloads[n])
+        n++;
+    for (int i = 0; i < n && !*p->interrupted; i++) {
+        char *time = xasprintf("--time=%d", p->rq->train_time);
+        char *threads = xasprintf("--threads=%d", p->rq->train_threads);
+        const char *run[] = { time, threads, t->workloads[i], "run", NULL };
+        progress("training %s: %s %d/%d, %d s, %d threads", t->name, t->workloads[i], i + 1, n,
+                 p->rq->train_time, p->rq->train_threads);
+        int rc = pgo_bench(p, s, run, log, NULL);
+        free(time);
+        free(threads);
+        if (rc < 0)
+            return -1;
+    }
+    progress_done();
+    return 0;
+}
+
+/* The raw profile directory must be writable by the server's user (PostgreSQL runs as
+ * postgres when pgolab is root): the instrumented processes create the files themselves. */
+static int open_raw_dir(const char *raw)
+{
+    if (profile_wipe(raw) < 0)
+        return -1;
+    if (chmod(raw, 0777) < 0)
+        return error("chmod %s: %s", raw, strerror(errno));
+    return 0;
+}
+
+/* Where the counts of a cached training are kept (the instrumented build directory of a
+ * shared-build-dir recipe is gone by then). */
+static char *counts_path(const struct pgo_trainer *t)
+{
+    return xasprintf("%s.counts", t->profile_dir);
+}
+
+static int check_profile(struct pgo_pipeline *p, struct pgo_trainer *t)
+{
+    if (p->cc.family == CC_GCC) {
+        off_t bytes = 0;
+        t->objects_profiled = count_files(t->profile_dir, ".gcda", &bytes);
+        t->profile.files = t->objects_profiled;
+        t->profile.bytes = bytes;
+        if (t->objects_profiled == 0)
+            return error("training with %s wrote no profile data in %s: the instrumented "
+                         "server writes it when its processes exit cleanly (a server that was "
+                         "killed, crashed, or could not write to that directory writes nothing); "
+                         "see %s/train-%s.log", t->name, t->profile_dir, p->root, t->key);
+        struct argvec files = ARGVEC_INIT;
+        list_files(&files, t->profile_dir, ".gcda");
+        char *list = sha256_files((const char *const *)files.v);
+        argvec_clear(&files);
+        if (!list)
+            return -1;
+        free(t->profile.id);
+        t->profile.id = path_key(list);
+        free(list);
+        return 0;
+    }
+    /* clang: merge the raw files; profile_collect checks they are there and non-zero */
+    profile_info_release(&t->profile);
+    return profile_collect(&p->cc, t->profile_dir, t->profdata, &t->profile);
+}
+
+int pgo_train(struct pgo_pipeline *p, struct pgo_trainer *t)
+{
+    char *stamp = train_stamp(p, t);
+    char *stamp_path = xasprintf("%s.stamp", t->profile_dir);
+    char *log = xasprintf("%s/train-%s.log", p->root, t->key);
+    const char *raw = p->profile_raw;
+    char *cpath = counts_path(t);
+    struct server s;
+    int rc = -1;
+
+    if (!p->rq->rebuild && stamp_matches(stamp_path, stamp) && is_dir(t->profile_dir)) {
+        struct strbuf c = STRBUF_INIT;
+        strbuf_init(&c, 0);
+        if (strbuf_read_file(&c, cpath) == 0)
+            t->objects = atoi(c.buf);
+        strbuf_release(&c);
+        t->cached = true;
+        rc = check_profile(p, t);
+        goto out;
+    }
+    unlink(stamp_path);
+    if (open_raw_dir(raw) < 0 || stamp_write(log, "") < 0)
+        goto out;
+    uint64_t t0 = now_ns();
+    const struct pgo_build *ins = &p->builds[1];
+    if (t->suite) {
+        progress("training %s: the regression suite on the instrumented build", t->name);
+        rc = pgo_run_suite(p, ins->prefix, ins->build_dir, log);
+        progress_done();
+        if (rc < 0)
+            goto out;
+        rc = -1;
+    } else {
+        progress("training %s: starting the instrumented server", t->name);
+        if (pgo_server_start(p, ins->prefix, NULL, p->recipe.train_options, &s) < 0)
+            goto out;
+        int trc = train_on(p, t, &s, log);
+        /* a clean shutdown writes the profile, also after a failed trainer */
+        progress("training %s: clean shutdown (writes the profile)", t->name);
+        int src = server_stop(&s, STOP_TIMEOUT_S);
+        progress_done();
+        server_release(&s);
+        if (trc < 0 || *p->interrupted)
+            goto out;
+        if (src < 0) {
+            error("training %s: the instrumented server did not shut down cleanly, so its "
+                  "profile data may be incomplete; not using it", t->name);
+            goto out;
+        }
+    }
+    t->seconds = (double)(now_ns() - t0) / 1e9;
+    if (move_profile(raw, t->profile_dir) < 0)
+        goto out;
+    t->objects = count_files(ins->build_dir, p->cc.family == CC_GCC ? ".gcno" : ".o", NULL);
+    char num[32];
+    snprintf(num, sizeof(num), "%d\n", t->objects);
+    stamp_write(cpath, num);
+    if (check_profile(p, t) < 0)
+        goto out;
+    rc = stamp_write(stamp_path, stamp);
+out:
+    free(stamp);
+    free(stamp_path);
+    free(log);
+    free(cpath);
+    return rc;
+}

@@ -1,0 +1,21 @@
+/* trainers: the trainer matrix of a PGO experiment with several trainers (seed 000 found that
+ * the training workload matters): a row per trainer, a column per measured workload plus an
+ * overall column, each cell the tps change of that trainer's pgo build against the baseline
+ * with its 95% CI, the best trainer marked per column. Reads the results only. */
+#ifndef PGOLAB_REPORT_TRAINERS_H
+#define PGOLAB_REPORT_TRAINERS_H
+
+#include "experiment/experiment.h"
+#include "util/strbuf.h"
+
+/* Append the matrix to out. trainer_of[v] names the trainer of variant v (NULL: not a pgo
+ * build; those variants are left out). A trainer that is, or mixes in, the measured workload
+ * gets a mark and a note: a profile trained on the exam flatters the result. Nothing is
+ * appended when fewer than two variants have a trainer. */
+void report_trainers(struct strbuf *out, const struct experiment_config *cfg,
+                     const struct experiment_result *res, const char *const *trainer_of);
+
+/* true if trainer (a workload, a mix "a+b", or "suite") includes workload. */
+bool trainer_includes(const char *trainer, const char *workload);
+
+#endif
