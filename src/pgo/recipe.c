@@ -544,12 +544,6 @@ char *recipe_find(const char *target)
         free(p);
     }
     argvec_clear(&dirs);
-    if (!found) {
-        char *names = recipe_names();
-        error("unknown PGO target '%s' (known: %s; or a recipe file, or a directory in "
-              "PGOLAB_RECIPES)", target, *names ? names : "none found");
-        free(names);
-    }
     return found;
 }
 

@@ -89,10 +89,11 @@ struct recipe {
 int recipe_load(const char *path, struct recipe *out);
 void recipe_release(struct recipe *r);
 
-/* Find the recipe of a target: a name containing '/' or ending in ".json" is a file;
- * otherwise NAME.json in each directory of $PGOLAB_RECIPES (':'-separated), then
- * DIR/recipes and DIR/../share/pgolab/recipes where DIR holds the pgolab binary. NULL with a
- * one-line error naming the targets found. Caller frees. */
+/* Find the recipe of a target: a name containing '/' or ending in ".json" is a file (NULL
+ * with "recipe FILE: no such file" when it is not one); otherwise NAME.json in each directory
+ * of $PGOLAB_RECIPES (':'-separated), then DIR/recipes and DIR/../share/pgolab/recipes where
+ * DIR holds the pgolab binary (NULL, silently, when none has it: the caller names the
+ * targets it knows). Caller frees. */
 char *recipe_find(const char *target);
 /* The target names found on that search path, sorted, ", "-joined ("" if none). Caller frees. */
 char *recipe_names(void);

@@ -124,37 +124,39 @@ struct watch {
     off_t from;            /* log offset where this step's output begins */
     int expected;          /* compiles the same step made last time (0 = unknown) */
     atomic_int stop;
-    int compiles;          /* compiler invocations seen (make) */
+    int compiles;          /* compiler invocations seen (make's echoed command lines) */
     int pct, done, total;  /* cmake "[ 45%]", ninja "[12/300]" */
     uint64_t t0;
 };
 
-/* Count what the build tool says in the new part of the log. */
+/* Count what the build tool says in the part of the log written since the last look
+ * (complete lines only; w->from advances). */
 static void watch_scan(struct watch *w)
 {
-    struct strbuf sb = STRBUF_INIT;
-    strbuf_init(&sb, 0);
-    if (strbuf_read_file(&sb, w->log) < 0 || (off_t)sb.len < w->from) {
-        strbuf_release(&sb);
+    FILE *f = fopen(w->log, "r");
+    char line[4096];
+    if (!f)
         return;
-    }
-    w->compiles = 0;
-    for (char *line = sb.buf + w->from; *line;) {
-        char *nl = strchr(line, '\n');
-        size_t len = nl ? (size_t)(nl - line) : strlen(line);
-        int a, b;
-        if (line[0] == '[' && sscanf(line, "[%d/%d]", &a, &b) == 2 && b > 0) {
-            w->done = a;
-            w->total = b;
-        } else if (line[0] == '[' && sscanf(line, "[%d%%]", &a) == 1) {
-            w->pct = a;
-        } else if (len > 4 && (strstr(line, " -c ") && strstr(line, " -o ")) &&
-                   (line - sb.buf + len) > 0) {
-            w->compiles++;
+    if (fseeko(f, w->from, SEEK_SET) == 0) {
+        while (fgets(line, sizeof(line), f)) {
+            size_t len = strlen(line);
+            if (len == 0 || line[len - 1] != '\n') {
+                if (len < sizeof(line) - 1)
+                    break; /* a line still being written: read it next time */
+            }
+            w->from += (off_t)len;
+            int a, b;
+            if (line[0] == '[' && sscanf(line, "[%d/%d]", &a, &b) == 2 && b > 0) {
+                w->done = a;
+                w->total = b;
+            } else if (line[0] == '[' && sscanf(line, "[%d%%]", &a) == 1) {
+                w->pct = a;
+            } else if (strstr(line, " -c ") && strstr(line, " -o ")) {
+                w->compiles++;
+            }
         }
-        line += len + (nl ? 1 : 0);
     }
-    strbuf_release(&sb);
+    fclose(f);
 }
 
 static void *watch_main(void *arg)

@@ -1,0 +1,35 @@
+/* sqlite: the SQLite target's PGO pipeline (`pgolab pgo sqlite`): source and amalgamation,
+ * baseline and instrumented libraries compiled in parallel, training with `pgolab bench`
+ * children on the instrumented library, profile check, pgo build, correctness gate
+ * (`bench verify`), measurement with the experiment engine. The building blocks are
+ * src/build/ (flag table, compiles, profile data, SQLite source); cli/pgo.c owns the options
+ * and hands them over as a struct pgo_settings, whose strings stay the caller's. */
+#ifndef PGOLAB_PGO_SQLITE_H
+#define PGOLAB_PGO_SQLITE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "experiment/experiment.h"
+
+/* Validated options of `pgolab pgo`. Strings point into the caller's opts or are its lists. */
+struct pgo_settings {
+    const char *source, *workdir_opt, *cc, *cflags, *output, *results;
+    int64_t resume_id;         /* 0 = a new experiment */
+    double fail_pct;           /* < 0 = no --fail-if-slower */
+    char **train, **bench, **threads_list;
+    int ntrain, nbench, nthreads;
+    int *threads;
+    int train_time, train_threads, rounds, time_s, tables, table_size;
+    uint64_t seed;
+    bool measure, rebuild;
+    enum experiment_measure measure_kind; /* --measure=time|instructions */
+    int64_t events;                       /* --events (instructions) */
+    bool threads_set;                     /* --threads given (not the default) */
+};
+
+/* Run the SQLite pipeline and print its summary and tables on stdout. Returns the exit
+ * code: 0 ok, 1 error (one line said why), 2 interrupted, 3 --fail-if-slower tripped. */
+int pgo_sqlite_run(const struct pgo_settings *s);
+
+#endif
