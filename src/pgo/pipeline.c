@@ -59,12 +59,17 @@ static bool recipe_uses(const struct recipe *r, const char *placeholder)
 static int check_tools(const struct pgo_pipeline *p)
 {
     for (int i = 0; i < p->recipe.ntools; i++) {
-        char *path = find_in_path(p->recipe.tools[i].program);
-        free(path);
-        if (!path)
+        const struct recipe_tool *t = &p->recipe.tools[i];
+        bool found = t->file ? file_size(t->file) >= 0 : false;
+        if (t->program) {
+            char *path = find_in_path(t->program);
+            found = path != NULL;
+            free(path);
+        }
+        if (!found)
             return error("the %s recipe needs %s (Debian package %s: apt-get install %s)",
-                         p->recipe.name, p->recipe.tools[i].program, p->recipe.tools[i].package,
-                         p->recipe.tools[i].package);
+                         p->recipe.name, t->program ? t->program : t->file, t->package,
+                         t->package);
     }
     if (recipe_uses(&p->recipe, "{cxx}")) {
         char *path = p->cxx ? find_in_path(p->cxx) : NULL;

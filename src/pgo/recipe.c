@@ -319,7 +319,7 @@ static int load_pgo(const struct ctx *c, json_t *root, struct recipe *r)
 static int load_extras(const struct ctx *c, json_t *root, struct recipe *r)
 {
     static const char *const err_keys[] = { "contains", "message", NULL };
-    static const char *const tool_keys[] = { "program", "package", NULL };
+    static const char *const tool_keys[] = { "program", "file", "package", NULL };
     json_t *le = json_object_get(root, "log_errors");
     if (le) {
         if (!json_is_array(le))
@@ -345,9 +345,13 @@ static int load_extras(const struct ctx *c, json_t *root, struct recipe *r)
             struct recipe_tool *t = &r->tools[i];
             r->ntools = (int)i + 1;
             if (!json_is_object(o) || check_keys(c, o, "requires[]", tool_keys) < 0 ||
-                get_string(c, o, "program", true, &t->program) < 0 ||
+                get_string(c, o, "program", false, &t->program) < 0 ||
+                get_string(c, o, "file", false, &t->file) < 0 ||
                 get_string(c, o, "package", true, &t->package) < 0)
                 return json_is_object(o) ? -1 : fail_at(c, "requires", "requires entries are objects");
+            if (!t->program == !t->file)
+                return fail_at(c, "requires", "requires[%zu]: needs one of 'program' (on PATH) or "
+                               "'file' (an absolute path, e.g. a library's header)", i);
         }
     }
     return 0;
@@ -457,6 +461,7 @@ void recipe_release(struct recipe *r)
     free(r->log_errors);
     for (int i = 0; i < r->ntools; i++) {
         free(r->tools[i].program);
+        free(r->tools[i].file);
         free(r->tools[i].package);
     }
     free(r->tools);

@@ -45,9 +45,10 @@ struct recipe_log_error {
     char *message;    /* the error to print, naming the option that avoids it */
 };
 
-/* A program the recipe's steps need, with the Debian package that has it. */
+/* A program (on PATH) or a file (a library's header) the recipe's steps need, with the
+ * Debian package that has it. */
 struct recipe_tool {
-    char *program, *package;
+    char *program, *file, *package;
 };
 
 struct recipe {

@@ -69,13 +69,43 @@ int pgo_build_flags(struct pgo_pipeline *p, struct pgo_build *b)
 
 /* ---- the stamp ---------------------------------------------------------------------- */
 
+static void vars_for(const struct pgo_pipeline *p, const struct pgo_build *b,
+                     struct recipe_vars *v);
+
+/* A key of the build's commands as they will run (every step expanded): what of the recipe
+ * a build depends on (its description or requirements do not rebuild anything). */
+static char *steps_key(const struct pgo_pipeline *p, const struct pgo_build *b)
+{
+    struct strbuf sb = STRBUF_INIT;
+    struct recipe_vars v;
+    strbuf_init(&sb, 0);
+    vars_for(p, b, &v);
+    for (int i = 0; i < p->recipe.nsteps; i++) {
+        struct argvec argv = ARGVEC_INIT, env = ARGVEC_INIT;
+        char *cwd = NULL;
+        recipe_expand_step(&p->recipe.steps[i], &v, &argv, &env, &cwd);
+        char *a = argvec_join(&argv), *e = argvec_join(&env);
+        strbuf_addf(&sb, "%s\n%s\n%s\n", cwd, e, a);
+        free(a);
+        free(e);
+        free(cwd);
+        argvec_clear(&argv);
+        argvec_clear(&env);
+    }
+    char *key = path_key(sb.buf);
+    strbuf_release(&sb);
+    return key;
+}
+
 /* Everything the build reads, one "key: value" line each, so a mismatch can be named. */
 static char *build_stamp(const struct pgo_pipeline *p, const struct pgo_build *b)
 {
     struct strbuf sb = STRBUF_INIT;
+    char *steps = steps_key(p, b);
     strbuf_init(&sb, 0);
-    strbuf_addf(&sb, "recipe: %s\nsource: %s\ncompiler: %s\ncflags: %s\nphase-flags: %s\n",
-                p->recipe.sha256, p->source_sha, p->cc.version, p->rq->cflags, b->pgo_flags);
+    strbuf_addf(&sb, "steps: %s\nsource: %s\ncompiler: %s\ncflags: %s\nphase-flags: %s\n",
+                steps, p->source_sha, p->cc.version, p->rq->cflags, b->pgo_flags);
+    free(steps);
     if (p->recipe.flags == RECIPE_FLAGS_OPTIONS) {
         strbuf_addstr(&sb, "phase-options:");
         for (char **o = p->recipe.phase_options[b->phase]; o && *o; o++)
@@ -93,7 +123,7 @@ static char *stamp_why(const char *path, const char *want)
     static const struct {
         const char *key, *words;
     } names[] = {
-        { "recipe", "the recipe changed" }, { "source", "the source tree changed" },
+        { "steps", "the recipe's build steps changed" }, { "source", "the source tree changed" },
         { "compiler", "the compiler changed" }, { "cflags", "--cflags changed" },
         { "phase-flags", "the PGO flags changed" }, { "phase-options", "the recipe's phase options changed" },
         { "profile", "the profile data changed (retrained)" },

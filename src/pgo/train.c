@@ -75,10 +75,22 @@ static int move_profile(const char *from, const char *to)
 
 static char *train_stamp(const struct pgo_pipeline *p, const struct pgo_trainer *t)
 {
-    return xasprintf("instrumented-sha256: %s\ntrainer: %s\ntime: %d\nthreads: %d\ntables: %d\n"
-                     "table-size: %d\nrecipe: %s\n", p->builds[1].sha256, t->name,
-                     p->rq->train_time, p->rq->train_threads, p->rq->tables, p->rq->table_size,
-                     p->recipe.sha256);
+    /* what of the recipe training reads: the server options, and the suite for "suite" */
+    struct strbuf r = STRBUF_INIT;
+    strbuf_init(&r, 0);
+    for (char **o = p->recipe.train_options; o && *o; o++)
+        strbuf_addf(&r, "option %s\n", *o);
+    for (int i = 0; t->suite && i < p->recipe.nsuite; i++)
+        for (char **a = p->recipe.suite[i].argv; *a; a++)
+            strbuf_addf(&r, "suite %d %s\n", i, *a);
+    char *rkey = path_key(r.buf);
+    strbuf_release(&r);
+    char *stamp = xasprintf("instrumented-sha256: %s\ntrainer: %s\ntime: %d\nthreads: %d\n"
+                            "tables: %d\ntable-size: %d\nrecipe-training: %s\n",
+                            p->builds[1].sha256, t->name, p->rq->train_time,
+                            p->rq->train_threads, p->rq->tables, p->rq->table_size, rkey);
+    free(rkey);
+    return stamp;
 }
 
 /* The trainer's workloads (or the suite) against a started instrumented server. */
