@@ -175,7 +175,14 @@ out:
 static int unpack_tarball(const struct recipe *r, const char *opt, const char *srcdir, char **dir)
 {
     char *real = abs_path(opt);
-    char *key = path_key(real);
+    /* keyed by the tarball's content: a new tarball at the same path is unpacked anew */
+    char *sha = sha256_file(real);
+    char *key = sha ? xstrndup(sha, 16) : NULL;
+    free(sha);
+    if (!key) {
+        free(real);
+        return -1;
+    }
     char *name = xasprintf("tarball-%s", key);
     char *into = path_join(srcdir, name);
     char *log = path_join(srcdir, "tar.log");

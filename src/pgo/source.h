@@ -8,8 +8,8 @@
 #include "pgo/recipe.h"
 
 /* Resolve the source of r: opt (--source, or NULL) is a directory (checked as it is), a
- * tarball (unpacked once into SRCDIR/tarball-KEY; the tree is looked for there and one level
- * below), or NULL: reuse the newest SRCDIR/PKG-* tree that matches, or `apt-get source PKG`
+ * tarball (unpacked once into SRCDIR/tarball-KEY, KEY from the tarball's sha256; the tree
+ * is looked for there and one level below), or NULL: reuse the newest SRCDIR/PKG-* tree that matches, or `apt-get source PKG`
  * in SRCDIR (log SRCDIR/apt-get-source.log); when the candidate version cannot be fetched
  * (a mirror without it answers 404), the other versions `apt-cache showsrc PKG` lists are
  * tried, newest first. *dir is the absolute tree. -1 with one line, e.g.
