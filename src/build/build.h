@@ -77,6 +77,11 @@ void list_files(struct argvec *out, const char *dir, const char *suffix);
  * NULL (with a message) on error. Caller frees. */
 char *sha256_files(const char *const *paths);
 char *sha256_file(const char *path);
+/* Content hash of a tree: sha256 over the sorted "sha256  relative/path" lines of every
+ * regular file (sha256sum, in batches) plus every symlink's target, excluding nothing. The
+ * same files at another path give the same hash; an edited, added or renamed file changes
+ * it. NULL with a message on error. Caller frees. */
+char *tree_sha256(const char *dir);
 
 /* A stamp file records what produced an output (command line, input hashes, compiler):
  * 1 if the file at path holds exactly text, else 0. */

@@ -158,3 +158,75 @@ int stamp_write(const char *path, const char *text)
     free(tmp);
     return 0;
 }
+
+#define HASH_BATCH 400   /* files per sha256sum child (well below ARG_MAX) */
+
+/* ---- tree hashing ------------------------------------------------------------------- */
+
+static struct {
+    size_t root_len;
+    struct argvec *files;
+    struct strbuf *links;
+} walk;
+
+static int walk_one(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+    (void)st;
+    (void)ftw;
+    const char *rel = path + walk.root_len;
+    if (*rel == '/')
+        rel++;
+    if (type == FTW_F) {
+        argvec_push(walk.files, rel);
+    } else if (type == FTW_SL || type == FTW_SLN) {
+        char target[PATH_MAX];
+        ssize_t n = readlink(path, target, sizeof(target) - 1);
+        target[n > 0 ? n : 0] = '\0';
+        strbuf_addf(walk.links, "link %s -> %s\n", rel, target);
+    }
+    return 0;
+}
+
+char *tree_sha256(const char *dir)
+{
+    struct argvec files = ARGVEC_INIT;
+    struct strbuf all = STRBUF_INIT, links = STRBUF_INIT;
+    char *out = NULL, *tmp = NULL;
+    strbuf_init(&all, 0);
+    strbuf_init(&links, 0);
+    walk.root_len = strlen(dir);
+    walk.files = &files;
+    walk.links = &links;
+    if (nftw(dir, walk_one, 32, FTW_PHYS) < 0) {
+        error("hashing the source tree %s: %s", dir, strerror(errno));
+        goto out;
+    }
+    if (files.n)
+        qsort(files.v, (size_t)files.n, sizeof(*files.v), cmp_str);
+    for (int i = 0; i < files.n; i += HASH_BATCH) {
+        struct argvec argv = ARGVEC_INIT;
+        argvec_push(&argv, "sha256sum");
+        argvec_push(&argv, "--");
+        for (int j = i; j < files.n && j < i + HASH_BATCH; j++)
+            argvec_push(&argv, files.v[j]);
+        struct subprocess sp = { .argv = argvec_argv(&argv), .cwd = dir, .out = &all };
+        int st = subprocess_run(&sp);
+        argvec_clear(&argv);
+        if (st != 0) {
+            error("hashing the source tree %s: sha256sum failed (exit %d)", dir, st);
+            goto out;
+        }
+    }
+    strbuf_addstr(&all, links.buf);
+    tmp = xasprintf("%s/pgolab-treehash.%d", access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp",
+                    (int)getpid());
+    if (stamp_write(tmp, all.buf) == 0)
+        out = sha256_file(tmp);
+    unlink(tmp);
+out:
+    free(tmp);
+    argvec_clear(&files);
+    strbuf_release(&all);
+    strbuf_release(&links);
+    return out;
+}

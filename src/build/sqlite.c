@@ -233,7 +233,15 @@ int sqlite_amalgamation_build(const char *src, enum sqlite_source_kind kind, con
     free(key);
     free(name);
     char *stamp_path = path_join(out->dir, ".pgolab-stamp");
-    char *stamp = xasprintf("source: %s\n", src);
+    /* the tree's content, not only its path: an edited tree is rebuilt */
+    char *content = tree_sha256(src);
+    if (!content) {
+        free(stamp_path);
+        sqlite_amalgamation_release(out);
+        return -1;
+    }
+    char *stamp = xasprintf("source: %s\ncontent: %s\n", src, content);
+    free(content);
     char *log = path_join(out->dir, "build.log");
     char *configure = path_join(src, "configure");
     int rc = -1;

@@ -390,7 +390,7 @@ int pgo_pipeline_run(const struct pgo_request *rq)
         goto fail;
     CHECK_INTERRUPT();
     progress("source: hashing %s", p.source);
-    p.source_sha = pgo_tree_hash(p.source);
+    p.source_sha = tree_sha256(p.source);
     progress_done();
     if (!p.source_sha)
         goto fail;

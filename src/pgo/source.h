@@ -16,11 +16,6 @@
  * "--source=/x: not a postgresql source tree (no src/backend/main/main.c; expected ...)". */
 int pgo_source_resolve(const struct recipe *r, const char *opt, const char *srcdir, char **dir);
 
-/* Content hash of a tree: sha256 over the sorted "sha256  relative/path" lines of every
- * regular file (sha256sum) plus every symlink's target, excluding nothing. The same files
- * at another path give the same hash. NULL with a message on error. Caller frees. */
-char *pgo_tree_hash(const char *dir);
-
 /* The Debian version of an `apt-get source` tree (from the .dsc beside it, e.g.
  * "15.18-0+deb12u1"), else NULL. Caller frees. */
 char *pgo_source_debian_version(const char *dir);

@@ -50,6 +50,16 @@ is "$?" 0 "second run: exit 0"
 is "$(grep -cE '^ +(amalgamation|baseline|instrumented) .*\(cached\)' "$TMP/again.out")" 3 \
     "second run: amalgamation, baseline and instrumented builds come from the cache"
 
+# An edited source tree is rebuilt (its content is in the amalgamation's stamp, not only its
+# path), and so is everything built from it.
+tree=$(ls -d "$WD"/src/sqlite3-*/ | head -1)
+printf '/* edited by pgo_sqlite.t */\n' >>"$tree/src/sqliteInt.h"
+timeout 900 "$PGOLAB" pgo sqlite "${common[@]}" --results="$TMP/results.db" --measure=off >"$TMP/edited.out" 2>&1
+is "$?" 0 "edited source: exit 0"
+like "$(cat "$TMP/edited.out")" '^  amalgamation .*\([0-9.]+ s\)$' "edited source: the amalgamation is rebuilt"
+is "$(grep -cE '^ +(baseline|instrumented|pgo) .*\(cached\)' "$TMP/edited.out")" 0 \
+    "edited source: no library comes from the cache"
+
 # Bad input: one line, exit 1.
 "$PGOLAB" pgo mysqlx >"$TMP/bad1.out" 2>"$TMP/bad1.err"
 is "$?" 1 "unknown target: exit 1"

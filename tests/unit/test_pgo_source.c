@@ -49,7 +49,7 @@ static char *make_tree(const char *name)
 
 static char *hash(const char *dir)
 {
-    char *h = pgo_tree_hash(dir);
+    char *h = tree_sha256(dir);
     assert_non_null(h);
     assert_int_equal(strlen(h), 64);
     return h;
