@@ -619,7 +619,12 @@ void recipe_expand_step(const struct recipe_step *step, const struct recipe_vars
 {
     for (char **a = step->argv; *a; a++) {
         if (!strcmp(*a, "{phase_options}")) {
-            argvec_pushv(argv, vars->phase_options);
+            /* each option is a template too (MySQL's -DFPROFILE_DIR={profile_dir}) */
+            for (const char *const *o = vars->phase_options; o && *o; o++) {
+                char *x = recipe_expand(*o, vars);
+                argvec_push(argv, x);
+                free(x);
+            }
             continue;
         }
         char *e = recipe_expand(*a, vars);

@@ -179,8 +179,8 @@ static void test_expand(void **state)
     struct recipe r;
     char *err = NULL;
     assert_int_equal(load_text(good, &r, &err), 0);
-    const char *opts[] = { "-DA=1", "-DB=2", NULL };
-    struct recipe_vars v = { .prefix = "/p", .build = "/b", .cflags = "-O2",
+    const char *opts[] = { "-DA=1", "-DB={profile_dir}", NULL };
+    struct recipe_vars v = { .prefix = "/p", .build = "/b", .cflags = "-O2", .profile_dir = "/pd",
                              .pgo_flags = "-fprofile-use=/d", .jobs = 3, .phase = "pgo",
                              .phase_options = opts };
     struct argvec argv = ARGVEC_INIT, env = ARGVEC_INIT;
@@ -193,10 +193,10 @@ static void test_expand(void **state)
     free(cwd);
     argvec_clear(&argv);
     recipe_expand_step(&r.steps[1], &v, &argv, &env, &cwd);
-    assert_int_equal(argv.n, 4); /* make -j3 -DA=1 -DB=2: the options spliced */
+    assert_int_equal(argv.n, 4); /* make -j3 -DA=1 -DB=/pd: the options spliced, expanded */
     assert_string_equal(argv.v[1], "-j3");
     assert_string_equal(argv.v[2], "-DA=1");
-    assert_string_equal(argv.v[3], "-DB=2");
+    assert_string_equal(argv.v[3], "-DB=/pd");
     assert_string_equal(cwd, "/b/sub");
     assert_string_equal(env.v[0], "X=pgo");
     free(cwd);
