@@ -370,7 +370,8 @@ int pgo_build_run(struct pgo_pipeline *p, struct pgo_build *b)
     char *owner = xasprintf("%s\n%s", b->name, stamp);
     bool resume = !p->rq->rebuild && stamp_matches(progress_path, owner);
     if (!resume) {
-        if (remove_tree(b->build_dir) < 0 || mkdir_p(b->build_dir) < 0 ||
+        /* b->dir first: with a shared build directory it is not build_dir's parent */
+        if (mkdir_p(b->dir) < 0 || remove_tree(b->build_dir) < 0 || mkdir_p(b->build_dir) < 0 ||
             stamp_write(progress_path, owner) < 0) {
             free(owner);
             goto out;
