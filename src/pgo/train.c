@@ -209,7 +209,9 @@ int pgo_train(struct pgo_pipeline *p, struct pgo_trainer *t)
     t->seconds = (double)(now_ns() - t0) / 1e9;
     if (move_profile(raw, t->profile_dir) < 0)
         goto out;
-    t->objects = count_files(ins->build_dir, p->cc.family == CC_GCC ? ".gcno" : ".o", NULL);
+    /* the objects compiled (GCC writes .gcno notes only with --coverage, never with
+     * -fprofile-generate) */
+    t->objects = count_files(ins->build_dir, ".o", NULL);
     char num[32];
     snprintf(num, sizeof(num), "%d\n", t->objects);
     stamp_write(cpath, num);
