@@ -337,6 +337,11 @@ int cmd_pgo(int argc, char **argv)
             usage();
             return 0;
         }
+    /* a bare --resume (server targets: the newest unfinished pgo experiment) is --resume=on;
+     * the option parser wants a value for a string option */
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--resume"))
+            argv[i] = (char *)"--resume=on";
     opts_init(&o, tables, 1);
     if (opts_parse(&o, argc - 1, argv + 1) < 0)
         goto out;

@@ -33,6 +33,9 @@ static bool lenient_drop(const char *flag)
            !strcmp(flag, "-Werror=profile-instr-missing");
 }
 
+static void vars_for(const struct pgo_pipeline *p, const struct pgo_build *b,
+                     struct recipe_vars *v);
+
 int pgo_build_flags(struct pgo_pipeline *p, struct pgo_build *b)
 {
     struct argvec fl = ARGVEC_INIT, all = ARGVEC_INIT;
@@ -58,8 +61,16 @@ int pgo_build_flags(struct pgo_pipeline *p, struct pgo_build *b)
     argvec_split(&all, p->rq->cflags);
     for (int i = 0; i < fl.n; i++)
         argvec_push(&all, fl.v[i]);
-    if (p->recipe.flags == RECIPE_FLAGS_OPTIONS)
-        argvec_pushv(&all, (const char *const *)p->recipe.phase_options[b->phase]);
+    if (p->recipe.flags == RECIPE_FLAGS_OPTIONS) {
+        /* as the steps get them: -DFPROFILE_DIR=/the/dir, not {profile_dir} */
+        struct recipe_vars v;
+        vars_for(p, b, &v);
+        for (char **o = p->recipe.phase_options[b->phase]; o && *o; o++) {
+            char *x = recipe_expand(*o, &v);
+            argvec_push(&all, x);
+            free(x);
+        }
+    }
     free(b->flags);
     b->flags = argvec_join(&all);
     argvec_clear(&fl);

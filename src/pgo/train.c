@@ -140,6 +140,19 @@ static char *counts_path(const struct pgo_trainer *t)
     return xasprintf("%s.counts", t->profile_dir);
 }
 
+/* Whether a GCC-built program has profiling code at all (libgcov: its __gcov_ symbols and
+ * "profiling:" messages). 1 yes, 0 no, -1 unreadable. */
+static int has_gcov(const char *path)
+{
+    struct strbuf sb = STRBUF_INIT;
+    strbuf_init(&sb, 0);
+    int rc = -1;
+    if (strbuf_read_file(&sb, path) == 0)
+        rc = memmem(sb.buf, sb.len, "__gcov_", 7) || memmem(sb.buf, sb.len, "profiling:", 10);
+    strbuf_release(&sb);
+    return rc;
+}
+
 static int check_profile(struct pgo_pipeline *p, struct pgo_trainer *t)
 {
     if (p->cc.family == CC_GCC) {
@@ -147,6 +160,12 @@ static int check_profile(struct pgo_pipeline *p, struct pgo_trainer *t)
         t->objects_profiled = count_files(t->profile_dir, ".gcda", &bytes);
         t->profile.files = t->objects_profiled;
         t->profile.bytes = bytes;
+        if (t->objects_profiled == 0 && has_gcov(p->builds[1].product) == 0)
+            return error("training with %s wrote no profile data in %s: the instrumented "
+                         "server %s has no profiling code (no libgcov in it), so the "
+                         "recipe's instrumentation flags never reached its compiler and "
+                         "linker; see %s", t->name, t->profile_dir, p->builds[1].product,
+                         p->builds[1].log);
         if (t->objects_profiled == 0)
             return error("training with %s wrote no profile data in %s: the instrumented "
                          "server writes it when its processes exit cleanly (a server that was "
@@ -221,7 +240,9 @@ int pgo_train(struct pgo_pipeline *p, struct pgo_trainer *t)
     t->seconds = (double)(now_ns() - t0) / 1e9;
     if (move_profile(raw, t->profile_dir) < 0)
         goto out;
-    t->objects = count_files(ins->build_dir, p->cc.family == CC_GCC ? ".gcno" : ".o", NULL);
+    /* the objects compiled (GCC writes .gcno notes only with --coverage, never with
+     * -fprofile-generate) */
+    t->objects = count_files(ins->build_dir, ".o", NULL);
     char num[32];
     snprintf(num, sizeof(num), "%d\n", t->objects);
     stamp_write(cpath, num);

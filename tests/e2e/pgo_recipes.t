@@ -1,0 +1,215 @@
+#!/usr/bin/env bash
+# pgo_recipes.t: the mechanics of the mysql and mariadb recipes on the stand-in cmake project
+# (tests/standin: a small C program that records how it was built and runs the real MariaDB
+# server as its child), with a real managed MariaDB server for training, gate and measurement.
+# The test recipes are the real recipes/mysql.json and recipes/mariadb.json with only
+# source.expect changed (jq), found through PGOLAB_RECIPES: adding a target is adding a file.
+# mysql recipe: MySQL's own FPROFILE options reach the compiler (-fprofile-generate=FPROFILE_DIR
+# with prefer-atomic; -fprofile-use=DIR with -fprofile-correction; baseline neither), every
+# phase builds in the same directory ("shared"), the .gcda names carry that directory mangled,
+# the summary has the gate line and the seed-000 tables, `pgolab history` a complete pgo
+# experiment. mariadb recipe: the flags arrive through CMAKE_C_FLAGS and the linker flags, each
+# variant builds in its own directory. Resume: a run interrupted inside the instrumented build
+# step continues with --resume (baseline cached, the finished configure step not redone); an
+# edited source rebuilds every phase and says why. Bad input: a --source that is not the
+# recipe's, an unknown recipe key (file:line), a failing build step (command, log tail, no half
+# variant left), a trainer that writes no profile: one line (+ the log tail), exit 1.
+. "$(dirname "$0")/lib.sh"
+
+[ -x /usr/sbin/mariadbd ] || bail_out "/usr/sbin/mariadbd not installed (make deps installs mariadb-server)"
+for t in jq cmake make gcc g++ bison; do
+    have "$t" || bail_out "$t not installed (make deps installs it)"
+done
+
+# Everything is under $TMP; pgolab's servers die with it (PR_SET_PDEATHSIG), the stand-in's
+# mariadbd with the stand-in. A background run a failed check left behind is killed here.
+cleanup() {
+    [ -n "${BGPID:-}" ] && kill -KILL -- "-$BGPID" 2>/dev/null
+    _e2e_cleanup
+}
+trap cleanup EXIT
+
+SRC=$TMP/src                 # a copy: the test edits it
+cp -a "$REPO_DIR/tests/standin" "$SRC"
+RECIPES=$TMP/recipes
+mkdir -p "$RECIPES"
+export PGOLAB_RECIPES=$RECIPES
+expect='["CMakeLists.txt", "cmake/fprofile.cmake", "standin.c"]'
+derive() { # derive FROM NAME [JQ-FILTER]: recipes/FROM.json as RECIPES/NAME.json
+    jq --argjson e "$expect" ".name = \"$2\" | .source.expect = \$e | .source.hint = \"the stand-in (tests/standin)\" ${3:+| $3}" \
+        "$REPO_DIR/recipes/$1.json" >"$RECIPES/$2.json"
+}
+derive mysql standin-mysql
+derive mariadb standin-mariadb
+for r in mysql:standin-mysql mariadb:standin-mariadb; do
+    for k in steps pgo build_dir server; do
+        is "$(jq -cS ".$k" "$RECIPES/${r#*:}.json")" "$(jq -cS ".$k" "$REPO_DIR/recipes/${r%%:*}.json")" \
+            "${r#*:}: '$k' is the real recipe's"
+    done
+done
+
+WD=$TMP/wd
+DB=$TMP/results.db
+RUN=(--source="$SRC" --workdir="$WD" --train=oltp_point_select --train-time=2 --table-size=1000)
+MEASURE=(--bench=oltp_point_select --threads=1 --rounds=2 --time=2 --results="$DB")
+# pgo NAME TARGET ARGS...: `pgolab pgo TARGET ARGS` (capped); $TMP/NAME.out, .err, $RC
+pgo() {
+    local name=$1
+    shift
+    timeout -k 5 300 "$PGOLAB" pgo "$@" >"$TMP/$name.out" 2>"$TMP/$name.err"
+    RC=$?
+    [ "$RC" = 124 ] && diag "pgolab pgo $* timed out"
+    return 0
+}
+info() { sed -n "s/^$2: //p" "$1/prefix/share/standin/build-info.txt" 2>/dev/null; } # info VARIANT-DIR KEY
+count() { grep -c -- "$2" "$1" 2>/dev/null; }                                       # count FILE FIXED-ERE
+# option_of LOG NAME: the value of -DNAME=... on the build log's configure line
+option_of() { grep -m1 '^\$ cd ' "$1" | grep -o -- "-D$2=[^ ']*" | head -1 | cut -d= -f2-; }
+
+note "---- the stand-in project itself: MySQL's FPROFILE rules (cmake configure only)"
+mkdir -p "$TMP/cfg/build"
+cmake -S "$SRC" -B "$TMP/cfg/build" -DFPROFILE_GENERATE=ON -DFPROFILE_USE=ON >"$TMP/cfg.out" 2>&1
+isnt "$?" 0 "stand-in: FPROFILE_GENERATE and FPROFILE_USE both ON fail to configure"
+like "$(cat "$TMP/cfg.out")" "CMake Error.*fprofile.cmake" "stand-in: ... with a FATAL_ERROR from cmake/fprofile.cmake"
+rm -rf "$TMP/cfg/build"
+cmake -S "$SRC" -B "$TMP/cfg/build" -DFPROFILE_GENERATE=ON >"$TMP/cfg.out" 2>&1
+like "$(cat "$TMP/cfg/build/build_info.c" 2>/dev/null)" "-fprofile-generate=$TMP/cfg/build-profile-data -fprofile-update=prefer-atomic" \
+    "stand-in: FPROFILE_DIR defaults to \${CMAKE_BINARY_DIR}-profile-data (GCC)"
+
+note "---- mysql recipe, interrupted inside the instrumented build's build step"
+touch "$TMP/hold"
+STANDIN_HOLD=$TMP/hold setsid "$PGOLAB" pgo standin-mysql "${RUN[@]}" "${MEASURE[@]}" \
+    >"$TMP/int.out" 2>"$TMP/int.err" &
+BGPID=$!
+poll 1200 0.1 test -e "$TMP/hold.held"
+ok "interrupt: the instrumented build reached the hold in its build step" test -e "$TMP/hold.held"
+is "$(ps -o pgid= -p "$BGPID" | tr -d ' ')" "$BGPID" "interrupt: pgolab leads its own process group"
+kill -INT -- "-$BGPID" # Ctrl-C: the whole foreground group
+wait "$BGPID"
+is "$?" 2 "interrupt: exit 2"
+BGPID=
+rm -f "$TMP/hold"
+like "$(cat "$TMP/int.err")" "interrupted .*--resume" "interrupt: says --resume continues"
+ROOT=$(ls -d "$WD"/standin-mysql-gcc-*/ 2>/dev/null | head -1)
+ROOT=${ROOT%/}
+ok "interrupt: the baseline was finished" test -s "$ROOT/baseline/stamp" -a -x "$ROOT/baseline/prefix/bin/mysqld"
+ok "interrupt: no half instrumented variant (no prefix)" test ! -e "$ROOT/instrumented/prefix"
+
+note "---- the rerun with --resume finishes: train, pgo build, gate, measurement"
+pgo full standin-mysql "${RUN[@]}" "${MEASURE[@]}" --resume
+is "$RC" 0 "mysql: exit 0"
+[ "$RC" = 0 ] || diag "$(tail -20 "$TMP/full.err")"
+OUT=$(cat "$TMP/full.out")
+like "$OUT" "^  baseline +$ROOT/baseline/prefix/bin/mysqld .*\(cached\)$" "resume: the finished baseline is not rebuilt (cached)"
+like "$OUT" "^  instrumented +$ROOT/instrumented/prefix/bin/mysqld .*built: " "resume: the interrupted instrumented build is built"
+LOG=$ROOT/instrumented/build.log
+is "$(count "$LOG" "^\$ cd .* && cmake $SRC ")" 1 "resume: the instrumented build's finished configure step is not redone"
+is "$(count "$LOG" "^\$ cd .* && cmake --build ")" 2 "resume: its interrupted build step runs again"
+
+GEN_DIR=$(option_of "$ROOT/instrumented/build.log" FPROFILE_DIR)
+USE_DIR=$(option_of "$ROOT/pgo/build.log" FPROFILE_DIR)
+like "$GEN_DIR" "^$WD/" "instrumented: FPROFILE_DIR is an absolute directory in the workdir ($GEN_DIR)"
+like "$USE_DIR" "^$WD/" "pgo: FPROFILE_DIR is an absolute directory in the workdir ($USE_DIR)"
+B=$(info "$ROOT/baseline" c_flags) I=$(info "$ROOT/instrumented" c_flags) P=$(info "$ROOT/pgo" c_flags)
+like "$I" "(^| )-fprofile-generate=$GEN_DIR( |$)" "instrumented: compiled with -fprofile-generate=FPROFILE_DIR"
+like "$I" "(^| )-fprofile-update=prefer-atomic( |$)" "instrumented: compiled with -fprofile-update=prefer-atomic"
+unlike "$I" "-fprofile-use" "instrumented: not with -fprofile-use"
+like "$P" "(^| )-fprofile-use=$USE_DIR( |$)" "pgo: compiled with -fprofile-use=FPROFILE_DIR"
+like "$P" "(^| )-fprofile-correction( |$)" "pgo: compiled with -fprofile-correction"
+like "$P" "(^| )-fprofile-partial-training( |$)" "pgo: compiled with -fprofile-partial-training"
+unlike "$P" "-fprofile-generate" "pgo: not with -fprofile-generate"
+like "$B" "-O2" "baseline: compiled with --cflags (-O2)"
+unlike "$B" "-fprofile" "baseline: no profile flag at all"
+BD=$(info "$ROOT/baseline" binary_dir)
+like "$BD" "^/" "baseline: records an absolute CMAKE_BINARY_DIR ($BD)"
+is "$(info "$ROOT/instrumented" binary_dir)" "$BD" "instrumented: the same CMAKE_BINARY_DIR as baseline (build_dir shared)"
+is "$(info "$ROOT/pgo" binary_dir)" "$BD" "pgo: the same CMAKE_BINARY_DIR as baseline"
+for v in baseline instrumented pgo; do
+    is "$(info "$ROOT/$v" prefix)" "$ROOT/$v/prefix" "$v: installed into its own prefix"
+done
+mangled=$(printf '%s' "$BD" | tr / '#')
+GCDA=$USE_DIR/$mangled#CMakeFiles#mariadbd.dir#standin.c.gcda
+ok "training: the pgo build's FPROFILE_DIR holds the server's .gcda, named after its object in $BD (# for /)" test -s "$GCDA"
+cmp_ok "$(find "$USE_DIR" -name '*.gcda' -size +0 | wc -l)" '>=' 1 "training: non-empty .gcda files in the trainer's profile directory"
+is "$(count "$ROOT/pgo/build.log" 'profile count data file not found')" 0 "pgo: the compiler found the profile data (no missing-profile warning)"
+like "$OUT" "^  training +oltp_point_select, 2 s each, 2 threads: profile data for [1-9][0-9]* of [1-9][0-9]* objects" "summary: the training line counts objects"
+like "$OUT" "^  gate +checksum: oltp_read_only verify, [0-9a-f]{16} over [1-9][0-9]* rows, identical for baseline, pgo$" "summary: the gate line"
+like "$OUT" "^ +flags: -O2 -DFPROFILE_USE=ON -DFPROFILE_DIR=$USE_DIR$" "summary: the pgo flags with the options expanded"
+for title in "Transactions per second" "Average response time \(ms\)" "95th percentile response time \(ms\)"; do
+    block=$(T="$title, oltp_point_select" awk 'index($0, "Table") == 1 { on = ($0 ~ ENVIRON["T"]) } on' "$TMP/full.out")
+    like "$block" "^\| +1 \| +[0-9.]+ \([0-9.]+-[0-9.]+\) \| +[0-9.]+ \(" "tables: $title: the 1-thread row"
+    like "$block" "^\| Average \|" "tables: $title: the Average row"
+    like "$block" "% improvement" "tables: $title: % improvement column"
+done
+"$PGOLAB" history --results="$DB" >"$TMP/hist.out" 2>&1
+like "$(cat "$TMP/hist.out")" "^ +[0-9]+ +[0-9-]+ [0-9:]+ +pgo +complete +baseline,pgo +oltp_point_select +4/4$" \
+    "history: a complete pgo experiment, 2 rounds x 2 variants"
+
+note "---- mariadb recipe: flags through CMAKE_C_FLAGS, a build directory per variant"
+pgo maria standin-mariadb "${RUN[@]}" --measure=off
+is "$RC" 0 "mariadb: exit 0"
+[ "$RC" = 0 ] || diag "$(tail -20 "$TMP/maria.err")"
+MROOT=$(ls -d "$WD"/standin-mariadb-gcc-*/ 2>/dev/null | head -1)
+MROOT=${MROOT%/}
+configure=$(grep -m1 '^\$ cd ' "$MROOT/instrumented/build.log")
+like "$configure" "-DCMAKE_C_FLAGS=-O2 -fprofile-generate=/" "mariadb: the instrumented configure passes -fprofile-generate in CMAKE_C_FLAGS"
+unlike "$configure" "FPROFILE" "mariadb: and no FPROFILE option"
+I=$(info "$MROOT/instrumented" c_flags) P=$(info "$MROOT/pgo" c_flags) B=$(info "$MROOT/baseline" c_flags)
+like "$I" "(^| )-fprofile-generate=/[^ ]+ -fprofile-update=prefer-atomic( |$)" "mariadb instrumented: compiled with -fprofile-generate=DIR -fprofile-update=prefer-atomic"
+like "$(info "$MROOT/instrumented" link_flags)" "(^| )-fprofile-generate=/" "mariadb instrumented: linked with -fprofile-generate (CMAKE_EXE_LINKER_FLAGS)"
+MUSE=$(printf '%s\n' "$P" | grep -o -- '-fprofile-use=[^ ]*' | cut -d= -f2-)
+like "$MUSE" "^$MROOT/" "mariadb pgo: compiled with -fprofile-use=DIR in the workdir"
+like "$P" "(^| )-fprofile-correction( |$)" "mariadb pgo: compiled with -fprofile-correction"
+unlike "$B" "-fprofile" "mariadb baseline: no profile flag"
+cmp_ok "$(find "$MUSE" -name '*standin.c.gcda' -size +0 | wc -l)" '==' 1 "mariadb: the pgo build's profile directory holds the trained .gcda"
+dirs=$(for v in baseline instrumented pgo; do info "$MROOT/$v" binary_dir; done)
+is "$(printf '%s\n' "$dirs" | sort -u | grep -c ^/)" 3 "mariadb: baseline, instrumented and pgo built in three different directories"
+for v in baseline instrumented pgo; do
+    like "$(info "$MROOT/$v" binary_dir)" "^$MROOT/$v/" "mariadb $v: its build directory is its own"
+done
+
+note "---- an edited source rebuilds every phase and says why (also with --resume)"
+echo "/* edited by pgo_recipes.t */" >>"$SRC/standin.c"
+pgo edit standin-mysql "${RUN[@]}" --measure=off --resume
+is "$RC" 0 "edited source: exit 0"
+for v in baseline instrumented pgo; do
+    like "$(cat "$TMP/edit.out")" "^  $v +.*built: the source tree changed\)$" "edited source: $v rebuilt, because the source tree changed"
+done
+unlike "$(cat "$TMP/edit.out")" "^  training .*\(cached\)$" "edited source: retrained (the instrumented build changed)"
+
+note "---- bad input: one line, exit 1"
+mkdir -p "$TMP/notsrc"
+echo hello >"$TMP/notsrc/README"
+pgo bad1 standin-mysql --source="$TMP/notsrc" --workdir="$WD" --measure=off
+is "$RC" 1 "wrong --source: exit 1"
+is "$(wc -l <"$TMP/bad1.err")" 1 "wrong --source: one line"
+like "$(cat "$TMP/bad1.err")" "--source=$TMP/notsrc: not a standin-mysql source tree \(no CMakeLists.txt; expected CMakeLists.txt, cmake/fprofile.cmake, standin.c" \
+    "wrong --source: says what was expected"
+
+derive mysql standin-typo '. + {"buildir": "shared"}'
+line=$(grep -n '"buildir"' "$RECIPES/standin-typo.json" | cut -d: -f1)
+pgo bad2 standin-typo "${RUN[@]}" --measure=off
+is "$RC" 1 "unknown recipe key: exit 1"
+is "$(wc -l <"$TMP/bad2.err")" 1 "unknown recipe key: one line"
+like "$(cat "$TMP/bad2.err")" "$RECIPES/standin-typo.json:$line: unknown key 'buildir'" "unknown recipe key: FILE:LINE and the key"
+
+sed -i 's/^int main(int argc, char \*\*argv)$/int main(int argc, char **argv) not_c/' "$SRC/standin.c"
+grep -q not_c "$SRC/standin.c" || bail_out "could not break standin.c"
+ok "failing build: the baseline of the earlier run is there before" test -x "$ROOT/baseline/prefix/bin/mysqld"
+pgo bad3 standin-mysql "${RUN[@]}" --measure=off
+is "$RC" 1 "failing build: exit 1"
+like "$(head -1 "$TMP/bad3.err")" "build baseline: step build failed \(exit [0-9]+\): cmake --build \. --parallel [0-9]+$" \
+    "failing build: names the build, the step and its command"
+like "$(cat "$TMP/bad3.err")" "standin\.c:[0-9]+:.*error" "failing build: shows the compiler's error from the log tail"
+ok "failing build: no half variant left (the baseline prefix is gone)" test ! -e "$ROOT/baseline/prefix"
+ok "failing build: the baseline is not marked built" test ! -e "$ROOT/baseline/stamp"
+sed -i 's/ not_c$//' "$SRC/standin.c"
+
+derive mysql standin-noprof '.pgo.phase_options.instrumented = ["-DFPROFILE_DIR={profile_dir}"]'
+pgo bad4 standin-noprof "${RUN[@]}" --measure=off
+is "$RC" 1 "trainer writes no profile (server not instrumented): exit 1"
+is "$(wc -l <"$TMP/bad4.err")" 1 "trainer writes no profile: one line"
+like "$(cat "$TMP/bad4.err")" "training with oltp_point_select wrote no profile data in $WD/.*: the instrumented server $WD/.*/bin/mysqld has no profiling code" \
+    "trainer writes no profile: says so, and why (the server is not instrumented)"
+ok "no stand-in server of this test left running" test -z "$(pgrep -f -- "^$WD/")"
+done_testing
