@@ -297,7 +297,7 @@ static void print_summary(const struct pgo_pipeline *p)
 {
     const struct pgo_request *rq = p->rq;
     printf("pgolab pgo %s: %s%s%s, %s, %s\n", p->recipe.name,
-           p->recipe.debian_package ? p->recipe.debian_package : "source",
+           p->recipe.debian_package && !rq->source ? p->recipe.debian_package : "source",
            p->source_version ? " " : "", p->source_version ? p->source_version : "",
            p->cc.version, *rq->cflags ? rq->cflags : "(no cflags)");
     printf("  %-13s %s\n", "recipe", p->recipe.path);

@@ -420,7 +420,13 @@ int pgo_build_run(struct pgo_pipeline *p, struct pgo_build *b)
             goto out;
         }
         unlink(done_path);
-        stamp_write(b->log, "");
+        if (stamp_write(b->log, "") < 0) {
+            free(owner);
+            goto out;
+        }
+    } else {
+        free(b->why);
+        b->why = xstrdup("resumed after an interruption");
     }
     free(owner);
     /* the prefix is rebuilt whole: no half variant is ever left where the cache looks */
