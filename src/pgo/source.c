@@ -138,21 +138,26 @@ static int fetch_debian(const struct recipe *r, const char *srcdir, char **dir)
     unlink(log);
     progress("source: apt-get source %s (in %s)", r->debian_package, srcdir);
     const char *argv[] = { "apt-get", "source", r->debian_package, NULL };
-    rc = run_logged("fetching the source", argv, srcdir, log, false);
-    if (rc < 0) {
+    struct subprocess sp = { .argv = argv, .cwd = srcdir, .log_path = log };
+    int st = subprocess_run(&sp);
+    if (st > 0 && st < 128) {
         /* the candidate's files may be missing on the mirror: try every listed version */
         struct argvec versions = ARGVEC_INIT;
         source_versions(r->debian_package, &versions);
-        for (int i = 0; i < versions.n && rc < 0; i++) {
+        for (int i = 0; i < versions.n && st > 0 && st < 128; i++) {
             char *spec = xasprintf("%s=%s", r->debian_package, versions.v[i]);
             progress("source: apt-get source %s (in %s)", spec, srcdir);
             const char *av[] = { "apt-get", "source", spec, NULL };
-            rc = run_logged("fetching the source", av, srcdir, log, false);
+            struct subprocess sv = { .argv = av, .cwd = srcdir, .log_path = log };
+            st = subprocess_run(&sv);
             free(spec);
         }
         argvec_clear(&versions);
     }
     progress_done();
+    rc = st == 0 ? 0 : -1;
+    if (st >= 128)
+        goto out; /* killed by a signal (an interruption): the caller says so */
     if (rc < 0) {
         char *tail = file_tail(log, LOG_TAIL_LINES);
         error("apt-get source %s failed for every version apt-cache lists (needs deb-src "
