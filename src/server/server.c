@@ -1,7 +1,7 @@
 /* server: managed MariaDB/MySQL and PostgreSQL instances (see server.h): binary checks,
- * datadir rules and init, a private start (fork + setsid [+ setuid], argv only), readiness,
- * the benchmark account, the state file, and a clean, bounded stop. */
-#include "server/server.h"
+ * datadir rules and init, a private start (process.c: fork + setsid [+ setuid], argv only),
+ * readiness, the benchmark account, the state file (state.c), and a clean, bounded stop. */
+#include "server/server_flavor.h"
 #include "util/fmt.h"
 #include "util/fs.h"
 #include "util/signals.h"
@@ -15,16 +15,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <glob.h>
-#include <grp.h>
-#include <jansson.h>
 #include <libpq-fe.h>
 #include <limits.h>
 #include <mysql.h>
 #include <netinet/in.h>
-#include <poll.h>
-#include <pwd.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -35,8 +30,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#define STATE_FILE "pgolab-server.json"
-#define LOG_FILE "pgolab-server.log"
 #define HBA_FILE "pgolab-pg_hba.conf"
 #define MYSQL_SOCKET "mysql.sock"
 #define PG_SOCKET_MAX ".s.PGSQL.65535"
@@ -45,23 +38,10 @@
 #define PING_TIMEOUT_S 2         /* one readiness / status connection attempt */
 #define SETUP_TIMEOUT_S 30       /* the account statements */
 #define VERSION_TIMEOUT_S 10.0   /* BINARY --version */
-#define KILL_WAIT_S 10.0         /* after SIGKILL, and for a failed start's clean stop */
 #define TAIL_LINES 20
 #define ERROR_LINES_MAX 10       /* error lines above a tail, printed before it */
-#define DEFAULT_TIMEOUT_S 60.0
 
 /* ------------------------------------------------------------------ small helpers */
-
-static void sleep_ms(int ms)
-{
-    struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-    nanosleep(&ts, NULL);
-}
-
-static uint64_t deadline_after(double s)
-{
-    return now_ns() + (uint64_t)(s * 1e9);
-}
 
 static const char *kind_label(enum server_kind k)
 {
@@ -93,7 +73,7 @@ static bool is_exec(const char *p)
     return is_file(p) && access(p, X_OK) == 0;
 }
 
-static char *dir_of(const char *path)
+char *srv_dir_of(const char *path)
 {
     const char *sl = strrchr(path, '/');
     if (!sl)
@@ -136,15 +116,6 @@ static char *find_in_path(const char *name)
     return NULL;
 }
 
-/* "exit status N" / "signal N (NAME)" for a wait status. */
-static char *status_str(int st)
-{
-    if (WIFEXITED(st))
-        return xasprintf("exit status %d", WEXITSTATUS(st));
-    if (WIFSIGNALED(st))
-        return xasprintf("signal %d (%s)", WTERMSIG(st), strsignal(WTERMSIG(st)));
-    return xasprintf("wait status %d", st);
-}
 
 /* The first non-empty line of text, trimmed, at most 120 bytes (caller frees). */
 static char *first_line(const char *text)
@@ -236,343 +207,7 @@ void server_log_tail(const struct server *s, FILE *out, int lines)
     strbuf_release(&sb);
 }
 
-/* ------------------------------------------------------------------ signals while starting */
 
-static volatile sig_atomic_t got_signal;
-
-static void on_signal(int sig)
-{
-    got_signal = sig;
-}
-
-/* Catch SIGINT/SIGTERM (no SA_RESTART: sleeps and polls return early) while server_start
- * works, so it can stop what it started before the signal takes effect. */
-static void guard_begin(struct sig_saved *g)
-{
-    got_signal = 0;
-    sig_catch(on_signal, g);
-}
-
-/* Restore the caller's dispositions and hand a caught signal on to them. */
-static void guard_end(struct sig_saved *g)
-{
-    int sig = got_signal;
-    sig_restore(g);
-    got_signal = 0;
-    if (sig)
-        raise(sig);
-}
-
-/* ------------------------------------------------------------------ processes */
-
-/* Who runs the server's processes. */
-struct run_as {
-    bool drop;   /* setuid/setgid to uid/gid in the child (pgolab is root) */
-    uid_t uid;
-    gid_t gid;
-    char *name;  /* user name, for messages */
-};
-
-struct spawn_opts {
-    const char *const *argv;  /* argv[0]: an absolute path */
-    const char *const *env;   /* extra NAME=VALUE entries, or NULL */
-    const char *cwd;          /* or NULL */
-    int out_fd;               /* the child's stdout and stderr (-1 = /dev/null) */
-    const struct run_as *ra;  /* or NULL */
-    int pdeathsig;            /* sent to the child when the forking thread dies (0 = none) */
-};
-
-/* environ with the NAME=VALUE entries of extra added (replacing the same NAME). The array
- * is new (free it), its strings are environ's and extra's. */
-static char **build_env(const char *const *extra)
-{
-    extern char **environ;
-    size_t n = 0, k = 0, ne = 0;
-    while (environ[n])
-        n++;
-    while (extra && extra[ne])
-        ne++;
-    char **env = xcalloc(n + ne + 1, sizeof(char *));
-    for (size_t i = 0; i < n; i++) {
-        bool replaced = false;
-        for (size_t j = 0; j < ne && !replaced; j++) {
-            size_t len = strcspn(extra[j], "=");
-            replaced = !strncmp(environ[i], extra[j], len) && environ[i][len] == '=';
-        }
-        if (!replaced)
-            env[k++] = environ[i];
-    }
-    for (size_t j = 0; j < ne; j++)
-        env[k++] = (char *)extra[j];
-    env[k] = NULL;
-    return env;
-}
-
-/* fork + exec in a new session (setsid: terminal signals do not reach it), stdin /dev/null,
- * every other descriptor closed at exec, default signal dispositions and an empty mask
- * (libmariadb ignores SIGPIPE in pgolab; that must not leak into the server). The pid, or -1
- * with a message when the program could not be started. */
-static pid_t spawn(const struct spawn_opts *o)
-{
-    int errpipe[2];
-    struct { int err; int stage; } msg = { 0, 0 };
-    static const char *const stages[] = { "exec", "setgid/setuid", "chdir" };
-    pid_t pid;
-
-    if (pipe2(errpipe, O_CLOEXEC) < 0)
-        return error("pipe: %s", strerror(errno));
-    /* the child's environment is built here: after fork (the caller may have threads) the
-     * child only makes async-signal-safe calls */
-    char **envp = build_env(o->env);
-    pid_t parent = getpid();
-    fflush(stdout);
-    fflush(stderr);
-    pid = fork();
-    if (pid < 0) {
-        int e = errno;
-        close(errpipe[0]);
-        close(errpipe[1]);
-        free(envp);
-        return error("fork: %s", strerror(e));
-    }
-    if (pid == 0) {
-        static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGCHLD, SIGUSR1, SIGUSR2 };
-        sigset_t none;
-        int fd;
-        close(errpipe[0]);
-        for (size_t i = 0; i < ARRAY_SIZE(sigs); i++)
-            signal(sigs[i], SIG_DFL);
-        sigemptyset(&none);
-        sigprocmask(SIG_SETMASK, &none, NULL);
-        setsid();
-        fd = open("/dev/null", O_RDWR);
-        if (fd >= 0) {
-            dup2(fd, STDIN_FILENO);
-            if (o->out_fd < 0) {
-                dup2(fd, STDOUT_FILENO);
-                dup2(fd, STDERR_FILENO);
-            }
-            if (fd > 2)
-                close(fd);
-        }
-        if (o->out_fd >= 0) {
-            dup2(o->out_fd, STDOUT_FILENO);
-            dup2(o->out_fd, STDERR_FILENO);
-        }
-        if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
-            for (int i = 3; i < 4096; i++)
-                fcntl(i, F_SETFD, FD_CLOEXEC);
-        if (o->ra && o->ra->drop) {
-            msg.stage = 1;
-            if (setgroups(1, &o->ra->gid) < 0 || setgid(o->ra->gid) < 0 || setuid(o->ra->uid) < 0)
-                goto fail;
-        }
-        /* after setuid, which clears it; a parent already gone would never send it */
-        if (o->pdeathsig && (prctl(PR_SET_PDEATHSIG, o->pdeathsig) < 0 || getppid() != parent))
-            _exit(127);
-        if (o->cwd && chdir(o->cwd) < 0) {
-            msg.stage = 2;
-            goto fail;
-        }
-        msg.stage = 0;
-        execve(o->argv[0], (char *const *)o->argv, envp);
-    fail:
-        msg.err = errno;
-        if (write(errpipe[1], &msg, sizeof(msg)) < 0)
-            _exit(127);
-        _exit(127);
-    }
-    close(errpipe[1]);
-    free(envp);
-    ssize_t got;
-    do
-        got = read(errpipe[0], &msg, sizeof(msg));
-    while (got < 0 && errno == EINTR);
-    close(errpipe[0]);
-    if (got == (ssize_t)sizeof(msg)) {
-        char *cmd = subprocess_argv_str(o->argv);
-        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-            ;
-        error("cannot run %s%s%s: %s failed: %s", cmd, o->ra && o->ra->drop ? " as user " : "",
-              o->ra && o->ra->drop ? o->ra->name : "", stages[msg.stage], strerror(msg.err));
-        free(cmd);
-        return -1;
-    }
-    return pid;
-}
-
-/* Wait up to timeout_s for child pid to exit: 0 with *status, or -1 (still running). */
-static int wait_child(pid_t pid, double timeout_s, int *status)
-{
-    uint64_t deadline = deadline_after(timeout_s);
-    for (;;) {
-        pid_t w = waitpid(pid, status, WNOHANG);
-        if (w == pid)
-            return 0;
-        if (w < 0 && errno != EINTR) {
-            *status = -1;
-            return 0; /* not ours any more (reaped elsewhere): gone */
-        }
-        if (now_ns() >= deadline)
-            return -1;
-        sleep_ms(10);
-    }
-}
-
-/* Is a live (not zombie) process left in process group pgid? Everything pgolab starts leads
- * a session of its own (setsid), so its pid is the group of all it spawned (mariadb-install-db
- * and its bootstrap mariadbd, the postmaster and its backends). A scan of /proc/N/stat. */
-static bool group_alive(pid_t pgid)
-{
-    DIR *d = opendir("/proc");
-    struct dirent *e;
-    bool found = false;
-    if (!d)
-        return kill(-pgid, 0) == 0;
-    while (!found && (e = readdir(d))) {
-        char path[300], buf[512];
-        if (e->d_name[0] < '1' || e->d_name[0] > '9')
-            continue;
-        snprintf(path, sizeof(path), "/proc/%s/stat", e->d_name);
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-            continue;
-        ssize_t n = read(fd, buf, sizeof(buf) - 1);
-        close(fd);
-        if (n <= 0)
-            continue;
-        buf[n] = '\0';
-        char *p = strrchr(buf, ')');
-        char state;
-        int ppid, pgrp;
-        if (p && sscanf(p + 1, " %c %d %d", &state, &ppid, &pgrp) == 3 && pgrp == pgid && state != 'Z' &&
-            state != 'X')
-            found = true;
-    }
-    closedir(d);
-    return found;
-}
-
-/* Wait up to timeout_s for process group pgid to empty; SIGKILL what is left then (and wait
- * KILL_WAIT_S more). Files in the datadir are removed only after this: a bootstrap or backend
- * still exiting would write into it. The group id cannot be reused while it has members, so
- * the signal reaches only what pgolab started. */
-static void wait_group_gone(pid_t pgid, double timeout_s)
-{
-    uint64_t deadline = deadline_after(timeout_s);
-    if (pgid <= 1)
-        return;
-    while (group_alive(pgid)) {
-        if (now_ns() >= deadline) {
-            kill(-pgid, SIGKILL);
-            deadline = deadline_after(KILL_WAIT_S);
-            while (group_alive(pgid) && now_ns() < deadline)
-                sleep_ms(20);
-            return;
-        }
-        sleep_ms(20);
-    }
-}
-
-/* Run a program to completion (the init step) with its output collected in *out, bounded by
- * timeout_s and given up on SIGINT/SIGTERM (the whole process group is killed then).
- * Returns its exit status (0..255, 128+signal), -1 when it could not be started (message
- * printed), -2 timed out, -3 interrupted. */
-static int run_capture(struct spawn_opts *o, struct strbuf *out, double timeout_s)
-{
-    int pfd[2], st, result = 0;
-    uint64_t deadline = deadline_after(timeout_s);
-    pid_t pid;
-
-    if (pipe2(pfd, O_CLOEXEC) < 0)
-        return error("pipe: %s", strerror(errno));
-    o->out_fd = pfd[1];
-    pid = spawn(o);
-    close(pfd[1]);
-    o->out_fd = -1;
-    if (pid < 0) {
-        close(pfd[0]);
-        return -1;
-    }
-    for (;;) {
-        struct pollfd p = { .fd = pfd[0], .events = POLLIN };
-        if (got_signal) {
-            result = -3;
-            break;
-        }
-        if (now_ns() >= deadline) {
-            result = -2;
-            break;
-        }
-        int r = poll(&p, 1, 200);
-        if (r > 0) {
-            char buf[4096];
-            ssize_t n = read(pfd[0], buf, sizeof(buf));
-            if (n > 0)
-                strbuf_add(out, buf, (size_t)n);
-            else if (n == 0 || (errno != EINTR && errno != EAGAIN))
-                break;
-        }
-    }
-    close(pfd[0]);
-    if (result == 0) {
-        /* output closed: the program ends now (anything it left behind holds no pipe) */
-        double left = (double)(deadline > now_ns() ? deadline - now_ns() : 0) / 1e9;
-        if (wait_child(pid, left > 1 ? left : 1, &st) == 0) {
-            wait_group_gone(pid, 5);
-            return st < 0 ? 0 : WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-        }
-        result = -2;
-    }
-    kill(-pid, SIGTERM);
-    wait_group_gone(pid, 5);
-    if (wait_child(pid, 1, &st) < 0) {
-        kill(-pid, SIGKILL);
-        wait_child(pid, KILL_WAIT_S, &st);
-    }
-    return result;
-}
-
-/* /proc/PID/stat: the start time (field 22, clock ticks since boot) and the state letter;
- * 0 when there is no such process. */
-static unsigned long long proc_starttime(pid_t pid, char *state)
-{
-    char path[64];
-    struct strbuf sb = STRBUF_INIT;
-    unsigned long long st = 0;
-    if (state)
-        *state = 0;
-    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-    if (pid > 0 && strbuf_read_file(&sb, path) == 0) {
-        char *p = strrchr(sb.buf, ')'), *save = NULL, *tok;
-        if (p && p[1] == ' ') {
-            p += 2;
-            if (state)
-                *state = *p;
-            tok = strtok_r(p, " ", &save);
-            for (int field = 3; tok && field < 22; field++)
-                tok = strtok_r(NULL, " ", &save);
-            if (tok)
-                st = strtoull(tok, NULL, 10);
-        }
-    }
-    strbuf_release(&sb);
-    return st;
-}
-
-/* The server process is there and is still the same process (not a zombie, not a later
- * process that reused the pid). Does not reap. */
-static bool proc_alive(const struct server *s)
-{
-    char state;
-    unsigned long long st;
-    if (s->pid <= 0)
-        return false;
-    st = proc_starttime(s->pid, &state);
-    if (!st || state == 'Z' || state == 'X')
-        return false;
-    return !s->starttime || st == s->starttime;
-}
 
 /* ------------------------------------------------------------------ binary and version */
 
@@ -699,7 +334,7 @@ static int check_version(struct server *s, const char *label)
     struct strbuf out = STRBUF_INIT;
     struct subprocess sp = { .argv = argv, .out = &out, .quiet_stderr = 1, .timeout_s = VERSION_TIMEOUT_S };
     int rc = subprocess_run(&sp);
-    if (rc < 0 || got_signal) { /* interrupted: server_start says so */
+    if (rc < 0 || srv_got_signal) { /* interrupted: server_start says so */
         strbuf_release(&out);
         return -1;
     }
@@ -841,73 +476,6 @@ static void empty_dir(const char *dir)
         free(p);
     }
     closedir(d);
-}
-
-static int run_identity(enum server_kind kind, struct run_as *ra)
-{
-    struct passwd *pw;
-    memset(ra, 0, sizeof(*ra));
-    if (geteuid() != 0 || kind == SERVER_MYSQL)
-        return 0; /* mariadbd/mysqld run as root with --user=root (see server.h) */
-    if (!(pw = getpwnam("postgres")) && !(pw = getpwnam("nobody")))
-        return error("running as root, and PostgreSQL refuses to: it needs an unprivileged user, "
-                     "but there is no 'postgres' or 'nobody' user");
-    ra->drop = true;
-    ra->uid = pw->pw_uid;
-    ra->gid = pw->pw_gid;
-    ra->name = xstrdup(pw->pw_name);
-    return 0;
-}
-
-/* Can ra's user search (x) directory st? The owner, group (incl. supplementary) or other
- * bits apply, whichever class matches first, like the kernel's check. */
-static bool searchable(const struct stat *st, const struct run_as *ra)
-{
-    if (st->st_uid == ra->uid)
-        return st->st_mode & S_IXUSR;
-    gid_t groups[64];
-    int n = ARRAY_SIZE(groups);
-    if (getgrouplist(ra->name, ra->gid, groups, &n) < 0)
-        n = 0;
-    for (int i = 0; i < n; i++)
-        if (groups[i] == st->st_gid)
-            return st->st_mode & S_IXGRP;
-    if (st->st_gid == ra->gid)
-        return st->st_mode & S_IXGRP;
-    return st->st_mode & S_IXOTH;
-}
-
-/* Every directory above dir must be searchable by the server's user. */
-static int check_reachable(const char *dir, const struct run_as *ra)
-{
-    size_t len = strlen(dir);
-    for (size_t i = 0; i < len; i++) {
-        if (dir[i] != '/')
-            continue;
-        char *anc = i == 0 ? xstrdup("/") : xstrndup(dir, i);
-        struct stat st;
-        if (stat(anc, &st) == 0 && !searchable(&st, ra)) {
-            struct passwd *owner = getpwuid(st.st_uid);
-            error("--datadir=%s: the server runs as user %s, who cannot reach it: %s (mode %04o, owner %s) "
-                  "is not searchable by %s; choose a datadir elsewhere (e.g. under /dev/shm or /tmp) or "
-                  "allow it with: chmod o+x %s",
-                  dir, ra->name, anc, (unsigned)(st.st_mode & 07777), owner ? owner->pw_name : "?", ra->name, anc);
-            free(anc);
-            return -1;
-        }
-        free(anc);
-    }
-    return 0;
-}
-
-/* Hand a directory to the server's user (PostgreSQL as root): owner and mode 0700. */
-static int give_dir(const char *dir, const struct run_as *ra)
-{
-    if (ra->drop && chown(dir, ra->uid, ra->gid) < 0)
-        return error("chown %s to %s: %s", dir, ra->name, strerror(errno));
-    if (chmod(dir, 0700) < 0)
-        return error("chmod 0700 %s: %s", dir, strerror(errno));
-    return 0;
 }
 
 /* ------------------------------------------------------------------ connections */
@@ -1248,7 +816,7 @@ static int port_check(int port)
 
 /* The socket lives in the datadir unless its path would not fit sun_path: then in a
  * /tmp/pgolab-sock.XXXXXX directory of its own (given to the server's user). */
-static int setup_socket_dir(struct server *s, const struct run_as *ra)
+static int setup_socket_dir(struct server *s, const struct srv_run_as *ra)
 {
     size_t max = sizeof(((struct sockaddr_un *)0)->sun_path) - 1;
     size_t need = strlen(s->datadir) + 1 + strlen(s->kind == SERVER_PGSQL ? PG_SOCKET_MAX : MYSQL_SOCKET);
@@ -1261,7 +829,7 @@ static int setup_socket_dir(struct server *s, const struct run_as *ra)
         return error("cannot create a socket directory in /tmp: %s", strerror(errno));
     s->socket_dir = xstrdup(tmpl);
     s->socket_dir_private = true;
-    return give_dir(s->socket_dir, ra);
+    return srv_give_dir(s->socket_dir, ra);
 }
 
 static void set_socket_path(struct server *s)
@@ -1277,7 +845,7 @@ static void set_socket_path(struct server *s)
 
 struct start_ctx {
     const struct server_config *cfg;
-    struct run_as ra;
+    struct srv_run_as ra;
     struct argvec user_args;  /* translated --server-option values */
     char *basedir;            /* MariaDB/MySQL install prefix, or NULL */
     double timeout_s;
@@ -1289,8 +857,8 @@ struct start_ctx {
 static char *find_install_db(const struct server *s, const struct server_config *cfg, char **basedir)
 {
     static const char *const names[] = { "mariadb-install-db", "mysql_install_db" };
-    char *bindir = dir_of(s->binary);
-    char *base = cfg->prefix ? abs_path(cfg->prefix) : dir_of(bindir);
+    char *bindir = srv_dir_of(s->binary);
+    char *base = cfg->prefix ? abs_path(cfg->prefix) : srv_dir_of(bindir);
     char *found = NULL, *tables;
     for (size_t n = 0; n < ARRAY_SIZE(names) && !found; n++) {
         char *c[] = { xasprintf("%s/bin/%s", base, names[n]), xasprintf("%s/scripts/%s", base, names[n]),
@@ -1331,12 +899,12 @@ static int init_datadir(struct server *s, struct start_ctx *ctx)
 {
     struct argvec argv = ARGVEC_INIT, env = ARGVEC_INIT;
     struct strbuf out = STRBUF_INIT;
-    struct spawn_opts so = { .out_fd = -1, .ra = &ctx->ra, .cwd = s->datadir };
+    struct srv_spawn_opts so = { .out_fd = -1, .ra = &ctx->ra, .cwd = s->datadir };
     char *tool = NULL;
     int rc;
 
     if (s->kind == SERVER_PGSQL) {
-        char *bindir = dir_of(s->binary);
+        char *bindir = srv_dir_of(s->binary);
         tool = path_join(bindir, "initdb");
         free(bindir);
         if (!is_exec(tool)) {
@@ -1381,7 +949,7 @@ static int init_datadir(struct server *s, struct start_ctx *ctx)
     }
     so.argv = argvec_argv(&argv);
     so.env = env.n ? argvec_argv(&env) : NULL;
-    rc = run_capture(&so, &out, ctx->timeout_s);
+    rc = srv_run_capture(&so, &out, ctx->timeout_s);
     append_to_log(s, argvec_argv(&argv), &out);
     if (rc != 0 && rc != -1 && rc != -3) {
         char *title = xasprintf("output of %s", base_name(tool));
@@ -1406,10 +974,10 @@ static int init_datadir(struct server *s, struct start_ctx *ctx)
 static int start_once(struct server *s, struct start_ctx *ctx)
 {
     struct argvec argv = ARGVEC_INIT;
-    struct spawn_opts so = { .ra = &ctx->ra, .cwd = s->datadir };
+    struct srv_spawn_opts so = { .ra = &ctx->ra, .cwd = s->datadir };
     if (ctx->cfg->stop_with_parent)
         so.pdeathsig = s->kind == SERVER_PGSQL ? SIGINT : SIGTERM;
-    uint64_t deadline = deadline_after(ctx->timeout_s);
+    uint64_t deadline = srv_deadline_after(ctx->timeout_s);
     off_t log_start;
     int fd;
 
@@ -1467,7 +1035,7 @@ static int start_once(struct server *s, struct start_ctx *ctx)
     }
     so.argv = argvec_argv(&argv);
     so.out_fd = fd;
-    s->pid = spawn(&so);
+    s->pid = srv_spawn(&so);
     close(fd);
     argvec_clear(&argv);
     if (s->pid < 0) {
@@ -1477,11 +1045,11 @@ static int start_once(struct server *s, struct start_ctx *ctx)
     s->child = true;
     /* the state file exists from now on, so that `pgolab server stop` finds the server even
      * if this process dies (SIGKILL) while it waits */
-    s->starttime = proc_starttime(s->pid, NULL);
+    s->starttime = srv_proc_starttime(s->pid, NULL);
     server_state_write(s);
     for (;;) {
         int st;
-        if (got_signal)
+        if (srv_got_signal)
             return -3;
         pid_t w = waitpid(s->pid, &st, WNOHANG);
         if (w == s->pid) {
@@ -1492,7 +1060,7 @@ static int start_once(struct server *s, struct start_ctx *ctx)
             strbuf_release(&part);
             if (taken && !ctx->cfg->port)
                 return 1;
-            char *how = status_str(st);
+            char *how = srv_status_str(st);
             error("%s exited during start-up (%s)%s", s->binary, how,
                   taken ? ": the port is in use" : "");
             free(how);
@@ -1501,7 +1069,7 @@ static int start_once(struct server *s, struct start_ctx *ctx)
         }
         if (server_ping(s, NULL))
             return 0;
-        if (got_signal)
+        if (srv_got_signal)
             return -3;
         if (now_ns() >= deadline) {
             error("%s (pid %d) did not accept connections within %g s (--timeout)", s->binary, (int)s->pid,
@@ -1509,7 +1077,7 @@ static int start_once(struct server *s, struct start_ctx *ctx)
             print_log_since(s, log_start);
             return -1;
         }
-        sleep_ms(100);
+        srv_sleep_ms(100);
     }
 }
 
@@ -1521,11 +1089,11 @@ static void stop_quietly(struct server *s)
     if (s->pid <= 0)
         return;
     kill(s->pid, s->kind == SERVER_PGSQL ? SIGINT : SIGTERM);
-    if (wait_child(s->pid, KILL_WAIT_S, &st) < 0) {
+    if (srv_wait_child(s->pid, KILL_WAIT_S, &st) < 0) {
         kill(s->pid, SIGKILL);
-        wait_child(s->pid, KILL_WAIT_S, &st);
+        srv_wait_child(s->pid, KILL_WAIT_S, &st);
     }
-    wait_group_gone(s->pid, KILL_WAIT_S);
+    srv_wait_group_gone(s->pid, KILL_WAIT_S);
     s->pid = 0;
 }
 
@@ -1539,7 +1107,7 @@ int server_start(struct server *s, const struct server_config *cfg)
     int rc = -1;
 
     memset(s, 0, sizeof(*s));
-    guard_begin(&guard);
+    srv_guard_begin(&guard);
     guarded = true;
     s->kind = cfg->kind;
     s->user = xstrdup(cfg->user ? cfg->user : "sbtest");
@@ -1568,7 +1136,7 @@ int server_start(struct server *s, const struct server_config *cfg)
         error("--port=%d: expected 1..65535 (or 0 = pick a free one)", cfg->port);
         goto fail;
     }
-    if (resolve_binary(cfg, &s->binary, &label) < 0 || check_version(s, label) < 0 || got_signal)
+    if (resolve_binary(cfg, &s->binary, &label) < 0 || check_version(s, label) < 0 || srv_got_signal)
         goto fail;
     for (int i = 0; i < cfg->noptions; i++)
         if (server_option_args(s->kind, cfg->options[i], &ctx.user_args) < 0)
@@ -1581,7 +1149,7 @@ int server_start(struct server *s, const struct server_config *cfg)
             goto fail;
         }
     }
-    if (run_identity(s->kind, &ctx.ra) < 0)
+    if (srv_run_identity(s->kind, &ctx.ra) < 0)
         goto fail;
     if (cfg->prefix && s->kind == SERVER_MYSQL)
         ctx.basedir = abs_path(cfg->prefix);
@@ -1626,7 +1194,7 @@ int server_start(struct server *s, const struct server_config *cfg)
             bool have = is_file(state);
             free(state);
             if (have && server_state_read(&old, s->datadir) == 0) {
-                bool alive = proc_alive(&old);
+                bool alive = srv_proc_alive(&old);
                 pid_t pid = old.pid;
                 server_release(&old);
                 if (alive) {
@@ -1636,10 +1204,10 @@ int server_start(struct server *s, const struct server_config *cfg)
                 }
             }
         }
-        if (ctx.ra.drop && check_reachable(s->datadir, &ctx.ra) < 0)
+        if (ctx.ra.drop && srv_check_reachable(s->datadir, &ctx.ra) < 0)
             goto fail;
     }
-    if (got_signal)
+    if (srv_got_signal)
         goto fail;
     if (!cfg->datadir) {
         const char *base = is_dir("/dev/shm") && access("/dev/shm", W_OK | X_OK) == 0 ? "/dev/shm" : "/tmp";
@@ -1659,7 +1227,7 @@ int server_start(struct server *s, const struct server_config *cfg)
     s->log = path_join(s->datadir, LOG_FILE);
     if (init) {
         /* a PostgreSQL datadir belongs to the server's user, mode 0700 (initdb insists) */
-        if (s->kind == SERVER_PGSQL && give_dir(s->datadir, &ctx.ra) < 0)
+        if (s->kind == SERVER_PGSQL && srv_give_dir(s->datadir, &ctx.ra) < 0)
             goto fail;
         if (!s->created_datadir)
             empty_dir(s->datadir); /* only pgolab's own files were there: initdb wants it empty */
@@ -1690,7 +1258,7 @@ int server_start(struct server *s, const struct server_config *cfg)
         rc = -1;
         goto fail;
     }
-    if (got_signal) {
+    if (srv_got_signal) {
         rc = -3;
         goto fail;
     }
@@ -1698,7 +1266,7 @@ int server_start(struct server *s, const struct server_config *cfg)
         rc = -1;
         goto fail;
     }
-    guard_end(&guard);
+    srv_guard_end(&guard);
     argvec_clear(&ctx.user_args);
     free(ctx.basedir);
     free(ctx.ra.name);
@@ -1706,7 +1274,7 @@ int server_start(struct server *s, const struct server_config *cfg)
     return 0;
 
 fail:
-    if (guarded && got_signal)
+    if (guarded && srv_got_signal)
         rc = -3;
     stop_quietly(s);
     if (s->socket_dir_private && s->socket_dir)
@@ -1725,7 +1293,7 @@ fail:
     }
     if (rc == -3)
         error("interrupted (%s) while starting the server: stopped it, nothing left running",
-              strsignal(got_signal));
+              strsignal(srv_got_signal));
     argvec_clear(&ctx.user_args);
     free(ctx.basedir);
     free(ctx.ra.name);
@@ -1733,26 +1301,11 @@ fail:
     server_release(s);
     s->interrupted = rc == -3;
     if (guarded)
-        guard_end(&guard);
+        srv_guard_end(&guard);
     return -1;
 }
 
 /* ------------------------------------------------------------------ stop */
-
-/* Poll (every 20 ms at most) until the process is gone or timeout_s passed: gone? */
-static bool wait_gone(const struct server *s, double timeout_s)
-{
-    uint64_t deadline = deadline_after(timeout_s);
-    for (;;) {
-        if (!proc_alive(s))
-            return true;
-        uint64_t now = now_ns();
-        if (now >= deadline)
-            return false;
-        uint64_t left_ms = (deadline - now + 999999) / 1000000;
-        sleep_ms(left_ms < 20 ? (int)left_ms : 20);
-    }
-}
 
 /* A PostgreSQL server that died without a clean shutdown (kill -9, a crash) leaves its shared
  * memory behind: a System V segment and /dev/shm/PostgreSQL.N dynamic segments, which only the
@@ -1765,7 +1318,7 @@ static void pg_reclaim_shmem(struct server *s)
 {
     char *pidfile = path_join(s->datadir, "postmaster.pid");
     struct stat st;
-    struct run_as ra;
+    struct srv_run_as ra;
     bool dead = is_file(pidfile);
     if (dead) {
         /* PostgreSQL refuses while the dead postmaster's pid exists at all, even as a zombie
@@ -1773,9 +1326,9 @@ static void pg_reclaim_shmem(struct server *s)
         FILE *f = fopen(pidfile, "r");
         long old = 0;
         if (f && fscanf(f, "%ld", &old) == 1 && old > 0) {
-            uint64_t deadline = deadline_after(KILL_WAIT_S);
+            uint64_t deadline = srv_deadline_after(KILL_WAIT_S);
             while (kill((pid_t)old, 0) == 0 && now_ns() < deadline)
-                sleep_ms(20);
+                srv_sleep_ms(20);
         }
         if (f)
             fclose(f);
@@ -1792,9 +1345,9 @@ static void pg_reclaim_shmem(struct server *s)
         ra.gid = st.st_gid;
     }
     const char *const argv[] = { s->binary, "--single", "-D", s->datadir, "postgres", NULL };
-    struct spawn_opts so = { .argv = argv, .out_fd = -1, .ra = ra.drop ? &ra : NULL, .cwd = s->datadir };
+    struct srv_spawn_opts so = { .argv = argv, .out_fd = -1, .ra = ra.drop ? &ra : NULL, .cwd = s->datadir };
     struct strbuf out = STRBUF_INIT;
-    int rc = run_capture(&so, &out, DEFAULT_TIMEOUT_S);
+    int rc = srv_run_capture(&so, &out, DEFAULT_TIMEOUT_S);
     append_to_log(s, argv, &out);
     if (rc != 0)
         warning("%s died without a clean shutdown, and freeing its shared memory (postgres --single) failed "
@@ -1814,26 +1367,26 @@ int server_stop(struct server *s, double timeout_s)
         bool reaped = false;
         if (s->child && waitpid(s->pid, &st, WNOHANG) == s->pid) {
             reaped = true;
-            char *how = status_str(st);
+            char *how = srv_status_str(st);
             rc = error("%s (pid %d) had already exited (%s) before it was stopped", s->binary, (int)s->pid, how);
             free(how);
             server_log_tail(s, stderr, TAIL_LINES);
-        } else if (proc_alive(s)) {
+        } else if (srv_proc_alive(s)) {
             if (kill(s->pid, s->kind == SERVER_PGSQL ? SIGINT : SIGTERM) < 0)
                 return error("cannot signal %s (pid %d): %s", s->binary, (int)s->pid, strerror(errno));
-            if (!wait_gone(s, timeout_s)) {
+            if (!srv_wait_gone(s, timeout_s)) {
                 kill(s->pid, SIGKILL);
-                gone = wait_gone(s, KILL_WAIT_S);
+                gone = srv_wait_gone(s, KILL_WAIT_S);
                 if (gone && s->child)
-                    wait_child(s->pid, 1, &st); /* reap it */
+                    srv_wait_child(s->pid, 1, &st); /* reap it */
                 rc = error("%s (pid %d) did not shut down within %g s: killed it (SIGKILL)%s; not a clean "
                            "shutdown (an instrumented server writes no profile data)",
                            s->binary, (int)s->pid, timeout_s, gone ? "" : ", and it is still there");
                 server_log_tail(s, stderr, TAIL_LINES);
-            } else if (s->child && wait_child(s->pid, 1, &st) == 0 && st != -1) {
+            } else if (s->child && srv_wait_child(s->pid, 1, &st) == 0 && st != -1) {
                 reaped = true;
                 if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-                    char *how = status_str(st);
+                    char *how = srv_status_str(st);
                     rc = error("%s (pid %d) exited with %s on shutdown (not clean)", s->binary, (int)s->pid, how);
                     free(how);
                     server_log_tail(s, stderr, TAIL_LINES);
@@ -1849,10 +1402,10 @@ int server_stop(struct server *s, double timeout_s)
                 free(tail);
             }
         } else if (s->child) {
-            wait_child(s->pid, 1, &st); /* reap a zombie */
+            srv_wait_child(s->pid, 1, &st); /* reap a zombie */
         }
         if (gone) {
-            wait_group_gone(s->pid, KILL_WAIT_S); /* e.g. backends of a killed postmaster */
+            srv_wait_group_gone(s->pid, KILL_WAIT_S); /* e.g. backends of a killed postmaster */
             s->pid = 0;
         }
     }
@@ -1901,152 +1454,7 @@ enum server_state server_status(const struct server *s, char **version)
 {
     if (version)
         *version = NULL;
-    if (!proc_alive(s))
+    if (!srv_proc_alive(s))
         return SERVER_GONE;
     return server_ping(s, version) ? SERVER_RUNNING : SERVER_STARTING;
-}
-
-/* ------------------------------------------------------------------ state file */
-
-static void set_str(json_t *o, const char *key, const char *v)
-{
-    json_object_set_new(o, key, v ? json_string(v) : json_null());
-}
-
-int server_state_write(const struct server *s)
-{
-    char *path = path_join(s->datadir, STATE_FILE);
-    char *tmp = xasprintf("%s.tmp", path);
-    struct strbuf when = STRBUF_INIT;
-    json_t *j = json_object();
-    int rc = 0;
-
-    iso_time(&when, wall_time());
-    json_object_set_new(j, "pgolab_server", json_integer(1));
-    set_str(j, "kind", server_kind_name(s->kind));
-    set_str(j, "flavor", s->flavor);
-    json_object_set_new(j, "pid", json_integer(s->pid));
-    json_object_set_new(j, "starttime", json_integer((json_int_t)s->starttime));
-    json_object_set_new(j, "port", json_integer(s->port));
-    set_str(j, "host", s->host);
-    set_str(j, "socket", s->socket);
-    set_str(j, "socket_dir", s->socket_dir);
-    json_object_set_new(j, "socket_dir_private", json_boolean(s->socket_dir_private));
-    set_str(j, "datadir", s->datadir);
-    set_str(j, "log", s->log);
-    set_str(j, "binary", s->binary);
-    set_str(j, "version", s->version);
-    set_str(j, "user", s->user);
-    set_str(j, "db", s->db);
-    json_object_set_new(j, "has_password", json_boolean(s->has_password));
-    json_object_set_new(j, "created_datadir", json_boolean(s->created_datadir));
-    json_object_set_new(j, "keep_datadir", json_boolean(s->keep_datadir));
-    set_str(j, "started_at", when.buf);
-    if (json_dump_file(j, tmp, JSON_INDENT(2) | JSON_PRESERVE_ORDER) < 0)
-        rc = error("cannot write %s: %s", tmp, strerror(errno));
-    else if (rename(tmp, path) < 0)
-        rc = error("cannot rename %s to %s: %s", tmp, path, strerror(errno));
-    if (rc < 0)
-        unlink(tmp);
-    json_decref(j);
-    strbuf_release(&when);
-    free(tmp);
-    free(path);
-    return rc;
-}
-
-static char *get_str(json_t *j, const char *key)
-{
-    const char *v = json_string_value(json_object_get(j, key));
-    return v ? xstrdup(v) : NULL;
-}
-
-int server_state_read(struct server *s, const char *datadir)
-{
-    char *dir = abs_path(datadir);
-    char *path = path_join(dir, STATE_FILE);
-    json_error_t je;
-    json_t *j;
-    int rc = -1;
-
-    memset(s, 0, sizeof(*s));
-    struct stat st;
-    int e = stat(path, &st) < 0 ? errno : S_ISREG(st.st_mode) ? 0 : EISDIR;
-    if (e) {
-        if (stat(dir, &st) < 0 && errno == ENOENT)
-            error("%s: no such directory (a server's --datadir was expected)", dir);
-        else if (e == EACCES)
-            error("%s: cannot read the pgolab server state there: permission denied (the server belongs "
-                  "to another user: run this as that user or root)", dir);
-        else
-            error("%s: no pgolab server state there (%s is missing)", dir, STATE_FILE);
-        goto out;
-    }
-    if (!(j = json_load_file(path, 0, &je))) {
-        error("%s: not a pgolab server state file: %s", path, je.text);
-        goto out;
-    }
-    if (json_integer_value(json_object_get(j, "pgolab_server")) != 1 ||
-        server_kind_parse(json_string_value(json_object_get(j, "kind")), &s->kind) < 0 ||
-        !json_is_integer(json_object_get(j, "pid")) || !json_string_value(json_object_get(j, "socket"))) {
-        error("%s: not a pgolab server state file (or a newer format)", path);
-        json_decref(j);
-        goto out;
-    }
-    s->pid = (pid_t)json_integer_value(json_object_get(j, "pid"));
-    s->starttime = (unsigned long long)json_integer_value(json_object_get(j, "starttime"));
-    s->port = (int)json_integer_value(json_object_get(j, "port"));
-    s->host = get_str(j, "host");
-    s->socket = get_str(j, "socket");
-    s->socket_dir = get_str(j, "socket_dir");
-    s->socket_dir_private = json_is_true(json_object_get(j, "socket_dir_private"));
-    s->datadir = get_str(j, "datadir");
-    s->log = get_str(j, "log");
-    s->binary = get_str(j, "binary");
-    s->version = get_str(j, "version");
-    s->flavor = get_str(j, "flavor");
-    s->user = get_str(j, "user");
-    s->db = get_str(j, "db");
-    s->password = xstrdup("");
-    s->has_password = json_is_true(json_object_get(j, "has_password"));
-    s->created_datadir = json_is_true(json_object_get(j, "created_datadir"));
-    s->keep_datadir = json_is_true(json_object_get(j, "keep_datadir"));
-    json_decref(j);
-    if (!s->host)
-        s->host = xstrdup("127.0.0.1");
-    if (!s->socket_dir)
-        s->socket_dir = dir_of(s->socket);
-    if (!s->datadir)
-        s->datadir = xstrdup(dir);
-    if (!s->binary)
-        s->binary = xstrdup(s->kind == SERVER_PGSQL ? "postgres" : "mariadbd");
-    if (!s->flavor)
-        s->flavor = xstrdup(s->kind == SERVER_PGSQL ? "PostgreSQL" : "MariaDB");
-    if (!s->user)
-        s->user = xstrdup("sbtest");
-    if (!s->db)
-        s->db = xstrdup("sbtest");
-    rc = 0;
-out:
-    free(path);
-    free(dir);
-    return rc;
-}
-
-void server_release(struct server *s)
-{
-    if (s->password)
-        memset(s->password, 0, strlen(s->password));
-    free(s->host);
-    free(s->socket);
-    free(s->socket_dir);
-    free(s->datadir);
-    free(s->log);
-    free(s->binary);
-    free(s->version);
-    free(s->flavor);
-    free(s->user);
-    free(s->db);
-    free(s->password);
-    memset(s, 0, sizeof(*s));
 }
