@@ -373,15 +373,15 @@ bool srv_proc_alive(const struct server *s)
 
 /* ------------------------------------------------------------------ who runs it (as root) */
 
-int srv_run_identity(enum server_kind kind, struct srv_run_as *ra)
+int srv_run_identity(const struct server_flavor *f, struct srv_run_as *ra)
 {
     struct passwd *pw;
     memset(ra, 0, sizeof(*ra));
-    if (geteuid() != 0 || kind == SERVER_MYSQL)
-        return 0; /* mariadbd/mysqld run as root with --user=root (see server.h) */
-    if (!(pw = getpwnam("postgres")) && !(pw = getpwnam("nobody")))
-        return error("running as root, and PostgreSQL refuses to: it needs an unprivileged user, "
-                     "but there is no 'postgres' or 'nobody' user");
+    if (geteuid() != 0 || !f->run_user)
+        return 0; /* e.g. mariadbd/mysqld run as root with --user=root (see server.h) */
+    if (!(pw = getpwnam(f->run_user)) && !(pw = getpwnam("nobody")))
+        return error("running as root, and %s refuses to: it needs an unprivileged user, "
+                     "but there is no '%s' or 'nobody' user", f->label, f->run_user);
     ra->drop = true;
     ra->uid = pw->pw_uid;
     ra->gid = pw->pw_gid;

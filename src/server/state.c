@@ -126,9 +126,9 @@ int server_state_read(struct server *s, const char *datadir)
     if (!s->datadir)
         s->datadir = xstrdup(dir);
     if (!s->binary)
-        s->binary = xstrdup(s->kind == SERVER_PGSQL ? "postgres" : "mariadbd");
+        s->binary = xstrdup(srv_flavor(s->kind)->default_binary);
     if (!s->flavor)
-        s->flavor = xstrdup(s->kind == SERVER_PGSQL ? "PostgreSQL" : "MariaDB");
+        s->flavor = xstrdup(srv_flavor(s->kind)->default_flavor);
     if (!s->user)
         s->user = xstrdup("sbtest");
     if (!s->db)
