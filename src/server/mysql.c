@@ -73,6 +73,99 @@ static bool my_is_datadir(const char *dir)
            (srv_exists(dir, "ibdata1") || srv_exists(dir, "mysql.ibd") || srv_exists(dir, "aria_log_control"));
 }
 
+/* ------------------------------------------------------------------ init and start */
+
+/* mariadb-install-db belonging to the server: in the prefix (or the directory above the
+ * binary's), next to the binary, else on PATH. *basedir = that prefix when it has the
+ * system tables (share/mysql) and is not Debian's /usr (the script's own default). */
+static char *find_install_db(const struct server *s, const struct server_start_ctx *ctx, char **basedir)
+{
+    static const char *const names[] = { "mariadb-install-db", "mysql_install_db" };
+    char *bindir = srv_dir_of(s->binary);
+    char *base = ctx->prefix ? xstrdup(ctx->prefix) : srv_dir_of(bindir);
+    char *found = NULL, *tables;
+    for (size_t n = 0; n < ARRAY_SIZE(names) && !found; n++) {
+        char *c[] = { xasprintf("%s/bin/%s", base, names[n]), xasprintf("%s/scripts/%s", base, names[n]),
+                      xasprintf("%s/%s", bindir, names[n]) };
+        for (size_t i = 0; i < ARRAY_SIZE(c); i++) {
+            if (!found && srv_is_exec(c[i]))
+                found = abs_path(c[i]);
+            free(c[i]);
+        }
+    }
+    for (size_t n = 0; n < ARRAY_SIZE(names) && !found; n++)
+        found = srv_find_in_path(names[n]);
+    tables = xasprintf("%s/share/mysql/mysql_system_tables.sql", base);
+    *basedir = (ctx->prefix || strcmp(base, "/usr")) && is_file(tables) ? xstrdup(base) : NULL;
+    free(tables);
+    free(base);
+    free(bindir);
+    return found;
+}
+
+/* MariaDB: mariadb-install-db, bootstrapping with this very server; Oracle MySQL (5.7+), which
+ * has no install script: mysqld --initialize-insecure. */
+static int my_init_command(const struct server *s, const struct server_start_ctx *ctx, struct argvec *argv,
+                           struct argvec *env)
+{
+    if (!strcmp(s->flavor, "MySQL")) {
+        argvec_push(argv, s->binary);
+        argvec_pushv(argv, (const char *const[]){ "--no-defaults", "--initialize-insecure", NULL });
+        argvec_pushf(argv, "--datadir=%s", s->datadir);
+        if (ctx->prefix)
+            argvec_pushf(argv, "--basedir=%s", ctx->prefix);
+        if (geteuid() == 0)
+            argvec_push(argv, "--user=root");
+        return 0;
+    }
+    char *basedir = NULL;
+    char *tool = find_install_db(s, ctx, &basedir);
+    if (!tool)
+        return error("no mariadb-install-db (or mysql_install_db) near %s or on PATH: cannot initialize %s",
+                     s->binary, s->datadir);
+    argvec_push(argv, tool);
+    argvec_push(argv, "--no-defaults");
+    if (version_ge(s->version, 10, 4))
+        argvec_push(argv, "--auth-root-authentication-method=normal");
+    argvec_pushf(argv, "--datadir=%s", s->datadir);
+    argvec_pushv(argv, (const char *const[]){ "--skip-test-db", "--skip-name-resolve", "--force", NULL });
+    if (basedir)
+        argvec_pushf(argv, "--basedir=%s", basedir);
+    if (geteuid() == 0)
+        argvec_push(argv, "--user=root");
+    argvec_pushf(env, "MYSQLD_BOOTSTRAP=%s", s->binary); /* bootstrap with this very server */
+    free(basedir);
+    free(tool);
+    return 0;
+}
+
+static char *my_socket_path(const char *socket_dir, int port)
+{
+    (void)port;
+    return path_join(socket_dir, MYSQL_SOCKET);
+}
+
+/* An install prefix is the server's --basedir (its share/ and plugins). */
+static void my_server_args(const struct server *s, const struct server_start_ctx *ctx, struct argvec *argv)
+{
+    argvec_push(argv, "--no-defaults");
+    if (ctx->prefix)
+        argvec_pushf(argv, "--basedir=%s", ctx->prefix);
+    argvec_pushf(argv, "--datadir=%s", s->datadir);
+    argvec_pushf(argv, "--port=%d", s->port);
+    argvec_push(argv, "--bind-address=127.0.0.1");
+    argvec_pushf(argv, "--socket=%s", s->socket);
+    argvec_pushf(argv, "--pid-file=%s/mysqld.pid", s->datadir);
+    argvec_pushf(argv, "--log-error=%s", s->log);
+    argvec_push(argv, "--skip-log-bin");
+    argvec_push(argv, "--skip-name-resolve");
+    argvec_pushf(argv, "--max-connections=%d", MAX_CONNECTIONS);
+    if (!strcmp(s->flavor, "MySQL") && version_ge(s->version, 8, 0))
+        argvec_push(argv, "--mysqlx=OFF");
+    if (geteuid() == 0)
+        argvec_push(argv, "--user=root");
+}
+
 /* ------------------------------------------------------------------ connections and accounts */
 
 static MYSQL *mysql_admin(const struct server *s, unsigned int timeout_s, struct strbuf *err)
@@ -211,137 +304,21 @@ static int mysql_setup(struct server *s, bool fresh)
     return rc;
 }
 
-/* ------------------------------------------------------------------ init and start */
-
-/* mariadb-install-db belonging to the server: in the prefix (or the directory above the
- * binary's), next to the binary, else on PATH. *basedir = that prefix when it has the
- * system tables (share/mysql) and is not Debian's /usr (the script's own default). */
-static char *find_install_db(const struct server *s, const struct server_start_ctx *ctx, char **basedir)
-{
-    static const char *const names[] = { "mariadb-install-db", "mysql_install_db" };
-    char *bindir = srv_dir_of(s->binary);
-    char *base = ctx->prefix ? xstrdup(ctx->prefix) : srv_dir_of(bindir);
-    char *found = NULL, *tables;
-    for (size_t n = 0; n < ARRAY_SIZE(names) && !found; n++) {
-        char *c[] = { xasprintf("%s/bin/%s", base, names[n]), xasprintf("%s/scripts/%s", base, names[n]),
-                      xasprintf("%s/%s", bindir, names[n]) };
-        for (size_t i = 0; i < ARRAY_SIZE(c); i++) {
-            if (!found && srv_is_exec(c[i]))
-                found = abs_path(c[i]);
-            free(c[i]);
-        }
-    }
-    for (size_t n = 0; n < ARRAY_SIZE(names) && !found; n++)
-        found = srv_find_in_path(names[n]);
-    tables = xasprintf("%s/share/mysql/mysql_system_tables.sql", base);
-    *basedir = (ctx->prefix || strcmp(base, "/usr")) && is_file(tables) ? xstrdup(base) : NULL;
-    free(tables);
-    free(base);
-    free(bindir);
-    return found;
-}
-
-/* MariaDB: mariadb-install-db, bootstrapping with this very server; Oracle MySQL (5.7+), which
- * has no install script: mysqld --initialize-insecure. */
-static int my_init_command(const struct server *s, const struct server_start_ctx *ctx, struct argvec *argv,
-                              struct argvec *env)
-{
-    if (!strcmp(s->flavor, "MySQL")) {
-        argvec_push(argv, s->binary);
-        argvec_pushv(argv, (const char *const[]){ "--no-defaults", "--initialize-insecure", NULL });
-        argvec_pushf(argv, "--datadir=%s", s->datadir);
-        if (ctx->prefix)
-            argvec_pushf(argv, "--basedir=%s", ctx->prefix);
-        if (geteuid() == 0)
-            argvec_push(argv, "--user=root");
-        return 0;
-    }
-    char *basedir = NULL;
-    char *tool = find_install_db(s, ctx, &basedir);
-    if (!tool)
-        return error("no mariadb-install-db (or mysql_install_db) near %s or on PATH: cannot initialize %s",
-                     s->binary, s->datadir);
-    argvec_push(argv, tool);
-    argvec_push(argv, "--no-defaults");
-    if (version_ge(s->version, 10, 4))
-        argvec_push(argv, "--auth-root-authentication-method=normal");
-    argvec_pushf(argv, "--datadir=%s", s->datadir);
-    argvec_pushv(argv, (const char *const[]){ "--skip-test-db", "--skip-name-resolve", "--force", NULL });
-    if (basedir)
-        argvec_pushf(argv, "--basedir=%s", basedir);
-    if (geteuid() == 0)
-        argvec_push(argv, "--user=root");
-    argvec_pushf(env, "MYSQLD_BOOTSTRAP=%s", s->binary); /* bootstrap with this very server */
-    free(basedir);
-    free(tool);
-    return 0;
-}
-
-static char *my_socket_path(const char *socket_dir, int port)
-{
-    (void)port;
-    return path_join(socket_dir, MYSQL_SOCKET);
-}
-
-/* An install prefix is the server's --basedir (its share/ and plugins). */
-static void my_server_args(const struct server *s, const struct server_start_ctx *ctx, struct argvec *argv)
-{
-    argvec_push(argv, "--no-defaults");
-    if (ctx->prefix)
-        argvec_pushf(argv, "--basedir=%s", ctx->prefix);
-    argvec_pushf(argv, "--datadir=%s", s->datadir);
-    argvec_pushf(argv, "--port=%d", s->port);
-    argvec_push(argv, "--bind-address=127.0.0.1");
-    argvec_pushf(argv, "--socket=%s", s->socket);
-    argvec_pushf(argv, "--pid-file=%s/mysqld.pid", s->datadir);
-    argvec_pushf(argv, "--log-error=%s", s->log);
-    argvec_push(argv, "--skip-log-bin");
-    argvec_push(argv, "--skip-name-resolve");
-    argvec_pushf(argv, "--max-connections=%d", MAX_CONNECTIONS);
-    if (!strcmp(s->flavor, "MySQL") && version_ge(s->version, 8, 0))
-        argvec_push(argv, "--mysqlx=OFF");
-    if (geteuid() == 0)
-        argvec_push(argv, "--user=root");
-}
-
 /* ------------------------------------------------------------------ the family */
 
-static const char *const mysql_aliases[] = { "mariadb", NULL };
-static const char *const mysql_binaries[] = { "mariadbd", "mysqld", NULL };
-static const char *const mysql_managed[] = { "datadir", "port", "socket", "bind-address", "pid-file",
-    "log-error", "user", "no-defaults", "defaults-file", "defaults-extra-file", NULL };
-
 const struct server_flavor server_mysql_flavor = {
-    .kind = SERVER_MYSQL,
-    .name = "mysql",
-    .aliases = mysql_aliases,
-    .label = "MariaDB/MySQL",
-    .package = "mariadb-server",
-    .binaries = mysql_binaries,
-    .binaries_label = "mariadbd or mysqld",
-    .default_binary = "mariadbd",
-    .default_flavor = "MariaDB",
-    .datadir = DATADIR_MYSQL,
-    .own_file = NULL,
-    .socket_name_max = MYSQL_SOCKET,
-    .admin_user = "root",
-    .run_user = NULL,         /* as root: --user=root (see server.h) */
-    .private_datadir = false,
-    .password_env = "MYSQL_PWD",
-    .stop_signal = SIGTERM,   /* a clean shutdown */
-    .shutdown_mark = "Shutdown complete",
-    .managed_options = mysql_managed,
-    .option_hint = "",
-    .find_binary = my_find_binary,
+    .kind = SERVER_MYSQL, .name = "mysql", .aliases = (const char *const[]){ "mariadb", NULL },
+    .label = "MariaDB/MySQL", .package = "mariadb-server", .default_binary = "mariadbd",
+    .default_flavor = "MariaDB", .find_binary = my_find_binary,
+    .binaries = (const char *const[]){ "mariadbd", "mysqld", NULL }, .binaries_label = "mariadbd or mysqld",
     .parse_version = my_parse_version,
-    .is_datadir = my_is_datadir,
-    .option_arg = my_option_arg,
-    .check_user = NULL,
-    .init_command = my_init_command,
-    .before_start = NULL,
-    .socket_path = my_socket_path,
-    .server_args = my_server_args,
+    .datadir = DATADIR_MYSQL, .is_datadir = my_is_datadir, .init_command = my_init_command,
+    /* no run_user: as root, the server runs as root (--user=root; see server.h) */
+    .admin_user = "root", .create_account = mysql_setup, .password_env = "MYSQL_PWD",
+    .managed_options = (const char *const[]){ "datadir", "port", "socket", "bind-address", "pid-file",
+        "log-error", "user", "no-defaults", "defaults-file", "defaults-extra-file", NULL },
+    .option_hint = "", .option_arg = my_option_arg,
+    .socket_name_max = MYSQL_SOCKET, .socket_path = my_socket_path, .server_args = my_server_args,
     .ping = my_ping,
-    .create_account = mysql_setup,
-    .after_stop = NULL,
+    .stop_signal = SIGTERM, .shutdown_mark = "Shutdown complete", /* a clean shutdown */
 };

@@ -83,6 +83,78 @@ static bool pgsql_is_datadir(const char *dir)
     return srv_exists(dir, "PG_VERSION") && srv_has_dir(dir, "global");
 }
 
+/* ------------------------------------------------------------------ init and start */
+
+/* initdb next to the postgres binary (PREFIX/bin/initdb for a prefix). */
+static int pgsql_init_command(const struct server *s, const struct server_start_ctx *ctx, struct argvec *argv,
+                              struct argvec *env)
+{
+    char *bindir = srv_dir_of(s->binary);
+    char *tool = path_join(bindir, "initdb");
+    (void)ctx;
+    (void)env;
+    free(bindir);
+    if (!srv_is_exec(tool)) {
+        error("no initdb next to %s (%s): cannot initialize %s", s->binary, tool, s->datadir);
+        free(tool);
+        return -1;
+    }
+    argvec_push(argv, tool);
+    argvec_pushf(argv, "--pgdata=%s", s->datadir);
+    argvec_pushv(argv, (const char *const[]){ "--username=postgres", "--auth=trust", "--encoding=UTF8",
+                                              "--locale=C", NULL });
+    free(tool);
+    return 0;
+}
+
+/* The client-auth rules (PostgreSQL's -c hba_file), rewritten at every start so they follow
+ * the configured password: the socket (only reachable through the datadir) trusts everyone;
+ * over TCP from 127.0.0.1 the benchmark account needs its password when it has one (else
+ * nothing), every other role a password (postgres has none: no superuser over TCP). */
+static int write_hba(const struct server *s)
+{
+    char *path = path_join(s->datadir, HBA_FILE);
+    FILE *f = fopen(path, "w");
+    int rc = 0;
+    if (!f) {
+        rc = error("cannot write %s: %s", path, strerror(errno));
+    } else {
+        fprintf(f, "# written by pgolab at every `pgolab server start` (postgres -c hba_file=%s)\n"
+                   "local all all trust\n"
+                   "host all \"%s\" 127.0.0.1/32 %s\n"
+                   "host all all 127.0.0.1/32 scram-sha-256\n",
+                path, s->user, s->has_password ? "scram-sha-256" : "trust");
+        if (fclose(f) != 0)
+            rc = error("cannot write %s: %s", path, strerror(errno));
+    }
+    free(path);
+    return rc;
+}
+
+static char *pgsql_socket_path(const char *socket_dir, int port)
+{
+    return xasprintf("%s/.s.PGSQL.%d", socket_dir, port);
+}
+
+static void pgsql_server_args(const struct server *s, const struct server_start_ctx *ctx, struct argvec *argv)
+{
+    (void)ctx;
+    argvec_push(argv, "-D");
+    argvec_push(argv, s->datadir);
+    argvec_push(argv, "-p");
+    argvec_pushf(argv, "%d", s->port);
+    argvec_push(argv, "-c");
+    argvec_push(argv, "listen_addresses=127.0.0.1");
+    argvec_push(argv, "-c");
+    argvec_pushf(argv, "unix_socket_directories=%s", s->socket_dir);
+    argvec_push(argv, "-c");
+    argvec_push(argv, "logging_collector=off");
+    argvec_push(argv, "-c");
+    argvec_pushf(argv, "hba_file=%s/%s", s->datadir, HBA_FILE);
+    argvec_push(argv, "-c");
+    argvec_pushf(argv, "max_connections=%d", MAX_CONNECTIONS);
+}
+
 /* ------------------------------------------------------------------ connections and accounts */
 
 static void pg_params(const struct server *s, const char *timeout, char *port, size_t portlen,
@@ -227,78 +299,6 @@ out:
     return rc;
 }
 
-/* ------------------------------------------------------------------ init and start */
-
-/* initdb next to the postgres binary (PREFIX/bin/initdb for a prefix). */
-static int pgsql_init_command(const struct server *s, const struct server_start_ctx *ctx, struct argvec *argv,
-                              struct argvec *env)
-{
-    char *bindir = srv_dir_of(s->binary);
-    char *tool = path_join(bindir, "initdb");
-    (void)ctx;
-    (void)env;
-    free(bindir);
-    if (!srv_is_exec(tool)) {
-        error("no initdb next to %s (%s): cannot initialize %s", s->binary, tool, s->datadir);
-        free(tool);
-        return -1;
-    }
-    argvec_push(argv, tool);
-    argvec_pushf(argv, "--pgdata=%s", s->datadir);
-    argvec_pushv(argv, (const char *const[]){ "--username=postgres", "--auth=trust", "--encoding=UTF8",
-                                              "--locale=C", NULL });
-    free(tool);
-    return 0;
-}
-
-/* The client-auth rules (PostgreSQL's -c hba_file), rewritten at every start so they follow
- * the configured password: the socket (only reachable through the datadir) trusts everyone;
- * over TCP from 127.0.0.1 the benchmark account needs its password when it has one (else
- * nothing), every other role a password (postgres has none: no superuser over TCP). */
-static int write_hba(const struct server *s)
-{
-    char *path = path_join(s->datadir, HBA_FILE);
-    FILE *f = fopen(path, "w");
-    int rc = 0;
-    if (!f) {
-        rc = error("cannot write %s: %s", path, strerror(errno));
-    } else {
-        fprintf(f, "# written by pgolab at every `pgolab server start` (postgres -c hba_file=%s)\n"
-                   "local all all trust\n"
-                   "host all \"%s\" 127.0.0.1/32 %s\n"
-                   "host all all 127.0.0.1/32 scram-sha-256\n",
-                path, s->user, s->has_password ? "scram-sha-256" : "trust");
-        if (fclose(f) != 0)
-            rc = error("cannot write %s: %s", path, strerror(errno));
-    }
-    free(path);
-    return rc;
-}
-
-static char *pgsql_socket_path(const char *socket_dir, int port)
-{
-    return xasprintf("%s/.s.PGSQL.%d", socket_dir, port);
-}
-
-static void pgsql_server_args(const struct server *s, const struct server_start_ctx *ctx, struct argvec *argv)
-{
-    (void)ctx;
-    argvec_push(argv, "-D");
-    argvec_push(argv, s->datadir);
-    argvec_push(argv, "-p");
-    argvec_pushf(argv, "%d", s->port);
-    argvec_push(argv, "-c");
-    argvec_push(argv, "listen_addresses=127.0.0.1");
-    argvec_push(argv, "-c");
-    argvec_pushf(argv, "unix_socket_directories=%s", s->socket_dir);
-    argvec_push(argv, "-c");
-    argvec_push(argv, "logging_collector=off");
-    argvec_push(argv, "-c");
-    argvec_pushf(argv, "hba_file=%s/%s", s->datadir, HBA_FILE);
-    argvec_push(argv, "-c");
-    argvec_pushf(argv, "max_connections=%d", MAX_CONNECTIONS);
-}
-
 /* ------------------------------------------------------------------ after a stop */
 
 /* A PostgreSQL server that died without a clean shutdown (kill -9, a crash) leaves its shared
@@ -352,42 +352,24 @@ static void pg_reclaim_shmem(struct server *s)
 
 /* ------------------------------------------------------------------ the family */
 
-static const char *const pgsql_aliases[] = { "postgresql", "postgres", NULL };
-static const char *const pgsql_binaries[] = { "postgres", NULL };
-static const char *const pgsql_managed[] = { "data-directory", "port", "unix-socket-directories",
-    "listen-addresses", "logging-collector", NULL };
-
 const struct server_flavor server_pgsql_flavor = {
-    .kind = SERVER_PGSQL,
-    .name = "pgsql",
-    .aliases = pgsql_aliases,
-    .label = "PostgreSQL",
-    .package = "postgresql",
-    .binaries = pgsql_binaries,
-    .binaries_label = "postgres",
-    .default_binary = "postgres",
-    .default_flavor = "PostgreSQL",
-    .datadir = DATADIR_PGSQL,
-    .own_file = HBA_FILE,
-    .socket_name_max = ".s.PGSQL.65535",
-    .admin_user = "postgres",
-    .run_user = "postgres",
-    .private_datadir = true,  /* initdb insists on 0700 */
-    .password_env = "PGPASSWORD",
-    .stop_signal = SIGINT,    /* fast shutdown: sessions are ended, then a clean checkpoint */
-    .shutdown_mark = "database system is shut down",
-    .managed_options = pgsql_managed,
-    .option_hint = OPTION_HINT,
-    .find_binary = pgsql_find_binary,
+    .kind = SERVER_PGSQL, .name = "pgsql", .aliases = (const char *const[]){ "postgresql", "postgres", NULL },
+    .label = "PostgreSQL", .package = "postgresql", .default_binary = "postgres",
+    .default_flavor = "PostgreSQL", .find_binary = pgsql_find_binary,
+    .binaries = (const char *const[]){ "postgres", NULL }, .binaries_label = "postgres",
     .parse_version = pgsql_parse_version,
-    .is_datadir = pgsql_is_datadir,
-    .option_arg = pgsql_option_arg,
-    .check_user = pgsql_check_user,
+    .datadir = DATADIR_PGSQL, .is_datadir = pgsql_is_datadir, .own_file = HBA_FILE,
+    .private_datadir = true, /* initdb insists on mode 0700 */
     .init_command = pgsql_init_command,
-    .before_start = write_hba,
-    .socket_path = pgsql_socket_path,
-    .server_args = pgsql_server_args,
-    .ping = pgsql_ping,
-    .create_account = pg_setup,
+    /* PostgreSQL refuses to run as root */
+    .run_user = "postgres", .admin_user = "postgres", .check_user = pgsql_check_user,
+    .create_account = pg_setup, .password_env = "PGPASSWORD",
+    .managed_options = (const char *const[]){ "data-directory", "port", "unix-socket-directories",
+        "listen-addresses", "logging-collector", NULL },
+    .option_hint = OPTION_HINT, .option_arg = pgsql_option_arg,
+    .socket_name_max = ".s.PGSQL.65535", .socket_path = pgsql_socket_path, .before_start = write_hba,
+    .server_args = pgsql_server_args, .ping = pgsql_ping,
+    /* fast shutdown: sessions are ended, then a clean checkpoint */
+    .stop_signal = SIGINT, .shutdown_mark = "database system is shut down",
     .after_stop = pg_reclaim_shmem,
 };

@@ -544,7 +544,8 @@ static int init_datadir(struct server *s, struct server_start_ctx *ctx)
     if (rc != 0 && rc != -1 && rc != -3) {
         char *title = xasprintf("output of %s", srv_base_name(tool));
         if (rc == -2)
-            error("initializing %s with %s: no result within %g s", s->datadir, srv_base_name(tool), ctx->timeout_s);
+            error("initializing %s with %s: no result within %g s", s->datadir, srv_base_name(tool),
+                  ctx->timeout_s);
         else
             error("initializing %s with %s failed (%s %d)", s->datadir, srv_base_name(tool),
                   rc > 128 ? "signal" : "exit status", rc > 128 ? rc - 128 : rc);
