@@ -1,7 +1,12 @@
-/* server: managed MariaDB/MySQL and PostgreSQL instances (see server.h): binary checks,
- * datadir rules and init, a private start (fork + setsid [+ setuid], argv only), readiness,
- * the benchmark account, the state file, and a clean, bounded stop. */
-#include "server/server.h"
+/* server: the lifecycle of a managed server, the same for every server family (see server.h
+ * for the API and who runs what as root): resolve and check the binary, classify and prepare
+ * the datadir, initialize a new one, start the server in its own session on 127.0.0.1 and a
+ * private socket, wait (bounded) until it accepts connections, create the benchmark account,
+ * and stop it cleanly (bounded; SIGKILL only as an error); the log tail and the client
+ * args/env for children. What differs per family is a call into its struct server_flavor
+ * (server_flavor.h; mysql.c, pgsql.c), listed in the registry below. The processes
+ * themselves are process.c's, the state file state.c's. */
+#include "server/server_flavor.h"
 #include "util/fmt.h"
 #include "util/fs.h"
 #include "util/signals.h"
@@ -14,17 +19,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <glob.h>
-#include <grp.h>
-#include <jansson.h>
-#include <libpq-fe.h>
-#include <limits.h>
-#include <mysql.h>
 #include <netinet/in.h>
-#include <poll.h>
-#include <pwd.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -32,68 +28,59 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
-#define STATE_FILE "pgolab-server.json"
-#define LOG_FILE "pgolab-server.log"
-#define HBA_FILE "pgolab-pg_hba.conf"
-#define MYSQL_SOCKET "mysql.sock"
-#define PG_SOCKET_MAX ".s.PGSQL.65535"
-#define MAX_CONNECTIONS 1000
 #define PORT_ATTEMPTS 3          /* a picked port taken before the server binds it: retry */
-#define PING_TIMEOUT_S 2         /* one readiness / status connection attempt */
-#define SETUP_TIMEOUT_S 30       /* the account statements */
 #define VERSION_TIMEOUT_S 10.0   /* BINARY --version */
-#define KILL_WAIT_S 10.0         /* after SIGKILL, and for a failed start's clean stop */
 #define TAIL_LINES 20
 #define ERROR_LINES_MAX 10       /* error lines above a tail, printed before it */
-#define DEFAULT_TIMEOUT_S 60.0
 
-/* ------------------------------------------------------------------ small helpers */
+/* ------------------------------------------------------------------ the families */
 
-static void sleep_ms(int ms)
+/* Every server family (one file each). In the order server_datadir_kind() tries their
+ * datadir markers: PostgreSQL's first. */
+static const struct server_flavor *const flavors[] = {
+    &server_pgsql_flavor,
+    &server_mysql_flavor,
+};
+
+const struct server_flavor *srv_flavor(enum server_kind kind)
 {
-    struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-    nanosleep(&ts, NULL);
-}
-
-static uint64_t deadline_after(double s)
-{
-    return now_ns() + (uint64_t)(s * 1e9);
-}
-
-static const char *kind_label(enum server_kind k)
-{
-    return k == SERVER_PGSQL ? "PostgreSQL" : "MariaDB/MySQL";
+    for (size_t i = 0; i < ARRAY_SIZE(flavors); i++)
+        if (flavors[i]->kind == kind)
+            return flavors[i];
+    die("BUG: no server family of kind %d", (int)kind);
 }
 
 const char *server_kind_name(enum server_kind kind)
 {
-    return kind == SERVER_PGSQL ? "pgsql" : "mysql";
+    return srv_flavor(kind)->name;
 }
 
 int server_kind_parse(const char *name, enum server_kind *kind)
 {
     if (!name)
         return -1;
-    if (!strcmp(name, "mysql") || !strcmp(name, "mariadb")) {
-        *kind = SERVER_MYSQL;
-        return 0;
-    }
-    if (!strcmp(name, "pgsql") || !strcmp(name, "postgresql") || !strcmp(name, "postgres")) {
-        *kind = SERVER_PGSQL;
-        return 0;
+    for (size_t i = 0; i < ARRAY_SIZE(flavors); i++) {
+        bool match = !strcmp(name, flavors[i]->name);
+        for (const char *const *a = flavors[i]->aliases; a && *a && !match; a++)
+            match = !strcmp(name, *a);
+        if (match) {
+            *kind = flavors[i]->kind;
+            return 0;
+        }
     }
     return -1;
 }
 
-static bool is_exec(const char *p)
+/* ------------------------------------------------------------------ small helpers */
+
+bool srv_is_exec(const char *p)
 {
     return is_file(p) && access(p, X_OK) == 0;
 }
 
-static char *dir_of(const char *path)
+char *srv_dir_of(const char *path)
 {
     const char *sl = strrchr(path, '/');
     if (!sl)
@@ -103,14 +90,14 @@ static char *dir_of(const char *path)
     return xstrndup(path, (size_t)(sl - path));
 }
 
-static const char *base_name(const char *path)
+const char *srv_base_name(const char *path)
 {
     const char *sl = strrchr(path, '/');
     return sl ? sl + 1 : path;
 }
 
 /* name looked up in PATH (absolute), or NULL. */
-static char *find_in_path(const char *name)
+char *srv_find_in_path(const char *name)
 {
     const char *path = getenv("PATH");
     if (!path || !*path)
@@ -122,7 +109,7 @@ static char *find_in_path(const char *name)
             char *dir = xstrndup(path, len);
             char *p = path_join(dir, name);
             free(dir);
-            if (is_exec(p)) {
+            if (srv_is_exec(p)) {
                 char *a = abs_path(p);
                 free(p);
                 return a;
@@ -136,15 +123,6 @@ static char *find_in_path(const char *name)
     return NULL;
 }
 
-/* "exit status N" / "signal N (NAME)" for a wait status. */
-static char *status_str(int st)
-{
-    if (WIFEXITED(st))
-        return xasprintf("exit status %d", WEXITSTATUS(st));
-    if (WIFSIGNALED(st))
-        return xasprintf("signal %d (%s)", WTERMSIG(st), strsignal(WTERMSIG(st)));
-    return xasprintf("wait status %d", st);
-}
 
 /* The first non-empty line of text, trimmed, at most 120 bytes (caller frees). */
 static char *first_line(const char *text)
@@ -236,368 +214,20 @@ void server_log_tail(const struct server *s, FILE *out, int lines)
     strbuf_release(&sb);
 }
 
-/* ------------------------------------------------------------------ signals while starting */
 
-static volatile sig_atomic_t got_signal;
-
-static void on_signal(int sig)
-{
-    got_signal = sig;
-}
-
-/* Catch SIGINT/SIGTERM (no SA_RESTART: sleeps and polls return early) while server_start
- * works, so it can stop what it started before the signal takes effect. */
-static void guard_begin(struct sig_saved *g)
-{
-    got_signal = 0;
-    sig_catch(on_signal, g);
-}
-
-/* Restore the caller's dispositions and hand a caught signal on to them. */
-static void guard_end(struct sig_saved *g)
-{
-    int sig = got_signal;
-    sig_restore(g);
-    got_signal = 0;
-    if (sig)
-        raise(sig);
-}
-
-/* ------------------------------------------------------------------ processes */
-
-/* Who runs the server's processes. */
-struct run_as {
-    bool drop;   /* setuid/setgid to uid/gid in the child (pgolab is root) */
-    uid_t uid;
-    gid_t gid;
-    char *name;  /* user name, for messages */
-};
-
-struct spawn_opts {
-    const char *const *argv;  /* argv[0]: an absolute path */
-    const char *const *env;   /* extra NAME=VALUE entries, or NULL */
-    const char *cwd;          /* or NULL */
-    int out_fd;               /* the child's stdout and stderr (-1 = /dev/null) */
-    const struct run_as *ra;  /* or NULL */
-    int pdeathsig;            /* sent to the child when the forking thread dies (0 = none) */
-};
-
-/* environ with the NAME=VALUE entries of extra added (replacing the same NAME). The array
- * is new (free it), its strings are environ's and extra's. */
-static char **build_env(const char *const *extra)
-{
-    extern char **environ;
-    size_t n = 0, k = 0, ne = 0;
-    while (environ[n])
-        n++;
-    while (extra && extra[ne])
-        ne++;
-    char **env = xcalloc(n + ne + 1, sizeof(char *));
-    for (size_t i = 0; i < n; i++) {
-        bool replaced = false;
-        for (size_t j = 0; j < ne && !replaced; j++) {
-            size_t len = strcspn(extra[j], "=");
-            replaced = !strncmp(environ[i], extra[j], len) && environ[i][len] == '=';
-        }
-        if (!replaced)
-            env[k++] = environ[i];
-    }
-    for (size_t j = 0; j < ne; j++)
-        env[k++] = (char *)extra[j];
-    env[k] = NULL;
-    return env;
-}
-
-/* fork + exec in a new session (setsid: terminal signals do not reach it), stdin /dev/null,
- * every other descriptor closed at exec, default signal dispositions and an empty mask
- * (libmariadb ignores SIGPIPE in pgolab; that must not leak into the server). The pid, or -1
- * with a message when the program could not be started. */
-static pid_t spawn(const struct spawn_opts *o)
-{
-    int errpipe[2];
-    struct { int err; int stage; } msg = { 0, 0 };
-    static const char *const stages[] = { "exec", "setgid/setuid", "chdir" };
-    pid_t pid;
-
-    if (pipe2(errpipe, O_CLOEXEC) < 0)
-        return error("pipe: %s", strerror(errno));
-    /* the child's environment is built here: after fork (the caller may have threads) the
-     * child only makes async-signal-safe calls */
-    char **envp = build_env(o->env);
-    pid_t parent = getpid();
-    fflush(stdout);
-    fflush(stderr);
-    pid = fork();
-    if (pid < 0) {
-        int e = errno;
-        close(errpipe[0]);
-        close(errpipe[1]);
-        free(envp);
-        return error("fork: %s", strerror(e));
-    }
-    if (pid == 0) {
-        static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGCHLD, SIGUSR1, SIGUSR2 };
-        sigset_t none;
-        int fd;
-        close(errpipe[0]);
-        for (size_t i = 0; i < ARRAY_SIZE(sigs); i++)
-            signal(sigs[i], SIG_DFL);
-        sigemptyset(&none);
-        sigprocmask(SIG_SETMASK, &none, NULL);
-        setsid();
-        fd = open("/dev/null", O_RDWR);
-        if (fd >= 0) {
-            dup2(fd, STDIN_FILENO);
-            if (o->out_fd < 0) {
-                dup2(fd, STDOUT_FILENO);
-                dup2(fd, STDERR_FILENO);
-            }
-            if (fd > 2)
-                close(fd);
-        }
-        if (o->out_fd >= 0) {
-            dup2(o->out_fd, STDOUT_FILENO);
-            dup2(o->out_fd, STDERR_FILENO);
-        }
-        if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
-            for (int i = 3; i < 4096; i++)
-                fcntl(i, F_SETFD, FD_CLOEXEC);
-        if (o->ra && o->ra->drop) {
-            msg.stage = 1;
-            if (setgroups(1, &o->ra->gid) < 0 || setgid(o->ra->gid) < 0 || setuid(o->ra->uid) < 0)
-                goto fail;
-        }
-        /* after setuid, which clears it; a parent already gone would never send it */
-        if (o->pdeathsig && (prctl(PR_SET_PDEATHSIG, o->pdeathsig) < 0 || getppid() != parent))
-            _exit(127);
-        if (o->cwd && chdir(o->cwd) < 0) {
-            msg.stage = 2;
-            goto fail;
-        }
-        msg.stage = 0;
-        execve(o->argv[0], (char *const *)o->argv, envp);
-    fail:
-        msg.err = errno;
-        if (write(errpipe[1], &msg, sizeof(msg)) < 0)
-            _exit(127);
-        _exit(127);
-    }
-    close(errpipe[1]);
-    free(envp);
-    ssize_t got;
-    do
-        got = read(errpipe[0], &msg, sizeof(msg));
-    while (got < 0 && errno == EINTR);
-    close(errpipe[0]);
-    if (got == (ssize_t)sizeof(msg)) {
-        char *cmd = subprocess_argv_str(o->argv);
-        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-            ;
-        error("cannot run %s%s%s: %s failed: %s", cmd, o->ra && o->ra->drop ? " as user " : "",
-              o->ra && o->ra->drop ? o->ra->name : "", stages[msg.stage], strerror(msg.err));
-        free(cmd);
-        return -1;
-    }
-    return pid;
-}
-
-/* Wait up to timeout_s for child pid to exit: 0 with *status, or -1 (still running). */
-static int wait_child(pid_t pid, double timeout_s, int *status)
-{
-    uint64_t deadline = deadline_after(timeout_s);
-    for (;;) {
-        pid_t w = waitpid(pid, status, WNOHANG);
-        if (w == pid)
-            return 0;
-        if (w < 0 && errno != EINTR) {
-            *status = -1;
-            return 0; /* not ours any more (reaped elsewhere): gone */
-        }
-        if (now_ns() >= deadline)
-            return -1;
-        sleep_ms(10);
-    }
-}
-
-/* Is a live (not zombie) process left in process group pgid? Everything pgolab starts leads
- * a session of its own (setsid), so its pid is the group of all it spawned (mariadb-install-db
- * and its bootstrap mariadbd, the postmaster and its backends). A scan of /proc/N/stat. */
-static bool group_alive(pid_t pgid)
-{
-    DIR *d = opendir("/proc");
-    struct dirent *e;
-    bool found = false;
-    if (!d)
-        return kill(-pgid, 0) == 0;
-    while (!found && (e = readdir(d))) {
-        char path[300], buf[512];
-        if (e->d_name[0] < '1' || e->d_name[0] > '9')
-            continue;
-        snprintf(path, sizeof(path), "/proc/%s/stat", e->d_name);
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-            continue;
-        ssize_t n = read(fd, buf, sizeof(buf) - 1);
-        close(fd);
-        if (n <= 0)
-            continue;
-        buf[n] = '\0';
-        char *p = strrchr(buf, ')');
-        char state;
-        int ppid, pgrp;
-        if (p && sscanf(p + 1, " %c %d %d", &state, &ppid, &pgrp) == 3 && pgrp == pgid && state != 'Z' &&
-            state != 'X')
-            found = true;
-    }
-    closedir(d);
-    return found;
-}
-
-/* Wait up to timeout_s for process group pgid to empty; SIGKILL what is left then (and wait
- * KILL_WAIT_S more). Files in the datadir are removed only after this: a bootstrap or backend
- * still exiting would write into it. The group id cannot be reused while it has members, so
- * the signal reaches only what pgolab started. */
-static void wait_group_gone(pid_t pgid, double timeout_s)
-{
-    uint64_t deadline = deadline_after(timeout_s);
-    if (pgid <= 1)
-        return;
-    while (group_alive(pgid)) {
-        if (now_ns() >= deadline) {
-            kill(-pgid, SIGKILL);
-            deadline = deadline_after(KILL_WAIT_S);
-            while (group_alive(pgid) && now_ns() < deadline)
-                sleep_ms(20);
-            return;
-        }
-        sleep_ms(20);
-    }
-}
-
-/* Run a program to completion (the init step) with its output collected in *out, bounded by
- * timeout_s and given up on SIGINT/SIGTERM (the whole process group is killed then).
- * Returns its exit status (0..255, 128+signal), -1 when it could not be started (message
- * printed), -2 timed out, -3 interrupted. */
-static int run_capture(struct spawn_opts *o, struct strbuf *out, double timeout_s)
-{
-    int pfd[2], st, result = 0;
-    uint64_t deadline = deadline_after(timeout_s);
-    pid_t pid;
-
-    if (pipe2(pfd, O_CLOEXEC) < 0)
-        return error("pipe: %s", strerror(errno));
-    o->out_fd = pfd[1];
-    pid = spawn(o);
-    close(pfd[1]);
-    o->out_fd = -1;
-    if (pid < 0) {
-        close(pfd[0]);
-        return -1;
-    }
-    for (;;) {
-        struct pollfd p = { .fd = pfd[0], .events = POLLIN };
-        if (got_signal) {
-            result = -3;
-            break;
-        }
-        if (now_ns() >= deadline) {
-            result = -2;
-            break;
-        }
-        int r = poll(&p, 1, 200);
-        if (r > 0) {
-            char buf[4096];
-            ssize_t n = read(pfd[0], buf, sizeof(buf));
-            if (n > 0)
-                strbuf_add(out, buf, (size_t)n);
-            else if (n == 0 || (errno != EINTR && errno != EAGAIN))
-                break;
-        }
-    }
-    close(pfd[0]);
-    if (result == 0) {
-        /* output closed: the program ends now (anything it left behind holds no pipe) */
-        double left = (double)(deadline > now_ns() ? deadline - now_ns() : 0) / 1e9;
-        if (wait_child(pid, left > 1 ? left : 1, &st) == 0) {
-            wait_group_gone(pid, 5);
-            return st < 0 ? 0 : WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-        }
-        result = -2;
-    }
-    kill(-pid, SIGTERM);
-    wait_group_gone(pid, 5);
-    if (wait_child(pid, 1, &st) < 0) {
-        kill(-pid, SIGKILL);
-        wait_child(pid, KILL_WAIT_S, &st);
-    }
-    return result;
-}
-
-/* /proc/PID/stat: the start time (field 22, clock ticks since boot) and the state letter;
- * 0 when there is no such process. */
-static unsigned long long proc_starttime(pid_t pid, char *state)
-{
-    char path[64];
-    struct strbuf sb = STRBUF_INIT;
-    unsigned long long st = 0;
-    if (state)
-        *state = 0;
-    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-    if (pid > 0 && strbuf_read_file(&sb, path) == 0) {
-        char *p = strrchr(sb.buf, ')'), *save = NULL, *tok;
-        if (p && p[1] == ' ') {
-            p += 2;
-            if (state)
-                *state = *p;
-            tok = strtok_r(p, " ", &save);
-            for (int field = 3; tok && field < 22; field++)
-                tok = strtok_r(NULL, " ", &save);
-            if (tok)
-                st = strtoull(tok, NULL, 10);
-        }
-    }
-    strbuf_release(&sb);
-    return st;
-}
-
-/* The server process is there and is still the same process (not a zombie, not a later
- * process that reused the pid). Does not reap. */
-static bool proc_alive(const struct server *s)
-{
-    char state;
-    unsigned long long st;
-    if (s->pid <= 0)
-        return false;
-    st = proc_starttime(s->pid, &state);
-    if (!st || state == 'Z' || state == 'X')
-        return false;
-    return !s->starttime || st == s->starttime;
-}
 
 /* ------------------------------------------------------------------ binary and version */
 
 int server_parse_version(enum server_kind kind, const char *text, char **version, char **flavor)
 {
-    const char *v, *fl;
-    size_t n = 0;
     if (!text)
         return -1;
-    if (kind == SERVER_PGSQL) {
-        static const char tag[] = "postgres (PostgreSQL) ";
-        const char *p = strstr(text, tag);
-        if (!p)
-            return -1;
-        v = p + strlen(tag);
-        fl = "PostgreSQL";
-    } else {
-        const char *p = strstr(text, " Ver ");
-        if ((!strcasestr(text, "mariadb") && !strcasestr(text, "mysql")) || strstr(text, "Distrib") || !p)
-            return -1;
-        v = p + 5;
-        while (*v == ' ')
-            v++;
-        fl = strcasestr(text, "mariadb") ? "MariaDB" : "MySQL";
-    }
+    return srv_flavor(kind)->parse_version(text, version, flavor);
+}
+
+int srv_take_version(const char *v, const char *fl, char **version, char **flavor)
+{
+    size_t n = 0;
     while (isdigit((unsigned char)v[n]) || (v[n] == '.' && isdigit((unsigned char)v[n + 1])))
         n++;
     if (!n || !memchr(v, '.', n))
@@ -607,24 +237,11 @@ int server_parse_version(enum server_kind kind, const char *text, char **version
     return 0;
 }
 
-/* version >= major.minor */
-static bool version_ge(const char *v, int major, int minor)
-{
-    int a = 0, b = 0;
-    if (!v || sscanf(v, "%d.%d", &a, &b) < 1)
-        return false;
-    return a > major || (a == major && b >= minor);
-}
-
-static int cmp_version_paths(const void *a, const void *b)
-{
-    return strverscmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* The server binary for cfg (absolute, caller frees) and how to name it in messages
  * (*label, caller frees). -1 with a message. */
 static int resolve_binary(const struct server_config *cfg, char **bin, char **label)
 {
+    const struct server_flavor *f = srv_flavor(cfg->kind);
     *bin = *label = NULL;
     if (cfg->server && cfg->prefix)
         return error("--server=%s and --prefix=%s: give one of them", cfg->server, cfg->prefix);
@@ -644,16 +261,13 @@ static int resolve_binary(const struct server_config *cfg, char **bin, char **la
         return 0;
     }
     if (cfg->prefix) {
-        static const char *const mysql_names[] = { "mariadbd", "mysqld", NULL };
-        static const char *const pgsql_names[] = { "postgres", NULL };
         static const char *const dirs[] = { "sbin", "bin", "libexec" };
-        const char *const *names = cfg->kind == SERVER_PGSQL ? pgsql_names : mysql_names;
         if (!is_dir(cfg->prefix))
             return error("--prefix=%s: no such directory", cfg->prefix);
-        for (const char *const *n = names; *n; n++)
+        for (const char *const *n = f->binaries; *n; n++)
             for (size_t d = 0; d < ARRAY_SIZE(dirs); d++) {
                 char *p = xasprintf("%s/%s/%s", cfg->prefix, dirs[d], *n);
-                if (is_exec(p)) {
+                if (srv_is_exec(p)) {
                     *bin = abs_path(p);
                     *label = xasprintf("--prefix=%s (%s)", cfg->prefix, p);
                     free(p);
@@ -661,33 +275,13 @@ static int resolve_binary(const struct server_config *cfg, char **bin, char **la
                 }
                 free(p);
             }
-        return error("--prefix=%s: no %s under %s/sbin, bin or libexec", cfg->prefix,
-                     cfg->kind == SERVER_PGSQL ? "postgres" : "mariadbd or mysqld", cfg->prefix);
+        return error("--prefix=%s: no %s under %s/sbin, bin or libexec", cfg->prefix, f->binaries_label,
+                     cfg->prefix);
     }
-    if (cfg->kind == SERVER_MYSQL) {
-        static const char *const fixed[] = { "/usr/sbin/mariadbd", "/usr/sbin/mysqld" };
-        for (size_t i = 0; i < ARRAY_SIZE(fixed) && !*bin; i++)
-            if (is_exec(fixed[i]))
-                *bin = xstrdup(fixed[i]);
-        if (!*bin)
-            *bin = find_in_path("mariadbd");
-        if (!*bin)
-            *bin = find_in_path("mysqld");
-    } else {
-        glob_t g;
-        if (is_exec("/usr/lib/postgresql/15/bin/postgres")) {
-            *bin = xstrdup("/usr/lib/postgresql/15/bin/postgres");
-        } else if (glob("/usr/lib/postgresql/*/bin/postgres", 0, NULL, &g) == 0) {
-            qsort(g.gl_pathv, g.gl_pathc, sizeof(char *), cmp_version_paths);
-            *bin = xstrdup(g.gl_pathv[g.gl_pathc - 1]);
-            globfree(&g);
-        }
-        if (!*bin)
-            *bin = find_in_path("postgres");
-    }
+    *bin = f->find_binary();
     if (!*bin)
-        return error("no %s server found (install %s, or give --server=PATH or --prefix=DIR)",
-                     kind_label(cfg->kind), cfg->kind == SERVER_PGSQL ? "postgresql" : "mariadb-server");
+        return error("no %s server found (install %s, or give --server=PATH or --prefix=DIR)", f->label,
+                     f->package);
     *label = xstrdup(*bin);
     return 0;
 }
@@ -699,16 +293,16 @@ static int check_version(struct server *s, const char *label)
     struct strbuf out = STRBUF_INIT;
     struct subprocess sp = { .argv = argv, .out = &out, .quiet_stderr = 1, .timeout_s = VERSION_TIMEOUT_S };
     int rc = subprocess_run(&sp);
-    if (rc < 0 || got_signal) { /* interrupted: server_start says so */
+    if (rc < 0 || srv_got_signal) { /* interrupted: server_start says so */
         strbuf_release(&out);
         return -1;
     }
     if (server_parse_version(s->kind, out.buf, &s->version, &s->flavor) < 0) {
         char *line = first_line(out.buf);
         if (line)
-            error("%s: not a %s server (its --version says '%s')", label, kind_label(s->kind), line);
+            error("%s: not a %s server (its --version says '%s')", label, srv_flavor(s->kind)->label, line);
         else
-            error("%s: not a %s server (its --version printed nothing, %s %d)", label, kind_label(s->kind),
+            error("%s: not a %s server (its --version printed nothing, %s %d)", label, srv_flavor(s->kind)->label,
                   rc > 128 ? "killed by signal" : "exit status", rc > 128 ? rc - 128 : rc);
         free(line);
         strbuf_release(&out);
@@ -737,23 +331,18 @@ static char *option_name(const char *opt)
 
 int server_option_args(enum server_kind kind, const char *opt, struct argvec *out)
 {
-    static const char *const mysql_managed[] = { "datadir", "port", "socket", "bind-address",
-        "pid-file", "log-error", "user", "no-defaults", "defaults-file", "defaults-extra-file", NULL };
-    static const char *const pgsql_managed[] = { "data-directory", "port", "unix-socket-directories",
-        "listen-addresses", "logging-collector", NULL };
-    const char *const *managed = kind == SERVER_PGSQL ? pgsql_managed : mysql_managed;
+    const struct server_flavor *f = srv_flavor(kind);
     bool pass = !strncmp(opt, "--", 2);
     char *name;
 
     if (!*opt || (*opt == '-' && !pass))
-        return error("--server-option=%s: expected NAME=VALUE%s", opt,
-                     kind == SERVER_PGSQL ? " (a postgres setting, passed as -c NAME=VALUE)" : "");
+        return error("--server-option=%s: expected NAME=VALUE%s", opt, f->option_hint);
     name = option_name(opt);
     if (!*name) {
         free(name);
         return error("--server-option=%s: expected NAME=VALUE", opt);
     }
-    for (const char *const *m = managed; *m; m++)
+    for (const char *const *m = f->managed_options; *m; m++)
         if (!strcmp(name, *m)) {
             error("--server-option=%s: pgolab sets that itself (see --datadir and --port)", opt);
             free(name);
@@ -762,25 +351,24 @@ int server_option_args(enum server_kind kind, const char *opt, struct argvec *ou
     free(name);
     if (pass) {
         argvec_push(out, opt);
-    } else if (kind == SERVER_PGSQL) {
-        if (!strchr(opt, '='))
-            return error("--server-option=%s: expected NAME=VALUE (a postgres setting, passed as -c NAME=VALUE)", opt);
-        argvec_push(out, "-c");
-        argvec_push(out, opt);
-    } else {
-        argvec_pushf(out, "--%s", opt);
+        return 0;
     }
-    return 0;
+    return f->option_arg(opt, out);
 }
 
 /* ------------------------------------------------------------------ datadir */
 
 static bool own_file(const char *name)
 {
-    return !strncmp(name, "pgolab-server.", 14) || !strcmp(name, HBA_FILE);
+    if (!strncmp(name, "pgolab-server.", 14))
+        return true;
+    for (size_t i = 0; i < ARRAY_SIZE(flavors); i++)
+        if (flavors[i]->own_file && !strcmp(name, flavors[i]->own_file))
+            return true;
+    return false;
 }
 
-static bool exists(const char *dir, const char *name)
+bool srv_exists(const char *dir, const char *name)
 {
     char *p = path_join(dir, name);
     struct stat st;
@@ -789,12 +377,21 @@ static bool exists(const char *dir, const char *name)
     return r;
 }
 
-static bool has_dir(const char *dir, const char *name)
+bool srv_has_dir(const char *dir, const char *name)
 {
     char *p = path_join(dir, name);
     bool r = is_dir(p);
     free(p);
     return r;
+}
+
+/* The family a datadir kind belongs to, for messages. */
+static const char *datadir_label(enum server_datadir dk)
+{
+    for (size_t i = 0; i < ARRAY_SIZE(flavors); i++)
+        if (flavors[i]->datadir == dk)
+            return flavors[i]->label;
+    return "?";
 }
 
 enum server_datadir server_datadir_kind(const char *dir)
@@ -818,11 +415,9 @@ enum server_datadir server_datadir_kind(const char *dir)
     closedir(d);
     if (empty)
         return DATADIR_EMPTY;
-    if (exists(dir, "PG_VERSION") && has_dir(dir, "global"))
-        return DATADIR_PGSQL;
-    if (has_dir(dir, "mysql") &&
-        (exists(dir, "ibdata1") || exists(dir, "mysql.ibd") || exists(dir, "aria_log_control")))
-        return DATADIR_MYSQL;
+    for (size_t i = 0; i < ARRAY_SIZE(flavors); i++)
+        if (flavors[i]->is_datadir(dir))
+            return flavors[i]->datadir;
     return DATADIR_OTHER;
 }
 
@@ -843,374 +438,14 @@ static void empty_dir(const char *dir)
     closedir(d);
 }
 
-static int run_identity(enum server_kind kind, struct run_as *ra)
-{
-    struct passwd *pw;
-    memset(ra, 0, sizeof(*ra));
-    if (geteuid() != 0 || kind == SERVER_MYSQL)
-        return 0; /* mariadbd/mysqld run as root with --user=root (see server.h) */
-    if (!(pw = getpwnam("postgres")) && !(pw = getpwnam("nobody")))
-        return error("running as root, and PostgreSQL refuses to: it needs an unprivileged user, "
-                     "but there is no 'postgres' or 'nobody' user");
-    ra->drop = true;
-    ra->uid = pw->pw_uid;
-    ra->gid = pw->pw_gid;
-    ra->name = xstrdup(pw->pw_name);
-    return 0;
-}
-
-/* Can ra's user search (x) directory st? The owner, group (incl. supplementary) or other
- * bits apply, whichever class matches first, like the kernel's check. */
-static bool searchable(const struct stat *st, const struct run_as *ra)
-{
-    if (st->st_uid == ra->uid)
-        return st->st_mode & S_IXUSR;
-    gid_t groups[64];
-    int n = ARRAY_SIZE(groups);
-    if (getgrouplist(ra->name, ra->gid, groups, &n) < 0)
-        n = 0;
-    for (int i = 0; i < n; i++)
-        if (groups[i] == st->st_gid)
-            return st->st_mode & S_IXGRP;
-    if (st->st_gid == ra->gid)
-        return st->st_mode & S_IXGRP;
-    return st->st_mode & S_IXOTH;
-}
-
-/* Every directory above dir must be searchable by the server's user. */
-static int check_reachable(const char *dir, const struct run_as *ra)
-{
-    size_t len = strlen(dir);
-    for (size_t i = 0; i < len; i++) {
-        if (dir[i] != '/')
-            continue;
-        char *anc = i == 0 ? xstrdup("/") : xstrndup(dir, i);
-        struct stat st;
-        if (stat(anc, &st) == 0 && !searchable(&st, ra)) {
-            struct passwd *owner = getpwuid(st.st_uid);
-            error("--datadir=%s: the server runs as user %s, who cannot reach it: %s (mode %04o, owner %s) "
-                  "is not searchable by %s; choose a datadir elsewhere (e.g. under /dev/shm or /tmp) or "
-                  "allow it with: chmod o+x %s",
-                  dir, ra->name, anc, (unsigned)(st.st_mode & 07777), owner ? owner->pw_name : "?", ra->name, anc);
-            free(anc);
-            return -1;
-        }
-        free(anc);
-    }
-    return 0;
-}
-
-/* Hand a directory to the server's user (PostgreSQL as root): owner and mode 0700. */
-static int give_dir(const char *dir, const struct run_as *ra)
-{
-    if (ra->drop && chown(dir, ra->uid, ra->gid) < 0)
-        return error("chown %s to %s: %s", dir, ra->name, strerror(errno));
-    if (chmod(dir, 0700) < 0)
-        return error("chmod 0700 %s: %s", dir, strerror(errno));
-    return 0;
-}
-
-/* ------------------------------------------------------------------ connections */
-
-static MYSQL *mysql_admin(const struct server *s, unsigned int timeout_s, struct strbuf *err)
-{
-    MYSQL *m = mysql_init(NULL);
-    unsigned int proto = MYSQL_PROTOCOL_SOCKET;
-    if (!m) {
-        strbuf_addstr(err, "mysql_init failed");
-        return NULL;
-    }
-    mysql_options(m, MYSQL_OPT_CONNECT_TIMEOUT, &timeout_s);
-    mysql_options(m, MYSQL_OPT_READ_TIMEOUT, &timeout_s);
-    mysql_options(m, MYSQL_OPT_WRITE_TIMEOUT, &timeout_s);
-    mysql_options(m, MYSQL_OPT_PROTOCOL, &proto);
-    if (!mysql_real_connect(m, "localhost", "root", "", NULL, 0, s->socket, 0)) {
-        strbuf_addstr(err, mysql_error(m));
-        mysql_close(m);
-        return NULL;
-    }
-    return m;
-}
-
-static void pg_params(const struct server *s, const char *timeout, char *port, size_t portlen,
-                      const char **keys, const char **vals)
-{
-    snprintf(port, portlen, "%d", s->port);
-    const char *k[] = { "host", "port", "user", "dbname", "connect_timeout", "application_name", NULL };
-    const char *v[] = { s->socket_dir, port, "postgres", "postgres", timeout, "pgolab-server", NULL };
-    memcpy(keys, k, sizeof(k));
-    memcpy(vals, v, sizeof(v));
-}
-
-static PGconn *pg_admin(const struct server *s, int timeout_s, struct strbuf *err)
-{
-    const char *keys[7], *vals[7];
-    char port[16], to[16];
-    snprintf(to, sizeof(to), "%d", timeout_s);
-    pg_params(s, to, port, sizeof(port), keys, vals);
-    PGconn *c = PQconnectdbParams(keys, vals, 0);
-    if (!c || PQstatus(c) != CONNECTION_OK) {
-        struct strbuf msg = STRBUF_INIT;
-        strbuf_addstr(&msg, c ? PQerrorMessage(c) : "out of memory");
-        strbuf_rtrim(&msg);
-        strbuf_addstr(err, msg.buf);
-        strbuf_release(&msg);
-        PQfinish(c);
-        return NULL;
-    }
-    return c;
-}
+/* ------------------------------------------------------------------ readiness */
 
 /* Does the server accept connections as the administrator? */
 static bool server_ping(const struct server *s, char **version)
 {
-    struct strbuf err = STRBUF_INIT;
-    bool ok = false;
     if (version)
         *version = NULL;
-    if (s->kind == SERVER_MYSQL) {
-        MYSQL *m;
-        if (exists(s->socket_dir, base_name(s->socket)) && (m = mysql_admin(s, PING_TIMEOUT_S, &err))) {
-            if (version)
-                *version = xstrdup(mysql_get_server_info(m));
-            mysql_close(m);
-            ok = true;
-        }
-    } else {
-        const char *keys[7], *vals[7];
-        char port[16], to[16];
-        snprintf(to, sizeof(to), "%d", PING_TIMEOUT_S);
-        pg_params(s, to, port, sizeof(port), keys, vals);
-        if (PQpingParams(keys, vals, 0) == PQPING_OK) {
-            ok = true;
-            if (version) {
-                PGconn *c = pg_admin(s, PING_TIMEOUT_S, &err);
-                const char *v = c ? PQparameterStatus(c, "server_version") : NULL;
-                *version = v ? xstrdup(v) : NULL;
-                PQfinish(c);
-            }
-        }
-    }
-    strbuf_release(&err);
-    return ok;
-}
-
-/* ------------------------------------------------------------------ accounts */
-
-static int my_exec(MYSQL *m, const char *sql, const char *what)
-{
-    if (mysql_real_query(m, sql, strlen(sql)) == 0) {
-        MYSQL_RES *r = mysql_store_result(m);
-        if (r)
-            mysql_free_result(r);
-        return 0;
-    }
-    /* what != NULL: a statement that holds a secret: name it, never echo the server's text */
-    if (what)
-        return error("%s failed (error %u)", what, mysql_errno(m));
-    return error("%s: %s", sql, mysql_error(m));
-}
-
-/* 'text' for SQL, escaped by the connection (caller frees). */
-static char *my_quote(MYSQL *m, const char *text)
-{
-    size_t n = strlen(text);
-    char *buf = xmalloc(2 * n + 1);
-    mysql_real_escape_string(m, buf, text, (unsigned long)n);
-    char *q = xasprintf("'%s'", buf);
-    free(buf);
-    return q;
-}
-
-static char *my_ident(const char *name)
-{
-    struct strbuf sb = STRBUF_INIT;
-    strbuf_addch(&sb, '`');
-    for (const char *p = name; *p; p++) {
-        if (*p == '`')
-            strbuf_addch(&sb, '`');
-        strbuf_addch(&sb, *p);
-    }
-    strbuf_addch(&sb, '`');
-    return strbuf_detach(&sb);
-}
-
-/* As root over the socket: the database and the account at localhost (socket) and
- * 127.0.0.1 (TCP) with every privilege on the database. A fresh datadir also loses the
- * passwordless root accounts reachable over TCP (only root@localhost, via the socket in the
- * datadir, stays). */
-static int mysql_setup(struct server *s, bool fresh)
-{
-    static const char *const hosts[] = { "localhost", "127.0.0.1" };
-    struct strbuf err = STRBUF_INIT;
-    MYSQL *m = mysql_admin(s, SETUP_TIMEOUT_S, &err);
-    int rc = 0;
-    if (!m) {
-        error("cannot connect to %s as root over %s: %s", s->flavor, s->socket, err.buf);
-        strbuf_release(&err);
-        return -1;
-    }
-    strbuf_release(&err);
-    static const char roots[] = "SELECT User, Host FROM mysql.user WHERE User = 'root' AND Host <> 'localhost'";
-    if (fresh && mysql_real_query(m, roots, strlen(roots)) == 0) {
-        MYSQL_RES *r = mysql_store_result(m);
-        MYSQL_ROW row;
-        struct argvec drops = ARGVEC_INIT;
-        while (r && (row = mysql_fetch_row(r))) {
-            char *h = my_quote(m, row[1] ? row[1] : "");
-            argvec_pushf(&drops, "DROP USER IF EXISTS 'root'@%s", h);
-            free(h);
-        }
-        if (r)
-            mysql_free_result(r);
-        for (int i = 0; i < drops.n && rc == 0; i++)
-            rc = my_exec(m, drops.v[i], NULL);
-        argvec_clear(&drops);
-    }
-    char *db = my_ident(s->db), *user = my_quote(m, s->user), *pw = my_quote(m, s->password);
-    char *sql = xasprintf("CREATE DATABASE IF NOT EXISTS %s", db);
-    if (rc == 0)
-        rc = my_exec(m, sql, NULL);
-    free(sql);
-    for (size_t i = 0; i < ARRAY_SIZE(hosts) && rc == 0; i++) {
-        char *what = xasprintf("setting the password of %s@'%s'", user, hosts[i]);
-        sql = xasprintf("CREATE USER IF NOT EXISTS %s@'%s'", user, hosts[i]);
-        rc = my_exec(m, sql, NULL);
-        free(sql);
-        if (rc == 0) {
-            sql = xasprintf("ALTER USER %s@'%s' IDENTIFIED BY %s", user, hosts[i], pw);
-            rc = my_exec(m, sql, what);
-            memset(sql, 0, strlen(sql));
-            free(sql);
-        }
-        if (rc == 0) {
-            sql = xasprintf("GRANT ALL ON %s.* TO %s@'%s'", db, user, hosts[i]);
-            rc = my_exec(m, sql, NULL);
-            free(sql);
-        }
-        free(what);
-    }
-    memset(pw, 0, strlen(pw));
-    free(db);
-    free(user);
-    free(pw);
-    mysql_close(m);
-    return rc;
-}
-
-static int pg_exec(PGconn *c, const char *sql, const char *what)
-{
-    PGresult *r = PQexec(c, sql);
-    int ok = r && (PQresultStatus(r) == PGRES_COMMAND_OK || PQresultStatus(r) == PGRES_TUPLES_OK);
-    if (!ok) {
-        struct strbuf msg = STRBUF_INIT;
-        strbuf_addstr(&msg, PQerrorMessage(c));
-        strbuf_rtrim(&msg);
-        error("%s: %s", what ? what : sql, msg.buf);
-        strbuf_release(&msg);
-    }
-    PQclear(r);
-    return ok ? 0 : -1;
-}
-
-/* 1 = the query with one parameter returns a row, 0 = none, -1 = error. */
-static int pg_exists(PGconn *c, const char *sql, const char *param)
-{
-    PGresult *r = PQexecParams(c, sql, 1, NULL, &param, NULL, NULL, 0);
-    int rc = -1;
-    if (r && PQresultStatus(r) == PGRES_TUPLES_OK)
-        rc = PQntuples(r) > 0;
-    else
-        error("%s: %s", sql, PQerrorMessage(c));
-    PQclear(r);
-    return rc;
-}
-
-/* As postgres over the socket: role USER LOGIN with the password (sent as a SCRAM verifier
- * computed here: the password itself never reaches the server, its log or pg_stat), and
- * database DB owned by it. Existing ones are kept (the role gets the configured password). */
-static int pg_setup(struct server *s)
-{
-    struct strbuf err = STRBUF_INIT;
-    PGconn *c = pg_admin(s, SETUP_TIMEOUT_S, &err);
-    char *role = NULL, *dbid = NULL, *lit = NULL, *sql = NULL;
-    int rc = -1, have;
-    if (!c) {
-        error("cannot connect to PostgreSQL as postgres over %s: %s", s->socket_dir, err.buf);
-        strbuf_release(&err);
-        return -1;
-    }
-    strbuf_release(&err);
-    role = PQescapeIdentifier(c, s->user, strlen(s->user));
-    dbid = PQescapeIdentifier(c, s->db, strlen(s->db));
-    if (!role || !dbid)
-        goto out;
-    if (s->has_password) {
-        char *verifier = PQencryptPasswordConn(c, s->password, s->user, "scram-sha-256");
-        if (!verifier) {
-            error("cannot compute the password verifier: %s", PQerrorMessage(c));
-            goto out;
-        }
-        char *l = PQescapeLiteral(c, verifier, strlen(verifier));
-        PQfreemem(verifier);
-        if (!l)
-            goto out;
-        lit = xstrdup(l);
-        PQfreemem(l);
-    } else {
-        lit = xstrdup("NULL");
-    }
-    if ((have = pg_exists(c, "SELECT 1 FROM pg_roles WHERE rolname = $1", s->user)) < 0)
-        goto out;
-    sql = xasprintf("%s ROLE %s LOGIN PASSWORD %s", have ? "ALTER" : "CREATE", role, lit);
-    char *what = xasprintf("%s ROLE %s", have ? "ALTER" : "CREATE", role);
-    rc = pg_exec(c, sql, what);
-    free(what);
-    free(sql);
-    sql = NULL;
-    if (rc < 0)
-        goto out;
-    if ((have = pg_exists(c, "SELECT 1 FROM pg_database WHERE datname = $1", s->db)) < 0) {
-        rc = -1;
-        goto out;
-    }
-    if (!have) {
-        sql = xasprintf("CREATE DATABASE %s OWNER %s", dbid, role);
-        rc = pg_exec(c, sql, NULL);
-    }
-out:
-    if (role)
-        PQfreemem(role);
-    if (dbid)
-        PQfreemem(dbid);
-    free(lit);
-    free(sql);
-    PQfinish(c);
-    return rc;
-}
-
-/* The client-auth rules (PostgreSQL's -c hba_file), rewritten at every start so they follow
- * the configured password: the socket (only reachable through the datadir) trusts everyone;
- * over TCP from 127.0.0.1 the benchmark account needs its password when it has one (else
- * nothing), every other role a password (postgres has none: no superuser over TCP). */
-static int write_hba(const struct server *s)
-{
-    char *path = path_join(s->datadir, HBA_FILE);
-    FILE *f = fopen(path, "w");
-    int rc = 0;
-    if (!f) {
-        rc = error("cannot write %s: %s", path, strerror(errno));
-    } else {
-        fprintf(f, "# written by pgolab at every `pgolab server start` (postgres -c hba_file=%s)\n"
-                   "local all all trust\n"
-                   "host all \"%s\" 127.0.0.1/32 %s\n"
-                   "host all all 127.0.0.1/32 scram-sha-256\n",
-                path, s->user, s->has_password ? "scram-sha-256" : "trust");
-        if (fclose(f) != 0)
-            rc = error("cannot write %s: %s", path, strerror(errno));
-    }
-    free(path);
-    return rc;
+    return srv_flavor(s->kind)->ping(s, version);
 }
 
 /* ------------------------------------------------------------------ ports and sockets */
@@ -1248,10 +483,10 @@ static int port_check(int port)
 
 /* The socket lives in the datadir unless its path would not fit sun_path: then in a
  * /tmp/pgolab-sock.XXXXXX directory of its own (given to the server's user). */
-static int setup_socket_dir(struct server *s, const struct run_as *ra)
+static int setup_socket_dir(struct server *s, const struct srv_run_as *ra)
 {
     size_t max = sizeof(((struct sockaddr_un *)0)->sun_path) - 1;
-    size_t need = strlen(s->datadir) + 1 + strlen(s->kind == SERVER_PGSQL ? PG_SOCKET_MAX : MYSQL_SOCKET);
+    size_t need = strlen(s->datadir) + 1 + strlen(srv_flavor(s->kind)->socket_name_max);
     if (need <= max) {
         s->socket_dir = xstrdup(s->datadir);
         return 0;
@@ -1261,58 +496,19 @@ static int setup_socket_dir(struct server *s, const struct run_as *ra)
         return error("cannot create a socket directory in /tmp: %s", strerror(errno));
     s->socket_dir = xstrdup(tmpl);
     s->socket_dir_private = true;
-    return give_dir(s->socket_dir, ra);
+    return srv_give_dir(s->socket_dir, ra);
 }
 
 static void set_socket_path(struct server *s)
 {
     free(s->socket);
-    if (s->kind == SERVER_PGSQL)
-        s->socket = xasprintf("%s/.s.PGSQL.%d", s->socket_dir, s->port);
-    else
-        s->socket = path_join(s->socket_dir, MYSQL_SOCKET);
+    s->socket = srv_flavor(s->kind)->socket_path(s->socket_dir, s->port);
 }
 
 /* ------------------------------------------------------------------ init and start */
 
-struct start_ctx {
-    const struct server_config *cfg;
-    struct run_as ra;
-    struct argvec user_args;  /* translated --server-option values */
-    char *basedir;            /* MariaDB/MySQL install prefix, or NULL */
-    double timeout_s;
-};
-
-/* mariadb-install-db belonging to the server: in the prefix (or the directory above the
- * binary's), next to the binary, else on PATH. *basedir = that prefix when it has the
- * system tables (share/mysql) and is not Debian's /usr (the script's own default). */
-static char *find_install_db(const struct server *s, const struct server_config *cfg, char **basedir)
-{
-    static const char *const names[] = { "mariadb-install-db", "mysql_install_db" };
-    char *bindir = dir_of(s->binary);
-    char *base = cfg->prefix ? abs_path(cfg->prefix) : dir_of(bindir);
-    char *found = NULL, *tables;
-    for (size_t n = 0; n < ARRAY_SIZE(names) && !found; n++) {
-        char *c[] = { xasprintf("%s/bin/%s", base, names[n]), xasprintf("%s/scripts/%s", base, names[n]),
-                      xasprintf("%s/%s", bindir, names[n]) };
-        for (size_t i = 0; i < ARRAY_SIZE(c); i++) {
-            if (!found && is_exec(c[i]))
-                found = abs_path(c[i]);
-            free(c[i]);
-        }
-    }
-    for (size_t n = 0; n < ARRAY_SIZE(names) && !found; n++)
-        found = find_in_path(names[n]);
-    tables = xasprintf("%s/share/mysql/mysql_system_tables.sql", base);
-    *basedir = (cfg->prefix || strcmp(base, "/usr")) && is_file(tables) ? xstrdup(base) : NULL;
-    free(tables);
-    free(base);
-    free(bindir);
-    return found;
-}
-
 /* Keep a helper tool's output in the server log, under a "---- pgolab: COMMAND" line. */
-static void append_to_log(const struct server *s, const char *const *argv, const struct strbuf *out)
+void srv_append_to_log(const struct server *s, const char *const *argv, const struct strbuf *out)
 {
     int fd = s->log ? open(s->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644) : -1;
     if (fd < 0)
@@ -1327,68 +523,31 @@ static void append_to_log(const struct server *s, const char *const *argv, const
 }
 
 /* Initialize an empty datadir; the tool's output goes to the log. */
-static int init_datadir(struct server *s, struct start_ctx *ctx)
+static int init_datadir(struct server *s, struct server_start_ctx *ctx)
 {
     struct argvec argv = ARGVEC_INIT, env = ARGVEC_INIT;
     struct strbuf out = STRBUF_INIT;
-    struct spawn_opts so = { .out_fd = -1, .ra = &ctx->ra, .cwd = s->datadir };
-    char *tool = NULL;
+    struct srv_spawn_opts so = { .out_fd = -1, .ra = &ctx->ra, .cwd = s->datadir };
+    const char *tool;
     int rc;
 
-    if (s->kind == SERVER_PGSQL) {
-        char *bindir = dir_of(s->binary);
-        tool = path_join(bindir, "initdb");
-        free(bindir);
-        if (!is_exec(tool)) {
-            error("no initdb next to %s (%s): cannot initialize %s", s->binary, tool, s->datadir);
-            free(tool);
-            return -1;
-        }
-        argvec_push(&argv, tool);
-        argvec_pushf(&argv, "--pgdata=%s", s->datadir);
-        argvec_pushv(&argv, (const char *const[]){ "--username=postgres", "--auth=trust", "--encoding=UTF8",
-                                                   "--locale=C", NULL });
-    } else if (!strcmp(s->flavor, "MySQL")) {
-        /* Oracle MySQL (5.7+) has no install script */
-        tool = xstrdup(s->binary);
-        argvec_push(&argv, tool);
-        argvec_pushv(&argv, (const char *const[]){ "--no-defaults", "--initialize-insecure", NULL });
-        argvec_pushf(&argv, "--datadir=%s", s->datadir);
-        if (ctx->basedir)
-            argvec_pushf(&argv, "--basedir=%s", ctx->basedir);
-        if (geteuid() == 0)
-            argvec_push(&argv, "--user=root");
-    } else {
-        char *basedir = NULL;
-        tool = find_install_db(s, ctx->cfg, &basedir);
-        if (!tool) {
-            error("no mariadb-install-db (or mysql_install_db) near %s or on PATH: cannot initialize %s",
-                  s->binary, s->datadir);
-            return -1;
-        }
-        argvec_push(&argv, tool);
-        argvec_push(&argv, "--no-defaults");
-        if (version_ge(s->version, 10, 4))
-            argvec_push(&argv, "--auth-root-authentication-method=normal");
-        argvec_pushf(&argv, "--datadir=%s", s->datadir);
-        argvec_pushv(&argv, (const char *const[]){ "--skip-test-db", "--skip-name-resolve", "--force", NULL });
-        if (basedir)
-            argvec_pushf(&argv, "--basedir=%s", basedir);
-        if (geteuid() == 0)
-            argvec_push(&argv, "--user=root");
-        argvec_pushf(&env, "MYSQLD_BOOTSTRAP=%s", s->binary); /* bootstrap with this very server */
-        free(basedir);
+    if (srv_flavor(s->kind)->init_command(s, ctx, &argv, &env) < 0) {
+        argvec_clear(&argv);
+        argvec_clear(&env);
+        return -1;
     }
+    tool = argv.v[0];
     so.argv = argvec_argv(&argv);
     so.env = env.n ? argvec_argv(&env) : NULL;
-    rc = run_capture(&so, &out, ctx->timeout_s);
-    append_to_log(s, argvec_argv(&argv), &out);
+    rc = srv_run_capture(&so, &out, ctx->timeout_s);
+    srv_append_to_log(s, argvec_argv(&argv), &out);
     if (rc != 0 && rc != -1 && rc != -3) {
-        char *title = xasprintf("output of %s", base_name(tool));
+        char *title = xasprintf("output of %s", srv_base_name(tool));
         if (rc == -2)
-            error("initializing %s with %s: no result within %g s", s->datadir, base_name(tool), ctx->timeout_s);
+            error("initializing %s with %s: no result within %g s", s->datadir, srv_base_name(tool),
+                  ctx->timeout_s);
         else
-            error("initializing %s with %s failed (%s %d)", s->datadir, base_name(tool),
+            error("initializing %s with %s failed (%s %d)", s->datadir, srv_base_name(tool),
                   rc > 128 ? "signal" : "exit status", rc > 128 ? rc - 128 : rc);
         print_tail(stderr, title, out.buf, out.len, TAIL_LINES);
         free(title);
@@ -1396,58 +555,26 @@ static int init_datadir(struct server *s, struct start_ctx *ctx)
     strbuf_release(&out);
     argvec_clear(&argv);
     argvec_clear(&env);
-    free(tool);
     return rc == 0 ? 0 : rc == -3 ? -3 : -1;
 }
 
 /* One attempt on s->port: spawn the server and wait until it accepts connections.
  * 0 ready; 1 the port was taken (the server exited; retry with another); -1 failed (message
  * printed, the server may still run: the caller stops it); -3 interrupted. */
-static int start_once(struct server *s, struct start_ctx *ctx)
+static int start_once(struct server *s, struct server_start_ctx *ctx)
 {
+    const struct server_flavor *f = srv_flavor(s->kind);
     struct argvec argv = ARGVEC_INIT;
-    struct spawn_opts so = { .ra = &ctx->ra, .cwd = s->datadir };
+    struct srv_spawn_opts so = { .ra = &ctx->ra, .cwd = s->datadir };
     if (ctx->cfg->stop_with_parent)
-        so.pdeathsig = s->kind == SERVER_PGSQL ? SIGINT : SIGTERM;
-    uint64_t deadline = deadline_after(ctx->timeout_s);
+        so.pdeathsig = f->stop_signal;
+    uint64_t deadline = srv_deadline_after(ctx->timeout_s);
     off_t log_start;
     int fd;
 
     set_socket_path(s);
     argvec_push(&argv, s->binary);
-    if (s->kind == SERVER_MYSQL) {
-        argvec_push(&argv, "--no-defaults");
-        if (ctx->basedir)
-            argvec_pushf(&argv, "--basedir=%s", ctx->basedir);
-        argvec_pushf(&argv, "--datadir=%s", s->datadir);
-        argvec_pushf(&argv, "--port=%d", s->port);
-        argvec_push(&argv, "--bind-address=127.0.0.1");
-        argvec_pushf(&argv, "--socket=%s", s->socket);
-        argvec_pushf(&argv, "--pid-file=%s/mysqld.pid", s->datadir);
-        argvec_pushf(&argv, "--log-error=%s", s->log);
-        argvec_push(&argv, "--skip-log-bin");
-        argvec_push(&argv, "--skip-name-resolve");
-        argvec_pushf(&argv, "--max-connections=%d", MAX_CONNECTIONS);
-        if (!strcmp(s->flavor, "MySQL") && version_ge(s->version, 8, 0))
-            argvec_push(&argv, "--mysqlx=OFF");
-        if (geteuid() == 0)
-            argvec_push(&argv, "--user=root");
-    } else {
-        argvec_push(&argv, "-D");
-        argvec_push(&argv, s->datadir);
-        argvec_push(&argv, "-p");
-        argvec_pushf(&argv, "%d", s->port);
-        argvec_push(&argv, "-c");
-        argvec_push(&argv, "listen_addresses=127.0.0.1");
-        argvec_push(&argv, "-c");
-        argvec_pushf(&argv, "unix_socket_directories=%s", s->socket_dir);
-        argvec_push(&argv, "-c");
-        argvec_push(&argv, "logging_collector=off");
-        argvec_push(&argv, "-c");
-        argvec_pushf(&argv, "hba_file=%s/%s", s->datadir, HBA_FILE);
-        argvec_push(&argv, "-c");
-        argvec_pushf(&argv, "max_connections=%d", MAX_CONNECTIONS);
-    }
+    f->server_args(s, ctx, &argv);
     for (int i = 0; i < ctx->user_args.n; i++)
         argvec_push(&argv, ctx->user_args.v[i]);
 
@@ -1467,7 +594,7 @@ static int start_once(struct server *s, struct start_ctx *ctx)
     }
     so.argv = argvec_argv(&argv);
     so.out_fd = fd;
-    s->pid = spawn(&so);
+    s->pid = srv_spawn(&so);
     close(fd);
     argvec_clear(&argv);
     if (s->pid < 0) {
@@ -1477,11 +604,11 @@ static int start_once(struct server *s, struct start_ctx *ctx)
     s->child = true;
     /* the state file exists from now on, so that `pgolab server stop` finds the server even
      * if this process dies (SIGKILL) while it waits */
-    s->starttime = proc_starttime(s->pid, NULL);
+    s->starttime = srv_proc_starttime(s->pid, NULL);
     server_state_write(s);
     for (;;) {
         int st;
-        if (got_signal)
+        if (srv_got_signal)
             return -3;
         pid_t w = waitpid(s->pid, &st, WNOHANG);
         if (w == s->pid) {
@@ -1492,7 +619,7 @@ static int start_once(struct server *s, struct start_ctx *ctx)
             strbuf_release(&part);
             if (taken && !ctx->cfg->port)
                 return 1;
-            char *how = status_str(st);
+            char *how = srv_status_str(st);
             error("%s exited during start-up (%s)%s", s->binary, how,
                   taken ? ": the port is in use" : "");
             free(how);
@@ -1501,7 +628,7 @@ static int start_once(struct server *s, struct start_ctx *ctx)
         }
         if (server_ping(s, NULL))
             return 0;
-        if (got_signal)
+        if (srv_got_signal)
             return -3;
         if (now_ns() >= deadline) {
             error("%s (pid %d) did not accept connections within %g s (--timeout)", s->binary, (int)s->pid,
@@ -1509,7 +636,7 @@ static int start_once(struct server *s, struct start_ctx *ctx)
             print_log_since(s, log_start);
             return -1;
         }
-        sleep_ms(100);
+        srv_sleep_ms(100);
     }
 }
 
@@ -1520,18 +647,19 @@ static void stop_quietly(struct server *s)
     int st;
     if (s->pid <= 0)
         return;
-    kill(s->pid, s->kind == SERVER_PGSQL ? SIGINT : SIGTERM);
-    if (wait_child(s->pid, KILL_WAIT_S, &st) < 0) {
+    kill(s->pid, srv_flavor(s->kind)->stop_signal);
+    if (srv_wait_child(s->pid, KILL_WAIT_S, &st) < 0) {
         kill(s->pid, SIGKILL);
-        wait_child(s->pid, KILL_WAIT_S, &st);
+        srv_wait_child(s->pid, KILL_WAIT_S, &st);
     }
-    wait_group_gone(s->pid, KILL_WAIT_S);
+    srv_wait_group_gone(s->pid, KILL_WAIT_S);
     s->pid = 0;
 }
 
 int server_start(struct server *s, const struct server_config *cfg)
 {
-    struct start_ctx ctx = { .cfg = cfg, .user_args = ARGVEC_INIT };
+    const struct server_flavor *f = srv_flavor(cfg->kind);
+    struct server_start_ctx ctx = { .cfg = cfg, .user_args = ARGVEC_INIT };
     struct sig_saved guard;
     bool guarded = false, need_mkdir = false, made_dir = false, was_empty = false, init = false;
     bool initialized = false;
@@ -1539,7 +667,7 @@ int server_start(struct server *s, const struct server_config *cfg)
     int rc = -1;
 
     memset(s, 0, sizeof(*s));
-    guard_begin(&guard);
+    srv_guard_begin(&guard);
     guarded = true;
     s->kind = cfg->kind;
     s->user = xstrdup(cfg->user ? cfg->user : "sbtest");
@@ -1549,17 +677,15 @@ int server_start(struct server *s, const struct server_config *cfg)
     s->host = xstrdup("127.0.0.1");
     s->keep_datadir = cfg->keep_datadir;
     ctx.timeout_s = cfg->start_timeout_s > 0 ? cfg->start_timeout_s : DEFAULT_TIMEOUT_S;
-    const char *u = s->kind == SERVER_PGSQL ? "pgsql" : "mysql";
+    const char *u = f->name;
 
     if (!*s->user || !*s->db) {
         error("--%s-%s: empty", u, !*s->user ? "user" : "db");
         goto fail;
     }
-    if (s->kind == SERVER_PGSQL && s->user[strcspn(s->user, "\"\n\r\t ,")]) {
-        error("--pgsql-user=%s: a name without quotes, spaces or commas, please", s->user);
+    if (f->check_user && f->check_user(s->user) < 0)
         goto fail;
-    }
-    if (!strcmp(s->user, s->kind == SERVER_PGSQL ? "postgres" : "root")) {
+    if (!strcmp(s->user, f->admin_user)) {
         error("--%s-user=%s: that is the server's administrator; the benchmark account must be another one",
               u, s->user);
         goto fail;
@@ -1568,7 +694,7 @@ int server_start(struct server *s, const struct server_config *cfg)
         error("--port=%d: expected 1..65535 (or 0 = pick a free one)", cfg->port);
         goto fail;
     }
-    if (resolve_binary(cfg, &s->binary, &label) < 0 || check_version(s, label) < 0 || got_signal)
+    if (resolve_binary(cfg, &s->binary, &label) < 0 || check_version(s, label) < 0 || srv_got_signal)
         goto fail;
     for (int i = 0; i < cfg->noptions; i++)
         if (server_option_args(s->kind, cfg->options[i], &ctx.user_args) < 0)
@@ -1581,13 +707,13 @@ int server_start(struct server *s, const struct server_config *cfg)
             goto fail;
         }
     }
-    if (run_identity(s->kind, &ctx.ra) < 0)
+    if (srv_run_identity(f, &ctx.ra) < 0)
         goto fail;
-    if (cfg->prefix && s->kind == SERVER_MYSQL)
-        ctx.basedir = abs_path(cfg->prefix);
+    if (cfg->prefix)
+        ctx.prefix = abs_path(cfg->prefix);
 
     /* the datadir */
-    const char *flavor = s->kind == SERVER_PGSQL ? "PostgreSQL" : strcmp(s->flavor, "MySQL") ? "MariaDB" : "MySQL";
+    const char *flavor = s->flavor; /* "MariaDB", "MySQL", "PostgreSQL" (from --version) */
     if (cfg->datadir) {
         if (!*cfg->datadir) {
             error("--datadir=: empty path");
@@ -1605,18 +731,17 @@ int server_start(struct server *s, const struct server_config *cfg)
         case DATADIR_EMPTY:
             init = was_empty = true;
             break;
-        case DATADIR_MYSQL:
-        case DATADIR_PGSQL:
-            if (dk == (s->kind == SERVER_PGSQL ? DATADIR_PGSQL : DATADIR_MYSQL))
-                break;
-            error("--datadir=%s: not empty and not a %s data directory (it holds a %s one)", cfg->datadir,
-                  flavor, s->kind == SERVER_PGSQL ? "MariaDB/MySQL" : "PostgreSQL");
-            goto fail;
         case DATADIR_OTHER:
             if (access(s->datadir, R_OK | X_OK) < 0)
                 error("--datadir=%s: %s", cfg->datadir, strerror(errno));
             else
                 error("--datadir=%s: not empty and not a %s data directory", cfg->datadir, flavor);
+            goto fail;
+        default: /* a data directory of some family */
+            if (dk == f->datadir)
+                break;
+            error("--datadir=%s: not empty and not a %s data directory (it holds a %s one)", cfg->datadir,
+                  flavor, datadir_label(dk));
             goto fail;
         }
         if (!init) {
@@ -1626,7 +751,7 @@ int server_start(struct server *s, const struct server_config *cfg)
             bool have = is_file(state);
             free(state);
             if (have && server_state_read(&old, s->datadir) == 0) {
-                bool alive = proc_alive(&old);
+                bool alive = srv_proc_alive(&old);
                 pid_t pid = old.pid;
                 server_release(&old);
                 if (alive) {
@@ -1636,10 +761,10 @@ int server_start(struct server *s, const struct server_config *cfg)
                 }
             }
         }
-        if (ctx.ra.drop && check_reachable(s->datadir, &ctx.ra) < 0)
+        if (ctx.ra.drop && srv_check_reachable(s->datadir, &ctx.ra) < 0)
             goto fail;
     }
-    if (got_signal)
+    if (srv_got_signal)
         goto fail;
     if (!cfg->datadir) {
         const char *base = is_dir("/dev/shm") && access("/dev/shm", W_OK | X_OK) == 0 ? "/dev/shm" : "/tmp";
@@ -1658,16 +783,16 @@ int server_start(struct server *s, const struct server_config *cfg)
     }
     s->log = path_join(s->datadir, LOG_FILE);
     if (init) {
-        /* a PostgreSQL datadir belongs to the server's user, mode 0700 (initdb insists) */
-        if (s->kind == SERVER_PGSQL && give_dir(s->datadir, &ctx.ra) < 0)
+        /* PostgreSQL's datadir belongs to the server's user, mode 0700 (initdb insists) */
+        if (f->private_datadir && srv_give_dir(s->datadir, &ctx.ra) < 0)
             goto fail;
         if (!s->created_datadir)
-            empty_dir(s->datadir); /* only pgolab's own files were there: initdb wants it empty */
+            empty_dir(s->datadir); /* only pgolab's own files were there: init tools want it empty */
         initialized = true;
         if ((rc = init_datadir(s, &ctx)) < 0)
             goto fail;
     }
-    if (setup_socket_dir(s, &ctx.ra) < 0 || (s->kind == SERVER_PGSQL && write_hba(s) < 0))
+    if (setup_socket_dir(s, &ctx.ra) < 0 || (f->before_start && f->before_start(s) < 0))
         goto fail;
 
     for (int attempt = 1;; attempt++) {
@@ -1686,11 +811,11 @@ int server_start(struct server *s, const struct server_config *cfg)
     }
     if (rc < 0)
         goto fail;
-    if ((s->kind == SERVER_PGSQL ? pg_setup(s) : mysql_setup(s, initialized)) < 0) {
+    if (f->create_account(s, initialized) < 0) {
         rc = -1;
         goto fail;
     }
-    if (got_signal) {
+    if (srv_got_signal) {
         rc = -3;
         goto fail;
     }
@@ -1698,15 +823,15 @@ int server_start(struct server *s, const struct server_config *cfg)
         rc = -1;
         goto fail;
     }
-    guard_end(&guard);
+    srv_guard_end(&guard);
     argvec_clear(&ctx.user_args);
-    free(ctx.basedir);
+    free(ctx.prefix);
     free(ctx.ra.name);
     free(label);
     return 0;
 
 fail:
-    if (guarded && got_signal)
+    if (guarded && srv_got_signal)
         rc = -3;
     stop_quietly(s);
     if (s->socket_dir_private && s->socket_dir)
@@ -1725,86 +850,23 @@ fail:
     }
     if (rc == -3)
         error("interrupted (%s) while starting the server: stopped it, nothing left running",
-              strsignal(got_signal));
+              strsignal(srv_got_signal));
     argvec_clear(&ctx.user_args);
-    free(ctx.basedir);
+    free(ctx.prefix);
     free(ctx.ra.name);
     free(label);
     server_release(s);
     s->interrupted = rc == -3;
     if (guarded)
-        guard_end(&guard);
+        srv_guard_end(&guard);
     return -1;
 }
 
 /* ------------------------------------------------------------------ stop */
 
-/* Poll (every 20 ms at most) until the process is gone or timeout_s passed: gone? */
-static bool wait_gone(const struct server *s, double timeout_s)
-{
-    uint64_t deadline = deadline_after(timeout_s);
-    for (;;) {
-        if (!proc_alive(s))
-            return true;
-        uint64_t now = now_ns();
-        if (now >= deadline)
-            return false;
-        uint64_t left_ms = (deadline - now + 999999) / 1000000;
-        sleep_ms(left_ms < 20 ? (int)left_ms : 20);
-    }
-}
-
-/* A PostgreSQL server that died without a clean shutdown (kill -9, a crash) leaves its shared
- * memory behind: a System V segment and /dev/shm/PostgreSQL.N dynamic segments, which only the
- * datadir (postmaster.pid, the datadir's inode) leads back to; once the datadir is removed
- * nothing can reclaim them. PostgreSQL frees a dead predecessor's segments itself when it
- * starts on the datadir (sysv_shmem.c, PGSharedMemoryCreate): a single-user start with no
- * input does that (and crash recovery), then exits. Run as the datadir's owner; output to the
- * log; a failure is a warning (the datadir is what matters to the caller). */
-static void pg_reclaim_shmem(struct server *s)
-{
-    char *pidfile = path_join(s->datadir, "postmaster.pid");
-    struct stat st;
-    struct run_as ra;
-    bool dead = is_file(pidfile);
-    if (dead) {
-        /* PostgreSQL refuses while the dead postmaster's pid exists at all, even as a zombie
-         * its new parent has not reaped yet: wait for that (bounded) */
-        FILE *f = fopen(pidfile, "r");
-        long old = 0;
-        if (f && fscanf(f, "%ld", &old) == 1 && old > 0) {
-            uint64_t deadline = deadline_after(KILL_WAIT_S);
-            while (kill((pid_t)old, 0) == 0 && now_ns() < deadline)
-                sleep_ms(20);
-        }
-        if (f)
-            fclose(f);
-    }
-    free(pidfile);
-    if (!dead || stat(s->datadir, &st) < 0)
-        return;  /* a clean shutdown removes postmaster.pid */
-    memset(&ra, 0, sizeof(ra));
-    if (st.st_uid != geteuid()) {
-        if (geteuid() != 0)
-            return;  /* not ours to start; PostgreSQL would refuse anyway */
-        ra.drop = true;
-        ra.uid = st.st_uid;
-        ra.gid = st.st_gid;
-    }
-    const char *const argv[] = { s->binary, "--single", "-D", s->datadir, "postgres", NULL };
-    struct spawn_opts so = { .argv = argv, .out_fd = -1, .ra = ra.drop ? &ra : NULL, .cwd = s->datadir };
-    struct strbuf out = STRBUF_INIT;
-    int rc = run_capture(&so, &out, DEFAULT_TIMEOUT_S);
-    append_to_log(s, argv, &out);
-    if (rc != 0)
-        warning("%s died without a clean shutdown, and freeing its shared memory (postgres --single) failed "
-                "(%s %d; see %s): /dev/shm/PostgreSQL.* segments may be left", s->datadir,
-                rc > 128 ? "signal" : rc < 0 ? "code" : "exit status", rc > 128 ? rc - 128 : rc, s->log);
-    strbuf_release(&out);
-}
-
 int server_stop(struct server *s, double timeout_s)
 {
+    const struct server_flavor *f = srv_flavor(s->kind);
     int rc = 0, st = -1;
     bool gone = true;
 
@@ -1814,26 +876,26 @@ int server_stop(struct server *s, double timeout_s)
         bool reaped = false;
         if (s->child && waitpid(s->pid, &st, WNOHANG) == s->pid) {
             reaped = true;
-            char *how = status_str(st);
+            char *how = srv_status_str(st);
             rc = error("%s (pid %d) had already exited (%s) before it was stopped", s->binary, (int)s->pid, how);
             free(how);
             server_log_tail(s, stderr, TAIL_LINES);
-        } else if (proc_alive(s)) {
-            if (kill(s->pid, s->kind == SERVER_PGSQL ? SIGINT : SIGTERM) < 0)
+        } else if (srv_proc_alive(s)) {
+            if (kill(s->pid, f->stop_signal) < 0)
                 return error("cannot signal %s (pid %d): %s", s->binary, (int)s->pid, strerror(errno));
-            if (!wait_gone(s, timeout_s)) {
+            if (!srv_wait_gone(s, timeout_s)) {
                 kill(s->pid, SIGKILL);
-                gone = wait_gone(s, KILL_WAIT_S);
+                gone = srv_wait_gone(s, KILL_WAIT_S);
                 if (gone && s->child)
-                    wait_child(s->pid, 1, &st); /* reap it */
+                    srv_wait_child(s->pid, 1, &st); /* reap it */
                 rc = error("%s (pid %d) did not shut down within %g s: killed it (SIGKILL)%s; not a clean "
                            "shutdown (an instrumented server writes no profile data)",
                            s->binary, (int)s->pid, timeout_s, gone ? "" : ", and it is still there");
                 server_log_tail(s, stderr, TAIL_LINES);
-            } else if (s->child && wait_child(s->pid, 1, &st) == 0 && st != -1) {
+            } else if (s->child && srv_wait_child(s->pid, 1, &st) == 0 && st != -1) {
                 reaped = true;
                 if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-                    char *how = status_str(st);
+                    char *how = srv_status_str(st);
                     rc = error("%s (pid %d) exited with %s on shutdown (not clean)", s->binary, (int)s->pid, how);
                     free(how);
                     server_log_tail(s, stderr, TAIL_LINES);
@@ -1842,24 +904,24 @@ int server_stop(struct server *s, double timeout_s)
             if (rc == 0 && !reaped && s->log) {
                 /* not our child: the log tells whether the shutdown was clean */
                 char *tail = file_tail(s->log, 5);
-                const char *mark = s->kind == SERVER_PGSQL ? "database system is shut down" : "Shutdown complete";
+                const char *mark = f->shutdown_mark;
                 if (!strstr(tail, mark))
                     warning("%s (pid %d) exited, but its log %s does not end with '%s'", s->binary, (int)s->pid,
                             s->log, mark);
                 free(tail);
             }
         } else if (s->child) {
-            wait_child(s->pid, 1, &st); /* reap a zombie */
+            srv_wait_child(s->pid, 1, &st); /* reap a zombie */
         }
         if (gone) {
-            wait_group_gone(s->pid, KILL_WAIT_S); /* e.g. backends of a killed postmaster */
+            srv_wait_group_gone(s->pid, KILL_WAIT_S); /* e.g. backends of a killed postmaster */
             s->pid = 0;
         }
     }
     if (!gone)
         return rc; /* keep every file of a process that is still there */
-    if (s->kind == SERVER_PGSQL && s->datadir)
-        pg_reclaim_shmem(s);
+    if (f->after_stop && s->datadir)
+        f->after_stop(s);
     if (s->socket_dir_private && s->socket_dir && remove_tree(s->socket_dir) < 0)
         rc = -1;
     if (s->datadir) {
@@ -1893,7 +955,7 @@ int server_client_env(const struct server *s, struct argvec *env)
 {
     if (!s->password || !*s->password)
         return 0;
-    argvec_pushf(env, "%s=%s", s->kind == SERVER_PGSQL ? "PGPASSWORD" : "MYSQL_PWD", s->password);
+    argvec_pushf(env, "%s=%s", srv_flavor(s->kind)->password_env, s->password);
     return 1;
 }
 
@@ -1901,152 +963,7 @@ enum server_state server_status(const struct server *s, char **version)
 {
     if (version)
         *version = NULL;
-    if (!proc_alive(s))
+    if (!srv_proc_alive(s))
         return SERVER_GONE;
     return server_ping(s, version) ? SERVER_RUNNING : SERVER_STARTING;
-}
-
-/* ------------------------------------------------------------------ state file */
-
-static void set_str(json_t *o, const char *key, const char *v)
-{
-    json_object_set_new(o, key, v ? json_string(v) : json_null());
-}
-
-int server_state_write(const struct server *s)
-{
-    char *path = path_join(s->datadir, STATE_FILE);
-    char *tmp = xasprintf("%s.tmp", path);
-    struct strbuf when = STRBUF_INIT;
-    json_t *j = json_object();
-    int rc = 0;
-
-    iso_time(&when, wall_time());
-    json_object_set_new(j, "pgolab_server", json_integer(1));
-    set_str(j, "kind", server_kind_name(s->kind));
-    set_str(j, "flavor", s->flavor);
-    json_object_set_new(j, "pid", json_integer(s->pid));
-    json_object_set_new(j, "starttime", json_integer((json_int_t)s->starttime));
-    json_object_set_new(j, "port", json_integer(s->port));
-    set_str(j, "host", s->host);
-    set_str(j, "socket", s->socket);
-    set_str(j, "socket_dir", s->socket_dir);
-    json_object_set_new(j, "socket_dir_private", json_boolean(s->socket_dir_private));
-    set_str(j, "datadir", s->datadir);
-    set_str(j, "log", s->log);
-    set_str(j, "binary", s->binary);
-    set_str(j, "version", s->version);
-    set_str(j, "user", s->user);
-    set_str(j, "db", s->db);
-    json_object_set_new(j, "has_password", json_boolean(s->has_password));
-    json_object_set_new(j, "created_datadir", json_boolean(s->created_datadir));
-    json_object_set_new(j, "keep_datadir", json_boolean(s->keep_datadir));
-    set_str(j, "started_at", when.buf);
-    if (json_dump_file(j, tmp, JSON_INDENT(2) | JSON_PRESERVE_ORDER) < 0)
-        rc = error("cannot write %s: %s", tmp, strerror(errno));
-    else if (rename(tmp, path) < 0)
-        rc = error("cannot rename %s to %s: %s", tmp, path, strerror(errno));
-    if (rc < 0)
-        unlink(tmp);
-    json_decref(j);
-    strbuf_release(&when);
-    free(tmp);
-    free(path);
-    return rc;
-}
-
-static char *get_str(json_t *j, const char *key)
-{
-    const char *v = json_string_value(json_object_get(j, key));
-    return v ? xstrdup(v) : NULL;
-}
-
-int server_state_read(struct server *s, const char *datadir)
-{
-    char *dir = abs_path(datadir);
-    char *path = path_join(dir, STATE_FILE);
-    json_error_t je;
-    json_t *j;
-    int rc = -1;
-
-    memset(s, 0, sizeof(*s));
-    struct stat st;
-    int e = stat(path, &st) < 0 ? errno : S_ISREG(st.st_mode) ? 0 : EISDIR;
-    if (e) {
-        if (stat(dir, &st) < 0 && errno == ENOENT)
-            error("%s: no such directory (a server's --datadir was expected)", dir);
-        else if (e == EACCES)
-            error("%s: cannot read the pgolab server state there: permission denied (the server belongs "
-                  "to another user: run this as that user or root)", dir);
-        else
-            error("%s: no pgolab server state there (%s is missing)", dir, STATE_FILE);
-        goto out;
-    }
-    if (!(j = json_load_file(path, 0, &je))) {
-        error("%s: not a pgolab server state file: %s", path, je.text);
-        goto out;
-    }
-    if (json_integer_value(json_object_get(j, "pgolab_server")) != 1 ||
-        server_kind_parse(json_string_value(json_object_get(j, "kind")), &s->kind) < 0 ||
-        !json_is_integer(json_object_get(j, "pid")) || !json_string_value(json_object_get(j, "socket"))) {
-        error("%s: not a pgolab server state file (or a newer format)", path);
-        json_decref(j);
-        goto out;
-    }
-    s->pid = (pid_t)json_integer_value(json_object_get(j, "pid"));
-    s->starttime = (unsigned long long)json_integer_value(json_object_get(j, "starttime"));
-    s->port = (int)json_integer_value(json_object_get(j, "port"));
-    s->host = get_str(j, "host");
-    s->socket = get_str(j, "socket");
-    s->socket_dir = get_str(j, "socket_dir");
-    s->socket_dir_private = json_is_true(json_object_get(j, "socket_dir_private"));
-    s->datadir = get_str(j, "datadir");
-    s->log = get_str(j, "log");
-    s->binary = get_str(j, "binary");
-    s->version = get_str(j, "version");
-    s->flavor = get_str(j, "flavor");
-    s->user = get_str(j, "user");
-    s->db = get_str(j, "db");
-    s->password = xstrdup("");
-    s->has_password = json_is_true(json_object_get(j, "has_password"));
-    s->created_datadir = json_is_true(json_object_get(j, "created_datadir"));
-    s->keep_datadir = json_is_true(json_object_get(j, "keep_datadir"));
-    json_decref(j);
-    if (!s->host)
-        s->host = xstrdup("127.0.0.1");
-    if (!s->socket_dir)
-        s->socket_dir = dir_of(s->socket);
-    if (!s->datadir)
-        s->datadir = xstrdup(dir);
-    if (!s->binary)
-        s->binary = xstrdup(s->kind == SERVER_PGSQL ? "postgres" : "mariadbd");
-    if (!s->flavor)
-        s->flavor = xstrdup(s->kind == SERVER_PGSQL ? "PostgreSQL" : "MariaDB");
-    if (!s->user)
-        s->user = xstrdup("sbtest");
-    if (!s->db)
-        s->db = xstrdup("sbtest");
-    rc = 0;
-out:
-    free(path);
-    free(dir);
-    return rc;
-}
-
-void server_release(struct server *s)
-{
-    if (s->password)
-        memset(s->password, 0, strlen(s->password));
-    free(s->host);
-    free(s->socket);
-    free(s->socket_dir);
-    free(s->datadir);
-    free(s->log);
-    free(s->binary);
-    free(s->version);
-    free(s->flavor);
-    free(s->user);
-    free(s->db);
-    free(s->password);
-    memset(s, 0, sizeof(*s));
 }
