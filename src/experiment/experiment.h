@@ -13,6 +13,7 @@
 #include <jansson.h>
 
 #include "experiment/cells.h"
+#include "experiment/environment.h"
 #include "experiment/model.h"
 #include "server/server.h"
 #include "store/store.h"
@@ -66,11 +67,6 @@ int experiment_callgrind_total(const char *path, uint64_t *out);
 
 /* ---- The results store (src/store) ---- */
 
-/* The environment as JSON object text (caller frees): pgolab_version, started_at (now),
- * hostname, kernel, kernel_version, machine, cpu_model, cores, memory_bytes, loadavg_1m,
- * cpufreq_governor (null where unreadable). */
-char *experiment_environment_json(void);
-
 /* The settings that define the measurement, as JSON object text (caller frees):
  * "variants": [names in order], "variant.NAME": {library, sha256[, compiler, cflags]} per
  * variant (so a resume refusal names the variant that changed), "workloads", "threads",
@@ -112,14 +108,6 @@ int experiment_lookup(struct store *s, int64_t id, struct store_experiment *out)
  * appearance, rounds = the largest round). An experiment that is not complete gets a
  * res.error saying so, so the report marks it INCOMPLETE. -1 with a message on error. */
 int experiment_load(struct store *s, int64_t id, struct experiment_loaded *out);
-
-/* The differences between two environments (experiment_environment_json() texts) that can
- * move results: hostname, kernel, kernel_version, machine, cpu_model, cores, memory_bytes,
- * cpufreq_governor, pgolab_version, and loadavg_1m when with_load and the two differ by 0.5
- * or more (half a core of other work). Appended to out one per line, "label: a -> b\n".
- * Returns how many differ. */
-int experiment_env_diff(const char *env_a, const char *env_b, bool with_load,
-                        struct strbuf *out);
 
 /* Write every run, the variants' fingerprints, settings, environment, run order and the
  * summary cells as JSON (via path.tmp + rename, so a reader never sees half a file).
