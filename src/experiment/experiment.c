@@ -26,7 +26,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "report/tables.h"
 #include "server/server.h"
 #include "stats/compare.h"
 #include "store/store.h"
@@ -1271,18 +1270,6 @@ int experiment_fingerprint(const struct experiment_config *cfg)
             return -1;
     }
     return 0;
-}
-
-/* ---------------------------------------------------------------- text report */
-
-void experiment_report_text(FILE *out, const struct experiment_config *cfg,
-                            const struct experiment_result *res)
-{
-    struct strbuf sb = STRBUF_INIT;
-    report_experiment(&sb, cfg, res, REPORT_SEED000, REPORT_TEXT);
-    fputs(sb.buf, out);
-    fflush(out);
-    strbuf_release(&sb);
 }
 
 char *experiment_default_workdir(void)

@@ -40,14 +40,6 @@ void experiment_order(uint64_t seed, int round, int block, int n, int *order);
  * gets a copy of the text). Indices are left alone. -1 with a message if it is not one. */
 int experiment_parse_run(const char *json, struct run_result *r);
 
-/* The seed-000-shaped tables on out: per workload, for tps, avg latency (ms) and p95 (ms):
- * threads | baseline | <variant> | % improvement | change (95% CI), each cell the median over
- * rounds with the min-max spread, plus an Average row: the mean of the per-thread medians,
- * and the % improvement of those means (as seed 000 computes its Average row). The same as
- * report_experiment() (src/report/tables.h) with REPORT_SEED000 and REPORT_TEXT. */
-void experiment_report_text(FILE *out, const struct experiment_config *cfg,
-                            const struct experiment_result *res);
-
 /* Switch cfg to --measure=instructions with `events` per run (>= 5): checks that valgrind
  * runs, and forces the thread counts to the single count 1 (with a warning when others were
  * asked for: with several threads the counts include lock spinning and scheduling). cfg->threads

@@ -2,6 +2,7 @@
  * and the --fail-if-slower check (see tables.h). Reads experiment results; owns no state. */
 #include "util/fmt.h"
 #include "report/tables.h"
+#include "experiment/environment.h"
 #include "stats/compare.h"
 #include "util/strbuf.h"
 #include "util/util.h"
@@ -961,6 +962,16 @@ void report_experiment(struct strbuf *out, const struct experiment_config *cfg,
     else if (fmt == REPORT_JSON)
         output_json(&r);
     recs_release(&r);
+}
+
+void experiment_report_text(FILE *out, const struct experiment_config *cfg,
+                            const struct experiment_result *res)
+{
+    struct strbuf sb = STRBUF_INIT;
+    report_experiment(&sb, cfg, res, REPORT_SEED000, REPORT_TEXT);
+    fputs(sb.buf, out);
+    fflush(out);
+    strbuf_release(&sb);
 }
 
 /* ---------------------------------------------------------------- --fail-if-slower */

@@ -1,11 +1,17 @@
 /* tables: the reports of an experiment in the seeds' shapes (000, 003, 002) as text, markdown,
- * CSV or JSON; the comparison of two stored experiments; the --fail-if-slower check. */
+ * CSV or JSON; the comparison of two stored experiments; the --fail-if-slower check.
+ * The report layer only reads results: the structs of src/experiment/model.h and the cell
+ * statistics of src/experiment/cells.h (plus the environment diff); it never runs, records or
+ * loads an experiment, and nothing in src/experiment includes it. Output goes to a strbuf the
+ * caller owns (experiment_report_text(): to a FILE). */
 #ifndef PGOLAB_REPORT_TABLES_H
 #define PGOLAB_REPORT_TABLES_H
 
 #include <stdbool.h>
+#include <stdio.h>
 
-#include "experiment/experiment.h"
+#include "experiment/cells.h"
+#include "experiment/model.h"
 #include "util/strbuf.h"
 
 /*
@@ -62,6 +68,15 @@ void table_render(const struct table *t, struct strbuf *sb);
 void report_experiment(struct strbuf *out, const struct experiment_config *cfg,
                        const struct experiment_result *res, enum report_shape shape,
                        enum report_format fmt);
+
+/* The seed-000-shaped tables on out: per workload, for tps, avg latency (ms) and p95 (ms):
+ * threads | baseline | <variant> | % improvement | change (95% CI), each cell the median over
+ * rounds with the min-max spread, plus an Average row: the mean of the per-thread medians,
+ * and the % improvement of those means (as seed 000 computes its Average row). The same as
+ * report_experiment() with REPORT_SEED000 and REPORT_TEXT: the report compare and pgo print
+ * when an experiment ends (named for the engine, where it used to live). */
+void experiment_report_text(FILE *out, const struct experiment_config *cfg,
+                            const struct experiment_result *res);
 
 /* Append the comparison of two stored experiments to out (`pgolab report --compare=A,B`):
  * first a WARNING block with the environment differences (experiment_env_diff, load
