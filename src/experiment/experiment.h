@@ -15,6 +15,7 @@
 #include "experiment/cells.h"
 #include "experiment/environment.h"
 #include "experiment/model.h"
+#include "experiment/plan.h"
 #include "server/server.h"
 #include "store/store.h"
 
@@ -29,12 +30,6 @@ int experiment_fingerprint(const struct experiment_config *cfg);
  * kept in res->error; runs already finished stay in *res (the caller can still report or
  * save them). Database files are removed as it goes; logs stay in cfg->workdir. */
 int experiment_run(const struct experiment_config *cfg, struct experiment_result *res);
-
-/* The variant order of one block (round 1..rounds, block = workload * nthreads + thread
- * index): a permutation of 0..n-1 written to order[], a GSL Mersenne-Twister shuffle
- * (gsl_ran_shuffle) seeded with splitmix64(seed, round, block), so each block is
- * reproducible on its own. */
-void experiment_order(uint64_t seed, int round, int block, int n, int *order);
 
 /* Read a child's `bench run --format=json` report into r (tps, qps, latencies, counts; r->json
  * gets a copy of the text). Indices are left alone. -1 with a message if it is not one. */
