@@ -12,6 +12,7 @@
 
 #include <jansson.h>
 
+#include "experiment/callgrind.h"
 #include "experiment/cells.h"
 #include "experiment/environment.h"
 #include "experiment/model.h"
@@ -34,23 +35,6 @@ int experiment_run(const struct experiment_config *cfg, struct experiment_result
 /* Read a child's `bench run --format=json` report into r (tps, qps, latencies, counts; r->json
  * gets a copy of the text). Indices are left alone. -1 with a message if it is not one. */
 int experiment_parse_run(const char *json, struct run_result *r);
-
-/* Switch cfg to --measure=instructions with `events` per run (>= 5): checks that valgrind
- * runs, and forces the thread counts to the single count 1 (with a warning when others were
- * asked for: with several threads the counts include lock spinning and scheduling). cfg->threads
- * must have room for one int. -1 with a message on error. */
-int experiment_instructions_setup(struct experiment_config *cfg, int64_t events);
-
-/* Totals of a callgrind output file, from its "events:" line and its "totals:" line (else its
- * "summary:" line): ir = instructions (Ir), i1_miss = I1mr, branch_miss = Bcm + Bim (0 when
- * the file has no such events: no --cache-sim / --branch-sim). -1 with a message when the
- * file has no totals. */
-struct callgrind_counts {
-    uint64_t ir, i1_miss, branch_miss;
-};
-int experiment_callgrind_counts(const char *path, struct callgrind_counts *out);
-/* Only the instruction count (Ir) of experiment_callgrind_counts(). */
-int experiment_callgrind_total(const char *path, uint64_t *out);
 
 /* ---- The results store (src/store) ---- */
 
