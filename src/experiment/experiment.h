@@ -17,6 +17,7 @@
 #include "experiment/environment.h"
 #include "experiment/model.h"
 #include "experiment/plan.h"
+#include "experiment/results_json.h"
 #include "server/server.h"
 #include "store/store.h"
 
@@ -79,12 +80,6 @@ int experiment_lookup(struct store *s, int64_t id, struct store_experiment *out)
  * appearance, rounds = the largest round). An experiment that is not complete gets a
  * res.error saying so, so the report marks it INCOMPLETE. -1 with a message on error. */
 int experiment_load(struct store *s, int64_t id, struct experiment_loaded *out);
-
-/* Write every run, the variants' fingerprints, settings, environment, run order and the
- * summary cells as JSON (via path.tmp + rename, so a reader never sees half a file).
- * -1 with a message on error. */
-int experiment_write_json(const char *path, const struct experiment_config *cfg,
-                          const struct experiment_result *res);
 
 /* Default directory for an experiment's databases and logs: /dev/shm/pgolab-PID when /dev/shm
  * is writable (tmpfs, the seeds' "RAM disk"), else ./.pgolab/run-PID. Caller frees. */
