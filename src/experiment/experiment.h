@@ -18,6 +18,7 @@
 #include "experiment/model.h"
 #include "experiment/plan.h"
 #include "experiment/results_json.h"
+#include "experiment/run.h"
 #include "server/server.h"
 #include "store/store.h"
 
@@ -32,10 +33,6 @@ int experiment_fingerprint(const struct experiment_config *cfg);
  * kept in res->error; runs already finished stay in *res (the caller can still report or
  * save them). Database files are removed as it goes; logs stay in cfg->workdir. */
 int experiment_run(const struct experiment_config *cfg, struct experiment_result *res);
-
-/* Read a child's `bench run --format=json` report into r (tps, qps, latencies, counts; r->json
- * gets a copy of the text). Indices are left alone. -1 with a message if it is not one. */
-int experiment_parse_run(const char *json, struct run_result *r);
 
 /* ---- The results store (src/store) ---- */
 
@@ -80,9 +77,5 @@ int experiment_lookup(struct store *s, int64_t id, struct store_experiment *out)
  * appearance, rounds = the largest round). An experiment that is not complete gets a
  * res.error saying so, so the report marks it INCOMPLETE. -1 with a message on error. */
 int experiment_load(struct store *s, int64_t id, struct experiment_loaded *out);
-
-/* Default directory for an experiment's databases and logs: /dev/shm/pgolab-PID when /dev/shm
- * is writable (tmpfs, the seeds' "RAM disk"), else ./.pgolab/run-PID. Caller frees. */
-char *experiment_default_workdir(void);
 
 #endif
