@@ -19,14 +19,9 @@
 #include "experiment/plan.h"
 #include "experiment/results_json.h"
 #include "experiment/run.h"
+#include "experiment/variants.h"
 #include "server/server.h"
 #include "store/store.h"
-
-/* Fill sha256/version/source_id/loaded_from of every variant where NULL (sha256 via the
- * sha256sum program, the rest by asking `pgolab bench --sqlite-library=LIB --format=json
- * info`; managed servers: sha256 of the binary and the version its --version prints;
- * external servers: nothing). -1 with a message on error. */
-int experiment_fingerprint(const struct experiment_config *cfg);
 
 /* Run the whole experiment; *res is initialized here. On error (a child failed, or SIGINT/
  * SIGTERM arrived: both are caught while it runs) returns -1 with a one-line message, also
