@@ -1,8 +1,22 @@
-/* experiment: the A/B measurement engine shared by `pgolab pgo` and `pgolab compare`.
- * variants x workloads x thread counts x rounds, interleaved (order shuffled per round),
- * every run a child `pgolab bench ... run --format=json` on a fresh copy of the same prepared
- * data. The config and its strings are owned by the caller; results are owned by the
- * experiment_result and freed by experiment_result_release(). */
+/* experiment: the A/B measurement engine shared by `pgolab compare`, `pgolab pgo` and
+ * `pgolab calibrate`: variants x workloads x thread counts x rounds, interleaved (order
+ * shuffled per round), every run a child `pgolab bench ... run --format=json` on a fresh copy
+ * of the same prepared data. experiment_run() (experiment.c) is the loop; each other concern
+ * of the engine has its own file and header, all included here so that a command needs only
+ * this one:
+ *   model.h         the data model: config, variants, runs, results, loaded experiments
+ *   cells.h         per-cell statistics (a layer below both the engine and the reports)
+ *   plan.h          the run order and its seeds
+ *   run.h           one run: its data, the managed server, the child and its JSON report
+ *   callgrind.h     --measure=instructions
+ *   variants.h      the variants' fingerprints
+ *   record.h        recording in, resuming from and loading from the results store
+ *   results_json.h  the --output JSON file
+ *   environment.h   the machine's environment and the diff of two
+ * The reports (src/report) include model.h and cells.h (and environment.h), never this
+ * header, and nothing here includes src/report. The config and its strings are owned by the
+ * caller; results are owned by the experiment_result and freed by
+ * experiment_result_release(). */
 #ifndef PGOLAB_EXPERIMENT_H
 #define PGOLAB_EXPERIMENT_H
 
@@ -17,6 +31,7 @@
 #include "experiment/environment.h"
 #include "experiment/model.h"
 #include "experiment/plan.h"
+#include "experiment/record.h"
 #include "experiment/results_json.h"
 #include "experiment/run.h"
 #include "experiment/variants.h"
@@ -28,49 +43,5 @@
  * kept in res->error; runs already finished stay in *res (the caller can still report or
  * save them). Database files are removed as it goes; logs stay in cfg->workdir. */
 int experiment_run(const struct experiment_config *cfg, struct experiment_result *res);
-
-/* ---- The results store (src/store) ---- */
-
-/* The settings that define the measurement, as JSON object text (caller frees):
- * "variants": [names in order], "variant.NAME": {library, sha256[, compiler, cflags]} per
- * variant (so a resume refusal names the variant that changed), "workloads", "threads",
- * "rounds", "time_s", "tables", "table_size", "bench_args"; plus every key of extra_json (a
- * JSON object text, e.g. pgo's training settings, or NULL; anything else is left out with a
- * warning). Not the seed (stored apart), the work directory or the binary's path, which do
- * not change what is measured. Keys are sorted, so equal settings give equal text. */
-char *experiment_settings_json(const struct experiment_config *cfg, const char *extra_json);
-
-/* Start recording a new experiment of this kind in store s: experiment row (settings,
- * environment, cfg->seed), every variant with its fingerprint, status "running". Sets
- * cfg->store, cfg->experiment_id and cfg->kind, and prints "experiment N recorded in FILE"
- * on stderr. Call after experiment_fingerprint(). -1 with a message on error. */
-int experiment_record_begin(struct experiment_config *cfg, struct store *s, const char *kind,
-                            const char *extra_json);
-
-/* Continue experiment id of store s (for --resume=ID): refuses with a one-line message when
- * there is no such experiment ("no experiment 42 in FILE (see pgolab history)"), when it is of
- * another kind, already complete ("experiment 3 is complete; nothing to resume"), or when its
- * settings differ from cfg's (naming each key that differs). Otherwise sets cfg->seed to the
- * stored seed (so every round keeps its run order), cfg->store, cfg->experiment_id and
- * cfg->kind, marks it running again and prints "resuming experiment N in FILE: K of M runs
- * recorded" on stderr (plus a warning when the machine differs from the one it started on).
- * Call after experiment_fingerprint(). */
-int experiment_record_resume(struct experiment_config *cfg, struct store *s, int64_t id,
-                             const char *kind, const char *extra_json);
-
-/* Mark the recorded experiment finished after experiment_run() returned run_rc: "complete"
- * (0), "interrupted" (a signal stopped it) or "failed". Nothing when cfg->store is NULL. */
-int experiment_record_finish(const struct experiment_config *cfg,
-                             const struct experiment_result *res, int run_rc);
-
-/* Look up experiment id: 0 and *out filled (release it with store_experiment_release()), or
- * -1 after printing "no experiment ID in FILE (see pgolab history)" or the store's error. */
-int experiment_lookup(struct store *s, int64_t id, struct store_experiment *out);
-
-/* Load experiment id (lookup as experiment_lookup) with every recorded run. Settings keys
- * that are missing are rebuilt from the runs (workloads and thread counts in order of first
- * appearance, rounds = the largest round). An experiment that is not complete gets a
- * res.error saying so, so the report marks it INCOMPLETE. -1 with a message on error. */
-int experiment_load(struct store *s, int64_t id, struct experiment_loaded *out);
 
 #endif
