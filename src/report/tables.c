@@ -45,115 +45,7 @@ int report_shape_parse(const char *s, enum report_shape *out)
     return 0;
 }
 
-/* ---------------------------------------------------------------- text tables */
-
-void table_init(struct table *t, int ncols, int nrows)
-{
-    t->ncols = ncols;
-    t->nrows = nrows;
-    t->head = xcalloc((size_t)ncols, sizeof(char *));
-    t->main = xcalloc((size_t)(ncols * nrows) + 1, sizeof(char *));
-    t->spread = xcalloc((size_t)(ncols * nrows) + 1, sizeof(char *));
-}
-
-void table_set(struct table *t, int row, int col, char *main, char *spread)
-{
-    int i = row * t->ncols + col;
-    free(t->main[i]);
-    free(t->spread[i]);
-    t->main[i] = main;
-    t->spread[i] = spread;
-}
-
-void table_release(struct table *t)
-{
-    for (int i = 0; i < t->ncols; i++)
-        free(t->head[i]);
-    for (int i = 0; i < t->ncols * t->nrows; i++) {
-        free(t->main[i]);
-        free(t->spread[i]);
-    }
-    free(t->head);
-    free(t->main);
-    free(t->spread);
-    memset(t, 0, sizeof(*t));
-}
-
-static size_t slen(const char *s)
-{
-    return s ? strlen(s) : 0;
-}
-
-static void pad(struct strbuf *sb, size_t n)
-{
-    while (n--)
-        strbuf_addch(sb, ' ');
-}
-
-void table_render(const struct table *t, struct strbuf *sb)
-{
-    size_t *wm = xcalloc((size_t)t->ncols, sizeof(size_t));
-    size_t *ws = xcalloc((size_t)t->ncols, sizeof(size_t));
-    size_t *w = xcalloc((size_t)t->ncols, sizeof(size_t));
-    for (int c = 0; c < t->ncols; c++) {
-        for (int r = 0; r < t->nrows; r++) {
-            size_t m = slen(t->main[r * t->ncols + c]), s = slen(t->spread[r * t->ncols + c]);
-            wm[c] = m > wm[c] ? m : wm[c];
-            ws[c] = s > ws[c] ? s : ws[c];
-        }
-        w[c] = wm[c] + (ws[c] ? ws[c] + 1 : 0);
-        if (slen(t->head[c]) > w[c]) {
-            wm[c] += slen(t->head[c]) - w[c];
-            w[c] = slen(t->head[c]);
-        }
-    }
-    /* Header: right-aligned with the main parts (the medians), then padded to the width. */
-    for (int c = 0; c < t->ncols; c++) {
-        size_t h = slen(t->head[c]), left = wm[c] > h ? wm[c] - h : 0;
-        strbuf_addstr(sb, c ? " | " : "| ");
-        pad(sb, left);
-        strbuf_addstr(sb, t->head[c] ? t->head[c] : "");
-        pad(sb, w[c] - left - h);
-    }
-    strbuf_addstr(sb, " |\n");
-    /* Markdown separator, right-aligned columns: "|---------:|" is as wide as "| cell |". */
-    for (int c = 0; c < t->ncols; c++) {
-        strbuf_addch(sb, '|');
-        for (size_t i = 0; i < w[c] + 1; i++)
-            strbuf_addch(sb, '-');
-        strbuf_addch(sb, ':');
-    }
-    strbuf_addstr(sb, "|\n");
-    for (int r = 0; r < t->nrows; r++) {
-        for (int c = 0; c < t->ncols; c++) {
-            const char *m = t->main[r * t->ncols + c], *s = t->spread[r * t->ncols + c];
-            strbuf_addstr(sb, c ? " | " : "| ");
-            pad(sb, wm[c] - slen(m));
-            strbuf_addstr(sb, m ? m : "");
-            if (ws[c]) {
-                strbuf_addch(sb, ' ');
-                strbuf_addstr(sb, s ? s : "");
-                pad(sb, ws[c] - slen(s));
-            }
-        }
-        strbuf_addstr(sb, " |\n");
-    }
-    free(wm);
-    free(ws);
-    free(w);
-}
-
 /* ---------------------------------------------------------------- small helpers */
-
-/* Decimals for a table whose smallest value is minv: about four significant digits, 2..4
- * places (TPS 1234.56, latency 0.1234 ms). */
-static int decimals_for(double minv)
-{
-    if (!(minv > 0) || !isfinite(minv))
-        return 2;
-    int d = 3 - (int)floor(log10(minv));
-    return d < 2 ? 2 : d > 4 ? 4 : d;
-}
 
 /* The bootstrap seed of one report cell (workload w, variant v, row, metric m): the same
  * formula the seed-000 tables always used, so their CIs do not change. */
@@ -520,7 +412,7 @@ static void seed000_table(struct rep *r, int w, enum experiment_metric m)
         }
         avg[v] = navg ? gsl_stats_mean(col, 1, (size_t)navg) : NAN;
     }
-    int dec = decimals_for(minv);
+    int dec = table_decimals(minv);
 
     table_init(&t, ncols, nt + 1);
     t.head[0] = xstrdup("threads");
@@ -627,7 +519,7 @@ static void seed003_table(struct rep *r, int w, int ti)
             if (cs[v].n && cs[v].median < minv)
                 minv = cs[v].median;
         }
-        int dec = m == METRIC_QPS ? 2 : decimals_for(minv);
+        int dec = m == METRIC_QPS ? 2 : table_decimals(minv);
         table_set(&t, i, 0, xstrdup(rows[i].label), NULL);
         double base = cs[0].n ? cs[0].median : NAN;
         for (int v = 0; v < nv; v++) {
@@ -1353,7 +1245,7 @@ void report_compare(struct strbuf *out, const struct experiment_loaded *a,
                     minv = x[k] < minv ? x[k] : minv;
                 free(x);
             }
-        int dec = decimals_for(minv);
+        int dec = table_decimals(minv);
         for (int i = 0; i < nc; i++) {
             const struct xcell *c = &cells[i];
             int n1, n2;

@@ -12,6 +12,7 @@
 
 #include "experiment/cells.h"
 #include "experiment/model.h"
+#include "report/table.h"
 #include "util/strbuf.h"
 
 /*
@@ -42,22 +43,6 @@ enum report_shape { REPORT_SEED000, REPORT_SEED003, REPORT_SEED002 };
 int report_format_parse(const char *s, enum report_format *out);
 /* "seed000" | "seed003" | "seed002" (or "000", "003", "002"); -1 with a message otherwise. */
 int report_shape_parse(const char *s, enum report_shape *out);
-
-/* ---- A text table: each cell a main part (right-aligned) and an optional spread
- * (left-aligned after it), so the medians line up on the decimal point. Rendered as a pipe
- * table that reads well in a terminal and is valid Markdown. The table owns its strings. */
-struct table {
-    int ncols, nrows;
-    char **head;           /* ncols */
-    char **main, **spread; /* nrows * ncols, NULL = empty */
-};
-
-void table_init(struct table *t, int ncols, int nrows);
-/* Set a cell (row < nrows, col < ncols), taking ownership of main and spread (either NULL). */
-void table_set(struct table *t, int row, int col, char *main, char *spread);
-void table_release(struct table *t);
-/* Append the table to sb: header line, "|----:|" separator, one line per row. */
-void table_render(const struct table *t, struct strbuf *sb);
 
 /* ---- Reports */
 
