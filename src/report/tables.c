@@ -17,21 +17,6 @@
 #include <string.h>
 #include <time.h>
 
-int report_format_parse(const char *s, enum report_format *out)
-{
-    if (!strcmp(s, "text"))
-        *out = REPORT_TEXT;
-    else if (!strcmp(s, "markdown") || !strcmp(s, "md"))
-        *out = REPORT_MARKDOWN;
-    else if (!strcmp(s, "csv"))
-        *out = REPORT_CSV;
-    else if (!strcmp(s, "json"))
-        *out = REPORT_JSON;
-    else
-        return error("invalid --format=%s (expected text, markdown, csv or json)", s);
-    return 0;
-}
-
 int report_shape_parse(const char *s, enum report_shape *out)
 {
     if (!strcmp(s, "seed000") || !strcmp(s, "000"))
@@ -43,28 +28,6 @@ int report_shape_parse(const char *s, enum report_shape *out)
     else
         return error("invalid --shape=%s (expected seed000, seed003 or seed002)", s);
     return 0;
-}
-
-/* ---------------------------------------------------------------- small helpers */
-
-/* The bootstrap seed of one report cell (workload w, variant v, row, metric m): the same
- * formula the seed-000 tables always used, so their CIs do not change. */
-static uint64_t cell_seed(const struct experiment_config *cfg, int w, int v, int row,
-                          enum experiment_metric m)
-{
-    return cfg->seed ^ ((uint64_t)(w * 131 + v * 17 + row) << 20 | (uint64_t)m);
-}
-
-static void add_join_strs(struct strbuf *sb, char *const *list, int n)
-{
-    for (int i = 0; i < n; i++)
-        strbuf_addf(sb, "%s%s", i ? "," : "", list[i]);
-}
-
-static void add_join_ints(struct strbuf *sb, const int *list, int n)
-{
-    for (int i = 0; i < n; i++)
-        strbuf_addf(sb, "%s%d", i ? "," : "", list[i]);
 }
 
 /* ---------------------------------------------------------------- report cells */
@@ -172,25 +135,6 @@ static void table_emit(struct rep *r, struct table *t)
 
 /* ---------------------------------------------------------------- header */
 
-static const char *const seed000_title[METRIC_COUNT] = {
-    "Transactions per second",
-    "Average response time (ms)",
-    "95th percentile response time (ms)",
-};
-
-/* Table titles of the seed-000 metrics and of --measure=instructions' (in place of the tps and
- * latency tables). */
-static const char *metric_title(enum experiment_metric m)
-{
-    switch (m) {
-    case METRIC_INSTR: return "Instructions per transaction (callgrind; deterministic, not time)";
-    case METRIC_I1_MISS: return "Simulated I1 cache misses per transaction (callgrind --cache-sim)";
-    case METRIC_BRANCH_MISS:
-        return "Simulated branch mispredictions per transaction (callgrind --branch-sim)";
-    default: return (int)m < METRIC_COUNT ? seed000_title[m] : experiment_metric_key(m);
-    }
-}
-
 /* The report header: its first line into title, the others (one per line) into body. */
 static void header_lines(struct rep *r, struct strbuf *title, struct strbuf *body)
 {
@@ -210,9 +154,9 @@ static void header_lines(struct rep *r, struct strbuf *title, struct strbuf *bod
     if (cfg->kind)
         strbuf_addf(title, " (%s)", cfg->kind);
     strbuf_addf(title, ": %d variants, workloads ", cfg->nvariants);
-    add_join_strs(title, cfg->workloads, cfg->nworkloads);
+    report_join_strs(title, cfg->workloads, cfg->nworkloads);
     strbuf_addstr(title, ", threads ");
-    add_join_ints(title, cfg->threads, cfg->nthreads);
+    report_join_ints(title, cfg->threads, cfg->nthreads);
     if (cfg->measure == MEASURE_INSTRUCTIONS)
         strbuf_addf(title, ", %d round%s x %d events per run: INSTRUCTIONS per transaction "
                            "(valgrind callgrind), not time",
@@ -352,25 +296,6 @@ static void header_lines(struct rep *r, struct strbuf *title, struct strbuf *bod
     free(time_s);
 }
 
-/* Print a title line and body lines: text indents the body by two spaces, markdown makes the
- * title a heading and the body a list. */
-static void print_header(struct strbuf *out, enum report_format fmt, const char *title,
-                         const char *body)
-{
-    if (fmt == REPORT_MARKDOWN)
-        strbuf_addf(out, "## %s\n\n", title);
-    else
-        strbuf_addf(out, "%s\n", title);
-    for (const char *line = body ? body : ""; *line;) {
-        const char *nl = strchr(line, '\n');
-        size_t len = nl ? (size_t)(nl - line) : strlen(line);
-        strbuf_addstr(out, fmt == REPORT_MARKDOWN ? "- " : "  ");
-        strbuf_add(out, line, len);
-        strbuf_addch(out, '\n');
-        line += len + (nl ? 1 : 0);
-    }
-}
-
 /* ---------------------------------------------------------------- seed 000 */
 
 /* One metric table of one workload (the seed-000 layout). */
@@ -387,7 +312,7 @@ static void seed000_table(struct rep *r, int w, enum experiment_metric m)
     int *ws = xcalloc((size_t)nt, sizeof(int));
     double minv = INFINITY;
     int navg = 0;
-    char *title = xasprintf("%s, %s", metric_title(m), cfg->workloads[w]);
+    char *title = xasprintf("%s, %s", report_metric_title(m), cfg->workloads[w]);
 
     table_title(r, title);
     free(title);
@@ -454,9 +379,9 @@ static void seed000_table(struct rep *r, int w, enum experiment_metric m)
             int tv[1] = { row < nt ? cfg->threads[row] : 0 };
             char *verdict = row < nt
                                 ? change_cell(res, m, v, ws, tv, 1,
-                                              cell_seed(cfg, w, v, row, m), &ch)
+                                              report_cell_seed(cfg, w, v, row, m), &ch)
                                 : change_cell(res, m, v, ws, cfg->threads, nt,
-                                              cell_seed(cfg, w, v, row, m), &ch);
+                                              report_cell_seed(cfg, w, v, row, m), &ch);
             rec_change(rc, &ch, verdict);
             table_set(&t, row, 2 * nv - 1 + v, verdict, NULL);
         }
@@ -532,7 +457,8 @@ static void seed003_table(struct rep *r, int w, int ti)
                 continue;
             struct experiment_change ch;
             int wi[1] = { w }, tv[1] = { threads };
-            char *verdict = change_cell(res, m, v, wi, tv, 1, cell_seed(cfg, w, v, ti, m), &ch);
+            char *verdict = change_cell(res, m, v, wi, tv, 1, report_cell_seed(cfg, w, v, ti, m),
+                                        &ch);
             rec_change(rc, &ch, verdict);
             table_set(&t, i, nv + v, verdict, NULL);
         }
@@ -616,10 +542,10 @@ static void shape_seed002(struct rep *r)
     for (int v = 0; v < nv; v++) {
         if (all)
             seed002_row(r, &t, row++, v, -1, 0, ws, ts, ncells,
-                        cell_seed(cfg, cfg->nworkloads, v, cfg->nthreads + 1, METRIC_TPS));
+                        report_cell_seed(cfg, cfg->nworkloads, v, cfg->nthreads + 1, METRIC_TPS));
         for (int i = 0; i < ncells; i++)
             seed002_row(r, &t, row++, v, ws[i], ts[i], &ws[i], &ts[i], 1,
-                        cell_seed(cfg, ws[i], v, i % cfg->nthreads, METRIC_TPS));
+                        report_cell_seed(cfg, ws[i], v, i % cfg->nthreads, METRIC_TPS));
     }
     table_emit(r, &t);
     free(ws);
@@ -627,31 +553,6 @@ static void shape_seed002(struct rep *r)
 }
 
 /* ---------------------------------------------------------------- CSV and JSON */
-
-static void csv_field(struct strbuf *sb, const char *s)
-{
-    if (!s)
-        return;
-    if (!strpbrk(s, ",\"\n\r")) {
-        strbuf_addstr(sb, s);
-        return;
-    }
-    strbuf_addch(sb, '"');
-    for (; *s; s++) {
-        if (*s == '"')
-            strbuf_addch(sb, '"');
-        strbuf_addch(sb, *s);
-    }
-    strbuf_addch(sb, '"');
-}
-
-/* A number with full precision, empty when not finite. */
-static void csv_num(struct strbuf *sb, double x)
-{
-    strbuf_addch(sb, ',');
-    if (isfinite(x))
-        strbuf_addf(sb, "%.10g", x);
-}
 
 static const char *shape_name(enum report_shape s)
 {
@@ -680,105 +581,43 @@ static void output_csv(struct rep *r)
         if (r->cfg->experiment_id > 0)
             strbuf_addf(sb, "%lld", (long long)r->cfg->experiment_id);
         strbuf_addf(sb, ",%s,%d,", shape_name(r->shape), c->table);
-        csv_field(sb, c->w >= 0 ? r->cfg->workloads[c->w] : "all");
+        report_csv_field(sb, c->w >= 0 ? r->cfg->workloads[c->w] : "all");
         if (c->threads)
             strbuf_addf(sb, ",%d,", c->threads);
         else
             strbuf_addstr(sb, ",all,");
         strbuf_addf(sb, "%s,", c->metric);
-        csv_field(sb, r->cfg->variants[c->v].name);
+        report_csv_field(sb, r->cfg->variants[c->v].name);
         strbuf_addf(sb, ",%d", c->v == 0);
-        csv_num(sb, c->value);
-        csv_num(sb, c->base_value);
-        csv_num(sb, c->improvement_pct);
+        report_csv_num(sb, c->value);
+        report_csv_num(sb, c->base_value);
+        report_csv_num(sb, c->improvement_pct);
         if (c->n) {
             strbuf_addf(sb, ",%d", c->n);
-            csv_num(sb, c->sum.median);
-            csv_num(sb, c->sum.mean);
-            csv_num(sb, c->sum.stddev);
-            csv_num(sb, c->sum.min);
-            csv_num(sb, c->sum.max);
+            report_csv_num(sb, c->sum.median);
+            report_csv_num(sb, c->sum.mean);
+            report_csv_num(sb, c->sum.stddev);
+            report_csv_num(sb, c->sum.min);
+            report_csv_num(sb, c->sum.max);
         } else {
             strbuf_addstr(sb, ",,,,,,");
         }
         rec_change_numbers(c, &pct, &lo, &hi);
         bool st = c->has_change && c->ch.ncells;
-        csv_num(sb, st ? c->ch.ratio : NAN);
-        csv_num(sb, st && c->ch.stats ? c->ch.ci_lo : NAN);
-        csv_num(sb, st && c->ch.stats ? c->ch.ci_hi : NAN);
-        csv_num(sb, pct);
-        csv_num(sb, lo);
-        csv_num(sb, hi);
-        csv_num(sb, st && c->ch.stats ? c->ch.p_value : NAN);
+        report_csv_num(sb, st ? c->ch.ratio : NAN);
+        report_csv_num(sb, st && c->ch.stats ? c->ch.ci_lo : NAN);
+        report_csv_num(sb, st && c->ch.stats ? c->ch.ci_hi : NAN);
+        report_csv_num(sb, pct);
+        report_csv_num(sb, lo);
+        report_csv_num(sb, hi);
+        report_csv_num(sb, st && c->ch.stats ? c->ch.p_value : NAN);
         strbuf_addch(sb, ',');
         if (st && c->ch.stats)
             strbuf_addstr(sb, c->ch.significant ? "1" : "0");
         strbuf_addch(sb, ',');
-        csv_field(sb, c->verdict);
+        report_csv_field(sb, c->verdict);
         strbuf_addch(sb, '\n');
     }
-}
-
-static json_t *values_json(const double *x, int n)
-{
-    json_t *a = json_array();
-    for (int i = 0; i < n; i++)
-        json_array_append_new(a, jreal(x[i]));
-    return a;
-}
-
-static json_t *change_json(const struct experiment_change *ch, const char *verdict)
-{
-    json_t *o = json_object();
-    double lo, hi, pct = experiment_change_pct(ch, &lo, &hi);
-    json_object_set_new(o, "cells", json_integer(ch->ncells));
-    json_object_set_new(o, "n_baseline", json_integer(ch->n1));
-    json_object_set_new(o, "n_variant", json_integer(ch->n2));
-    json_object_set_new(o, "statistics", json_boolean(ch->stats));
-    json_object_set_new(o, "pooled", json_boolean(ch->pooled));
-    json_object_set_new(o, "ratio", ch->ncells ? jreal(ch->ratio) : json_null());
-    json_object_set_new(o, "ratio_ci", ch->stats ? json_pack("[oo]", jreal(ch->ci_lo),
-                                                            jreal(ch->ci_hi))
-                                                 : json_null());
-    json_object_set_new(o, "level", jreal(ch->level));
-    json_object_set_new(o, "change_pct", jreal(pct));
-    json_object_set_new(o, "change_ci_pct", ch->stats ? json_pack("[oo]", jreal(lo), jreal(hi))
-                                                      : json_null());
-    json_object_set_new(o, "p_value", ch->stats ? jreal(ch->p_value) : json_null());
-    json_object_set_new(o, "significant", json_boolean(ch->significant));
-    json_object_set_new(o, "verdict", jstr(verdict));
-    return o;
-}
-
-static json_t *experiment_head_json(const struct experiment_config *cfg,
-                                    const struct experiment_result *res)
-{
-    json_t *o = json_object(), *set = json_object();
-    struct strbuf sb = STRBUF_INIT;
-    json_object_set_new(o, "id", cfg->experiment_id > 0 ? json_integer(cfg->experiment_id)
-                                                        : json_null());
-    json_object_set_new(o, "kind", jstr(cfg->kind));
-    json_object_set_new(o, "complete", json_boolean(!res->error &&
-                                                    res->nruns >= experiment_runs_planned(cfg)));
-    json_object_set_new(o, "error", jstr(res->error));
-    json_object_set_new(o, "runs", json_integer(res->nruns));
-    json_object_set_new(o, "runs_planned", json_integer(experiment_runs_planned(cfg)));
-    if (res->started_at > 0) {
-        iso_time(&sb, res->started_at);
-        json_object_set_new(o, "started_at", json_string(sb.buf));
-    }
-    experiment_measurement_json(set, cfg);
-    json_object_set_new(set, "measure", json_string(cfg->measure == MEASURE_INSTRUCTIONS
-                                                        ? "instructions" : "time"));
-    char *seed = xasprintf("%llu", (unsigned long long)cfg->seed);
-    json_object_set_new(set, "seed", json_string(seed));
-    free(seed);
-    json_object_set_new(o, "settings", set);
-    json_object_set_new(o, "variants", experiment_variants_json(cfg));
-    json_t *env = res->env_json ? json_loads(res->env_json, 0, NULL) : NULL;
-    json_object_set_new(o, "environment", env ? env : json_object());
-    strbuf_release(&sb);
-    return o;
 }
 
 static void output_json(struct rep *r)
@@ -787,7 +626,7 @@ static void output_json(struct rep *r)
     json_object_set_new(root, "pgolab_version", json_string(PGOLAB_VERSION));
     json_object_set_new(root, "report", json_string("experiment"));
     json_object_set_new(root, "shape", json_string(shape_name(r->shape)));
-    json_object_set_new(root, "experiment", experiment_head_json(r->cfg, r->res));
+    json_object_set_new(root, "experiment", report_experiment_json(r->cfg, r->res));
     for (int i = 0; i < r->nrecs; i++) {
         const struct rec *c = &r->recs[i];
         json_t *o = json_object();
@@ -808,11 +647,11 @@ static void output_json(struct rep *r)
             json_object_set_new(s, "stddev", c->n ? jreal(c->sum.stddev) : json_null());
             json_object_set_new(s, "min", c->n ? jreal(c->sum.min) : json_null());
             json_object_set_new(s, "max", c->n ? jreal(c->sum.max) : json_null());
-            json_object_set_new(s, "values", values_json(c->values, c->n));
+            json_object_set_new(s, "values", report_values_json(c->values, c->n));
             json_object_set_new(o, "rounds", s);
         }
         json_object_set_new(o, "vs_baseline",
-                            c->has_change ? change_json(&c->ch, c->verdict) : json_null());
+                            c->has_change ? report_change_json(&c->ch, c->verdict) : json_null());
         json_array_append_new(cells, o);
     }
     json_object_set_new(root, "cells", cells);
@@ -835,7 +674,7 @@ void report_experiment(struct strbuf *out, const struct experiment_config *cfg,
     if (fmt == REPORT_TEXT || fmt == REPORT_MARKDOWN) {
         struct strbuf title = STRBUF_INIT, body = STRBUF_INIT;
         header_lines(&r, &title, &body);
-        print_header(out, fmt, title.buf, body.buf);
+        report_print_header(out, fmt, title.buf, body.buf);
         strbuf_release(&title);
         strbuf_release(&body);
     }
@@ -905,7 +744,7 @@ int report_slower(const struct experiment_config *cfg, const struct experiment_r
                 if (row == nt && nt < 2)
                     continue; /* the Average of one row is that row */
                 int tv[1] = { row < nt ? cfg->threads[row] : 0 };
-                uint64_t seed = cell_seed(cfg, w, v, row, m);
+                uint64_t seed = report_cell_seed(cfg, w, v, row, m);
                 if (experiment_change(res, m, v, ws, row < nt ? tv : cfg->threads,
                                       row < nt ? 1 : nt, seed, &ch) < 0 ||
                     !slower_than(&ch, pct))
@@ -1073,9 +912,9 @@ static void describe(struct strbuf *sb, const struct experiment_loaded *l)
     for (int v = 0; v < cfg->nvariants; v++)
         strbuf_addf(sb, "%s%s", v ? "," : "", cfg->variants[v].name);
     strbuf_addstr(sb, ", workloads ");
-    add_join_strs(sb, cfg->workloads, cfg->nworkloads);
+    report_join_strs(sb, cfg->workloads, cfg->nworkloads);
     strbuf_addstr(sb, ", threads ");
-    add_join_ints(sb, cfg->threads, cfg->nthreads);
+    report_join_ints(sb, cfg->threads, cfg->nthreads);
     char *t = fmt_num(cfg->time_s);
     strbuf_addf(sb, ", %d round%s x %s s, %d of %d runs\n", cfg->rounds,
                 cfg->rounds == 1 ? "" : "s", t, l->res.nruns, experiment_runs_planned(cfg));
@@ -1165,7 +1004,7 @@ void report_compare(struct strbuf *out, const struct experiment_loaded *a,
                            "against %lld: positive = better, ratio of medians, bootstrap CI, "
                            "Mann-Whitney U at alpha 0.05; \"~\" = no significant difference\n",
                     idb, ida);
-        print_header(out, fmt, title.buf, body.buf);
+        report_print_header(out, fmt, title.buf, body.buf);
         if (nenv) {
             /* Seed 003: a changed client machine moved the results more than the builds. */
             strbuf_addf(out, "\n%sWARNING: experiments %lld and %lld ran in different "
@@ -1191,8 +1030,8 @@ void report_compare(struct strbuf *out, const struct experiment_loaded *a,
         json_object_set_new(root, "pgolab_version", json_string(PGOLAB_VERSION));
         json_object_set_new(root, "report", json_string("compare"));
         json_t *exps = json_array();
-        json_array_append_new(exps, experiment_head_json(&a->cfg, &a->res));
-        json_array_append_new(exps, experiment_head_json(&b->cfg, &b->res));
+        json_array_append_new(exps, report_experiment_json(&a->cfg, &a->res));
+        json_array_append_new(exps, report_experiment_json(&b->cfg, &b->res));
         json_object_set_new(root, "experiments", exps);
         json_t *d = json_array();
         for (const char *line = envd.len ? envd.buf : ""; *line;) {
@@ -1219,7 +1058,7 @@ void report_compare(struct strbuf *out, const struct experiment_loaded *a,
                     ida, ia ? "instructions" : "time", idb, ib ? "instructions" : "time");
     for (int mi = 0; mi < nmetrics; mi++) {
         enum experiment_metric m = metrics[mi];
-        const char *mtitle = metric_title(m);
+        const char *mtitle = report_metric_title(m);
         struct table t;
         if (fmt == REPORT_TEXT || fmt == REPORT_MARKDOWN) {
             if (fmt == REPORT_MARKDOWN)
@@ -1267,29 +1106,29 @@ void report_compare(struct strbuf *out, const struct experiment_loaded *a,
             double lo, hi, pct = experiment_change_pct(&ch, &lo, &hi);
             if (fmt == REPORT_CSV) {
                 strbuf_addf(out, "%lld,%lld,%s,", ida, idb, experiment_metric_key(m));
-                csv_field(out, c->variant);
+                report_csv_field(out, c->variant);
                 strbuf_addch(out, ',');
-                csv_field(out, c->workload);
+                report_csv_field(out, c->workload);
                 strbuf_addf(out, ",%d,%d", c->threads, h1 ? n1 : 0);
-                csv_num(out, h1 ? s1.median : NAN);
-                csv_num(out, h1 ? s1.min : NAN);
-                csv_num(out, h1 ? s1.max : NAN);
+                report_csv_num(out, h1 ? s1.median : NAN);
+                report_csv_num(out, h1 ? s1.min : NAN);
+                report_csv_num(out, h1 ? s1.max : NAN);
                 strbuf_addf(out, ",%d", h2 ? n2 : 0);
-                csv_num(out, h2 ? s2.median : NAN);
-                csv_num(out, h2 ? s2.min : NAN);
-                csv_num(out, h2 ? s2.max : NAN);
-                csv_num(out, ch.ncells ? ch.ratio : NAN);
-                csv_num(out, ch.stats ? ch.ci_lo : NAN);
-                csv_num(out, ch.stats ? ch.ci_hi : NAN);
-                csv_num(out, pct);
-                csv_num(out, ch.stats ? lo : NAN);
-                csv_num(out, ch.stats ? hi : NAN);
-                csv_num(out, ch.stats ? ch.p_value : NAN);
+                report_csv_num(out, h2 ? s2.median : NAN);
+                report_csv_num(out, h2 ? s2.min : NAN);
+                report_csv_num(out, h2 ? s2.max : NAN);
+                report_csv_num(out, ch.ncells ? ch.ratio : NAN);
+                report_csv_num(out, ch.stats ? ch.ci_lo : NAN);
+                report_csv_num(out, ch.stats ? ch.ci_hi : NAN);
+                report_csv_num(out, pct);
+                report_csv_num(out, ch.stats ? lo : NAN);
+                report_csv_num(out, ch.stats ? hi : NAN);
+                report_csv_num(out, ch.stats ? ch.p_value : NAN);
                 strbuf_addch(out, ',');
                 if (ch.stats)
                     strbuf_addstr(out, ch.significant ? "1" : "0");
                 strbuf_addch(out, ',');
-                csv_field(out, verdict.buf);
+                report_csv_field(out, verdict.buf);
                 strbuf_addch(out, '\n');
             } else if (fmt == REPORT_JSON) {
                 json_t *o = json_object();
@@ -1297,11 +1136,11 @@ void report_compare(struct strbuf *out, const struct experiment_loaded *a,
                 json_object_set_new(o, "variant", jstr(c->variant));
                 json_object_set_new(o, "workload", jstr(c->workload));
                 json_object_set_new(o, "threads", json_integer(c->threads));
-                json_object_set_new(o, "a", values_json(x1, n1));
-                json_object_set_new(o, "b", values_json(x2, n2));
+                json_object_set_new(o, "a", report_values_json(x1, n1));
+                json_object_set_new(o, "b", report_values_json(x2, n2));
                 json_object_set_new(o, "a_median", h1 ? jreal(s1.median) : json_null());
                 json_object_set_new(o, "b_median", h2 ? jreal(s2.median) : json_null());
-                json_object_set_new(o, "change", change_json(&ch, verdict.buf));
+                json_object_set_new(o, "change", report_change_json(&ch, verdict.buf));
                 json_array_append_new(jcells, o);
             }
             strbuf_release(&verdict);

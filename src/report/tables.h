@@ -12,6 +12,7 @@
 
 #include "experiment/cells.h"
 #include "experiment/model.h"
+#include "report/common.h"
 #include "report/table.h"
 #include "util/strbuf.h"
 
@@ -30,17 +31,10 @@
  * Every change uses experiment_change() (Mann-Whitney U + bootstrap CI, alpha 0.05), with a
  * bootstrap seed derived from the experiment's seed and the cell, so a report rebuilt from
  * the results store prints the same numbers as the one printed when the experiment ended.
- *
- * Formats: REPORT_TEXT (pipe tables that line up in a terminal), REPORT_MARKDOWN (the same
- * tables under markdown headings), REPORT_CSV (one row per table cell with every number:
- * value, rounds' summary, ratio and its CI, change %, p-value; header row first) and
- * REPORT_JSON (one object: experiment, settings, variants, environment, cells).
+ * The formats are common.h's.
  */
-enum report_format { REPORT_TEXT, REPORT_MARKDOWN, REPORT_CSV, REPORT_JSON };
 enum report_shape { REPORT_SEED000, REPORT_SEED003, REPORT_SEED002 };
 
-/* "text" | "markdown" (or "md") | "csv" | "json"; -1 with a message otherwise. */
-int report_format_parse(const char *s, enum report_format *out);
 /* "seed000" | "seed003" | "seed002" (or "000", "003", "002"); -1 with a message otherwise. */
 int report_shape_parse(const char *s, enum report_shape *out);
 
