@@ -13,6 +13,7 @@
 #include "experiment/cells.h"
 #include "experiment/model.h"
 #include "report/common.h"
+#include "report/compare.h"
 #include "report/table.h"
 #include "util/strbuf.h"
 
@@ -56,17 +57,6 @@ void report_experiment(struct strbuf *out, const struct experiment_config *cfg,
  * when an experiment ends (named for the engine, where it used to live). */
 void experiment_report_text(FILE *out, const struct experiment_config *cfg,
                             const struct experiment_result *res);
-
-/* Append the comparison of two stored experiments to out (`pgolab report --compare=A,B`):
- * first a WARNING block with the environment differences (experiment_env_diff, load
- * included), notes on differing settings and builds, then per metric (tps, avg and p95
- * latency; instructions per transaction when both measured instructions; no table, only a
- * note, when one measured time and the other instructions) a row per (variant, workload,
- * threads) found in either: A's median, B's median and the change of B against A with its CI
- * ("~" when not significant). Variants are matched by name, workloads by name, thread counts
- * by value. */
-void report_compare(struct strbuf *out, const struct experiment_loaded *a,
-                    const struct experiment_loaded *b, enum report_format fmt);
 
 /* --fail-if-slower=pct (percent >= 0): the tps cells (each workload and thread count, and
  * each workload's Average over thread counts) where a variant is significantly slower than
