@@ -1,5 +1,11 @@
-/* tables: the reports of an experiment in the seeds' shapes (000, 003, 002) as text, markdown,
- * CSV or JSON; the comparison of two stored experiments; the --fail-if-slower check.
+/* tables: the report of one experiment in the seeds' shapes (000, 003, 002), as text,
+ * markdown, CSV or JSON (report_experiment(); experiment_report_text(), what compare and pgo
+ * print). This header is also the report layer's front door for the experiment reports: it
+ * includes the headers of the other parts, so that a command needs only this one:
+ *   common.h   formats, the header of a report, metric titles, CSV and JSON pieces
+ *   table.h    the text tables
+ *   compare.h  the comparison of two stored experiments (report --compare)
+ *   slower.h   --fail-if-slower
  * The report layer only reads results: the structs of src/experiment/model.h and the cell
  * statistics of src/experiment/cells.h (plus the environment diff); it never runs, records or
  * loads an experiment, and nothing in src/experiment includes it. Output goes to a strbuf the
@@ -14,6 +20,7 @@
 #include "experiment/model.h"
 #include "report/common.h"
 #include "report/compare.h"
+#include "report/slower.h"
 #include "report/table.h"
 #include "util/strbuf.h"
 
@@ -57,27 +64,5 @@ void report_experiment(struct strbuf *out, const struct experiment_config *cfg,
  * when an experiment ends (named for the engine, where it used to live). */
 void experiment_report_text(FILE *out, const struct experiment_config *cfg,
                             const struct experiment_result *res);
-
-/* --fail-if-slower=pct (percent >= 0): the tps cells (each workload and thread count, and
- * each workload's Average over thread counts) where a variant is significantly slower than
- * the baseline (the tables' verdict) by more than pct percent, i.e. change < -pct. Appends
- * one line per such cell to why ("B vs A, oltp_read_only, 1 thread: -25.3% (95% CI ...)")
- * and returns how many there are. */
-int report_slower(const struct experiment_config *cfg, const struct experiment_result *res,
-                  double pct, struct strbuf *why);
-
-/* The --fail-if-slower=pct check of compare and pgo: report_slower(), with the verdict on
- * stderr (each slower cell, or one line saying none is). 1 when some cell is slower (the
- * command then exits 3), else 0. */
-int report_fail_if_slower(const struct experiment_config *cfg, const struct experiment_result *res,
-                          double pct);
-
-/* The same for two stored experiments: cells where B is significantly slower than A (tps,
- * or instructions per transaction when both measured instructions; 0 when they differ). */
-int report_compare_slower(const struct experiment_loaded *a, const struct experiment_loaded *b,
-                          double pct, struct strbuf *why);
-/* report_compare_slower() with the verdict on stderr; 1 when some cell is slower, else 0. */
-int report_compare_fail_if_slower(const struct experiment_loaded *a,
-                                  const struct experiment_loaded *b, double pct);
 
 #endif
