@@ -1,8 +1,13 @@
-/* tables: the seed-shaped reports of an experiment, the comparison of two stored experiments
- * and the --fail-if-slower check (see tables.h). Reads experiment results; owns no state. */
-#include "util/fmt.h"
+/* tables: the seed-shaped reports of one experiment: their header, the tables of each shape,
+ * the cells they show as CSV and JSON records (see tables.h). Reads experiment results; owns
+ * no state. */
 #include "report/tables.h"
+#include "experiment/cells.h"
+#include "experiment/model.h"
+#include "report/common.h"
+#include "report/table.h"
 #include "stats/compare.h"
+#include "util/fmt.h"
 #include "util/strbuf.h"
 #include "util/util.h"
 #include "version.h"
@@ -14,22 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-int report_format_parse(const char *s, enum report_format *out)
-{
-    if (!strcmp(s, "text"))
-        *out = REPORT_TEXT;
-    else if (!strcmp(s, "markdown") || !strcmp(s, "md"))
-        *out = REPORT_MARKDOWN;
-    else if (!strcmp(s, "csv"))
-        *out = REPORT_CSV;
-    else if (!strcmp(s, "json"))
-        *out = REPORT_JSON;
-    else
-        return error("invalid --format=%s (expected text, markdown, csv or json)", s);
-    return 0;
-}
 
 int report_shape_parse(const char *s, enum report_shape *out)
 {
@@ -42,136 +31,6 @@ int report_shape_parse(const char *s, enum report_shape *out)
     else
         return error("invalid --shape=%s (expected seed000, seed003 or seed002)", s);
     return 0;
-}
-
-/* ---------------------------------------------------------------- text tables */
-
-void table_init(struct table *t, int ncols, int nrows)
-{
-    t->ncols = ncols;
-    t->nrows = nrows;
-    t->head = xcalloc((size_t)ncols, sizeof(char *));
-    t->main = xcalloc((size_t)(ncols * nrows) + 1, sizeof(char *));
-    t->spread = xcalloc((size_t)(ncols * nrows) + 1, sizeof(char *));
-}
-
-void table_set(struct table *t, int row, int col, char *main, char *spread)
-{
-    int i = row * t->ncols + col;
-    free(t->main[i]);
-    free(t->spread[i]);
-    t->main[i] = main;
-    t->spread[i] = spread;
-}
-
-void table_release(struct table *t)
-{
-    for (int i = 0; i < t->ncols; i++)
-        free(t->head[i]);
-    for (int i = 0; i < t->ncols * t->nrows; i++) {
-        free(t->main[i]);
-        free(t->spread[i]);
-    }
-    free(t->head);
-    free(t->main);
-    free(t->spread);
-    memset(t, 0, sizeof(*t));
-}
-
-static size_t slen(const char *s)
-{
-    return s ? strlen(s) : 0;
-}
-
-static void pad(struct strbuf *sb, size_t n)
-{
-    while (n--)
-        strbuf_addch(sb, ' ');
-}
-
-void table_render(const struct table *t, struct strbuf *sb)
-{
-    size_t *wm = xcalloc((size_t)t->ncols, sizeof(size_t));
-    size_t *ws = xcalloc((size_t)t->ncols, sizeof(size_t));
-    size_t *w = xcalloc((size_t)t->ncols, sizeof(size_t));
-    for (int c = 0; c < t->ncols; c++) {
-        for (int r = 0; r < t->nrows; r++) {
-            size_t m = slen(t->main[r * t->ncols + c]), s = slen(t->spread[r * t->ncols + c]);
-            wm[c] = m > wm[c] ? m : wm[c];
-            ws[c] = s > ws[c] ? s : ws[c];
-        }
-        w[c] = wm[c] + (ws[c] ? ws[c] + 1 : 0);
-        if (slen(t->head[c]) > w[c]) {
-            wm[c] += slen(t->head[c]) - w[c];
-            w[c] = slen(t->head[c]);
-        }
-    }
-    /* Header: right-aligned with the main parts (the medians), then padded to the width. */
-    for (int c = 0; c < t->ncols; c++) {
-        size_t h = slen(t->head[c]), left = wm[c] > h ? wm[c] - h : 0;
-        strbuf_addstr(sb, c ? " | " : "| ");
-        pad(sb, left);
-        strbuf_addstr(sb, t->head[c] ? t->head[c] : "");
-        pad(sb, w[c] - left - h);
-    }
-    strbuf_addstr(sb, " |\n");
-    /* Markdown separator, right-aligned columns: "|---------:|" is as wide as "| cell |". */
-    for (int c = 0; c < t->ncols; c++) {
-        strbuf_addch(sb, '|');
-        for (size_t i = 0; i < w[c] + 1; i++)
-            strbuf_addch(sb, '-');
-        strbuf_addch(sb, ':');
-    }
-    strbuf_addstr(sb, "|\n");
-    for (int r = 0; r < t->nrows; r++) {
-        for (int c = 0; c < t->ncols; c++) {
-            const char *m = t->main[r * t->ncols + c], *s = t->spread[r * t->ncols + c];
-            strbuf_addstr(sb, c ? " | " : "| ");
-            pad(sb, wm[c] - slen(m));
-            strbuf_addstr(sb, m ? m : "");
-            if (ws[c]) {
-                strbuf_addch(sb, ' ');
-                strbuf_addstr(sb, s ? s : "");
-                pad(sb, ws[c] - slen(s));
-            }
-        }
-        strbuf_addstr(sb, " |\n");
-    }
-    free(wm);
-    free(ws);
-    free(w);
-}
-
-/* ---------------------------------------------------------------- small helpers */
-
-/* Decimals for a table whose smallest value is minv: about four significant digits, 2..4
- * places (TPS 1234.56, latency 0.1234 ms). */
-static int decimals_for(double minv)
-{
-    if (!(minv > 0) || !isfinite(minv))
-        return 2;
-    int d = 3 - (int)floor(log10(minv));
-    return d < 2 ? 2 : d > 4 ? 4 : d;
-}
-
-/* The bootstrap seed of one report cell (workload w, variant v, row, metric m): the same
- * formula the seed-000 tables always used, so their CIs do not change. */
-static uint64_t cell_seed(const struct experiment_config *cfg, int w, int v, int row,
-                          enum experiment_metric m)
-{
-    return cfg->seed ^ ((uint64_t)(w * 131 + v * 17 + row) << 20 | (uint64_t)m);
-}
-
-static void add_join_strs(struct strbuf *sb, char *const *list, int n)
-{
-    for (int i = 0; i < n; i++)
-        strbuf_addf(sb, "%s%s", i ? "," : "", list[i]);
-}
-
-static void add_join_ints(struct strbuf *sb, const int *list, int n)
-{
-    for (int i = 0; i < n; i++)
-        strbuf_addf(sb, "%s%d", i ? "," : "", list[i]);
 }
 
 /* ---------------------------------------------------------------- report cells */
@@ -279,25 +138,6 @@ static void table_emit(struct rep *r, struct table *t)
 
 /* ---------------------------------------------------------------- header */
 
-static const char *const seed000_title[METRIC_COUNT] = {
-    "Transactions per second",
-    "Average response time (ms)",
-    "95th percentile response time (ms)",
-};
-
-/* Table titles of the seed-000 metrics and of --measure=instructions' (in place of the tps and
- * latency tables). */
-static const char *metric_title(enum experiment_metric m)
-{
-    switch (m) {
-    case METRIC_INSTR: return "Instructions per transaction (callgrind; deterministic, not time)";
-    case METRIC_I1_MISS: return "Simulated I1 cache misses per transaction (callgrind --cache-sim)";
-    case METRIC_BRANCH_MISS:
-        return "Simulated branch mispredictions per transaction (callgrind --branch-sim)";
-    default: return (int)m < METRIC_COUNT ? seed000_title[m] : experiment_metric_key(m);
-    }
-}
-
 /* The report header: its first line into title, the others (one per line) into body. */
 static void header_lines(struct rep *r, struct strbuf *title, struct strbuf *body)
 {
@@ -317,9 +157,9 @@ static void header_lines(struct rep *r, struct strbuf *title, struct strbuf *bod
     if (cfg->kind)
         strbuf_addf(title, " (%s)", cfg->kind);
     strbuf_addf(title, ": %d variants, workloads ", cfg->nvariants);
-    add_join_strs(title, cfg->workloads, cfg->nworkloads);
+    report_join_strs(title, cfg->workloads, cfg->nworkloads);
     strbuf_addstr(title, ", threads ");
-    add_join_ints(title, cfg->threads, cfg->nthreads);
+    report_join_ints(title, cfg->threads, cfg->nthreads);
     if (cfg->measure == MEASURE_INSTRUCTIONS)
         strbuf_addf(title, ", %d round%s x %d events per run: INSTRUCTIONS per transaction "
                            "(valgrind callgrind), not time",
@@ -459,25 +299,6 @@ static void header_lines(struct rep *r, struct strbuf *title, struct strbuf *bod
     free(time_s);
 }
 
-/* Print a title line and body lines: text indents the body by two spaces, markdown makes the
- * title a heading and the body a list. */
-static void print_header(struct strbuf *out, enum report_format fmt, const char *title,
-                         const char *body)
-{
-    if (fmt == REPORT_MARKDOWN)
-        strbuf_addf(out, "## %s\n\n", title);
-    else
-        strbuf_addf(out, "%s\n", title);
-    for (const char *line = body ? body : ""; *line;) {
-        const char *nl = strchr(line, '\n');
-        size_t len = nl ? (size_t)(nl - line) : strlen(line);
-        strbuf_addstr(out, fmt == REPORT_MARKDOWN ? "- " : "  ");
-        strbuf_add(out, line, len);
-        strbuf_addch(out, '\n');
-        line += len + (nl ? 1 : 0);
-    }
-}
-
 /* ---------------------------------------------------------------- seed 000 */
 
 /* One metric table of one workload (the seed-000 layout). */
@@ -494,7 +315,7 @@ static void seed000_table(struct rep *r, int w, enum experiment_metric m)
     int *ws = xcalloc((size_t)nt, sizeof(int));
     double minv = INFINITY;
     int navg = 0;
-    char *title = xasprintf("%s, %s", metric_title(m), cfg->workloads[w]);
+    char *title = xasprintf("%s, %s", report_metric_title(m), cfg->workloads[w]);
 
     table_title(r, title);
     free(title);
@@ -519,7 +340,7 @@ static void seed000_table(struct rep *r, int w, enum experiment_metric m)
         }
         avg[v] = navg ? gsl_stats_mean(col, 1, (size_t)navg) : NAN;
     }
-    int dec = decimals_for(minv);
+    int dec = table_decimals(minv);
 
     table_init(&t, ncols, nt + 1);
     t.head[0] = xstrdup("threads");
@@ -561,9 +382,9 @@ static void seed000_table(struct rep *r, int w, enum experiment_metric m)
             int tv[1] = { row < nt ? cfg->threads[row] : 0 };
             char *verdict = row < nt
                                 ? change_cell(res, m, v, ws, tv, 1,
-                                              cell_seed(cfg, w, v, row, m), &ch)
+                                              report_cell_seed(cfg, w, v, row, m), &ch)
                                 : change_cell(res, m, v, ws, cfg->threads, nt,
-                                              cell_seed(cfg, w, v, row, m), &ch);
+                                              report_cell_seed(cfg, w, v, row, m), &ch);
             rec_change(rc, &ch, verdict);
             table_set(&t, row, 2 * nv - 1 + v, verdict, NULL);
         }
@@ -626,7 +447,7 @@ static void seed003_table(struct rep *r, int w, int ti)
             if (cs[v].n && cs[v].median < minv)
                 minv = cs[v].median;
         }
-        int dec = m == METRIC_QPS ? 2 : decimals_for(minv);
+        int dec = m == METRIC_QPS ? 2 : table_decimals(minv);
         table_set(&t, i, 0, xstrdup(rows[i].label), NULL);
         double base = cs[0].n ? cs[0].median : NAN;
         for (int v = 0; v < nv; v++) {
@@ -639,7 +460,8 @@ static void seed003_table(struct rep *r, int w, int ti)
                 continue;
             struct experiment_change ch;
             int wi[1] = { w }, tv[1] = { threads };
-            char *verdict = change_cell(res, m, v, wi, tv, 1, cell_seed(cfg, w, v, ti, m), &ch);
+            char *verdict = change_cell(res, m, v, wi, tv, 1, report_cell_seed(cfg, w, v, ti, m),
+                                        &ch);
             rec_change(rc, &ch, verdict);
             table_set(&t, i, nv + v, verdict, NULL);
         }
@@ -723,10 +545,10 @@ static void shape_seed002(struct rep *r)
     for (int v = 0; v < nv; v++) {
         if (all)
             seed002_row(r, &t, row++, v, -1, 0, ws, ts, ncells,
-                        cell_seed(cfg, cfg->nworkloads, v, cfg->nthreads + 1, METRIC_TPS));
+                        report_cell_seed(cfg, cfg->nworkloads, v, cfg->nthreads + 1, METRIC_TPS));
         for (int i = 0; i < ncells; i++)
             seed002_row(r, &t, row++, v, ws[i], ts[i], &ws[i], &ts[i], 1,
-                        cell_seed(cfg, ws[i], v, i % cfg->nthreads, METRIC_TPS));
+                        report_cell_seed(cfg, ws[i], v, i % cfg->nthreads, METRIC_TPS));
     }
     table_emit(r, &t);
     free(ws);
@@ -734,31 +556,6 @@ static void shape_seed002(struct rep *r)
 }
 
 /* ---------------------------------------------------------------- CSV and JSON */
-
-static void csv_field(struct strbuf *sb, const char *s)
-{
-    if (!s)
-        return;
-    if (!strpbrk(s, ",\"\n\r")) {
-        strbuf_addstr(sb, s);
-        return;
-    }
-    strbuf_addch(sb, '"');
-    for (; *s; s++) {
-        if (*s == '"')
-            strbuf_addch(sb, '"');
-        strbuf_addch(sb, *s);
-    }
-    strbuf_addch(sb, '"');
-}
-
-/* A number with full precision, empty when not finite. */
-static void csv_num(struct strbuf *sb, double x)
-{
-    strbuf_addch(sb, ',');
-    if (isfinite(x))
-        strbuf_addf(sb, "%.10g", x);
-}
 
 static const char *shape_name(enum report_shape s)
 {
@@ -787,105 +584,43 @@ static void output_csv(struct rep *r)
         if (r->cfg->experiment_id > 0)
             strbuf_addf(sb, "%lld", (long long)r->cfg->experiment_id);
         strbuf_addf(sb, ",%s,%d,", shape_name(r->shape), c->table);
-        csv_field(sb, c->w >= 0 ? r->cfg->workloads[c->w] : "all");
+        report_csv_field(sb, c->w >= 0 ? r->cfg->workloads[c->w] : "all");
         if (c->threads)
             strbuf_addf(sb, ",%d,", c->threads);
         else
             strbuf_addstr(sb, ",all,");
         strbuf_addf(sb, "%s,", c->metric);
-        csv_field(sb, r->cfg->variants[c->v].name);
+        report_csv_field(sb, r->cfg->variants[c->v].name);
         strbuf_addf(sb, ",%d", c->v == 0);
-        csv_num(sb, c->value);
-        csv_num(sb, c->base_value);
-        csv_num(sb, c->improvement_pct);
+        report_csv_num(sb, c->value);
+        report_csv_num(sb, c->base_value);
+        report_csv_num(sb, c->improvement_pct);
         if (c->n) {
             strbuf_addf(sb, ",%d", c->n);
-            csv_num(sb, c->sum.median);
-            csv_num(sb, c->sum.mean);
-            csv_num(sb, c->sum.stddev);
-            csv_num(sb, c->sum.min);
-            csv_num(sb, c->sum.max);
+            report_csv_num(sb, c->sum.median);
+            report_csv_num(sb, c->sum.mean);
+            report_csv_num(sb, c->sum.stddev);
+            report_csv_num(sb, c->sum.min);
+            report_csv_num(sb, c->sum.max);
         } else {
             strbuf_addstr(sb, ",,,,,,");
         }
         rec_change_numbers(c, &pct, &lo, &hi);
         bool st = c->has_change && c->ch.ncells;
-        csv_num(sb, st ? c->ch.ratio : NAN);
-        csv_num(sb, st && c->ch.stats ? c->ch.ci_lo : NAN);
-        csv_num(sb, st && c->ch.stats ? c->ch.ci_hi : NAN);
-        csv_num(sb, pct);
-        csv_num(sb, lo);
-        csv_num(sb, hi);
-        csv_num(sb, st && c->ch.stats ? c->ch.p_value : NAN);
+        report_csv_num(sb, st ? c->ch.ratio : NAN);
+        report_csv_num(sb, st && c->ch.stats ? c->ch.ci_lo : NAN);
+        report_csv_num(sb, st && c->ch.stats ? c->ch.ci_hi : NAN);
+        report_csv_num(sb, pct);
+        report_csv_num(sb, lo);
+        report_csv_num(sb, hi);
+        report_csv_num(sb, st && c->ch.stats ? c->ch.p_value : NAN);
         strbuf_addch(sb, ',');
         if (st && c->ch.stats)
             strbuf_addstr(sb, c->ch.significant ? "1" : "0");
         strbuf_addch(sb, ',');
-        csv_field(sb, c->verdict);
+        report_csv_field(sb, c->verdict);
         strbuf_addch(sb, '\n');
     }
-}
-
-static json_t *values_json(const double *x, int n)
-{
-    json_t *a = json_array();
-    for (int i = 0; i < n; i++)
-        json_array_append_new(a, jreal(x[i]));
-    return a;
-}
-
-static json_t *change_json(const struct experiment_change *ch, const char *verdict)
-{
-    json_t *o = json_object();
-    double lo, hi, pct = experiment_change_pct(ch, &lo, &hi);
-    json_object_set_new(o, "cells", json_integer(ch->ncells));
-    json_object_set_new(o, "n_baseline", json_integer(ch->n1));
-    json_object_set_new(o, "n_variant", json_integer(ch->n2));
-    json_object_set_new(o, "statistics", json_boolean(ch->stats));
-    json_object_set_new(o, "pooled", json_boolean(ch->pooled));
-    json_object_set_new(o, "ratio", ch->ncells ? jreal(ch->ratio) : json_null());
-    json_object_set_new(o, "ratio_ci", ch->stats ? json_pack("[oo]", jreal(ch->ci_lo),
-                                                            jreal(ch->ci_hi))
-                                                 : json_null());
-    json_object_set_new(o, "level", jreal(ch->level));
-    json_object_set_new(o, "change_pct", jreal(pct));
-    json_object_set_new(o, "change_ci_pct", ch->stats ? json_pack("[oo]", jreal(lo), jreal(hi))
-                                                      : json_null());
-    json_object_set_new(o, "p_value", ch->stats ? jreal(ch->p_value) : json_null());
-    json_object_set_new(o, "significant", json_boolean(ch->significant));
-    json_object_set_new(o, "verdict", jstr(verdict));
-    return o;
-}
-
-static json_t *experiment_head_json(const struct experiment_config *cfg,
-                                    const struct experiment_result *res)
-{
-    json_t *o = json_object(), *set = json_object();
-    struct strbuf sb = STRBUF_INIT;
-    json_object_set_new(o, "id", cfg->experiment_id > 0 ? json_integer(cfg->experiment_id)
-                                                        : json_null());
-    json_object_set_new(o, "kind", jstr(cfg->kind));
-    json_object_set_new(o, "complete", json_boolean(!res->error &&
-                                                    res->nruns >= experiment_runs_planned(cfg)));
-    json_object_set_new(o, "error", jstr(res->error));
-    json_object_set_new(o, "runs", json_integer(res->nruns));
-    json_object_set_new(o, "runs_planned", json_integer(experiment_runs_planned(cfg)));
-    if (res->started_at > 0) {
-        iso_time(&sb, res->started_at);
-        json_object_set_new(o, "started_at", json_string(sb.buf));
-    }
-    experiment_measurement_json(set, cfg);
-    json_object_set_new(set, "measure", json_string(cfg->measure == MEASURE_INSTRUCTIONS
-                                                        ? "instructions" : "time"));
-    char *seed = xasprintf("%llu", (unsigned long long)cfg->seed);
-    json_object_set_new(set, "seed", json_string(seed));
-    free(seed);
-    json_object_set_new(o, "settings", set);
-    json_object_set_new(o, "variants", experiment_variants_json(cfg));
-    json_t *env = res->env_json ? json_loads(res->env_json, 0, NULL) : NULL;
-    json_object_set_new(o, "environment", env ? env : json_object());
-    strbuf_release(&sb);
-    return o;
 }
 
 static void output_json(struct rep *r)
@@ -894,7 +629,7 @@ static void output_json(struct rep *r)
     json_object_set_new(root, "pgolab_version", json_string(PGOLAB_VERSION));
     json_object_set_new(root, "report", json_string("experiment"));
     json_object_set_new(root, "shape", json_string(shape_name(r->shape)));
-    json_object_set_new(root, "experiment", experiment_head_json(r->cfg, r->res));
+    json_object_set_new(root, "experiment", report_experiment_json(r->cfg, r->res));
     for (int i = 0; i < r->nrecs; i++) {
         const struct rec *c = &r->recs[i];
         json_t *o = json_object();
@@ -915,11 +650,11 @@ static void output_json(struct rep *r)
             json_object_set_new(s, "stddev", c->n ? jreal(c->sum.stddev) : json_null());
             json_object_set_new(s, "min", c->n ? jreal(c->sum.min) : json_null());
             json_object_set_new(s, "max", c->n ? jreal(c->sum.max) : json_null());
-            json_object_set_new(s, "values", values_json(c->values, c->n));
+            json_object_set_new(s, "values", report_values_json(c->values, c->n));
             json_object_set_new(o, "rounds", s);
         }
         json_object_set_new(o, "vs_baseline",
-                            c->has_change ? change_json(&c->ch, c->verdict) : json_null());
+                            c->has_change ? report_change_json(&c->ch, c->verdict) : json_null());
         json_array_append_new(cells, o);
     }
     json_object_set_new(root, "cells", cells);
@@ -942,7 +677,7 @@ void report_experiment(struct strbuf *out, const struct experiment_config *cfg,
     if (fmt == REPORT_TEXT || fmt == REPORT_MARKDOWN) {
         struct strbuf title = STRBUF_INIT, body = STRBUF_INIT;
         header_lines(&r, &title, &body);
-        print_header(out, fmt, title.buf, body.buf);
+        report_print_header(out, fmt, title.buf, body.buf);
         strbuf_release(&title);
         strbuf_release(&body);
     }
@@ -963,510 +698,12 @@ void report_experiment(struct strbuf *out, const struct experiment_config *cfg,
     recs_release(&r);
 }
 
-/* ---------------------------------------------------------------- --fail-if-slower */
-
-static void add_slower_line(struct strbuf *why, const char *vname, const char *bname,
-                            const char *workload, int threads, const struct experiment_change *ch,
-                            const char *metric)
+void experiment_report_text(FILE *out, const struct experiment_config *cfg,
+                            const struct experiment_result *res)
 {
     struct strbuf sb = STRBUF_INIT;
-    experiment_change_format(&sb, ch);
-    strbuf_addf(why, "%s vs %s, %s, ", vname, bname, workload);
-    if (threads)
-        strbuf_addf(why, "%d thread%s", threads, threads == 1 ? "" : "s");
-    else
-        strbuf_addstr(why, "Average over thread counts");
-    strbuf_addf(why, ": %s %s\n", metric, sb.buf);
+    report_experiment(&sb, cfg, res, REPORT_SEED000, REPORT_TEXT);
+    fputs(sb.buf, out);
+    fflush(out);
     strbuf_release(&sb);
-}
-
-static bool slower_than(const struct experiment_change *ch, double pct)
-{
-    return ch->ncells && ch->stats && ch->significant &&
-           experiment_change_pct(ch, NULL, NULL) < -pct;
-}
-
-int report_slower(const struct experiment_config *cfg, const struct experiment_result *res,
-                  double pct, struct strbuf *why)
-{
-    int n = 0, nt = cfg->nthreads;
-    int *ws = xcalloc((size_t)nt, sizeof(int));
-    /* instruction mode: "slower" = significantly more instructions per transaction */
-    enum experiment_metric m = cfg->measure == MEASURE_INSTRUCTIONS ? METRIC_INSTR : METRIC_TPS;
-    for (int w = 0; w < cfg->nworkloads; w++) {
-        for (int k = 0; k < nt; k++)
-            ws[k] = w;
-        for (int v = 1; v < cfg->nvariants; v++)
-            for (int row = 0; row <= nt; row++) {
-                struct experiment_change ch;
-                if (row == nt && nt < 2)
-                    continue; /* the Average of one row is that row */
-                int tv[1] = { row < nt ? cfg->threads[row] : 0 };
-                uint64_t seed = cell_seed(cfg, w, v, row, m);
-                if (experiment_change(res, m, v, ws, row < nt ? tv : cfg->threads,
-                                      row < nt ? 1 : nt, seed, &ch) < 0 ||
-                    !slower_than(&ch, pct))
-                    continue;
-                add_slower_line(why, cfg->variants[v].name, cfg->variants[0].name,
-                                cfg->workloads[w], row < nt ? tv[0] : 0, &ch,
-                                m == METRIC_INSTR ? "instructions per transaction" : "tps");
-                n++;
-            }
-    }
-    free(ws);
-    return n;
-}
-
-/* Print the --fail-if-slower verdict (the slower cells in why, n of them) on stderr. */
-static int print_fail_if_slower(double pct, int n, const struct strbuf *why, const char *than)
-{
-    if (!n) {
-        fprintf(stderr, "--fail-if-slower=%g: no tps cell significantly slower than %s by more "
-                        "than %g%%\n",
-                pct, than, pct);
-        return 0;
-    }
-    fprintf(stderr, "--fail-if-slower=%g: %d tps cell%s significantly slower than %s by more "
-                    "than %g%% (exit 3):\n",
-            pct, n, n == 1 ? "" : "s", than, pct);
-    for (const char *line = why->len ? why->buf : ""; *line;) {
-        const char *nl = strchr(line, '\n');
-        int len = nl ? (int)(nl - line) : (int)strlen(line);
-        fprintf(stderr, "  %.*s\n", len, line);
-        line += len + (nl ? 1 : 0);
-    }
-    return 1;
-}
-
-int report_fail_if_slower(const struct experiment_config *cfg, const struct experiment_result *res,
-                          double pct)
-{
-    struct strbuf why = STRBUF_INIT;
-    int n = report_slower(cfg, res, pct, &why);
-    char *than = xasprintf("the baseline %s", cfg->variants[0].name);
-    int rc = print_fail_if_slower(pct, n, &why, than);
-    free(than);
-    strbuf_release(&why);
-    return rc;
-}
-
-/* ---------------------------------------------------------------- two experiments */
-
-/* A (variant, workload, threads) cell found in either experiment, with its indices in each
- * (-1 = absent). */
-struct xcell {
-    const char *variant, *workload;
-    int threads;
-    int va, wa, vb, wb;
-};
-
-static int variant_index(const struct experiment_config *cfg, const char *name)
-{
-    for (int v = 0; v < cfg->nvariants; v++)
-        if (!strcmp(cfg->variants[v].name, name))
-            return v;
-    return -1;
-}
-
-static int workload_index(const struct experiment_config *cfg, const char *name)
-{
-    for (int w = 0; w < cfg->nworkloads; w++)
-        if (!strcmp(cfg->workloads[w], name))
-            return w;
-    return -1;
-}
-
-static int has_threads(const struct experiment_config *cfg, int threads)
-{
-    for (int t = 0; t < cfg->nthreads; t++)
-        if (cfg->threads[t] == threads)
-            return 1;
-    return 0;
-}
-
-/* Every cell of a, then the cells only b has. Caller frees. */
-static struct xcell *xcells(const struct experiment_config *a, const struct experiment_config *b,
-                            int *n)
-{
-    struct xcell *c = NULL;
-    *n = 0;
-    for (int pass = 0; pass < 2; pass++) {
-        const struct experiment_config *x = pass ? b : a, *y = pass ? a : b;
-        for (int v = 0; v < x->nvariants; v++)
-            for (int w = 0; w < x->nworkloads; w++)
-                for (int t = 0; t < x->nthreads; t++) {
-                    int vy = variant_index(y, x->variants[v].name);
-                    int wy = workload_index(y, x->workloads[w]);
-                    int in_y = vy >= 0 && wy >= 0 && has_threads(y, x->threads[t]);
-                    if (pass && in_y)
-                        continue; /* listed in the first pass */
-                    c = xrealloc(c, sizeof(*c) * (size_t)(*n + 1));
-                    struct xcell *e = &c[(*n)++];
-                    e->variant = x->variants[v].name;
-                    e->workload = x->workloads[w];
-                    e->threads = x->threads[t];
-                    e->va = pass ? (in_y ? vy : -1) : v;
-                    e->wa = pass ? (in_y ? wy : -1) : w;
-                    e->vb = pass ? v : (in_y ? vy : -1);
-                    e->wb = pass ? w : (in_y ? wy : -1);
-                }
-    }
-    return c;
-}
-
-/* Values of one side of a cell (caller frees; *n = 0 when absent). */
-static double *side_values(const struct experiment_loaded *l, int v, int w, int threads,
-                           enum experiment_metric m, int *n)
-{
-    if (v < 0 || w < 0) {
-        *n = 0;
-        return xcalloc(1, sizeof(double));
-    }
-    return experiment_cell_values(&l->res, v, w, threads, m, n);
-}
-
-/* The change of b's rounds against a's in one cell, as experiment_change() gives it for one
- * cell of one experiment. */
-static void xchange(const double *a, int n1, const double *b, int n2, enum experiment_metric m,
-                    uint64_t seed, struct experiment_change *ch)
-{
-    struct stats_opts so = STATS_OPTS_DEFAULT;
-    struct stats_verdict vd;
-    memset(ch, 0, sizeof(*ch));
-    ch->lower_is_better = experiment_metric_lower_is_better(m);
-    ch->level = 1 - so.alpha;
-    ch->p_value = 1;
-    so.seed = seed;
-    if (n1 < 1 || n2 < 1 || stats_compare(a, n1, b, n2, &so, &vd) < 0)
-        return;
-    ch->ncells = 1;
-    ch->n1 = n1;
-    ch->n2 = n2;
-    ch->stats = n1 >= 2 && n2 >= 2;
-    ch->ratio = vd.ratio;
-    ch->ci_lo = ch->stats ? vd.ci_lo : vd.ratio;
-    ch->ci_hi = ch->stats ? vd.ci_hi : vd.ratio;
-    ch->p_value = vd.p_value;
-    ch->significant = ch->stats && vd.significant;
-}
-
-static uint64_t xseed(const struct experiment_loaded *a, const struct experiment_loaded *b, int i,
-                      enum experiment_metric m)
-{
-    return a->cfg.seed ^ (b->cfg.seed << 1) ^ ((uint64_t)i << 20 | (uint64_t)m);
-}
-
-/* One line describing a stored experiment. */
-static void describe(struct strbuf *sb, const struct experiment_loaded *l)
-{
-    const struct experiment_config *cfg = &l->cfg;
-    json_t *env = json_loads(l->res.env_json ? l->res.env_json : "{}", 0, NULL);
-    const char *host = json_string_value(json_object_get(env, "hostname"));
-    const char *kernel = json_string_value(json_object_get(env, "kernel"));
-    strbuf_addf(sb, "experiment %lld: %s, %s, started ", (long long)cfg->experiment_id,
-                l->exp.kind, l->exp.status);
-    iso_time(sb, l->exp.created_at);
-    strbuf_addf(sb, " on %s (Linux %s), variants ", host ? host : "?", kernel ? kernel : "?");
-    for (int v = 0; v < cfg->nvariants; v++)
-        strbuf_addf(sb, "%s%s", v ? "," : "", cfg->variants[v].name);
-    strbuf_addstr(sb, ", workloads ");
-    add_join_strs(sb, cfg->workloads, cfg->nworkloads);
-    strbuf_addstr(sb, ", threads ");
-    add_join_ints(sb, cfg->threads, cfg->nthreads);
-    char *t = fmt_num(cfg->time_s);
-    strbuf_addf(sb, ", %d round%s x %s s, %d of %d runs\n", cfg->rounds,
-                cfg->rounds == 1 ? "" : "s", t, l->res.nruns, experiment_runs_planned(cfg));
-    free(t);
-    json_decref(env);
-}
-
-/* The settings that differ, without the per-variant keys (builds get their own lines). */
-static void settings_notes(struct strbuf *sb, const struct experiment_loaded *a,
-                           const struct experiment_loaded *b)
-{
-    struct strbuf diff = STRBUF_INIT;
-    if (store_settings_diff(a->exp.settings_json, b->exp.settings_json, &diff) == 0) {
-        for (const char *line = diff.len ? diff.buf : ""; *line;) {
-            const char *nl = strchr(line, '\n');
-            size_t len = nl ? (size_t)(nl - line) : strlen(line);
-            if (strncmp(line, "variant", 7)) {
-                strbuf_addstr(sb, "settings differ: ");
-                strbuf_add(sb, line, len);
-                strbuf_addch(sb, '\n');
-            }
-            line += len + (nl ? 1 : 0);
-        }
-    }
-    strbuf_release(&diff);
-}
-
-/* "A: the same build in both (sha256 ...)" per variant found in both. */
-static void build_notes(struct strbuf *sb, const struct experiment_loaded *a,
-                        const struct experiment_loaded *b)
-{
-    for (int v = 0; v < a->cfg.nvariants; v++) {
-        const struct variant *va = &a->cfg.variants[v];
-        int w = variant_index(&b->cfg, va->name);
-        if (w < 0) {
-            strbuf_addf(sb, "variant %s: only in experiment %lld\n", va->name,
-                        (long long)a->cfg.experiment_id);
-            continue;
-        }
-        const struct variant *vb = &b->cfg.variants[w];
-        if (va->sha256 && vb->sha256 && !strcmp(va->sha256, vb->sha256))
-            strbuf_addf(sb, "variant %s: the same build in both (sha256 %.12s)\n", va->name,
-                        va->sha256);
-        else
-            strbuf_addf(sb, "variant %s: different builds (sha256 %.12s vs %.12s)\n", va->name,
-                        va->sha256 ? va->sha256 : "?", vb->sha256 ? vb->sha256 : "?");
-    }
-    for (int v = 0; v < b->cfg.nvariants; v++)
-        if (variant_index(&a->cfg, b->cfg.variants[v].name) < 0)
-            strbuf_addf(sb, "variant %s: only in experiment %lld\n", b->cfg.variants[v].name,
-                        (long long)b->cfg.experiment_id);
-}
-
-static void cell_text(struct table *t, int row, int col, const double *x, int n, int dec)
-{
-    struct stats_summary s;
-    if (!n || stats_summarize(x, n, &s) < 0) {
-        table_set(t, row, col, xstrdup("-"), NULL);
-        return;
-    }
-    table_set(t, row, col, xasprintf("%.*f", dec, s.median),
-              n > 1 ? xasprintf("(%.*f-%.*f)", dec, s.min, dec, s.max) : NULL);
-}
-
-void report_compare(struct strbuf *out, const struct experiment_loaded *a,
-                    const struct experiment_loaded *b, enum report_format fmt)
-{
-    long long ida = (long long)a->cfg.experiment_id, idb = (long long)b->cfg.experiment_id;
-    struct strbuf title = STRBUF_INIT, body = STRBUF_INIT, envd = STRBUF_INIT;
-    int nenv = experiment_env_diff(a->res.env_json, b->res.env_json, true, &envd);
-    int nc;
-    struct xcell *cells = xcells(&a->cfg, &b->cfg, &nc);
-    json_t *root = NULL, *jcells = NULL;
-
-    if (fmt == REPORT_TEXT || fmt == REPORT_MARKDOWN) {
-        strbuf_addf(&title, "pgolab report: experiment %lld vs experiment %lld (change = %lld "
-                            "against %lld)",
-                    ida, idb, idb, ida);
-        describe(&body, a);
-        describe(&body, b);
-        settings_notes(&body, a, b);
-        build_notes(&body, a, b);
-        if (!nenv)
-            strbuf_addstr(&body, "environment: the same hostname, kernel, CPU model, cores, "
-                                 "memory, CPU governor and pgolab version; load within 0.5\n");
-        strbuf_addf(&body, "cells: median of the rounds (min-max); change (95%% CI) of %lld "
-                           "against %lld: positive = better, ratio of medians, bootstrap CI, "
-                           "Mann-Whitney U at alpha 0.05; \"~\" = no significant difference\n",
-                    idb, ida);
-        print_header(out, fmt, title.buf, body.buf);
-        if (nenv) {
-            /* Seed 003: a changed client machine moved the results more than the builds. */
-            strbuf_addf(out, "\n%sWARNING: experiments %lld and %lld ran in different "
-                             "environments; a change below may come from the machine or "
-                             "system, not from the builds:\n",
-                        fmt == REPORT_MARKDOWN ? "> " : "", ida, idb);
-            for (const char *line = envd.len ? envd.buf : ""; *line;) {
-                const char *nl = strchr(line, '\n');
-                size_t len = nl ? (size_t)(nl - line) : strlen(line);
-                strbuf_addstr(out, fmt == REPORT_MARKDOWN ? "> - " : "  ");
-                strbuf_add(out, line, len);
-                strbuf_addch(out, '\n');
-                line += len + (nl ? 1 : 0);
-            }
-        }
-    } else if (fmt == REPORT_CSV) {
-        strbuf_addstr(out, "experiment_a,experiment_b,metric,variant,workload,threads,a_n,"
-                           "a_median,a_min,a_max,b_n,b_median,b_min,b_max,ratio,ratio_ci_lo,"
-                           "ratio_ci_hi,change_pct,change_ci_lo_pct,change_ci_hi_pct,p_value,"
-                           "significant,verdict\n");
-    } else {
-        root = json_object();
-        json_object_set_new(root, "pgolab_version", json_string(PGOLAB_VERSION));
-        json_object_set_new(root, "report", json_string("compare"));
-        json_t *exps = json_array();
-        json_array_append_new(exps, experiment_head_json(&a->cfg, &a->res));
-        json_array_append_new(exps, experiment_head_json(&b->cfg, &b->res));
-        json_object_set_new(root, "experiments", exps);
-        json_t *d = json_array();
-        for (const char *line = envd.len ? envd.buf : ""; *line;) {
-            const char *nl = strchr(line, '\n');
-            size_t len = nl ? (size_t)(nl - line) : strlen(line);
-            json_array_append_new(d, json_stringn(line, len));
-            line += len + (nl ? 1 : 0);
-        }
-        json_object_set_new(root, "environment_differences", d);
-        jcells = json_array();
-    }
-
-    /* The metrics both experiments measured: time (tps, avg, p95) or instructions. */
-    static const enum experiment_metric time_metrics[] = { METRIC_TPS, METRIC_LAT_AVG_MS,
-                                                           METRIC_LAT_P95_MS };
-    static const enum experiment_metric instr_metrics[INSTR_METRICS] = {
-        METRIC_INSTR, METRIC_I1_MISS, METRIC_BRANCH_MISS };
-    bool ia = a->cfg.measure == MEASURE_INSTRUCTIONS, ib = b->cfg.measure == MEASURE_INSTRUCTIONS;
-    const enum experiment_metric *metrics = ia ? instr_metrics : time_metrics;
-    int nmetrics = ia != ib ? 0 : ia ? INSTR_METRICS : 3;
-    if (ia != ib && (fmt == REPORT_TEXT || fmt == REPORT_MARKDOWN))
-        strbuf_addf(out, "\nNo tables: experiment %lld measured %s and experiment %lld %s; "
-                         "the numbers are not comparable.\n",
-                    ida, ia ? "instructions" : "time", idb, ib ? "instructions" : "time");
-    for (int mi = 0; mi < nmetrics; mi++) {
-        enum experiment_metric m = metrics[mi];
-        const char *mtitle = metric_title(m);
-        struct table t;
-        if (fmt == REPORT_TEXT || fmt == REPORT_MARKDOWN) {
-            if (fmt == REPORT_MARKDOWN)
-                strbuf_addf(out, "\n### Table %d. %s\n\n", mi + 1, mtitle);
-            else
-                strbuf_addf(out, "\nTable %d. %s\n\n", mi + 1, mtitle);
-        }
-        table_init(&t, 6, nc);
-        static const char *const head[] = { "variant", "workload", "threads" };
-        for (int c = 0; c < 3; c++)
-            t.head[c] = xstrdup(head[c]);
-        t.head[3] = xasprintf("experiment %lld", ida);
-        t.head[4] = xasprintf("experiment %lld", idb);
-        t.head[5] = xstrdup("change (95% CI)");
-        /* one precision per table, from the smallest median */
-        double minv = INFINITY;
-        for (int i = 0; i < nc; i++)
-            for (int side = 0; side < 2; side++) {
-                int n;
-                double *x = side ? side_values(b, cells[i].vb, cells[i].wb, cells[i].threads, m, &n)
-                                 : side_values(a, cells[i].va, cells[i].wa, cells[i].threads, m, &n);
-                for (int k = 0; k < n; k++)
-                    minv = x[k] < minv ? x[k] : minv;
-                free(x);
-            }
-        int dec = decimals_for(minv);
-        for (int i = 0; i < nc; i++) {
-            const struct xcell *c = &cells[i];
-            int n1, n2;
-            struct experiment_change ch;
-            struct strbuf verdict = STRBUF_INIT;
-            double *x1 = side_values(a, c->va, c->wa, c->threads, m, &n1);
-            double *x2 = side_values(b, c->vb, c->wb, c->threads, m, &n2);
-            xchange(x1, n1, x2, n2, m, xseed(a, b, i, m), &ch);
-            experiment_change_format(&verdict, &ch);
-            table_set(&t, i, 0, xstrdup(c->variant), NULL);
-            table_set(&t, i, 1, xstrdup(c->workload), NULL);
-            table_set(&t, i, 2, xasprintf("%d", c->threads), NULL);
-            cell_text(&t, i, 3, x1, n1, dec);
-            cell_text(&t, i, 4, x2, n2, dec);
-            table_set(&t, i, 5, xstrdup(verdict.buf), NULL);
-            struct stats_summary s1, s2;
-            bool h1 = n1 && stats_summarize(x1, n1, &s1) == 0;
-            bool h2 = n2 && stats_summarize(x2, n2, &s2) == 0;
-            double lo, hi, pct = experiment_change_pct(&ch, &lo, &hi);
-            if (fmt == REPORT_CSV) {
-                strbuf_addf(out, "%lld,%lld,%s,", ida, idb, experiment_metric_key(m));
-                csv_field(out, c->variant);
-                strbuf_addch(out, ',');
-                csv_field(out, c->workload);
-                strbuf_addf(out, ",%d,%d", c->threads, h1 ? n1 : 0);
-                csv_num(out, h1 ? s1.median : NAN);
-                csv_num(out, h1 ? s1.min : NAN);
-                csv_num(out, h1 ? s1.max : NAN);
-                strbuf_addf(out, ",%d", h2 ? n2 : 0);
-                csv_num(out, h2 ? s2.median : NAN);
-                csv_num(out, h2 ? s2.min : NAN);
-                csv_num(out, h2 ? s2.max : NAN);
-                csv_num(out, ch.ncells ? ch.ratio : NAN);
-                csv_num(out, ch.stats ? ch.ci_lo : NAN);
-                csv_num(out, ch.stats ? ch.ci_hi : NAN);
-                csv_num(out, pct);
-                csv_num(out, ch.stats ? lo : NAN);
-                csv_num(out, ch.stats ? hi : NAN);
-                csv_num(out, ch.stats ? ch.p_value : NAN);
-                strbuf_addch(out, ',');
-                if (ch.stats)
-                    strbuf_addstr(out, ch.significant ? "1" : "0");
-                strbuf_addch(out, ',');
-                csv_field(out, verdict.buf);
-                strbuf_addch(out, '\n');
-            } else if (fmt == REPORT_JSON) {
-                json_t *o = json_object();
-                json_object_set_new(o, "metric", json_string(experiment_metric_key(m)));
-                json_object_set_new(o, "variant", jstr(c->variant));
-                json_object_set_new(o, "workload", jstr(c->workload));
-                json_object_set_new(o, "threads", json_integer(c->threads));
-                json_object_set_new(o, "a", values_json(x1, n1));
-                json_object_set_new(o, "b", values_json(x2, n2));
-                json_object_set_new(o, "a_median", h1 ? jreal(s1.median) : json_null());
-                json_object_set_new(o, "b_median", h2 ? jreal(s2.median) : json_null());
-                json_object_set_new(o, "change", change_json(&ch, verdict.buf));
-                json_array_append_new(jcells, o);
-            }
-            strbuf_release(&verdict);
-            free(x1);
-            free(x2);
-        }
-        if (fmt == REPORT_TEXT || fmt == REPORT_MARKDOWN)
-            table_render(&t, out);
-        table_release(&t);
-    }
-    if (root) {
-        json_object_set_new(root, "cells", jcells);
-        char *text = json_dumps(root, JSON_INDENT(2));
-        if (!text)
-            die("out of memory");
-        strbuf_addstr(out, text);
-        strbuf_addch(out, '\n');
-        free(text);
-        json_decref(root);
-    }
-    free(cells);
-    strbuf_release(&title);
-    strbuf_release(&body);
-    strbuf_release(&envd);
-}
-
-int report_compare_slower(const struct experiment_loaded *a, const struct experiment_loaded *b,
-                          double pct, struct strbuf *why)
-{
-    int nc, n = 0;
-    if ((a->cfg.measure == MEASURE_INSTRUCTIONS) != (b->cfg.measure == MEASURE_INSTRUCTIONS))
-        return 0; /* time against instructions: nothing comparable (the report says so) */
-    /* instruction mode: "slower" = significantly more instructions per transaction */
-    enum experiment_metric m = a->cfg.measure == MEASURE_INSTRUCTIONS ? METRIC_INSTR : METRIC_TPS;
-    struct xcell *cells = xcells(&a->cfg, &b->cfg, &nc);
-    char *na = xasprintf("experiment %lld", (long long)a->cfg.experiment_id);
-    char *nb = NULL;
-    for (int i = 0; i < nc; i++) {
-        const struct xcell *c = &cells[i];
-        int n1, n2;
-        struct experiment_change ch;
-        double *x1 = side_values(a, c->va, c->wa, c->threads, m, &n1);
-        double *x2 = side_values(b, c->vb, c->wb, c->threads, m, &n2);
-        xchange(x1, n1, x2, n2, m, xseed(a, b, i, m), &ch);
-        free(x1);
-        free(x2);
-        if (!slower_than(&ch, pct))
-            continue;
-        free(nb);
-        nb = xasprintf("%s in experiment %lld", c->variant, (long long)b->cfg.experiment_id);
-        add_slower_line(why, nb, na, c->workload, c->threads, &ch,
-                        m == METRIC_INSTR ? "instructions per transaction" : "tps");
-        n++;
-    }
-    free(nb);
-    free(na);
-    free(cells);
-    return n;
-}
-
-int report_compare_fail_if_slower(const struct experiment_loaded *a,
-                                  const struct experiment_loaded *b, double pct)
-{
-    struct strbuf why = STRBUF_INIT;
-    int n = report_compare_slower(a, b, pct, &why);
-    char *than = xasprintf("the same cell of experiment %lld", (long long)a->cfg.experiment_id);
-    int rc = print_fail_if_slower(pct, n, &why, than);
-    free(than);
-    strbuf_release(&why);
-    return rc;
 }

@@ -1,11 +1,27 @@
-/* tables: the reports of an experiment in the seeds' shapes (000, 003, 002) as text, markdown,
- * CSV or JSON; the comparison of two stored experiments; the --fail-if-slower check. */
+/* tables: the report of one experiment in the seeds' shapes (000, 003, 002), as text,
+ * markdown, CSV or JSON (report_experiment(); experiment_report_text(), what compare and pgo
+ * print). This header is also the report layer's front door for the experiment reports: it
+ * includes the headers of the other parts, so that a command needs only this one:
+ *   common.h   formats, the header of a report, metric titles, CSV and JSON pieces
+ *   table.h    the text tables
+ *   compare.h  the comparison of two stored experiments (report --compare)
+ *   slower.h   --fail-if-slower
+ * The report layer only reads results: the structs of src/experiment/model.h and the cell
+ * statistics of src/experiment/cells.h (plus the environment diff); it never runs, records or
+ * loads an experiment, and nothing in src/experiment includes it. Output goes to a strbuf the
+ * caller owns (experiment_report_text(): to a FILE). */
 #ifndef PGOLAB_REPORT_TABLES_H
 #define PGOLAB_REPORT_TABLES_H
 
 #include <stdbool.h>
+#include <stdio.h>
 
-#include "experiment/experiment.h"
+#include "experiment/cells.h"
+#include "experiment/model.h"
+#include "report/common.h"
+#include "report/compare.h"
+#include "report/slower.h"
+#include "report/table.h"
 #include "util/strbuf.h"
 
 /*
@@ -23,35 +39,12 @@
  * Every change uses experiment_change() (Mann-Whitney U + bootstrap CI, alpha 0.05), with a
  * bootstrap seed derived from the experiment's seed and the cell, so a report rebuilt from
  * the results store prints the same numbers as the one printed when the experiment ended.
- *
- * Formats: REPORT_TEXT (pipe tables that line up in a terminal), REPORT_MARKDOWN (the same
- * tables under markdown headings), REPORT_CSV (one row per table cell with every number:
- * value, rounds' summary, ratio and its CI, change %, p-value; header row first) and
- * REPORT_JSON (one object: experiment, settings, variants, environment, cells).
+ * The formats are common.h's.
  */
-enum report_format { REPORT_TEXT, REPORT_MARKDOWN, REPORT_CSV, REPORT_JSON };
 enum report_shape { REPORT_SEED000, REPORT_SEED003, REPORT_SEED002 };
 
-/* "text" | "markdown" (or "md") | "csv" | "json"; -1 with a message otherwise. */
-int report_format_parse(const char *s, enum report_format *out);
 /* "seed000" | "seed003" | "seed002" (or "000", "003", "002"); -1 with a message otherwise. */
 int report_shape_parse(const char *s, enum report_shape *out);
-
-/* ---- A text table: each cell a main part (right-aligned) and an optional spread
- * (left-aligned after it), so the medians line up on the decimal point. Rendered as a pipe
- * table that reads well in a terminal and is valid Markdown. The table owns its strings. */
-struct table {
-    int ncols, nrows;
-    char **head;           /* ncols */
-    char **main, **spread; /* nrows * ncols, NULL = empty */
-};
-
-void table_init(struct table *t, int ncols, int nrows);
-/* Set a cell (row < nrows, col < ncols), taking ownership of main and spread (either NULL). */
-void table_set(struct table *t, int row, int col, char *main, char *spread);
-void table_release(struct table *t);
-/* Append the table to sb: header line, "|----:|" separator, one line per row. */
-void table_render(const struct table *t, struct strbuf *sb);
 
 /* ---- Reports */
 
@@ -63,37 +56,13 @@ void report_experiment(struct strbuf *out, const struct experiment_config *cfg,
                        const struct experiment_result *res, enum report_shape shape,
                        enum report_format fmt);
 
-/* Append the comparison of two stored experiments to out (`pgolab report --compare=A,B`):
- * first a WARNING block with the environment differences (experiment_env_diff, load
- * included), notes on differing settings and builds, then per metric (tps, avg and p95
- * latency; instructions per transaction when both measured instructions; no table, only a
- * note, when one measured time and the other instructions) a row per (variant, workload,
- * threads) found in either: A's median, B's median and the change of B against A with its CI
- * ("~" when not significant). Variants are matched by name, workloads by name, thread counts
- * by value. */
-void report_compare(struct strbuf *out, const struct experiment_loaded *a,
-                    const struct experiment_loaded *b, enum report_format fmt);
-
-/* --fail-if-slower=pct (percent >= 0): the tps cells (each workload and thread count, and
- * each workload's Average over thread counts) where a variant is significantly slower than
- * the baseline (the tables' verdict) by more than pct percent, i.e. change < -pct. Appends
- * one line per such cell to why ("B vs A, oltp_read_only, 1 thread: -25.3% (95% CI ...)")
- * and returns how many there are. */
-int report_slower(const struct experiment_config *cfg, const struct experiment_result *res,
-                  double pct, struct strbuf *why);
-
-/* The --fail-if-slower=pct check of compare and pgo: report_slower(), with the verdict on
- * stderr (each slower cell, or one line saying none is). 1 when some cell is slower (the
- * command then exits 3), else 0. */
-int report_fail_if_slower(const struct experiment_config *cfg, const struct experiment_result *res,
-                          double pct);
-
-/* The same for two stored experiments: cells where B is significantly slower than A (tps,
- * or instructions per transaction when both measured instructions; 0 when they differ). */
-int report_compare_slower(const struct experiment_loaded *a, const struct experiment_loaded *b,
-                          double pct, struct strbuf *why);
-/* report_compare_slower() with the verdict on stderr; 1 when some cell is slower, else 0. */
-int report_compare_fail_if_slower(const struct experiment_loaded *a,
-                                  const struct experiment_loaded *b, double pct);
+/* The seed-000-shaped tables on out: per workload, for tps, avg latency (ms) and p95 (ms):
+ * threads | baseline | <variant> | % improvement | change (95% CI), each cell the median over
+ * rounds with the min-max spread, plus an Average row: the mean of the per-thread medians,
+ * and the % improvement of those means (as seed 000 computes its Average row). The same as
+ * report_experiment() with REPORT_SEED000 and REPORT_TEXT: the report compare and pgo print
+ * when an experiment ends (named for the engine, where it used to live). */
+void experiment_report_text(FILE *out, const struct experiment_config *cfg,
+                            const struct experiment_result *res);
 
 #endif

@@ -360,6 +360,47 @@ static void test_help(void **state)
     free(out);
 }
 
+/* The repeatable option compare uses for --variant (util/options). */
+static void test_opt_multi(void **state)
+{
+    (void)state;
+    static const struct opt_def defs[] = {
+        { "variant", OPT_MULTI, NULL, "a variant" },
+        { "mode", OPT_MULTI, "x", "with a default" },
+        OPT_END,
+    };
+    const struct opt_def *tables[] = { defs };
+    struct opts o;
+    char *argv[] = { "--variant=A=sqlite:/a", "run", "--variant", "B=sqlite:/b", "--variant=A=x" };
+    int n;
+
+    opts_init(&o, tables, 1);
+    const char *const *m = opt_multi(&o, "variant", &n);
+    assert_int_equal(n, 0);
+    assert_null(m[0]);
+    m = opt_multi(&o, "mode", &n);
+    assert_int_equal(n, 1);
+    assert_string_equal(m[0], "x");
+
+    assert_int_equal(opts_parse(&o, 5, argv), 0); /* "--variant B=..." as two words too */
+    m = opt_multi(&o, "variant", &n);
+    assert_int_equal(n, 3);
+    assert_string_equal(m[0], "A=sqlite:/a");
+    assert_string_equal(m[1], "B=sqlite:/b");
+    assert_string_equal(m[2], "A=x");
+    assert_null(m[3]);
+    assert_string_equal(opt_str(&o, "variant"), "A=x"); /* the last one */
+    assert_int_equal(o.nargs, 1);
+    /* The first given value replaces the default. */
+    assert_int_equal(opts_set(&o, "mode", "y"), 0);
+    assert_int_equal(opts_set(&o, "mode", "z"), 0);
+    m = opt_multi(&o, "mode", &n);
+    assert_int_equal(n, 2);
+    assert_string_equal(m[0], "y");
+    assert_string_equal(m[1], "z");
+    opts_release(&o);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -374,6 +415,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_multi, setup, teardown),
         cmocka_unit_test_setup_teardown(test_password_blanked, setup, teardown),
         cmocka_unit_test(test_help),
+        cmocka_unit_test(test_opt_multi),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,51 @@
+/* callgrind: --measure=instructions, the deterministic mode. Each run is two `pgolab bench`
+ * children under valgrind callgrind (N/5 and N events, 1 thread; src/experiment/run.c runs
+ * them), and its value is the marginal cost (I(N) - I(N/5)) / (T(N) - T(N/5)) of the
+ * instructions I (and of the simulated I1 misses and branch mispredictions) over the
+ * transactions T. This file owns what is callgrind's: the mode's setup, valgrind's command
+ * line, reading callgrind's output files, and the "callgrind" object of a run's stored report
+ * (written here, read back by the results store's loader). No state. */
+#ifndef PGOLAB_EXPERIMENT_CALLGRIND_H
+#define PGOLAB_EXPERIMENT_CALLGRIND_H
+
+#include <stdint.h>
+
+#include "experiment/model.h"
+#include "util/argvec.h"
+
+/* Switch cfg to --measure=instructions with `events` per run (>= 5): checks that valgrind
+ * runs, and forces the thread counts to the single count 1 (with a warning when others were
+ * asked for: with several threads the counts include lock spinning and scheduling). cfg->threads
+ * must have room for one int. -1 with a message on error. */
+int experiment_instructions_setup(struct experiment_config *cfg, int64_t events);
+
+/* Totals of a callgrind output file, from its "events:" line and its "totals:" line (else its
+ * "summary:" line): ir = instructions (Ir), i1_miss = I1mr, branch_miss = Bcm + Bim (0 when
+ * the file has no such events: no --cache-sim / --branch-sim). -1 with a message when the
+ * file has no totals. */
+struct callgrind_counts {
+    uint64_t ir, i1_miss, branch_miss;
+};
+int experiment_callgrind_counts(const char *path, struct callgrind_counts *out);
+/* Only the instruction count (Ir) of experiment_callgrind_counts(). */
+int experiment_callgrind_total(const char *path, uint64_t *out);
+
+/* ---- for the engine's own files (src/experiment/) */
+
+/* The valgrind prefix of an instruction-mode child's argv, appended to a: cfg->valgrind (or
+ * "valgrind") --tool=callgrind, counting only the bench's worker thread, with cache and branch
+ * simulation, writing its profile to cg_out. */
+void callgrind_argv(struct argvec *a, const struct experiment_config *cfg, const char *cg_out);
+
+/* Fill r from the counts of the two children of an instruction-mode run (cc[0], txns[0]: the
+ * N/5 child; cc[1], txns[1]: the N child, with txns[1] > txns[0]): the marginal instructions,
+ * I1 misses and branch mispredictions per transaction; the time metrics become NaN (valgrind
+ * slowed the run down); r->json gets the "callgrind" object with every count. */
+void callgrind_marginal(struct run_result *r, int events, const struct callgrind_counts *cc,
+                        const uint64_t *txns);
+
+/* The marginal counts per transaction stored in a run's report JSON ("callgrind":
+ * {instructions_per_transaction, ...}) into r; NAN where missing (json may be NULL). */
+void callgrind_from_json(const char *json, struct run_result *r);
+
+#endif

@@ -1,0 +1,186 @@
+/* model: the data model of an experiment, shared by the engine (src/experiment), the reports
+ * (src/report) and the commands (src/cli): what is measured (struct variant, struct
+ * experiment_config), what came out (struct run_result, struct experiment_result) and an
+ * experiment read back from the results store (struct experiment_loaded); plus what can be said
+ * of them without running anything: the runs a config plans, the --reset and --measure names,
+ * the variants and the measurement settings as JSON, and the release functions.
+ * The config and its strings are owned by the caller; results are owned by the
+ * experiment_result and freed by experiment_result_release(). */
+#ifndef PGOLAB_EXPERIMENT_MODEL_H
+#define PGOLAB_EXPERIMENT_MODEL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "server/server.h"
+#include "store/store.h"
+
+/* What a run measures (--measure of compare and pgo). */
+enum experiment_measure {
+    MEASURE_TIME,          /* tps and latencies of a --time run (the default) */
+    MEASURE_INSTRUCTIONS,  /* instructions per transaction under valgrind callgrind: each run
+                            * is two children at 1 thread with a fixed event count, N = events
+                            * and N/5, and the value is the marginal cost
+                            * (I(N) - I(N/5)) / (T(N) - T(N/5)) (I = callgrind's total
+                            * instruction count, T = transactions the child reported), so the
+                            * fixed cost of start-up, library loading and statement preparation
+                            * cancels out. Deterministic for identical inputs; not time. */
+};
+#define EXPERIMENT_EVENTS_DEFAULT 2000  /* --events default of --measure=instructions */
+
+/* When a variant's data is reset to the prepared state (--reset of compare). Every variant
+ * runs on its own working copy of a template. */
+enum experiment_reset {
+    RESET_RUN,      /* every run starts from a fresh copy of the template, prepared once per
+                     * workload by the baseline (the default) */
+    RESET_ROUND,    /* the working copy is refreshed at each variant's first run of a round;
+                     * within a round its runs continue on the data the previous one left */
+    RESET_VARIANT,  /* each variant prepares its own template with its own build (once per
+                     * workload); its runs continue on the same data across rounds */
+};
+
+/* What a variant is (compare's NAME=KIND:PATH). */
+enum variant_kind {
+    VARIANT_SQLITE,    /* library: a libsqlite3 shared library, loaded by the bench child */
+    VARIANT_SERVER,    /* library: a server binary or install prefix (mysql: mariadbd or
+                        * mysqld; pgsql: postgres), started by pgolab (src/server) on a
+                        * private datadir for each run, stopped cleanly after it */
+    VARIANT_EXTERNAL,  /* library: "mysql://HOST:PORT" or "pgsql://HOST:PORT", a running
+                        * server pgolab does not manage (data prepared once per workload) */
+};
+
+/* One build under test and its fingerprint. */
+struct variant {
+    const char *name;      /* e.g. "baseline", "pgo", or the user's NAME */
+    const char *library;   /* what is measured: see enum variant_kind */
+    enum variant_kind kind;          /* VARIANT_SQLITE when zero */
+    enum server_kind server_kind;    /* VARIANT_SERVER / _EXTERNAL: mysql or pgsql */
+    const char *host;                /* VARIANT_EXTERNAL: the server's host and port */
+    int port;
+    /* Fingerprint (NULL = unknown; experiment_fingerprint() fills what it can) */
+    char *sha256;          /* of the library file */
+    char *version;         /* sqlite3_libversion(); servers: flavor and version, e.g.
+                            * "MariaDB 10.11.19" (from `BINARY --version`) */
+    char *source_id;       /* sqlite3_sourceid() */
+    const char *compiler;  /* e.g. "gcc (Debian 12.2.0-14) 12.2.0" */
+    const char *cflags;    /* flags the library was built with */
+    char *loaded_from;     /* the file the child actually mapped (dladdr), or NULL */
+};
+/* sha256, version, source_id and loaded_from are heap strings owned by the variant
+ * (experiment_fingerprint() fills the NULL ones); experiment_variant_release() frees them. */
+
+struct experiment_config {
+    struct variant *variants;  /* variants[0] is the baseline */
+    int nvariants;
+    char **workloads;          /* e.g. oltp_read_only, oltp_read_write */
+    int nworkloads;
+    int *threads;              /* thread counts */
+    int nthreads;
+    int rounds;                /* >= 1 */
+    enum experiment_reset reset;  /* --reset; instruction mode always copies per run */
+    int warmup_runs;           /* --warmup-runs: runs per variant, workload and thread count
+                                * made before round 1 and discarded (time mode only) */
+    double time_s;             /* --time per run */
+    int tables, table_size;    /* data set, prepared once per workload */
+    const char *workdir;       /* directory for database files (tmpfs when available) */
+    const char *pgolab;        /* the pgolab binary to run children with */
+    char **bench_args;         /* extra options for every child, NULL-terminated, or NULL */
+    char **server_options;     /* --server-option values for managed servers (VARIANT_SERVER) */
+    /* Client options for the children of running servers (VARIANT_EXTERNAL), e.g.
+     * "--mysql-user=U", "--pgsql-db=D": each goes to the variants of its driver. NULL-terminated
+     * or NULL. Passwords are not here: the children inherit MYSQL_PWD / PGPASSWORD. */
+    const char *const *external_args;
+    int nserver_options;
+    uint64_t seed;             /* seed of the per-round order shuffle */
+    bool progress;             /* progress lines on stderr */
+    /* The results store (optional; all zero = nothing is recorded, as before). With store
+     * set and experiment_id > 0 (experiment_record_begin/_resume set both), experiment_run()
+     * first loads the runs already recorded for that experiment into the result and will not
+     * run them again, then records every new run (store_run_add) as soon as it ends. The
+     * store stays the caller's. */
+    struct store *store;
+    int64_t experiment_id;     /* > 0: reports name it ("pgolab experiment 12: ...") */
+    const char *kind;          /* "compare" | "pgo" | "calibrate" (or NULL): for reports */
+    /* --measure=instructions: measure is MEASURE_INSTRUCTIONS, events (>= 5) the fixed event
+     * count N of each run, valgrind the program to run (NULL = "valgrind" on PATH). time_s
+     * is then unused by the runs; threads should be {1} (the CLIs force it). Settings record
+     * "measure" and "events" only in this mode, so time-mode settings are unchanged. */
+    enum experiment_measure measure;
+    int events;
+    const char *valgrind;
+};
+
+/* One finished run (one child process). */
+struct run_result {
+    int variant, workload, threads, round;  /* indices into the config, except threads (the
+                                               thread count) and round (1..rounds) */
+    double tps, qps;
+    double lat_avg_ms, lat_p95_ms, lat_min_ms, lat_max_ms;
+    uint64_t transactions, errors;
+    char *json;                              /* the child's full JSON report (may be NULL
+                                                for a run read back from the store) */
+    double started_at;                       /* wall clock, s since the epoch (NAN unknown) */
+    double duration_s;                       /* the child's whole run, s (NAN unknown) */
+    double instr_per_txn;                    /* --measure=instructions: marginal instructions
+                                                per transaction (NAN otherwise); stored in
+                                                the run's report_json as
+                                                "callgrind": {"instructions_per_transaction",
+                                                ...} */
+    double i1_miss_per_txn;                  /* the same for callgrind's simulated I1 cache
+                                                misses ("i1_misses_per_transaction") */
+    double branch_miss_per_txn;              /* and its simulated branch mispredictions,
+                                                conditional + indirect
+                                                ("branch_mispredicts_per_transaction") */
+};
+
+struct experiment_result {
+    struct run_result *runs;  /* in the order they ran */
+    int nruns;
+    char *env_json;  /* environment: kernel, CPU model, cores, hostname (JSON object text) */
+    char *error;     /* why the experiment stopped early (one line), or NULL */
+    int signal;      /* the signal (SIGINT/SIGTERM) that stopped it, or 0 */
+    double started_at, finished_at;  /* wall clock, seconds since the epoch */
+    int resumed;     /* runs already recorded in the store when experiment_run() started
+                      * (they are the first `resumed` entries of runs) */
+};
+
+/* An experiment read back from the store (experiment_load(), src/experiment/record.h), as a
+ * config and result like experiment_run()'s: owns everything cfg and res point to. */
+struct experiment_loaded {
+    struct experiment_config cfg;
+    struct experiment_result res;
+    struct store_experiment exp;  /* the stored row: kind, status, dates, settings, variants */
+    char **owned;                 /* strings behind cfg (workloads, bench_args) */
+    int nowned;
+};
+
+/* Free the fingerprint strings of v and set them to NULL. */
+void experiment_variant_release(struct variant *v);
+/* Free the runs (and their JSON), env_json and error of res, and zero it. */
+void experiment_result_release(struct experiment_result *res);
+/* Free everything an experiment_load() filled in l. */
+void experiment_loaded_release(struct experiment_loaded *l);
+
+/* Runs the config plans: variants x workloads x thread counts x rounds. */
+int experiment_runs_planned(const struct experiment_config *cfg);
+
+/* "run" | "round" | "variant" into *out; -1 with a message otherwise. */
+int experiment_reset_parse(const char *s, enum experiment_reset *out);
+const char *experiment_reset_name(enum experiment_reset r);
+
+/* "time" | "instructions" into *out; -1 with a message otherwise. */
+int experiment_measure_parse(const char *s, enum experiment_measure *out);
+
+/* The variants and their fingerprints as a JSON array (new reference). */
+json_t *experiment_variants_json(const struct experiment_config *cfg);
+
+/* The settings of the measurement that the JSON file, the results store and the report's JSON
+ * hold, added to set: "workloads" (names), "threads" (counts), "rounds", "reset" and "warmup_runs" when not the
+ * default, "server_options" when given, "time_s", "tables", "table_size", and "measure" +
+ * "events" when counting instructions (each optional key only then, so the settings of
+ * experiments without it are unchanged). */
+void experiment_measurement_json(json_t *set, const struct experiment_config *cfg);
+
+#endif

@@ -1,0 +1,451 @@
+/* record: recording, resuming and reading back an experiment in the results store (see
+ * record.h). Owns no state. */
+#include "experiment/record.h"
+#include "experiment/callgrind.h"
+#include "experiment/environment.h"
+#include "server/server.h"
+#include "store/store.h"
+#include "util/fmt.h"
+#include "util/progress.h"
+#include "util/strbuf.h"
+#include "util/util.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+char *experiment_settings_json(const struct experiment_config *cfg, const char *extra_json)
+{
+    json_t *set = json_object(), *a = json_array();
+    for (int v = 0; v < cfg->nvariants; v++)
+        json_array_append_new(a, jstr(cfg->variants[v].name));
+    json_object_set_new(set, "variants", a);
+    for (int v = 0; v < cfg->nvariants; v++) {
+        const struct variant *var = &cfg->variants[v];
+        json_t *o = json_object();
+        char *key = xasprintf("variant.%s", var->name);
+        json_object_set_new(o, "library", jstr(var->library));
+        json_object_set_new(o, "sha256", jstr(var->sha256));
+        if (var->kind != VARIANT_SQLITE) /* only then: SQLite settings unchanged */
+            json_object_set_new(o, "driver", json_string(server_kind_name(var->server_kind)));
+        if (var->compiler)
+            json_object_set_new(o, "compiler", jstr(var->compiler));
+        if (var->cflags)
+            json_object_set_new(o, "cflags", jstr(var->cflags));
+        json_object_set_new(set, key, o);
+        free(key);
+    }
+    experiment_measurement_json(set, cfg);
+    a = json_array();
+    for (char **b = cfg->bench_args; b && *b; b++)
+        json_array_append_new(a, jstr(*b));
+    json_object_set_new(set, "bench_args", a);
+    if (extra_json) {
+        json_error_t je;
+        json_t *extra = json_loads(extra_json, 0, &je);
+        if (json_is_object(extra))
+            json_object_update(set, extra);
+        else
+            warning("extra experiment settings are not a JSON object; left out");
+        json_decref(extra);
+    }
+    char *text = json_dumps(set, JSON_COMPACT | JSON_SORT_KEYS);
+    json_decref(set);
+    if (!text)
+        die("out of memory");
+    return text;
+}
+
+/* {"loaded_from": ...} of a variant, or NULL (caller frees). */
+static char *variant_fingerprint_json(const struct variant *v)
+{
+    if (!v->loaded_from)
+        return NULL;
+    json_t *o = json_object();
+    json_object_set_new(o, "loaded_from", jstr(v->loaded_from));
+    char *text = json_dumps(o, JSON_COMPACT);
+    json_decref(o);
+    return text;
+}
+
+int experiment_record_begin(struct experiment_config *cfg, struct store *s, const char *kind,
+                            const char *extra_json)
+{
+    char *settings = experiment_settings_json(cfg, extra_json);
+    char *env = experiment_environment_json();
+    int64_t id = 0;
+    int rc = store_experiment_begin(s, kind, settings, env, cfg->seed, &id);
+    for (int v = 0; rc == 0 && v < cfg->nvariants; v++) {
+        const struct variant *var = &cfg->variants[v];
+        char *fp = variant_fingerprint_json(var);
+        struct store_variant sv = {
+            .idx = v, .name = var->name, .library = var->library, .sha256 = var->sha256,
+            .version = var->version, .source_id = var->source_id, .compiler = var->compiler,
+            .cflags = var->cflags, .fingerprint_json = fp,
+        };
+        rc = store_variant_add(s, id, &sv);
+        free(fp);
+    }
+    if (rc < 0 && id > 0)
+        store_experiment_finish(s, id, "failed");
+    if (rc == 0) {
+        cfg->store = s;
+        cfg->experiment_id = id;
+        cfg->kind = kind;
+        progress_done();
+        fprintf(stderr, "experiment %lld recorded in %s\n", (long long)id, store_path(s));
+    }
+    free(settings);
+    free(env);
+    return rc;
+}
+
+struct find_ctx {
+    int64_t id;
+    int found;
+};
+
+static int find_cb(const struct store_experiment *e, void *ctx)
+{
+    struct find_ctx *fc = ctx;
+    if (e->id != fc->id)
+        return 0;
+    fc->found = 1;
+    return 1;
+}
+
+int experiment_lookup(struct store *s, int64_t id, struct store_experiment *out)
+{
+    struct find_ctx fc = { id, 0 };
+    memset(out, 0, sizeof(*out));
+    if (store_experiments_list(s, find_cb, &fc) < 0)
+        return -1;
+    if (!fc.found)
+        return error("no experiment %lld in %s (see pgolab history)", (long long)id,
+                     store_path(s));
+    return store_experiment_get(s, id, out);
+}
+
+/* The lines of sb joined with "; " (for one-line messages), in place. */
+static void one_line(struct strbuf *sb)
+{
+    struct strbuf t = STRBUF_INIT;
+    strbuf_rtrim(sb);
+    for (size_t i = 0; i < sb->len; i++) {
+        if (sb->buf[i] == '\n')
+            strbuf_addstr(&t, "; ");
+        else
+            strbuf_addch(&t, sb->buf[i]);
+    }
+    strbuf_reset(sb);
+    strbuf_addstr(sb, t.buf);
+    strbuf_release(&t);
+}
+
+int experiment_record_resume(struct experiment_config *cfg, struct store *s, int64_t id,
+                             const char *kind, const char *extra_json)
+{
+    struct store_experiment e;
+    struct strbuf diff = STRBUF_INIT;
+    char *settings = NULL, *env = NULL;
+    int rc = -1;
+
+    if (experiment_lookup(s, id, &e) < 0)
+        return -1;
+    if (strcmp(e.kind, kind)) {
+        error("experiment %lld was recorded by `pgolab %s`, not `pgolab %s`; resume it with "
+              "`pgolab %s --resume=%lld` and the options it started with",
+              (long long)id, e.kind, kind, e.kind, (long long)id);
+        goto out;
+    }
+    if (!strcmp(e.status, "complete")) {
+        error("experiment %lld is complete; nothing to resume", (long long)id);
+        goto out;
+    }
+    settings = experiment_settings_json(cfg, extra_json);
+    if (store_settings_diff(e.settings_json, settings, &diff) < 0)
+        goto out;
+    if (diff.len) {
+        one_line(&diff);
+        error("cannot resume experiment %lld: its settings differ (recorded -> now): %s",
+              (long long)id, diff.buf);
+        goto out;
+    }
+    env = experiment_environment_json();
+    strbuf_reset(&diff);
+    if (experiment_env_diff(e.environment_json, env, false, &diff) > 0) {
+        one_line(&diff);
+        warning("experiment %lld started in another environment; its runs will mix two "
+                "machines or systems: %s",
+                (long long)id, diff.buf);
+    }
+    if (!strcmp(e.status, "running"))
+        warning("experiment %lld is marked running: stopped by a crash or power cut, or still "
+                "running in another pgolab (if so, stop one of them)",
+                (long long)id);
+    if (store_experiment_finish(s, id, "running") < 0)
+        goto out;
+    cfg->seed = e.seed;
+    cfg->store = s;
+    cfg->experiment_id = id;
+    cfg->kind = kind;
+    progress_done();
+    fprintf(stderr, "resuming experiment %lld in %s: %lld of %d runs recorded\n", (long long)id,
+            store_path(s), (long long)e.nruns, experiment_runs_planned(cfg));
+    rc = 0;
+out:
+    store_experiment_release(&e);
+    strbuf_release(&diff);
+    free(settings);
+    free(env);
+    return rc;
+}
+
+int experiment_record_finish(const struct experiment_config *cfg,
+                             const struct experiment_result *res, int run_rc)
+{
+    if (!cfg->store || cfg->experiment_id <= 0)
+        return 0;
+    const char *status = run_rc == 0 ? "complete" : res->signal ? "interrupted" : "failed";
+    return store_experiment_finish(cfg->store, cfg->experiment_id, status);
+}
+
+/* ---- reading an experiment back */
+
+/* Index of name in list[0..n), or -1. */
+static int find_name(char *const *list, int n, const char *name)
+{
+    for (int i = 0; name && i < n; i++)
+        if (!strcmp(list[i], name))
+            return i;
+    return -1;
+}
+
+/* Copy a stored run into a run_result (indices from the config); -1 if it does not fit it. */
+static int run_from_store(const struct experiment_config *cfg, const struct store_run *sr,
+                          struct run_result *r)
+{
+    memset(r, 0, sizeof(*r));
+    r->workload = find_name(cfg->workloads, cfg->nworkloads, sr->workload);
+    if (r->workload < 0 || sr->variant_idx < 0 || sr->variant_idx >= cfg->nvariants)
+        return -1;
+    r->variant = sr->variant_idx;
+    r->threads = sr->threads;
+    r->round = sr->round;
+    r->tps = sr->tps;
+    r->qps = sr->qps;
+    r->lat_avg_ms = sr->lat_avg_ms;
+    r->lat_p95_ms = sr->lat_p95_ms;
+    r->lat_min_ms = sr->lat_min_ms;
+    r->lat_max_ms = sr->lat_max_ms;
+    r->transactions = sr->transactions;
+    r->errors = sr->errors;
+    r->json = sr->report_json ? xstrdup(sr->report_json) : NULL;
+    r->started_at = sr->started_at;
+    r->duration_s = sr->duration_s;
+    callgrind_from_json(sr->report_json, r);
+    return 0;
+}
+
+struct load_ctx {
+    const struct experiment_config *cfg;
+    struct experiment_result *res;
+    int skipped;
+};
+
+static int load_run_cb(const struct store_run *sr, void *ctx)
+{
+    struct load_ctx *lc = ctx;
+    struct run_result r;
+    if (run_from_store(lc->cfg, sr, &r) < 0) {
+        lc->skipped++;
+        return 0;
+    }
+    lc->res->runs = xrealloc(lc->res->runs, sizeof(*lc->res->runs) * (size_t)(lc->res->nruns + 1));
+    lc->res->runs[lc->res->nruns++] = r;
+    return 0;
+}
+
+int record_load_runs(struct store *s, const struct experiment_config *cfg,
+                     struct experiment_result *res)
+{
+    struct load_ctx lc = { cfg, res, 0 };
+    if (store_runs_load(s, cfg->experiment_id, load_run_cb, &lc) < 0)
+        return -1;
+    if (lc.skipped)
+        warning("experiment %lld: %d recorded run%s outside its settings ignored",
+                (long long)cfg->experiment_id, lc.skipped, lc.skipped == 1 ? "" : "s");
+    return 0;
+}
+
+/* Workloads and thread counts of the runs, in order of first appearance (when the settings
+ * lack them). */
+struct scan_ctx {
+    char **workloads;
+    int nworkloads;
+    int *threads;
+    int nthreads;
+    int max_round;
+};
+
+static int scan_cb(const struct store_run *r, void *ctx)
+{
+    struct scan_ctx *sc = ctx;
+    if (find_name(sc->workloads, sc->nworkloads, r->workload) < 0) {
+        sc->workloads = xrealloc(sc->workloads, sizeof(char *) * (size_t)(sc->nworkloads + 2));
+        sc->workloads[sc->nworkloads++] = xstrdup(r->workload);
+        sc->workloads[sc->nworkloads] = NULL;
+    }
+    int t;
+    for (t = 0; t < sc->nthreads && sc->threads[t] != r->threads; t++)
+        ;
+    if (t == sc->nthreads) {
+        sc->threads = xrealloc(sc->threads, sizeof(int) * (size_t)(sc->nthreads + 1));
+        sc->threads[sc->nthreads++] = r->threads;
+    }
+    if (r->round > sc->max_round)
+        sc->max_round = r->round;
+    return 0;
+}
+
+static char *own(struct experiment_loaded *l, const char *s)
+{
+    l->owned = xrealloc(l->owned, sizeof(char *) * (size_t)(l->nowned + 1));
+    return l->owned[l->nowned++] = xstrdup(s);
+}
+
+int experiment_load(struct store *s, int64_t id, struct experiment_loaded *out)
+{
+    struct experiment_config *cfg = &out->cfg;
+    struct experiment_result *res = &out->res;
+    struct scan_ctx sc;
+    json_t *set = NULL, *a;
+    size_t i;
+    int rc = -1;
+
+    memset(out, 0, sizeof(*out));
+    memset(&sc, 0, sizeof(sc));
+    if (experiment_lookup(s, id, &out->exp) < 0)
+        return -1;
+    const struct store_experiment *e = &out->exp;
+    set = json_loads(e->settings_json ? e->settings_json : "{}", 0, NULL);
+    if (store_runs_load(s, id, scan_cb, &sc) < 0)
+        goto out;
+
+    cfg->variants = xcalloc((size_t)e->nvariants + 1, sizeof(struct variant));
+    for (int v = 0; v < e->nvariants; v++) {
+        const struct store_variant *sv = &e->variants[v];
+        struct variant *var = &cfg->variants[v];
+        if (sv->idx != v) {
+            error("experiment %lld: its variants are not numbered 0..%d", (long long)id,
+                  e->nvariants - 1);
+            goto out;
+        }
+        var->name = sv->name;
+        var->library = sv->library ? sv->library : "?";
+        var->sha256 = sv->sha256 ? xstrdup(sv->sha256) : NULL;
+        var->version = sv->version ? xstrdup(sv->version) : NULL;
+        var->source_id = sv->source_id ? xstrdup(sv->source_id) : NULL;
+        var->compiler = sv->compiler;
+        var->cflags = sv->cflags;
+        /* the kind: a server variant's settings name its driver; a running one's "library"
+         * is its KIND://HOST:PORT */
+        char *key = xasprintf("variant.%s", var->name);
+        const char *drv = json_string_value(json_object_get(json_object_get(set, key), "driver"));
+        free(key);
+        if (drv && server_kind_parse(drv, &var->server_kind) == 0)
+            var->kind = strstr(var->library, "://") ? VARIANT_EXTERNAL : VARIANT_SERVER;
+        json_t *fp = sv->fingerprint_json ? json_loads(sv->fingerprint_json, 0, NULL) : NULL;
+        const char *lf = json_string_value(json_object_get(fp, "loaded_from"));
+        var->loaded_from = lf ? xstrdup(lf) : NULL;
+        json_decref(fp);
+        cfg->nvariants++;
+    }
+    if (cfg->nvariants < 1) {
+        error("experiment %lld has no variants recorded", (long long)id);
+        goto out;
+    }
+
+    a = json_object_get(set, "workloads");
+    if (json_is_array(a) && json_array_size(a) > 0) {
+        cfg->workloads = xcalloc(json_array_size(a) + 1, sizeof(char *));
+        for (i = 0; i < json_array_size(a); i++) {
+            const char *w = json_string_value(json_array_get(a, i));
+            cfg->workloads[cfg->nworkloads++] = own(out, w ? w : "?");
+        }
+    } else {
+        cfg->workloads = xcalloc((size_t)sc.nworkloads + 1, sizeof(char *));
+        for (int w = 0; w < sc.nworkloads; w++)
+            cfg->workloads[cfg->nworkloads++] = own(out, sc.workloads[w]);
+    }
+    a = json_object_get(set, "threads");
+    if (json_is_array(a) && json_array_size(a) > 0) {
+        cfg->threads = xcalloc(json_array_size(a), sizeof(int));
+        for (i = 0; i < json_array_size(a); i++)
+            cfg->threads[cfg->nthreads++] = (int)json_integer_value(json_array_get(a, i));
+    } else {
+        cfg->threads = xcalloc((size_t)sc.nthreads + 1, sizeof(int));
+        for (int t = 0; t < sc.nthreads; t++)
+            cfg->threads[cfg->nthreads++] = sc.threads[t];
+    }
+    json_t *r = json_object_get(set, "rounds");
+    cfg->rounds = json_is_integer(r) ? (int)json_integer_value(r) : sc.max_round;
+    const char *reset = json_string_value(json_object_get(set, "reset"));
+    for (i = 0; reset && i <= RESET_VARIANT; i++)  /* absent: the default, run */
+        if (!strcmp(reset, experiment_reset_name((enum experiment_reset)i)))
+            cfg->reset = (enum experiment_reset)i;
+    cfg->warmup_runs = (int)json_integer_value(json_object_get(set, "warmup_runs"));
+    a = json_object_get(set, "server_options");
+    cfg->server_options = xcalloc(json_array_size(a) + 1, sizeof(char *));
+    for (i = 0; i < json_array_size(a); i++) {
+        const char *o = json_string_value(json_array_get(a, i));
+        cfg->server_options[cfg->nserver_options++] = own(out, o ? o : "");
+    }
+    cfg->time_s = json_number_value(json_object_get(set, "time_s"));
+    cfg->tables = (int)json_integer_value(json_object_get(set, "tables"));
+    cfg->table_size = (int)json_integer_value(json_object_get(set, "table_size"));
+    const char *measure = json_string_value(json_object_get(set, "measure"));
+    if (measure && !strcmp(measure, "instructions")) {
+        cfg->measure = MEASURE_INSTRUCTIONS;
+        cfg->events = (int)json_integer_value(json_object_get(set, "events"));
+    }
+    a = json_object_get(set, "bench_args");
+    cfg->bench_args = xcalloc(json_array_size(a) + 1, sizeof(char *));
+    for (i = 0; i < json_array_size(a); i++) {
+        const char *b = json_string_value(json_array_get(a, i));
+        cfg->bench_args[i] = own(out, b ? b : "");
+    }
+    cfg->seed = e->seed;
+    cfg->experiment_id = e->id;
+    cfg->kind = e->kind;
+    cfg->workdir = "";
+    cfg->pgolab = "pgolab";
+
+    res->env_json = xstrdup(e->environment_json ? e->environment_json : "{}");
+    res->started_at = e->created_at;
+    res->finished_at = e->finished_at;
+    if (record_load_runs(s, cfg, res) < 0)
+        goto out;
+    res->resumed = res->nruns;
+    if (strcmp(e->status, "complete")) {
+        if (!strcmp(e->status, "running"))
+            res->error = xasprintf("experiment %lld is still running, or was stopped by a crash "
+                                   "or power cut (`pgolab %s --resume=%lld` continues it)",
+                                   (long long)id, e->kind, (long long)id);
+        else
+            res->error = xasprintf("experiment %lld %s (`pgolab %s --resume=%lld` with the "
+                                   "same options continues it)",
+                                   (long long)id, e->status, e->kind, (long long)id);
+    }
+    rc = 0;
+out:
+    for (int w = 0; w < sc.nworkloads; w++)
+        free(sc.workloads[w]);
+    free(sc.workloads);
+    free(sc.threads);
+    json_decref(set);
+    if (rc < 0)
+        experiment_loaded_release(out);
+    return rc;
+}

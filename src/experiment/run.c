@@ -1,0 +1,624 @@
+/* run: one run of an experiment and the data under it (see run.h). The signal that stops an
+ * experiment is caught into this file's flag while experiment_run() runs. */
+#include "experiment/run.h"
+#include "experiment/callgrind.h"
+#include "server/server.h"
+#include "store/store.h"
+#include "util/argvec.h"
+#include "util/fmt.h"
+#include "util/fs.h"
+#include "util/progress.h"
+#include "util/signals.h"
+#include "util/strbuf.h"
+#include "util/subprocess.h"
+#include "util/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ---------------------------------------------------------------- small helpers */
+
+/* Make dir and its parents (mode 0755); 0, or -1 with errno set. */
+/* Copy the file src to dst (created or truncated). 0, or -1 with errno set. */
+static int copy_file(const char *src, const char *dst)
+{
+    char buf[1 << 16];
+    int in = open(src, O_RDONLY | O_CLOEXEC);
+    if (in < 0)
+        return -1;
+    int out = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (out < 0) {
+        int e = errno;
+        close(in);
+        errno = e;
+        return -1;
+    }
+    ssize_t n;
+    int rc = 0;
+    while ((n = read(in, buf, sizeof(buf))) != 0) {
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            rc = -1;
+            break;
+        }
+        for (ssize_t off = 0; off < n;) {
+            ssize_t w = write(out, buf + off, (size_t)(n - off));
+            if (w < 0) {
+                if (errno == EINTR)
+                    continue;
+                rc = -1;
+                break;
+            }
+            off += w;
+        }
+        if (rc < 0)
+            break;
+    }
+    int e = errno;
+    close(in);
+    if (close(out) < 0 && rc == 0) {
+        e = errno;
+        rc = -1;
+    }
+    errno = e;
+    return rc;
+}
+
+/* Remove a SQLite database file and its -wal, -shm and -journal companions. */
+static void remove_db(const char *path)
+{
+    static const char *const sfx[] = { "", "-wal", "-shm", "-journal" };
+    for (size_t i = 0; i < ARRAY_SIZE(sfx); i++) {
+        char *p = xasprintf("%s%s", path, sfx[i]);
+        unlink(p);
+        free(p);
+    }
+}
+
+static int file_exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+char *run_log_tail(const char *path, int lines)
+{
+    char *t = file_tail(path, lines);
+    for (char *c = t; *c; c++)
+        if (*c == '\n')
+            *c = '|';
+    if (!*t) {
+        free(t);
+        return xstrdup("(nothing on stderr)");
+    }
+    return t;
+}
+
+/* ---------------------------------------------------------------- signals and failures */
+
+static volatile sig_atomic_t got_signal;
+
+static void on_signal(int sig)
+{
+    got_signal = sig;
+}
+
+void run_catch_signals(struct sig_saved *saved)
+{
+    got_signal = 0;
+    sig_catch(on_signal, saved);
+}
+
+int run_signal(void)
+{
+    return got_signal;
+}
+
+const char *run_signal_name(int sig)
+{
+    return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal";
+}
+
+int run_fail(struct experiment_result *res, const char *fmt, ...)
+{
+    struct strbuf sb = STRBUF_INIT;
+    va_list ap;
+    va_start(ap, fmt);
+    strbuf_vaddf(&sb, fmt, ap);
+    va_end(ap);
+    progress_done();
+    error("%s", sb.buf);
+    free(res->error);
+    res->error = strbuf_detach(&sb);
+    return -1;
+}
+
+/* ---------------------------------------------------------------- the child */
+
+/* The number at obj.key into *out; -1 if it is missing or not a number. */
+static int get_num(json_t *obj, const char *key, double *out)
+{
+    json_t *v = json_object_get(obj, key);
+    if (!json_is_number(v))
+        return -1;
+    *out = json_number_value(v);
+    return 0;
+}
+
+int experiment_parse_run(const char *json, struct run_result *r)
+{
+    json_error_t je;
+    json_t *root = json_loads(json, 0, &je);
+    double x;
+    if (!root)
+        return error("the child's report is not JSON: %s (line %d, column %d)", je.text, je.line,
+                     je.column);
+    int rc = -1;
+    json_t *lat = json_object_get(root, "latency_ms");
+    if (!json_is_object(root) || !json_is_object(lat)) {
+        error("the child's report has no \"latency_ms\" object");
+        goto out;
+    }
+    if (json_is_true(json_object_get(root, "interrupted")) ||
+        json_is_true(json_object_get(root, "failed"))) {
+        error("the child's run was %s", json_is_true(json_object_get(root, "failed"))
+                                            ? "stopped by a fatal error" : "interrupted");
+        goto out;
+    }
+    if (get_num(root, "tps", &r->tps) < 0 || get_num(root, "qps", &r->qps) < 0 ||
+        get_num(lat, "avg", &r->lat_avg_ms) < 0) {
+        error("the child's report lacks tps, qps or latency_ms.avg");
+        goto out;
+    }
+    if (get_num(lat, "p95", &r->lat_p95_ms) < 0 &&
+        get_num(lat, "percentile_value", &r->lat_p95_ms) < 0) {
+        error("the child's report lacks latency_ms.p95");
+        goto out;
+    }
+    r->lat_min_ms = get_num(lat, "min", &x) == 0 ? x : NAN;
+    r->lat_max_ms = get_num(lat, "max", &x) == 0 ? x : NAN;
+    r->transactions = get_num(root, "transactions", &x) == 0 && x >= 0 ? (uint64_t)x : 0;
+    r->errors = get_num(root, "ignored_errors", &x) == 0 && x >= 0 ? (uint64_t)x : 0;
+    r->json = xstrdup(json);
+    rc = 0;
+out:
+    json_decref(root);
+    return rc;
+}
+
+/* The child's argv: PGOLAB bench TARGET --tables=T --table-size=N --threads=K [extra...]
+ * [bench_args...] WORKLOAD COMMAND, where TARGET is --sqlite-library=L --sqlite-db=DB, or the
+ * client options of the variant's running server (srv), or of its external server. cg_out:
+ * run the child under `valgrind --tool=callgrind` writing its profile there (NULL: run it
+ * directly). */
+void run_child_argv(struct argvec *a, const struct experiment_config *cfg,
+                    const struct variant *var, const char *db, const struct server *srv,
+                    int threads, const char *cg_out)
+{
+    memset(a, 0, sizeof(*a));
+    if (cg_out)
+        callgrind_argv(a, cfg, cg_out);
+    argvec_push(a, cfg->pgolab);
+    argvec_push(a, "bench");
+    if (var->kind == VARIANT_SERVER) {
+        server_client_args(srv, a);
+        /* the managed account has no password: an empty one, so that a MYSQL_PWD / PGPASSWORD
+         * meant for running servers (or set by the user) is not tried on it */
+        argvec_pushf(a, "--%s-password=", server_kind_name(var->server_kind));
+    } else if (var->kind == VARIANT_EXTERNAL) {
+        const char *k = server_kind_name(var->server_kind);
+        size_t klen = strlen(k);
+        argvec_pushf(a, "--db-driver=%s", k);
+        argvec_pushf(a, "--%s-host=%s", k, var->host);
+        argvec_pushf(a, "--%s-port=%d", k, var->port);
+        for (const char *const *e = cfg->external_args; e && *e; e++)
+            if (!strncmp(*e + 2, k, klen) && (*e)[2 + klen] == '-')
+                argvec_push(a, *e);
+    } else {
+        argvec_pushf(a, "--sqlite-library=%s", var->library);
+        argvec_pushf(a, "--sqlite-db=%s", db);
+    }
+    argvec_pushf(a, "--tables=%d", cfg->tables);
+    argvec_pushf(a, "--table-size=%d", cfg->table_size);
+    argvec_pushf(a, "--threads=%d", threads);
+}
+
+static void child_argv_finish(struct argvec *a, const struct experiment_config *cfg,
+                              const char *workload, const char *command)
+{
+    for (char **b = cfg->bench_args; b && *b; b++)
+        argvec_push(a, *b);
+    argvec_push(a, workload);
+    argvec_push(a, command);
+}
+
+/* true when the child options already fix the bench's random seed. */
+static bool has_rand_seed(const struct experiment_config *cfg)
+{
+    for (char **b = cfg->bench_args; b && *b; b++)
+        if (!strncmp(*b, "--rand-seed", 11))
+            return true;
+    return false;
+}
+
+/* ---- a variant's data: a SQLite file, or a managed server's datadir ---- */
+
+void run_remove_data(const struct variant *var, const char *path)
+{
+    if (var->kind == VARIANT_SERVER)
+        remove_tree(path);
+    else
+        remove_db(path);
+}
+
+static int fresh_copy(struct experiment_result *res, const char *template, const char *rundb);
+
+/* Make work a fresh copy of template: the SQLite file (and -wal), or the stopped server's
+ * whole datadir (cp -a: owners and modes kept, as PostgreSQL wants). 0, or -1 after run_fail(). */
+static int copy_data(struct experiment_result *res, const struct variant *var,
+                     const char *template, const char *work)
+{
+    if (var->kind != VARIANT_SERVER)
+        return fresh_copy(res, template, work);
+    remove_tree(work);
+    const char *argv[] = { "cp", "-a", "--", template, work, NULL };
+    struct strbuf out = STRBUF_INIT;  /* cp prints nothing on stdout; its stderr is ours */
+    struct subprocess sp = { .argv = argv, .out = &out, .timeout_s = 3600 };
+    int st = subprocess_run(&sp);
+    strbuf_release(&out);
+    if (st != 0 && got_signal) {  /* Ctrl-C reaches cp too: an interruption, not a failure */
+        res->signal = got_signal;
+        return run_fail(res, "interrupted by %s while copying the datadir %s; keeping the %d "
+                             "finished runs", run_signal_name(got_signal), template, res->nruns);
+    }
+    if (st != 0)
+        return run_fail(res, "cannot copy the datadir %s to %s (cp exit %d)", template, work, st);
+    return 0;
+}
+
+/* The tail of the last managed server's log after a failed run (for the run's message). */
+static char *last_server_tail;
+
+/* Start variant var's server on datadir (initialized there when new). 0, or -1 after
+ * run_fail() (server_start printed why, with the server's log tail). */
+static int start_server(const struct experiment_config *cfg, struct experiment_result *res,
+                        const struct variant *var, const char *datadir, struct server *srv)
+{
+    struct server_config sc = {
+        .kind = var->server_kind, .datadir = datadir, .options = cfg->server_options,
+        .stop_with_parent = true,
+        .noptions = cfg->nserver_options,
+    };
+    if (is_dir(var->library))
+        sc.prefix = var->library;
+    else
+        sc.server = var->library;
+    if (server_start(srv, &sc) == 0)
+        return 0;
+    if (got_signal) {
+        res->signal = got_signal;
+        return run_fail(res, "interrupted by %s while starting the server of %s",
+                        run_signal_name(got_signal), var->name);
+    }
+    return run_fail(res, "variant %s: the server %s did not start on %s (see above)", var->name,
+                    var->library, datadir);
+}
+
+/* Stop a server started by start_server (cleanly; server_stop reports a failure). */
+static void stop_server(struct server *srv)
+{
+    if (srv->pid)
+        server_stop(srv, 120);
+    server_release(srv);
+}
+
+int run_prepare_template(const struct experiment_config *cfg, struct experiment_result *res,
+                         int w, int v, const char *template)
+{
+    const struct variant *var = &cfg->variants[v];
+    const char *workload = cfg->workloads[w];
+    struct argvec a = ARGVEC_INIT;
+    struct server srv;
+    char *log = xasprintf("%s/prepare-%d-%d-%s.log", cfg->workdir, w, v, workload);
+    int st = 0, rc = 0;
+    memset(&srv, 0, sizeof(srv));
+    unlink(log);
+    if (cfg->progress)
+        progress("preparing %s (%d x %d rows) for %s", workload, cfg->tables, cfg->table_size,
+                 var->name);
+    if (var->kind == VARIANT_SERVER) {
+        remove_tree(template);
+        if (start_server(cfg, res, var, template, &srv) < 0) {
+            free(log);
+            return -1;
+        }
+    }
+    /* bulk_insert's tables are one per thread (sbtest1..N): prepare for the most threads */
+    int threads = 1;
+    for (int i = 0; !strcmp(workload, "bulk_insert") && i < cfg->nthreads; i++)
+        if (cfg->threads[i] > threads)
+            threads = cfg->threads[i];
+    if (var->kind == VARIANT_EXTERNAL) { /* sysbench's way: cleanup, then prepare */
+        run_child_argv(&a, cfg, var, template, &srv, threads, NULL);
+        child_argv_finish(&a, cfg, workload, "cleanup");
+        struct subprocess sp = { .argv = argvec_argv(&a), .log_path = log };
+        st = subprocess_run(&sp);
+        argvec_clear(&a);
+    }
+    if (st == 0 && !got_signal) {
+        run_child_argv(&a, cfg, var, template, &srv, threads, NULL);
+        child_argv_finish(&a, cfg, workload, "prepare");
+        struct subprocess sp = { .argv = argvec_argv(&a), .log_path = log };
+        st = subprocess_run(&sp);
+    }
+    stop_server(&srv);
+    if (got_signal) {
+        res->signal = got_signal;
+        rc = run_fail(res, "interrupted by %s while preparing %s", run_signal_name(got_signal),
+                      workload);
+    } else if (st != 0 || (var->kind == VARIANT_SQLITE && !file_exists(template))) {
+        char *tail = run_log_tail(log, 3);
+        rc = run_fail(res, "prepare of %s with %s failed (exit %d): %s", workload, var->name, st,
+                      tail);
+        free(tail);
+    }
+    argvec_clear(&a);
+    free(log);
+    return rc;
+}
+
+/* A fresh copy of the template (and its -wal) at rundb. 0, or -1 after run_fail(). */
+static int fresh_copy(struct experiment_result *res, const char *template, const char *rundb)
+{
+    static const char *const sfx[] = { "", "-wal" };
+    remove_db(rundb);
+    for (size_t i = 0; i < ARRAY_SIZE(sfx); i++) {
+        char *src = xasprintf("%s%s", template, sfx[i]);
+        char *dst = xasprintf("%s%s", rundb, sfx[i]);
+        int cr = (i == 0 || file_exists(src)) ? copy_file(src, dst) : 0;
+        if (cr < 0)
+            run_fail(res, "cannot copy %s to %s: %s", src, dst, strerror(errno));
+        free(src);
+        free(dst);
+        if (cr < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------- one run */
+
+int run_child(const struct experiment_config *cfg, struct experiment_result *res,
+              const struct variant *var, const char *workload, int threads,
+              const char *template, const char *rundb, const char *log,
+              const char *cg_out, int events, struct strbuf *out)
+{
+    struct argvec a = ARGVEC_INIT;
+    struct server srv;
+    memset(&srv, 0, sizeof(srv));
+    if (template && copy_data(res, var, template, rundb) < 0)
+        return -2;
+    /* A managed server is started for this run alone (restarted between runs, seed 001's
+     * method) and stopped cleanly after it. */
+    if (var->kind == VARIANT_SERVER && start_server(cfg, res, var, rundb, &srv) < 0)
+        return -2;
+    unlink(log);
+    strbuf_reset(out);
+    run_child_argv(&a, cfg, var, rundb, &srv, threads, cg_out);
+    if (cg_out) {
+        argvec_pushf(&a, "--events=%d", events);
+        argvec_push(&a, "--time=0");
+        if (!has_rand_seed(cfg))
+            argvec_push(&a, "--rand-seed=1");
+    } else {
+        char *time_arg = fmt_num(cfg->time_s);
+        argvec_pushf(&a, "--time=%s", time_arg);
+        free(time_arg);
+        argvec_push(&a, "--report-interval=1");
+    }
+    argvec_push(&a, "--format=json");
+    child_argv_finish(&a, cfg, workload, "run");
+    /* A run ends itself after --time (or its events); the timeout only guards against a hung
+     * child (callgrind runs some 50-100 times slower than the program alone). */
+    struct subprocess sp = { .argv = argvec_argv(&a), .log_path = log, .out = out,
+                             .timeout_s = cg_out ? 3600 + events * 0.5 : cfg->time_s * 3 + 60 };
+    int st = subprocess_run(&sp);
+    argvec_clear(&a);
+    if (var->kind == VARIANT_SERVER) {
+        free(last_server_tail);
+        last_server_tail = NULL;
+        if (st != 0) { /* e.g. the server died: its own last words go with the run's error */
+            char *tail = run_log_tail(srv.log, 3);
+            last_server_tail = xasprintf("%s; server log %s: %s",
+                                         server_status(&srv, NULL) == SERVER_GONE
+                                             ? "the server is gone" : "the server is running",
+                                         srv.log, tail);
+            free(tail);
+        }
+        stop_server(&srv);
+    }
+    return st;
+}
+
+/* The two callgrind children of an instruction-mode run (N/5 events, then N): fills r from
+ * the big child's report plus instr_per_txn and the "callgrind" JSON; the time metrics are
+ * set to NaN (they were slowed down by valgrind and mean nothing). 0, or -1 after run_fail(). */
+static int run_instructions(const struct experiment_config *cfg, struct experiment_result *res,
+                            int v, const char *workload, int round, const char *template,
+                            const char *rundb, const char *log, struct strbuf *out,
+                            struct run_result *r)
+{
+    const struct variant *var = &cfg->variants[v];
+    int seq = res->nruns;
+    int counts[2] = { cfg->events / 5, cfg->events };
+    struct callgrind_counts cc[2];
+    uint64_t txns[2] = { 0, 0 };
+    for (int k = 0; k < 2; k++) {
+        char *cg = xasprintf("%s/cg.%03d.%s.out", cfg->workdir, seq + 1, k ? "n" : "n5");
+        unlink(cg);
+        int st = run_child(cfg, res, var, workload, 1, template, rundb, log, cg, counts[k], out);
+        int rc = 0;
+        if (st == -2) {
+            rc = -1;
+        } else if (got_signal) {
+            rc = -1; /* the caller reports it */
+        } else if (st != 0) {
+            char *tail = run_log_tail(log, 3);
+            rc = run_fail(res, "run failed under callgrind: variant %s, %s, %d events, round "
+                               "%d/%d: exit %d: %s", var->name, workload, counts[k], round,
+                          cfg->rounds, st, tail);
+            free(tail);
+        } else {
+            struct run_result tmp;
+            memset(&tmp, 0, sizeof(tmp));
+            strbuf_rtrim(out);
+            if (experiment_parse_run(out->buf, &tmp) < 0) {
+                rc = run_fail(res, "run failed under callgrind: variant %s, %s: unusable report",
+                              var->name, workload);
+            } else if (experiment_callgrind_counts(cg, &cc[k]) < 0) {
+                rc = run_fail(res, "run %d (variant %s, %s): no instruction count from callgrind",
+                              seq + 1, var->name, workload);
+                free(tmp.json);
+            } else {
+                txns[k] = tmp.transactions;
+                if (k) {
+                    free(r->json);
+                    *r = tmp;
+                } else {
+                    free(tmp.json);
+                }
+            }
+        }
+        unlink(cg);
+        free(cg);
+        if (rc < 0)
+            return -1;
+    }
+    if (txns[1] <= txns[0] || cc[1].ir <= cc[0].ir)
+        return run_fail(res, "run %d (variant %s, %s): no marginal cost: %llu instructions for "
+                             "%llu transactions vs %llu for %llu", seq + 1, var->name, workload,
+                        (unsigned long long)cc[1].ir, (unsigned long long)txns[1],
+                        (unsigned long long)cc[0].ir, (unsigned long long)txns[0]);
+    callgrind_marginal(r, cfg->events, cc, txns);
+    return 0;
+}
+
+int run_once(const struct experiment_config *cfg, struct experiment_result *res, int w,
+             int t, int round, int v, const char *template, const char *rundb)
+{
+    const struct variant *var = &cfg->variants[v];
+    const char *workload = cfg->workloads[w];
+    int threads = cfg->threads[t];
+    int seq = res->nruns;
+    struct strbuf out = STRBUF_INIT;
+    struct run_result r;
+    int rc = -1, st = 0;
+    char *log = xasprintf("%s/run-%03d.log", cfg->workdir, seq + 1);
+    bool instr = cfg->measure == MEASURE_INSTRUCTIONS;
+
+    memset(&r, 0, sizeof(r));
+    r.instr_per_txn = r.i1_miss_per_txn = r.branch_miss_per_txn = NAN;
+    double started_at = wall_time();
+    uint64_t t0 = now_ns();
+    if (instr) {
+        int ir = run_instructions(cfg, res, v, workload, round, template, rundb, log, &out, &r);
+        if (ir < 0 && !got_signal)
+            goto out;
+    } else {
+        st = run_child(cfg, res, var, workload, threads, template, rundb, log, NULL, 0, &out);
+        if (st == -2)
+            goto out;
+    }
+    double duration_s = (double)(now_ns() - t0) / 1e9;
+
+    if (got_signal) {
+        res->signal = got_signal;
+        run_fail(res, "interrupted by %s during run %d (%s, %s, threads=%d, round %d/%d); "
+                      "keeping the %d finished runs",
+                 run_signal_name(got_signal), seq + 1, var->name, workload, threads, round,
+                 cfg->rounds, res->nruns);
+        goto out;
+    }
+    if (st != 0) {
+        char *tail = run_log_tail(log, 3);
+        run_fail(res, "run failed: variant %s, %s, threads=%d, round %d/%d: exit %d: %s%s%s",
+                 var->name, workload, threads, round, cfg->rounds, st, tail,
+                 last_server_tail ? "; " : "", last_server_tail ? last_server_tail : "");
+        free(tail);
+        goto out;
+    }
+    strbuf_rtrim(&out);
+    if (!instr && experiment_parse_run(out.buf, &r) < 0) {
+        char *tail = run_log_tail(log, 3);
+        run_fail(res, "run failed: variant %s, %s, threads=%d, round %d/%d: unusable report "
+                      "(%zu bytes on stdout); stderr: %s",
+                 var->name, workload, threads, round, cfg->rounds, out.len, tail);
+        free(tail);
+        goto out;
+    }
+    /* The run must have measured this variant's library, not another SQLite. */
+    if (var->source_id) {
+        json_t *root = json_loads(r.json, 0, NULL);
+        json_t *lib = json_object_get(root, "library");
+        const char *sid = json_string_value(json_object_get(lib, "engine_source_id"));
+        if (!sid) /* the engine's own id (catches interposition), else the exported one */
+            sid = json_string_value(json_object_get(lib, "source_id"));
+        if (sid && strcmp(sid, var->source_id)) {
+            run_fail(res, "run %d measured the wrong library: variant %s is SQLite %s but the "
+                          "child ran %s", seq + 1, var->name, var->source_id, sid);
+            json_decref(root);
+            goto out;
+        }
+        json_decref(root);
+    }
+    r.variant = v;
+    r.workload = w;
+    r.threads = threads;
+    r.round = round;
+    r.started_at = started_at;
+    r.duration_s = duration_s;
+    /* Committed before the next run starts: an interruption loses at most the run in
+     * progress. A run that cannot be recorded stops the experiment (it would be lost). */
+    if (cfg->store && cfg->experiment_id > 0) {
+        struct store_run sr = {
+            .variant_idx = v, .workload = workload, .threads = threads, .round = round,
+            .seq = STORE_SEQ_NEXT, .started_at = started_at, .duration_s = duration_s,
+            .tps = r.tps, .qps = r.qps, .lat_min_ms = r.lat_min_ms, .lat_avg_ms = r.lat_avg_ms,
+            .lat_p95_ms = r.lat_p95_ms, .lat_max_ms = r.lat_max_ms,
+            .transactions = r.transactions, .errors = r.errors, .report_json = r.json,
+        };
+        if (store_run_add(cfg->store, cfg->experiment_id, &sr) < 0) {
+            run_fail(res, "run %d (%s, %s, threads=%d, round %d/%d) could not be recorded; "
+                          "stopping", seq + 1, var->name, workload, threads, round, cfg->rounds);
+            goto out;
+        }
+    }
+    res->runs = xrealloc(res->runs, sizeof(*res->runs) * (size_t)(res->nruns + 1));
+    res->runs[res->nruns++] = r;
+    r.json = NULL; /* now res's */
+    rc = 0;
+out:
+    free(r.json);
+    if (cfg->reset == RESET_RUN && var->kind != VARIANT_EXTERNAL)
+        run_remove_data(var, rundb);
+    strbuf_release(&out);
+    free(log);
+    return rc;
+}
+
+char *experiment_default_workdir(void)
+{
+    if (access("/dev/shm", W_OK) == 0)
+        return xasprintf("/dev/shm/pgolab-%ld", (long)getpid());
+    return xasprintf("./.pgolab/run-%ld", (long)getpid());
+}
