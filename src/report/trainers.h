@@ -5,7 +5,8 @@
 #ifndef PGOLAB_REPORT_TRAINERS_H
 #define PGOLAB_REPORT_TRAINERS_H
 
-#include "experiment/experiment.h"
+#include "experiment/cells.h"
+#include "experiment/model.h"
 #include "util/strbuf.h"
 
 /* Append the matrix to out. trainer_of[v] names the trainer of variant v (NULL: not a pgo
