@@ -13,7 +13,7 @@ timeout 300 "$PGOLAB" compare "${vars[@]}" --results="$TMP/results.db" --bench=o
 is "$?" 0 "A/A compare: exit 0"
 for title in "Transactions per second" "Average response time" "95th percentile response time"; do
     block=$(awk -v t="$title" 'index($0, "Table") == 1 { on = index($0, t) > 0 } on' "$TMP/aa.out")
-    like "$block" "\| +1 \| +[0-9.]+ \([0-9.]+-[0-9.]+\) \|" "$title: 1-thread row with median (min-max)"
+    like "$block" "\| +1 \| +[0-9.]+ \([0-9.]+-[0-9.]+\) +\|" "$title: 1-thread row with median (min-max)"
     like "$block" "\| +2 \|" "$title: 2-thread row"
     like "$block" "\| Average \|" "$title: Average row"
 done

@@ -34,7 +34,7 @@ note "simulated per transaction: I1 misses $i1, branch mispredictions $bm"
 cmp_ok "${bm%.*}" '>' 10 "plausible: more than 10 branch mispredictions per oltp_read_only transaction"
 cmp_ok "${bm%.*}" '<' 100000 "plausible: fewer than 100,000 (instructions are ~800,000)"
 ok "I1 misses per transaction are a number" awk -v x="$i1" 'BEGIN { exit !(x == x + 0) }'
-like "$(cat "$TMP/aa.out")" "\| +1 \| +[0-9.]+ \([0-9.]+-[0-9.]+\) \|" "a 1-thread row with median (min-max)"
+like "$(cat "$TMP/aa.out")" "\| +1 \| +[0-9.]+ \([0-9.]+-[0-9.]+\) +\|" "a 1-thread row with median (min-max)"
 unlike "$(cat "$TMP/aa.out")" "\| +2 \|" "no 2-thread row"
 
 # Every run's value, from the store (report_json keeps the callgrind counts).
@@ -86,7 +86,7 @@ is "$?" 0 "report --compare=2,3 of instruction experiments: exit 0"
 like "$(cat "$TMP/x.out")" "Table 1\. Instructions per transaction \(callgrind; deterministic, not time\)" \
     "--compare: the instructions table"
 unlike "$(cat "$TMP/x.out")" "Transactions per second" "--compare: no tps table"
-like "$(cat "$TMP/x.out")" "^\| +A \| oltp_read_only \| +1 \| +[0-9.]+ \([0-9.]+-[0-9.]+\) \| +[0-9.]+ \([0-9.]+-[0-9.]+\) \| +~ +\|$" \
+like "$(cat "$TMP/x.out")" "^\| +A \| oltp_read_only \| +1 \| +[0-9.]+ \([0-9.]+-[0-9.]+\) +\| +[0-9.]+ \([0-9.]+-[0-9.]+\) +\| +~ +\|$" \
     "--compare: A unchanged (the same counts in both)"
 like "$(cat "$TMP/x.out")" "^\| +B \| oltp_read_only \| +1 \| .* \| +-[0-9.]+% \(95% CI .*\) +\|$" \
     "--compare: B's 10% more instructions shown as a change with its CI"

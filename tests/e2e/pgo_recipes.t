@@ -137,7 +137,7 @@ like "$OUT" "^  gate +checksum: oltp_read_only verify, [0-9a-f]{16} over [1-9][0
 like "$OUT" "^ +flags: -O2 -DFPROFILE_USE=ON -DFPROFILE_DIR=$USE_DIR$" "summary: the pgo flags with the options expanded"
 for title in "Transactions per second" "Average response time \(ms\)" "95th percentile response time \(ms\)"; do
     block=$(T="$title, oltp_point_select" awk 'index($0, "Table") == 1 { on = ($0 ~ ENVIRON["T"]) } on' "$TMP/full.out")
-    like "$block" "^\| +1 \| +[0-9.]+ \([0-9.]+-[0-9.]+\) \| +[0-9.]+ \(" "tables: $title: the 1-thread row"
+    like "$block" "^\| +1 \| +[0-9.]+ \([0-9.]+-[0-9.]+\) +\| +[0-9.]+ \(" "tables: $title: the 1-thread row"
     like "$block" "^\| Average \|" "tables: $title: the Average row"
     like "$block" "% improvement" "tables: $title: % improvement column"
 done

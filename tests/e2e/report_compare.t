@@ -47,7 +47,7 @@ for t in "Transactions per second" "Average response time \(ms\)" "95th percenti
     block=$(T="$t" awk '/^Table / { on = ($0 ~ ENVIRON["T"]) } on' "$TMP/x.out")  # not -v: backslashes
     like "$block" "^\| variant \| +workload \| threads \| +experiment 1 +\| +experiment 2 +\| +change \(95% CI\) +\|$" "$t: header"
     for v in A B; do
-        like "$block" "^\| +$v \| oltp_point_select \| +1 \| +[0-9.]+ \([0-9.]+-[0-9.]+\) \| +[0-9.]+ \([0-9.]+-[0-9.]+\) \| +(~|[-+][0-9.]+% \(95% CI .*\)) \|$" \
+        like "$block" "^\| +$v \| oltp_point_select \| +1 \| +[0-9.]+ \([0-9.]+-[0-9.]+\) +\| +[0-9.]+ \([0-9.]+-[0-9.]+\) +\| +(~|[-+][0-9.]+% \(95% CI .*\)) \|$" \
             "$t: cell ($v, oltp_point_select, 1): both medians and the change"
     done
 done
