@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `pgolab pgo postgresql` end to end with reduced but real settings: Debian's postgresql-15
+# `pgolab pgo postgresql` end to end with reduced but real settings (-O1 builds): Debian's postgresql-15
 # source (apt-get source), three real builds of the server (recipes/postgresql.json), a short
 # training on the instrumented server, the checksum gate and PostgreSQL's own regression
 # suite (make installcheck) on the pgo build, a short measurement. Asserts the pgo build was
@@ -14,7 +14,7 @@ WD=$(mktemp -d /var/tmp/pgolab-pgo-pg.XXXXXX)
 chmod 755 "$WD"
 trap 'rm -rf "$WD"' EXIT
 
-common=(--workdir="$WD" --results="$TMP/r.db" --train=oltp_read_write --train-time=5
+common=(--workdir="$WD" --results="$TMP/r.db" --cflags=-O1 --train=oltp_read_write --train-time=5
         --train-threads=2 --bench=oltp_read_only --threads=1 --rounds=2 --time=3 --table-size=2000)
 timeout 3600 "$PGOLAB" pgo postgresql "${common[@]}" --gate=suite --output="$TMP/out.json" \
     >"$TMP/pgo.out" 2>"$TMP/pgo.err"
