@@ -53,7 +53,7 @@ void report_trainers(struct strbuf *out, const struct experiment_config *cfg,
         return;
     int ncols = cfg->nworkloads + 2;
     struct table t;
-    table_init(&t, ncols, ntr + 1);
+    table_init(&t, ncols, ntr); /* a row per trainer, nothing else */
     t.head[0] = xstrdup("trainer");
     for (int w = 0; w < cfg->nworkloads; w++)
         t.head[1 + w] = xstrdup(cfg->workloads[w]);

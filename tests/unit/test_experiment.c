@@ -9,6 +9,7 @@
 
 #include "experiment/experiment.h"
 #include "report/tables.h"
+#include "report/trainers.h"
 #include "store/store.h"
 #include "util/options.h"
 #include "util/strbuf.h"
@@ -312,6 +313,80 @@ static void test_cell_median_min_max(void **state)
     assert_float_equal(c.median, 2.5, 1e-9);
     assert_float_equal(c.min, 1, 1e-9);
     assert_float_equal(c.max, 10, 1e-9);
+    experiment_result_release(&res);
+}
+
+/* ---------------------------------------------------------------- trainer matrix */
+
+/* Variants base, pgo-a (trainer oltp_read_only), pgo-b (trainer oltp_point_select+
+ * oltp_write_only), workloads oltp_read_only and oltp_point_select, 1 thread, 3 rounds of
+ * tps M-1, M, M+1 with the medians M: base 100 | 100, pgo-a 110 | 105, pgo-b 102 | 120. */
+static void test_trainer_matrix(void **state)
+{
+    (void)state;
+    static char *wl[] = { "oltp_read_only", "oltp_point_select", NULL };
+    static int one[] = { 1 };
+    static const double median[3][2] = { { 100, 100 }, { 110, 105 }, { 102, 120 } };
+    struct experiment_config cfg;
+    struct variant v[3];
+    struct experiment_result res;
+    synthetic_config(&cfg, v, 3);
+    memset(&v[2], 0, sizeof(v[2]));
+    v[1].name = "pgo-a";
+    v[2].name = "pgo-b";
+    v[2].library = "/opt/b/libsqlite3.so";
+    cfg.nvariants = 3;
+    cfg.workloads = wl;
+    cfg.nworkloads = 2;
+    cfg.threads = one;
+    cfg.nthreads = 1;
+    memset(&res, 0, sizeof(res));
+    for (int k = 1; k <= 3; k++)
+        for (int w = 0; w < 2; w++)
+            for (int i = 0; i < 3; i++) {
+                add_run(&res, i, 1, k, median[i][w] + (k - 2), 1, 2);
+                res.runs[res.nruns - 1].workload = w;
+            }
+    const char *trainer_of[] = { NULL, "oltp_read_only", "oltp_point_select+oltp_write_only" };
+    struct strbuf sb = STRBUF_INIT;
+    strbuf_init(&sb, 0);
+    report_trainers(&sb, &cfg, &res, trainer_of);
+    const char *text = sb.buf;
+
+    /* header, separator and exactly one row per trainer: no empty row */
+    int lines = 0;
+    for (const char *l = strstr(text, "\n|"); l; l = strstr(l + 1, "\n|"))
+        lines++;
+    assert_int_equal(lines, 2 + 2);
+    assert_int_equal(count_rows(text, "oltp_read_only"), 1);
+    assert_int_equal(count_rows(text, "oltp_point_select+oltp_write_only"), 1);
+    const char *head = strstr(text, " trainer |");
+    assert_non_null(head);
+    char *hl = xstrndup(head, strcspn(head, "\n"));
+    const char *c1 = strstr(hl, " oltp_read_only |"), *c2 = strstr(hl, " oltp_point_select |"),
+               *c3 = strstr(hl, " overall |");
+    assert_true(c1 && c2 && c3 && c1 < c2 && c2 < c3);
+    free(hl);
+    /* the estimates: +10.0 | +5.0 | geomean sqrt(1.1 * 1.05) - 1 = +7.5; +2.0 | +20.0 | +10.6;
+     * the exam marks on the trainer's own workloads only */
+    assert_row(text, "Trainer matrix", "oltp_read_only", "+10.0%", "* |", "+5.0%) |", "+7.5%");
+    assert_row(text, "Trainer matrix", "oltp_point_select+oltp_write_only", "+2.0%) |",
+               "+20.0%", "+10.6%");
+    char *row = table_row(text, "Trainer matrix", "oltp_point_select+oltp_write_only");
+    assert_non_null(strstr(row, "+20.0%) * |"));
+    assert_null(strstr(row, "+2.0%) *"));
+    free(row);
+    assert_non_null(strstr(text, "Best trainer (highest estimate): oltp_read_only: oltp_read_only; "
+                                 "oltp_point_select: oltp_point_select+oltp_write_only; overall: "
+                                 "oltp_point_select+oltp_write_only\n"));
+    assert_non_null(strstr(text, "* the trainer is (or includes) the measured workload"));
+
+    /* one trainer: no matrix */
+    strbuf_reset(&sb);
+    const char *one_trainer[] = { NULL, "oltp_read_only", NULL };
+    report_trainers(&sb, &cfg, &res, one_trainer);
+    assert_int_equal(sb.len, 0);
+    strbuf_release(&sb);
     experiment_result_release(&res);
 }
 
@@ -1587,6 +1662,7 @@ int main(void)
         cmocka_unit_test(test_order_is_permutation),
         cmocka_unit_test(test_order_differs_across_rounds),
         cmocka_unit_test(test_cell_median_min_max),
+        cmocka_unit_test(test_trainer_matrix),
         cmocka_unit_test(test_report_rows),
         cmocka_unit_test(test_parse_run),
         cmocka_unit_test(test_json_roundtrip),
