@@ -381,6 +381,24 @@ static void test_trainer_matrix(void **state)
                                  "oltp_point_select+oltp_write_only\n"));
     assert_non_null(strstr(text, "* the trainer is (or includes) the measured workload"));
 
+    experiment_result_release(&res);
+
+    /* 1 round: no statistics, but the estimates the best trainer is named by are shown */
+    memset(&res, 0, sizeof(res));
+    cfg.rounds = 1;
+    for (int w = 0; w < 2; w++)
+        for (int i = 0; i < 3; i++) {
+            add_run(&res, i, 1, 1, median[i][w], 1, 2);
+            res.runs[res.nruns - 1].workload = w;
+        }
+    strbuf_reset(&sb);
+    report_trainers(&sb, &cfg, &res, trainer_of);
+    text = sb.buf;
+    assert_row(text, "Trainer matrix", "oltp_read_only", "+10.0% (1 round: no CI) *",
+               "+5.0% (1 round: no CI) |", "+7.5% (1 round: no CI) |");
+    assert_row(text, "Trainer matrix", "oltp_point_select+oltp_write_only",
+               "+20.0% (1 round: no CI) *");
+
     /* one trainer: no matrix */
     strbuf_reset(&sb);
     const char *one_trainer[] = { NULL, "oltp_read_only", NULL };
