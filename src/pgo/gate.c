@@ -122,13 +122,13 @@ out:
 }
 
 int pgo_run_suite(struct pgo_pipeline *p, const char *prefix, const char *build_dir,
-                  const char *log)
+                  char **options, const char *log)
 {
     struct server s;
     if (p->recipe.nsuite == 0)
         return error("the %s recipe has no \"suite\" (the regression tests): use --gate=checksum "
                      "and a workload trainer", p->recipe.name);
-    if (pgo_server_start(p, prefix, NULL, NULL, &s) < 0)
+    if (pgo_server_start(p, prefix, NULL, options, &s) < 0)
         return -1;
     struct strbuf head = STRBUF_INIT;
     strbuf_init(&head, 0);
@@ -189,7 +189,7 @@ int pgo_gate(struct pgo_pipeline *p)
             if (p->builds[i].phase != BUILD_PGO)
                 continue;
             progress("gate: regression suite on %s", p->builds[i].name);
-            rc = pgo_run_suite(p, p->builds[i].prefix, p->builds[i].build_dir, log);
+            rc = pgo_run_suite(p, p->builds[i].prefix, p->builds[i].build_dir, NULL, log);
             progress_done();
         }
         p->suite_ran = rc == 0;
