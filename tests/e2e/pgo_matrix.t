@@ -149,37 +149,48 @@ for tw in oltp_point_select:oltp_point_select oltp_read_only:oltp_read_only oltp
 done
 unlike "$(cat "$OUT")" "note: trainer oltp_point_select includes the measured workload oltp_read_only" "summary: no note where the trainer does not include the workload"
 
-note "---- variants baseline, pgo, lto, pgo+lto"
-pgo var standin-matrix "${RUN[@]}" "${MEASURE[@]}" --rounds=1 --train=oltp_point_select --bench=oltp_point_select \
-    --variants=baseline,pgo,lto,pgo+lto
+note "---- variants baseline, pgo, lto, pgo+lto (two trainers: a pgo and a pgo+lto build each)"
+pgo var standin-matrix "${RUN[@]}" "${MEASURE[@]}" --rounds=1 --train=oltp_point_select,oltp_read_only \
+    --bench=oltp_point_select --variants=baseline,pgo,lto,pgo+lto
 is "$RC" 0 "variants: exit 0"
 [ "$RC" = 0 ] || diag "$(tail -20 "$TMP/var.err")"
 OUT=$TMP/var.out
-like "$(cat "$OUT")" "^  training +oltp_point_select, .*\(cached\)$" "variants: the training of the matrix run is reused"
+VARIANTS=(baseline lto pgo-oltp_point_select pgo-oltp_read_only pgo+lto-oltp_point_select pgo+lto-oltp_read_only)
+is "$(count "$OUT" '^  training .*(cached)$')" 2 "variants: the trainings of the matrix run are reused"
 B=$(info "$ROOT/baseline" c_flags) L=$(info "$ROOT/lto" c_flags) LL=$(info "$ROOT/lto" link_flags)
-P=$(info "$ROOT/pgo" c_flags) PL=$(info "$ROOT/pgo,lto" c_flags) PLL=$(info "$ROOT/pgo,lto" link_flags)
 like "$L" "(^| )-flto=auto( |$)" "lto: compiled with -flto=auto"
 like "$LL" "(^| )-flto=auto( |$)" "lto: linked with -flto=auto"
 unlike "$L $LL" "-fprofile" "lto: no profile flag"
-like "$PL" "(^| )-fprofile-use=$ROOT/profile-oltp_point_select( |$)" "pgo+lto: compiled with -fprofile-use of the trainer's profile"
-like "$PL" "(^| )-flto=auto( |$)" "pgo+lto: ... and -flto=auto"
-like "$PLL" "(^| )-fprofile-use=$ROOT/profile-oltp_point_select .*-flto=auto( |$)" "pgo+lto: linked with both"
-unlike "$P" "-flto" "pgo: no -flto"
-unlike "$B" "-flto|-fprofile" "baseline: neither"
+unlike "$B" "-flto|-fprofile" "baseline: neither -flto nor a profile flag"
+# lto_obj BUILD-DIR: .gnu.lto_ sections (GIMPLE for the link-time optimizer) in standin.c's object
 lto_obj() { readelf -S "$1/build/CMakeFiles/mariadbd.dir/standin.c.o" 2>/dev/null | grep -c '\.gnu\.lto_'; }
 cmp_ok "$(lto_obj "$ROOT/lto")" '>' 0 "lto: standin.c.o is an LTO object (.gnu.lto_ sections)"
-cmp_ok "$(lto_obj "$ROOT/pgo,lto")" '>' 0 "pgo+lto: standin.c.o is an LTO object"
 is "$(lto_obj "$ROOT/baseline")" 0 "baseline: standin.c.o is not"
-is "$(count "$ROOT/pgo,lto/build.log" 'profile count data file not found')" 0 "pgo+lto: the compiler found the profile"
-like "$(cat "$OUT")" "^  gate +checksum: oltp_read_only verify, [0-9a-f]{16} over [1-9][0-9]* rows, identical for baseline, lto, pgo, pgo\+lto$" \
+for t in oltp_point_select oltp_read_only; do
+    PL=$(info "$ROOT/pgo,lto-$t" c_flags) PLL=$(info "$ROOT/pgo,lto-$t" link_flags)
+    like "$PL" "(^| )-fprofile-use=$ROOT/profile-$t( |$)" "pgo+lto-$t: compiled with -fprofile-use of its trainer's profile"
+    like "$PL" "(^| )-flto=auto( |$)" "pgo+lto-$t: ... and -flto=auto"
+    like "$PLL" "(^| )-fprofile-use=$ROOT/profile-$t .*-flto=auto( |$)" "pgo+lto-$t: linked with both"
+    cmp_ok "$(lto_obj "$ROOT/pgo,lto-$t")" '>' 0 "pgo+lto-$t: standin.c.o is an LTO object"
+    is "$(count "$ROOT/pgo,lto-$t/build.log" 'profile count data file not found')" 0 "pgo+lto-$t: the compiler found the profile"
+    unlike "$(info "$ROOT/pgo-$t" c_flags)" "-flto" "pgo-$t: no -flto"
+done
+like "$(cat "$OUT")" "^  gate +checksum: oltp_read_only verify, [0-9a-f]{16} over [1-9][0-9]* rows, identical for $(re "$(echo "${VARIANTS[*]}" | sed 's/ /, /g')")$" \
     "variants: the gate compared all of them with the baseline"
-for v in baseline lto pgo pgo+lto; do
+for v in "${VARIANTS[@]}"; do
     is "$(section_count "$ROOT/gate.log" "# gate: $v (" ' oltp_read_only verify$')" 1 "variants: gate.log: $v ran the verify"
 done
-like "$("$PGOLAB" history --results="$DB")" "^ +2 +.* pgo +complete +baseline,lto,pgo,pgo\+lto +oltp_point_select +4/4$" "variants: all four measured"
-for v in lto pgo pgo+lto; do
-    like "$(md_cell "$OUT" '^Table [0-9]+\. Transactions per second, oltp_point_select$' 1 "% improvement $v")" '^[-+][0-9]+\.[0-9]+$' \
-        "variants: the tps table has $v's improvement"
+like "$("$PGOLAB" history --results="$DB")" "^ +2 +.* pgo +complete +$(re "$(echo "${VARIANTS[*]}" | tr ' ' ,)") +oltp_point_select +6/6$" \
+    "variants: all six measured"
+TPS='^Table [0-9]+\. Transactions per second, oltp_point_select$'
+for v in "${VARIANTS[@]:1}"; do
+    like "$(md_cell "$OUT" "$TPS" 1 "% improvement $v")" '^[-+][0-9]+\.[0-9]+$' "variants: the tps table has $v's improvement"
+done
+# the matrix: a row per trainer, of its pgo build (not a second row for its pgo+lto build)
+is "$(md_rows "$OUT" "$MT" | paste -sd,)" "oltp_point_select,oltp_read_only" "variants: the trainer matrix has a row per trainer"
+for t in oltp_point_select oltp_read_only; do
+    near "$(pct "$(md_cell "$OUT" "$MT" "$t" oltp_point_select)")" "$(md_cell "$OUT" "$TPS" 1 "% improvement pgo-$t")" 0.056 \
+        "variants: the matrix row $t is its pgo build's"
 done
 
 note "---- suite: the trainer suite and --gate=suite"
