@@ -39,14 +39,23 @@ static int parse_verify(const char *text, char **sum, long long *rows)
     return rc;
 }
 
-/* Start prefix's server on datadir, prepare when asked, verify, stop. */
-static int verify_on(struct pgo_pipeline *p, const char *prefix, const char *datadir,
+/* Start b's server on datadir, prepare when asked, verify, stop. The log says which build
+ * each verify ran on. */
+static int verify_on(struct pgo_pipeline *p, const struct pgo_build *b, const char *datadir,
                      bool prepare, const char *log, char **sum, long long *rows)
 {
+    const char *prefix = b->prefix;
     struct server s;
     struct strbuf out = STRBUF_INIT;
     int rc = -1;
     strbuf_init(&out, 0);
+    strbuf_read_file(&out, log);
+    strbuf_addf(&out, "# gate: %s (%s) on %s\n", b->name, b->product, datadir);
+    rc = stamp_write(log, out.buf);
+    strbuf_reset(&out);
+    if (rc < 0)
+        goto out;
+    rc = -1;
     if (pgo_server_start(p, prefix, datadir, NULL, &s) < 0)
         goto out;
     const char *prep[] = { "--threads=1", "oltp_read_write", "prepare", NULL };
@@ -82,7 +91,7 @@ static int checksum_gate(struct pgo_pipeline *p, const char *log)
     int rc = -1;
     progress("gate: baseline prepares and verifies");
     if (remove_tree(tmpl) < 0 ||
-        verify_on(p, p->builds[0].prefix, tmpl, true, log, &p->gate_checksum, &p->gate_rows) < 0)
+        verify_on(p, &p->builds[0], tmpl, true, log, &p->gate_checksum, &p->gate_rows) < 0)
         goto out;
     for (int i = 2; i < p->nbuilds; i++) {
         const struct pgo_build *b = &p->builds[i];
@@ -90,7 +99,7 @@ static int checksum_gate(struct pgo_pipeline *p, const char *log)
         long long rows = 0;
         progress("gate: %s verifies the same data", b->name);
         if (copy_datadir(tmpl, copy, log) < 0 ||
-            verify_on(p, b->prefix, copy, false, log, &sum, &rows) < 0)
+            verify_on(p, b, copy, false, log, &sum, &rows) < 0)
             goto out;
         bool same = !strcmp(sum, p->gate_checksum) && rows == p->gate_rows;
         if (!same)
@@ -113,15 +122,20 @@ out:
 }
 
 int pgo_run_suite(struct pgo_pipeline *p, const char *prefix, const char *build_dir,
-                  const char *log)
+                  char **options, const char *log)
 {
     struct server s;
     if (p->recipe.nsuite == 0)
         return error("the %s recipe has no \"suite\" (the regression tests): use --gate=checksum "
                      "and a workload trainer", p->recipe.name);
-    if (pgo_server_start(p, prefix, NULL, NULL, &s) < 0)
+    if (pgo_server_start(p, prefix, NULL, options, &s) < 0)
         return -1;
-    int rc = 0;
+    struct strbuf head = STRBUF_INIT;
+    strbuf_init(&head, 0);
+    strbuf_read_file(&head, log);
+    strbuf_addf(&head, "# suite: %s (pid %d) on %s\n", s.binary, (int)s.pid, s.datadir);
+    int rc = stamp_write(log, head.buf);
+    strbuf_release(&head);
     for (int i = 0; i < p->recipe.nsuite && rc == 0 && !*p->interrupted; i++) {
         const struct recipe_step *st = &p->recipe.suite[i];
         struct recipe_vars v = {
@@ -175,7 +189,7 @@ int pgo_gate(struct pgo_pipeline *p)
             if (p->builds[i].phase != BUILD_PGO)
                 continue;
             progress("gate: regression suite on %s", p->builds[i].name);
-            rc = pgo_run_suite(p, p->builds[i].prefix, p->builds[i].build_dir, log);
+            rc = pgo_run_suite(p, p->builds[i].prefix, p->builds[i].build_dir, NULL, log);
             progress_done();
         }
         p->suite_ran = rc == 0;

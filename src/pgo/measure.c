@@ -2,7 +2,7 @@
  * then lto, the pgo builds, pgo+lto) as a managed-server variant of the experiment engine
  * (each run on a fresh copy of the prepared datadir, its server restarted, interleaved
  * rounds, CIs), recorded in the results database run by run, then the seed-000 tables and,
- * with several trainers, the trainer x workload table of gains. */
+ * with several trainers, the trainer x workload table of gains (a row per trainer). */
 #include "pgo/stages.h"
 #include "experiment/experiment.h"
 #include "report/tables.h"
@@ -60,6 +60,11 @@ int pgo_measure(struct pgo_pipeline *p, struct store *store)
     struct experiment_result res;
 
     memset(&res, 0, sizeof(res));
+    /* the trainer matrix has a row per trainer: from the pgo builds, or from the pgo+lto
+     * builds when only those were asked for (both would give each trainer two rows) */
+    bool plain_pgo = false;
+    for (int i = 0; i < p->nbuilds; i++)
+        plain_pgo = plain_pgo || (p->builds[i].phase == BUILD_PGO && !p->builds[i].lto);
     for (int i = 0, k = 0; i < p->nbuilds; i++) {
         const struct pgo_build *b = &p->builds[i];
         if (b->phase == BUILD_INSTRUMENTED)
@@ -70,7 +75,7 @@ int pgo_measure(struct pgo_pipeline *p, struct store *store)
         v[k].server_kind = p->recipe.server_kind;
         v[k].compiler = p->cc.version;
         v[k].cflags = b->flags;
-        trainer_of[k] = b->trainer ? b->trainer->name : NULL;
+        trainer_of[k] = b->trainer && (plain_pgo ? !b->lto : b->lto) ? b->trainer->name : NULL;
         k++;
     }
     memset(&cfg, 0, sizeof(cfg));

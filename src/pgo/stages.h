@@ -54,10 +54,11 @@ int pgo_train(struct pgo_pipeline *p, struct pgo_trainer *t);
 /* The correctness gate (gate.c): checksum on every pgo build against the baseline, and the
  * regression suite with PGO_GATE_SUITE. 0 or -1. */
 int pgo_gate(struct pgo_pipeline *p);
-/* Run the recipe's suite steps against a server started from prefix (gate.c; the trainer
- * "suite" uses it too). log gets the output. 0 or -1. */
+/* Run the recipe's suite steps against a server started from prefix with the --server-options
+ * options (NULL: none) (gate.c; the trainer "suite" uses it too, with the recipe's
+ * train_options). log gets the output. 0 or -1. */
 int pgo_run_suite(struct pgo_pipeline *p, const char *prefix, const char *build_dir,
-                  const char *log);
+                  char **options, const char *log);
 
 /* Measure every variant against the baseline (measure.c); returns the exit code. */
 int pgo_measure(struct pgo_pipeline *p, struct store *store);

@@ -53,7 +53,7 @@ void report_trainers(struct strbuf *out, const struct experiment_config *cfg,
         return;
     int ncols = cfg->nworkloads + 2;
     struct table t;
-    table_init(&t, ncols, ntr + 1);
+    table_init(&t, ncols, ntr); /* a row per trainer, nothing else */
     t.head[0] = xstrdup("trainer");
     for (int w = 0; w < cfg->nworkloads; w++)
         t.head[1 + w] = xstrdup(cfg->workloads[w]);
@@ -82,10 +82,14 @@ void report_trainers(struct strbuf *out, const struct experiment_config *cfg,
                     best[c] = pct;
                     best_row[c] = row;
                 }
+                /* "~" or "no statistics" alone hides the estimate the best trainer is
+                 * chosen by */
                 if (!ch.significant && ch.stats) {
-                    /* "~" alone hides the estimate a trainer choice needs */
                     strbuf_reset(&cell);
                     strbuf_addf(&cell, "~ (%+.1f%%)", pct);
+                } else if (!ch.stats && !isnan(pct)) {
+                    strbuf_reset(&cell);
+                    strbuf_addf(&cell, "%+.1f%% (1 round: no CI)", pct);
                 }
             } else {
                 strbuf_addstr(&cell, "-");

@@ -18,6 +18,8 @@
 #   bench_fails LABEL ERE ARGS...   four checks: `pgolab bench ARGS` fails in one line, no report
 #   poll, free_port, private_server, end_server   waiting, a free port, hand-made servers
 #   srv, server_fails, ... `pgolab server` tests: see "---- pgolab server tests" below
+#   standin_setup, derive, pgo, info, ...   `pgolab pgo` recipe tests on the stand-in: see
+#                     "---- pgolab pgo tests on the stand-in" below
 
 set -u
 
@@ -442,6 +444,50 @@ sigint_checks() {
     ok "SIGINT: no server left" no_server_in "$dir"
     ok "SIGINT: the datadir pgolab created is removed" test ! -e "$dir"
 }
+
+# ---- pgolab pgo tests on the stand-in (pgo_recipes.t, pgo_matrix.t): recipes derived from the real
+# recipes/*.json for tests/standin, the small cmake "server" that runs the system mariadbd.
+
+# standin_setup: bail out unless the stand-in's tools are installed; SRC = a copy of
+# tests/standin (a test may edit it), RECIPES = an empty recipe directory, exported as
+# PGOLAB_RECIPES (adding a target is adding a file there)
+standin_setup() {
+    local t
+    [ -x /usr/sbin/mariadbd ] || bail_out "/usr/sbin/mariadbd not installed (make deps installs mariadb-server)"
+    for t in jq cmake make gcc g++ bison; do
+        have "$t" || bail_out "$t not installed (make deps installs it)"
+    done
+    SRC=$TMP/src
+    cp -a "$REPO_DIR/tests/standin" "$SRC" || bail_out "cannot copy tests/standin"
+    RECIPES=$TMP/recipes
+    mkdir -p "$RECIPES"
+    export PGOLAB_RECIPES=$RECIPES
+}
+
+# derive FROM NAME [JQ-FILTER]: recipes/FROM.json as RECIPES/NAME.json, for the stand-in's
+# source (source.expect, source.hint), with JQ-FILTER applied after
+STANDIN_EXPECT='["CMakeLists.txt", "cmake/fprofile.cmake", "standin.c"]'
+derive() {
+    jq --argjson e "$STANDIN_EXPECT" ".name = \"$2\" | .source.expect = \$e | .source.hint = \"the stand-in (tests/standin)\" ${3:+| $3}" \
+        "$REPO_DIR/recipes/$1.json" >"$RECIPES/$2.json"
+}
+
+# pgo NAME TARGET ARGS...: `pgolab pgo TARGET ARGS` (capped at 300 s); $TMP/NAME.out, .err, $RC
+pgo() {
+    local name=$1
+    shift
+    timeout -k 5 300 "$PGOLAB" pgo "$@" >"$TMP/$name.out" 2>"$TMP/$name.err"
+    RC=$?
+    [ "$RC" = 124 ] && diag "pgolab pgo $* timed out"
+    return 0
+}
+
+# info VARIANT-DIR KEY: KEY's value in the build-info.txt the stand-in of that build wrote
+info() { sed -n "s/^$2: //p" "$1/prefix/share/standin/build-info.txt" 2>/dev/null; }
+# count FILE RE: the number of lines of FILE matching RE (grep's basic regex; 0 for a missing file)
+count() { grep -c -- "$2" "$1" 2>/dev/null; }
+# option_of LOG NAME: the value of -DNAME=... on the build log's configure line
+option_of() { grep -m1 '^\$ cd ' "$1" | grep -o -- "-D$2=[^ ']*" | head -1 | cut -d= -f2-; }
 
 if [ ! -x "$PGOLAB" ]; then
     bail_out "pgolab binary not found at $PGOLAB (run 'make pgolab' or set PGOLAB=/path/to/pgolab)"

@@ -16,11 +16,6 @@
 # variant left), a trainer that writes no profile: one line (+ the log tail), exit 1.
 . "$(dirname "$0")/lib.sh"
 
-[ -x /usr/sbin/mariadbd ] || bail_out "/usr/sbin/mariadbd not installed (make deps installs mariadb-server)"
-for t in jq cmake make gcc g++ bison; do
-    have "$t" || bail_out "$t not installed (make deps installs it)"
-done
-
 # Everything is under $TMP; pgolab's servers die with it (PR_SET_PDEATHSIG), the stand-in's
 # mariadbd with the stand-in. A background run a failed check left behind is killed here.
 cleanup() {
@@ -29,16 +24,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-SRC=$TMP/src                 # a copy: the test edits it
-cp -a "$REPO_DIR/tests/standin" "$SRC"
-RECIPES=$TMP/recipes
-mkdir -p "$RECIPES"
-export PGOLAB_RECIPES=$RECIPES
-expect='["CMakeLists.txt", "cmake/fprofile.cmake", "standin.c"]'
-derive() { # derive FROM NAME [JQ-FILTER]: recipes/FROM.json as RECIPES/NAME.json
-    jq --argjson e "$expect" ".name = \"$2\" | .source.expect = \$e | .source.hint = \"the stand-in (tests/standin)\" ${3:+| $3}" \
-        "$REPO_DIR/recipes/$1.json" >"$RECIPES/$2.json"
-}
+standin_setup # SRC (a copy: the test edits it), RECIPES; derive, pgo, info, count, option_of: lib.sh
 derive mysql standin-mysql
 derive mariadb standin-mariadb
 for r in mysql:standin-mysql mariadb:standin-mariadb; do
@@ -52,19 +38,6 @@ WD=$TMP/wd
 DB=$TMP/results.db
 RUN=(--source="$SRC" --workdir="$WD" --train=oltp_point_select --train-time=2 --table-size=1000)
 MEASURE=(--bench=oltp_point_select --threads=1 --rounds=2 --time=2 --results="$DB")
-# pgo NAME TARGET ARGS...: `pgolab pgo TARGET ARGS` (capped); $TMP/NAME.out, .err, $RC
-pgo() {
-    local name=$1
-    shift
-    timeout -k 5 300 "$PGOLAB" pgo "$@" >"$TMP/$name.out" 2>"$TMP/$name.err"
-    RC=$?
-    [ "$RC" = 124 ] && diag "pgolab pgo $* timed out"
-    return 0
-}
-info() { sed -n "s/^$2: //p" "$1/prefix/share/standin/build-info.txt" 2>/dev/null; } # info VARIANT-DIR KEY
-count() { grep -c -- "$2" "$1" 2>/dev/null; }                                       # count FILE FIXED-ERE
-# option_of LOG NAME: the value of -DNAME=... on the build log's configure line
-option_of() { grep -m1 '^\$ cd ' "$1" | grep -o -- "-D$2=[^ ']*" | head -1 | cut -d= -f2-; }
 
 note "---- the stand-in project itself: MySQL's FPROFILE rules (cmake configure only)"
 mkdir -p "$TMP/cfg/build"
