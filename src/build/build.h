@@ -83,6 +83,12 @@ char *sha256_file(const char *path);
  * it. NULL with a message on error. Caller frees. */
 char *tree_sha256(const char *dir);
 
+/* Hold DIR/.lock (flock, exclusive, not waiting) for the rest of the process: two pgo runs on
+ * one work directory would build into, and wipe, the same directories. dir is created; opt
+ * names it in messages (the --workdir value). Returns the descriptor to keep open, or -1 with
+ * "--workdir=OPT is in use by another pgolab pgo run ...". */
+int workdir_lock(const char *dir, const char *opt);
+
 /* A stamp file records what produced an output (command line, input hashes, compiler):
  * 1 if the file at path holds exactly text, else 0. */
 int stamp_matches(const char *path, const char *text);

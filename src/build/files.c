@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -229,4 +230,21 @@ out:
     strbuf_release(&all);
     strbuf_release(&links);
     return out;
+}
+
+int workdir_lock(const char *dir, const char *opt)
+{
+    if (mkdir_p(dir) < 0)
+        return -1;
+    char *path = path_join(dir, ".lock");
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    free(path);
+    if (fd < 0)
+        return error("--workdir=%s: cannot create its lock file: %s", opt, strerror(errno));
+    if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+        close(fd);
+        return error("--workdir=%s is in use by another pgolab pgo run (wait for it or pass "
+                     "another --workdir)", opt);
+    }
+    return fd;
 }

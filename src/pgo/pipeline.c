@@ -107,23 +107,6 @@ static int check_reachable(const struct pgo_pipeline *p)
     return rc;
 }
 
-/* Hold WORKDIR/.lock for the whole run: two runs on one workdir would build into the same
- * directories. The lock goes away with the process. */
-static int lock_workdir(const char *workdir, int *fd)
-{
-    if (mkdir_p(workdir) < 0)
-        return -1;
-    char *path = path_join(workdir, ".lock");
-    *fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    free(path);
-    if (*fd < 0)
-        return error("--workdir=%s: cannot create its lock file: %s", workdir, strerror(errno));
-    if (flock(*fd, LOCK_EX | LOCK_NB) < 0)
-        return error("--workdir=%s is in use by another pgolab pgo run (wait for it or pass "
-                     "another --workdir)", workdir);
-    return 0;
-}
-
 /* A directory-safe form of a trainer name. */
 static char *safe_key(const char *name)
 {
@@ -379,7 +362,7 @@ int pgo_pipeline_run(const struct pgo_request *rq)
             goto fail;
         free(dir);
     }
-    if (lock_workdir(rq->workdir, &lock_fd) < 0)
+    if ((lock_fd = workdir_lock(rq->workdir, rq->workdir)) < 0)
         goto fail;
 
     /* 1. source, hashed by content */

@@ -162,23 +162,6 @@ static int prepare_builds(struct sqlite_pgo *p, const struct pgo_settings *s)
     return mkdir_p(p->root);
 }
 
-/* Hold WORKDIR/.lock (flock) for the whole run: two runs on one workdir would build into,
- * and wipe, the same directories. The lock goes away with the process. */
-static int lock_workdir(struct sqlite_pgo *p, const char *opt)
-{
-    if (mkdir_p(p->workdir) < 0)
-        return -1;
-    char *path = path_join(p->workdir, ".lock");
-    p->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    free(path);
-    if (p->lock_fd < 0)
-        return error("--workdir=%s: cannot create its lock file: %s", opt, strerror(errno));
-    if (flock(p->lock_fd, LOCK_EX | LOCK_NB) < 0)
-        return error("--workdir=%s is in use by another pgolab pgo run (wait for it or pass "
-                     "another --workdir)", opt);
-    return 0;
-}
-
 /* 1 if the profile dir holds non-empty raw profile data (checked quietly). */
 static bool profile_present(const struct sqlite_pgo *p)
 {
@@ -450,7 +433,7 @@ int pgo_sqlite_run(const struct pgo_settings *s)
     if (s->source && is_dir(s->source) &&
         sqlite_source_resolve(s->source, p.workdir, &p.source, &p.kind) < 0)
         goto fail;
-    if (lock_workdir(&p, s->workdir_opt) < 0)
+    if ((p.lock_fd = workdir_lock(p.workdir, s->workdir_opt)) < 0)
         goto fail;
     /* 1. source, 2. amalgamation */
     if (!p.source && sqlite_source_resolve(s->source, p.workdir, &p.source, &p.kind) < 0)
