@@ -338,6 +338,13 @@ int pgo_pipeline_run(const struct pgo_request *rq)
     memset(&p, 0, sizeof(p));
     p.rq = rq;
     p.interrupted = &interrupted;
+    /* The recipe's builds are top-level builds: a make that started pgolab (make check) would
+     * hand its jobserver and MAKELEVEL down, and PostgreSQL's make, seeing MAKELEVEL > 0,
+     * skips generating its headers. */
+    static const char *const make_vars[] = { "MAKEFLAGS", "MAKELEVEL", "MFLAGS", "MAKEOVERRIDES",
+                                              "GNUMAKEFLAGS" };
+    for (size_t i = 0; i < ARRAY_SIZE(make_vars); i++)
+        unsetenv(make_vars[i]);
     interrupted = 0;
     sig_catch(on_signal, &saved);
 

@@ -363,12 +363,15 @@ static int check_pgo_log(struct pgo_pipeline *p, struct pgo_build *b)
             b->profile_missing++;
         {
             const char *problem = NULL;
-            /* pgo_log_problem knows every phrase; the missing-profile one is only counted */
+            /* pgo_log_problem knows every phrase; the missing-profile one is only counted.
+             * Only the compiler's diagnostics count: a build tool echoes its compile
+             * commands, whose -Werror=coverage-mismatch would match. */
             for (const char *line = sb.buf; *line && !problem;) {
                 const char *nl = strchr(line, '\n');
                 size_t len = nl ? (size_t)(nl - line) : strlen(line);
                 char *l = xstrndup(line, len);
-                const char *hit = strncmp(l, "$ ", 2) ? pgo_log_problem(l) : NULL;
+                bool diag = strstr(l, "error:") || strstr(l, "warning:");
+                const char *hit = diag && strncmp(l, "$ ", 2) ? pgo_log_problem(l) : NULL;
                 if (hit && (p->recipe.strict_profile || !strstr(hit, "not found")))
                     problem = hit;
                 free(l);
