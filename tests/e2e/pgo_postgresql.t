@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # `pgolab pgo postgresql` end to end with reduced but real settings (-O1 builds): Debian's postgresql-15
 # source (apt-get source), three real builds of the server (recipes/postgresql.json), a short
-# training on the instrumented server, the checksum gate and PostgreSQL's own regression
-# suite (make installcheck) on the pgo build, a short measurement. Asserts the pgo build was
+# training on the instrumented server, the checksum gate, a short measurement. (The
+# --gate=suite mechanics, the regression suite against every pgo build, are tested on the
+# stand-in in pgo_matrix.t; PostgreSQL's own installcheck is not run here.) Asserts the pgo build was
 # compiled with the profile and differs from the baseline, the profile covers the backend,
-# the gate and the suite ran, the report and the results database are complete; a second run
+# the gate ran, the report and the results database are complete; a second run
 # reuses every build; bad input gives one line and exit 1.
 . "$(dirname "$0")/lib.sh"
 
@@ -16,7 +17,7 @@ trap 'rm -rf "$WD"' EXIT
 
 common=(--workdir="$WD" --results="$TMP/r.db" --cflags=-O1 --train=oltp_read_write --train-time=5
         --train-threads=2 --bench=oltp_read_only --threads=1 --rounds=2 --time=3 --table-size=2000)
-timeout 3600 "$PGOLAB" pgo postgresql "${common[@]}" --gate=suite --output="$TMP/out.json" \
+timeout 3600 "$PGOLAB" pgo postgresql "${common[@]}" --output="$TMP/out.json" \
     >"$TMP/pgo.out" 2>"$TMP/pgo.err"
 is "$?" 0 "pgo postgresql: exit 0"
 [ -s "$TMP/pgo.err" ] && diag "stderr: $(tail -20 "$TMP/pgo.err")"
@@ -54,11 +55,10 @@ isnt "$(text_of "$root/baseline/prefix/bin/postgres" "$TMP/b.text")" \
 like "$(grep -c 'profile count data file not found' "$root/pgo/build.log")" '^[0-9]+$' "pgo: objects without profile counted"
 like "$out" "[0-9]+ objects had no profile data" "summary: says how many objects had no profile data"
 
-# Gate: same checksum, and PostgreSQL's regression suite passed on the pgo build.
+# Gate: the same checksum on the baseline's data under the pgo build.
 like "$out" "gate +checksum: oltp_read_only verify, [0-9a-f]{16} over [1-9][0-9]* rows, identical for baseline, pgo" \
     "gate: identical checksums"
-like "$out" "suite: the postgresql regression suite passed on every pgo build" "gate: the regression suite ran and passed"
-like "$(cat "$root/gate.log")" "All [0-9]+ tests passed|[0-9]+ of [0-9]+ tests passed" "gate.log: pg_regress's summary"
+unlike "$out" "suite: the postgresql regression suite" "the default gate is the checksum gate (no suite line)"
 unlike "$out" "note: trainer oltp_read_write" "no exam note when the trainer is not the measured workload"
 
 # Measurement: the seed-000 tables, every run recorded.
