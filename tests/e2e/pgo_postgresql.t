@@ -64,7 +64,7 @@ unlike "$out" "note: trainer oltp_read_write" "no exam note when the trainer is 
 # Measurement: the seed-000 tables, every run recorded.
 for title in "Transactions per second" "Average response time \\(ms\\)" "95th percentile response time \\(ms\\)"; do
     block=$(T="$title, oltp_read_only" awk 'index($0, "Table") == 1 { on = ($0 ~ ENVIRON["T"]) } on' "$TMP/pgo.out")
-    like "$block" "\\| +threads \\| +baseline \\| +pgo \\|" "oltp_read_only / $title: baseline and pgo columns"
+    like "$block" "\\| +threads \\| +baseline +\\| +pgo +\\|" "oltp_read_only / $title: baseline and pgo columns"
     like "$block" "\\| +1 \\|" "oltp_read_only / $title: row for 1 thread"
 done
 runs=$(perl -MJSON::PP -e 'local $/; my $j = decode_json(<STDIN>); print scalar @{$j->{runs}}' <"$TMP/out.json")
