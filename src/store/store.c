@@ -1,6 +1,8 @@
 /* store: the SQLite results database of experiments, variants and runs (see store.h).
- * Owned by src/store; uses the system libsqlite3, never the SQLite under test. */
+ * Owned by src/store; uses the system libsqlite3 through sq, the function table that
+ * sqlite_api.c loads at the first store_open(), never the SQLite under test. */
 #include "store/store.h"
+#include "store/sqlite_api.h"
 #include "util/strbuf.h"
 #include "util/util.h"
 
@@ -8,7 +10,6 @@
 #include <inttypes.h>
 #include <jansson.h>
 #include <math.h>
-#include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -24,6 +25,10 @@ struct store {
     sqlite3 *db;
     char *path;
 };
+
+/* The store's SQLite, set by the first store_open(); every other function runs on a store
+ * that store_open() returned, so sq is set there. */
+static const struct store_sqlite *sq;
 
 /* ---------------------------------------------------------------- schema */
 
@@ -97,12 +102,12 @@ static const char *const statuses[] = { "running", "complete", "interrupted", "f
 /* Print "results file PATH: WHAT: <sqlite message>" and return -1. */
 static int fail(const struct store *s, const char *what)
 {
-    return error("results file %s: %s: %s", s->path, what, sqlite3_errmsg(s->db));
+    return error("results file %s: %s: %s", s->path, what, sq->errmsg(s->db));
 }
 
 static int prepare(struct store *s, const char *sql, sqlite3_stmt **st)
 {
-    if (sqlite3_prepare_v2(s->db, sql, -1, st, NULL) != SQLITE_OK) {
+    if (sq->prepare_v2(s->db, sql, -1, st, NULL) != SQLITE_OK) {
         *st = NULL;
         return fail(s, "preparing a statement");
     }
@@ -111,20 +116,20 @@ static int prepare(struct store *s, const char *sql, sqlite3_stmt **st)
 
 static int bind_text(sqlite3_stmt *st, int i, const char *v)
 {
-    return v ? sqlite3_bind_text(st, i, v, -1, SQLITE_STATIC) : sqlite3_bind_null(st, i);
+    return v ? sq->bind_text(st, i, v, -1, SQLITE_STATIC) : sq->bind_null(st, i);
 }
 
 /* A copy of a TEXT column, or NULL for NULL. */
 static const char *col_dup(sqlite3_stmt *st, int i)
 {
-    const unsigned char *t = sqlite3_column_text(st, i);
-    return t ? xstrndup((const char *)t, (size_t)sqlite3_column_bytes(st, i)) : NULL;
+    const unsigned char *t = sq->column_text(st, i);
+    return t ? xstrndup((const char *)t, (size_t)sq->column_bytes(st, i)) : NULL;
 }
 
 /* A REAL column; NULL (how SQLite stores NaN) reads back as NaN. */
 static double col_double(sqlite3_stmt *st, int i)
 {
-    return sqlite3_column_type(st, i) == SQLITE_NULL ? NAN : sqlite3_column_double(st, i);
+    return sq->column_type(st, i) == SQLITE_NULL ? NAN : sq->column_double(st, i);
 }
 
 static int one_of(const char *v, const char *const *list, size_t n)
@@ -137,7 +142,7 @@ static int one_of(const char *v, const char *const *list, size_t n)
 
 static int exec(struct store *s, const char *sql, const char *what)
 {
-    if (sqlite3_exec(s->db, sql, NULL, NULL, NULL) != SQLITE_OK)
+    if (sq->exec(s->db, sql, NULL, NULL, NULL) != SQLITE_OK)
         return fail(s, what);
     return 0;
 }
@@ -151,18 +156,18 @@ static int write_begin(struct store *s)
 /* Commit when rc is 0, else (or if the commit fails) roll back. Returns 0 or -1. */
 static int txn_end(struct store *s, int rc)
 {
-    if (rc == 0 && sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+    if (rc == 0 && sq->exec(s->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
         rc = fail(s, "commit");
-    if (rc && !sqlite3_get_autocommit(s->db))
-        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    if (rc && !sq->get_autocommit(s->db))
+        sq->exec(s->db, "ROLLBACK", NULL, NULL, NULL);
     return rc ? -1 : 0;
 }
 
 /* Step a statement that returns no rows, then finalize it. */
 static int step_done(struct store *s, sqlite3_stmt *st, const char *what)
 {
-    int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : fail(s, what);
-    sqlite3_finalize(st);
+    int rc = sq->step(st) == SQLITE_DONE ? 0 : fail(s, what);
+    sq->finalize(st);
     return rc;
 }
 
@@ -177,19 +182,19 @@ struct file_id {
 static int query_file_id(sqlite3 *db, struct file_id *id)
 {
     sqlite3_stmt *st;
-    int rc = sqlite3_prepare_v2(db,
-                                "SELECT (SELECT application_id FROM pragma_application_id),"
-                                " (SELECT user_version FROM pragma_user_version),"
-                                " (SELECT count(*) FROM sqlite_master)",
-                                -1, &st, NULL);
+    int rc = sq->prepare_v2(db,
+                            "SELECT (SELECT application_id FROM pragma_application_id),"
+                            " (SELECT user_version FROM pragma_user_version),"
+                            " (SELECT count(*) FROM sqlite_master)",
+                            -1, &st, NULL);
     if (rc != SQLITE_OK)
         return rc;
-    if (sqlite3_step(st) == SQLITE_ROW) {
-        id->application_id = sqlite3_column_int64(st, 0);
-        id->user_version = sqlite3_column_int64(st, 1);
-        id->nobjects = sqlite3_column_int64(st, 2);
+    if (sq->step(st) == SQLITE_ROW) {
+        id->application_id = sq->column_int64(st, 0);
+        id->user_version = sq->column_int64(st, 1);
+        id->nobjects = sq->column_int64(st, 2);
     }
-    rc = sqlite3_finalize(st); /* the step's error, if any */
+    rc = sq->finalize(st); /* the step's error, if any */
     return rc;
 }
 
@@ -261,17 +266,17 @@ static int check_readonly(const char *path)
     for (int immutable = !file_exists(wal);; immutable = 0) {
         /* immutable: SQLite takes no locks and creates no -wal/-shm files */
         char *uri = path_uri(path, immutable ? "mode=ro&immutable=1" : "mode=ro");
-        rc = sqlite3_open_v2(uri, &ro.db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL);
+        rc = sq->open_v2(uri, &ro.db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL);
         free(uri);
         opened = rc == SQLITE_OK;
         if (!opened)
             break;
-        sqlite3_extended_result_codes(ro.db, 1);
-        sqlite3_busy_timeout(ro.db, BUSY_TIMEOUT_MS);
+        sq->extended_result_codes(ro.db, 1);
+        sq->busy_timeout(ro.db, BUSY_TIMEOUT_MS);
         rc = query_file_id(ro.db, &id);
         if (!immutable || !file_exists(wal))
             break;
-        sqlite3_close(ro.db); /* a writer started meanwhile: what we read may be stale */
+        sq->close(ro.db); /* a writer started meanwhile: what we read may be stale */
         ro.db = NULL;
     }
     free(wal);
@@ -281,7 +286,7 @@ static int check_readonly(const char *path)
         rc = file_id_error(&ro, rc);
     else
         rc = check_file_id(&ro, &id) < 0 ? -1 : 0;
-    sqlite3_close(ro.db);
+    sq->close(ro.db);
     return rc;
 }
 
@@ -316,23 +321,23 @@ static int set_wal(struct store *s)
         int rc;
         if (prepare(s, "PRAGMA journal_mode = WAL", &st))
             return -1;
-        rc = sqlite3_step(st);
+        rc = sq->step(st);
         if (rc == SQLITE_ROW) {
-            const char *mode = (const char *)sqlite3_column_text(st, 0);
+            const char *mode = (const char *)sq->column_text(st, 0);
             rc = mode && !strcmp(mode, "wal")
                      ? 0
                      : error("results file %s: cannot use WAL mode (journal mode stays %s)",
                              s->path, mode ? mode : "unknown");
-            sqlite3_finalize(st);
+            sq->finalize(st);
             return rc;
         }
         rc &= 0xff;
         if ((rc != SQLITE_BUSY && rc != SQLITE_LOCKED) || now_ns() >= deadline) {
             rc = fail(s, "switching to WAL mode");
-            sqlite3_finalize(st);
+            sq->finalize(st);
             return rc;
         }
-        sqlite3_finalize(st);
+        sq->finalize(st);
         /* 1..8 ms, varied by process so competing openers do not retry in lockstep */
         struct timespec ts = { 0, (long)(1 + (getpid() + attempt) % 8) * 1000000L };
         nanosleep(&ts, NULL);
@@ -349,6 +354,13 @@ int store_open(const char *path, struct store **out)
     *out = NULL;
     if (!path)
         path = STORE_DEFAULT_PATH;
+    if (!sq) {
+        char *what = xasprintf("results file %s", path);
+        sq = store_sqlite_load(what);
+        free(what);
+        if (!sq)
+            return -1;
+    }
     exists = stat(path, &sb) == 0;
     if (!exists && errno != ENOENT)
         return error("results file %s: %s", path, strerror(errno));
@@ -360,14 +372,14 @@ int store_open(const char *path, struct store **out)
     s = xcalloc(1, sizeof(*s));
     s->path = xstrdup(path);
     uri = path_uri(path, exists ? "mode=rw" : "mode=rwc");
-    rc = sqlite3_open_v2(uri, &s->db, flags | SQLITE_OPEN_URI, NULL);
+    rc = sq->open_v2(uri, &s->db, flags | SQLITE_OPEN_URI, NULL);
     free(uri);
     if (rc != SQLITE_OK) {
         fail(s, "cannot open");
         goto bad;
     }
-    sqlite3_extended_result_codes(s->db, 1);
-    sqlite3_busy_timeout(s->db, BUSY_TIMEOUT_MS);
+    sq->extended_result_codes(s->db, 1);
+    sq->busy_timeout(s->db, BUSY_TIMEOUT_MS);
     /* synchronous=NORMAL: in WAL mode a process crash loses nothing committed, a power cut at
      * most the last commits, and the file is never corrupted. */
     if (set_wal(s) || exec(s, "PRAGMA foreign_keys = ON", "enabling foreign keys") ||
@@ -376,7 +388,7 @@ int store_open(const char *path, struct store **out)
     *out = s;
     return 0;
 bad:
-    sqlite3_close(s->db);
+    sq->close(s->db);
     free(s->path);
     free(s);
     return -1;
@@ -387,7 +399,7 @@ int store_close(struct store *s)
     int rc = 0;
     if (!s)
         return 0;
-    if (sqlite3_close(s->db) != SQLITE_OK)
+    if (sq->close(s->db) != SQLITE_OK)
         rc = fail(s, "closing");
     free(s->path);
     free(s);
@@ -455,17 +467,17 @@ int store_experiment_begin(struct store *s, const char *kind, const char *settin
                  " VALUES (?1, ?2, NULL, 'running', ?3, ?4, ?5, ?6, NULL)",
                  &st);
     if (rc == 0) {
-        if (bind_text(st, 1, kind) | sqlite3_bind_double(st, 2, wall_time()) |
+        if (bind_text(st, 1, kind) | sq->bind_double(st, 2, wall_time()) |
             bind_text(st, 3, settings_json) | bind_text(st, 4, hash) |
-            bind_text(st, 5, environment_json) | sqlite3_bind_int64(st, 6, (int64_t)seed)) {
+            bind_text(st, 5, environment_json) | sq->bind_int64(st, 6, (int64_t)seed)) {
             rc = fail(s, "recording an experiment");
-            sqlite3_finalize(st);
+            sq->finalize(st);
         } else {
             rc = step_done(s, st, "recording an experiment");
         }
     }
     if (rc == 0)
-        *id = sqlite3_last_insert_rowid(s->db);
+        *id = sq->last_insert_rowid(s->db);
     free(hash);
     return txn_end(s, rc);
 }
@@ -484,14 +496,14 @@ int store_variant_add(struct store *s, int64_t exp_id, const struct store_varian
                  " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
                  &st);
     if (rc == 0) {
-        if (sqlite3_bind_int64(st, 1, exp_id) | sqlite3_bind_int(st, 2, v->idx) |
+        if (sq->bind_int64(st, 1, exp_id) | sq->bind_int(st, 2, v->idx) |
             bind_text(st, 3, v->name) | bind_text(st, 4, v->library) |
             bind_text(st, 5, v->sha256) | bind_text(st, 6, v->version) |
             bind_text(st, 7, v->source_id) | bind_text(st, 8, v->compiler) |
             bind_text(st, 9, v->cflags) | bind_text(st, 10, v->fingerprint_json)) {
             rc = fail(s, "recording a variant");
-        } else if (sqlite3_step(st) != SQLITE_DONE) {
-            int ext = sqlite3_extended_errcode(s->db);
+        } else if (sq->step(st) != SQLITE_DONE) {
+            int ext = sq->extended_errcode(s->db);
             if (ext == SQLITE_CONSTRAINT_PRIMARYKEY)
                 rc = error("results file %s: experiment %" PRId64 " already has a variant %d",
                            s->path, exp_id, v->idx);
@@ -500,7 +512,7 @@ int store_variant_add(struct store *s, int64_t exp_id, const struct store_varian
             else
                 rc = fail(s, "recording a variant");
         }
-        sqlite3_finalize(st);
+        sq->finalize(st);
     }
     return txn_end(s, rc);
 }
@@ -523,20 +535,20 @@ int store_run_add(struct store *s, int64_t exp_id, const struct store_run *r)
                  " ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
                  &st);
     if (rc == 0) {
-        if (sqlite3_bind_int64(st, 1, exp_id) | sqlite3_bind_int(st, 2, r->variant_idx) |
-            bind_text(st, 3, r->workload) | sqlite3_bind_int(st, 4, r->threads) |
-            sqlite3_bind_int(st, 5, r->round) | sqlite3_bind_int(st, 6, r->seq) |
-            sqlite3_bind_double(st, 7, r->started_at) |
-            sqlite3_bind_double(st, 8, r->duration_s) | sqlite3_bind_double(st, 9, r->tps) |
-            sqlite3_bind_double(st, 10, r->qps) | sqlite3_bind_double(st, 11, r->lat_min_ms) |
-            sqlite3_bind_double(st, 12, r->lat_avg_ms) |
-            sqlite3_bind_double(st, 13, r->lat_p95_ms) |
-            sqlite3_bind_double(st, 14, r->lat_max_ms) |
-            sqlite3_bind_int64(st, 15, (int64_t)r->transactions) |
-            sqlite3_bind_int64(st, 16, (int64_t)r->errors) | bind_text(st, 17, r->report_json)) {
+        if (sq->bind_int64(st, 1, exp_id) | sq->bind_int(st, 2, r->variant_idx) |
+            bind_text(st, 3, r->workload) | sq->bind_int(st, 4, r->threads) |
+            sq->bind_int(st, 5, r->round) | sq->bind_int(st, 6, r->seq) |
+            sq->bind_double(st, 7, r->started_at) |
+            sq->bind_double(st, 8, r->duration_s) | sq->bind_double(st, 9, r->tps) |
+            sq->bind_double(st, 10, r->qps) | sq->bind_double(st, 11, r->lat_min_ms) |
+            sq->bind_double(st, 12, r->lat_avg_ms) |
+            sq->bind_double(st, 13, r->lat_p95_ms) |
+            sq->bind_double(st, 14, r->lat_max_ms) |
+            sq->bind_int64(st, 15, (int64_t)r->transactions) |
+            sq->bind_int64(st, 16, (int64_t)r->errors) | bind_text(st, 17, r->report_json)) {
             rc = fail(s, "recording a run");
-        } else if (sqlite3_step(st) != SQLITE_DONE) {
-            int ext = sqlite3_extended_errcode(s->db);
+        } else if (sq->step(st) != SQLITE_DONE) {
+            int ext = sq->extended_errcode(s->db);
             if (ext == SQLITE_CONSTRAINT_UNIQUE)
                 rc = error("results file %s: run already recorded (experiment %" PRId64
                            ", variant %d, %s, %d threads, round %d)",
@@ -547,7 +559,7 @@ int store_run_add(struct store *s, int64_t exp_id, const struct store_run *r)
             else
                 rc = fail(s, "recording a run");
         }
-        sqlite3_finalize(st);
+        sq->finalize(st);
     }
     return txn_end(s, rc);
 }
@@ -558,13 +570,13 @@ static int update_experiment(struct store *s, int64_t exp_id, sqlite3_stmt *st, 
                              const char *what)
 {
     int rc = 0;
-    if (bind_rc | sqlite3_bind_int64(st, 1, exp_id))
+    if (bind_rc | sq->bind_int64(st, 1, exp_id))
         rc = fail(s, what);
-    else if (sqlite3_step(st) != SQLITE_DONE)
+    else if (sq->step(st) != SQLITE_DONE)
         rc = fail(s, what);
-    else if (sqlite3_changes(s->db) == 0)
+    else if (sq->changes(s->db) == 0)
         rc = error("results file %s: no experiment %" PRId64, s->path, exp_id);
-    sqlite3_finalize(st);
+    sq->finalize(st);
     return rc;
 }
 
@@ -580,8 +592,8 @@ int store_experiment_finish(struct store *s, int64_t exp_id, const char *status)
     rc = prepare(s, "UPDATE experiments SET status = ?2, finished_at = ?3 WHERE id = ?1", &st);
     if (rc == 0) {
         int b = bind_text(st, 2, status) |
-                (strcmp(status, "running") ? sqlite3_bind_double(st, 3, wall_time())
-                                           : sqlite3_bind_null(st, 3));
+                (strcmp(status, "running") ? sq->bind_double(st, 3, wall_time())
+                                           : sq->bind_null(st, 3));
         rc = update_experiment(s, exp_id, st, b, "updating an experiment");
     }
     return txn_end(s, rc);
@@ -612,17 +624,17 @@ int store_run_exists(struct store *s, int64_t exp_id, int variant_idx, const cha
                 " AND workload = ?3 AND threads = ?4 AND round = ?5",
                 &st))
         return -1;
-    if (sqlite3_bind_int64(st, 1, exp_id) | sqlite3_bind_int(st, 2, variant_idx) |
-        bind_text(st, 3, workload) | sqlite3_bind_int(st, 4, threads) |
-        sqlite3_bind_int(st, 5, round)) {
+    if (sq->bind_int64(st, 1, exp_id) | sq->bind_int(st, 2, variant_idx) |
+        bind_text(st, 3, workload) | sq->bind_int(st, 4, threads) |
+        sq->bind_int(st, 5, round)) {
         rc = fail(s, "looking up a run");
     } else {
-        rc = sqlite3_step(st);
+        rc = sq->step(st);
         if (rc == SQLITE_ROW)
             *exists = 1;
         rc = rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : fail(s, "looking up a run");
     }
-    sqlite3_finalize(st);
+    sq->finalize(st);
     return rc;
 }
 
@@ -633,10 +645,10 @@ int store_experiment_settings(struct store *s, int64_t exp_id, char **settings_j
     *settings_json = NULL;
     if (prepare(s, "SELECT settings_json FROM experiments WHERE id = ?1", &st))
         return -1;
-    if (sqlite3_bind_int64(st, 1, exp_id) != SQLITE_OK) {
+    if (sq->bind_int64(st, 1, exp_id) != SQLITE_OK) {
         rc = fail(s, "reading settings");
     } else {
-        rc = sqlite3_step(st);
+        rc = sq->step(st);
         if (rc == SQLITE_ROW) {
             *settings_json = (char *)col_dup(st, 0);
             if (!*settings_json)
@@ -648,7 +660,7 @@ int store_experiment_settings(struct store *s, int64_t exp_id, char **settings_j
             rc = fail(s, "reading settings");
         }
     }
-    sqlite3_finalize(st);
+    sq->finalize(st);
     return rc;
 }
 
@@ -675,8 +687,8 @@ static int reader_init(struct store *s, struct exp_reader *r)
 
 static void reader_release(struct exp_reader *r)
 {
-    sqlite3_finalize(r->variants);
-    sqlite3_finalize(r->nruns);
+    sq->finalize(r->variants);
+    sq->finalize(r->nruns);
 }
 
 /* Fill *e (zeroed first; heap copies) from a row of SELECT EXPERIMENT_COLUMNS, plus its
@@ -686,24 +698,24 @@ static int read_experiment(struct store *s, sqlite3_stmt *row, struct exp_reader
 {
     int rc;
     memset(e, 0, sizeof(*e));
-    e->id = sqlite3_column_int64(row, 0);
+    e->id = sq->column_int64(row, 0);
     e->kind = col_dup(row, 1);
-    e->created_at = sqlite3_column_double(row, 2);
-    e->finished_at = sqlite3_column_double(row, 3); /* NULL -> 0 */
+    e->created_at = sq->column_double(row, 2);
+    e->finished_at = sq->column_double(row, 3); /* NULL -> 0 */
     e->status = col_dup(row, 4);
     e->settings_json = col_dup(row, 5);
     e->settings_hash = col_dup(row, 6);
     e->environment_json = col_dup(row, 7);
-    e->seed = (uint64_t)sqlite3_column_int64(row, 8);
+    e->seed = (uint64_t)sq->column_int64(row, 8);
     e->note = col_dup(row, 9);
 
-    sqlite3_reset(r->variants);
-    if (sqlite3_bind_int64(r->variants, 1, e->id) != SQLITE_OK)
+    sq->reset(r->variants);
+    if (sq->bind_int64(r->variants, 1, e->id) != SQLITE_OK)
         return fail(s, "reading variants");
-    while ((rc = sqlite3_step(r->variants)) == SQLITE_ROW) {
+    while ((rc = sq->step(r->variants)) == SQLITE_ROW) {
         e->variants = xrealloc(e->variants, sizeof(*e->variants) * (size_t)(e->nvariants + 1));
         struct store_variant *v = &e->variants[e->nvariants++];
-        v->idx = sqlite3_column_int(r->variants, 0);
+        v->idx = sq->column_int(r->variants, 0);
         v->name = col_dup(r->variants, 1);
         v->library = col_dup(r->variants, 2);
         v->sha256 = col_dup(r->variants, 3);
@@ -716,11 +728,11 @@ static int read_experiment(struct store *s, sqlite3_stmt *row, struct exp_reader
     if (rc != SQLITE_DONE)
         return fail(s, "reading variants");
 
-    sqlite3_reset(r->nruns);
-    if (sqlite3_bind_int64(r->nruns, 1, e->id) != SQLITE_OK ||
-        sqlite3_step(r->nruns) != SQLITE_ROW)
+    sq->reset(r->nruns);
+    if (sq->bind_int64(r->nruns, 1, e->id) != SQLITE_OK ||
+        sq->step(r->nruns) != SQLITE_ROW)
         return fail(s, "counting runs");
-    e->nruns = sqlite3_column_int64(r->nruns, 0);
+    e->nruns = sq->column_int64(r->nruns, 0);
     return 0;
 }
 
@@ -766,10 +778,10 @@ int store_experiment_get(struct store *s, int64_t exp_id, struct store_experimen
     if (rc == 0)
         rc = prepare(s, "SELECT " EXPERIMENT_COLUMNS " FROM experiments WHERE id = ?1", &st);
     if (rc == 0) {
-        if (sqlite3_bind_int64(st, 1, exp_id) != SQLITE_OK) {
+        if (sq->bind_int64(st, 1, exp_id) != SQLITE_OK) {
             rc = fail(s, "reading an experiment");
         } else {
-            rc = sqlite3_step(st);
+            rc = sq->step(st);
             if (rc == SQLITE_ROW)
                 rc = read_experiment(s, st, &r, out);
             else if (rc == SQLITE_DONE)
@@ -778,7 +790,7 @@ int store_experiment_get(struct store *s, int64_t exp_id, struct store_experimen
                 rc = fail(s, "reading an experiment");
         }
     }
-    sqlite3_finalize(st);
+    sq->finalize(st);
     reader_release(&r);
     if (rc)
         store_experiment_release(out);
@@ -798,7 +810,7 @@ int store_experiments_list(struct store *s, store_experiment_fn fn, void *ctx)
         rc = prepare(s, "SELECT " EXPERIMENT_COLUMNS " FROM experiments ORDER BY id", &st);
     while (rc == 0) {
         struct store_experiment e;
-        int step = sqlite3_step(st);
+        int step = sq->step(st);
         if (step == SQLITE_DONE)
             break;
         if (step != SQLITE_ROW) {
@@ -816,7 +828,7 @@ int store_experiments_list(struct store *s, store_experiment_fn fn, void *ctx)
             store_experiment_release(&e);
         }
     }
-    sqlite3_finalize(st);
+    sq->finalize(st);
     reader_release(&r);
     return txn_end(s, rc);
 }
@@ -832,24 +844,24 @@ int store_runs_load(struct store *s, int64_t exp_id, store_run_fn fn, void *ctx)
                 " FROM runs WHERE experiment_id = ?1 ORDER BY seq, id",
                 &st))
         return -1;
-    if (sqlite3_bind_int64(st, 1, exp_id) != SQLITE_OK)
+    if (sq->bind_int64(st, 1, exp_id) != SQLITE_OK)
         rc = fail(s, "loading runs");
     while (rc == 0) {
         struct store_run r;
-        int step = sqlite3_step(st);
+        int step = sq->step(st);
         if (step == SQLITE_DONE)
             break;
         if (step != SQLITE_ROW) {
             rc = fail(s, "loading runs");
             break;
         }
-        r.id = sqlite3_column_int64(st, 0);
-        r.experiment_id = sqlite3_column_int64(st, 1);
-        r.variant_idx = sqlite3_column_int(st, 2);
-        r.workload = (const char *)sqlite3_column_text(st, 3);
-        r.threads = sqlite3_column_int(st, 4);
-        r.round = sqlite3_column_int(st, 5);
-        r.seq = sqlite3_column_int(st, 6);
+        r.id = sq->column_int64(st, 0);
+        r.experiment_id = sq->column_int64(st, 1);
+        r.variant_idx = sq->column_int(st, 2);
+        r.workload = (const char *)sq->column_text(st, 3);
+        r.threads = sq->column_int(st, 4);
+        r.round = sq->column_int(st, 5);
+        r.seq = sq->column_int(st, 6);
         r.started_at = col_double(st, 7);
         r.duration_s = col_double(st, 8);
         r.tps = col_double(st, 9);
@@ -858,16 +870,16 @@ int store_runs_load(struct store *s, int64_t exp_id, store_run_fn fn, void *ctx)
         r.lat_avg_ms = col_double(st, 12);
         r.lat_p95_ms = col_double(st, 13);
         r.lat_max_ms = col_double(st, 14);
-        r.transactions = (uint64_t)sqlite3_column_int64(st, 15);
-        r.errors = (uint64_t)sqlite3_column_int64(st, 16);
-        r.report_json = (const char *)sqlite3_column_text(st, 17);
+        r.transactions = (uint64_t)sq->column_int64(st, 15);
+        r.errors = (uint64_t)sq->column_int64(st, 16);
+        r.report_json = (const char *)sq->column_text(st, 17);
         int cb = fn(&r, ctx);
         if (cb) {
             rc = cb < 0 ? -1 : 0;
             break;
         }
     }
-    sqlite3_finalize(st);
+    sq->finalize(st);
     return rc;
 }
 

@@ -8,8 +8,9 @@
 /*
  * File format
  * -----------
- * A SQLite database (the system libsqlite3, linked normally; the SQLite *under test* lives in
- * its own dlmopen namespace and never touches this file) in WAL mode, with
+ * A SQLite database (the system libsqlite3, loaded by the first store_open() through
+ * sqlite_api.h, so only processes that open a store have it; the SQLite *under test* runs in
+ * `pgolab bench` children, which never open a store) in WAL mode, with
  *   PRAGMA application_id = STORE_APPLICATION_ID  ("PGOL" in ASCII, 0x50474F4C)
  *   PRAGMA user_version   = schema version (STORE_SCHEMA_VERSION in this build)
  * Tables (version 1): experiments, variants, runs (see store.c for the SQL).
