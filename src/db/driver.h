@@ -75,7 +75,8 @@ struct db_libinfo {
                                    * differs from source_id if the library's internal calls
                                    * were interposed by another SQLite in the process */
     const char *loaded_from;  /* file that holds the code of a hot function (dladdr) */
-    const char *isolation;    /* how it was loaded, e.g. "dlmopen(LM_ID_NEWLM)" */
+    const char *isolation;    /* how it was loaded, e.g. "dlopen(RTLD_LOCAL), the only
+                               * SQLite in the process" */
     const char *server;       /* the server connected to, e.g. "MariaDB 10.11.19" (filled by
                                * `bench info` and `run` through server_version; NULL for an
                                * embedded engine or when not connected) */

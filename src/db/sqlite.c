@@ -1,11 +1,14 @@
-/* sqlite: SQLite driver on a libsqlite3 loaded at run time with dlmopen(LM_ID_NEWLM).
- * The loaded library and its function table are process-wide (set up by init); each worker's
- * db_conn owns one sqlite3 handle and its cached BEGIN/COMMIT/ROLLBACK statements. */
+/* sqlite: SQLite driver on the variant's libsqlite3, loaded at run time with a plain dlopen
+ * after proving that it will be the only SQLite in the process (see load_library). The loaded
+ * library and its function table are process-wide (set up by init); each worker's db_conn
+ * owns one sqlite3 handle and its cached BEGIN/COMMIT/ROLLBACK statements. */
 #include "db/sqlite.h"
 #include "util/util.h"
 
 #include <dlfcn.h>
+#include <elf.h>
 #include <errno.h>
+#include <link.h>
 #include <pthread.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -117,37 +120,188 @@ static char *engine_source_id(void)
     return res ? res : xstrdup("?");
 }
 
+/* ---------------------------------------------------------------- is SQLite alone? */
+
+/* The symbols whose definition makes an object "a SQLite": every build exports both. */
+static const char *const sqlite_marks[] = { "sqlite3_libversion", "sqlite3_step" };
+
+static uint32_t gnu_hash(const char *name)
+{
+    uint32_t h = 5381;
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+        h = h * 33 + *p;
+    return h;
+}
+
+static uint32_t sysv_hash(const char *name)
+{
+    uint32_t h = 0, g;
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++) {
+        h = (h << 4) + *p;
+        if ((g = h & 0xf0000000u))
+            h ^= g >> 24;
+        h &= ~g;
+    }
+    return h;
+}
+
+/* A d_ptr of a loaded object's dynamic section as an address: glibc relocates them in place,
+ * except where the section is read-only (the vDSO), where they stay offsets from the base. */
+static const void *dyn_ptr(const struct dl_phdr_info *info, ElfW(Addr) p)
+{
+    return (const void *)(p < info->dlpi_addr ? p + info->dlpi_addr : p);
+}
+
+static bool sym_is(const ElfW(Sym) *sym, const char *strtab, const char *name)
+{
+    return sym->st_shndx != SHN_UNDEF && sym->st_value != 0 && !strcmp(strtab + sym->st_name, name);
+}
+
+/* Does the loaded object define (not just use) name in its dynamic symbol table? Looked up
+ * through its GNU or SysV hash table, as the dynamic linker would. */
+static bool object_defines(const struct dl_phdr_info *info, const char *name)
+{
+    const ElfW(Dyn) *dyn = NULL;
+    const ElfW(Sym) *symtab = NULL;
+    const char *strtab = NULL;
+    const uint32_t *gnu = NULL, *sysv = NULL;
+
+    for (int i = 0; i < info->dlpi_phnum; i++)
+        if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
+            dyn = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+    for (; dyn && dyn->d_tag != DT_NULL; dyn++) {
+        if (dyn->d_tag == DT_SYMTAB)
+            symtab = dyn_ptr(info, dyn->d_un.d_ptr);
+        else if (dyn->d_tag == DT_STRTAB)
+            strtab = dyn_ptr(info, dyn->d_un.d_ptr);
+        else if (dyn->d_tag == DT_GNU_HASH)
+            gnu = dyn_ptr(info, dyn->d_un.d_ptr);
+        else if (dyn->d_tag == DT_HASH)
+            sysv = dyn_ptr(info, dyn->d_un.d_ptr);
+    }
+    if (!symtab || !strtab)
+        return false;
+    if (gnu) {
+        /* nbuckets, symoffset, bloom words, bloom shift, bloom[], buckets[], chain[] */
+        uint32_t nbuckets = gnu[0], symoffset = gnu[1], nbloom = gnu[2], h = gnu_hash(name);
+        const uint32_t *buckets = (const uint32_t *)((const ElfW(Addr) *)(gnu + 4) + nbloom);
+        const uint32_t *chain = buckets + nbuckets;
+        uint32_t i = nbuckets ? buckets[h % nbuckets] : 0;
+        if (i == 0 || i < symoffset)
+            return false;
+        for (;; i++) {
+            uint32_t c = chain[i - symoffset];
+            if ((c | 1) == (h | 1) && sym_is(&symtab[i], strtab, name))
+                return true;
+            if (c & 1)
+                return false;
+        }
+    }
+    if (sysv) {
+        /* nbucket, nchain, bucket[], chain[] */
+        uint32_t nbucket = sysv[0];
+        const uint32_t *bucket = sysv + 2, *chain = bucket + nbucket;
+        for (uint32_t i = nbucket ? bucket[sysv_hash(name) % nbucket] : 0; i != STN_UNDEF;
+             i = chain[i])
+            if (sym_is(&symtab[i], strtab, name))
+                return true;
+    }
+    return false;
+}
+
+static int find_sqlite_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    for (size_t k = 0; k < ARRAY_SIZE(sqlite_marks); k++)
+        if (object_defines(info, sqlite_marks[k])) {
+            *(char **)data = xstrdup(info->dlpi_name && info->dlpi_name[0]
+                                         ? info->dlpi_name
+                                         : "the pgolab executable");
+            return 1;
+        }
+    return 0;
+}
+
+/* The file of an object already in this process that defines SQLite, or NULL: every loaded
+ * object of every namespace (dl_iterate_phdr: the executable, its libraries, LD_PRELOAD,
+ * dlopen'ed ones, local or global), then, in case an object escaped that look, the global
+ * scope through dlsym. Caller frees. */
+static char *sqlite_already_loaded(void)
+{
+    char *found = NULL;
+    dl_iterate_phdr(find_sqlite_cb, &found);
+    for (size_t k = 0; !found && k < ARRAY_SIZE(sqlite_marks); k++) {
+        void *sym = dlsym(RTLD_DEFAULT, sqlite_marks[k]);
+        Dl_info di;
+        if (sym)
+            found = xstrdup(dladdr(sym, &di) && di.dli_fname && di.dli_fname[0]
+                                ? di.dli_fname
+                                : "the pgolab executable");
+    }
+    return found;
+}
+
+/* ---------------------------------------------------------------- loading */
+
+/* How the variant is loaded: PGOLAB_SQLITE_LOAD unset (or "plain") = plain dlopen in the base
+ * namespace, after proving it is alone; "dlmopen" = a private link-map namespace, for a
+ * process that deliberately holds another SQLite (the unit tests link one); "global" = the
+ * naive dlopen(RTLD_GLOBAL) without the proof, which exists only so the isolation test can
+ * show that it detects mixing. */
 static int load_library(const char *path)
 {
     const char *name = path ? path : DEFAULT_LIBRARY;
+    const char *mode = getenv("PGOLAB_SQLITE_LOAD");
     struct stat stt;
 
     if (path && stat(path, &stt) < 0)
         return error("--sqlite-library=%s: %s", path, strerror(errno));
     if (path && !S_ISREG(stt.st_mode))
         return error("--sqlite-library=%s: not a regular file (expected a libsqlite3 shared library)", path);
-    /* A fresh link-map namespace: the variant's internal calls cannot be interposed by any
-     * other SQLite already in the process (ELF symbol interposition).
-     * PGOLAB_SQLITE_LOAD=global loads it the naive way (dlopen RTLD_GLOBAL in the default
-     * namespace); it exists only so the isolation test can show that it detects mixing. */
-    const char *mode = getenv("PGOLAB_SQLITE_LOAD");
     if (mode && !strcmp(mode, "global")) {
         lib_handle = dlopen(name, RTLD_NOW | RTLD_GLOBAL);
         lib_isolation = "dlopen(RTLD_GLOBAL) [PGOLAB_SQLITE_LOAD=global, not isolated]";
-    } else {
+    } else if (mode && !strcmp(mode, "dlmopen")) {
+        /* The variant's internal calls cannot be interposed by any other SQLite in the
+         * process (ELF symbol interposition stops at the namespace). The price: glibc takes
+         * the locked path for every mutex in an inner namespace (BENCHMARKS.md). */
         lib_handle = dlmopen(LM_ID_NEWLM, name, RTLD_NOW | RTLD_LOCAL);
-        lib_isolation = "dlmopen(LM_ID_NEWLM)";
-    }
-    if (!lib_handle) {
-        char *why = xstrdup(dlerror());
-        lib_handle = dlopen(name, RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
-        lib_isolation = "dlopen(RTLD_DEEPBIND)";
-        if (!lib_handle) {
-            error("--sqlite-library=%s: cannot load it as a shared library: %s", name, why);
-            free(why);
+        lib_isolation = "dlmopen(LM_ID_NEWLM) [PGOLAB_SQLITE_LOAD=dlmopen]";
+    } else if (mode && *mode && strcmp(mode, "plain")) {
+        return error("PGOLAB_SQLITE_LOAD=%s: expected plain, dlmopen or global", mode);
+    } else {
+        /* Another SQLite already here (an LD_PRELOAD, a library that pulled one in) would
+         * interpose the variant's calls to its own exported functions, and two SQLites in one
+         * process break each other's POSIX locks on a shared file. Refused rather than
+         * falling back to dlmopen with a warning: the fallback measures something else
+         * (point selects ~10% slower, BENCHMARKS.md), so its numbers would not compare with
+         * those of an ordinary run, and inside an experiment the warning ends up in a child's
+         * log that nobody reads. One clear error costs a rerun; PGOLAB_SQLITE_LOAD=dlmopen
+         * measures in a private namespace for whoever wants that. */
+        char *other = sqlite_already_loaded();
+        if (other) {
+            const char *preload = getenv("LD_PRELOAD");
+            error("--sqlite-library=%s: another SQLite is already loaded in this process (%s%s%s), "
+                  "so the variant would not run alone; %s, or set PGOLAB_SQLITE_LOAD=dlmopen to "
+                  "load the variant into a private namespace (slower mutexes)",
+                  name, other, preload ? "; LD_PRELOAD=" : "", preload ? preload : "",
+                  preload ? "unset LD_PRELOAD" : "remove it");
+            free(other);
             return -1;
         }
-        free(why);
+        /* Proven alone, so every symbol the variant uses and defines itself binds to its own
+         * definition, fixed at load time (RTLD_NOW): nothing loaded later can interpose it.
+         * RTLD_LOCAL keeps it out of the global scope. Not RTLD_DEEPBIND: it would add no
+         * safety here, and it would make the variant bind malloc & co. to libc's even when
+         * an allocator is LD_PRELOADed on purpose (jemalloc, mimalloc), silently measuring
+         * something other than asked. */
+        lib_handle = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+        lib_isolation = "dlopen(RTLD_LOCAL), the only SQLite in the process";
+    }
+    if (!lib_handle) {
+        const char *why = dlerror();
+        return error("--sqlite-library=%s: cannot load it as a shared library: %s", name,
+                     why ? why : "?");
     }
 #define SYM(field, sym)                                                                           \
     do {                                                                                          \

@@ -1,6 +1,7 @@
 /* sqlite: the embedded SQLite driver. It loads the libsqlite3 of the variant under test at run
- * time (--sqlite-library) into its own link-map namespace, so it is the only SQLite code the
- * measured process runs even if pgolab itself links another SQLite. */
+ * time (--sqlite-library) with a plain dlopen, after proving that no other SQLite is in the
+ * process (pgolab links none; the results store loads its own only in the processes that open
+ * a store), so the variant is the only SQLite code the measured process runs. */
 #ifndef PGOLAB_DB_SQLITE_H
 #define PGOLAB_DB_SQLITE_H
 

@@ -2,7 +2,10 @@
  * creates exactly the rows sysbench would, r/w/o classification of one event per workload,
  * read_write keeps the row count, the correctness-gate checksum is stable and data-sensitive,
  * table checks, injected retryable faults (in a re-executed child: the knob is read once per
- * process) and option validation. Everything lives in one mkdtemp directory. */
+ * process) and option validation. Everything lives in one mkdtemp directory.
+ * This test links the system libsqlite3 for its own checks, so the driver loads its library
+ * with PGOLAB_SQLITE_LOAD=dlmopen (set in main); a re-executed child without it shows that the
+ * default plain load refuses to run beside another SQLite. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -454,6 +457,35 @@ static void test_fault_injection(void **state)
     assert_int_equal(WEXITSTATUS(status), 0);
 }
 
+/* The child of test_refuses_beside_another_sqlite: the default load must fail, since this
+ * process links the system SQLite. */
+static int alone_child(const char *db)
+{
+    struct opts opts;
+    make_opts(&opts, db);
+    int rc = drv->init(&opts);
+    opts_release(&opts);
+    return rc == -1 ? 0 : 1;
+}
+
+static void test_refuses_beside_another_sqlite(void **state)
+{
+    (void)state;
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        unsetenv("PGOLAB_SQLITE_LOAD");
+        execl("/proc/self/exe", "test_oltp", "--alone-child", dbpath, (char *)NULL);
+        _exit(127);
+    }
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 static void test_opts_load(void **state)
 {
     (void)state;
@@ -499,6 +531,9 @@ static void test_opts_load(void **state)
 
 int main(int argc, char **argv)
 {
+    if (argc == 3 && !strcmp(argv[1], "--alone-child"))
+        return alone_child(argv[2]);
+    setenv("PGOLAB_SQLITE_LOAD", "dlmopen", 1); /* see the top of this file */
     if (argc == 3 && !strcmp(argv[1], "--fault-child"))
         return fault_child(argv[2]);
     const struct CMUnitTest tests[] = {
@@ -515,6 +550,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_verify_checksum),
         cmocka_unit_test(test_check_tables),
         cmocka_unit_test(test_fault_injection),
+        cmocka_unit_test(test_refuses_beside_another_sqlite),
         cmocka_unit_test(test_opts_load),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
