@@ -1,4 +1,6 @@
-/* runner: worker threads, start gate, limits, intermediate reports, SIGINT (see runner.h). */
+/* runner: worker threads, start gate, limits, intermediate reports, SIGINT (see runner.h).
+ * Owned by src/bench. With one worker on an in-process engine (db_driver.in_process) the
+ * worker runs on the caller's thread and does the reporter's work itself (see runner_run). */
 #include "bench/runner.h"
 #include "util/util.h"
 
@@ -35,14 +37,50 @@ struct shared {
     int running;          /* workers still in their loop (atomic) */
     uint64_t issued;      /* events handed out under --events (atomic) */
     int fatal;            /* a worker hit a fatal error (atomic) */
+    bool inline_worker;   /* the one worker runs on runner_run's thread, no reporter thread */
 };
 
 static volatile sig_atomic_t got_sigint;
+static volatile int *sigint_stop; /* inline worker: the handler stops it (no reporter to) */
 
 static void on_sigint(int sig)
 {
     (void)sig;
     got_sigint = 1;
+    if (sigint_stop)
+        *sigint_stop = 1;
+}
+
+/* Intermediate reports: at each multiple of the interval, the rates since the previous one
+ * (a slot is skipped if late, as sysbench does). Emitted by the reporter thread, or by an
+ * inline worker between two events. */
+struct reporter {
+    const struct runner_config *cfg;
+    struct shared *sh;
+    struct worker *ws;
+    int n;
+    uint64_t interval_ns, next;  /* next = 0: no intermediate reports */
+    uint64_t prev_t, prev_events;
+    struct db_counters prev;
+    struct histogram prev_h, cur_h, diff_h;
+};
+
+static void reporter_init(struct reporter *r, struct shared *sh, struct worker *ws, int n);
+static void reporter_emit(struct reporter *r);
+static void reporter_release(struct reporter *r);
+
+/* Open the start gate (all workers ready): start the clock, or abort if one failed. */
+static void gate_open(struct shared *sh)
+{
+    const struct runner_config *cfg = sh->cfg;
+    if (sh->init_failed) {
+        sh->go = -1;
+    } else {
+        sh->start_ns = now_ns();
+        if (cfg->time_s > 0)
+            sh->deadline_ns = sh->start_ns + (uint64_t)(cfg->time_s * 1e9);
+        sh->go = 1;
+    }
 }
 
 /* A worker's fatal SQL error: "thread #N: SQL error CODE: MSG" (sysbench's errno wording);
@@ -75,14 +113,31 @@ static void *worker_main(void *arg)
         error("thread #%d: cannot prepare statements: %s", w->id, w->conn.err.msg);
         ok = 0;
     }
-    pthread_mutex_lock(&sh->mu);
-    sh->ready++;
-    if (!ok)
-        sh->init_failed = 1;
-    pthread_cond_broadcast(&sh->cv);
-    while (!sh->go)
-        pthread_cond_wait(&sh->cv, &sh->mu);
-    pthread_mutex_unlock(&sh->mu);
+    /* An inline worker is the only one, so it opens the gate and reports by itself. */
+    struct reporter rep, *rp = NULL;
+    if (sh->inline_worker) {
+        sh->ready++;
+        if (!ok)
+            sh->init_failed = 1;
+        gate_open(sh);
+        if (sh->go > 0 && cfg->on_start)
+            cfg->on_start(cfg->ud);
+        if (sh->go > 0 && cfg->report_interval > 0) {
+            reporter_init(&rep, sh, w, 1);
+            rp = &rep;
+        }
+        /* a retried event has no reporter to stop it at --time (see report_loop) */
+        w->ot.deadline_ns = sh->deadline_ns;
+    } else {
+        pthread_mutex_lock(&sh->mu);
+        sh->ready++;
+        if (!ok)
+            sh->init_failed = 1;
+        pthread_cond_broadcast(&sh->cv);
+        while (!sh->go)
+            pthread_cond_wait(&sh->cv, &sh->mu);
+        pthread_mutex_unlock(&sh->mu);
+    }
     if (sh->go < 0 || !ok)
         goto out;
 
@@ -106,6 +161,11 @@ static void *worker_main(void *arg)
         histogram_add(&w->hist, t1 - t0);
         __atomic_store_n(&w->exec_ns, w->exec_ns + (t1 - t0), __ATOMIC_RELAXED);
         __atomic_store_n(&w->events, w->events + 1, __ATOMIC_RELAXED);
+        uint64_t resume = 0;  /* after an inline report: the next event starts when it ended */
+        if (rp && rp->next && t1 >= rp->next) {
+            reporter_emit(rp);
+            resume = now_ns();
+        }
         if (sh->deadline_ns && t1 >= sh->deadline_ns)
             break;
         if (owe_per_ns > 0 && (owed_ns += owe_per_ns * (double)(t1 - t0)) >= 1e4) {
@@ -116,7 +176,7 @@ static void *worker_main(void *arg)
                 ;
             owed_ns -= (double)(t1 - spin);  /* the next event starts after the spin */
         }
-        t0 = t1;
+        t0 = resume > t1 ? resume : t1;
     }
     /* The workload's last step (bulk_insert sends its buffered rows); part of the run. */
     if (!__atomic_load_n(&sh->fatal, __ATOMIC_RELAXED) && oltp_thread_finish(&w->ot) == DB_FATAL) {
@@ -130,6 +190,8 @@ static void *worker_main(void *arg)
 out:
     w->end_ns = now_ns();
     __atomic_fetch_sub(&sh->running, 1, __ATOMIC_RELAXED);
+    if (rp)
+        reporter_release(rp);
     return NULL;
 }
 
@@ -162,59 +224,81 @@ static void sleep_until(uint64_t t_ns)
     nanosleep(&ts, NULL);
 }
 
-/* Reporter: wake every 20 ms to notice SIGINT and finished workers; emit an intermediate
- * report at each multiple of the interval (skipping a slot if late, as sysbench does). */
+static void reporter_init(struct reporter *r, struct shared *sh, struct worker *ws, int n)
+{
+    memset(r, 0, sizeof(*r));
+    r->cfg = sh->cfg;
+    r->sh = sh;
+    r->ws = ws;
+    r->n = n;
+    r->interval_ns = (uint64_t)(r->cfg->report_interval * 1e9);
+    r->next = r->interval_ns ? sh->start_ns + r->interval_ns : 0;
+    r->prev_t = sh->start_ns;
+    histogram_init(&r->prev_h);
+    histogram_init(&r->cur_h);
+    histogram_init(&r->diff_h);
+}
+
+/* The report of slot r->next (due: now >= r->next), then the next slot after now. */
+static void reporter_emit(struct reporter *r)
+{
+    const struct runner_config *cfg = r->cfg;
+    struct shared *sh = r->sh;
+    struct db_counters cur;
+    uint64_t events, t = now_ns();
+    snapshot(r->ws, r->n, &cur, &events, &r->cur_h);
+    histogram_diff(&r->diff_h, &r->cur_h, &r->prev_h);
+    double dt = (double)(t - r->prev_t) / 1e9;
+    struct interval_stats iv = {
+        .time_s = (double)(r->next - sh->start_ns) / 1e9,
+        .threads = __atomic_load_n(&sh->running, __ATOMIC_RELAXED),
+        .tps = (double)(events - r->prev_events) / dt,
+        .reads_per_s = (double)(cur.reads - r->prev.reads) / dt,
+        .writes_per_s = (double)(cur.writes - r->prev.writes) / dt,
+        .other_per_s = (double)(cur.others - r->prev.others) / dt,
+        .lat_ms = histogram_percentile(&r->diff_h, cfg->percentile) / 1e6,
+        .errors_per_s = (double)(cur.errors - r->prev.errors) / dt,
+        .reconnects_per_s = (double)(cur.reconnects - r->prev.reconnects) / dt,
+    };
+    iv.qps = iv.reads_per_s + iv.writes_per_s + iv.other_per_s;
+    if (cfg->on_interval)
+        cfg->on_interval(&iv, cfg->ud);
+    r->prev = cur;
+    r->prev_events = events;
+    r->prev_t = t;
+    histogram_copy(&r->prev_h, &r->cur_h);
+    while (r->next <= now_ns())
+        r->next += r->interval_ns;
+}
+
+static void reporter_release(struct reporter *r)
+{
+    histogram_release(&r->prev_h);
+    histogram_release(&r->cur_h);
+    histogram_release(&r->diff_h);
+}
+
+/* Reporter thread: wake every 20 ms to notice SIGINT and finished workers; emit an
+ * intermediate report at each multiple of the interval. */
 static void report_loop(struct shared *sh, struct worker *ws, int n)
 {
-    const struct runner_config *cfg = sh->cfg;
-    uint64_t interval_ns = (uint64_t)(cfg->report_interval * 1e9);
-    uint64_t next = interval_ns ? sh->start_ns + interval_ns : 0;
-    uint64_t prev_t = sh->start_ns, prev_events = 0;
-    struct db_counters prev = { 0 }, cur;
-    struct histogram prev_h, cur_h, diff_h;
+    struct reporter r;
 
-    histogram_init(&prev_h);
-    histogram_init(&cur_h);
-    histogram_init(&diff_h);
+    reporter_init(&r, sh, ws, n);
     while (__atomic_load_n(&sh->running, __ATOMIC_RELAXED) > 0) {
         uint64_t wake = now_ns() + 20000000ull;
-        if (next && next < wake)
-            wake = next;
+        if (r.next && r.next < wake)
+            wake = r.next;
         sleep_until(wake);
         /* workers check the deadline after each finished event; this ends an event that keeps
          * being retried (an ignorable error that repeats) at --time as well */
         if (got_sigint || (sh->deadline_ns && now_ns() >= sh->deadline_ns))
             sh->stop = 1;
-        if (!next || now_ns() < next)
+        if (!r.next || now_ns() < r.next)
             continue;
-        uint64_t events, t = now_ns();
-        snapshot(ws, n, &cur, &events, &cur_h);
-        histogram_diff(&diff_h, &cur_h, &prev_h);
-        double dt = (double)(t - prev_t) / 1e9;
-        struct interval_stats iv = {
-            .time_s = (double)(next - sh->start_ns) / 1e9,
-            .threads = __atomic_load_n(&sh->running, __ATOMIC_RELAXED),
-            .tps = (double)(events - prev_events) / dt,
-            .reads_per_s = (double)(cur.reads - prev.reads) / dt,
-            .writes_per_s = (double)(cur.writes - prev.writes) / dt,
-            .other_per_s = (double)(cur.others - prev.others) / dt,
-            .lat_ms = histogram_percentile(&diff_h, cfg->percentile) / 1e6,
-            .errors_per_s = (double)(cur.errors - prev.errors) / dt,
-            .reconnects_per_s = (double)(cur.reconnects - prev.reconnects) / dt,
-        };
-        iv.qps = iv.reads_per_s + iv.writes_per_s + iv.other_per_s;
-        if (cfg->on_interval)
-            cfg->on_interval(&iv, cfg->ud);
-        prev = cur;
-        prev_events = events;
-        prev_t = t;
-        histogram_copy(&prev_h, &cur_h);
-        while (next <= now_ns())
-            next += interval_ns;
+        reporter_emit(&r);
     }
-    histogram_release(&prev_h);
-    histogram_release(&cur_h);
-    histogram_release(&diff_h);
+    reporter_release(&r);
 }
 
 int runner_run(const struct runner_config *cfg, struct run_stats *st)
@@ -229,12 +313,28 @@ int runner_run(const struct runner_config *cfg, struct run_stats *st)
     pthread_mutex_init(&sh.mu, NULL);
     pthread_cond_init(&sh.cv, NULL);
     sh.running = n;
+    /* One worker on an in-process engine runs on this thread, and the process stays
+     * single-threaded: glibc then takes an uncontended mutex with a plain store instead of a
+     * locked instruction, and SQLite takes ~9 per statement, even with SQLITE_OPEN_NOMUTEX
+     * (BENCHMARKS.md, sqlite-overhead: a second thread alone cost point selects ~7%). The
+     * worker then also does what the reporter thread would: the intermediate reports between
+     * two events, --time for a retried event; SIGINT stops it from the handler. A server
+     * driver keeps the reporter thread: its worker may sit in recv() for long, where a report
+     * would be late and a signal would interrupt the read. */
+    sh.inline_worker = n == 1 && cfg->drv->in_process;
     got_sigint = 0;
+    sigint_stop = sh.inline_worker ? &sh.stop : NULL;
     sa.sa_handler = on_sigint;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, &old_sa);
 
-    for (int i = 0; i < n; i++) {
+    if (sh.inline_worker) {
+        ws[0].sh = &sh;
+        histogram_init(&ws[0].hist);
+        worker_main(&ws[0]);
+        started = 1;
+    }
+    for (int i = 0; i < n && !sh.inline_worker; i++) {
         ws[i].id = i;
         ws[i].sh = &sh;
         histogram_init(&ws[i].hist);
@@ -246,34 +346,31 @@ int runner_run(const struct runner_config *cfg, struct run_stats *st)
         }
         started++;
     }
-    pthread_mutex_lock(&sh.mu);
-    while (sh.ready < started)
-        pthread_cond_wait(&sh.cv, &sh.mu);
-    if (sh.init_failed) {
-        sh.go = -1;
-    } else {
-        sh.start_ns = now_ns();
-        if (cfg->time_s > 0)
-            sh.deadline_ns = sh.start_ns + (uint64_t)(cfg->time_s * 1e9);
-        sh.go = 1;
-    }
-    pthread_cond_broadcast(&sh.cv);
-    pthread_mutex_unlock(&sh.mu);
+    if (!sh.inline_worker) {
+        pthread_mutex_lock(&sh.mu);
+        while (sh.ready < started)
+            pthread_cond_wait(&sh.cv, &sh.mu);
+        gate_open(&sh);
+        pthread_cond_broadcast(&sh.cv);
+        pthread_mutex_unlock(&sh.mu);
 
-    if (sh.go > 0) {
-        if (cfg->on_start)
-            cfg->on_start(cfg->ud);
-        report_loop(&sh, ws, started);
+        if (sh.go > 0) {
+            if (cfg->on_start)
+                cfg->on_start(cfg->ud);
+            report_loop(&sh, ws, started);
+        }
     }
     /* The run ends when the last worker leaves its loop (not when the reporter, which polls
      * every 20 ms, notices). */
     uint64_t end_ns = 0;
     for (int i = 0; i < started; i++) {
-        pthread_join(ws[i].tid, NULL);
+        if (!sh.inline_worker)
+            pthread_join(ws[i].tid, NULL);
         if (ws[i].end_ns > end_ns)
             end_ns = ws[i].end_ns;
     }
     sigaction(SIGINT, &old_sa, NULL);
+    sigint_stop = NULL;
 
     if (sh.go < 0) {
         rc = -1;

@@ -1,6 +1,8 @@
 /* runner: the benchmark engine. N worker threads, each with its own connection and
  * per-thread counters and latency histogram; a start gate; time and event limits; the
  * intermediate reporter (this thread); SIGINT stops the run and keeps what was measured.
+ * One worker on an in-process engine (SQLite) runs on this thread instead and reports by
+ * itself, so the measured process stays single-threaded (see runner_run in runner.c).
  * The caller owns the config; run_stats owns its histogram and arrays (run_stats_release). */
 #ifndef PGOLAB_RUNNER_H
 #define PGOLAB_RUNNER_H
@@ -37,7 +39,8 @@ struct runner_config {
      * would be and the latencies (which exclude the spins) are unchanged. A variant with a known true
      * slowdown for the statistics' end-to-end tests (set by PGOLAB_THROTTLE, see bench.c). */
     double throttle;
-    /* Called on this thread for every intermediate report. */
+    /* Called on this thread for every intermediate report (by the inline worker between two
+     * events, when there is one). */
     void (*on_interval)(const struct interval_stats *iv, void *ud);
     /* Called once when every worker is connected and the clock starts. */
     void (*on_start)(void *ud);

@@ -93,6 +93,9 @@ struct db_driver {
      * into the id column ("0" on MySQL, as sysbench), or NULL to leave the column out
      * (PostgreSQL's SERIAL, SQLite). */
     const char *insert_auto_id;
+    /* The engine runs inside this process (SQLite): with one worker the runner then keeps
+     * the process single-threaded (no reporter thread, see runner_run). */
+    bool in_process;
     /* Process-wide setup from options (load the client library). 0 or -1 (message printed). */
     int (*init)(const struct opts *o);
     void (*done)(void);

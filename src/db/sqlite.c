@@ -603,6 +603,7 @@ const struct db_driver sqlite_driver = {
     .id_auto_inc = "INTEGER NOT NULL",
     .id_plain = "INTEGER NOT NULL",
     .table_suffix = "",
+    .in_process = true,
     .init = sqlite_init,
     .done = sqlite_done,
     .libinfo = sqlite_libinfo,

@@ -80,6 +80,9 @@ struct oltp_thread {
     /* Events already counted as done whose work a failed statement then lost: bulk_insert's
      * rows in an INSERT that failed for good. The runner takes them off its event count. */
     uint64_t lost_events;
+    /* 0, or when (now_ns()) a retried event gives up: set by the runner when no reporter
+     * thread stops it at --time (see oltp_event). */
+    uint64_t deadline_ns;
 };
 
 /* The option table of the OLTP workloads (sysbench names and defaults). */
@@ -124,7 +127,8 @@ int oltp_thread_init(struct oltp_thread *t, struct db_conn *c, const struct oltp
 enum db_status oltp_thread_finish(struct oltp_thread *t);
 void oltp_thread_done(struct oltp_thread *t);
 /* Run one event, restarting it after a retryable error (rolled back and counted by the
- * wrappers) until it succeeds, a fatal error occurs, or *stop becomes true. */
+ * wrappers) until it succeeds, a fatal error occurs, *stop becomes true, or t->deadline_ns
+ * (when set) has passed. */
 enum db_status oltp_event(struct oltp_thread *t, const volatile int *stop);
 
 /* The correctness gate's fixed query set (in the SQLite, MySQL/MariaDB or PostgreSQL

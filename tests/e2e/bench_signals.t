@@ -127,6 +127,30 @@ cmp_ok "$F_write" '>' 400 "write_only EVERY=8: writes include the failed attempt
 is "$(sqlite3 -batch "$DB" 'SELECT count(*) FROM sbtest1')" 500 \
     "write_only EVERY=8: rolled-back DELETEs (insert failed) leave the row count unchanged"
 
+note "---- an event retried every time ends at --time (another process holds the write lock)"
+# With --sqlite-busy-timeout=0 every write fails with SQLITE_BUSY at once and the event is
+# retried without end; only --time stops it (with one worker there is no reporter thread: the
+# retry loop itself checks the deadline).
+LOCKDB=$TMP/lock.db
+cp "$DB" "$LOCKDB"
+( echo 'BEGIN IMMEDIATE;'; sleep 12; echo 'COMMIT;' ) | sqlite3 "$LOCKDB" &
+locker=$!
+for _ in $(seq 100); do
+    sqlite3 -cmd '.timeout 0' "$LOCKDB" 'BEGIN IMMEDIATE; COMMIT;' >/dev/null 2>&1 || break
+    sleep 0.1
+done
+t0=$(date +%s.%N)
+E2E_CMD_TIMEOUT=10 pg locked --sqlite-db="$LOCKDB" --table-size=500 --sqlite-busy-timeout=0 \
+    --time=2 oltp_update_index run
+ELAPSED=$(calc "$(date +%s.%N) - $t0")
+kill "$locker" 2>/dev/null
+wait "$locker" 2>/dev/null
+is "$RC" 0 "write lock held elsewhere: exit 0 at --time"
+cmp_ok "$ELAPSED" '<' 6 "write lock held elsewhere: ends at --time=2 (${ELAPSED}s)"
+eval "$(parse_final "$TMP/locked.out")"
+is "$F_transactions" 0 "write lock held elsewhere: no transaction completed"
+cmp_ok "$F_ignored_errors" '>' 0 "write lock held elsewhere: the retries are ignored errors ($F_ignored_errors)"
+
 note "---- SIGINT during prepare: stops between bulk inserts, exit 2, says what is partial"
 BIG=$TMP/big.db
 "$PGOLAB" bench --sqlite-db="$BIG" --table-size=5000000 oltp_read_write prepare \

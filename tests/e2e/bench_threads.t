@@ -3,7 +3,8 @@
 # writers queue instead of failing): oltp_read_write and oltp_read_only run without errors, the
 # r/w/o split stays exact, --events is exact across threads, and "Threads fairness" accounts for
 # both threads (events avg x 2 = transactions, execution time ~ the run time); the data stays
-# consistent (row count, integrity_check).
+# consistent (row count, integrity_check). With --threads=1 the process has one thread (the
+# worker runs on the main thread and reports by itself), with --threads=2 three.
 . "$(dirname "$0")/lib.sh"
 
 have sqlite3 || bail_out "sqlite3 CLI not found"
@@ -79,5 +80,30 @@ is "$(perl -MJSON::PP -e 'local $/; my $j = decode_json(<STDIN>);
                    abs($j->{fairness}{events_avg} * 2 - $t) < 1e-6 ? "fair-ok" : "fair-bad", $j->{ignored_errors})' \
         <"$TMP/wj.out" 2>&1)" "2 split-ok fair-ok 0" \
     "write_only --threads=2 json: threads 2, r/w/o 0/4/2 per trx, events_avg x 2 = transactions, no errors"
+
+note "---- process threads while running: one worker on SQLite keeps the process single-threaded"
+# threads_while_running PATTERN ARGS...: the Threads: line of /proc/PID/status once the run's
+# output has a line matching PATTERN (output kept in $TMP/thr.out)
+threads_while_running() {
+    local pattern=$1 pid n=
+    shift
+    "$PGOLAB" bench "${common[@]}" "$@" --time=30 oltp_point_select run >"$TMP/thr.out" 2>&1 &
+    pid=$!
+    for _ in $(seq 300); do
+        grep -q "$pattern" "$TMP/thr.out" 2>/dev/null && break
+        sleep 0.1
+    done
+    n=$(awk '/^Threads:/ {print $2}' "/proc/$pid/status" 2>/dev/null)
+    kill -INT "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
+    echo "$n"
+}
+is "$(threads_while_running 'Threads started!' --threads=1)" 1 \
+    "--threads=1: the process has one thread (no reporter thread: glibc's unlocked mutex path)"
+is "$(threads_while_running '^\[ 1s \]' --threads=1 --report-interval=1)" 1 \
+    "--threads=1 --report-interval=1: still one thread (the worker reports between events)"
+ok "--threads=1 --report-interval=1: the worker printed the interval line" \
+    grep -q '^\[ 1s \] thds: 1 tps: [0-9]' "$TMP/thr.out"
+is "$(threads_while_running 'Threads started!' --threads=2)" 3 "--threads=2: two workers and the reporter"
 
 done_testing
