@@ -5,7 +5,7 @@ CC      ?= cc
 # The pgolab binary does not link libsqlite3: the SQLite it measures is the variant's, loaded
 # by src/db/sqlite.c, and the results store loads the system one at run time
 # (src/store/sqlite_api.c). <sqlite3.h> is used for types only; the unit tests link it.
-PKGS    := jansson gsl libmariadb libpq
+PKGS    := jansson gsl libmariadb libpq libdw
 OPT     ?= -O2 -g
 WARN    ?= -Wall -Wextra -Werror
 CFLAGS  ?= $(OPT)

@@ -4,6 +4,8 @@
 #include "bench/runner.h"
 #include "db/driver.h"
 #include "oltp/oltp.h"
+#include "profile/profile.h"
+#include "profile/session.h"
 #include "report/report.h"
 #include "util/options.h"
 #include "util/util.h"
@@ -14,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static const struct opt_def general_options[] = {
     { "threads", OPT_INT, "1", "number of threads to use" },
@@ -27,6 +30,10 @@ static const struct opt_def general_options[] = {
     { "verbosity", OPT_INT, "3", "verbosity level {5 - debug, 0 - only critical messages}" },
     { "format", OPT_STRING, "text", "output format: text (sysbench 1.0.20 layout) or json" },
     { "db-driver", OPT_STRING, "sqlite", "specifies database driver to use (sqlite, mysql, pgsql)" },
+    { "profile", OPT_BOOL, "off",
+      "pgolab: sample this process's CPU (perf_event_open) during run and print the top functions (JSON: a \"profile\" object)" },
+    { "profile-file", OPT_STRING, NULL, "pgolab: keep the raw profile of --profile in this file (default: a temporary file, removed)" },
+    { "profile-frequency", OPT_INT, "999", "pgolab: --profile samples per second per CPU" },
     OPT_END
 };
 
@@ -234,20 +241,63 @@ static int do_run(struct bench_info *bi, const struct db_driver *drv, const stru
         .percentile = bi->percentile > 0 ? bi->percentile : 95, .seed = seed, .throttle = throttle,
         .on_interval = on_interval, .on_start = on_start, .ud = &jc,
     };
+    /* --profile: the sampler (a child process) follows this process and the worker threads
+     * it creates from here on */
+    struct profile_session ps;
+    bool profiling = opt_bool(opts, "profile");
+    char *raw = NULL;
+    if (profiling) {
+        int64_t freq = opt_int(opts, "profile-frequency");
+        if (freq < 1 || freq > 100000) {
+            free(jc.ivs);
+            return error("--profile-frequency=%s: expected 1..100000 samples per second",
+                         opt_str(opts, "profile-frequency")), 1;
+        }
+        raw = opt_str(opts, "profile-file")
+                  ? xstrdup(opt_str(opts, "profile-file"))
+                  : xasprintf("%s/pgolab-profile-%ld.raw",
+                              getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (long)getpid());
+        profile_session_start(&ps, getpid(), raw, (int)freq, false);
+    }
     rc = runner_run(&rc_cfg, &st);
+    if (profiling)
+        profile_session_stop(&ps);
     if (rc == -1 && !st.thread_events) {
         free(jc.ivs);
+        if (profiling)
+            profile_session_release(&ps);
+        free(raw);
         return 1; /* workers never started: nothing measured */
     }
     if (json) {
         json_t *j = report_json(bi, &st, jc.ivs, jc.n);
+        if (profiling)
+            json_object_set_new(j, "profile", profile_session_json(&ps));
         report_json_print(j);
         json_decref(j);
     } else {
         if (st.interrupted)
             printf("\nInterrupted (SIGINT): summary of what ran.\n\n");
         report_text_final(bi, &st, opt_bool(opts, "histogram"));
+        if (profiling && ps.written) {
+            char *folded = xasprintf("%s.folded", raw);
+            struct profile_run pr;
+            if (profile_symbolize(raw, folded) == 0 && profile_read(folded, &pr) == 0) {
+                profile_print_top(stdout, &pr, PROFILE_TOP_DEFAULT);
+                profile_run_release(&pr);
+            }
+            if (!opt_str(opts, "profile-file")) {
+                unlink(raw);
+                unlink(folded);
+            } else {
+                printf("\nraw profile: %s, folded stacks: %s\n", raw, folded);
+            }
+            free(folded);
+        }
     }
+    if (profiling)
+        profile_session_release(&ps);
+    free(raw);
     run_stats_release(&st);
     free(jc.ivs);
     return rc == 0 ? 0 : rc == 1 ? 2 : 1;
