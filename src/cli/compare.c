@@ -2,6 +2,7 @@
  * records and runs the experiment (src/experiment, src/store) and prints its report. */
 #include "cli/cli.h"
 #include "cli/common.h"
+#include "experiment/profiling.h"
 #include "experiment/experiment.h"
 #include "report/tables.h"
 #include "server/server.h"
@@ -45,6 +46,8 @@ static const struct opt_def compare_options[] = {
     { "results", OPT_STRING, STORE_DEFAULT_PATH, "results database: the experiment and every run are recorded here as they finish" },
     { "resume", OPT_INT, NULL, "continue experiment ID of the results database (same options; finished runs are not redone)" },
     { "fail-if-slower", OPT_DOUBLE, NULL, "exit 3 when a variant is significantly slower than the baseline (tps) by more than PCT percent" },
+    { "profile", OPT_BOOL, "off", "CPU profile of every run (perf_event_open; with --measure=instructions: callgrind's instructions per function), kept in RESULTS.profiles/ID; the report adds the top-30 functions of each variant against the baseline side by side, with their spread across rounds" },
+    { "profile-frequency", OPT_INT, "999", "--profile: samples per second per CPU" },
     OPT_END,
 };
 
@@ -303,12 +306,16 @@ int cmd_compare(int argc, char **argv)
     if (resume_id ? experiment_record_resume(&cfg, x.store, resume_id, "compare", NULL) < 0
                   : experiment_record_begin(&cfg, x.store, "compare", NULL) < 0)
         goto out;
+    if (opt_bool(&o, "profile") && experiment_profile_setup(&cfg, opt_int(&o, "profile-frequency")) < 0)
+        goto out;
     ran = 1;
     int run_rc = experiment_run(&cfg, &res);
     if (experiment_record_finish(&cfg, &res, run_rc) < 0 && run_rc == 0)
         run_rc = -1;
     if (res.nruns > 0 || run_rc == 0)
         experiment_report_text(stdout, &cfg, &res);
+    if (cfg.profile && res.nruns > 0)
+        experiment_profile_report(stdout, &cfg, &res, cfg.profile_dir, PROFILE_TOP_DEFAULT);
     rc = run_rc == 0 ? 0 : res.signal ? 2 : 1;
     if (opt_str(&o, "output")) {
         if (experiment_write_json(opt_str(&o, "output"), &cfg, &res) < 0)
@@ -320,6 +327,7 @@ int cmd_compare(int argc, char **argv)
         rc = 3;
 
 out:
+    experiment_profile_release(&cfg);
     cli_experiment_release(&x, ran);
     experiment_result_release(&res);
     for (int i = 0; i < cfg.nvariants; i++) {

@@ -59,6 +59,8 @@ static const struct opt_def pgo_options[] = {
     { "results", OPT_STRING, STORE_DEFAULT_PATH, "results database: the measurement and every run are recorded here as they finish" },
     { "resume", OPT_STRING, NULL, "continue the measurement of experiment ID (same options; builds are reused, finished runs not redone); server targets: --resume alone continues the newest unfinished pgo experiment" },
     { "fail-if-slower", OPT_DOUBLE, NULL, "exit 3 when pgo is significantly slower than baseline (tps) by more than PCT percent" },
+    { "profile", OPT_BOOL, "off", "CPU profile of every run (perf_event_open; with --measure=instructions: callgrind's instructions per function), kept in RESULTS.profiles/ID; the report adds the top-30 functions of each variant against the baseline side by side, with their spread across rounds" },
+    { "profile-frequency", OPT_INT, "999", "--profile: samples per second per CPU" },
     OPT_END
 };
 
@@ -125,6 +127,11 @@ static int settings_load(const struct opts *o, struct pgo_settings *s, bool serv
         return error("invalid --measure=%s (expected time, instructions, off, or on = time)",
                      ms ? ms : "");
     s->events = opt_int(o, "events");
+    s->profile = opt_bool(o, "profile");
+    s->profile_freq = opt_int(o, "profile-frequency");
+    if (s->profile_freq < 1 || s->profile_freq > 100000)
+        return error("--profile-frequency=%s: expected 1..100000 samples per second",
+                     opt_str(o, "profile-frequency"));
     s->threads_set = opt_is_set(o, "threads");
     s->rebuild = opt_bool(o, "rebuild");
     s->train = opt_list(o, "train", &s->ntrain);
@@ -313,6 +320,8 @@ static int pgo_server(const struct opts *o, const char *target)
     rq.output = s.output;
     rq.resume_id = !resume ? 0 : !strcmp(resume, "on") ? -1 : s.resume_id;
     rq.fail_pct = s.fail_pct;
+    rq.profile = s.profile;
+    rq.profile_freq = s.profile_freq;
     rc = pgo_pipeline_run(&rq);
     free(workdir);
 out:

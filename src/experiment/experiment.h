@@ -27,6 +27,7 @@
 #include <jansson.h>
 
 #include "experiment/callgrind.h"
+#include "experiment/profiling.h"
 #include "experiment/cells.h"
 #include "experiment/environment.h"
 #include "experiment/model.h"

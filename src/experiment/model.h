@@ -110,6 +110,15 @@ struct experiment_config {
     enum experiment_measure measure;
     int events;
     const char *valgrind;
+    /* --profile (src/experiment/profiling.h): a CPU profile of every run, kept in profile_dir
+     * (RESULTS.profiles/EXPERIMENT, set by experiment_profile_setup()) as RUN.raw and
+     * RUN.folded: the bench child of a SQLite variant samples itself, a managed server's
+     * process tree is sampled by this process, and instruction mode keeps callgrind's
+     * counts per function. Not part of the settings (a measurement with and without
+     * profiles is the same measurement). */
+    bool profile;
+    int profile_freq;          /* Hz (PROFILE_FREQ_DEFAULT when 0) */
+    char *profile_dir;         /* owned by the config's maker; experiment_profile_release() */
 };
 
 /* One finished run (one child process). */

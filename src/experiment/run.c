@@ -2,6 +2,7 @@
  * experiment is caught into this file's flag while experiment_run() runs. */
 #include "experiment/run.h"
 #include "experiment/callgrind.h"
+#include "experiment/profiling.h"
 #include "server/server.h"
 #include "store/store.h"
 #include "util/argvec.h"
@@ -288,6 +289,8 @@ static int copy_data(struct experiment_result *res, const struct variant *var,
 
 /* The tail of the last managed server's log after a failed run (for the run's message). */
 static char *last_server_tail;
+/* --profile: the sampler of the last managed server's run (run_once finishes it). */
+static struct profile_session server_profile;
 
 /* Start variant var's server on datadir (initialized there when new). 0, or -1 after
  * run_fail() (server_start printed why, with the server's log tail). */
@@ -425,6 +428,10 @@ int run_child(const struct experiment_config *cfg, struct experiment_result *res
         argvec_pushf(&a, "--time=%s", time_arg);
         free(time_arg);
         argvec_push(&a, "--report-interval=1");
+        if (cfg->profile && var->kind == VARIANT_SQLITE)  /* the child samples itself */
+            profile_child_args(cfg, res->nruns + 1, &a);
+        else if (cfg->profile && var->kind == VARIANT_SERVER)  /* the server's processes */
+            profile_server_start(cfg, res->nruns + 1, srv.pid, &server_profile);
     }
     argvec_push(&a, "--format=json");
     child_argv_finish(&a, cfg, workload, "run");
@@ -434,6 +441,7 @@ int run_child(const struct experiment_config *cfg, struct experiment_result *res
                              .timeout_s = cg_out ? 3600 + events * 0.5 : cfg->time_s * 3 + 60 };
     int st = subprocess_run(&sp);
     argvec_clear(&a);
+    profile_session_stop(&server_profile);
     if (var->kind == VARIANT_SERVER) {
         free(last_server_tail);
         last_server_tail = NULL;
@@ -462,6 +470,7 @@ static int run_instructions(const struct experiment_config *cfg, struct experime
     int seq = res->nruns;
     int counts[2] = { cfg->events / 5, cfg->events };
     struct callgrind_counts cc[2];
+    struct profile_counts pc[2] = { { 0 }, { 0 } };  /* --profile: per function */
     uint64_t txns[2] = { 0, 0 };
     for (int k = 0; k < 2; k++) {
         char *cg = xasprintf("%s/cg.%03d.%s.out", cfg->workdir, seq + 1, k ? "n" : "n5");
@@ -489,6 +498,10 @@ static int run_instructions(const struct experiment_config *cfg, struct experime
                 rc = run_fail(res, "run %d (variant %s, %s): no instruction count from callgrind",
                               seq + 1, var->name, workload);
                 free(tmp.json);
+            } else if (cfg->profile && profile_callgrind_read(cg, &pc[k]) < 0) {
+                rc = run_fail(res, "run %d (variant %s, %s): no profile from callgrind",
+                              seq + 1, var->name, workload);
+                free(tmp.json);
             } else {
                 txns[k] = tmp.transactions;
                 if (k) {
@@ -501,8 +514,19 @@ static int run_instructions(const struct experiment_config *cfg, struct experime
         }
         unlink(cg);
         free(cg);
-        if (rc < 0)
+        if (rc < 0) {
+            profile_counts_release(&pc[0]);
+            profile_counts_release(&pc[1]);
             return -1;
+        }
+    }
+    if (cfg->profile) {  /* the exact profile: instructions per function, N - N/5 */
+        char *folded = profile_run_path(cfg, seq + 1, "folded");
+        if (txns[1] > txns[0])
+            profile_write_instructions(folded, &pc[0], &pc[1], txns[1] - txns[0]);
+        free(folded);
+        profile_counts_release(&pc[0]);
+        profile_counts_release(&pc[1]);
     }
     if (txns[1] <= txns[0] || cc[1].ir <= cc[0].ir)
         return run_fail(res, "run %d (variant %s, %s): no marginal cost: %llu instructions for "
@@ -581,6 +605,9 @@ int run_once(const struct experiment_config *cfg, struct experiment_result *res,
         }
         json_decref(root);
     }
+    if (cfg->profile && var->kind != VARIANT_EXTERNAL)  /* RUN.folded + "profile" in r.json */
+        profile_run_finish(cfg, seq + 1, var->kind == VARIANT_SERVER ? &server_profile : NULL,
+                           &r);
     r.variant = v;
     r.workload = w;
     r.threads = threads;
@@ -608,6 +635,7 @@ int run_once(const struct experiment_config *cfg, struct experiment_result *res,
     r.json = NULL; /* now res's */
     rc = 0;
 out:
+    profile_session_release(&server_profile);
     free(r.json);
     if (cfg->reset == RESET_RUN && var->kind != VARIANT_EXTERNAL)
         run_remove_data(var, rundb);

@@ -114,7 +114,7 @@ int pgo_measure(struct pgo_pipeline *p, struct store *store)
     int brc = resume > 0 ? experiment_record_resume(&cfg, store, resume, "pgo", extra)
                          : experiment_record_begin(&cfg, store, "pgo", extra);
     free(extra);
-    if (brc < 0) {
+    if (brc < 0 || (rq->profile && experiment_profile_setup(&cfg, rq->profile_freq) < 0)) {
         rc = 1;
         goto out;
     }
@@ -123,6 +123,8 @@ int pgo_measure(struct pgo_pipeline *p, struct store *store)
         run_rc = -1;
     if (res.nruns > 0) {
         experiment_report_text(stdout, &cfg, &res);
+        if (cfg.profile)
+            experiment_profile_report(stdout, &cfg, &res, cfg.profile_dir, PROFILE_TOP_DEFAULT);
         if (rq->ntrain > 1) {
             struct strbuf sb = STRBUF_INIT;
             strbuf_init(&sb, 0);
@@ -136,6 +138,7 @@ int pgo_measure(struct pgo_pipeline *p, struct store *store)
         rc = 1;
     if (rc == 0 && rq->fail_pct >= 0 && report_fail_if_slower(&cfg, &res, rq->fail_pct))
         rc = 3;
+    experiment_profile_release(&cfg);
     experiment_result_release(&res);
 out:
     for (int i = 0; i < nv; i++)

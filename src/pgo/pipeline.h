@@ -47,6 +47,8 @@ struct pgo_request {
     int64_t resume_id;            /* > 0: continue that measurement; -1: the newest
                                    * unfinished pgo experiment of this target; 0: a new one */
     double fail_pct;              /* < 0: no --fail-if-slower */
+    bool profile;                 /* --profile: a CPU profile of every measured run */
+    int64_t profile_freq;         /* its samples per second */
 };
 
 /* One trainer and the profile it wrote. */

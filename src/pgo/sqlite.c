@@ -347,16 +347,21 @@ static int measure(struct sqlite_pgo *p, const struct pgo_settings *s, const cha
     free(extra);
     if (rc < 0)
         goto out;
+    if (s->profile && (rc = experiment_profile_setup(&cfg, s->profile_freq)) < 0)
+        goto out;
     int run_rc = experiment_run(&cfg, &res);
     if (experiment_record_finish(&cfg, &res, run_rc) < 0 && run_rc == 0)
         run_rc = -1;
     if (res.nruns > 0)
         experiment_report_text(stdout, &cfg, &res);
+    if (cfg.profile && res.nruns > 0)
+        experiment_profile_report(stdout, &cfg, &res, cfg.profile_dir, PROFILE_TOP_DEFAULT);
     rc = run_rc == 0 ? 0 : res.signal ? 2 : 1;
     if (s->output && experiment_write_json(s->output, &cfg, &res) < 0 && !rc)
         rc = 1;
     if (rc == 0 && s->fail_pct >= 0 && report_fail_if_slower(&cfg, &res, s->fail_pct))
         rc = 3;
+    experiment_profile_release(&cfg);
     experiment_result_release(&res);
 out:
     experiment_variant_release(&v[0]);

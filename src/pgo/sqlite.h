@@ -26,6 +26,8 @@ struct pgo_settings {
     enum experiment_measure measure_kind; /* --measure=time|instructions */
     int64_t events;                       /* --events (instructions) */
     bool threads_set;                     /* --threads given (not the default) */
+    bool profile;                         /* --profile (src/experiment/profiling.h) */
+    int64_t profile_freq;                 /* --profile-frequency, Hz */
 };
 
 /* Run the SQLite pipeline and print its summary and tables on stdout. Returns the exit

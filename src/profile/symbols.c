@@ -256,7 +256,10 @@ static void user_frame(struct symctx *c, uint32_t pid, uint64_t ip, bool exact, 
     }
     if (leaf)
         d->unresolved++;
-    strbuf_addf(sb, "%s`[%s]", d->base, d->base);
+    if (d->path[0] == '[')  /* [vdso]: no file to read symbols from */
+        strbuf_addf(sb, "%s`%s", d->base, d->base);
+    else
+        strbuf_addf(sb, "%s`[%s]", d->base, d->base);
 }
 
 /* ---------------------------------------------------------------- folded output */
@@ -385,11 +388,12 @@ int profile_symbolize(const char *raw_path, const char *folded_path)
         rc = error("the raw profile %s is truncated (no \"end\" line)", raw_path);
     if (rc == 0) {
         for (int i = 0; i < c.ndsos; i++)
-            if (c.dsos[i].unresolved)
-                strbuf_addf(&head, "# note %s: %llu samples without a symbol (%s), grouped as "
-                                   "[%s]\n", c.dsos[i].base,
-                            (unsigned long long)c.dsos[i].unresolved,
-                            c.dsos[i].no_symbols ? "stripped: no symbol table" : "no symbol there",
+            if (c.dsos[i].unresolved && c.dsos[i].path[0] != '[')
+                strbuf_addf(&head, "# note %s: %s; its samples there are grouped as [%s]\n",
+                            c.dsos[i].base,
+                            c.dsos[i].no_symbols ? "stripped (no symbol table)"
+                                                 : "addresses without a symbol (a stripped "
+                                                   "library keeps only its exported ones)",
                             c.dsos[i].base);
         qsort(fs.v, (size_t)fs.n, sizeof(*fs.v), line_cmp);
         /* merge what the windowed dedup left apart */

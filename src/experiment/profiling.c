@@ -1,0 +1,304 @@
+/* profiling: --profile in the experiment engine (see profiling.h). */
+#include "experiment/profiling.h"
+#include "profile/sampler.h"
+#include "util/fs.h"
+#include "util/strbuf.h"
+#include "util/util.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+char *experiment_profile_dir(const char *results_path, int64_t experiment_id)
+{
+    return xasprintf("%s.profiles/%lld", results_path, (long long)experiment_id);
+}
+
+int experiment_profile_setup(struct experiment_config *cfg, int64_t freq)
+{
+    if (freq < 1 || freq > 100000)
+        return error("--profile-frequency=%lld: expected 1..100000 samples per second",
+                     (long long)freq);
+    if (!cfg->store || cfg->experiment_id < 1)
+        return error("--profile needs the results database (--results)");
+    free(cfg->profile_dir);
+    cfg->profile_dir = experiment_profile_dir(store_path(cfg->store), cfg->experiment_id);
+    cfg->profile_freq = (int)freq;
+    for (int v = 0; v < cfg->nvariants; v++)
+        if (cfg->variants[v].kind == VARIANT_EXTERNAL)
+            warning("--profile: variant %s is a running server pgolab does not manage; its "
+                    "runs have no profile", cfg->variants[v].name);
+    cfg->profile = true;
+    return mkdir_p(cfg->profile_dir);
+}
+
+void experiment_profile_release(struct experiment_config *cfg)
+{
+    free(cfg->profile_dir);
+    cfg->profile_dir = NULL;
+}
+
+char *profile_run_path(const struct experiment_config *cfg, int seq, const char *ext)
+{
+    return xasprintf("%s/run%03d.%s", cfg->profile_dir, seq, ext);
+}
+
+void profile_child_args(const struct experiment_config *cfg, int seq, struct argvec *a)
+{
+    char *raw = profile_run_path(cfg, seq, "raw");
+    argvec_push(a, "--profile");
+    argvec_pushf(a, "--profile-file=%s", raw);
+    argvec_pushf(a, "--profile-frequency=%d", cfg->profile_freq);
+    free(raw);
+}
+
+void profile_server_start(const struct experiment_config *cfg, int seq, pid_t pid,
+                          struct profile_session *ps)
+{
+    char *raw = profile_run_path(cfg, seq, "raw");
+    profile_session_start(ps, pid, raw, cfg->profile_freq, true);
+    free(raw);
+}
+
+/* Say a refusal once per process (every run would be refused the same way). */
+static void say_refused(const char *line)
+{
+    static bool said;
+    if (!said)
+        warning("%s (every run of this experiment goes on without a profile)", line);
+    said = true;
+}
+
+/* Replace r->json by its text with key set to val (stolen). */
+static void set_json_key(struct run_result *r, const char *key, json_t *val)
+{
+    json_t *root = r->json ? json_loads(r->json, 0, NULL) : NULL;
+    if (!json_is_object(root)) {
+        json_decref(root);
+        json_decref(val);
+        return;
+    }
+    json_object_set_new(root, key, val);
+    char *text = json_dumps(root, JSON_COMPACT);
+    json_decref(root);
+    if (text) {
+        free(r->json);
+        r->json = xstrdup(text);
+        free(text);
+    }
+}
+
+void profile_run_finish(const struct experiment_config *cfg, int seq,
+                        struct profile_session *ps, struct run_result *r)
+{
+    char *folded = profile_run_path(cfg, seq, "folded");
+    char *raw = profile_run_path(cfg, seq, "raw");
+    const char *base = strrchr(folded, '/') + 1;
+    json_t *info = NULL;
+    if (cfg->measure == MEASURE_INSTRUCTIONS) {
+        info = json_pack("{s:s, s:s}", "file", base, "event", "instructions");
+    } else {
+        json_t *child = NULL;
+        if (ps) {
+            child = profile_session_json(ps);
+        } else { /* the bench child's "profile" object */
+            json_t *root = r->json ? json_loads(r->json, 0, NULL) : NULL;
+            child = json_incref(json_object_get(root, "profile"));
+            json_decref(root);
+        }
+        const char *refused = json_string_value(json_object_get(child, "refused"));
+        const char *err = json_string_value(json_object_get(child, "error"));
+        if (refused) {
+            say_refused(refused);
+            info = json_pack("{s:s}", "refused", refused);
+        } else if (!child || err) {
+            warning("run %d: no profile (%s)", seq, err ? err : "the child made none");
+            info = json_pack("{s:s}", "error", err ? err : "no profile");
+        } else if (profile_symbolize(raw, folded) < 0) {
+            warning("run %d: its profile %s could not be symbolized (see above)", seq, raw);
+            info = json_pack("{s:s}", "error", "symbolization failed");
+        } else {
+            info = json_deep_copy(child);
+            json_object_del(info, "raw");
+            json_object_set_new(info, "file", json_string(base));
+            json_object_set_new(info, "raw_file", json_string(strrchr(raw, '/') + 1));
+        }
+        json_decref(child);
+    }
+    struct profile_run pr;
+    if (json_object_get(info, "file") && profile_read(folded, &pr) == 0) {
+        json_object_set_new(info, "samples", json_integer((json_int_t)pr.samples));
+        profile_run_release(&pr);
+    }
+    set_json_key(r, "profile", info);
+    free(folded);
+    free(raw);
+}
+
+/* ---------------------------------------------------------------- reports */
+
+/* The folded file name of run r ("profile": {"file"}), or NULL. */
+static const char *run_file(const struct run_result *r, json_t **root)
+{
+    *root = r->json ? json_loads(r->json, 0, NULL) : NULL;
+    return json_string_value(json_object_get(json_object_get(*root, "profile"), "file"));
+}
+
+static bool any_profile(const struct experiment_result *res)
+{
+    for (int i = 0; i < res->nruns; i++)
+        if (res->runs[i].json && strstr(res->runs[i].json, "\"profile\""))
+            return true;
+    return false;
+}
+
+/* Read the profiles of variant v's runs of (w, threads) into side (runs allocated). Returns
+ * the number of files that could not be read. */
+static int load_side(const struct experiment_config *cfg, const struct experiment_result *res,
+                     const char *dir, int v, int w, int threads, struct profile_side *side,
+                     struct profile_run **runs)
+{
+    int bad = 0, n = 0;
+    *runs = xcalloc((size_t)res->nruns + 1, sizeof(**runs));
+    for (int i = 0; i < res->nruns; i++) {
+        const struct run_result *r = &res->runs[i];
+        if (r->variant != v || r->workload != w || r->threads != threads)
+            continue;
+        json_t *root;
+        const char *file = run_file(r, &root);
+        if (file) {
+            char *path = path_join(dir, file);
+            int saved_errno = errno;
+            if (profile_read(path, &(*runs)[n]) == 0) {
+                n++;
+            } else {
+                warning("the profile of round %d of %s (%s, threads=%d) is left out of the "
+                        "side-by-side (see above)", r->round, cfg->variants[v].name,
+                        cfg->workloads[w], threads);
+                bad++;
+            }
+            errno = saved_errno;
+            free(path);
+        }
+        json_decref(root);
+    }
+    side->variant = cfg->variants[v].name;
+    side->runs = *runs;
+    side->nruns = n;
+    return bad;
+}
+
+static void free_runs(struct profile_run *runs, int n)
+{
+    for (int i = 0; i < n; i++)
+        profile_run_release(&runs[i]);
+    free(runs);
+}
+
+int experiment_profile_report(FILE *out, const struct experiment_config *cfg,
+                              const struct experiment_result *res, const char *dir, int top)
+{
+    if (!any_profile(res))
+        return 0;
+    int bad = 0;
+    for (int w = 0; w < cfg->nworkloads; w++)
+        for (int t = 0; t < cfg->nthreads; t++) {
+            struct profile_side a;
+            struct profile_run *ra;
+            bad += load_side(cfg, res, dir, 0, w, cfg->threads[t], &a, &ra);
+            for (int v = 1; v < cfg->nvariants; v++) {
+                struct profile_side b;
+                struct profile_run *rb;
+                bad += load_side(cfg, res, dir, v, w, cfg->threads[t], &b, &rb);
+                if (a.nruns || b.nruns) {
+                    char *title = xasprintf("CPU profile: %s, threads=%d: %s vs %s",
+                                            cfg->workloads[w], cfg->threads[t], a.variant,
+                                            b.variant);
+                    profile_print_side_by_side(out, title, &a, &b, top);
+                    free(title);
+                }
+                free_runs(rb, b.nruns);
+            }
+            free_runs(ra, a.nruns);
+        }
+    if (bad)
+        fprintf(out, "\n%d profile file%s could not be read (warnings above); those runs are "
+                     "left out of the profiles, the tables are complete\n", bad,
+                bad == 1 ? "" : "s");
+    return bad;
+}
+
+struct fline {
+    char *stack;
+    unsigned long long count;
+};
+
+static int fline_cmp(const void *a, const void *b)
+{
+    return strcmp(((const struct fline *)a)->stack, ((const struct fline *)b)->stack);
+}
+
+int experiment_profile_folded(FILE *out, const struct experiment_config *cfg,
+                              const struct experiment_result *res, const char *dir)
+{
+    struct fline *v = NULL;
+    size_t n = 0, cap = 0;
+    int bad = 0;
+    for (int i = 0; i < res->nruns; i++) {
+        const struct run_result *r = &res->runs[i];
+        json_t *root;
+        const char *file = run_file(r, &root);
+        if (!file) {
+            json_decref(root);
+            continue;
+        }
+        char *path = path_join(dir, file);
+        struct profile_run check;  /* the same checks as the tables: missing, truncated */
+        if (profile_read(path, &check) < 0) {
+            warning("the profile of round %d of %s (%s, threads=%d) is left out",
+                    r->round, cfg->variants[r->variant].name, cfg->workloads[r->workload],
+                    r->threads);
+            bad++;
+        } else {
+            profile_run_release(&check);
+            FILE *f = fopen(path, "r");
+            char *line = NULL;
+            size_t lcap = 0;
+            while (f && getline(&line, &lcap, f) > 0) {
+                line[strcspn(line, "\n")] = 0;
+                char *sp = strrchr(line, ' ');
+                if (line[0] == '#' || !sp)
+                    continue;
+                *sp = 0;
+                if (n == cap) {
+                    cap = cap ? cap * 2 : 4096;
+                    v = xrealloc(v, sizeof(*v) * cap);
+                }
+                v[n].stack = xasprintf("%s;%s;%s", cfg->variants[r->variant].name,
+                                       cfg->workloads[r->workload], line);
+                v[n++].count = strtoull(sp + 1, NULL, 10);
+            }
+            free(line);
+            if (f)
+                fclose(f);
+        }
+        free(path);
+        json_decref(root);
+    }
+    if (n)
+        qsort(v, n, sizeof(*v), fline_cmp);
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        unsigned long long sum = 0;
+        for (; j < n && !strcmp(v[j].stack, v[i].stack); j++)
+            sum += v[j].count;
+        fprintf(out, "%s %llu\n", v[i].stack, sum);
+        for (size_t k = i; k < j; k++)
+            free(v[k].stack);
+        i = j;
+    }
+    free(v);
+    return bad;
+}
