@@ -17,8 +17,9 @@ static const struct opt_def report_options[] = {
     { "experiment", OPT_INT, NULL, "the experiment to report (default: the latest; see pgolab history)" },
     { "compare", OPT_STRING, NULL, "ID1,ID2: compare two experiments (e.g. the same builds on two machines)" },
     { "results", OPT_STRING, STORE_DEFAULT_PATH, "results database" },
-    { "format", OPT_STRING, "text", "text, markdown, csv or json" },
+    { "format", OPT_STRING, "text", "text, markdown, csv or json; folded (with --profile): the stacks of every profiled run, VARIANT;WORKLOAD;frame;...;frame COUNT" },
     { "shape", OPT_STRING, "seed000", "seed000 (tps/avg/p95 per thread count), seed003 (min/avg/max/p95 latency and QPS per variant), seed002 (speedup (x) per variant)" },
+    { "profile", OPT_BOOL, "off", "also the CPU profiles of a --profile experiment: every variant's top-30 functions beside the baseline's, with their spread across rounds (text); with --format=folded only the folded stacks, for flame-graph tools" },
     { "fail-if-slower", OPT_DOUBLE, NULL, "exit 3 when a variant is significantly slower than the baseline (tps) by more than PCT percent (with --compare: ID2 than ID1)" },
     OPT_END,
 };
@@ -88,9 +89,26 @@ int cmd_report(int argc, char **argv)
         return 0;
     if (cli_parse(&o, tables, 1, argc, argv, "report") < 0)
         goto out;
-    if (report_format_parse(opt_str(&o, "format"), &fmt) < 0 ||
+    bool want_profile = opt_bool(&o, "profile");
+    bool folded = !strcmp(opt_str(&o, "format"), "folded");
+    if (folded && !want_profile) {
+        error("--format=folded is the profiles' stacks: add --profile");
+        goto out;
+    }
+    if (want_profile && !folded && strcmp(opt_str(&o, "format"), "text")) {
+        error("--profile prints text (or --format=folded stacks), not --format=%s",
+              opt_str(&o, "format"));
+        goto out;
+    }
+    if (want_profile && opt_is_set(&o, "compare")) {
+        error("--profile is for one experiment (its variants side by side), not --compare");
+        goto out;
+    }
+    if ((!folded && report_format_parse(opt_str(&o, "format"), &fmt) < 0) ||
         report_shape_parse(opt_str(&o, "shape"), &shape) < 0)
         goto out;
+    if (folded)
+        fmt = REPORT_TEXT;
     if (cli_fail_if_slower(&o, &fail_pct) < 0)
         goto out;
     if (opt_is_set(&o, "experiment") && parse_id(opt_str(&o, "experiment"), "--experiment", &id) < 0)
@@ -133,12 +151,27 @@ int cmd_report(int argc, char **argv)
             goto out;
         loaded = 2;
         report_compare(&out, &a, &b, fmt);
-    } else {
+    } else if (!folded) {
         report_experiment(&out, &a.cfg, &a.res, shape, fmt);
     }
-    fputs(out.buf, stdout);
+    if (out.len)
+        fputs(out.buf, stdout);
     fflush(stdout);
     rc = 0;
+    if (want_profile) {
+        char *dir = experiment_profile_dir(path, id);
+        if (!experiment_has_profiles(&a.res)) {
+            error("experiment %lld has no CPU profiles (it ran without --profile)",
+                  (long long)id);
+            rc = 1;
+        } else if ((folded ? experiment_profile_folded(stdout, &a.cfg, &a.res, dir)
+                           : experiment_profile_report(stdout, &a.cfg, &a.res, dir,
+                                                       PROFILE_TOP_DEFAULT)) > 0) {
+            rc = 1;  /* a profile file was missing or truncated: said, the rest printed */
+        }
+        free(dir);
+        fflush(stdout);
+    }
     if (fail_pct >= 0 && (id2 ? report_compare_fail_if_slower(&a, &b, fail_pct)
                               : report_fail_if_slower(&a.cfg, &a.res, fail_pct)))
         rc = 3;

@@ -146,7 +146,7 @@ static const char *run_file(const struct run_result *r, json_t **root)
     return json_string_value(json_object_get(json_object_get(*root, "profile"), "file"));
 }
 
-static bool any_profile(const struct experiment_result *res)
+bool experiment_has_profiles(const struct experiment_result *res)
 {
     for (int i = 0; i < res->nruns; i++)
         if (res->runs[i].json && strstr(res->runs[i].json, "\"profile\""))
@@ -170,16 +170,14 @@ static int load_side(const struct experiment_config *cfg, const struct experimen
         const char *file = run_file(r, &root);
         if (file) {
             char *path = path_join(dir, file);
-            int saved_errno = errno;
-            if (profile_read(path, &(*runs)[n]) == 0) {
+            char why[512];
+            if (profile_read_quiet(path, &(*runs)[n], why, sizeof(why)) == 0) {
                 n++;
             } else {
-                warning("the profile of round %d of %s (%s, threads=%d) is left out of the "
-                        "side-by-side (see above)", r->round, cfg->variants[v].name,
-                        cfg->workloads[w], threads);
+                warning("%s: round %d of %s (%s, threads=%d) is left out of the side-by-side",
+                        why, r->round, cfg->variants[v].name, cfg->workloads[w], threads);
                 bad++;
             }
-            errno = saved_errno;
             free(path);
         }
         json_decref(root);
@@ -200,7 +198,7 @@ static void free_runs(struct profile_run *runs, int n)
 int experiment_profile_report(FILE *out, const struct experiment_config *cfg,
                               const struct experiment_result *res, const char *dir, int top)
 {
-    if (!any_profile(res))
+    if (!experiment_has_profiles(res))
         return 0;
     int bad = 0;
     for (int w = 0; w < cfg->nworkloads; w++)
@@ -256,10 +254,10 @@ int experiment_profile_folded(FILE *out, const struct experiment_config *cfg,
         }
         char *path = path_join(dir, file);
         struct profile_run check;  /* the same checks as the tables: missing, truncated */
-        if (profile_read(path, &check) < 0) {
-            warning("the profile of round %d of %s (%s, threads=%d) is left out",
-                    r->round, cfg->variants[r->variant].name, cfg->workloads[r->workload],
-                    r->threads);
+        char why[512];
+        if (profile_read_quiet(path, &check, why, sizeof(why)) < 0) {
+            warning("%s: round %d of %s (%s, threads=%d) is left out", why, r->round,
+                    cfg->variants[r->variant].name, cfg->workloads[r->workload], r->threads);
             bad++;
         } else {
             profile_run_release(&check);

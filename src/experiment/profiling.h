@@ -7,6 +7,7 @@
 #ifndef PGOLAB_EXPERIMENT_PROFILING_H
 #define PGOLAB_EXPERIMENT_PROFILING_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "experiment/model.h"
@@ -51,6 +52,9 @@ void profile_run_finish(const struct experiment_config *cfg, int seq,
  * prints nothing (returns 0) when no run has a profile. */
 int experiment_profile_report(FILE *out, const struct experiment_config *cfg,
                               const struct experiment_result *res, const char *dir, int top);
+
+/* true when some run of res has a "profile" object. */
+bool experiment_has_profiles(const struct experiment_result *res);
 
 /* Every profiled run's stacks in folded form for flame-graph tools, one line per stack:
  * "VARIANT;WORKLOAD;frame;...;frame COUNT" (root first), summed over the rounds. Same return

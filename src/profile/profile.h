@@ -22,6 +22,7 @@
 #define PGOLAB_PROFILE_PROFILE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -77,6 +78,8 @@ struct profile_run {
 /* Read folded_path into r (zeroed first). -1 with one line naming the file when it is
  * missing, not a folded profile, or truncated (no "# end" line, or a malformed line). */
 int profile_read(const char *folded_path, struct profile_run *r);
+/* The same without printing: the one line goes to why (size n). */
+int profile_read_quiet(const char *folded_path, struct profile_run *r, char *why, size_t n);
 void profile_run_release(struct profile_run *r);
 
 /* Print the top `top` functions of one profile (bench --profile): % of samples, function,

@@ -315,6 +315,12 @@ static void fold_stack(struct symctx *c, uint32_t pid, char *frames, struct strb
         else
             user_frame(c, pid, ip, exact, nf == 0, &fr[nf]);
         exact = false;
+        /* a frame-pointer chain through code built without frame pointers goes astray:
+         * from the first caller outside every mapping on, the frames mean nothing */
+        if (nf > 0 && !strcmp(fr[nf].buf, "[unknown]`[unknown]")) {
+            strbuf_release(&fr[nf]);
+            break;
+        }
         nf++;
     }
     for (int i = nf - 1; i >= 0; i--) {

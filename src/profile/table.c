@@ -70,10 +70,20 @@ static int fn_cmp(const void *a, const void *b)
  * symbol (already in that form), so a function pairs across builds whatever its DSO's path. */
 int profile_read(const char *folded_path, struct profile_run *r)
 {
+    char why[512];
+    if (profile_read_quiet(folded_path, r, why, sizeof(why)) == 0)
+        return 0;
+    return error("%s", why);
+}
+
+int profile_read_quiet(const char *folded_path, struct profile_run *r, char *why, size_t n)
+{
     memset(r, 0, sizeof(*r));
     FILE *f = fopen(folded_path, "r");
-    if (!f)
-        return error("profile %s: %s", folded_path, strerror(errno));
+    if (!f) {
+        snprintf(why, n, "profile %s: %s", folded_path, strerror(errno));
+        return -1;
+    }
     struct fnmap fns = { 0 }, dsos = { 0 };
     char *line = NULL;
     size_t cap = 0;
@@ -83,14 +93,15 @@ int profile_read(const char *folded_path, struct profile_run *r)
     while ((len = getline(&line, &cap, f)) > 0) {
         lineno++;
         if (line[len - 1] != '\n') {
-            error("profile %s is truncated (line %d has no end)", folded_path, lineno);
+            snprintf(why, n, "profile %s is truncated (line %d has no end)", folded_path,
+                     lineno);
             goto out;
         }
         line[--len] = 0;
         if (lineno == 1) {
             if (strcmp(line, "# pgolab-profile-folded 1")) {
-                error("%s is not a pgolab folded profile (expected \"# pgolab-profile-folded 1\""
-                      " first)", folded_path);
+                snprintf(why, n, "%s is not a pgolab folded profile (expected \"# "
+                                 "pgolab-profile-folded 1\" first)", folded_path);
                 goto out;
             }
             magic = true;
@@ -121,7 +132,8 @@ int profile_read(const char *folded_path, struct profile_run *r)
         char *end;
         unsigned long long count = sp ? strtoull(sp + 1, &end, 10) : 0;
         if (!sp || end == sp + 1 || *end) {
-            error("profile %s: line %d is not \"STACK COUNT\"", folded_path, lineno);
+            snprintf(why, n, "profile %s: line %d is not \"STACK COUNT\"", folded_path,
+                     lineno);
             goto out;
         }
         *sp = 0;
@@ -136,9 +148,9 @@ int profile_read(const char *folded_path, struct profile_run *r)
         r->samples += count;
     }
     if (!magic)
-        error("profile %s is empty", folded_path);
+        snprintf(why, n, "profile %s is empty", folded_path);
     else if (!ended)
-        error("profile %s is truncated (no \"# end\" line)", folded_path);
+        snprintf(why, n, "profile %s is truncated (no \"# end\" line)", folded_path);
     else
         rc = 0;
 out:
