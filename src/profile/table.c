@@ -1,6 +1,7 @@
 /* table: a folded profile file read back into counts per function and per DSO (see
  * profile.h), and the one-profile top-N table of `bench --profile`. */
 #include "profile/profile.h"
+#include "profile/fold.h"
 #include "util/util.h"
 
 #include <errno.h>
@@ -143,7 +144,9 @@ int profile_read_quiet(const char *folded_path, struct profile_run *r, char *why
         const char *dso = tick ? leaf : "[unknown]";
         size_t dsolen = tick ? (size_t)(tick - leaf) : strlen(dso);
         const char *fn = tick ? tick + 1 : leaf;
-        fnmap_add(&fns, fn, strlen(fn), dso, dsolen, count);
+        char folded[512];  /* symbolization folded already; a file from elsewhere may not be */
+        profile_fold_name(fn, folded, sizeof(folded));
+        fnmap_add(&fns, folded, strlen(folded), dso, dsolen, count);
         fnmap_add(&dsos, dso, dsolen, dso, dsolen, count);
         r->samples += count;
     }
