@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -607,8 +608,12 @@ int profile_sampler_stop(struct profile_sampler *s)
     close(s->ctl);
     int st = 0;
     pid_t r;
-    while ((r = waitpid(s->pid, &st, 0)) < 0 && errno == EINTR)
+    struct rusage ru;
+    memset(&ru, 0, sizeof(ru));
+    while ((r = wait4(s->pid, &st, 0, &ru)) < 0 && errno == EINTR)
         ;
+    s->cpu_s = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
+               (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
     int rc = 0;
     if (r < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
         rc = error("the profiler of this run failed (%s %d): no profile file %s",

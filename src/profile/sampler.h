@@ -33,6 +33,7 @@ struct profile_sampler {
     char *event;       /* "cycles" | "cpu-clock" (the event it opened) */
     bool kernel;       /* kernel space included */
     char *note;        /* one line on what was left out (kernel, a refused event), or NULL */
+    double cpu_s;      /* after stop: the sampler process's own CPU time (user + sys), s */
 };
 
 /* Start sampling process `target` (and its threads and descendants) at freq_hz into raw_path.
@@ -43,8 +44,9 @@ struct profile_sampler {
 int profile_sampler_start(struct profile_sampler *s, pid_t target, const char *raw_path,
                           int freq_hz);
 
-/* Stop the sampler, wait for it to write raw_path, and free s's strings. 0 when the file is
- * written, -1 with a message otherwise. A sampler never started (s->pid 0) is a no-op (0). */
+/* Stop the sampler, wait for it to write raw_path (s->cpu_s = its CPU time), and free s's
+ * strings. 0 when the file is written, -1 with a message otherwise. A sampler never started
+ * (s->pid 0) is a no-op (0). */
 int profile_sampler_stop(struct profile_sampler *s);
 
 /* Free s's strings without stopping anything (after a refused start). */

@@ -31,6 +31,7 @@ void profile_session_stop(struct profile_session *ps)
         return;
     ps->running = false;
     ps->written = profile_sampler_stop(&ps->s) == 0;
+    ps->sampler_cpu_s = ps->s.cpu_s;
 }
 
 json_t *profile_session_json(const struct profile_session *ps)
@@ -43,6 +44,7 @@ json_t *profile_session_json(const struct profile_session *ps)
                           "kernel", ps->kernel, "raw", ps->raw_path);
     if (ps->note)
         json_object_set_new(j, "note", json_string(ps->note));
+    json_object_set_new(j, "sampler_cpu_s", json_real(ps->sampler_cpu_s));
     return j;
 }
 
