@@ -37,7 +37,7 @@ struct dso {
     const char *base;     /* basename of path */
     Dwfl *dwfl;
     Dwfl_Module *mod;
-    bool opened, no_symbols;
+    bool opened, no_symbols, stripped;
     GElf_Phdr *ph;        /* PT_LOAD headers */
     int nph;
     uint64_t unresolved;  /* samples whose leaf had no symbol */
@@ -154,7 +154,18 @@ static void dso_open(struct dso *d)
                 d->ph[d->nph++] = ph;
         }
     }
-    d->no_symbols = dwfl_module_getsymtab(d->mod) <= 0;
+    int nsyms = dwfl_module_getsymtab(d->mod);
+    /* stripped: no .symtab in the file and no separate debug file (build id) found */
+    bool symtab = false;
+    for (Elf_Scn *scn = elf ? elf_nextscn(elf, NULL) : NULL; scn && !symtab;
+         scn = elf_nextscn(elf, scn)) {
+        GElf_Shdr sh;
+        symtab = gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB;
+    }
+    const char *debugfile = NULL;
+    dwfl_module_info(d->mod, NULL, NULL, NULL, NULL, NULL, NULL, &debugfile);
+    d->stripped = !symtab && !debugfile;
+    d->no_symbols = nsyms <= 0;
 }
 
 /* The folded function name at file offset off of dso d, into out; false when unknown. */
@@ -397,9 +408,10 @@ int profile_symbolize(const char *raw_path, const char *folded_path)
             if (c.dsos[i].unresolved && c.dsos[i].path[0] != '[')
                 strbuf_addf(&head, "# note %s: %s; its samples there are grouped as [%s]\n",
                             c.dsos[i].base,
-                            c.dsos[i].no_symbols ? "stripped (no symbol table)"
-                                                 : "addresses without a symbol (a stripped "
-                                                   "library keeps only its exported ones)",
+                            c.dsos[i].stripped
+                                ? "stripped (no .symtab, no debug file found by build id: only "
+                                  "exported functions have names)"
+                                : "some addresses have no symbol (e.g. PLT stubs)",
                             c.dsos[i].base);
         qsort(fs.v, (size_t)fs.n, sizeof(*fs.v), line_cmp);
         /* merge what the windowed dedup left apart */

@@ -2,7 +2,8 @@
  * pgo SQLite build whose clone names differ pairing function by function, a program with a
  * known hot function and its .cold split profiled for real (perf_event_open: the top symbol,
  * its share, the clone's samples counted for the parent), folded files read back (missing,
- * truncated), callgrind's self costs per function (exactly repeatable), the stability rule. */
+ * truncated), callgrind's self costs per function (exactly repeatable), the stability rule,
+ * and a stripped executable profiled: one row for its DSO and a note. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,6 +16,7 @@
 #include "util/util.h"
 
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -376,6 +378,70 @@ static void test_hot_cold_profile(void **state)
     rmdir(dir);
 }
 
+/* Profile program prog (it waits for a byte on stdin, then runs hot() for n iterations)
+ * into dir/NAME.raw and .folded; r gets the folded profile. */
+static void profile_program(const char *dir, const char *prog, const char *name,
+                            struct profile_run *r)
+{
+    int in[2];
+    assert_int_equal(pipe(in), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        dup2(in[0], 0);
+        close(in[1]);
+        int devnull = open("/dev/null", O_WRONLY);
+        dup2(devnull, 1);
+        execl(prog, prog, "20000000", (char *)NULL);
+        _exit(127);
+    }
+    close(in[0]);
+    char *raw = xasprintf("%s/%s.raw", dir, name), *folded = xasprintf("%s/%s.folded", dir, name);
+    struct profile_sampler s;
+    assert_int_equal(profile_sampler_start(&s, pid, raw, 999), 0);
+    assert_int_equal(write(in[1], "x", 1), 1);
+    close(in[1]);
+    int st;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    assert_int_equal(profile_sampler_stop(&s), 0);
+    assert_int_equal(profile_symbolize(raw, folded), 0);
+    assert_int_equal(profile_read(folded, r), 0);
+    unlink(raw);
+    unlink(folded);
+    free(raw);
+    free(folded);
+}
+
+/* A stripped executable: its samples are one row per DSO, "[prog]", and a note says it is
+ * stripped. */
+static void test_stripped_profile(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/pgolab-test-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char *src = write_text(dir, "prog.c", prog_src);
+    char *prog = xasprintf("%s/prog", dir);
+    char *cmd = xasprintf("gcc -O2 -fno-omit-frame-pointer -o %s %s && strip %s", prog, src, prog);
+    assert_int_equal(system(cmd), 0);
+    free(cmd);
+    struct profile_run r;
+    profile_program(dir, prog, "stripped", &r);
+    assert_string_equal(r.fns[0].name, "[prog]");
+    assert_string_equal(r.fns[0].dso, "prog");
+    assert_true(r.fns[0].count * 100 >= r.samples * 80);
+    bool noted = false;
+    for (int i = 0; i < r.nnotes; i++)
+        noted |= !strncmp(r.notes[i], "prog: stripped", 14);
+    assert_true(noted);
+    profile_run_release(&r);
+    unlink(src);
+    unlink(prog);
+    rmdir(dir);
+    free(src);
+    free(prog);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -385,6 +451,7 @@ int main(void)
         cmocka_unit_test(test_callgrind_functions),
         cmocka_unit_test(test_unstable_rule),
         cmocka_unit_test(test_hot_cold_profile),
+        cmocka_unit_test(test_stripped_profile),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
