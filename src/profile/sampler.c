@@ -25,6 +25,11 @@
 #define RING_PAGES 32        /* data pages per ring buffer (128 KiB) */
 #define MAX_EVENTS 1024      /* tasks x CPUs */
 #define MAX_CHAIN 128
+/* Frames the kernel walks per sample. The walk is most of a sample's cost (bench/profile-
+ * overhead: ~24 us per sample with 120 frames, ~13 with 24, on this VM), and without frame
+ * pointers the frames past the first few are wrong anyway; 32 is deep enough for a server's
+ * query path built with them. */
+#define PROFILE_MAX_STACK 32
 
 static long perf_open(struct perf_event_attr *a, pid_t pid, int cpu)
 {
@@ -345,7 +350,7 @@ static void base_attr(struct perf_event_attr *a, int freq)
     a->exclude_guest = 1;
     a->wakeup_watermark = RING_PAGES * 4096 / 4;
     a->watermark = 1;
-    a->sample_max_stack = MAX_CHAIN - 8;
+    a->sample_max_stack = PROFILE_MAX_STACK;
 }
 
 /* Probe the event on task tid: cycles, else cpu-clock; with the kernel, else without. 0, or

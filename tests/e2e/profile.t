@@ -3,7 +3,8 @@
 # and says which event it used; `compare --profile` (an A/A of the system SQLite) keeps a raw
 # and a folded profile per run next to the results database and prints the side-by-side top
 # 30 with round ranges and the diff view; `report --profile` prints the same again from the
-# stored files, and `--format=folded` the stacks; a truncated or missing profile file is one
+# stored files, and `--format=folded` the stacks; a managed PostgreSQL variant is profiled
+# through its server's process tree; a truncated or missing profile file is one
 # warning naming it, the tables stay whole, exit 1. Unprivileged (setpriv to nobody):
 # perf_event_paranoid=2 leaves the kernel out and says so; perf_event_open refused (paranoid 3,
 # and an LD_PRELOAD shim failing the syscall with EACCES, as upstream kernels treat 3 as 2):
@@ -94,6 +95,23 @@ like "$(cat "$TMP/bad.out")" "Table 1\. Transactions per second, oltp_point_sele
 like "$(cat "$TMP/bad.out")" "Top 30 functions" "the side-by-side of the other runs is printed"
 like "$(cat "$TMP/bad.out")" "2 profile files could not be read" "and says what is missing"
 rm -rf "$DB.profiles/1" && cp -a "$TMP/saved" "$DB.profiles/1"
+
+# ---- a managed PostgreSQL variant: the server's process tree is sampled, backends included
+PGBIN=/usr/lib/postgresql/15/bin
+[ -x "$PGBIN/postgres" ] || bail_out "$PGBIN/postgres missing (scripts/install-deps.sh installs postgresql)"
+# the work directory must be searchable by the postgres user (the test's $TMP is mode 0700)
+WD=$(mktemp -u /dev/shm/pgolab-e2e-prof.XXXXXX)
+trap 'rm -rf "$WD"; echo "$OLD_PARANOID" > "$PARANOID"; _e2e_cleanup' EXIT
+timeout 300 "$PGOLAB" compare --variant "A=pgsql:$PGBIN/postgres" --variant "B=pgsql:$PGBIN/postgres" \
+    --bench=oltp_point_select --threads=1 --rounds=2 --time=2 --table-size=1000 \
+    --results="$TMP/pg.db" --workdir="$WD" --profile >"$TMP/pg.out" 2>"$TMP/pg.err"
+is "$?" 0 "compare --profile of a managed PostgreSQL: exit 0" || diag "$(tail -5 "$TMP/pg.err")"
+like "$(cat "$TMP/pg.out")" "CPU profile: oltp_point_select, threads=1: A vs B" "the side-by-side"
+pg_share=$(sed -n '/^By DSO/,/^$/p' "$TMP/pg.out" | grep -o '[0-9.]* \[[ 0-9.-]*\][ !] <postgres>' |
+    head -1 | awk '{ print int($1) }')
+note "postgres DSO share on side A: ${pg_share:-none}%"
+cmp_ok "${pg_share:-0}" '>=' 20 "the postgres binary has >= 20% of the samples (backends forked during the run were followed)"
+is "$(pgrep -f -- "postgres.*$WD" | wc -l)" 0 "no postgres left running"
 
 # ---- unprivileged: kernel left out at paranoid 2, refused at 3
 mkdir -p "$TMP/nobody" && chmod 755 "$TMP" && chown nobody "$TMP/nobody"
