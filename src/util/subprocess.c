@@ -90,13 +90,29 @@ int subprocess_run(const struct subprocess *sp)
         _exit(127);
     }
     close(errpipe[1]);
+    if (sp->started)
+        sp->started(pid, sp->hook_ctx);
+    uint64_t tick_ns = sp->tick ? (uint64_t)((sp->tick_s > 0 ? sp->tick_s : 0.01) * 1e9) : 0;
+    uint64_t next_tick = now_ns() + tick_ns;
     if (sp->out) {
         char buf[65536];
         ssize_t n;
         close(pipefd[1]);
         for (;;) {
             struct pollfd pfd = { .fd = pipefd[0], .events = POLLIN };
-            int pr = poll(&pfd, 1, ms_left(deadline));
+            int wait_ms = ms_left(deadline);
+            if (tick_ns) {
+                int t = ms_left(next_tick);
+                if (wait_ms < 0 || t < wait_ms)
+                    wait_ms = t;
+            }
+            int pr = poll(&pfd, 1, wait_ms);
+            if (tick_ns && now_ns() >= next_tick) {
+                sp->tick(sp->hook_ctx);
+                next_tick += tick_ns;
+                if (next_tick < now_ns())
+                    next_tick = now_ns() + tick_ns;
+            }
             if (pr == 0) {
                 enforce_deadline(pid, &deadline, &signalled);
                 continue;
@@ -116,12 +132,18 @@ int subprocess_run(const struct subprocess *sp)
     ssize_t got = read(errpipe[0], &child_errno, sizeof(child_errno));
     close(errpipe[0]);
     for (;;) {
-        pid_t w = waitpid(pid, &status, deadline ? WNOHANG : 0);
-        if (w == pid)
+        struct rusage ru;
+        pid_t w = wait4(pid, &status, deadline || tick_ns ? WNOHANG : 0, &ru);
+        if (w == pid) {
+            if (sp->rusage)
+                *sp->rusage = ru;
             break;
+        }
         if (w < 0 && errno != EINTR)
             return error("waitpid: %s", strerror(errno));
         if (w == 0) {
+            if (tick_ns)
+                sp->tick(sp->hook_ctx);
             enforce_deadline(pid, &deadline, &signalled);
             struct timespec ts = { 0, 10000000 };
             nanosleep(&ts, NULL);
