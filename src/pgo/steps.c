@@ -33,9 +33,6 @@ static bool lenient_drop(const char *flag)
            !strcmp(flag, "-Werror=profile-instr-missing");
 }
 
-static void vars_for(const struct pgo_pipeline *p, const struct pgo_build *b,
-                     struct recipe_vars *v);
-
 int pgo_build_flags(struct pgo_pipeline *p, struct pgo_build *b)
 {
     struct argvec fl = ARGVEC_INIT, all = ARGVEC_INIT;
@@ -64,7 +61,7 @@ int pgo_build_flags(struct pgo_pipeline *p, struct pgo_build *b)
     if (p->recipe.flags == RECIPE_FLAGS_OPTIONS) {
         /* as the steps get them: -DFPROFILE_DIR=/the/dir, not {profile_dir} */
         struct recipe_vars v;
-        vars_for(p, b, &v);
+        pgo_build_vars(p, b, &v);
         for (char **o = p->recipe.phase_options[b->phase]; o && *o; o++) {
             char *x = recipe_expand(*o, &v);
             argvec_push(&all, x);
@@ -80,9 +77,6 @@ int pgo_build_flags(struct pgo_pipeline *p, struct pgo_build *b)
 
 /* ---- the stamp ---------------------------------------------------------------------- */
 
-static void vars_for(const struct pgo_pipeline *p, const struct pgo_build *b,
-                     struct recipe_vars *v);
-
 /* A key of the build's commands as they will run (every step expanded): what of the recipe
  * a build depends on (its description or requirements do not rebuild anything). */
 static char *steps_key(const struct pgo_pipeline *p, const struct pgo_build *b)
@@ -90,7 +84,7 @@ static char *steps_key(const struct pgo_pipeline *p, const struct pgo_build *b)
     struct strbuf sb = STRBUF_INIT;
     struct recipe_vars v;
     strbuf_init(&sb, 0);
-    vars_for(p, b, &v);
+    pgo_build_vars(p, b, &v);
     for (int i = 0; i < p->recipe.nsteps; i++) {
         struct argvec argv = ARGVEC_INIT, env = ARGVEC_INIT;
         char *cwd = NULL;
@@ -236,8 +230,8 @@ static void *watch_main(void *arg)
 
 /* ---- running steps ------------------------------------------------------------------ */
 
-static void vars_for(const struct pgo_pipeline *p, const struct pgo_build *b,
-                     struct recipe_vars *v)
+void pgo_build_vars(const struct pgo_pipeline *p, const struct pgo_build *b,
+                    struct recipe_vars *v)
 {
     memset(v, 0, sizeof(*v));
     v->source = p->source;
@@ -275,7 +269,7 @@ static int run_step(struct pgo_pipeline *p, struct pgo_build *b, int i, const ch
     struct recipe_vars v;
     char *cwd = NULL;
     int rc = -1;
-    vars_for(p, b, &v);
+    pgo_build_vars(p, b, &v);
     recipe_expand_step(st, &v, &argv, &env, &cwd);
     char *cmd = subprocess_argv_str(argvec_argv(&argv));
     struct strbuf head = STRBUF_INIT, logtext = STRBUF_INIT;
