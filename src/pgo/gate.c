@@ -159,7 +159,7 @@ int pgo_run_suite(struct pgo_pipeline *p, const struct pgo_build *b, char **opti
         strbuf_release(&head);
         struct subprocess sp = { .argv = argvec_argv(&argv), .cwd = cwd,
                                  .env = env.n ? argvec_argv(&env) : NULL, .log_path = log,
-                                 .timeout_s = SUITE_TIMEOUT_S };
+                                 .timeout_s = SUITE_TIMEOUT_S, .stop = p->interrupted };
         int status = subprocess_run(&sp);
         if (status != 0 && !*p->interrupted) {
             char *tail = file_tail(log, LOG_TAIL_LINES);

@@ -262,6 +262,22 @@ static bool log_errors(const struct recipe *r, const char *text)
 }
 
 /* Run step i; 0 or -1 (with the command and the log tail). */
+/* Below this many free bytes in the work directory a failed step is called a full disk. */
+#define DISK_FULL_BYTES (16LL << 20)
+
+/* After a failed step: if the work directory's file system is (nearly) full, say so in one
+ * line, since the step's own message may not have reached its log (written there too). */
+static void disk_full_hint(const struct pgo_pipeline *p, const struct pgo_build *b)
+{
+    long long free_b = fs_free_bytes(b->build_dir);
+    if (free_b < 0)
+        free_b = fs_free_bytes(p->root);
+    if (free_b >= 0 && free_b < DISK_FULL_BYTES)
+        error("the file system of %s is full (%lld KiB free): free space there (or pass another "
+              "--workdir) and run again with --resume; %s left no variant in the cache",
+              p->root, free_b / 1024, b->name);
+}
+
 static int run_step(struct pgo_pipeline *p, struct pgo_build *b, int i, const char *done_path)
 {
     const struct recipe_step *st = &p->recipe.steps[i];
@@ -297,7 +313,8 @@ static int run_step(struct pgo_pipeline *p, struct pgo_build *b, int i, const ch
     pthread_t tid;
     bool watching = stderr_is_tty() && pthread_create(&tid, NULL, watch_main, &w) == 0;
     struct subprocess sp = { .argv = argvec_argv(&argv), .cwd = cwd,
-                             .env = env.n ? argvec_argv(&env) : NULL, .log_path = b->log };
+                             .env = env.n ? argvec_argv(&env) : NULL, .log_path = b->log,
+                             .stop = p->interrupted };
     int status = subprocess_run(&sp);
     if (watching) {
         atomic_store(&w.stop, 1);
@@ -316,6 +333,7 @@ static int run_step(struct pgo_pipeline *p, struct pgo_build *b, int i, const ch
             error("build %s: step %s failed (exit %d): %s\n--- last lines of %s ---\n%s", b->name,
                   st->name, status, cmd, b->log, tail);
             free(tail);
+            disk_full_hint(p, b);
         }
         free(count_path);
         goto out;
