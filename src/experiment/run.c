@@ -127,7 +127,7 @@ int run_signal(void)
 
 const char *run_signal_name(int sig)
 {
-    return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal";
+    return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" : "a signal";
 }
 
 int run_fail(struct experiment_result *res, const char *fmt, ...)

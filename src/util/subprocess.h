@@ -6,6 +6,7 @@
 #include "util/strbuf.h"
 
 #include <sys/resource.h>
+#include <signal.h>
 
 struct subprocess {
     const char *const *argv;  /* NULL-terminated; argv[0] is looked up in PATH */
@@ -24,6 +25,10 @@ struct subprocess {
     void *hook_ctx;
     double tick_s;
     struct rusage *rusage;
+    const volatile sig_atomic_t *stop; /* non-NULL: the child runs in a process group of its
+                               * own, and once *stop is non-zero (the caller's signal handler
+                               * set it) the whole group gets SIGTERM, SIGKILL 5 s later: a
+                               * signal to pgolab alone also ends a long build step */
 };
 
 /* Run to completion. Returns the exit status (0..255), 128+signal when killed,
