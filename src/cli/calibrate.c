@@ -563,7 +563,7 @@ int cmd_calibrate(int argc, char **argv)
         goto out;
     }
     if (got_signal) {
-        error("interrupted by %s before the first run", got_signal == SIGINT ? "SIGINT" : "SIGTERM");
+        error("interrupted by %s before the first run", run_signal_name(got_signal));
         rc = 2;
         goto out;
     }

@@ -37,6 +37,7 @@ static const struct opt_def compare_options[] = {
     { "reset", OPT_STRING, "run", "when a variant's data returns to the prepared state: run (every run starts from a fresh copy), round (at each round), variant (each variant prepares its own data with its own build, once per workload)" },
     { "warmup-runs", OPT_INT, "0", "runs per variant, workload and thread count made before round 1 and discarded (warms caches, the page cache and the CPU clock)" },
     { "measure", OPT_STRING, "time", "what to measure: time (tps and latency) or instructions (instructions per transaction under valgrind callgrind: deterministic, for noisy machines; 1 thread)" },
+    { "metrics", OPT_BOOL, "on", "system metrics of every run (/proc: intr/s, ctxsw/s, us/sys/idle/iowait/steal %, CPU per transaction of client and server; the report's metrics table): on, or off (no sampling, e.g. to measure its overhead)" },
     { "events", OPT_INT, "2000", "--measure=instructions: transactions per run (each run is repeated with EVENTS/5 so the start-up cost cancels out)" },
     { "tables", OPT_INT, "1", "number of tables" },
     { "table-size", OPT_INT, "10000", "rows per table" },
@@ -271,6 +272,7 @@ int cmd_compare(int argc, char **argv)
     }
     cfg.rounds = (int)rounds;
     cfg.warmup_runs = (int)warmups;
+    cfg.no_metrics = !opt_bool(&o, "metrics");
     enum experiment_measure measure;
     if (experiment_measure_parse(opt_str(&o, "measure"), &measure) < 0)
         goto out;

@@ -55,6 +55,7 @@ static const struct opt_def pgo_options[] = {
     { "output", OPT_STRING, NULL, "also write every run and the fingerprints as JSON to this file" },
     { "measure", OPT_STRING, "time", "measure baseline against pgo by time (tps and latency; also 'on'), by instructions (instructions per transaction under valgrind callgrind: deterministic, for noisy machines; 1 thread), or off (stop after the gate)" },
     { "events", OPT_INT, "2000", "--measure=instructions: transactions per run (each run is repeated with EVENTS/5 so the start-up cost cancels out)" },
+    { "metrics", OPT_BOOL, "on", "system metrics of every run (/proc: intr/s, ctxsw/s, us/sys/idle/iowait/steal %, CPU per transaction of client and server; the report's metrics table): on, or off (no sampling, e.g. to measure its overhead)" },
     { "rebuild", OPT_BOOL, "off", "ignore cached amalgamation, builds and profile data" },
     { "results", OPT_STRING, STORE_DEFAULT_PATH, "results database: the measurement and every run are recorded here as they finish" },
     { "resume", OPT_STRING, NULL, "continue the measurement of experiment ID (same options; builds are reused, finished runs not redone); server targets: --resume alone continues the newest unfinished pgo experiment" },
@@ -134,6 +135,7 @@ static int settings_load(const struct opts *o, struct pgo_settings *s, bool serv
                      opt_str(o, "profile-frequency"));
     s->threads_set = opt_is_set(o, "threads");
     s->rebuild = opt_bool(o, "rebuild");
+    s->no_metrics = !opt_bool(o, "metrics");
     s->train = opt_list(o, "train", &s->ntrain);
     s->bench = opt_list(o, "bench", &s->nbench);
     s->threads_list = opt_list(o, "threads", &s->nthreads);
@@ -315,6 +317,7 @@ static int pgo_server(const struct opts *o, const char *target)
     rq.gate = !strcmp(gate, "suite") ? PGO_GATE_SUITE : PGO_GATE_CHECKSUM;
     rq.measure = s.measure;
     rq.rebuild = s.rebuild;
+    rq.no_metrics = s.no_metrics;
     rq.seed = s.seed;
     rq.results = s.results;
     rq.output = s.output;

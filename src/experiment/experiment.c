@@ -58,7 +58,7 @@ static int warmup(const struct experiment_config *cfg, struct experiment_result 
                 int st = run_child(cfg, res, var, cfg->workloads[w], cfg->threads[t],
                                    (cfg->reset == RESET_RUN || fresh[v]) && var->kind != VARIANT_EXTERNAL
                                        ? template[v] : NULL,
-                                   rundb[v], log, NULL, 0, &out);
+                                   rundb[v], log, NULL, 0, &out, NULL);
                 fresh[v] = false;
                 if (run_signal()) {
                     res->signal = run_signal();

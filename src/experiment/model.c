@@ -53,8 +53,10 @@ void experiment_variant_release(struct variant *v)
 
 void experiment_result_release(struct experiment_result *res)
 {
-    for (int i = 0; i < res->nruns; i++)
+    for (int i = 0; i < res->nruns; i++) {
         free(res->runs[i].json);
+        metrics_release(&res->runs[i].metrics);
+    }
     free(res->runs);
     free(res->env_json);
     free(res->error);

@@ -14,6 +14,7 @@
 
 #include <jansson.h>
 
+#include "metrics/metrics.h"
 #include "server/server.h"
 #include "store/store.h"
 
@@ -119,6 +120,9 @@ struct experiment_config {
     bool profile;
     int profile_freq;          /* Hz (PROFILE_FREQ_DEFAULT when 0) */
     char *profile_dir;         /* owned by the config's maker; experiment_profile_release() */
+    /* --metrics=off: no system metrics sampled (src/metrics; on by default in time mode).
+     * Not a setting of the measurement: an experiment may be resumed either way. */
+    bool no_metrics;
 };
 
 /* One finished run (one child process). */
@@ -142,6 +146,10 @@ struct run_result {
     double branch_miss_per_txn;              /* and its simulated branch mispredictions,
                                                 conditional + indirect
                                                 ("branch_mispredicts_per_transaction") */
+    struct run_metrics metrics;              /* system metrics sampled during the run
+                                                (src/metrics; .available false when not
+                                                sampled: instruction mode, --metrics=off,
+                                                unreadable /proc, a run recorded before) */
 };
 
 struct experiment_result {

@@ -245,6 +245,8 @@ static int run_from_store(const struct experiment_config *cfg, const struct stor
     r->started_at = sr->started_at;
     r->duration_s = sr->duration_s;
     callgrind_from_json(sr->report_json, r);
+    if (sr->metrics_json && metrics_from_json(sr->metrics_json, &r->metrics) < 0)
+        r->metrics.note = xstrdup("stored metrics unreadable");
     return 0;
 }
 

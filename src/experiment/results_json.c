@@ -130,6 +130,7 @@ static json_t *experiment_json(const struct experiment_config *cfg,
         json_object_set_new(o, "errors", json_integer((json_int_t)r->errors));
         json_t *rep = r->json ? json_loads(r->json, 0, NULL) : NULL;
         json_object_set_new(o, "report", rep ? rep : json_null());
+        json_object_set_new(o, "metrics", metrics_to_json(&r->metrics));
         json_array_append_new(a, o);
     }
     json_object_set_new(root, "runs", a);

@@ -3,6 +3,7 @@
 #include "experiment/run.h"
 #include "experiment/callgrind.h"
 #include "experiment/profiling.h"
+#include "metrics/sampler.h"
 #include "server/server.h"
 #include "store/store.h"
 #include "util/argvec.h"
@@ -127,7 +128,7 @@ int run_signal(void)
 
 const char *run_signal_name(int sig)
 {
-    return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal";
+    return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" : "a signal";
 }
 
 int run_fail(struct experiment_result *res, const char *fmt, ...)
@@ -401,10 +402,20 @@ static int fresh_copy(struct experiment_result *res, const char *template, const
 
 /* ---------------------------------------------------------------- one run */
 
+static void run_metrics_started(int pid, void *ms)
+{
+    metrics_sampler_start(ms, pid);
+}
+
+static void run_metrics_tick(void *ms)
+{
+    metrics_sampler_tick(ms);
+}
+
 int run_child(const struct experiment_config *cfg, struct experiment_result *res,
               const struct variant *var, const char *workload, int threads,
               const char *template, const char *rundb, const char *log,
-              const char *cg_out, int events, struct strbuf *out)
+              const char *cg_out, int events, struct strbuf *out, struct metrics_sampler *ms)
 {
     struct argvec a = ARGVEC_INIT;
     struct server srv;
@@ -439,7 +450,15 @@ int run_child(const struct experiment_config *cfg, struct experiment_result *res
      * child (callgrind runs some 50-100 times slower than the program alone). */
     struct subprocess sp = { .argv = argvec_argv(&a), .log_path = log, .out = out,
                              .timeout_s = cg_out ? 3600 + events * 0.5 : cfg->time_s * 3 + 60 };
+    struct rusage ru;
+    if (ms) { /* system metrics: the sampler watches the child and the server as it runs */
+        metrics_sampler_set_server(ms, srv.pid);
+        sp.started = run_metrics_started, sp.tick = run_metrics_tick, sp.hook_ctx = ms;
+        sp.tick_s = METRICS_INTERVAL_S, sp.rusage = &ru;
+    }
     int st = subprocess_run(&sp);
+    if (ms)
+        metrics_sampler_stop(ms, st >= 0 ? &ru : NULL); /* the server is still up */
     argvec_clear(&a);
     profile_session_stop(&server_profile);
     if (var->kind == VARIANT_SERVER) {
@@ -475,7 +494,8 @@ static int run_instructions(const struct experiment_config *cfg, struct experime
     for (int k = 0; k < 2; k++) {
         char *cg = xasprintf("%s/cg.%03d.%s.out", cfg->workdir, seq + 1, k ? "n" : "n5");
         unlink(cg);
-        int st = run_child(cfg, res, var, workload, 1, template, rundb, log, cg, counts[k], out);
+        int st = run_child(cfg, res, var, workload, 1, template, rundb, log, cg, counts[k], out,
+                           NULL);
         int rc = 0;
         if (st == -2) {
             rc = -1;
@@ -547,6 +567,8 @@ int run_once(const struct experiment_config *cfg, struct experiment_result *res,
     struct strbuf out = STRBUF_INIT;
     struct run_result r;
     int rc = -1, st = 0;
+    struct metrics_sampler *ms = NULL;
+    char *metrics_json = NULL;
     char *log = xasprintf("%s/run-%03d.log", cfg->workdir, seq + 1);
     bool instr = cfg->measure == MEASURE_INSTRUCTIONS;
 
@@ -559,7 +581,9 @@ int run_once(const struct experiment_config *cfg, struct experiment_result *res,
         if (ir < 0 && !got_signal)
             goto out;
     } else {
-        st = run_child(cfg, res, var, workload, threads, template, rundb, log, NULL, 0, &out);
+        /* system metrics of every time-mode run (not under valgrind: 50x slower) */
+        ms = cfg->no_metrics ? NULL : metrics_sampler_new(NULL, threads);
+        st = run_child(cfg, res, var, workload, threads, template, rundb, log, NULL, 0, &out, ms);
         if (st == -2)
             goto out;
     }
@@ -614,6 +638,9 @@ int run_once(const struct experiment_config *cfg, struct experiment_result *res,
     r.round = round;
     r.started_at = started_at;
     r.duration_s = duration_s;
+    if (ms)
+        metrics_sampler_result(ms, r.transactions, &r.metrics);
+    metrics_json = ms ? metrics_json_text(&r.metrics) : NULL;
     /* Committed before the next run starts: an interruption loses at most the run in
      * progress. A run that cannot be recorded stops the experiment (it would be lost). */
     if (cfg->store && cfg->experiment_id > 0) {
@@ -623,6 +650,7 @@ int run_once(const struct experiment_config *cfg, struct experiment_result *res,
             .tps = r.tps, .qps = r.qps, .lat_min_ms = r.lat_min_ms, .lat_avg_ms = r.lat_avg_ms,
             .lat_p95_ms = r.lat_p95_ms, .lat_max_ms = r.lat_max_ms,
             .transactions = r.transactions, .errors = r.errors, .report_json = r.json,
+            .metrics_json = metrics_json,
         };
         if (store_run_add(cfg->store, cfg->experiment_id, &sr) < 0) {
             run_fail(res, "run %d (%s, %s, threads=%d, round %d/%d) could not be recorded; "
@@ -633,9 +661,13 @@ int run_once(const struct experiment_config *cfg, struct experiment_result *res,
     res->runs = xrealloc(res->runs, sizeof(*res->runs) * (size_t)(res->nruns + 1));
     res->runs[res->nruns++] = r;
     r.json = NULL; /* now res's */
+    memset(&r.metrics, 0, sizeof(r.metrics)); /* now res's */
     rc = 0;
 out:
     profile_session_release(&server_profile);
+    free(metrics_json);
+    metrics_sampler_free(ms);
+    metrics_release(&r.metrics);
     free(r.json);
     if (cfg->reset == RESET_RUN && var->kind != VARIANT_EXTERNAL)
         run_remove_data(var, rundb);

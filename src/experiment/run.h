@@ -63,12 +63,15 @@ int run_prepare_template(const struct experiment_config *cfg, struct experiment_
  * previous run left it), then `pgolab bench ... run` with its JSON report into out, stderr
  * into log. Time mode: --time and a report every second. Instruction
  * mode (cg_out set): under callgrind, 1 thread, --events=events --time=0, and a fixed
- * --rand-seed unless the options give one, so every variant does the same work. Returns the
- * child's exit status, or -2 after run_fail() when the copy failed. */
+ * --rand-seed unless the options give one, so every variant does the same work. ms (or NULL):
+ * the system-metrics sampler (src/metrics/sampler.h) watches the child and the managed
+ * server while it runs. Returns the child's exit status, or -2 after run_fail() when the
+ * copy failed. */
+struct metrics_sampler;
 int run_child(const struct experiment_config *cfg, struct experiment_result *res,
               const struct variant *var, const char *workload, int threads,
               const char *template, const char *rundb, const char *log,
-              const char *cg_out, int events, struct strbuf *out);
+              const char *cg_out, int events, struct strbuf *out, struct metrics_sampler *ms);
 
 /* One run: child bench run on rundb (a fresh copy of template first unless template is NULL;
  * instruction mode always copies), parse, check, record in the store, append to res. 0, or

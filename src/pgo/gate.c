@@ -121,9 +121,10 @@ out:
     return rc;
 }
 
-int pgo_run_suite(struct pgo_pipeline *p, const char *prefix, const char *build_dir,
-                  char **options, const char *log)
+int pgo_run_suite(struct pgo_pipeline *p, const struct pgo_build *b, char **options,
+                  const char *log)
 {
+    const char *prefix = b->prefix;
     struct server s;
     if (p->recipe.nsuite == 0)
         return error("the %s recipe has no \"suite\" (the regression tests): use --gate=checksum "
@@ -138,12 +139,14 @@ int pgo_run_suite(struct pgo_pipeline *p, const char *prefix, const char *build_
     strbuf_release(&head);
     for (int i = 0; i < p->recipe.nsuite && rc == 0 && !*p->interrupted; i++) {
         const struct recipe_step *st = &p->recipe.suite[i];
-        struct recipe_vars v = {
-            .source = p->source, .build = build_dir, .prefix = prefix,
-            .cc = p->rq->cc, .cxx = p->cxx, .cflags = p->rq->cflags, .jobs = p->rq->jobs,
-            .host = s.host, .port = s.port, .socket = s.socket, .socket_dir = s.socket_dir,
-            .user = s.kind == SERVER_PGSQL ? "postgres" : "root", .db = s.db,
-        };
+        struct recipe_vars v;
+        pgo_build_vars(p, b, &v);
+        v.host = s.host;
+        v.port = s.port;
+        v.socket = s.socket;
+        v.socket_dir = s.socket_dir;
+        v.user = s.kind == SERVER_PGSQL ? "postgres" : "root";
+        v.db = s.db;
         struct argvec argv = ARGVEC_INIT, env = ARGVEC_INIT;
         char *cwd = NULL;
         recipe_expand_step(st, &v, &argv, &env, &cwd);
@@ -156,7 +159,7 @@ int pgo_run_suite(struct pgo_pipeline *p, const char *prefix, const char *build_
         strbuf_release(&head);
         struct subprocess sp = { .argv = argvec_argv(&argv), .cwd = cwd,
                                  .env = env.n ? argvec_argv(&env) : NULL, .log_path = log,
-                                 .timeout_s = SUITE_TIMEOUT_S };
+                                 .timeout_s = SUITE_TIMEOUT_S, .stop = p->interrupted };
         int status = subprocess_run(&sp);
         if (status != 0 && !*p->interrupted) {
             char *tail = file_tail(log, LOG_TAIL_LINES);
@@ -189,7 +192,7 @@ int pgo_gate(struct pgo_pipeline *p)
             if (p->builds[i].phase != BUILD_PGO)
                 continue;
             progress("gate: regression suite on %s", p->builds[i].name);
-            rc = pgo_run_suite(p, p->builds[i].prefix, p->builds[i].build_dir, NULL, log);
+            rc = pgo_run_suite(p, &p->builds[i], NULL, log);
             progress_done();
         }
         p->suite_ran = rc == 0;

@@ -55,7 +55,8 @@ int pgo_bench(struct pgo_pipeline *p, const struct server *s, const char *const 
     free(line);
     double limit = BENCH_TIMEOUT_SLACK_S + p->rq->train_time * 2.0 + p->rq->time_s * 2.0;
     struct subprocess sp = { .argv = argvec_argv(&argv), .env = env.n ? argvec_argv(&env) : NULL,
-                             .log_path = log, .out = out, .timeout_s = limit };
+                             .log_path = log, .out = out, .timeout_s = limit,
+                             .stop = p->interrupted };
     int st = subprocess_run(&sp);
     int rc = 0;
     if (st != 0) {

@@ -93,6 +93,7 @@ int pgo_measure(struct pgo_pipeline *p, struct store *store)
     cfg.pgolab = p->pgolab;
     cfg.seed = rq->seed;
     cfg.progress = stderr_is_tty();
+    cfg.no_metrics = rq->no_metrics;
 
     if (experiment_fingerprint(&cfg) < 0) {
         rc = 1;

@@ -42,6 +42,7 @@ struct pgo_request {
     int nvariants;
     enum pgo_gate gate;
     bool measure, rebuild;
+    bool no_metrics;                      /* --metrics=off */
     uint64_t seed;
     const char *results, *output;
     int64_t resume_id;            /* > 0: continue that measurement; -1: the newest

@@ -316,6 +316,7 @@ static int measure(struct sqlite_pgo *p, const struct pgo_settings *s, const cha
     cfg.bench_args = NULL;
     cfg.seed = s->seed;
     cfg.progress = stderr_is_tty();
+    cfg.no_metrics = s->no_metrics;
     int one_thread[1] = { s->threads[0] };
     if (s->measure_kind == MEASURE_INSTRUCTIONS) {
         cfg.threads = one_thread; /* s->threads stays as given */

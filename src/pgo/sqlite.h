@@ -23,6 +23,7 @@ struct pgo_settings {
     int train_time, train_threads, rounds, time_s, tables, table_size;
     uint64_t seed;
     bool measure, rebuild;
+    bool no_metrics;                      /* --metrics=off */
     enum experiment_measure measure_kind; /* --measure=time|instructions */
     int64_t events;                       /* --events (instructions) */
     bool threads_set;                     /* --threads given (not the default) */

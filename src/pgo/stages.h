@@ -46,6 +46,10 @@ int pgo_build_run(struct pgo_pipeline *p, struct pgo_build *b);
 /* The phase flags of b ({pgo_flags}): the flag table's row, without the missing-profile
  * errors for a non-strict recipe, plus -flto for LTO variants. Sets b->pgo_flags/flags. */
 int pgo_build_flags(struct pgo_pipeline *p, struct pgo_build *b);
+/* The recipe placeholders of build b (steps.c): source, build, prefix, profile_dir, phase,
+ * cc/cxx, cflags, pgo_flags, jobs, phase_options. The strings stay owned by p and b. */
+void pgo_build_vars(const struct pgo_pipeline *p, const struct pgo_build *b,
+                    struct recipe_vars *v);
 
 /* Train t on the instrumented build (train.c): skipped when the stamp of an identical
  * training matches and its profile is there; then the profile check. 0 or -1. */
@@ -54,11 +58,13 @@ int pgo_train(struct pgo_pipeline *p, struct pgo_trainer *t);
 /* The correctness gate (gate.c): checksum on every pgo build against the baseline, and the
  * regression suite with PGO_GATE_SUITE. 0 or -1. */
 int pgo_gate(struct pgo_pipeline *p);
-/* Run the recipe's suite steps against a server started from prefix with the --server-options
- * options (NULL: none) (gate.c; the trainer "suite" uses it too, with the recipe's
- * train_options). log gets the output. 0 or -1. */
-int pgo_run_suite(struct pgo_pipeline *p, const char *prefix, const char *build_dir,
-                  char **options, const char *log);
+/* Run the recipe's suite steps against a server started from build b's prefix with the
+ * --server-options options (NULL: none) (gate.c; the trainer "suite" uses it too, on the
+ * instrumented build with the recipe's train_options). The steps see b's placeholders
+ * ({pgo_flags} of its phase, so a client the suite builds links like the build did) plus the
+ * server's. log gets the output. 0 or -1. */
+int pgo_run_suite(struct pgo_pipeline *p, const struct pgo_build *b, char **options,
+                  const char *log);
 
 /* Measure every variant against the baseline (measure.c); returns the exit code. */
 int pgo_measure(struct pgo_pipeline *p, struct store *store);

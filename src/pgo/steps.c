@@ -33,9 +33,6 @@ static bool lenient_drop(const char *flag)
            !strcmp(flag, "-Werror=profile-instr-missing");
 }
 
-static void vars_for(const struct pgo_pipeline *p, const struct pgo_build *b,
-                     struct recipe_vars *v);
-
 int pgo_build_flags(struct pgo_pipeline *p, struct pgo_build *b)
 {
     struct argvec fl = ARGVEC_INIT, all = ARGVEC_INIT;
@@ -64,7 +61,7 @@ int pgo_build_flags(struct pgo_pipeline *p, struct pgo_build *b)
     if (p->recipe.flags == RECIPE_FLAGS_OPTIONS) {
         /* as the steps get them: -DFPROFILE_DIR=/the/dir, not {profile_dir} */
         struct recipe_vars v;
-        vars_for(p, b, &v);
+        pgo_build_vars(p, b, &v);
         for (char **o = p->recipe.phase_options[b->phase]; o && *o; o++) {
             char *x = recipe_expand(*o, &v);
             argvec_push(&all, x);
@@ -80,9 +77,6 @@ int pgo_build_flags(struct pgo_pipeline *p, struct pgo_build *b)
 
 /* ---- the stamp ---------------------------------------------------------------------- */
 
-static void vars_for(const struct pgo_pipeline *p, const struct pgo_build *b,
-                     struct recipe_vars *v);
-
 /* A key of the build's commands as they will run (every step expanded): what of the recipe
  * a build depends on (its description or requirements do not rebuild anything). */
 static char *steps_key(const struct pgo_pipeline *p, const struct pgo_build *b)
@@ -90,7 +84,7 @@ static char *steps_key(const struct pgo_pipeline *p, const struct pgo_build *b)
     struct strbuf sb = STRBUF_INIT;
     struct recipe_vars v;
     strbuf_init(&sb, 0);
-    vars_for(p, b, &v);
+    pgo_build_vars(p, b, &v);
     for (int i = 0; i < p->recipe.nsteps; i++) {
         struct argvec argv = ARGVEC_INIT, env = ARGVEC_INIT;
         char *cwd = NULL;
@@ -236,8 +230,8 @@ static void *watch_main(void *arg)
 
 /* ---- running steps ------------------------------------------------------------------ */
 
-static void vars_for(const struct pgo_pipeline *p, const struct pgo_build *b,
-                     struct recipe_vars *v)
+void pgo_build_vars(const struct pgo_pipeline *p, const struct pgo_build *b,
+                    struct recipe_vars *v)
 {
     memset(v, 0, sizeof(*v));
     v->source = p->source;
@@ -268,6 +262,22 @@ static bool log_errors(const struct recipe *r, const char *text)
 }
 
 /* Run step i; 0 or -1 (with the command and the log tail). */
+/* Below this many free bytes in the work directory a failed step is called a full disk. */
+#define DISK_FULL_BYTES (16LL << 20)
+
+/* After a failed step: if the work directory's file system is (nearly) full, say so in one
+ * line, since the step's own message may not have reached its log (written there too). */
+static void disk_full_hint(const struct pgo_pipeline *p, const struct pgo_build *b)
+{
+    long long free_b = fs_free_bytes(b->build_dir);
+    if (free_b < 0)
+        free_b = fs_free_bytes(p->root);
+    if (free_b >= 0 && free_b < DISK_FULL_BYTES)
+        error("the file system of %s is full (%lld KiB free): free space there (or pass another "
+              "--workdir) and run again with --resume; %s left no variant in the cache",
+              p->root, free_b / 1024, b->name);
+}
+
 static int run_step(struct pgo_pipeline *p, struct pgo_build *b, int i, const char *done_path)
 {
     const struct recipe_step *st = &p->recipe.steps[i];
@@ -275,7 +285,7 @@ static int run_step(struct pgo_pipeline *p, struct pgo_build *b, int i, const ch
     struct recipe_vars v;
     char *cwd = NULL;
     int rc = -1;
-    vars_for(p, b, &v);
+    pgo_build_vars(p, b, &v);
     recipe_expand_step(st, &v, &argv, &env, &cwd);
     char *cmd = subprocess_argv_str(argvec_argv(&argv));
     struct strbuf head = STRBUF_INIT, logtext = STRBUF_INIT;
@@ -303,7 +313,8 @@ static int run_step(struct pgo_pipeline *p, struct pgo_build *b, int i, const ch
     pthread_t tid;
     bool watching = stderr_is_tty() && pthread_create(&tid, NULL, watch_main, &w) == 0;
     struct subprocess sp = { .argv = argvec_argv(&argv), .cwd = cwd,
-                             .env = env.n ? argvec_argv(&env) : NULL, .log_path = b->log };
+                             .env = env.n ? argvec_argv(&env) : NULL, .log_path = b->log,
+                             .stop = p->interrupted };
     int status = subprocess_run(&sp);
     if (watching) {
         atomic_store(&w.stop, 1);
@@ -322,6 +333,7 @@ static int run_step(struct pgo_pipeline *p, struct pgo_build *b, int i, const ch
             error("build %s: step %s failed (exit %d): %s\n--- last lines of %s ---\n%s", b->name,
                   st->name, status, cmd, b->log, tail);
             free(tail);
+            disk_full_hint(p, b);
         }
         free(count_path);
         goto out;

@@ -214,7 +214,7 @@ int pgo_train(struct pgo_pipeline *p, struct pgo_trainer *t)
     const struct pgo_build *ins = &p->builds[1];
     if (t->suite) {
         progress("training %s: the regression suite on the instrumented build", t->name);
-        rc = pgo_run_suite(p, ins->prefix, ins->build_dir, p->recipe.train_options, log);
+        rc = pgo_run_suite(p, ins, p->recipe.train_options, log);
         progress_done();
         if (rc < 0)
             goto out;

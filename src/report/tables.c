@@ -2,6 +2,8 @@
  * the cells they show as CSV and JSON records (see tables.h). Reads experiment results; owns
  * no state. */
 #include "report/tables.h"
+#include "report/metrics.h"
+#include "report/rep.h"
 #include "experiment/cells.h"
 #include "experiment/model.h"
 #include "report/common.h"
@@ -35,36 +37,7 @@ int report_shape_parse(const char *s, enum report_shape *out)
 
 /* ---------------------------------------------------------------- report cells */
 
-/* One cell of a report as CSV and JSON print it. */
-struct rec {
-    int table;                /* 1-based table number */
-    int w;                    /* workload index, -1 = every workload */
-    int threads;              /* thread count, 0 = every thread count (Average / all rows) */
-    const char *metric;       /* experiment_metric_key() or "speedup" */
-    int v;                    /* variant index */
-    double value;             /* the number the table shows */
-    double base_value;        /* the baseline's number in the same row */
-    double improvement_pct;   /* value vs base_value, positive = better (NAN for the baseline) */
-    double *values;           /* the rounds (owned), for a single cell; else NULL */
-    int n;
-    struct stats_summary sum; /* of values, when n > 0 */
-    bool has_change;
-    struct experiment_change ch;
-    char *verdict;            /* the change as printed (owned), or NULL */
-};
-
-struct rep {
-    const struct experiment_config *cfg;
-    const struct experiment_result *res;
-    enum report_shape shape;
-    enum report_format fmt;
-    struct strbuf *out;
-    int tableno;
-    struct rec *recs;
-    int nrecs;
-};
-
-static struct rec *rec_add(struct rep *r, int w, int threads, const char *metric, int v,
+struct rec *rep_rec_add(struct rep *r, int w, int threads, const char *metric, int v,
                            double value, double base_value, double improvement)
 {
     r->recs = xrealloc(r->recs, sizeof(*r->recs) * (size_t)(r->nrecs + 1));
@@ -120,7 +93,7 @@ static char *change_cell(const struct experiment_result *res, enum experiment_me
 }
 
 /* Start a table: its title in text or markdown. */
-static void table_title(struct rep *r, const char *title)
+void rep_table_title(struct rep *r, const char *title)
 {
     r->tableno++;
     if (r->fmt == REPORT_MARKDOWN)
@@ -129,7 +102,7 @@ static void table_title(struct rep *r, const char *title)
         strbuf_addf(r->out, "\nTable %d. %s\n\n", r->tableno, title);
 }
 
-static void table_emit(struct rep *r, struct table *t)
+void rep_table_emit(struct rep *r, struct table *t)
 {
     if (r->fmt == REPORT_TEXT || r->fmt == REPORT_MARKDOWN)
         table_render(t, r->out);
@@ -317,7 +290,7 @@ static void seed000_table(struct rep *r, int w, enum experiment_metric m)
     int navg = 0;
     char *title = xasprintf("%s, %s", report_metric_title(m), cfg->workloads[w]);
 
-    table_title(r, title);
+    rep_table_title(r, title);
     free(title);
     for (int ti = 0; ti < nt; ti++) {
         ws[ti] = w;
@@ -359,7 +332,7 @@ static void seed000_table(struct rep *r, int w, enum experiment_metric m)
         for (int v = 0; v < nv; v++) {
             double val = row < nt ? (cs[row * nv + v].n ? cs[row * nv + v].median : NAN) : avg[v];
             double p = experiment_improvement(m, base, val);
-            struct rec *rc = rec_add(r, w, row < nt ? cfg->threads[row] : 0,
+            struct rec *rc = rep_rec_add(r, w, row < nt ? cfg->threads[row] : 0,
                                      experiment_metric_key(m), v, val, base, p);
             if (row < nt)
                 rec_values(r, rc, m);
@@ -389,7 +362,7 @@ static void seed000_table(struct rep *r, int w, enum experiment_metric m)
             table_set(&t, row, 2 * nv - 1 + v, verdict, NULL);
         }
     }
-    table_emit(r, &t);
+    rep_table_emit(r, &t);
     free(cs);
     free(avg);
     free(col);
@@ -428,7 +401,7 @@ static void seed003_table(struct rep *r, int w, int ti)
     char *title = xasprintf("%s, %d thread%s: latency (ms) and QPS, median of %d round%s",
                             cfg->workloads[w], threads, threads == 1 ? "" : "s", cfg->rounds,
                             cfg->rounds == 1 ? "" : "s");
-    table_title(r, title);
+    rep_table_title(r, title);
     free(title);
 
     table_init(&t, 1 + nv + (nv - 1), (int)ARRAY_SIZE(rows));
@@ -452,7 +425,7 @@ static void seed003_table(struct rep *r, int w, int ti)
         double base = cs[0].n ? cs[0].median : NAN;
         for (int v = 0; v < nv; v++) {
             double val = cs[v].n ? cs[v].median : NAN;
-            struct rec *rc = rec_add(r, w, threads, experiment_metric_key(m), v, val, base,
+            struct rec *rc = rep_rec_add(r, w, threads, experiment_metric_key(m), v, val, base,
                                      experiment_improvement(m, base, val));
             rec_values(r, rc, m);
             table_set(&t, i, 1 + v, cs[v].n ? xasprintf("%.*f", dec, val) : xstrdup("-"), NULL);
@@ -467,7 +440,7 @@ static void seed003_table(struct rep *r, int w, int ti)
         }
         free(cs);
     }
-    table_emit(r, &t);
+    rep_table_emit(r, &t);
 }
 
 static void shape_seed003(struct rep *r)
@@ -497,7 +470,7 @@ static void seed002_row(struct rep *r, struct table *t, int row, int v, int w, i
     }
     char *verdict = change_cell(res, METRIC_TPS, v, ws, ts, n, seed, &ch);
     double speedup = !v ? (ch.ncells ? 1.0 : NAN) : ch.ncells ? ch.ratio : NAN;
-    struct rec *rc = rec_add(r, w, threads, "speedup", v, speedup, ch.ncells ? 1.0 : NAN,
+    struct rec *rc = rep_rec_add(r, w, threads, "speedup", v, speedup, ch.ncells ? 1.0 : NAN,
                              isnan(speedup) ? NAN : (speedup - 1) * 100);
     if (w >= 0)
         rec_values(r, rc, METRIC_TPS);
@@ -535,7 +508,7 @@ static void shape_seed002(struct rep *r)
             ws[i] = w;
             ts[i] = cfg->threads[k];
         }
-    table_title(r, title);
+    rep_table_title(r, title);
     free(title);
     table_init(&t, 8, rows);
     static const char *const head[] = { "variant", "workload", "threads", "tps",
@@ -550,7 +523,7 @@ static void shape_seed002(struct rep *r)
             seed002_row(r, &t, row++, v, ws[i], ts[i], &ws[i], &ts[i], 1,
                         report_cell_seed(cfg, ws[i], v, i % cfg->nthreads, METRIC_TPS));
     }
-    table_emit(r, &t);
+    rep_table_emit(r, &t);
     free(ws);
     free(ts);
 }
@@ -658,6 +631,8 @@ static void output_json(struct rep *r)
         json_array_append_new(cells, o);
     }
     json_object_set_new(root, "cells", cells);
+    if (r->extra)
+        json_object_update(root, r->extra);
     char *text = json_dumps(root, JSON_INDENT(2));
     if (!text)
         die("out of memory");
@@ -673,7 +648,7 @@ void report_experiment(struct strbuf *out, const struct experiment_config *cfg,
                        const struct experiment_result *res, enum report_shape shape,
                        enum report_format fmt)
 {
-    struct rep r = { cfg, res, shape, fmt, out, 0, NULL, 0 };
+    struct rep r = { cfg, res, shape, fmt, out, 0, NULL, 0, NULL };
     if (fmt == REPORT_TEXT || fmt == REPORT_MARKDOWN) {
         struct strbuf title = STRBUF_INIT, body = STRBUF_INIT;
         header_lines(&r, &title, &body);
@@ -691,10 +666,13 @@ void report_experiment(struct strbuf *out, const struct experiment_config *cfg,
         cfg->measure == MEASURE_INSTRUCTIONS ? shape_seed000(&r) : shape_seed002(&r);
         break;
     }
+    if (cfg->measure == MEASURE_TIME)
+        report_metrics(&r);
     if (fmt == REPORT_CSV)
         output_csv(&r);
     else if (fmt == REPORT_JSON)
         output_json(&r);
+    json_decref(r.extra);
     recs_release(&r);
 }
 

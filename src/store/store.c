@@ -90,6 +90,10 @@ static const char *const migrations[] = {
     "CREATE INDEX runs_experiment_seq ON runs(experiment_id, seq);\n"
     "PRAGMA application_id = " STR(STORE_APPLICATION_ID) ";\n"
     "PRAGMA user_version = 1;\n",
+    /* 1 -> 2: system metrics of each run (src/metrics: metrics_to_json()'s object; NULL =
+     * not sampled) */
+    "ALTER TABLE runs ADD COLUMN metrics_json TEXT;\n"
+    "PRAGMA user_version = 2;\n",
 };
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_SCHEMA_VERSION,
                "one migration per schema version");
@@ -528,11 +532,11 @@ int store_run_add(struct store *s, int64_t exp_id, const struct store_run *r)
     rc = prepare(s,
                  "INSERT INTO runs (experiment_id, variant_idx, workload, threads, round, seq,"
                  " started_at, duration_s, tps, qps, lat_min_ms, lat_avg_ms, lat_p95_ms,"
-                 " lat_max_ms, transactions, errors, report_json)"
+                 " lat_max_ms, transactions, errors, report_json, metrics_json)"
                  " VALUES (?1, ?2, ?3, ?4, ?5,"
                  " CASE WHEN ?6 < 0 THEN (SELECT coalesce(max(seq), 0) + 1 FROM runs"
                  "                        WHERE experiment_id = ?1) ELSE ?6 END,"
-                 " ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+                 " ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
                  &st);
     if (rc == 0) {
         if (sq->bind_int64(st, 1, exp_id) | sq->bind_int(st, 2, r->variant_idx) |
@@ -545,7 +549,8 @@ int store_run_add(struct store *s, int64_t exp_id, const struct store_run *r)
             sq->bind_double(st, 13, r->lat_p95_ms) |
             sq->bind_double(st, 14, r->lat_max_ms) |
             sq->bind_int64(st, 15, (int64_t)r->transactions) |
-            sq->bind_int64(st, 16, (int64_t)r->errors) | bind_text(st, 17, r->report_json)) {
+            sq->bind_int64(st, 16, (int64_t)r->errors) | bind_text(st, 17, r->report_json) |
+            bind_text(st, 18, r->metrics_json)) {
             rc = fail(s, "recording a run");
         } else if (sq->step(st) != SQLITE_DONE) {
             int ext = sq->extended_errcode(s->db);
@@ -840,7 +845,7 @@ int store_runs_load(struct store *s, int64_t exp_id, store_run_fn fn, void *ctx)
     if (prepare(s,
                 "SELECT id, experiment_id, variant_idx, workload, threads, round, seq,"
                 " started_at, duration_s, tps, qps, lat_min_ms, lat_avg_ms, lat_p95_ms,"
-                " lat_max_ms, transactions, errors, report_json"
+                " lat_max_ms, transactions, errors, report_json, metrics_json"
                 " FROM runs WHERE experiment_id = ?1 ORDER BY seq, id",
                 &st))
         return -1;
@@ -873,6 +878,7 @@ int store_runs_load(struct store *s, int64_t exp_id, store_run_fn fn, void *ctx)
         r.transactions = (uint64_t)sq->column_int64(st, 15);
         r.errors = (uint64_t)sq->column_int64(st, 16);
         r.report_json = (const char *)sq->column_text(st, 17);
+        r.metrics_json = (const char *)sq->column_text(st, 18);
         int cb = fn(&r, ctx);
         if (cb) {
             rc = cb < 0 ? -1 : 0;

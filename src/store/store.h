@@ -13,7 +13,8 @@
  * `pgolab bench` children, which never open a store) in WAL mode, with
  *   PRAGMA application_id = STORE_APPLICATION_ID  ("PGOL" in ASCII, 0x50474F4C)
  *   PRAGMA user_version   = schema version (STORE_SCHEMA_VERSION in this build)
- * Tables (version 1): experiments, variants, runs (see store.c for the SQL).
+ * Tables (version 1): experiments, variants, runs (see store.c for the SQL). Version 2 adds
+ * runs.metrics_json: the run's system metrics (src/metrics/metrics.h, metrics_to_json()).
  *
  * Concurrency: any number of pgolab processes may open and write the same file. Every write
  * is its own short BEGIN IMMEDIATE ... COMMIT transaction and waits up to 10 s for the lock.
@@ -28,7 +29,7 @@
 
 #define STORE_DEFAULT_PATH "pgolab.db"
 #define STORE_APPLICATION_ID 1346850636 /* 0x50474F4C = "PGOL" */
-#define STORE_SCHEMA_VERSION 1
+#define STORE_SCHEMA_VERSION 2
 
 struct strbuf;
 struct store;
@@ -64,6 +65,8 @@ struct store_run {
     uint64_t transactions, errors;
     const char *report_json; /* the child's full JSON report (counters, latency summary,
                                 histogram, intervals), kept verbatim; may be NULL */
+    const char *metrics_json; /* the run's system metrics (src/metrics, metrics_to_json()),
+                                 or NULL (not sampled, or recorded before schema 2) */
 };
 #define STORE_SEQ_NEXT (-1)
 

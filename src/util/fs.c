@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 int mkdir_p(const char *path)
@@ -117,4 +118,12 @@ int check_writable(const char *opt, const char *path)
 char *self_exe(void)
 {
     return abs_path("/proc/self/exe");
+}
+
+long long fs_free_bytes(const char *path)
+{
+    struct statvfs sv;
+    if (statvfs(path, &sv) < 0)
+        return -1;
+    return (long long)sv.f_bavail * (long long)sv.f_frsize;
 }

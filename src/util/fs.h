@@ -22,6 +22,9 @@ char *abs_path(const char *path);
  * name atomic writers use), so a long run does not fail at its end. -1 with a message naming
  * opt (e.g. "--output"). */
 int check_writable(const char *opt, const char *path);
+/* Bytes an unprivileged writer may still use on the file system of path (statvfs f_bavail x
+ * f_frsize), or -1 if path cannot be examined. */
+long long fs_free_bytes(const char *path);
 /* The running pgolab binary (for child processes), absolute. Caller frees. */
 char *self_exe(void);
 

@@ -11,10 +11,12 @@ void sig_catch(void (*handler)(int), struct sig_saved *saved)
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, &saved->intr);
     sigaction(SIGTERM, &sa, &saved->term);
+    sigaction(SIGHUP, &sa, &saved->hup);
 }
 
 void sig_restore(const struct sig_saved *saved)
 {
     sigaction(SIGINT, &saved->intr, NULL);
     sigaction(SIGTERM, &saved->term, NULL);
+    sigaction(SIGHUP, &saved->hup, NULL);
 }

@@ -1,4 +1,4 @@
-/* signals: catch SIGINT and SIGTERM with the caller's handler for a while (a long step that
+/* signals: catch SIGINT, SIGTERM and SIGHUP (a closed terminal) with the caller's handler for a while (a long step that
  * must stop what it started before the signal takes effect), then put back what was there.
  * The caller owns its handler and the flag it sets; this module only swaps dispositions. */
 #ifndef PGOLAB_SIGNALS_H
@@ -8,10 +8,10 @@
 
 /* The dispositions sig_catch() replaced. */
 struct sig_saved {
-    struct sigaction intr, term;
+    struct sigaction intr, term, hup;
 };
 
-/* Install handler for SIGINT and SIGTERM, without SA_RESTART (sleeps, waits and polls return
+/* Install handler for SIGINT, SIGTERM and SIGHUP, without SA_RESTART (sleeps, waits and polls return
  * early with EINTR), saving the previous dispositions in saved. */
 void sig_catch(void (*handler)(int), struct sig_saved *saved);
 

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,15 +23,22 @@ static int ms_left(uint64_t deadline)
     return deadline > now ? (int)((deadline - now) / 1000000 + 1) : 0;
 }
 
-/* Past the deadline: ask the child to stop, then force it; the deadline moves 5 s on. */
-static void enforce_deadline(pid_t pid, uint64_t *deadline, int *signalled)
+/* Past the deadline, or asked to stop: ask the child (its group when it has its own) to
+ * stop, then force it; the deadline moves 5 s on. */
+static void enforce_deadline(const struct subprocess *sp, pid_t pid, uint64_t *deadline,
+                             int *signalled)
 {
-    if (!*deadline || now_ns() < *deadline)
+    bool stop = sp->stop && *sp->stop && !*signalled;
+    if (!stop && (!*deadline || now_ns() < *deadline))
         return;
-    kill(pid, *signalled ? SIGKILL : SIGTERM);
+    pid_t target = sp->stop ? -pid : pid;
+    kill(target, *signalled ? SIGKILL : SIGTERM);
     *signalled = 1;
     *deadline = now_ns() + 5000000000ull;
 }
+
+/* Poll interval while a stop flag is watched (ms). */
+#define STOP_POLL_MS 100
 
 int subprocess_run(const struct subprocess *sp)
 {
@@ -53,6 +61,8 @@ int subprocess_run(const struct subprocess *sp)
     if (pid == 0) {
         int fd;
         close(errpipe[0]);
+        if (sp->stop)
+            setpgid(0, 0);
         if (sp->log_path) {
             fd = open(sp->log_path, O_WRONLY | O_CREAT | O_APPEND, 0644);
             if (fd < 0)
@@ -90,17 +100,37 @@ int subprocess_run(const struct subprocess *sp)
         _exit(127);
     }
     close(errpipe[1]);
+    if (sp->started)
+        sp->started(pid, sp->hook_ctx);
+    uint64_t tick_ns = sp->tick ? (uint64_t)((sp->tick_s > 0 ? sp->tick_s : 0.01) * 1e9) : 0;
+    uint64_t next_tick = now_ns() + tick_ns;
+    if (sp->stop)
+        setpgid(pid, pid); /* also here: a stop before the child's own call must reach it */
     if (sp->out) {
         char buf[65536];
         ssize_t n;
         close(pipefd[1]);
         for (;;) {
             struct pollfd pfd = { .fd = pipefd[0], .events = POLLIN };
-            int pr = poll(&pfd, 1, ms_left(deadline));
-            if (pr == 0) {
-                enforce_deadline(pid, &deadline, &signalled);
-                continue;
+            int wait_ms = ms_left(deadline);
+            if (sp->stop && (wait_ms < 0 || wait_ms > STOP_POLL_MS))
+                wait_ms = STOP_POLL_MS;
+            if (tick_ns) {
+                int t = ms_left(next_tick);
+                if (wait_ms < 0 || t < wait_ms)
+                    wait_ms = t;
             }
+            int pr = poll(&pfd, 1, wait_ms);
+            if (tick_ns && now_ns() >= next_tick) {
+                sp->tick(sp->hook_ctx);
+                next_tick += tick_ns;
+                if (next_tick < now_ns())
+                    next_tick = now_ns() + tick_ns;
+            }
+            if (pr <= 0)
+                enforce_deadline(sp, pid, &deadline, &signalled);
+            if (pr == 0 || (pr < 0 && errno == EINTR))
+                continue;
             n = pr < 0 ? -1 : read(pipefd[0], buf, sizeof(buf));
             if (n == 0)
                 break;
@@ -116,13 +146,19 @@ int subprocess_run(const struct subprocess *sp)
     ssize_t got = read(errpipe[0], &child_errno, sizeof(child_errno));
     close(errpipe[0]);
     for (;;) {
-        pid_t w = waitpid(pid, &status, deadline ? WNOHANG : 0);
-        if (w == pid)
+        struct rusage ru;
+        pid_t w = wait4(pid, &status, deadline || tick_ns || sp->stop ? WNOHANG : 0, &ru);
+        if (w == pid) {
+            if (sp->rusage)
+                *sp->rusage = ru;
             break;
+        }
         if (w < 0 && errno != EINTR)
             return error("waitpid: %s", strerror(errno));
         if (w == 0) {
-            enforce_deadline(pid, &deadline, &signalled);
+            if (tick_ns)
+                sp->tick(sp->hook_ctx);
+            enforce_deadline(sp, pid, &deadline, &signalled);
             struct timespec ts = { 0, 10000000 };
             nanosleep(&ts, NULL);
         }

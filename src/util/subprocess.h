@@ -5,6 +5,9 @@
 
 #include "util/strbuf.h"
 
+#include <sys/resource.h>
+#include <signal.h>
+
 struct subprocess {
     const char *const *argv;  /* NULL-terminated; argv[0] is looked up in PATH */
     const char *cwd;          /* directory to run in, or NULL */
@@ -14,6 +17,18 @@ struct subprocess {
     int quiet_stderr;         /* with out set and no log_path: send stderr to /dev/null */
     double timeout_s;         /* > 0: SIGTERM the child after this many seconds (SIGKILL 5 s
                                * later); the result is then 128+SIGTERM or 128+SIGKILL */
+    /* Watching the child (optional; used by src/metrics' sampler): started(pid, hook_ctx)
+     * right after the fork, tick(hook_ctx) about every tick_s seconds while it runs (with out
+     * set; without it, every 10 ms); rusage, if set, gets the child's resource usage (wait4). */
+    void (*started)(int pid, void *ctx);
+    void (*tick)(void *ctx);
+    void *hook_ctx;
+    double tick_s;
+    struct rusage *rusage;
+    const volatile sig_atomic_t *stop; /* non-NULL: the child runs in a process group of its
+                               * own, and once *stop is non-zero (the caller's signal handler
+                               * set it) the whole group gets SIGTERM, SIGKILL 5 s later: a
+                               * signal to pgolab alone also ends a long build step */
 };
 
 /* Run to completion. Returns the exit status (0..255), 128+signal when killed,

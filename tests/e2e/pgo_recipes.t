@@ -13,13 +13,16 @@
 # step continues with --resume (baseline cached, the finished configure step not redone); an
 # edited source rebuilds every phase and says why. Bad input: a --source that is not the
 # recipe's, an unknown recipe key (file:line), a failing build step (command, log tail, no half
-# variant left), a trainer that writes no profile: one line (+ the log tail), exit 1.
+# variant left), a trainer that writes no profile, a disk that fills during a build (a small
+# tmpfs; the results database intact): one line (+ the log tail), exit 1. SIGHUP or SIGTERM to
+# pgolab alone (not its group) also stops the build step it runs, and nothing of it is left.
 . "$(dirname "$0")/lib.sh"
 
 # Everything is under $TMP; pgolab's servers die with it (PR_SET_PDEATHSIG), the stand-in's
 # mariadbd with the stand-in. A background run a failed check left behind is killed here.
 cleanup() {
     [ -n "${BGPID:-}" ] && kill -KILL -- "-$BGPID" 2>/dev/null
+    mountpoint -q "$TMP/small" 2>/dev/null && umount -l "$TMP/small"
     _e2e_cleanup
 }
 trap cleanup EXIT
@@ -68,6 +71,30 @@ ROOT=${ROOT%/}
 ok "interrupt: the baseline was finished" test -s "$ROOT/baseline/stamp" -a -x "$ROOT/baseline/prefix/bin/mysqld"
 ok "interrupt: no half instrumented variant (no prefix)" test ! -e "$ROOT/instrumented/prefix"
 
+note "---- again, with SIGHUP (a closed terminal) or SIGTERM to pgolab alone, not its group"
+for sig in HUP TERM; do
+    rm -f "$TMP/hold.held"
+    touch "$TMP/hold"
+    STANDIN_HOLD=$TMP/hold setsid "$PGOLAB" pgo standin-mysql "${RUN[@]}" "${MEASURE[@]}" \
+        >"$TMP/sig.out" 2>"$TMP/sig.err" &
+    BGPID=$!
+    poll 1200 0.1 test -e "$TMP/hold.held"
+    ok "SIG$sig: the instrumented build reached the hold again" test -e "$TMP/hold.held"
+    kill -"$sig" "$BGPID"
+    # the build step must end although only pgolab got the signal: no wait on the held step
+    poll 300 0.1 eval '! kill -0 "$BGPID" 2>/dev/null'
+    ok "SIG$sig: pgolab ended within 30 s (it stopped the build step it ran)" eval '! kill -0 "$BGPID" 2>/dev/null'
+    rm -f "$TMP/hold"
+    wait "$BGPID"
+    is "$?" 2 "SIG$sig: exit 2"
+    BGPID_DONE=$BGPID
+    BGPID=
+    like "$(cat "$TMP/sig.err")" "interrupted \(signal $(kill -l "$sig")\).*--resume" "SIG$sig: interrupted, says --resume continues"
+    poll 100 0.1 test -z "$(pgrep -s "$BGPID_DONE")"
+    is "$(pgrep -s "$BGPID_DONE" | wc -l)" 0 "SIG$sig: no process of the pipeline is left (build tool, hold loop)"
+    ok "SIG$sig: still no half instrumented variant" test ! -e "$ROOT/instrumented/prefix"
+done
+
 note "---- the rerun with --resume finishes: train, pgo build, gate, measurement"
 pgo full standin-mysql "${RUN[@]}" "${MEASURE[@]}" --resume
 is "$RC" 0 "mysql: exit 0"
@@ -77,7 +104,7 @@ like "$OUT" "^  baseline +$ROOT/baseline/prefix/bin/mysqld .*\(cached\)$" "resum
 like "$OUT" "^  instrumented +$ROOT/instrumented/prefix/bin/mysqld .*built: " "resume: the interrupted instrumented build is built"
 LOG=$ROOT/instrumented/build.log
 is "$(count "$LOG" "^\$ cd .* && cmake $SRC ")" 1 "resume: the instrumented build's finished configure step is not redone"
-is "$(count "$LOG" "^\$ cd .* && cmake --build ")" 2 "resume: its interrupted build step runs again"
+is "$(count "$LOG" "^\$ cd .* && cmake --build ")" 4 "resume: its interrupted build step runs again (after three interruptions)"
 
 GEN_DIR=$(option_of "$ROOT/instrumented/build.log" FPROFILE_DIR)
 USE_DIR=$(option_of "$ROOT/pgo/build.log" FPROFILE_DIR)
@@ -181,8 +208,30 @@ sed -i 's/ not_c$//' "$SRC/standin.c"
 derive mysql standin-noprof '.pgo.phase_options.instrumented = ["-DFPROFILE_DIR={profile_dir}"]'
 pgo bad4 standin-noprof "${RUN[@]}" --measure=off
 is "$RC" 1 "trainer writes no profile (server not instrumented): exit 1"
-is "$(wc -l <"$TMP/bad4.err")" 1 "trainer writes no profile: one line"
+is "$(wc -l <"$TMP/bad4.err")" 1 "trainer writes no profile: one line" || diag "$(cat "$TMP/bad4.err")"
 like "$(cat "$TMP/bad4.err")" "training with oltp_point_select wrote no profile data in $WD/.*: the instrumented server $WD/.*/bin/mysqld has no profiling code" \
     "trainer writes no profile: says so, and why (the server is not instrumented)"
+
+note "---- disk full during a build: a 32 MiB tmpfs work directory that the build fills"
+SMALL=$TMP/small
+mkdir -p "$SMALL"
+if mount -t tmpfs -o size=32m pgolab-e2e-small "$SMALL" 2>"$TMP/mount.err"; then
+    before=$("$PGOLAB" history --results="$DB" 2>&1)
+    STANDIN_FILL=1 pgo full5 standin-mysql "${RUN[@]}" --workdir="$SMALL/wd" "${MEASURE[@]}"
+    is "$RC" 1 "disk full: exit 1"
+    like "$(head -1 "$TMP/full5.err")" "build baseline: step build failed \(exit [0-9]+\): cmake --build " \
+        "disk full: names the build, the step and its command"
+    like "$(cat "$TMP/full5.err")" "the file system of $SMALL/wd/standin-mysql-gcc-[0-9a-f]+ is full \([0-9]+ KiB free\).*--resume" \
+        "disk full: says the work directory's file system is full, and how to go on"
+    R5=$(ls -d "$SMALL"/wd/standin-mysql-gcc-*/ 2>/dev/null | head -1)
+    ok "disk full: no half variant left (no baseline prefix)" test -n "$R5" -a ! -e "${R5}baseline/prefix"
+    ok "disk full: the baseline is not marked built" test ! -e "${R5}baseline/stamp"
+    is "$("$PGOLAB" history --results="$DB" 2>&1)" "$before" "disk full: the results database is intact (same history)"
+    umount "$SMALL" || umount -l "$SMALL"
+else
+    # not a skip: the check needs root (CI runs as root); say what failed
+    ok "disk full: mount a 32 MiB tmpfs (needs root): $(cat "$TMP/mount.err")" false
+fi
+
 ok "no stand-in server of this test left running" test -z "$(pgrep -f -- "^$WD/")"
 done_testing

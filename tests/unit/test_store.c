@@ -543,9 +543,14 @@ static void test_refuse_newer_schema(void **state)
 
     /* Hand-made: our application_id, newer version, a table of the future. */
     char *hand = xasprintf("%s/hand.db", dir);
-    sql_script(hand, "PRAGMA application_id = 1346850636; PRAGMA user_version = 2;"
-                     "CREATE TABLE future (x);");
-    assert_refused(dir, hand, "written by a newer pgolab (schema 2 > 1)");
+    char *script = xasprintf("PRAGMA application_id = 1346850636; PRAGMA user_version = %d;"
+                             "CREATE TABLE future (x);", STORE_SCHEMA_VERSION + 1);
+    sql_script(hand, script);
+    want = xasprintf("written by a newer pgolab (schema %d > %d)", STORE_SCHEMA_VERSION + 1,
+                     STORE_SCHEMA_VERSION);
+    assert_refused(dir, hand, want);
+    free(want);
+    free(script);
     free(hand);
 
     /* A newer pgolab that crashed: its upgrade is only in the -wal file (not checkpointed).
@@ -570,7 +575,9 @@ static void test_refuse_newer_schema(void **state)
     struct stat sb;
     assert_int_equal(stat(walfile, &sb), 0);
     assert_true(sb.st_size > 0);
-    assert_refused(dir, crashed, "written by a newer pgolab (schema 7 > 1)");
+    want = xasprintf("written by a newer pgolab (schema 7 > %d)", STORE_SCHEMA_VERSION);
+    assert_refused(dir, crashed, want);
+    free(want);
     size_t len;
     char *wal_after = read_whole(walfile, &len);
     assert_int_equal(len, sb.st_size);

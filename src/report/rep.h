@@ -1,0 +1,57 @@
+/* rep: private to src/report (tables.c and metrics.c): one report being built (struct rep)
+ * and the cells it shows as CSV and JSON records (struct rec), so that every table of an
+ * experiment report, the tps tables and the system metrics table alike, lands in the same CSV
+ * rows and JSON cells. Owned by tables.c (report_experiment() makes and frees them). */
+#ifndef PGOLAB_REPORT_REP_H
+#define PGOLAB_REPORT_REP_H
+
+#include <stdbool.h>
+
+#include "experiment/cells.h"
+#include "experiment/model.h"
+#include "report/common.h"
+#include "report/table.h"
+#include "stats/compare.h"
+#include "util/strbuf.h"
+
+enum report_shape;
+
+/* One cell of a report as CSV and JSON print it. */
+struct rec {
+    int table;                /* 1-based table number */
+    int w;                    /* workload index, -1 = every workload */
+    int threads;              /* thread count, 0 = every thread count (Average / all rows) */
+    const char *metric;       /* experiment_metric_key(), metrics_field_key() or "speedup" */
+    int v;                    /* variant index */
+    double value;             /* the number the table shows */
+    double base_value;        /* the baseline's number in the same row */
+    double improvement_pct;   /* value vs base_value, positive = better (NAN for the baseline) */
+    double *values;           /* the rounds (owned), for a single cell; else NULL */
+    int n;
+    struct stats_summary sum; /* of values, when n > 0 */
+    bool has_change;
+    struct experiment_change ch;
+    char *verdict;            /* the change as printed (owned), or NULL */
+};
+
+struct rep {
+    const struct experiment_config *cfg;
+    const struct experiment_result *res;
+    int shape;                /* enum report_shape */
+    enum report_format fmt;
+    struct strbuf *out;
+    int tableno;
+    struct rec *recs;
+    int nrecs;
+    json_t *extra;            /* more top-level keys of the JSON format (owned), or NULL */
+};
+
+/* A new record of the current table (improvement_pct is NAN for the baseline, v == 0). */
+struct rec *rep_rec_add(struct rep *r, int w, int threads, const char *metric, int v,
+                        double value, double base_value, double improvement);
+/* Start a table: its title in text or markdown (and the next table number). */
+void rep_table_title(struct rep *r, const char *title);
+/* Render t in text or markdown, then release it. */
+void rep_table_emit(struct rep *r, struct table *t);
+
+#endif

@@ -1,0 +1,91 @@
+#!/bin/bash
+# metrics.t: system metrics of every run (src/metrics). `pgolab compare` on two SQLite variants
+# records metrics for every run (the store has them; `report` prints the metrics table and the
+# load per run in the default and the seed-002 shapes; CSV and JSON carry them; so does the
+# --output file); --metrics=off records none and says so; an unreadable /proc (the
+# PGOLAB_METRICS_PROC test knob) degrades to one "metrics unavailable" line with every run
+# still recorded; a managed PostgreSQL variant gets server CPU per transaction > 0 from more
+# than one server process (its forked backends).
+. "$(dirname "$0")/lib.sh"
+
+PGBIN=/usr/lib/postgresql/15/bin
+[ -x "$PGBIN/postgres" ] || bail_out "$PGBIN/postgres missing (scripts/install-deps.sh installs postgresql)"
+SYSLIB=$(ldconfig -p | awk '/libsqlite3\.so\.0 .*x86-64/ {print $NF; exit}')
+cp "$SYSLIB" "$TMP/libcopy.so"
+vars=(--variant "A=sqlite:$SYSLIB" --variant "B=sqlite:$TMP/libcopy.so")
+common=(--bench=oltp_point_select --threads=1 --rounds=2 --time=1 --table-size=1000)
+DB=$TMP/r.db
+
+# ---- SQLite: every run has metrics
+timeout 120 "$PGOLAB" compare "${vars[@]}" "${common[@]}" --results="$DB" --output="$TMP/out.json" \
+    >"$TMP/c.out" 2>"$TMP/c.err"
+is "$?" 0 "compare of two SQLite variants: exit 0" || diag "$(tail -5 "$TMP/c.err")"
+is "$(sq "$DB" "SELECT count(*) FROM runs WHERE json_extract(metrics_json, '\$.available') = 1")" 4 \
+    "all 4 runs stored with metrics"
+is "$(sq "$DB" "SELECT count(*) FROM runs WHERE json_extract(metrics_json, '\$.ctxsw_per_s') > 0 AND json_extract(metrics_json, '\$.intr_per_s') > 0 AND json_extract(metrics_json, '\$.client_us_per_txn') > 0 AND json_extract(metrics_json, '\$.nsamples') >= 2")" 4 \
+    "each with ctxsw/s, intr/s, client CPU us/txn > 0 and at least 2 snapshots"
+is "$(sq "$DB" "SELECT count(*) FROM runs WHERE abs(json_extract(metrics_json, '\$.us_pct') + json_extract(metrics_json, '\$.sys_pct') + json_extract(metrics_json, '\$.idle_pct') + json_extract(metrics_json, '\$.iowait_pct') + json_extract(metrics_json, '\$.steal_pct') - 100) < 0.001")" 4 \
+    "us + sys + idle + iowait + steal = 100% in every run"
+is "$(sq "$DB" "SELECT count(*) FROM runs WHERE json_extract(metrics_json, '\$.server_us_per_txn') IS NULL")" 4 \
+    "no server CPU for an in-process SQLite variant"
+like "$(cat "$TMP/c.out")" "System metrics per cell" "compare prints the metrics table at the end"
+like "$(cat "$TMP/c.out")" "Load and trust per run" "compare prints the load per run"
+is "$(python3 -c "import json,sys; d=json.load(open('$TMP/out.json')); print(sum(1 for r in d['runs'] if r['metrics']['available']))")" 4 \
+    "--output JSON: every run carries its metrics"
+
+"$PGOLAB" report --results="$DB" >"$TMP/r.out" 2>"$TMP/r.err"
+is "$?" 0 "report: exit 0"
+like "$(cat "$TMP/r.out")" "\| +variant +\| +workload +\| +threads +\| +speedup \(x\) +\| +intr/s +\| +ctxsw/s +\| +us% +\| +sys% +\| +idle% +\| +iowait% +\| +steal% +\| +ctxsw/txn +\| +CPU us/txn client +\| +CPU us/txn server +\| +distrusted runs +\|" \
+    "report: the metrics table's seed-002 columns"
+like "$(cat "$TMP/r.out")" "\| +B +\| +oltp_point_select +\| +1 +\| +[0-9]+\.[0-9]{3} +\| +[0-9]+ ±[0-9]+ +\|" \
+    "report: a row per variant with its speedup and intr/s ± spread"
+like "$(cat "$TMP/r.out")" "\| +[0-9]+ of 2 +\|" "report: distrusted runs counted per cell"
+is "$(grep -cE '^\| +[1-4] \| +[AB] \| oltp_point_select \| +1 \| +[12] \| +[0-9.]+ / [0-9]+ \|' "$TMP/r.out")" 4 \
+    "report: the load of each of the 4 runs"
+"$PGOLAB" report --results="$DB" --shape=seed002 >"$TMP/r2.out" 2>&1
+like "$(cat "$TMP/r2.out")" "Speedup \(x\) vs A" "seed002 shape: the speedup table"
+like "$(cat "$TMP/r2.out")" "System metrics per cell" "seed002 shape: the metrics table"
+"$PGOLAB" report --results="$DB" --format=csv >"$TMP/r.csv" 2>&1
+is "$(grep -c ',intr_per_s,' "$TMP/r.csv")" 2 "CSV: an intr/s row per variant"
+like "$(grep ',B,0,' "$TMP/r.csv" | grep ',server_cpu_us_per_txn,')" "server_cpu_us_per_txn,B,0,,," \
+    "CSV: server CPU empty for SQLite"
+like "$(grep ',ctxsw_per_txn,A,1,' "$TMP/r.csv")" ",ctxsw_per_txn,A,1,[0-9.e-]+,[0-9.e-]+,,2," \
+    "CSV: ctxsw/txn of the baseline with its 2 rounds"
+"$PGOLAB" report --results="$DB" --format=json >"$TMP/r.json" 2>/dev/null
+is "$(python3 -c "import json; d=json.load(open('$TMP/r.json')); print(len(d['runs_metrics']), sum(1 for c in d['cells'] if c['metric'] == 'us_pct'))")" "4 2" \
+    "JSON: every run's metrics and a us% cell per variant"
+
+# ---- --metrics=off
+timeout 120 "$PGOLAB" compare "${vars[@]}" "${common[@]}" --rounds=1 --metrics=off --results="$TMP/off.db" \
+    >"$TMP/off.out" 2>"$TMP/off.err"
+is "$?" 0 "--metrics=off: exit 0"
+is "$(sq "$TMP/off.db" "SELECT count(*) FROM runs WHERE metrics_json IS NULL")" 2 "--metrics=off: runs stored without metrics"
+like "$(cat "$TMP/off.out")" "System metrics: unavailable" "--metrics=off: the report says so"
+
+# ---- an unreadable /proc: one line, every run recorded
+PGOLAB_METRICS_PROC=$TMP/noproc timeout 120 "$PGOLAB" compare "${vars[@]}" "${common[@]}" --results="$TMP/bad.db" \
+    >"$TMP/bad.out" 2>"$TMP/bad.err"
+is "$?" 0 "unreadable /proc: exit 0, the experiment goes on"
+is "$(grep -c 'metrics unavailable' "$TMP/bad.err")" 1 "unreadable /proc: said once"
+like "$(cat "$TMP/bad.err")" "metrics unavailable: cannot read $TMP/noproc/stat: No such file or directory" \
+    "unreadable /proc: the line names the file and why"
+is "$(sq "$TMP/bad.db" "SELECT count(*) FROM runs WHERE tps > 0 AND json_extract(metrics_json, '\$.available') = 0")" 4 \
+    "unreadable /proc: all 4 runs recorded, marked without metrics"
+like "$(cat "$TMP/bad.out")" "System metrics: unavailable \\(cannot read $TMP/noproc/stat" "unreadable /proc: the report says why"
+
+# ---- managed PostgreSQL: the server's processes
+WD=$(mktemp -u /dev/shm/pgolab-e2e-wd.XXXXXX)
+trap 'rm -rf "$WD"; _e2e_cleanup' EXIT
+timeout 300 "$PGOLAB" compare --variant "A=pgsql:$PGBIN/postgres" --variant "B=pgsql:$PGBIN/postgres" \
+    --bench=oltp_point_select --threads=2 --rounds=1 --time=2 --table-size=500 --workdir="$WD" \
+    --results="$TMP/pg.db" >"$TMP/pg.out" 2>"$TMP/pg.err"
+is "$?" 0 "managed PostgreSQL A/A: exit 0" || diag "$(tail -5 "$TMP/pg.err")"
+is "$(sq "$TMP/pg.db" "SELECT count(*) FROM runs WHERE json_extract(metrics_json, '\$.server_us_per_txn') > 0 AND json_extract(metrics_json, '\$.client_us_per_txn') > 0")" 2 \
+    "PostgreSQL: server and client CPU us/txn > 0 in both runs"
+is "$(sq "$TMP/pg.db" "SELECT count(*) FROM runs WHERE json_extract(metrics_json, '\$.server_procs') > 1")" 2 \
+    "PostgreSQL: the server CPU came from more than one process (postmaster's forked backends)"
+like "$(cat "$TMP/pg.out")" "\| +A +\| +oltp_point_select +\| +2 +\| +1\.000 +\|.*\| +[0-9.]+ +\| +[0-9.]+ +\| +[0-9]+ of 1 +\|" \
+    "PostgreSQL: the metrics row has client and server CPU us/txn"
+ok "work directory removed" test ! -e "$WD"
+
+done_testing
