@@ -19,18 +19,28 @@ static const char *knob_value(const struct test_knob *k)
     return v && *v ? v : NULL;
 }
 
+/* Set for the children once the knobs were announced, so compare's or pgo's bench children
+ * (whose stderr may reach the terminal) do not say it again. */
+#define ANNOUNCED "PGOLAB_TEST_KNOBS_ANNOUNCED"
+
 void knobs_announce(void)
 {
     static bool done;
     if (done)
         return;
     done = true;
+    if (getenv(ANNOUNCED))
+        return;
+    bool any = false;
     for (const struct test_knob *k = test_knobs; k->name; k++) {
         const char *v = knob_value(k);
         if (v)
             warning("test knob %s=%s is set (%s; for tests only, recorded as test_knobs)",
                     k->name, v, k->what);
+        any = any || v;
     }
+    if (any)
+        setenv(ANNOUNCED, "1", 1);
 }
 
 json_t *knobs_json(void)

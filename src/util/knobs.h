@@ -1,7 +1,8 @@
 /* knobs: the test-only environment knobs, in one table. A knob changes what pgolab measures
  * (slows a variant, injects faults, loads SQLite another way, adds compiler flags to one
  * build), so no result may be made under one without showing it: main() announces every set
- * knob on stderr once per process (knobs_announce), `bench --format=json` records them in the
+ * knob on stderr once (knobs_announce; child pgolab processes, which inherit the knobs, stay
+ * quiet: PGOLAB_TEST_KNOBS_ANNOUNCED), `bench --format=json` records them in the
  * run's JSON and an experiment in its environment (knobs_json, key "test_knobs").
  * Owns nothing: values are the process environment's. */
 #ifndef PGOLAB_UTIL_KNOBS_H
@@ -17,8 +18,9 @@ struct test_knob {
 /* The knobs, NULL-terminated (name NULL). */
 extern const struct test_knob test_knobs[];
 
-/* One "WARNING: test knob NAME=VALUE is set (...)" line on stderr per set (non-empty) knob;
- * later calls in the same process print nothing. */
+/* One "WARNING: test knob NAME=VALUE is set (...)" line on stderr per set (non-empty) knob,
+ * then PGOLAB_TEST_KNOBS_ANNOUNCED=1 in the environment; prints nothing when that is already
+ * set (a child of a pgolab that announced) or on a second call. */
 void knobs_announce(void);
 
 /* A new JSON object {NAME: VALUE} of the set knobs, or NULL when none is set. */
