@@ -48,12 +48,13 @@ e2e: pgolab
 # Quiet: one line per test file and the totals (tests/check.sh); a failing file's whole
 # output and every skip's reason are shown, everything else is in build/check.log.
 CHECK_LOG := build/check.log
+E2E_DIR ?= tests/e2e
 check: deps
 	@mkdir -p build && : >$(CHECK_LOG)
 	@echo "make check: building (output in $(CHECK_LOG))"
 	@if ! $(MAKE) pgolab unit-build >>$(CHECK_LOG) 2>&1; then \
 	    tail -n 40 $(CHECK_LOG); echo "make check: FAIL: the build failed (see $(CHECK_LOG))"; exit 1; fi
-	@bash tests/check.sh --log=$(CHECK_LOG) $(UNIT)
+	@bash tests/check.sh --log=$(CHECK_LOG) --e2e=$(E2E_DIR) $(UNIT)
 
 demo: deps
 	$(MAKE) pgolab
