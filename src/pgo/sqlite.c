@@ -139,19 +139,23 @@ static int prepare_builds(struct sqlite_pgo *p, const struct pgo_settings *s)
     for (int ph = 0; ph < BUILD_NPHASES; ph++) {
         p->dir[ph] = path_join(p->root, build_phase_name((enum build_phase)ph));
         struct pgo_paths paths = { p->profile_dir, p->profdata, p->dir[ph] };
-        /* The PGOLAB_PGO_EXTRA_CFLAGS test knob (util/knobs.h): flags for the pgo build only,
-         * e.g. a -D that changes a query's answer, so the correctness gate's failure path can
-         * be tested. They are in the build's command (its stamp) and its recorded flags. */
-        const char *extra = ph == BUILD_PGO ? getenv("PGOLAB_PGO_EXTRA_CFLAGS") : NULL;
-        char *cflags = extra && *extra ? xasprintf("%s %s", s->cflags, extra) : xstrdup(s->cflags);
-        int rc = sqlite_lib_argv(&p->argv[ph], s->cc, p->cc.family, cflags, (enum build_phase)ph,
-                                 &paths, p->amalg.sqlite3_c);
+        if (sqlite_lib_argv(&p->argv[ph], s->cc, p->cc.family, s->cflags, (enum build_phase)ph,
+                            &paths, p->amalg.sqlite3_c) < 0)
+            return -1;
         struct argvec fl = ARGVEC_INIT;
-        argvec_split(&fl, cflags);
-        free(cflags);
-        if (rc < 0 || pgo_phase_flags(&fl, p->cc.family, (enum build_phase)ph, &paths) < 0) {
+        argvec_split(&fl, s->cflags);
+        if (pgo_phase_flags(&fl, p->cc.family, (enum build_phase)ph, &paths) < 0) {
             argvec_clear(&fl);
             return -1;
+        }
+        /* The PGOLAB_PGO_EXTRA_CFLAGS test knob (util/knobs.h): flags for the pgo build only,
+         * last on its command line (after pgolab's own, so a -Wno-... can undo one), e.g. a
+         * -D that changes a query's answer, so the correctness gate's failure path can be
+         * tested. They are in the build's command (its stamp) and its recorded flags. */
+        const char *extra = ph == BUILD_PGO ? getenv("PGOLAB_PGO_EXTRA_CFLAGS") : NULL;
+        if (extra && *extra) {
+            argvec_split(&p->argv[ph], extra);
+            argvec_split(&fl, extra);
         }
         p->flags[ph] = argvec_join(&fl);
         argvec_clear(&fl);
