@@ -14,7 +14,7 @@ SYSLIB=/usr/lib/x86_64-linux-gnu/libsqlite3.so.0
 cp "$SYSLIB" "$TMP/libcopy.so"
 vars=(--variant "A=sqlite:$SYSLIB" --variant "B=sqlite:$TMP/libcopy.so")
 
-timeout 240 "$PGOLAB" compare "${vars[@]}" --results="$TMP/results.db" --bench=oltp_read_only \
+timeout 900 "$PGOLAB" compare "${vars[@]}" --results="$TMP/results.db" --bench=oltp_read_only \
     --threads=1,2 --measure=instructions --events=300 --rounds=2 --table-size=1000 \
     --rand-seed=7 --workdir="$TMP/wd" >"$TMP/aa.out" 2>"$TMP/aa.err"
 is "$?" 0 "A/A compare --measure=instructions: exit 0"
