@@ -20,7 +20,7 @@ OBJ     := $(SRC:%.c=build/%.o)
 LIBOBJ  := $(LIBSRC:%.c=build/%.o)
 UNIT    := $(patsubst tests/unit/%.c,build/tests/%,$(wildcard tests/unit/test_*.c))
 
-.PHONY: all deps check unit e2e demo bench clean
+.PHONY: all deps check unit unit-build e2e demo bench clean
 all: pgolab
 
 deps:
@@ -37,16 +37,24 @@ build/tests/%: tests/unit/%.c $(LIBOBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIBOBJ) $(TEST_LDLIBS)
 
+unit-build: $(UNIT)
+
 unit: $(UNIT)
 	@set -e; for t in $(UNIT); do echo "== $$t"; $$t; done
 
 e2e: pgolab
 	prove -v tests/e2e/
 
+# Quiet: one line per test file and the totals (tests/check.sh); a failing file's whole
+# output and every skip's reason are shown, everything else is in build/check.log.
+CHECK_LOG := build/check.log
+E2E_DIR ?= tests/e2e
 check: deps
-	$(MAKE) pgolab
-	$(MAKE) unit
-	$(MAKE) e2e
+	@mkdir -p build && : >$(CHECK_LOG)
+	@echo "make check: building (output in $(CHECK_LOG))"
+	@if ! $(MAKE) pgolab unit-build >>$(CHECK_LOG) 2>&1; then \
+	    tail -n 40 $(CHECK_LOG); echo "make check: FAIL: the build failed (see $(CHECK_LOG))"; exit 1; fi
+	@bash tests/check.sh --log=$(CHECK_LOG) --e2e=$(E2E_DIR) $(UNIT)
 
 demo: deps
 	$(MAKE) pgolab

@@ -1,6 +1,7 @@
 /* main: the command table (git-style): `pgolab <command> [args]` -> cmd_<command>(). */
 #include "cli/cli.h"
 #include "report/report.h"
+#include "util/knobs.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -29,6 +30,7 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+    knobs_announce();
     if (argc < 2) {
         usage(stderr);
         return 1;

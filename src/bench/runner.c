@@ -93,6 +93,36 @@ static void fatal_error(const struct worker *w)
         error("thread #%d: SQL error: %s", w->id, w->conn.err.msg);
 }
 
+/* The throttle test knob (runner_config.throttle = F): after each counted event the worker
+ * owes 1/F - 1 events more and runs every whole one it owes as an extra event, counted
+ * nowhere (the connection's counters are put back, no latency, no event): the same statements
+ * on the same data, so the variant really does 1/F times the work per counted transaction.
+ * Its tps and qps are F times full speed in time, and its instructions per transaction 1/F
+ * times as many under `--measure=instructions`, exactly repeatable (no clock decides how much
+ * extra work runs). Returns 0, or -1 when the run must stop (fatal error, stopped). */
+static int throttle_extra_events(struct worker *w, double *owed)
+{
+    struct shared *sh = w->sh;
+    for (; *owed >= 1 && !sh->stop; *owed -= 1) {
+        struct db_counters keep = w->conn.cnt;
+        enum db_status st = oltp_event(&w->ot, &sh->stop);
+        __atomic_store_n(&w->conn.cnt.reads, keep.reads, __ATOMIC_RELAXED);
+        __atomic_store_n(&w->conn.cnt.writes, keep.writes, __ATOMIC_RELAXED);
+        __atomic_store_n(&w->conn.cnt.others, keep.others, __ATOMIC_RELAXED);
+        __atomic_store_n(&w->conn.cnt.errors, keep.errors, __ATOMIC_RELAXED);
+        __atomic_store_n(&w->conn.cnt.reconnects, keep.reconnects, __ATOMIC_RELAXED);
+        if (st == DB_FATAL) {
+            fatal_error(w);
+            __atomic_store_n(&sh->fatal, 1, __ATOMIC_RELAXED);
+            sh->stop = 1;
+            return -1;
+        }
+        if (st != DB_OK)
+            return -1; /* stopped while retrying */
+    }
+    return 0;
+}
+
 /* A worker thread. Keep the name: `--measure=instructions` counts instructions only inside
  * it (callgrind --toggle-collect=worker_main, src/experiment/experiment.c). */
 static void *worker_main(void *arg)
@@ -144,7 +174,7 @@ static void *worker_main(void *arg)
     /* One clock read per event: an event starts when the previous one ended (the loop's
      * bookkeeping in between is a few ns). */
     uint64_t t0 = now_ns();
-    double owed_ns = 0, owe_per_ns = cfg->throttle > 0 ? 1.0 / cfg->throttle - 1.0 : 0;
+    double owed = 0, extra_per_event = cfg->throttle > 0 ? 1.0 / cfg->throttle - 1.0 : 0;
     while (!sh->stop) {
         if (cfg->events && __atomic_fetch_add(&sh->issued, 1, __ATOMIC_RELAXED) >= cfg->events)
             break;
@@ -168,13 +198,10 @@ static void *worker_main(void *arg)
         }
         if (sh->deadline_ns && t1 >= sh->deadline_ns)
             break;
-        if (owe_per_ns > 0 && (owed_ns += owe_per_ns * (double)(t1 - t0)) >= 1e4) {
-            /* Spin, not sleep: a sleeping thread loses its core and its caches, which would
-             * slow the events themselves and make the slowdown larger than asked. */
-            uint64_t spin = now_ns(), until = spin + (uint64_t)owed_ns;
-            while ((t1 = now_ns()) < until)
-                ;
-            owed_ns -= (double)(t1 - spin);  /* the next event starts after the spin */
+        if (extra_per_event > 0 && (owed += extra_per_event) >= 1) {
+            if (throttle_extra_events(w, &owed) < 0)
+                break;
+            t1 = now_ns();  /* the next event starts after the extra work */
         }
         t0 = resume > t1 ? resume : t1;
     }

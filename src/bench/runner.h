@@ -34,10 +34,11 @@ struct runner_config {
     double percentile;        /* 0..100, for interval lines */
     uint64_t seed;            /* base seed of the workers' generators */
     /* Test knob (0 = off): run at this fraction (0 < f < 1) of full speed: after each event
-     * a worker owes (1/f - 1) x the event's time, paid by spinning on the clock in spins of
-     * >= 10 us whose real length is what is subtracted, so over a run the tps is f x what it
-     * would be and the latencies (which exclude the spins) are unchanged. A variant with a known true
-     * slowdown for the statistics' end-to-end tests (set by PGOLAB_THROTTLE, see bench.c). */
+     * a worker owes 1/f - 1 events more and runs each whole one it owes as an uncounted extra
+     * event (runner.c, throttle_extra_events), so over a run tps and qps are f x what they
+     * would be, instructions per transaction 1/f x (deterministically), and the latencies of
+     * the counted events are unchanged. A variant with a known true slowdown for the
+     * statistics' end-to-end tests (set by PGOLAB_THROTTLE, see bench.c). */
     double throttle;
     /* Called on this thread for every intermediate report (by the inline worker between two
      * events, when there is one). */

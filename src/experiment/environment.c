@@ -2,6 +2,7 @@
  * (see environment.h). Owns no state. */
 #include "experiment/environment.h"
 #include "util/fmt.h"
+#include "util/knobs.h"
 #include "util/strbuf.h"
 #include "util/util.h"
 #include "version.h"
@@ -89,6 +90,9 @@ char *experiment_environment_json(void)
     char *gov = read_first_line("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor");
     json_object_set_new(env, "cpufreq_governor", jstr(gov));
     free(gov);
+    json_t *knobs = knobs_json(); /* only when one is set: other environments are unchanged */
+    if (knobs)
+        json_object_set_new(env, "test_knobs", knobs);
 
     char *text = json_dumps(env, JSON_COMPACT);
     json_decref(env);
@@ -99,7 +103,9 @@ char *experiment_environment_json(void)
 /* A JSON value for people: strings as they are, memory in GiB, null/missing "(unknown)". */
 static void env_value(struct strbuf *sb, const char *key, json_t *v)
 {
-    if (!v || json_is_null(v))
+    if (!v && !strcmp(key, "test_knobs"))
+        strbuf_addstr(sb, "(none)");
+    else if (!v || json_is_null(v))
         strbuf_addstr(sb, "(unknown)");
     else if (json_is_string(v))
         strbuf_addstr(sb, json_string_value(v));
@@ -109,7 +115,11 @@ static void env_value(struct strbuf *sb, const char *key, json_t *v)
         strbuf_addf(sb, "%lld", (long long)json_integer_value(v));
     else if (json_is_number(v))
         strbuf_addf(sb, "%.2f", json_number_value(v));
-    else
+    else if (json_is_object(v)) {
+        char *t = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS);
+        strbuf_addstr(sb, t ? t : "?");
+        free(t);
+    } else
         strbuf_addstr(sb, "?");
 }
 
@@ -121,7 +131,7 @@ int experiment_env_diff(const char *env_a, const char *env_b, bool with_load,
         { "kernel_version", "kernel build" }, { "machine", "machine" },
         { "cpu_model", "CPU model" },     { "cores", "cores" },
         { "memory_bytes", "memory" },     { "cpufreq_governor", "CPU governor" },
-        { "pgolab_version", "pgolab version" },
+        { "pgolab_version", "pgolab version" }, { "test_knobs", "test knobs" },
     };
     json_t *a = env_a ? json_loads(env_a, 0, NULL) : NULL;
     json_t *b = env_b ? json_loads(env_b, 0, NULL) : NULL;

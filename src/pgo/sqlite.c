@@ -148,6 +148,15 @@ static int prepare_builds(struct sqlite_pgo *p, const struct pgo_settings *s)
             argvec_clear(&fl);
             return -1;
         }
+        /* The PGOLAB_PGO_EXTRA_CFLAGS test knob (util/knobs.h): flags for the pgo build only,
+         * last on its command line (after pgolab's own, so a -Wno-... can undo one), e.g. a
+         * -D that changes a query's answer, so the correctness gate's failure path can be
+         * tested. They are in the build's command (its stamp) and its recorded flags. */
+        const char *extra = ph == BUILD_PGO ? getenv("PGOLAB_PGO_EXTRA_CFLAGS") : NULL;
+        if (extra && *extra) {
+            argvec_split(&p->argv[ph], extra);
+            argvec_split(&fl, extra);
+        }
         p->flags[ph] = argvec_join(&fl);
         argvec_clear(&fl);
 

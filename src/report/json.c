@@ -2,6 +2,7 @@
  * p50/p90/p95/p99/p99.9, the histogram, the interval series and the library identity. */
 #include "report/report.h"
 #include "util/fmt.h"
+#include "util/knobs.h"
 #include "util/util.h"
 
 #include <stdio.h>
@@ -99,6 +100,9 @@ json_t *report_json(const struct bench_info *bi, const struct run_stats *st,
                                   "exec_time_avg_s", tm_mean, "exec_time_stddev_s", tm_sd));
     json_object_set_new(j, "interrupted", json_boolean(st->interrupted));
     json_object_set_new(j, "failed", json_boolean(st->failed));
+    json_t *knobs = knobs_json();
+    if (knobs)
+        json_object_set_new(j, "test_knobs", knobs);
     return j;
 }
 

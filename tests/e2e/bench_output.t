@@ -7,6 +7,7 @@
 
 DB=$TMP/sb.db
 common=(--sqlite-db="$DB" --table-size=500)
+have sqlite3 || bail_out "sqlite3 CLI not found (scripts/install-deps.sh installs it)"
 
 # The intermediate line as sysbench parsers match it (sysbench.md §7).
 INTERVAL_RE='^\[ (\d+)s \] thds: (\d+) tps: ([\d.]+) qps: ([\d.]+) \(r/w/o: ([\d.]+)/([\d.]+)/([\d.]+)\) lat \(ms,(\d+)%\): ([\d.]+) err/s: ([\d.]+) reconn/s: ([\d.]+)$'
@@ -184,5 +185,25 @@ cmp_ok "$(awk '$1 == "B" { v = $2 } END { print v }' "$TMP/d.h")" '>=' "$(calc "
     "--histogram: last bucket >= max latency"
 cmp_ok "$F_lat_min" '<=' "$F_lat_pct" "--histogram: min <= 95th percentile"
 cmp_ok "$F_lat_pct" '<=' "$F_lat_max" "--histogram: 95th percentile <= max"
+
+
+note "---- verify (the correctness gate's query set), text output"
+snap() { sq "$DB" "SELECT count(*), sum(id), sum(k), group_concat(substr(c, 1, 3), '') FROM sbtest1" | md5sum; }
+before=$(snap)
+pg v1 "${common[@]}" oltp_read_only verify
+is "$RC" 0 "verify: exit 0"
+is "$(cat "$TMP/v1.err")" "" "verify: nothing on stderr"
+is "$(wc -l <"$TMP/v1.out" | tr -d ' ')" 1 "verify: one line on stdout"
+like "$(cat "$TMP/v1.out")" '^verify checksum: [0-9a-f]{16} \([1-9][0-9]* rows\)$' "verify: 'verify checksum: HEX16 (N rows)'"
+is "$(snap)" "$before" "verify: the data is unchanged (its writes are rolled back)"
+pg v2 "${common[@]}" oltp_read_only verify
+is "$(cat "$TMP/v2.out")" "$(cat "$TMP/v1.out")" "verify: the same data gives the same line"
+pg vj "${common[@]}" --format=json oltp_read_only verify
+is "$(perl -MJSON::PP -e 'local $/; my $j = decode_json(<STDIN>); printf "verify checksum: %s (%d rows)\n", $j->{checksum}, $j->{rows}' <"$TMP/vj.out")" \
+    "$(cat "$TMP/v1.out")" "verify: the text line says what the JSON says"
+sq "$DB" "UPDATE sbtest1 SET c = 'changed' || substr(c, 8) WHERE id = 7" >/dev/null
+pg v3 "${common[@]}" oltp_read_only verify
+is "$RC" 0 "verify after one changed row: exit 0"
+isnt "$(sed 's/ (.*//' "$TMP/v3.out")" "$(sed 's/ (.*//' "$TMP/v1.out")" "verify: one changed value changes the checksum"
 
 done_testing

@@ -110,6 +110,15 @@ note "---- fault injection: PGOLAB_FAULT_RETRY_EVERY=7 (fewer than one event's 1
 fault f7 7 "${common[@]}" --events=200 oltp_read_only run
 is "$RC" 0 "EVERY=7: exit 0 (no livelock)"
 check_faults "EVERY=7" "$TMP/f7.out" 200 14
+# A test knob never acts silently: said once on stderr, recorded in the run's JSON.
+is "$(cat "$TMP/f7.err")" "WARNING: test knob PGOLAB_FAULT_RETRY_EVERY=7 is set (injected retryable errors; for tests only, recorded as test_knobs)" \
+    "EVERY=7: the knob is announced on stderr, once"
+fault fj 7 "${common[@]}" --events=50 --format=json oltp_read_only run
+knob_in() { perl -MJSON::PP -e 'local $/; my $j = decode_json(<STDIN>); print exists $j->{test_knobs} ? "$j->{test_knobs}{PGOLAB_FAULT_RETRY_EVERY}" : "none"' <"$1"; }
+is "$(knob_in "$TMP/fj.out")" 7 "EVERY=7: the run's JSON records test_knobs.PGOLAB_FAULT_RETRY_EVERY"
+pg nj "${common[@]}" --events=10 --format=json oltp_read_only run
+is "$(knob_in "$TMP/nj.out")" none "no knob set: no test_knobs in the JSON"
+is "$(cat "$TMP/nj.err")" "" "no knob set: nothing on stderr"
 
 note "---- fault injection: PGOLAB_FAULT_RETRY_EVERY=17, with interval reports"
 fault f17 17 "${common[@]}" --events=200 --report-interval=1 oltp_read_only run

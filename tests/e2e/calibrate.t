@@ -89,7 +89,9 @@ like "$(cat "$TMP/few.out")" "\| +never \(< 4 rounds\) \|" "--rounds=2: detectab
 timeout 120 "$PGOLAB" calibrate --bench=oltp_point_select --rounds=20 --time=1 --table-size=1000 --results="$TMP/r.db" \
     >"$TMP/int.out" 2>"$TMP/int.err" &
 pid=$!
-sleep 4
+# the event, not a fixed sleep: the first run is recorded (experiment 3), within 60 s
+recorded() { [ "$(sq "$TMP/r.db" "SELECT count(*) FROM runs WHERE experiment_id = 3" 2>/dev/null)" -ge 1 ] 2>/dev/null; }
+ok "interrupted calibrate: a first run was recorded before the signal" poll 600 0.1 recorded
 kill -INT $pid
 wait $pid
 is "$?" 2 "interrupted calibrate: exit 2"

@@ -23,9 +23,12 @@ ok "workdir removed at the end" test ! -e "$TMP/wd"
 
 # --reset=round and a warm-up run: the header says so, and the report rebuilt from the results
 # database is the same header
-timeout 120 "$PGOLAB" compare "${vars[@]}" --results="$TMP/reset.db" --bench=oltp_point_select --threads=1 --rounds=2 --time=1 \
-    --table-size=500 --reset=round --warmup-runs=1 >"$TMP/reset.out" 2>"$TMP/reset.err"
-is "$?" 0 "--reset=round --warmup-runs=1: exit 0"
+# (4 rounds and --fail-if-slower=50: an A/A pair never trips it, exit 0 and no verdict)
+timeout 120 "$PGOLAB" compare "${vars[@]}" --results="$TMP/reset.db" --bench=oltp_point_select --threads=1 --rounds=4 --time=1 \
+    --table-size=500 --reset=round --warmup-runs=1 --fail-if-slower=50 >"$TMP/reset.out" 2>"$TMP/reset.err"
+is "$?" 0 "A/A --reset=round --warmup-runs=1 --fail-if-slower=50: exit 0 (not tripped)"
+like "$(cat "$TMP/reset.err")" "^--fail-if-slower=50: no tps cell significantly slower than the baseline A by more than 50%$" \
+    "A/A --fail-if-slower=50: says no cell is slower"
 like "$(cat "$TMP/reset.out")" "^  data: 1 table x 500 rows, a fresh copy per variant and round; " "--reset=round: the data line says so"
 like "$(cat "$TMP/reset.out")" "^  warm-up: 1 run per variant, workload and thread count before round 1, not counted$" \
     "--warmup-runs=1: the header says so"
@@ -37,7 +40,9 @@ is "$(grep -E '^  (data|warm-up):' "$TMP/reset-r.out")" "$(grep -E '^  (data|war
 timeout 120 "$PGOLAB" compare "${vars[@]}" --results="$TMP/results.db" --bench=oltp_point_select --threads=1 --rounds=20 --time=1 \
     --table-size=1000 --output="$TMP/int.json" >"$TMP/int.out" 2>"$TMP/int.err" &
 pid=$!
-sleep 5
+# the event, not a fixed sleep: the first run is recorded (experiment 2), within 60 s
+recorded() { [ "$(sq "$TMP/results.db" "SELECT count(*) FROM runs WHERE experiment_id = 2" 2>/dev/null)" -ge 1 ] 2>/dev/null; }
+ok "interrupted compare: a first run was recorded before the signal" poll 600 0.1 recorded
 kill -INT $pid
 wait $pid
 is "$?" 2 "interrupted compare: exit 2"

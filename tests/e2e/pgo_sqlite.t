@@ -5,6 +5,7 @@
 # table and row, the JSON file has every run; a second run reuses the cached builds; bad input
 # (unknown target, a --source that is not SQLite, a failing build) gives a one-line error.
 . "$(dirname "$0")/lib.sh"
+have sqlite3 || bail_out "sqlite3 CLI not found (scripts/install-deps.sh installs it)"
 
 WD=$TMP/wd
 common=(--workdir="$WD" --cflags=-O1 --train-time=2 --time=1 --rounds=1)
@@ -49,6 +50,43 @@ timeout 300 "$PGOLAB" pgo sqlite "${common[@]}" --results="$TMP/results.db" --me
 is "$?" 0 "second run: exit 0"
 is "$(grep -cE '^ +(amalgamation|baseline|instrumented) .*\(cached\)' "$TMP/again.out")" 3 \
     "second run: amalgamation, baseline and instrumented builds come from the cache"
+
+# --fail-if-slower live from pgo: the pgo variant slowed by the throttle knob (half speed: one
+# uncounted extra event per counted one, so 2 x the instructions per transaction), measured
+# deterministically: exit 3, the cell named. Every build comes from the cache.
+PGOLIB=${bdir%/}/pgo/libsqlite3.so
+PGOLAB_THROTTLE="0.5:$PGOLIB" timeout 900 "$PGOLAB" pgo sqlite --workdir="$WD" --cflags=-O1 --train-time=2 \
+    --results="$TMP/slow.db" --bench=oltp_point_select --measure=instructions --events=100 --rounds=4 \
+    --fail-if-slower=10 >"$TMP/slow.out" 2>"$TMP/slow.err"
+is "$?" 3 "pgo --fail-if-slower=10 with the pgo build at half speed: exit 3"
+like "$(cat "$TMP/slow.err")" "^  pgo .*oltp_point_select.*instructions per transaction" \
+    "--fail-if-slower names the pgo variant's cell"
+like "$(head -1 "$TMP/slow.err")" "^WARNING: test knob PGOLAB_THROTTLE=0\.5:$PGOLIB is set" "the knob is announced first"
+is "$(grep -c 'test knob' "$TMP/slow.err")" 1 "... once"
+is "$(sq "$TMP/slow.db" "SELECT json_extract(environment_json, '\$.test_knobs.PGOLAB_THROTTLE') FROM experiments")" \
+    "0.5:$PGOLIB" "the experiment's environment records the knob"
+
+# The correctness gate's failure path: a pgo build that really returns other results. The
+# PGOLAB_PGO_EXTRA_CFLAGS test knob adds flags to the pgo build only (last on its command
+# line); SQLite's SQLITE_PRINTF_PRECISION_LIMIT=2 cuts printf('%.4f', ...) of the gate's query
+# set to two decimals (it adds a branch to sqlite3_str_vappendf, so -Wno-coverage-mismatch
+# lets that function be built without its profile). The pipeline stops before measuring:
+# exit 1, both checksums named, the baseline's the one the passing gate printed, no
+# experiment recorded, no report.
+base_sum=$(sed -n 's/^  gate .* verify: checksum \([0-9a-f]*\) over.*/\1/p' "$TMP/pgo.out")
+PGOLAB_PGO_EXTRA_CFLAGS="-DSQLITE_PRINTF_PRECISION_LIMIT=2 -Wno-coverage-mismatch" timeout 900 "$PGOLAB" pgo sqlite "${common[@]}" \
+    --results="$TMP/gate.db" --bench=oltp_point_select >"$TMP/gate.out" 2>"$TMP/gate.err"
+is "$?" 1 "gate: a pgo build with other results: exit 1"
+like "$(cat "$TMP/gate.err")" "^FATAL: correctness gate failed: baseline checksum $base_sum != pgo checksum [0-9a-f]{16}$" \
+    "gate: names both checksums (the baseline's is the one that passed before)"
+pgo_sum=$(sed -n 's/.* != pgo checksum \([0-9a-f]*\)$/\1/p' "$TMP/gate.err")
+isnt "$pgo_sum" "$base_sum" "gate: the pgo checksum differs"
+like "$(cat "$TMP/gate.err")" "^WARNING: test knob PGOLAB_PGO_EXTRA_CFLAGS=-DSQLITE_PRINTF_PRECISION_LIMIT=2 -Wno-coverage-mismatch is set" \
+    "gate: the knob is announced"
+like "$(cat "$bdir/pgo/build.log")" "-DSQLITE_PRINTF_PRECISION_LIMIT=2" "gate: the pgo build had the extra flag"
+unlike "$(cat "$bdir/baseline/build.log")" "SQLITE_PRINTF_PRECISION_LIMIT" "gate: the baseline build did not"
+is "$(sq "$TMP/gate.db" "SELECT count(*) FROM experiments" 2>/dev/null || echo 0)" 0 "gate: no experiment recorded (stopped before measuring)"
+unlike "$(cat "$TMP/gate.out")" "Table|gate +oltp_read_only verify" "gate: no report and no passing gate line"
 
 # An edited source tree is rebuilt (its content is in the amalgamation's stamp, not only its
 # path), and so is everything built from it.

@@ -198,7 +198,7 @@ if poll 500 0.01 pgrep -f -- "--bootstrap .*--datadir=$S( |\$)" >/dev/null; then
     ok "SIGINT in init: and nothing recreated it" test ! -e "$S"
 else
     wait "$pid"
-    skip 4 "the bootstrap ended before it was seen"
+    skip_anywhere 4 "the bootstrap ended before it was seen (a race the test cannot force: nothing to interrupt); runs only here"
 fi
 
 done_testing

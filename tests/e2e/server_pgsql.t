@@ -72,7 +72,7 @@ if [ -x /usr/sbin/mariadbd ]; then
     server_fails "mariadbd" "^FATAL: --server=/usr/sbin/mariadbd: not a PostgreSQL server" \
         start --db-driver=pgsql --server=/usr/sbin/mariadbd
 else
-    skip 3 "no mariadbd"
+    skip 3 "needs /usr/sbin/mariadbd (make deps installs mariadb-server); runs only here"
 fi
 mkdir -p "$TMP/junk" && echo keep >"$TMP/junk/notes.txt"
 server_fails "non-empty datadir" "^FATAL: --datadir=$TMP/junk: not empty and not a PostgreSQL data directory$" \
@@ -96,7 +96,7 @@ if [ "$(id -u)" -eq 0 ]; then
         start --db-driver=pgsql --datadir="$TMP/pg"
     ok "unreachable datadir: nothing created" test ! -e "$TMP/pg"
 else
-    skip 4 "not root"
+    skip 4 "needs root (the server runs as user postgres); runs only here"
 fi
 
 note "---- stop"

@@ -19,6 +19,7 @@
 #include "util/strbuf.h"
 #include "util/subprocess.h"
 #include "util/util.h"
+#include "unit_helpers.h"  /* UNIT_SKIP */
 
 /* ---- test-local helpers ------------------------------------------------------------- */
 
@@ -574,7 +575,7 @@ static void test_gcc_pgo_round_trip(void **state)
     (void)state;
     char *gcc = find_in_path("gcc");
     if (!gcc)
-        skip();
+        UNIT_SKIP("gcc on PATH (make deps installs build-essential)", NULL);
     free(gcc);
     char *d = t_tmpdir();
     char *src = path_join(d, "t.c"), *prof = path_join(d, "profile");

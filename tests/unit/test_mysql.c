@@ -217,7 +217,8 @@ static void test_server_checksums(void **state)
 {
     (void)state;
     if (!getenv("PGOLAB_TEST_MYSQL_SOCKET"))
-        skip();
+        UNIT_SKIP("a MariaDB server (PGOLAB_TEST_MYSQL_SOCKET)",
+                  "runs in tests/e2e/mysql_driver.t against its private server");
     static const char *const modes[] = { "auto", "disable" };
     uint64_t rows, rows2, text, stmt;
     uint64_t by_mode[2];
@@ -248,7 +249,8 @@ static void test_server_classes_and_errors(void **state)
 {
     (void)state;
     if (!getenv("PGOLAB_TEST_MYSQL_SOCKET"))
-        skip();
+        UNIT_SKIP("a MariaDB server (PGOLAB_TEST_MYSQL_SOCKET)",
+                  "runs in tests/e2e/mysql_driver.t against its private server");
     enum db_qclass cls = DB_READ;
     srv_connect("auto", "1213,1020,1205");
     /* A statement the server cannot prepare (ER_UNSUPPORTED_PS: MariaDB refuses PREPARE itself

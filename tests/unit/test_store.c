@@ -926,12 +926,12 @@ static void test_concurrent_writers(void **state)
                      0);
     assert_fresh_schema(path);
     /* How often consecutive runs (in commit order) belong to different writers: 4 would
-     * mean the writers ran one after another. */
+     * mean the writers ran one after another. How well they interleave and how long it
+     * takes are the machine's timing, not correctness: bench/store-writers checks both
+     * from these two lines (BENCHMARKS.md). */
     int64_t switches = sql_int(path, "SELECT count(*) FROM runs a JOIN runs b"
                                      " ON b.id = a.id + 1 WHERE a.experiment_id != b.experiment_id");
     print_message("concurrency: %" PRId64 " writer switches in commit order\n", switches);
-    assert_true(switches > 20);
-    assert_true(elapsed < 10.0);
     free(path);
     remove_dir(dir);
 }

@@ -2,6 +2,10 @@
  * is built from its one .c file). Include it after <cmocka.h>, "util/fs.h" and "util/util.h".
  *
  *   unit_closed_port()    a loopback TCP port nothing listens on
+ *   UNIT_SKIP(NEED, WHERE) skip this test, saying why: a "SKIP: test: needs NEED; WHERE" line
+ *                         (tests/check.sh shows it). WHERE is where the check runs instead
+ *                         ("runs in tests/e2e/x.t ..."), or NULL when nowhere else: then under
+ *                         PGOLAB_CI=1 (.ci/run) the skip is a failure, as CI must run the check
  *   UNIT_TMPDIR_TEMPLATE  defined before the #include (a mkdtemp template such as
  *                         "/tmp/pgolab-NAME.XXXXXX"): also `static char *tmpdir`, that directory
  *                         (realpath'd), made by group_setup and removed with everything in it by
@@ -13,6 +17,7 @@
 #include <limits.h>
 #include <netinet/in.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -28,6 +33,18 @@ static inline int unit_closed_port(void)
     close(fd);
     return ntohs(a.sin_port);
 }
+
+/* See UNIT_SKIP above; returns from the test. */
+#define UNIT_SKIP(need, where)                                                                    \
+    do {                                                                                          \
+        const char *where_ = (where);                                                             \
+        print_message("SKIP: %s: needs %s; %s\n", __func__, (need),                              \
+                      where_ ? where_ : "runs nowhere else");                                    \
+        if (!where_ && getenv("PGOLAB_CI") && *getenv("PGOLAB_CI") && strcmp(getenv("PGOLAB_CI"), "0")) \
+            fail_msg("PGOLAB_CI is set: CI must run %s (needs %s)", __func__, (need));           \
+        skip();                                                                                   \
+        return;                                                                                   \
+    } while (0)
 
 #ifdef UNIT_TMPDIR_TEMPLATE
 static char *tmpdir;  /* realpath'd */
