@@ -310,6 +310,7 @@ int cmd_bench(int argc, char **argv)
             av[ac++] = argv[i];
     }
     opts_init(&opts, tables, nt);
+    opts.cmd = "bench";
     rc = opts_parse(&opts, ac - 1, av + 1) < 0 ? 1 : 0;
     free(av);  /* opts copied what it keeps */
     if (rc)

@@ -24,6 +24,7 @@ int cli_parse(struct opts *o, const struct opt_def *const *tables, int ntables, 
               char **argv, const char *cmd)
 {
     opts_init(o, tables, ntables);
+    o->cmd = cmd;
     if (opts_parse(o, argc - 1, argv + 1) < 0)
         return -1;
     if (o->nargs)

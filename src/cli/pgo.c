@@ -343,6 +343,7 @@ int cmd_pgo(int argc, char **argv)
         if (!strcmp(argv[i], "--resume"))
             argv[i] = (char *)"--resume=on";
     opts_init(&o, tables, 1);
+    o.cmd = "pgo";
     if (opts_parse(&o, argc - 1, argv + 1) < 0)
         goto out;
     if (o.nargs == 0) {

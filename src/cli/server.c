@@ -290,6 +290,7 @@ int cmd_server(int argc, char **argv)
     if (cli_help(argc, argv, usage))
         return 0;
     opts_init(&o, tables, ARRAY_SIZE(tables));
+    o.cmd = "server";
     if (opts_parse(&o, argc - 1, argv + 1) < 0) {
         opts_release(&o);
         return 1;

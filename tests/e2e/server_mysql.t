@@ -97,7 +97,7 @@ fails "stop without datadir" "stop needs --datadir=DIR" stop
 fails "stop, no state" "$TMP/junk: no pgolab server state there" stop --datadir="$TMP/junk"
 fails "status, no state" "no pgolab server state there" status --datadir="$TMP/junk"
 fails "unknown command" "unknown command 'restart'" restart
-fails "unknown option" "^invalid option: --frobnicate=1$" start --db-driver=mysql --frobnicate=1
+fails "unknown option" "^FATAL: invalid option: --frobnicate=1 \\(see pgolab server --help\\)$" start --db-driver=mysql --frobnicate=1
 
 note "---- stop"
 stop_checks stop1 mariadbd
