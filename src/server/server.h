@@ -75,6 +75,9 @@ struct server_config {
                              * (prctl PR_SET_PDEATHSIG): experiments leave no server behind.
                              * Not for `pgolab server start`, which leaves it running. */
     bool keep_datadir;      /* server_stop() keeps a generated datadir */
+    const char *keep_log;   /* a server that fails to start has its log copied here, and the
+                             * message names the copy (the datadir may be removed); NULL =
+                             * DATADIR.log, beside the datadir */
 };
 
 /* A started server (server_start) or one found through its state file (server_state_read).
@@ -93,6 +96,7 @@ struct server {
                                   * (server_stop removes it) */
     char *datadir;               /* absolute */
     char *log;                   /* DATADIR/pgolab-server.log */
+    char *keep_log;              /* where a failed start copies the log (server_config) */
     char *binary;                /* absolute path of the server binary */
     char *version;               /* e.g. "10.11.19", "15.20" (from `BINARY --version`) */
     char *flavor;                /* "MariaDB", "MySQL" or "PostgreSQL" */

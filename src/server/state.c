@@ -149,6 +149,7 @@ void server_release(struct server *s)
     free(s->socket_dir);
     free(s->datadir);
     free(s->log);
+    free(s->keep_log);
     free(s->binary);
     free(s->version);
     free(s->flavor);

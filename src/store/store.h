@@ -111,6 +111,9 @@ int store_run_exists(struct store *s, int64_t exp_id, int variant_idx, const cha
 /* Set the experiment's status ("complete" | "interrupted" | "failed" | "running") and
  * finished_at = now (0 again for "running", as when resuming). */
 int store_experiment_finish(struct store *s, int64_t exp_id, const char *status);
+/* Remove an experiment with its variants and runs (one transaction): for one that failed
+ * before anything was measured. */
+int store_experiment_delete(struct store *s, int64_t exp_id);
 /* Replace the experiment's free-form note (NULL clears it). */
 int store_experiment_set_note(struct store *s, int64_t exp_id, const char *note);
 

@@ -22,6 +22,9 @@ char *abs_path(const char *path);
  * name atomic writers use), so a long run does not fail at its end. -1 with a message naming
  * opt (e.g. "--output"). */
 int check_writable(const char *opt, const char *path);
+/* Copy the file src to dst (created or truncated, mode 0644). 0, or -1 with errno set (no
+ * message). */
+int file_copy(const char *src, const char *dst);
 /* The running pgolab binary (for child processes), absolute. Caller frees. */
 char *self_exe(void);
 
