@@ -29,7 +29,15 @@ int cli_parse(struct opts *o, const struct opt_def *const *tables, int ntables, 
         return -1;
     if (o->nargs)
         return error("unexpected argument '%s' (see `pgolab %s help`)", o->args[0], cmd);
-    return 0;
+    return cli_results_env(o);
+}
+
+int cli_results_env(struct opts *o)
+{
+    const char *env = getenv(STORE_ENV);
+    if (!opt_known(o, "results") || opt_is_set(o, "results") || !env || !*env)
+        return 0;
+    return opts_set(o, "results", env);
 }
 
 int cli_fail_if_slower(const struct opts *o, double *pct)
@@ -50,10 +58,22 @@ int cli_results_open_existing(const char *path, struct store **store)
     if (!path || !*path)
         return error("--results: empty path");
     if (stat(path, &st) < 0) {
-        if (errno == ENOENT)
-            return error("no results file %s (pgolab compare and pgolab pgo record their "
-                         "experiments there; --results=FILE names another)",
-                         path);
+        if (errno == ENOENT) {
+            char *last = store_last_path();
+            char *abs = abs_path(path);
+            int rc;
+            if (last && strcmp(last, abs) && access(last, F_OK) == 0)
+                rc = error("no results file %s; experiments were last recorded in %s "
+                           "(--results=%s, or set %s=%s once)",
+                           path, last, last, STORE_ENV, last);
+            else
+                rc = error("no results file %s (pgolab compare, pgo and calibrate record their "
+                           "experiments there; --results=FILE or %s=FILE names another)",
+                           path, STORE_ENV);
+            free(last);
+            free(abs);
+            return rc;
+        }
         return error("results file %s: %s", path, strerror(errno));
     }
     return store_open(path, store);

@@ -18,6 +18,10 @@ bool cli_help(int argc, char **argv, void (*usage)(void));
 int cli_parse(struct opts *o, const struct opt_def *const *tables, int ntables, int argc,
               char **argv, const char *cmd);
 
+/* With no --results given, PGOLAB_RESULTS (STORE_ENV) when set and not empty replaces the
+ * default ./pgolab.db (nothing when o has no --results option). cli_parse() calls it. */
+int cli_results_env(struct opts *o);
+
 /* --fail-if-slower=PCT into *pct (a percentage, 0 <= PCT < 100), -1 when not given. -1 after
  * a message. */
 int cli_fail_if_slower(const struct opts *o, double *pct);

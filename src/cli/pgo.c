@@ -6,6 +6,7 @@
 #include "build/build.h"
 #include "build/sqlite.h"
 #include "cli/cli.h"
+#include "cli/common.h"
 #include "experiment/experiment.h"
 #include "oltp/oltp.h"
 #include "pgo/pipeline.h"
@@ -344,7 +345,7 @@ int cmd_pgo(int argc, char **argv)
             argv[i] = (char *)"--resume=on";
     opts_init(&o, tables, 1);
     o.cmd = "pgo";
-    if (opts_parse(&o, argc - 1, argv + 1) < 0)
+    if (opts_parse(&o, argc - 1, argv + 1) < 0 || cli_results_env(&o) < 0)
         goto out;
     if (o.nargs == 0) {
         usage();

@@ -96,6 +96,7 @@ int experiment_record_begin(struct experiment_config *cfg, struct store *s, cons
         cfg->experiment_new = true;
         progress_done();
         fprintf(stderr, "experiment %lld recorded in %s\n", (long long)id, store_path(s));
+        store_remember_path(store_path(s));
     }
     free(settings);
     free(env);

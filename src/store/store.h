@@ -27,6 +27,8 @@
  */
 
 #define STORE_DEFAULT_PATH "pgolab.db"
+/* The environment variable that replaces STORE_DEFAULT_PATH when --results is not given. */
+#define STORE_ENV "PGOLAB_RESULTS"
 #define STORE_APPLICATION_ID 1346850636 /* 0x50474F4C = "PGOL" */
 #define STORE_SCHEMA_VERSION 1
 
@@ -93,6 +95,13 @@ int store_open(const char *path, struct store **out);
 int store_close(struct store *s);
 /* The path the store was opened with (owned by the store). */
 const char *store_path(const struct store *s);
+
+/* Remember path (made absolute) as where experiments were last recorded, in
+ * $XDG_STATE_HOME/pgolab/last-results (default ~/.local/state/pgolab/last-results); a failure
+ * is silent (it is only a hint). */
+void store_remember_path(const char *path);
+/* The path store_remember_path() last kept (caller frees), or NULL. */
+char *store_last_path(void);
 
 /* Start an experiment: kind is one of the four kinds above, settings_json a JSON object (its
  * settings_hash is computed here), environment_json JSON or NULL. Status "running",

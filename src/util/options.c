@@ -269,6 +269,11 @@ bool opt_bool(const struct opts *o, const char *name)
     return s && parse_bool(s) == 1;
 }
 
+bool opt_known(const struct opts *o, const char *name)
+{
+    return find(o, name, strlen(name)) != NULL;
+}
+
 bool opt_is_set(const struct opts *o, const char *name)
 {
     return get(o, name)->set;

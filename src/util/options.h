@@ -71,6 +71,8 @@ int64_t opt_int(const struct opts *o, const char *name);
 double opt_double(const struct opts *o, const char *name);
 bool opt_bool(const struct opts *o, const char *name);
 bool opt_is_set(const struct opts *o, const char *name);
+/* Whether name is a registered option (the accessors abort on one that is not). */
+bool opt_known(const struct opts *o, const char *name);
 /* OPT_MULTI: the values given, in command-line order (owned by o; NULL-terminated).
  * With none given: the default as a single value, or an empty list. *count may be NULL. */
 const char *const *opt_multi(const struct opts *o, const char *name, int *count);
