@@ -196,6 +196,13 @@ int server_state_write(const struct server *s);
  * -1 with a message naming the file when it is missing or not a pgolab state file. */
 int server_state_read(struct server *s, const char *datadir);
 
+/* The directory of the server registry: $PGOLAB_RUNTIME_DIR, else $TMPDIR (or /tmp)
+ * /pgolab-servers-UID (caller frees). server_state_write() adds a file per server there. */
+char *server_registry_dir(void);
+/* Call fn for every registered server that still runs (state file present, same pid, process
+ * alive); stale entries are removed. Returns the number of servers. */
+int server_registry_list(void (*fn)(const struct server *s, void *ctx), void *ctx);
+
 /* Free the strings of s and zero it (does not stop anything). */
 void server_release(struct server *s);
 

@@ -121,6 +121,29 @@ if have mariadbd || [ -x /usr/sbin/mariadbd ]; then
     log=$(sed -n 's/^---- last lines of \(.*\):$/\1/p' "$TMP/cmp.err" | head -1)
     is "$log" "$R.logs/experiment-1-a-server-start.log" "the message names a server log beside the results"
     ok "that log is kept" grep -q "innodb_no_such_option" "$log"
+
+    note "---- server status without --datadir: the running pgolab servers"
+    export PGOLAB_RUNTIME_DIR=$TMP/run
+    "$PGOLAB" server status >"$TMP/st0.out" 2>&1
+    is "$?/$(cat "$TMP/st0.out")" "1/no pgolab servers running (started by this user; registry $TMP/run)" \
+        "status with none running: exit 1, says so and where it looked"
+    SD=$TMP/srv
+    timeout 120 "$PGOLAB" server start --db-driver=mysql --datadir="$SD" >"$TMP/start.out" 2>&1
+    is "$?" 0 "server start: exit 0"
+    spid=$(sed -n 's/^server: .*(pid \([0-9]*\))$/\1/p' "$TMP/start.out")
+    "$PGOLAB" server status >"$TMP/st1.out" 2>&1
+    is "$?" 0 "status with one running: exit 0"
+    like "$(cat "$TMP/st1.out")" "^mysql  mariadbd [0-9.]+, pid $spid, 127\.0\.0\.1:[0-9]+, datadir $SD$" \
+        "status lists the server: kind, binary, version, pid, port, datadir"
+    like "$(cat "$TMP/st1.out")" "^       stop: pgolab server stop --datadir=$SD$" "status gives its stop command"
+    like "$(cat "$TMP/st1.out")" '^1 pgolab server running; `pgolab server status --datadir=DIR` for one$' "status counts them"
+    timeout 120 "$PGOLAB" server stop --datadir="$SD" >/dev/null 2>&1
+    "$PGOLAB" server status >"$TMP/st2.out" 2>&1
+    is "$?/$(head -c 26 "$TMP/st2.out")" "1/no pgolab servers running " "after stop: none listed"
+    ok "after stop: the stale registry entry is gone" test ! -e "$TMP/run/$spid"
+    "$PGOLAB" server status --db-driver=mysql >"$TMP/st3.out" 2>&1
+    is "$?/$(cat "$TMP/st3.out")" "1/FATAL: --db-driver without --datadir: status lists every pgolab server" \
+        "status --db-driver without --datadir: one line"
 else
     bail_out "mariadbd missing (scripts/install-deps.sh installs mariadb-server)"
 fi
