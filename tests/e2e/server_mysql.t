@@ -174,6 +174,8 @@ like "$(cat "$TMP/bad.err")" "unknown variable 'no-such-variable=1'" "exits at o
 bad=$(tail_datadir bad)
 like "$bad" '^/dev/shm/pgolab-mysql\.' "exits at once: the tail names the generated datadir"
 ok "exits at once: that datadir is removed" test ! -e "$bad"
+like "$(cat "$bad.log" 2>/dev/null)" "unknown variable 'no-such-variable=1'" "exits at once: the log the message names is kept ($bad.log)"
+rm -f "$bad.log"
 
 echo 'SELECT SLEEP(20);' >"$TMP/sleep.sql"
 start_timeout_checks "Server socket created" 20 --db-driver=mysql --server-option=init-file="$TMP/sleep.sql"
