@@ -68,8 +68,11 @@ struct db_conn {
 struct db_libinfo {
     const char *product;      /* the client library's name for the banner: "SQLite",
                                * "libmariadb", "libpq" (NULL: the driver's name) */
-    const char *path;         /* the library file that was loaded */
-    const char *version;      /* e.g. "3.40.1" */
+    const char *path;         /* the library file that was loaded (a linked client library:
+                               * the file the dynamic linker chose) */
+    const char *version;      /* the library's own version, dotted: "3.40.1" (SQLite),
+                               * "3.3.20" (libmariadb), "15.18" (libpq); the same format for
+                               * every driver, with product in front of it in the banner */
     const char *source_id;    /* build source id (sqlite3_sourceid(), called by us) */
     const char *engine_source_id; /* SELECT sqlite_source_id(): the engine's own answer; it
                                    * differs from source_id if the library's internal calls

@@ -44,7 +44,7 @@ static struct {
     bool ready;
 } cfg;
 
-static char lib_version[32], lib_source_id[48], *lib_loaded_from;
+static char lib_version[32], *lib_loaded_from;
 
 struct pg_conn {
     PGconn *pg;
@@ -216,7 +216,6 @@ static int pgsql_init(const struct opts *o)
         snprintf(lib_version, sizeof(lib_version), "%d.%d", v / 10000, v % 10000);
     else
         snprintf(lib_version, sizeof(lib_version), "%d.%d.%d", v / 10000, v / 100 % 100, v % 100);
-    snprintf(lib_source_id, sizeof(lib_source_id), "libpq %d", v);
     if (!lib_loaded_from) {
         __typeof__(&PQexecPrepared) fn = PQexecPrepared;
         Dl_info di;
@@ -243,10 +242,10 @@ static int pgsql_libinfo(struct db_libinfo *info)
     if (!cfg.ready)
         return -1;
     info->product = "libpq";
-    info->path = lib_loaded_from;
+    info->path = lib_loaded_from; /* linked: the file the dynamic linker chose */
     info->version = lib_version;
-    info->source_id = lib_source_id;
-    info->engine_source_id = lib_source_id;  /* a client library: no separate engine answer */
+    info->source_id = NULL;        /* a client library has no build source id */
+    info->engine_source_id = NULL;
     info->loaded_from = lib_loaded_from;
     info->isolation = "linked";
     return 0;

@@ -209,6 +209,12 @@ sleep 1
 is "$(tr '\0' ' ' </proc/$ppid_/cmdline | grep -cF "$PW")" 0 "process title: the password is not in /proc/PID/cmdline"
 like "$(tr '\0' ' ' </proc/$ppid_/cmdline)" "--pgsql-password=x+ " "process title: the option is there, blanked"
 wait $ppid_
+pg info "${P[@]}" oltp_read_only info
+# one format for every driver's client library: the file, its dotted version, where the code is
+like "$(cat "$TMP/info.out")" "^library: +/.*/libpq\.so[.0-9]*$" "info: library is the libpq file"
+like "$(cat "$TMP/info.out")" "^version: +[0-9]+\.[0-9]+$" "info: version is dotted (15.18, not 150018)"
+unlike "$(cat "$TMP/info.out")" "source id|libpq [0-9]" "info: no 'libpq 150018' source id"
+like "$(cat "$TMP/info.out")" "^server: +PostgreSQL [0-9]+" "info: names the server it connected to"
 pg pwjson "${P[@]}" "${S[@]}" --pgsql-user=pwuser --pgsql-password="$PW" --format=json --events=5 oltp_point_select run
 is "$(grep -cF "$PW" "$TMP/pwjson.out")" 0 "--format=json: password never printed"
 like "$(perl -MJSON::PP -e 'local $/; print decode_json(<STDIN>)->{options}{"pgsql-password"}' <"$TMP/pwjson.out")" '^\(hidden\)$' \
