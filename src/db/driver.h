@@ -152,6 +152,9 @@ const struct db_driver *db_driver_find(const char *name);
 const char *db_driver_names(void);
 /* Every driver's option table, NULL-terminated (for option registration). */
 const struct opt_def *const *db_driver_option_tables(int *count);
+/* Whether d is an option of a driver other than in_use (e.g. --pgsql-password on SQLite):
+ * what a run's JSON leaves out of its options. */
+bool db_option_of_other_driver(const struct opt_def *d, const struct db_driver *in_use);
 
 /* Wrappers used by workloads: they count r/w/o and errors in c->cnt. Return DB_OK or the
  * error class. Tests can inject a retryable error into db_execute every N calls with the
