@@ -72,6 +72,26 @@ is "$(cat "$TMP/u.err")" "FATAL: invalid option: --treads=2 (did you mean --thre
 is "$(cat "$TMP/u.err")" "FATAL: invalid option: --datdir=x (did you mean --datadir? see pgolab server --help)" \
     "server --datdir: did you mean --datadir?"
 
+note "---- --latency-unit=us: sub-millisecond latencies in the text output"
+LDB=$TMP/lat.db
+pg lprep --sqlite-db="$LDB" --table-size=100 oltp_point_select prepare
+pg lms --sqlite-db="$LDB" --table-size=100 --events=2000 --time=0 --histogram oltp_point_select run
+pg lus --sqlite-db="$LDB" --table-size=100 --events=2000 --time=0 --histogram --latency-unit=us \
+    --report-interval=1 oltp_point_select run
+is "$RC" 0 "--latency-unit=us: exit 0"
+ok "default: 'Latency (ms):', sysbench's" grep -qx 'Latency (ms):' "$TMP/lms.out"
+ok "us: 'Latency (us):'" grep -qx 'Latency (us):' "$TMP/lus.out"
+ok "us: the histogram says microseconds" grep -qx 'Latency histogram (values are in microseconds)' "$TMP/lus.out"
+avg_ms=$(sed -n 's/^ *avg: *//p' "$TMP/lms.out")
+avg_us=$(sed -n 's/^ *avg: *//p' "$TMP/lus.out")
+cmp_ok "$avg_us" '>' 0 "us: avg is not 0.00 ($avg_us us; ms prints $avg_ms)"
+cmp_ok "$(sed -n 's/^ *min: *//p' "$TMP/lus.out")" '>' 0 "us: min is not 0.00"
+# same column as ms: the value ends in column 53
+is "$(grep -E '^ +avg: +[0-9.]+$' "$TMP/lus.out" | awk '{ print length($0) }')" 53 "us: the layout of sysbench's block"
+"$PGOLAB" bench --latency-unit=ns oltp_point_select run >/dev/null 2>"$TMP/lns.err"
+is "$?/$(cat "$TMP/lns.err")" "1/FATAL: --latency-unit=ns: expected ms (sysbench's, the default) or us" \
+    "--latency-unit=ns: one line"
+
 note "---- the results file: PGOLAB_RESULTS, and where experiments were last recorded"
 W=$TMP/work
 mkdir -p "$W" "$TMP/elsewhere"
