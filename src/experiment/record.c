@@ -204,6 +204,12 @@ out:
     return rc;
 }
 
+/* Only compare and pgo take --resume (calibrate starts afresh). */
+static bool kind_resumes(const char *kind)
+{
+    return kind && (!strcmp(kind, "compare") || !strcmp(kind, "pgo"));
+}
+
 int experiment_record_finish(const struct experiment_config *cfg,
                              const struct experiment_result *res, int run_rc)
 {
@@ -228,7 +234,10 @@ int experiment_record_finish(const struct experiment_config *cfg,
         free(note);
         if (nrc < 0)
             return -1;
-        if (resumable)
+        if (resumable && !kind_resumes(cfg->kind))
+            fprintf(stderr, "experiment %lld %s: `pgolab %s` with the same options starts it "
+                            "again (it has no --resume)\n", id, status, cmd ? cmd : "");
+        else if (resumable)
             fprintf(stderr, "experiment %lld %s: `pgolab %s --resume=%lld` with the same options "
                             "continues it\n", id, status, cmd, id);
         else
@@ -459,10 +468,17 @@ int experiment_load(struct store *s, int64_t id, struct experiment_loaded *out)
         size_t np = strlen(EXPERIMENT_NOTE_RESUMABLE);
         bool resumable = e->note && !strncmp(e->note, EXPERIMENT_NOTE_RESUMABLE, np);
         const char *why = resumable ? e->note + np : e->note;
-        if (!strcmp(e->status, "running"))
+        if (!kind_resumes(e->kind))
+            res->error = xasprintf("experiment %lld %s%s%s", (long long)id,
+                                   !strcmp(e->status, "running")
+                                       ? "is still running, or was stopped by a crash or power cut"
+                                       : e->status,
+                                   why ? ": " : "", why ? why : "");
+        else if (!strcmp(e->status, "running"))
             res->error = xasprintf("experiment %lld is still running, or was stopped by a crash "
                                    "or power cut (`pgolab %s --resume=%lld` continues it)",
-                                   (long long)id, e->kind, (long long)id);
+                                   (long long)id, !strcmp(e->kind, "pgo") ? "pgo TARGET" : e->kind,
+                                   (long long)id);
         else if (!strcmp(e->status, "failed") && e->note && !resumable)
             /* a cause that would fail again: no --resume */
             res->error = xasprintf("experiment %lld failed: %s", (long long)id, why);

@@ -259,6 +259,24 @@ static void test_record_and_resume(void **state)
             fail_msg("case %zu: '%s' suggests --resume", i, l.res.error);
         experiment_loaded_release(&l);
     }
+    /* calibrate has no --resume: an interrupted one is started again, never resumed */
+    cfg.experiment_id = 0;
+    saved = stderr_begin(errpath);
+    assert_int_equal(experiment_record_begin(&cfg, s, "calibrate", NULL), 0);
+    memset(&res, 0, sizeof(res));
+    res.error = xstrdup("interrupted by SIGINT during run 2");
+    res.nruns = 1;
+    res.signal = SIGINT;
+    assert_int_equal(experiment_record_finish(&cfg, &res, -1), 0);
+    err = stderr_end(saved, errpath);
+    free(res.error);
+    assert_non_null(strstr(err, "interrupted: `pgolab calibrate` with the same options starts it "
+                                "again (it has no --resume)"));
+    free(err);
+    assert_int_equal(experiment_load(s, cfg.experiment_id, &l), 0);
+    assert_non_null(strstr(l.res.error, "interrupted: interrupted by SIGINT during run 2"));
+    assert_null(strstr(l.res.error, "--resume"));
+    experiment_loaded_release(&l);
 
     strbuf_release(&full.keys);
     strbuf_release(&part.keys);
