@@ -99,10 +99,14 @@ int cli_time_tables(const struct opts *o, struct experiment_config *cfg)
     int64_t time_s = opt_int(o, "time");
     int64_t ntables = opt_int(o, "tables"), size = opt_int(o, "table-size");
     if (time_s <= 0 || time_s > 86400 * 7)
-        return error("invalid --time=%s (expected seconds > 0)", opt_str(o, "time"));
-    if (ntables < 1 || ntables > 100000 || size < 1 || size > INT_MAX)
-        return error("invalid --tables=%s or --table-size=%s (expected integers >= 1)",
-                     opt_str(o, "tables"), opt_str(o, "table-size"));
+        return error("invalid --time=%s (%s: seconds from 1 to %d, a week)", opt_str(o, "time"),
+                     time_s <= 0 ? "too small" : "out of range", 86400 * 7);
+    if (ntables < 1 || ntables > 100000)
+        return error("invalid --tables=%s (%s: 1 to 100000)", opt_str(o, "tables"),
+                     ntables < 1 ? "too small" : "out of range");
+    if (size < 1 || size > INT_MAX)
+        return error("invalid --table-size=%s (%s: 1 to %d rows)", opt_str(o, "table-size"),
+                     size < 1 ? "too small" : "out of range", INT_MAX);
     cfg->time_s = (double)time_s;
     cfg->tables = (int)ntables;
     cfg->table_size = (int)size;

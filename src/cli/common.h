@@ -36,7 +36,8 @@ int cli_results_open_existing(const char *path, struct store **store);
 int cli_threads(const struct opts *o, const char *example, struct experiment_config *cfg);
 
 /* --time (seconds, at most a week), --tables (1..100000) and --table-size (rows >= 1) into
- * cfg->time_s, cfg->tables and cfg->table_size. -1 after a message. */
+ * cfg->time_s, cfg->tables and cfg->table_size. -1 after a message naming the option and
+ * its range ("out of range: seconds from 1 to 604800, a week"). */
 int cli_time_tables(const struct opts *o, struct experiment_config *cfg);
 
 /* What cli_experiment_setup() made; zero it before, free it with cli_experiment_release(). */

@@ -59,6 +59,12 @@ for c in report history; do
     is "$?/$(cat "$TMP/u.err")" "1/FATAL: invalid option: --roundz=3 (see pgolab $c --help)" \
         "$c --roundz=3: FATAL, and where the list is"
 done
+"$PGOLAB" calibrate --time=99999999 >/dev/null 2>"$TMP/u.err"
+is "$(cat "$TMP/u.err")" "FATAL: invalid --time=99999999 (out of range: seconds from 1 to 604800, a week)" \
+    "calibrate --time=99999999: out of range, and the range"
+"$PGOLAB" calibrate --time=99999999999999999999 >/dev/null 2>"$TMP/u.err"
+is "$(cat "$TMP/u.err")" "FATAL: invalid value for --time: '99999999999999999999' is out of range (at most 9223372036854775807)" \
+    "calibrate --time beyond int64: out of range"
 "$PGOLAB" compare --roundz=3 >/dev/null 2>"$TMP/u.err"
 is "$(cat "$TMP/u.err")" "FATAL: invalid option: --roundz=3 (did you mean --rounds? see pgolab compare --help)" \
     "compare --roundz=3: did you mean --rounds?"
