@@ -1,16 +1,14 @@
-/* main: the command table (git-style): `pgolab <command> [args]` -> cmd_<command>(). */
+/* main: the command table (git-style): `pgolab <command> [args]` -> cmd_<command>();
+ * `pgolab help [COMMAND|--man]` and `pgolab --version`. */
 #include "cli/cli.h"
+#include "cli/man.h"
 #include "report/report.h"
 #include "util/knobs.h"
 
 #include <stdio.h>
 #include <string.h>
 
-static const struct {
-    const char *name;
-    int (*fn)(int argc, char **argv);
-    const char *help;
-} commands[] = {
+static const struct man_command commands[] = {
     { "bench", cmd_bench, "sysbench-compatible OLTP benchmark (prepare|run|cleanup|help|verify|info)" },
     { "pgo", cmd_pgo, "build baseline/instrumented/PGO variants, train, measure the gain" },
     { "compare", cmd_compare, "measure and compare existing builds (variants)" },
@@ -24,8 +22,9 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: pgolab <command> [options]\n\ncommands:\n");
     for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-        fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].help);
-    fprintf(f, "\n'pgolab <command> help' shows a command's options.\n");
+        fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f, "\n`pgolab help COMMAND` (or `pgolab COMMAND --help`) shows a command's options;\n"
+               "`pgolab help --man` prints the manual page pgolab(1); `pgolab --version`.\n");
 }
 
 int main(int argc, char **argv)
@@ -36,6 +35,18 @@ int main(int argc, char **argv)
         return 1;
     }
     if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+        if (argc > 2 && !strcmp(argv[2], "--man"))
+            return man_print(stdout, commands, (int)(sizeof(commands) / sizeof(commands[0])),
+                             PGOLAB_VERSION) < 0;
+        for (size_t i = 0; argc > 2 && i < sizeof(commands) / sizeof(commands[0]); i++)
+            if (!strcmp(argv[2], commands[i].name)) {
+                char *hargv[] = { argv[2], (char *)"--help", NULL };
+                return commands[i].fn(2, hargv);
+            }
+        if (argc > 2) {
+            fprintf(stderr, "FATAL: unknown command '%s' (see `pgolab help`)\n", argv[2]);
+            return 1;
+        }
         usage(stdout);
         return 0;
     }

@@ -29,6 +29,8 @@ static const struct opt_def general_options[] = {
     { "histogram", OPT_BOOL, "off", "print latency histogram in report" },
     { "verbosity", OPT_INT, "3", "verbosity level {5 - debug, 0 - only critical messages}" },
     { "format", OPT_STRING, "text", "output format: text (sysbench 1.0.20 layout) or json" },
+    { "latency-unit", OPT_STRING, "ms",
+      "unit of the text output's latencies: ms (sysbench's two decimals) or us (for sub-millisecond latencies that print as 0.00 ms)" },
     { "db-driver", OPT_STRING, "sqlite", "specifies database driver to use (sqlite, mysql, pgsql)" },
     { "profile", OPT_BOOL, "off",
       "pgolab: sample this process's CPU (perf_event_open) during run and print the top functions (JSON: a \"profile\" object)" },
@@ -79,6 +81,7 @@ struct json_ctx {
     int n, cap;
     int percentile;
     bool text;
+    bool us;  /* --latency-unit=us */
 };
 
 static void on_interval(const struct interval_stats *iv, void *ud)
@@ -90,7 +93,7 @@ static void on_interval(const struct interval_stats *iv, void *ud)
     }
     jc->ivs[jc->n++] = *iv;
     if (jc->text)
-        report_text_interval(iv, jc->percentile);
+        report_text_interval(iv, jc->percentile, jc->us);
 }
 
 static void on_start(void *ud)
@@ -210,7 +213,7 @@ static int do_run(struct bench_info *bi, const struct db_driver *drv, const stru
                   const struct oltp_opts *o, const struct opts *opts, bool json)
 {
     struct db_conn c = { .drv = drv };
-    struct json_ctx jc = { .percentile = bi->percentile, .text = !json };
+    struct json_ctx jc = { .percentile = bi->percentile, .text = !json, .us = bi->latency_us };
     struct run_stats st;
     int rc;
 
@@ -360,6 +363,7 @@ int cmd_bench(int argc, char **argv)
             av[ac++] = argv[i];
     }
     opts_init(&opts, tables, nt);
+    opts.cmd = "bench";
     rc = opts_parse(&opts, ac - 1, av + 1) < 0 ? 1 : 0;
     free(av);  /* opts copied what it keeps */
     if (rc)
@@ -417,12 +421,18 @@ int cmd_bench(int argc, char **argv)
         goto out;
     }
     bool json = !strcmp(fmt, "json");
+    const char *unit = opt_str(&opts, "latency-unit");
+    if (strcmp(unit, "ms") && strcmp(unit, "us")) {
+        error("--latency-unit=%s: expected ms (sysbench's, the default) or us", unit);
+        goto out;
+    }
     struct bench_info bi = {
         .test = wl ? wl->name : "", .command = command, .driver = opt_str(&opts, "db-driver"),
         .threads = (int)opt_int(&opts, "threads"), .time_s = (double)opt_int(&opts, "time"),
         .events = (uint64_t)opt_int(&opts, "events"),
         .report_interval = (double)opt_int(&opts, "report-interval"),
         .percentile = (int)opt_int(&opts, "percentile"), .opts = &opts,
+        .latency_us = !strcmp(unit, "us"),
     };
     if (opt_int(&opts, "threads") < 1 || opt_int(&opts, "threads") > 100000) {
         error("--threads=%s: expected a number of threads from 1 to 100000", opt_str(&opts, "threads"));

@@ -3,8 +3,10 @@
 #include "cli/cli.h"
 #include "cli/common.h"
 #include "experiment/experiment.h"
+#include "oltp/oltp.h"
 #include "stats/compare.h"
 #include "store/store.h"
+#include "util/fs.h"
 #include "util/options.h"
 #include "util/signals.h"
 #include "util/strbuf.h"
@@ -534,10 +536,11 @@ int cmd_calibrate(int argc, char **argv)
     if (cli_time_tables(&o, &cfg) < 0)
         goto out;
     workloads = opt_list(&o, "bench", &cfg.nworkloads);
-    if (cfg.nworkloads < 1) {
-        error("--bench needs at least one workload, e.g. --bench=oltp_read_only");
+    /* everything is checked before the experiment row is written (compare does the same) */
+    if (workload_check_list("bench", workloads, cfg.nworkloads) < 0)
         goto out;
-    }
+    if (opt_str(&o, "output") && check_writable("--output", opt_str(&o, "output")) < 0)
+        goto out;
     cfg.workloads = workloads;
     if (cli_threads(&o, "--threads=1", &cfg) < 0)
         goto out;

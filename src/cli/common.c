@@ -24,11 +24,20 @@ int cli_parse(struct opts *o, const struct opt_def *const *tables, int ntables, 
               char **argv, const char *cmd)
 {
     opts_init(o, tables, ntables);
+    o->cmd = cmd;
     if (opts_parse(o, argc - 1, argv + 1) < 0)
         return -1;
     if (o->nargs)
         return error("unexpected argument '%s' (see `pgolab %s help`)", o->args[0], cmd);
-    return 0;
+    return cli_results_env(o);
+}
+
+int cli_results_env(struct opts *o)
+{
+    const char *env = getenv(STORE_ENV);
+    if (!opt_known(o, "results") || opt_is_set(o, "results") || !env || !*env)
+        return 0;
+    return opts_set(o, "results", env);
 }
 
 int cli_fail_if_slower(const struct opts *o, double *pct)
@@ -49,10 +58,22 @@ int cli_results_open_existing(const char *path, struct store **store)
     if (!path || !*path)
         return error("--results: empty path");
     if (stat(path, &st) < 0) {
-        if (errno == ENOENT)
-            return error("no results file %s (pgolab compare and pgolab pgo record their "
-                         "experiments there; --results=FILE names another)",
-                         path);
+        if (errno == ENOENT) {
+            char *last = store_last_path();
+            char *abs = abs_path(path);
+            int rc;
+            if (last && strcmp(last, abs) && access(last, F_OK) == 0)
+                rc = error("no results file %s; experiments were last recorded in %s "
+                           "(--results=%s, or set %s=%s once)",
+                           path, last, last, STORE_ENV, last);
+            else
+                rc = error("no results file %s (pgolab compare, pgo and calibrate record their "
+                           "experiments there; --results=FILE or %s=FILE names another)",
+                           path, STORE_ENV);
+            free(last);
+            free(abs);
+            return rc;
+        }
         return error("results file %s: %s", path, strerror(errno));
     }
     return store_open(path, store);
@@ -78,10 +99,14 @@ int cli_time_tables(const struct opts *o, struct experiment_config *cfg)
     int64_t time_s = opt_int(o, "time");
     int64_t ntables = opt_int(o, "tables"), size = opt_int(o, "table-size");
     if (time_s <= 0 || time_s > 86400 * 7)
-        return error("invalid --time=%s (expected seconds > 0)", opt_str(o, "time"));
-    if (ntables < 1 || ntables > 100000 || size < 1 || size > INT_MAX)
-        return error("invalid --tables=%s or --table-size=%s (expected integers >= 1)",
-                     opt_str(o, "tables"), opt_str(o, "table-size"));
+        return error("invalid --time=%s (%s: seconds from 1 to %d, a week)", opt_str(o, "time"),
+                     time_s <= 0 ? "too small" : "out of range", 86400 * 7);
+    if (ntables < 1 || ntables > 100000)
+        return error("invalid --tables=%s (%s: 1 to 100000)", opt_str(o, "tables"),
+                     ntables < 1 ? "too small" : "out of range");
+    if (size < 1 || size > INT_MAX)
+        return error("invalid --table-size=%s (%s: 1 to %d rows)", opt_str(o, "table-size"),
+                     size < 1 ? "too small" : "out of range", INT_MAX);
     cfg->time_s = (double)time_s;
     cfg->tables = (int)ntables;
     cfg->table_size = (int)size;

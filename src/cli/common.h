@@ -18,6 +18,10 @@ bool cli_help(int argc, char **argv, void (*usage)(void));
 int cli_parse(struct opts *o, const struct opt_def *const *tables, int ntables, int argc,
               char **argv, const char *cmd);
 
+/* With no --results given, PGOLAB_RESULTS (STORE_ENV) when set and not empty replaces the
+ * default ./pgolab.db (nothing when o has no --results option). cli_parse() calls it. */
+int cli_results_env(struct opts *o);
+
 /* --fail-if-slower=PCT into *pct (a percentage, 0 <= PCT < 100), -1 when not given. -1 after
  * a message. */
 int cli_fail_if_slower(const struct opts *o, double *pct);
@@ -32,7 +36,8 @@ int cli_results_open_existing(const char *path, struct store **store);
 int cli_threads(const struct opts *o, const char *example, struct experiment_config *cfg);
 
 /* --time (seconds, at most a week), --tables (1..100000) and --table-size (rows >= 1) into
- * cfg->time_s, cfg->tables and cfg->table_size. -1 after a message. */
+ * cfg->time_s, cfg->tables and cfg->table_size. -1 after a message naming the option and
+ * its range ("out of range: seconds from 1 to 604800, a week"). */
 int cli_time_tables(const struct opts *o, struct experiment_config *cfg);
 
 /* What cli_experiment_setup() made; zero it before, free it with cli_experiment_release(). */

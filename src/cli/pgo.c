@@ -6,6 +6,7 @@
 #include "build/build.h"
 #include "build/sqlite.h"
 #include "cli/cli.h"
+#include "cli/common.h"
 #include "experiment/experiment.h"
 #include "oltp/oltp.h"
 #include "pgo/pipeline.h"
@@ -355,7 +356,8 @@ int cmd_pgo(int argc, char **argv)
         if (!strcmp(argv[i], "--resume"))
             argv[i] = (char *)"--resume=on";
     opts_init(&o, tables, 1);
-    if (opts_parse(&o, argc - 1, argv + 1) < 0)
+    o.cmd = "pgo";
+    if (opts_parse(&o, argc - 1, argv + 1) < 0 || cli_results_env(&o) < 0)
         goto out;
     if (o.nargs == 0) {
         usage();

@@ -49,6 +49,7 @@ static void usage(void)
     printf("Usage:\n"
            "  pgolab server start --db-driver=mysql|pgsql [options]   start a server, leave it running\n"
            "  pgolab server status --datadir=DIR                       running? (exit 0 yes, 1 no)\n"
+           "  pgolab server status                                     list the running pgolab servers\n"
            "  pgolab server stop --datadir=DIR [--keep-datadir]        clean shutdown\n"
            "  pgolab server help\n\n"
            "A managed server is private: it listens on 127.0.0.1 and on a unix socket in its datadir,\n"
@@ -223,12 +224,44 @@ static int read_state(const struct opts *o, struct server *s)
     return 0;
 }
 
+/* One line per running server, with the commands that reach it. */
+static void list_one(const struct server *s, void *ctx)
+{
+    const char *b = strrchr(s->binary, '/');
+    (void)ctx;
+    printf("%-6s %s %s, pid %d, %s:%d, datadir %s\n", server_kind_name(s->kind),
+           b ? b + 1 : s->binary, s->version ? s->version : "?", (int)s->pid, s->host, s->port,
+           s->datadir);
+    printf("       stop: pgolab server stop --datadir=%s\n", s->datadir);
+}
+
+/* status without --datadir: the servers pgolab started that still run. 0 when there is one. */
+static int list_servers(const struct opts *o)
+{
+    if (only_datadir(o, "status", false) < 0)
+        return -1;
+    if (opt_str(o, "db-driver"))
+        return error("--db-driver without --datadir: status lists every pgolab server");
+    int n = server_registry_list(list_one, NULL);
+    if (n == 0) {
+        char *dir = server_registry_dir();
+        printf("no pgolab servers running (started by this user; registry %s)\n", dir);
+        free(dir);
+        return 1;
+    }
+    printf("%d pgolab server%s running; `pgolab server status --datadir=DIR` for one\n", n,
+           n == 1 ? "" : "s");
+    return 0;
+}
+
 static int do_status(struct opts *o)
 {
     struct server s;
     char *version = NULL;
     int rc;
-    if (need_datadir(o, "status") < 0 || only_datadir(o, "status", false) < 0 || read_state(o, &s) < 0)
+    if (!opt_str(o, "datadir"))
+        return list_servers(o);
+    if (only_datadir(o, "status", false) < 0 || read_state(o, &s) < 0)
         return -1;
     switch (server_status(&s, &version)) {
     case SERVER_RUNNING:
@@ -290,6 +323,7 @@ int cmd_server(int argc, char **argv)
     if (cli_help(argc, argv, usage))
         return 0;
     opts_init(&o, tables, ARRAY_SIZE(tables));
+    o.cmd = "server";
     if (opts_parse(&o, argc - 1, argv + 1) < 0) {
         opts_release(&o);
         return 1;

@@ -77,6 +77,18 @@ const struct opt_def *const *db_driver_option_tables(int *count)
     return tables;
 }
 
+bool db_option_of_other_driver(const struct opt_def *d, const struct db_driver *in_use)
+{
+    for (size_t i = 0; i < sizeof(drivers) / sizeof(drivers[0]); i++) {
+        if (drivers[i] == in_use || !drivers[i]->options)
+            continue;
+        for (const struct opt_def *o = drivers[i]->options; o->name; o++)
+            if (o == d)
+                return true;
+    }
+    return false;
+}
+
 static uint64_t fnv1a(uint64_t h, const void *data, size_t n)
 {
     const unsigned char *p = data;

@@ -68,8 +68,11 @@ struct db_conn {
 struct db_libinfo {
     const char *product;      /* the client library's name for the banner: "SQLite",
                                * "libmariadb", "libpq" (NULL: the driver's name) */
-    const char *path;         /* the library file that was loaded */
-    const char *version;      /* e.g. "3.40.1" */
+    const char *path;         /* the library file that was loaded (a linked client library:
+                               * the file the dynamic linker chose) */
+    const char *version;      /* the library's own version, dotted: "3.40.1" (SQLite),
+                               * "3.3.20" (libmariadb), "15.18" (libpq); the same format for
+                               * every driver, with product in front of it in the banner */
     const char *source_id;    /* build source id (sqlite3_sourceid(), called by us) */
     const char *engine_source_id; /* SELECT sqlite_source_id(): the engine's own answer; it
                                    * differs from source_id if the library's internal calls
@@ -149,6 +152,9 @@ const struct db_driver *db_driver_find(const char *name);
 const char *db_driver_names(void);
 /* Every driver's option table, NULL-terminated (for option registration). */
 const struct opt_def *const *db_driver_option_tables(int *count);
+/* Whether d is an option of a driver other than in_use (e.g. --pgsql-password on SQLite):
+ * what a run's JSON leaves out of its options. */
+bool db_option_of_other_driver(const struct opt_def *d, const struct db_driver *in_use);
 
 /* Wrappers used by workloads: they count r/w/o and errors in c->cnt. Return DB_OK or the
  * error class. Tests can inject a retryable error into db_execute every N calls with the

@@ -63,7 +63,7 @@ static struct {
  * its pointer points here). */
 static char table_suffix[96];
 
-static char lib_path[64], lib_loaded_from[512];
+static char lib_loaded_from[512];
 
 /* One parameter's own storage: the library keeps pointers to it across executions, so the
  * parameters are bound once and only their values change. */
@@ -287,7 +287,6 @@ static int mdb_init(const struct opts *o)
             return error("cannot initialize the MySQL client library (libmariadb)");
         cfg.lib_ready = true;
     }
-    snprintf(lib_path, sizeof(lib_path), "libmariadb %s", MARIADB_PACKAGE_VERSION);
     Dl_info di;
     snprintf(lib_loaded_from, sizeof(lib_loaded_from), "%s",
              dladdr((void *)&mysql_real_connect, &di) && di.dli_fname ? di.dli_fname : "?");
@@ -308,7 +307,7 @@ static int mdb_libinfo(struct db_libinfo *info)
     if (!cfg.lib_ready)
         return -1;
     info->product = "libmariadb";
-    info->path = lib_path;
+    info->path = lib_loaded_from; /* linked: the file the dynamic linker chose */
     info->version = mysql_get_client_info();
     info->source_id = NULL;
     info->engine_source_id = NULL;

@@ -44,13 +44,16 @@ static struct {
     bool ready;
 } cfg;
 
-static char lib_version[32], lib_source_id[48], *lib_loaded_from;
+static char lib_version[32], *lib_loaded_from;
 
 struct pg_conn {
     PGconn *pg;
     unsigned next_stmt;  /* suffix of the next prepared statement's name */
     bool blocking;       /* the socket is in blocking mode (see wait_result) */
+    struct db_stmt *begin_st, *commit_st;  /* BEGIN / COMMIT prepared (see trx_stmt) */
 };
+
+static void stmt_free(struct db_stmt *s);
 
 struct db_stmt {
     char *sql;            /* the '?' text: sent with params inlined when name is "" */
@@ -216,7 +219,6 @@ static int pgsql_init(const struct opts *o)
         snprintf(lib_version, sizeof(lib_version), "%d.%d", v / 10000, v % 10000);
     else
         snprintf(lib_version, sizeof(lib_version), "%d.%d.%d", v / 10000, v / 100 % 100, v % 100);
-    snprintf(lib_source_id, sizeof(lib_source_id), "libpq %d", v);
     if (!lib_loaded_from) {
         __typeof__(&PQexecPrepared) fn = PQexecPrepared;
         Dl_info di;
@@ -243,10 +245,10 @@ static int pgsql_libinfo(struct db_libinfo *info)
     if (!cfg.ready)
         return -1;
     info->product = "libpq";
-    info->path = lib_loaded_from;
+    info->path = lib_loaded_from; /* linked: the file the dynamic linker chose */
     info->version = lib_version;
-    info->source_id = lib_source_id;
-    info->engine_source_id = lib_source_id;  /* a client library: no separate engine answer */
+    info->source_id = NULL;        /* a client library has no build source id */
+    info->engine_source_id = NULL;
     info->loaded_from = lib_loaded_from;
     info->isolation = "linked";
     return 0;
@@ -284,7 +286,9 @@ static void pgsql_disconnect(struct db_conn *c)
     struct pg_conn *pc = c->priv;
     if (!pc)
         return;
-    PQfinish(pc->pg);
+    PQfinish(pc->pg);  /* the server drops the prepared statements with the session */
+    stmt_free(pc->begin_st);
+    stmt_free(pc->commit_st);
     free(pc);
     c->priv = NULL;
 }
@@ -405,6 +409,14 @@ static void pgsql_stmt_close(struct db_conn *c, struct db_stmt *s)
             debug("%s", sql);
         PQclear(PQexec(pc->pg, sql));  /* errors (e.g. in an aborted transaction) are harmless */
     }
+    stmt_free(s);
+}
+
+/* Free what a struct db_stmt owns (the server side is the caller's concern). */
+static void stmt_free(struct db_stmt *s)
+{
+    if (!s)
+        return;
     strbuf_release(&s->text);
     free(s->pbuf);
     free(s->values);
@@ -574,17 +586,31 @@ static enum db_status pgsql_query(struct db_conn *c, const char *sql, enum db_qc
     return run_text(c, sql, cls);
 }
 
-static enum db_status pgsql_begin(struct db_conn *c, bool will_write)
+/* BEGIN and COMMIT are prepared statements (extended protocol), as sysbench's
+ * oltp_common.lua prepares them, so pg_stat_statements counts them as sysbench's do; text
+ * (the simple protocol) under --db-ps-mode=disable. Prepared on the connection's first begin:
+ * workloads without transactions never send them. */
+static enum db_status trx_stmt(struct db_conn *c, struct db_stmt **sp, const char *sql)
 {
     enum db_qclass cls;
+    if (!cfg.ps)
+        return run_text(c, sql, &cls);
+    if (!*sp && !(*sp = pgsql_prepare(c, sql)))
+        return c->err.status;
+    return pgsql_execute(c, *sp, NULL, 0, &cls);
+}
+
+static enum db_status pgsql_begin(struct db_conn *c, bool will_write)
+{
+    struct pg_conn *pc = c->priv;
     (void)will_write;  /* row locks are taken statement by statement */
-    return run_text(c, "BEGIN", &cls);
+    return trx_stmt(c, &pc->begin_st, "BEGIN");
 }
 
 static enum db_status pgsql_commit(struct db_conn *c)
 {
-    enum db_qclass cls;
-    return run_text(c, "COMMIT", &cls);
+    struct pg_conn *pc = c->priv;
+    return trx_stmt(c, &pc->commit_st, "COMMIT");
 }
 
 static void pgsql_rollback(struct db_conn *c)

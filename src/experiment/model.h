@@ -104,6 +104,7 @@ struct experiment_config {
     struct store *store;
     int64_t experiment_id;     /* > 0: reports name it ("pgolab experiment 12: ...") */
     const char *kind;          /* "compare" | "pgo" | "calibrate" (or NULL): for reports */
+    bool experiment_new;       /* experiment_record_begin made it (not a resume) */
     /* --measure=instructions: measure is MEASURE_INSTRUCTIONS, events (>= 5) the fixed event
      * count N of each run, valgrind the program to run (NULL = "valgrind" on PATH). time_s
      * is then unused by the runs; threads should be {1} (the CLIs force it). Settings record
@@ -158,6 +159,8 @@ struct experiment_result {
     char *env_json;  /* environment: kernel, CPU model, cores, hostname (JSON object text) */
     char *error;     /* why the experiment stopped early (one line), or NULL */
     int signal;      /* the signal (SIGINT/SIGTERM) that stopped it, or 0 */
+    bool transient;  /* the failure may not happen again (a hung or killed child, a server
+                      * that died in a run): --resume is worth suggesting */
     double started_at, finished_at;  /* wall clock, seconds since the epoch */
     int resumed;     /* runs already recorded in the store when experiment_run() started
                       * (they are the first `resumed` entries of runs) */

@@ -93,8 +93,10 @@ int experiment_record_begin(struct experiment_config *cfg, struct store *s, cons
         cfg->store = s;
         cfg->experiment_id = id;
         cfg->kind = kind;
+        cfg->experiment_new = true;
         progress_done();
         fprintf(stderr, "experiment %lld recorded in %s\n", (long long)id, store_path(s));
+        store_remember_path(store_path(s));
     }
     free(settings);
     free(env);
@@ -202,12 +204,46 @@ out:
     return rc;
 }
 
+/* Only compare and pgo take --resume (calibrate starts afresh). */
+static bool kind_resumes(const char *kind)
+{
+    return kind && (!strcmp(kind, "compare") || !strcmp(kind, "pgo"));
+}
+
 int experiment_record_finish(const struct experiment_config *cfg,
                              const struct experiment_result *res, int run_rc)
 {
     if (!cfg->store || cfg->experiment_id <= 0)
         return 0;
     const char *status = run_rc == 0 ? "complete" : res->signal ? "interrupted" : "failed";
+    long long id = (long long)cfg->experiment_id;
+    const char *cmd = cfg->kind && !strcmp(cfg->kind, "pgo") ? "pgo TARGET" : cfg->kind;
+    if (run_rc != 0 && !res->signal && res->nruns == 0 && cfg->experiment_new) {
+        /* nothing was measured: a junk row in history helps no one */
+        if (store_experiment_delete(cfg->store, cfg->experiment_id) < 0)
+            return -1;
+        fprintf(stderr, "experiment %lld removed from %s: it failed before its first run\n", id,
+                store_path(cfg->store));
+        return 0;
+    }
+    if (run_rc != 0) {
+        bool resumable = res->signal || res->transient;
+        char *note = xasprintf("%s%s", resumable ? EXPERIMENT_NOTE_RESUMABLE : "",
+                               res->error ? res->error : status);
+        int nrc = store_experiment_set_note(cfg->store, cfg->experiment_id, note);
+        free(note);
+        if (nrc < 0)
+            return -1;
+        if (resumable && !kind_resumes(cfg->kind))
+            fprintf(stderr, "experiment %lld %s: `pgolab %s` with the same options starts it "
+                            "again (it has no --resume)\n", id, status, cmd ? cmd : "");
+        else if (resumable)
+            fprintf(stderr, "experiment %lld %s: `pgolab %s --resume=%lld` with the same options "
+                            "continues it\n", id, status, cmd, id);
+        else
+            fprintf(stderr, "experiment %lld failed: the same options would fail again "
+                            "(--resume would too); fix the cause and start a new one\n", id);
+    }
     return store_experiment_finish(cfg->store, cfg->experiment_id, status);
 }
 
@@ -431,14 +467,29 @@ int experiment_load(struct store *s, int64_t id, struct experiment_loaded *out)
         goto out;
     res->resumed = res->nruns;
     if (strcmp(e->status, "complete")) {
-        if (!strcmp(e->status, "running"))
+        size_t np = strlen(EXPERIMENT_NOTE_RESUMABLE);
+        bool resumable = e->note && !strncmp(e->note, EXPERIMENT_NOTE_RESUMABLE, np);
+        const char *why = resumable ? e->note + np : e->note;
+        if (!kind_resumes(e->kind))
+            res->error = xasprintf("experiment %lld %s%s%s", (long long)id,
+                                   !strcmp(e->status, "running")
+                                       ? "is still running, or was stopped by a crash or power cut"
+                                       : e->status,
+                                   why ? ": " : "", why ? why : "");
+        else if (!strcmp(e->status, "running"))
             res->error = xasprintf("experiment %lld is still running, or was stopped by a crash "
                                    "or power cut (`pgolab %s --resume=%lld` continues it)",
-                                   (long long)id, e->kind, (long long)id);
+                                   (long long)id, !strcmp(e->kind, "pgo") ? "pgo TARGET" : e->kind,
+                                   (long long)id);
+        else if (!strcmp(e->status, "failed") && e->note && !resumable)
+            /* a cause that would fail again: no --resume */
+            res->error = xasprintf("experiment %lld failed: %s", (long long)id, why);
         else
-            res->error = xasprintf("experiment %lld %s (`pgolab %s --resume=%lld` with the "
+            res->error = xasprintf("experiment %lld %s%s%s (`pgolab %s --resume=%lld` with the "
                                    "same options continues it)",
-                                   (long long)id, e->status, e->kind, (long long)id);
+                                   (long long)id, e->status, why ? ": " : "", why ? why : "",
+                                   !strcmp(e->kind, "pgo") ? "pgo TARGET" : e->kind,
+                                   (long long)id);
     }
     rc = 0;
 out:

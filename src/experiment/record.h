@@ -39,8 +39,17 @@ int experiment_record_begin(struct experiment_config *cfg, struct store *s, cons
 int experiment_record_resume(struct experiment_config *cfg, struct store *s, int64_t id,
                              const char *kind, const char *extra_json);
 
+/* The note of a stopped experiment starts with this when --resume may succeed (interrupted,
+ * or res->transient); the rest of the note is the error. */
+#define EXPERIMENT_NOTE_RESUMABLE "resumable: "
+
 /* Mark the recorded experiment finished after experiment_run() returned run_rc: "complete"
- * (0), "interrupted" (a signal stopped it) or "failed". Nothing when cfg->store is NULL. */
+ * (0), "interrupted" (a signal stopped it) or "failed". A new experiment that failed before
+ * its first run (not a signal) is removed instead ("experiment N removed from FILE: ..."): a
+ * failure before the first run leaves no row. Otherwise a stopped one gets res->error as its
+ * note and one line on stderr: the --resume command when a signal or a transient failure
+ * (res->transient) stopped it, else that the same options would fail again. Nothing when
+ * cfg->store is NULL. */
 int experiment_record_finish(const struct experiment_config *cfg,
                              const struct experiment_result *res, int run_rc);
 

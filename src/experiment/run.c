@@ -29,52 +29,6 @@
 
 /* ---------------------------------------------------------------- small helpers */
 
-/* Make dir and its parents (mode 0755); 0, or -1 with errno set. */
-/* Copy the file src to dst (created or truncated). 0, or -1 with errno set. */
-static int copy_file(const char *src, const char *dst)
-{
-    char buf[1 << 16];
-    int in = open(src, O_RDONLY | O_CLOEXEC);
-    if (in < 0)
-        return -1;
-    int out = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (out < 0) {
-        int e = errno;
-        close(in);
-        errno = e;
-        return -1;
-    }
-    ssize_t n;
-    int rc = 0;
-    while ((n = read(in, buf, sizeof(buf))) != 0) {
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            rc = -1;
-            break;
-        }
-        for (ssize_t off = 0; off < n;) {
-            ssize_t w = write(out, buf + off, (size_t)(n - off));
-            if (w < 0) {
-                if (errno == EINTR)
-                    continue;
-                rc = -1;
-                break;
-            }
-            off += w;
-        }
-        if (rc < 0)
-            break;
-    }
-    int e = errno;
-    close(in);
-    if (close(out) < 0 && rc == 0) {
-        e = errno;
-        rc = -1;
-    }
-    errno = e;
-    return rc;
-}
 
 /* Remove a SQLite database file and its -wal, -shm and -journal companions. */
 static void remove_db(const char *path)
@@ -292,6 +246,23 @@ static int copy_data(struct experiment_result *res, const struct variant *var,
 static char *last_server_tail;
 /* --profile: the sampler of the last managed server's run (run_once finishes it). */
 static struct profile_session server_profile;
+/* The last failed run's server was gone (it died): a cause that may not repeat. */
+static bool last_server_gone;
+
+/* Where a server log named in a message is kept, as the work directory goes:
+ * RESULTS.logs/experiment-N-WHAT.log beside the results database (the directory made here);
+ * NULL without a store or when the directory cannot be made (then the server's default). */
+static char *keep_log_path(const struct experiment_config *cfg, const char *what)
+{
+    if (!cfg->store || cfg->experiment_id <= 0)
+        return NULL;
+    char *dir = xasprintf("%s.logs", store_path(cfg->store));
+    char *path = NULL;
+    if (mkdir_p(dir) == 0)
+        path = xasprintf("%s/experiment-%lld-%s.log", dir, (long long)cfg->experiment_id, what);
+    free(dir);
+    return path;
+}
 
 /* Start variant var's server on datadir (initialized there when new). 0, or -1 after
  * run_fail() (server_start printed why, with the server's log tail). */
@@ -303,11 +274,17 @@ static int start_server(const struct experiment_config *cfg, struct experiment_r
         .stop_with_parent = true,
         .noptions = cfg->nserver_options,
     };
+    char *what = xasprintf("%s-server-start", var->name);
+    char *keep = keep_log_path(cfg, what);
+    free(what);
+    sc.keep_log = keep;
     if (is_dir(var->library))
         sc.prefix = var->library;
     else
         sc.server = var->library;
-    if (server_start(srv, &sc) == 0)
+    int st = server_start(srv, &sc);
+    free(keep);
+    if (st == 0)
         return 0;
     if (got_signal) {
         res->signal = got_signal;
@@ -389,7 +366,7 @@ static int fresh_copy(struct experiment_result *res, const char *template, const
     for (size_t i = 0; i < ARRAY_SIZE(sfx); i++) {
         char *src = xasprintf("%s%s", template, sfx[i]);
         char *dst = xasprintf("%s%s", rundb, sfx[i]);
-        int cr = (i == 0 || file_exists(src)) ? copy_file(src, dst) : 0;
+        int cr = (i == 0 || file_exists(src)) ? file_copy(src, dst) : 0;
         if (cr < 0)
             run_fail(res, "cannot copy %s to %s: %s", src, dst, strerror(errno));
         free(src);
@@ -464,12 +441,20 @@ int run_child(const struct experiment_config *cfg, struct experiment_result *res
     if (var->kind == VARIANT_SERVER) {
         free(last_server_tail);
         last_server_tail = NULL;
-        if (st != 0) { /* e.g. the server died: its own last words go with the run's error */
+        last_server_gone = false;
+        if (st != 0) { /* e.g. the server died: its own last words go with the run's error, and
+                        * its log is kept (the run's datadir goes) */
             char *tail = run_log_tail(srv.log, 3);
+            char *what = xasprintf("run-%03d-%s-server", res->nruns + 1, var->name);
+            char *keep = keep_log_path(cfg, what);
+            const char *name = keep && file_copy(srv.log, keep) == 0 ? keep : srv.log;
+            last_server_gone = server_status(&srv, NULL) == SERVER_GONE;
             last_server_tail = xasprintf("%s; server log %s: %s",
-                                         server_status(&srv, NULL) == SERVER_GONE
-                                             ? "the server is gone" : "the server is running",
-                                         srv.log, tail);
+                                         last_server_gone ? "the server is gone"
+                                                          : "the server is running",
+                                         name, tail);
+            free(what);
+            free(keep);
             free(tail);
         }
         stop_server(&srv);
@@ -599,6 +584,8 @@ int run_once(const struct experiment_config *cfg, struct experiment_result *res,
     }
     if (st != 0) {
         char *tail = run_log_tail(log, 3);
+        /* a hung or killed child, or a server that died: may not happen again */
+        res->transient = st >= 128 || (var->kind == VARIANT_SERVER && last_server_gone);
         run_fail(res, "run failed: variant %s, %s, threads=%d, round %d/%d: exit %d: %s%s%s",
                  var->name, workload, threads, round, cfg->rounds, st, tail,
                  last_server_tail ? "; " : "", last_server_tail ? last_server_tail : "");

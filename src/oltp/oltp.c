@@ -101,6 +101,7 @@ int oltp_opts_load(struct oltp_opts *o, const struct opts *opts, const struct wo
         return -1;
     o->delta = (uint32_t)v;
     o->prepare_rows = o->table_size;
+    o->test = wl ? wl->name : NULL;
     o->range_selects = opt_bool(opts, "range-selects");
     o->skip_trx = opt_bool(opts, "skip-trx");
     o->auto_inc = opt_bool(opts, "auto-inc");
@@ -137,17 +138,23 @@ int oltp_opts_load(struct oltp_opts *o, const struct opts *opts, const struct wo
 
 /* Run one statement; on failure name it by its first line, at most 60 characters (a bulk
  * INSERT is half a megabyte). */
+/* The one line of a failed sql: the statement, the server's message and code, and hint
+ * (NULL for none). */
+static void sql_failed(const struct db_conn *c, const char *sql, const char *hint)
+{
+    size_t len = strcspn(sql, "\n");
+    char code[24] = "";
+    if (c->err.code)  /* PostgreSQL has none: its message carries the SQLSTATE */
+        snprintf(code, sizeof(code), " (code %d)", c->err.code);
+    error("%.*s%s failed: %s%s%s", (int)(len > 60 ? 60 : len), sql,
+          len > 60 || sql[len] ? "..." : "", c->err.msg, code, hint ? hint : "");
+}
+
 static enum db_status exec_sql(struct db_conn *c, const char *sql)
 {
     enum db_status st = db_query(c, sql);
-    if (st != DB_OK) {
-        size_t len = strcspn(sql, "\n");
-        char code[24] = "";
-        if (c->err.code)  /* PostgreSQL has none: its message carries the SQLSTATE */
-            snprintf(code, sizeof(code), " (code %d)", c->err.code);
-        error("%.*s%s failed: %s%s", (int)(len > 60 ? 60 : len), sql,
-              len > 60 || sql[len] ? "..." : "", c->err.msg, code);
-    }
+    if (st != DB_OK)
+        sql_failed(c, sql, NULL);
     return st;
 }
 
@@ -163,6 +170,12 @@ static int exec_announced(struct db_conn *c, const char *what, int n, char *sql)
     return st == DB_OK ? 0 : -1;
 }
 
+/* "already exists" is how SQLite, MariaDB/MySQL (1050) and PostgreSQL (42P07) all say it. */
+static bool table_exists_error(const struct db_conn *c)
+{
+    return strstr(c->err.msg, "already exists") != NULL;
+}
+
 static int create_table(struct db_conn *c, const struct oltp_opts *o, int n)
 {
     const struct db_driver *d = c->drv;
@@ -174,7 +187,19 @@ static int create_table(struct db_conn *c, const struct oltp_opts *o, int n)
                           "  c CHAR(120) DEFAULT '' NOT NULL,\n  pad CHAR(60) DEFAULT '' NOT NULL,\n"
                           "  PRIMARY KEY (id)\n) %s",
                           n, o->auto_inc ? d->id_auto_inc : d->id_plain, d->table_suffix);
-    return exec_announced(c, "Creating table", n, sql);
+    printf("Creating table 'sbtest%d'...\n", n);
+    fflush(stdout);
+    enum db_status st = db_query(c, sql);
+    if (st != DB_OK) {
+        char *hint = table_exists_error(c)
+            ? xasprintf("; run `pgolab bench %s cleanup` with the same options first",
+                        o->test ? o->test : "TESTNAME")
+            : NULL;
+        sql_failed(c, sql, hint);
+        free(hint);
+    }
+    free(sql);
+    return st == DB_OK ? 0 : -1;
 }
 
 volatile sig_atomic_t oltp_prepare_interrupted;

@@ -47,6 +47,7 @@ struct oltp_opts {
     bool bulk_schema;       /* bulk_insert: tables are (id, k) only, one per thread, no data */
     struct rand_config rnd;
     uint64_t seed;        /* --rand-seed (0 = from the clock in run; fixed in prepare) */
+    const char *test;     /* the workload's name (static), for messages */
 };
 
 struct oltp_thread;

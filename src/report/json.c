@@ -20,11 +20,16 @@ json_t *report_json_libinfo(const struct db_libinfo *lib)
     return j;
 }
 
-static json_t *options_json(const struct opts *o)
+/* The general options and those of the driver in use (driver: its name), not the other
+ * drivers'. */
+static json_t *options_json(const struct opts *o, const char *driver)
 {
     json_t *j = json_object();
+    const struct db_driver *in_use = driver ? db_driver_find(driver) : NULL;
     for (int i = 0; o && i < o->nvalues; i++) {
         const struct opt_value *v = &o->values[i];
+        if (in_use && db_option_of_other_driver(v->def, in_use))
+            continue;
         /* Never a password (--mysql-password, --pgsql-password): only whether one was given. */
         if (strstr(v->def->name, "password"))
             json_object_set_new(j, v->def->name, json_string(v->value && *v->value ? "(hidden)" : ""));
@@ -77,7 +82,7 @@ json_t *report_json(const struct bench_info *bi, const struct run_stats *st,
     json_object_set_new(j, "test", json_string(bi->test));
     json_object_set_new(j, "command", json_string(bi->command));
     json_object_set_new(j, "db_driver", json_string(bi->driver));
-    json_object_set_new(j, "options", options_json(bi->opts));
+    json_object_set_new(j, "options", options_json(bi->opts, bi->driver));
     json_object_set_new(j, "library", report_json_libinfo(&bi->lib));
     json_object_set_new(j, "threads", json_integer(bi->threads));
     json_object_set_new(j, "total_time_s", json_real(st->total_time_s));

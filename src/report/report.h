@@ -27,16 +27,20 @@ struct bench_info {
     uint64_t seed;             /* 0 = from the clock */
     struct db_libinfo lib;     /* zeroed when unknown */
     const struct opts *opts;   /* every option, for the JSON "options" object */
+    bool latency_us;           /* --latency-unit=us: text latencies in microseconds (the
+                                * default, ms, is sysbench's byte for byte) */
 };
 
 /* First line of every text output (sysbench's version line, naming pgolab). */
 void report_text_banner(const struct bench_info *bi);
 /* "Running the test with following options:" ... "Initializing worker threads..." */
 void report_text_run_header(const struct bench_info *bi);
-/* "[ 1s ] thds: ... tps: ... qps: ... (r/w/o: ...) lat (ms,95%): ... err/s: ... reconn/s: ..." */
-void report_text_interval(const struct interval_stats *iv, int percentile);
+/* "[ 1s ] thds: ... tps: ... qps: ... (r/w/o: ...) lat (ms,95%): ... err/s: ... reconn/s: ..."
+ * (us: "lat (us,95%)", the value in microseconds). */
+void report_text_interval(const struct interval_stats *iv, int percentile, bool us);
 /* The cumulative block: optional latency histogram, SQL statistics, General statistics,
- * Latency (ms), Threads fairness. */
+ * Latency (ms), Threads fairness; with bi->latency_us the histogram and "Latency (us):" in
+ * microseconds, same layout. */
 void report_text_final(const struct bench_info *bi, const struct run_stats *st, bool histogram);
 
 /* The whole run as a JSON object (new reference; caller decrefs). ivs may be NULL. */

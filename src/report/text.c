@@ -39,12 +39,13 @@ void report_text_run_header(const struct bench_info *bi)
     fflush(stdout);
 }
 
-void report_text_interval(const struct interval_stats *iv, int percentile)
+void report_text_interval(const struct interval_stats *iv, int percentile, bool us)
 {
     printf("[ %.0fs ] thds: %d tps: %4.2f qps: %4.2f (r/w/o: %4.2f/%4.2f/%4.2f) "
-           "lat (ms,%d%%): %4.2f err/s: %4.2f reconn/s: %4.2f\n",
+           "lat (%s,%d%%): %4.2f err/s: %4.2f reconn/s: %4.2f\n",
            iv->time_s, iv->threads, iv->tps, iv->qps, iv->reads_per_s, iv->writes_per_s,
-           iv->other_per_s, percentile, iv->lat_ms, iv->errors_per_s, iv->reconnects_per_s);
+           iv->other_per_s, us ? "us" : "ms", percentile, us ? iv->lat_ms * 1e3 : iv->lat_ms,
+           iv->errors_per_s, iv->reconnects_per_s);
     fflush(stdout);
 }
 
@@ -57,8 +58,9 @@ static void count_line(const char *label, unsigned long long n, double secs, boo
         printf("%-41s%llu\n", label, n);
 }
 
-static void print_histogram(const struct histogram *h)
+static void print_histogram(const struct histogram *h, bool us)
 {
+    double div = us ? 1e3 : 1e6;
     /* Below 0.25 ms several buckets print as the same 3-decimal value: one line per printed
      * value, their counts summed, bars scaled to the largest line (40 stars). */
     size_t nb = histogram_nbuckets(), nl = 0;
@@ -66,14 +68,14 @@ static void print_histogram(const struct histogram *h)
     uint64_t *count = xcalloc(nb, sizeof(uint64_t)), maxc = 0;
     for (size_t i = 0; i < nb; i++) {
         char v[32];
-        snprintf(v, sizeof(v), "%12.3f", histogram_bucket_value(i) / 1e6);
+        snprintf(v, sizeof(v), "%12.3f", histogram_bucket_value(i) / div);
         if (!nl || strcmp(v, label[nl - 1]))
             snprintf(label[nl++], sizeof(label[0]), "%s", v);
         count[nl - 1] += h->counts[i];
     }
     for (size_t i = 0; i < nl; i++)
         maxc = count[i] > maxc ? count[i] : maxc;
-    printf("Latency histogram (values are in milliseconds)\n");
+    printf("Latency histogram (values are in %s)\n", us ? "microseconds" : "milliseconds");
     printf("       value  ------------- distribution ------------- count\n");
     for (size_t i = 0; i < nl; i++) {
         if (!count[i])
@@ -96,7 +98,7 @@ void report_text_final(const struct bench_info *bi, const struct run_stats *st, 
     double *ev = xcalloc((size_t)st->nthreads, sizeof(double));
 
     if (histogram && bi->percentile > 0)
-        print_histogram(&st->hist);
+        print_histogram(&st->hist, bi->latency_us);
     printf("SQL statistics:\n");
     printf("    queries performed:\n");
     count_line("        read:", c->reads, t, false);
@@ -110,16 +112,17 @@ void report_text_final(const struct bench_info *bi, const struct run_stats *st, 
     printf("\nGeneral statistics:\n");
     printf("%-41s%.4fs\n", "    total time:", t);
     printf("%-41s%llu\n", "    total number of events:", (unsigned long long)st->events);
-    printf("\nLatency (ms):\n");
-    printf("         min: %39.2f\n", st->events ? (double)st->hist.min_ns / 1e6 : 0.0);
-    printf("         avg: %39.2f\n", histogram_mean(&st->hist) / 1e6);
-    printf("         max: %39.2f\n", (double)st->hist.max_ns / 1e6);
+    double div = bi->latency_us ? 1e3 : 1e6;  /* ns -> the unit */
+    printf("\nLatency (%s):\n", bi->latency_us ? "us" : "ms");
+    printf("         min: %39.2f\n", st->events ? (double)st->hist.min_ns / div : 0.0);
+    printf("         avg: %39.2f\n", histogram_mean(&st->hist) / div);
+    printf("         max: %39.2f\n", (double)st->hist.max_ns / div);
     if (bi->percentile > 0)
         printf("        %3dth percentile: %27.2f\n", bi->percentile,
-               histogram_percentile(&st->hist, bi->percentile) / 1e6);
+               histogram_percentile(&st->hist, bi->percentile) / div);
     else
         printf("         percentile stats:               disabled\n");
-    printf("         sum: %39.2f\n", st->hist.sum_ns / 1e6);
+    printf("         sum: %39.2f\n", st->hist.sum_ns / div);
     for (int i = 0; i < st->nthreads; i++)
         ev[i] = (double)st->thread_events[i];
     mean_stddev(ev, st->nthreads, &ev_mean, &ev_sd);

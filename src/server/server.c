@@ -193,10 +193,15 @@ static void read_log_since(const char *path, off_t from, struct strbuf *out)
     close(fd);
 }
 
+/* The start failed: the log is copied to s->keep_log first (the datadir may go), and the
+ * title names the copy. */
 static void print_log_since(const struct server *s, off_t from)
 {
     struct strbuf sb = STRBUF_INIT;
-    char *title = xasprintf("last lines of %s", s->log);
+    const char *name = s->log;
+    if (s->keep_log && file_copy(s->log, s->keep_log) == 0)
+        name = s->keep_log;
+    char *title = xasprintf("last lines of %s", name);
     read_log_since(s->log, from, &sb);
     print_tail(stderr, title, sb.buf, sb.len, TAIL_LINES);
     free(title);
@@ -782,6 +787,7 @@ int server_start(struct server *s, const struct server_config *cfg)
         made_dir = true;
     }
     s->log = path_join(s->datadir, LOG_FILE);
+    s->keep_log = cfg->keep_log ? xstrdup(cfg->keep_log) : xasprintf("%s.log", s->datadir);
     if (init) {
         /* PostgreSQL's datadir belongs to the server's user, mode 0700 (initdb insists) */
         if (f->private_datadir && srv_give_dir(s->datadir, &ctx.ra) < 0)

@@ -75,6 +75,9 @@ struct server_config {
                              * (prctl PR_SET_PDEATHSIG): experiments leave no server behind.
                              * Not for `pgolab server start`, which leaves it running. */
     bool keep_datadir;      /* server_stop() keeps a generated datadir */
+    const char *keep_log;   /* a server that fails to start has its log copied here, and the
+                             * message names the copy (the datadir may be removed); NULL =
+                             * DATADIR.log, beside the datadir */
 };
 
 /* A started server (server_start) or one found through its state file (server_state_read).
@@ -93,6 +96,7 @@ struct server {
                                   * (server_stop removes it) */
     char *datadir;               /* absolute */
     char *log;                   /* DATADIR/pgolab-server.log */
+    char *keep_log;              /* where a failed start copies the log (server_config) */
     char *binary;                /* absolute path of the server binary */
     char *version;               /* e.g. "10.11.19", "15.20" (from `BINARY --version`) */
     char *flavor;                /* "MariaDB", "MySQL" or "PostgreSQL" */
@@ -191,6 +195,13 @@ int server_state_write(const struct server *s);
 /* Read DATADIR/pgolab-server.json into s (overwritten; s->child false, s->password "").
  * -1 with a message naming the file when it is missing or not a pgolab state file. */
 int server_state_read(struct server *s, const char *datadir);
+
+/* The directory of the server registry: $PGOLAB_RUNTIME_DIR, else $TMPDIR (or /tmp)
+ * /pgolab-servers-UID (caller frees). server_state_write() adds a file per server there. */
+char *server_registry_dir(void);
+/* Call fn for every registered server that still runs (state file present, same pid, process
+ * alive); stale entries are removed. Returns the number of servers. */
+int server_registry_list(void (*fn)(const struct server *s, void *ctx), void *ctx);
 
 /* Free the strings of s and zero it (does not stop anything). */
 void server_release(struct server *s);

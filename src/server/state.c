@@ -1,13 +1,16 @@
 /* state: DATADIR/pgolab-server.json, the state file of a running server (see server.h): how
  * `pgolab server status|stop --datadir=DIR` find a server that another pgolab process started.
- * Written atomically (a temporary file renamed over it); never holds the password. Also
- * server_release(), which frees what a struct server owns. */
+ * Written atomically (a temporary file renamed over it); never holds the password. The
+ * registry (a file per server pid naming its datadir, in server_registry_dir()) is how
+ * `pgolab server status` without --datadir finds them all. Also server_release(), which frees
+ * what a struct server owns. */
 #include "server/server_flavor.h"
 #include "util/fmt.h"
 #include "util/fs.h"
 #include "util/strbuf.h"
 #include "util/util.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <jansson.h>
 #include <stdlib.h>
@@ -18,6 +21,68 @@
 static void set_str(json_t *o, const char *key, const char *v)
 {
     json_object_set_new(o, key, v ? json_string(v) : json_null());
+}
+
+char *server_registry_dir(void)
+{
+    const char *env = getenv("PGOLAB_RUNTIME_DIR"), *tmp = getenv("TMPDIR");
+    if (env && *env)
+        return xstrdup(env);
+    return xasprintf("%s/pgolab-servers-%d", tmp && *tmp ? tmp : "/tmp", (int)getuid());
+}
+
+/* REGISTRY/PID = the datadir; a failure is only a warning (status --datadir still works). */
+static void registry_add(const struct server *s)
+{
+    char *dir = server_registry_dir();
+    char *path = xasprintf("%s/%d", dir, (int)s->pid);
+    FILE *f;
+    if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+        warning("cannot make the server registry %s: %s", dir, strerror(errno));
+    else if (!(f = fopen(path, "w")) || (fprintf(f, "%s\n", s->datadir), fclose(f)) != 0)
+        warning("cannot write %s: %s", path, strerror(errno));
+    free(path);
+    free(dir);
+}
+
+int server_registry_list(void (*fn)(const struct server *s, void *ctx), void *ctx)
+{
+    char *dir = server_registry_dir();
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int n = 0;
+    while (d && (e = readdir(d))) {
+        char *end;
+        long pid = strtol(e->d_name, &end, 10);
+        if (e->d_name[0] == '.' || *end || pid <= 0)
+            continue;
+        char *entry = path_join(dir, e->d_name), *state = NULL;
+        struct strbuf datadir = STRBUF_INIT;
+        struct server s;
+        bool live = false;
+        memset(&s, 0, sizeof(s));
+        if (strbuf_read_file(&datadir, entry) == 0) {
+            strbuf_rtrim(&datadir);
+            state = path_join(datadir.buf, STATE_FILE);
+            /* the state file must still be there and name the same process */
+            live = access(state, F_OK) == 0 && server_state_read(&s, datadir.buf) == 0 &&
+                   s.pid == (pid_t)pid && server_status(&s, NULL) != SERVER_GONE;
+        }
+        if (live) {
+            fn(&s, ctx);
+            n++;
+        } else {
+            unlink(entry); /* stopped, or its datadir is gone */
+        }
+        server_release(&s);
+        strbuf_release(&datadir);
+        free(state);
+        free(entry);
+    }
+    if (d)
+        closedir(d);
+    free(dir);
+    return n;
 }
 
 int server_state_write(const struct server *s)
@@ -55,6 +120,8 @@ int server_state_write(const struct server *s)
         rc = error("cannot rename %s to %s: %s", tmp, path, strerror(errno));
     if (rc < 0)
         unlink(tmp);
+    else
+        registry_add(s);
     json_decref(j);
     strbuf_release(&when);
     free(tmp);
@@ -149,6 +216,7 @@ void server_release(struct server *s)
     free(s->socket_dir);
     free(s->datadir);
     free(s->log);
+    free(s->keep_log);
     free(s->binary);
     free(s->version);
     free(s->flavor);

@@ -604,6 +604,28 @@ int store_experiment_finish(struct store *s, int64_t exp_id, const char *status)
     return txn_end(s, rc);
 }
 
+int store_experiment_delete(struct store *s, int64_t exp_id)
+{
+    static const char *const sql[] = {
+        "DELETE FROM runs WHERE experiment_id = ?1",
+        "DELETE FROM variants WHERE experiment_id = ?1",
+        "DELETE FROM experiments WHERE id = ?1",
+    };
+    int rc = 0;
+    if (write_begin(s))
+        return -1;
+    for (size_t i = 0; rc == 0 && i < ARRAY_SIZE(sql); i++) {
+        sqlite3_stmt *st;
+        rc = prepare(s, sql[i], &st);
+        if (rc == 0) {
+            if (sq->bind_int64(st, 1, exp_id) != SQLITE_OK || sq->step(st) != SQLITE_DONE)
+                rc = fail(s, "removing an experiment");
+            sq->finalize(st);
+        }
+    }
+    return txn_end(s, rc);
+}
+
 int store_experiment_set_note(struct store *s, int64_t exp_id, const char *note)
 {
     sqlite3_stmt *st;

@@ -28,6 +28,8 @@
  */
 
 #define STORE_DEFAULT_PATH "pgolab.db"
+/* The environment variable that replaces STORE_DEFAULT_PATH when --results is not given. */
+#define STORE_ENV "PGOLAB_RESULTS"
 #define STORE_APPLICATION_ID 1346850636 /* 0x50474F4C = "PGOL" */
 #define STORE_SCHEMA_VERSION 2
 
@@ -97,6 +99,13 @@ int store_close(struct store *s);
 /* The path the store was opened with (owned by the store). */
 const char *store_path(const struct store *s);
 
+/* Remember path (made absolute) as where experiments were last recorded, in
+ * $XDG_STATE_HOME/pgolab/last-results (default ~/.local/state/pgolab/last-results); a failure
+ * is silent (it is only a hint). */
+void store_remember_path(const char *path);
+/* The path store_remember_path() last kept (caller frees), or NULL. */
+char *store_last_path(void);
+
 /* Start an experiment: kind is one of the four kinds above, settings_json a JSON object (its
  * settings_hash is computed here), environment_json JSON or NULL. Status "running",
  * created_at now. *id gets the new experiment id. */
@@ -114,6 +123,9 @@ int store_run_exists(struct store *s, int64_t exp_id, int variant_idx, const cha
 /* Set the experiment's status ("complete" | "interrupted" | "failed" | "running") and
  * finished_at = now (0 again for "running", as when resuming). */
 int store_experiment_finish(struct store *s, int64_t exp_id, const char *status);
+/* Remove an experiment with its variants and runs (one transaction): for one that failed
+ * before anything was measured. */
+int store_experiment_delete(struct store *s, int64_t exp_id);
 /* Replace the experiment's free-form note (NULL clears it). */
 int store_experiment_set_note(struct store *s, int64_t exp_id, const char *note);
 

@@ -127,3 +127,48 @@ long long fs_free_bytes(const char *path)
         return -1;
     return (long long)sv.f_bavail * (long long)sv.f_frsize;
 }
+
+int file_copy(const char *src, const char *dst)
+{
+    char buf[1 << 16];
+    int in = open(src, O_RDONLY | O_CLOEXEC);
+    if (in < 0)
+        return -1;
+    int out = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (out < 0) {
+        int e = errno;
+        close(in);
+        errno = e;
+        return -1;
+    }
+    ssize_t n;
+    int rc = 0;
+    while ((n = read(in, buf, sizeof(buf))) != 0) {
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            rc = -1;
+            break;
+        }
+        for (ssize_t off = 0; off < n;) {
+            ssize_t w = write(out, buf + off, (size_t)(n - off));
+            if (w < 0) {
+                if (errno == EINTR)
+                    continue;
+                rc = -1;
+                break;
+            }
+            off += w;
+        }
+        if (rc < 0)
+            break;
+    }
+    int e = errno;
+    close(in);
+    if (close(out) < 0 && rc == 0) {
+        e = errno;
+        rc = -1;
+    }
+    errno = e;
+    return rc;
+}

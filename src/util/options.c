@@ -3,6 +3,7 @@
 #include "util/util.h"
 #include "util/strbuf.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,8 +93,15 @@ static int set_value(struct opt_value *v, const char *value)
             return error("invalid value for --%s: '%s' (expected on or off)", name, value);
         break;
     case OPT_INT:
-        if (parse_int64(value, &i) < 0)
+        if (parse_int64(value, &i) < 0) {
+            char *end;
+            errno = 0;
+            (void)strtoll(value, &end, 10);
+            if (errno == ERANGE && !*end)
+                return error("invalid value for --%s: '%s' is out of range (at most %lld)", name,
+                             value, (long long)INT64_MAX);
             return error("invalid value for --%s: '%s' (expected an integer)", name, value);
+        }
         break;
     case OPT_DOUBLE:
         if (parse_double(value, &d) < 0)
@@ -118,11 +126,70 @@ static int set_value(struct opt_value *v, const char *value)
     return 0;
 }
 
+/* Levenshtein distance of a[0..alen) and b, '-' and '_' the same character. */
+static size_t edit_distance(const char *a, size_t alen, const char *b)
+{
+    size_t blen = strlen(b);
+    size_t *row = xcalloc(blen + 1, sizeof(size_t));
+    for (size_t j = 0; j <= blen; j++)
+        row[j] = j;
+    for (size_t i = 1; i <= alen; i++) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= blen; j++) {
+            char x = a[i - 1] == '_' ? '-' : a[i - 1], y = b[j - 1] == '_' ? '-' : b[j - 1];
+            size_t best = diag + (x != y);
+            if (row[j] + 1 < best)
+                best = row[j] + 1;
+            if (row[j - 1] + 1 < best)
+                best = row[j - 1] + 1;
+            diag = row[j];
+            row[j] = best;
+        }
+    }
+    size_t d = row[blen];
+    free(row);
+    return d;
+}
+
+const char *opt_nearest(const struct opts *o, const char *name, size_t len)
+{
+    const char *best = NULL;
+    size_t best_d = 0;
+    for (int i = 0; i < o->nvalues; i++) {
+        size_t d = edit_distance(name, len, o->values[i].def->name);
+        if (!best || d < best_d) {
+            best = o->values[i].def->name;
+            best_d = d;
+        }
+    }
+    return best;
+}
+
+/* The one line of an unknown option: "FATAL: invalid option: --x (did you mean --y? see
+ * pgolab CMD --help)"; -1. */
+static int unknown_option(const struct opts *o, const char *arg, const char *name, size_t len)
+{
+    const char *near = opt_nearest(o, name, len);
+    struct strbuf hint = STRBUF_INIT;
+    /* as git does, only a plausible typo is suggested: at most half the characters edited */
+    if (near && 2 * edit_distance(name, len, near) <= (len > strlen(near) ? len : strlen(near)))
+        strbuf_addf(&hint, "did you mean --%s? ", near);
+    strbuf_addf(&hint, "see pgolab%s%s --help", o->cmd ? " " : "", o->cmd ? o->cmd : "");
+    error("invalid option: %s (%s)", arg, hint.buf);
+    strbuf_release(&hint);
+    return -1;
+}
+
 int opts_set(struct opts *o, const char *name, const char *value)
 {
     struct opt_value *v = find(o, name, strlen(name));
-    if (!v)
-        return error("invalid option: --%s", name);
+    if (!v) {
+        char *arg = xasprintf("--%s", name);
+        unknown_option(o, arg, name, strlen(name));
+        free(arg);
+        return -1;
+    }
     return set_value(v, value);
 }
 
@@ -140,10 +207,8 @@ int opts_parse(struct opts *o, int argc, char **argv)
         const char *eq = strchr(name, '=');
         size_t len = eq ? (size_t)(eq - name) : strlen(name);
         struct opt_value *v = find(o, name, len);
-        if (!v) {
-            fprintf(stderr, "invalid option: %s\n", a);
-            return -1;
-        }
+        if (!v)
+            return unknown_option(o, a, name, len);
         if (!eq && v->def->type == OPT_MULTI && i + 1 < argc) {
             /* "--variant A=..." (value as the next word) for repeatable options only;
              * the others keep sysbench's --name=value form. */
@@ -202,6 +267,11 @@ bool opt_bool(const struct opts *o, const char *name)
 {
     const char *s = get(o, name)->value;
     return s && parse_bool(s) == 1;
+}
+
+bool opt_known(const struct opts *o, const char *name)
+{
+    return find(o, name, strlen(name)) != NULL;
 }
 
 bool opt_is_set(const struct opts *o, const char *name)

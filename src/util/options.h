@@ -5,6 +5,7 @@
 #define PGOLAB_OPTIONS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 enum opt_type {
@@ -41,6 +42,7 @@ struct opts {
     int nvalues;
     char **args;  /* positional arguments, in order */
     int nargs;
+    const char *cmd; /* the command for messages ("bench", "server"; static), or NULL */
 };
 
 /* Register the option tables (each ends with OPT_END) and load defaults. */
@@ -49,9 +51,16 @@ void opts_release(struct opts *o);
 
 /* Parse argv[0..argc). Options go into o (values are copied), other words into o->args.
  * The value of an option whose name contains "password" is then overwritten with 'x' in argv
- * itself, so the process title never shows it. Returns 0, or -1 after printing "invalid
- * option: --xyz" or a bad-value message. */
+ * itself, so the process title never shows it. Returns 0, or -1 after printing one line:
+ * "FATAL: invalid option: --thread=1 (did you mean --threads? see pgolab CMD --help)" (the
+ * nearest registered name by opt_nearest(), when at most half its characters differ; CMD =
+ * o->cmd) or a bad-value message (an integer
+ * outside int64_t: "'1e99' is out of range (at most 9223372036854775807)"). */
 int opts_parse(struct opts *o, int argc, char **argv);
+
+/* The registered option name nearest to name[0..len) by Levenshtein distance ('-' = '_';
+ * ties go to the first registered), or NULL when none is registered. */
+const char *opt_nearest(const struct opts *o, const char *name, size_t len);
 
 /* Set an option by name (canonical or with '_'); -1 on unknown name or bad value. */
 int opts_set(struct opts *o, const char *name, const char *value);
@@ -62,6 +71,8 @@ int64_t opt_int(const struct opts *o, const char *name);
 double opt_double(const struct opts *o, const char *name);
 bool opt_bool(const struct opts *o, const char *name);
 bool opt_is_set(const struct opts *o, const char *name);
+/* Whether name is a registered option (the accessors abort on one that is not). */
+bool opt_known(const struct opts *o, const char *name);
 /* OPT_MULTI: the values given, in command-line order (owned by o; NULL-terminated).
  * With none given: the default as a single value, or an empty list. *count may be NULL. */
 const char *const *opt_multi(const struct opts *o, const char *name, int *count);

@@ -13,8 +13,11 @@ pg prep --sqlite-db="$DB" --table-size=200 oltp_read_write prepare
 ok_db=(--sqlite-db="$DB" --table-size=200)
 
 note "---- command line"
-bench_fails "unknown option" '^invalid option: --xyz$' "${ok_db[@]}" --xyz oltp_read_write run
-bench_fails "unknown option with a value" '^invalid option: --no-such-thing(=1)?$' "${ok_db[@]}" --no-such-thing=1 oltp_read_write run
+bench_fails "unknown option" '^FATAL: invalid option: --xyz \(see pgolab bench --help\)$' "${ok_db[@]}" --xyz oltp_read_write run
+bench_fails "unknown option with a value" '^FATAL: invalid option: --no-such-thing=1 \(see pgolab bench --help\)$' "${ok_db[@]}" --no-such-thing=1 oltp_read_write run
+bench_fails "a typo: the nearest option" '^FATAL: invalid option: --thread=1 \(did you mean --threads\? see pgolab bench --help\)$' "${ok_db[@]}" --thread=1 oltp_read_write run
+bench_fails "a typo with '_': the nearest option" '^FATAL: invalid option: --tabel_size=4 \(did you mean --table-size\? see pgolab bench --help\)$' "${ok_db[@]}" --tabel_size=4 oltp_read_write run
+bench_fails "--time out of range" "^FATAL: invalid value for --time: '99999999999999999999' is out of range \(at most 9223372036854775807\)$" "${ok_db[@]}" --time=99999999999999999999 oltp_read_write run
 bench_fails "unknown test" "nosuch_test.*oltp_read_write.*oltp_read_only.*oltp_write_only.*oltp_point_select" \
     "${ok_db[@]}" nosuch_test run
 bench_fails "unknown command" "frobnicate" "${ok_db[@]}" oltp_read_write frobnicate
@@ -61,6 +64,8 @@ note "---- prepare over an existing table"
 pg again "${ok_db[@]}" oltp_read_write prepare
 is "$RC" 1 "prepare twice: exit status 1"
 like "$(cat "$TMP/again.err")" "sbtest1.*already exists" "prepare twice: message names the table and says it exists"
+like "$(cat "$TMP/again.err")" 'already exists \(code 1\); run `pgolab bench oltp_read_write cleanup` with the same options first$' \
+    "prepare twice: the message says to run cleanup first"
 is "$(grep -c 'Inserting' "$TMP/again.out")" 0 "prepare twice: stops before inserting"
 is "$(wc -l <"$TMP/again.err" | tr -d ' ')" 1 "prepare twice: one line on stderr"
 

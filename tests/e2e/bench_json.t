@@ -116,6 +116,11 @@ check_common "json --time=2" "$TMP/a.out"
 cmp_ok "${J_total_time_s:-}" '>=' 2 "json --time=2: total_time_s >= 2"
 cmp_ok "${J_total_time_s:-}" '<' 3 "json --time=2: total_time_s < 3"
 is "${J_options_report_interval:-}/${J_options_time:-}/${J_options_format:-}" "1/2/json" "json: options echo the command line"
+# the general options and the driver in use only: none of the server drivers' (issue 12)
+opt_keys=$(python3 -c 'import json,sys; print(" ".join(sorted(json.load(open(sys.argv[1]))["options"])))' "$TMP/a.out")
+unlike "$opt_keys" '(^| )(mysql|pgsql)-' "json on SQLite: no --mysql-*/--pgsql-* in options"
+like "$opt_keys" '(^| )sqlite-library( |$)' "json on SQLite: the SQLite driver's options are there"
+like "$opt_keys" '(^| )db-ps-mode( |$)' "json on SQLite: the general database options are there"
 cmp_ok "${J_intervals_len:-0}" '>=' 1 "json --report-interval=1: intervals present (${J_intervals_len:-0})"
 cmp_ok "${J_intervals_len:-0}" '<=' 2 "json --report-interval=1: at most 2 intervals in 2 s"
 is "${J_iv_times:-}" "$(seq 1 "${J_intervals_len:-0}" | tr '\n' ' ' | sed 's/ $//')" "json intervals: time_s = 1, 2, ..."

@@ -110,6 +110,12 @@ is "$rc" 1 "compare: exit 1 when a server dies"
 like "$(cat "$TMP/k.err")" "run failed: variant [AB], oltp_read_only, threads=1, round [12]/3: exit [0-9]+: .*server log" \
     "the error names the run and carries the server's log"
 like "$(cat "$TMP/k.err")" "the server is gone" "... and says the server is gone"
+# a server that died is a transient cause: --resume is worth trying, and the log it names is kept
+like "$(cat "$TMP/k.err")" '^experiment 4 failed: `pgolab compare --resume=4` with the same options continues it$' \
+    "... and suggests --resume (a server that died may not die again)"
+klog=$(sed -n 's/.*server log \([^:]*\.log\): .*/\1/p' "$TMP/k.err" | head -1)
+like "$klog" "$DB\.logs/experiment-4-run-00[0-9]-[AB]-server\.log$" "... the server log it names is beside the results"
+ok "... and kept" test -s "$klog"
 is "$(sq "$DB" "SELECT count(*) || ' ' || (SELECT status FROM experiments WHERE id = 4) FROM runs WHERE experiment_id = 4")" \
     "1 failed" "the run recorded before is kept; the experiment is marked failed"
 is "$(ours mariadbd)" 0 "no mariadbd left running after the failure"

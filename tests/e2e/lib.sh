@@ -348,7 +348,8 @@ started() {
 state_pid() { sed -n 's/^ *"pid": \([0-9]*\),$/\1/p' "$1/pgolab-server.json" 2>/dev/null; }
 
 # tail_datadir NAME: the datadir whose log tail ("---- last lines of DIR/pgolab-server.log:") $TMP/NAME.err shows
-tail_datadir() { sed -n 's/^---- last lines of \(.*\)\/pgolab-server.log:$/\1/p' "$TMP/$1.err"; }
+# (a failed start names the copy of the log it keeps beside the datadir, DATADIR.log)
+tail_datadir() { sed -n 's/^---- last lines of \(.*\)\(\/pgolab-server\)\{0,1\}\.log:$/\1/p' "$TMP/$1.err" | head -1; }
 
 # no_server_in DIR: no process has "$SERVER_ARGS_RE DIR" on its command line
 no_server_in() { ! pgrep -f -- "$SERVER_ARGS_RE$1( |\$)" >/dev/null; }
@@ -443,6 +444,7 @@ start_timeout_checks() {
     dir=$(tail_datadir slow)
     ok "start timeout: the generated datadir is removed" test -n "$dir" -a ! -e "$dir"
     ok "start timeout: no server left" no_server_in "$dir"
+    rm -f "$dir.log"  # the copy of the log the message named
     cmp_ok "$((t1 - t0))" '<' "$limit" "start timeout: gave up in time ($((t1 - t0)) s)"
 }
 

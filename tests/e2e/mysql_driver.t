@@ -209,12 +209,18 @@ is "$RC" 1 "MYSQL_PWD: an explicit --mysql-password= wins over it (access denied
 pg json "${MY[@]}" "${SMALL[@]}" --mysql-user=pwuser --mysql-password="$PW" --events=20 --time=0 --format=json \
     oltp_point_select run
 is "$RC" 0 "--format=json: exit 0"
-like "$(cat "$TMP/json.out")" '"path": *"libmariadb [0-9]' "--format=json: library path names libmariadb and its version"
+like "$(cat "$TMP/json.out")" '"path": *"/[^"]*libmariadb\.so[^"]*"' "--format=json: library path is the libmariadb file"
+like "$(cat "$TMP/json.out")" '"version": *"[0-9]+\.[0-9]+\.[0-9]+"' "--format=json: library version, dotted"
 like "$(cat "$TMP/json.out")" '"isolation": *"linked"' "--format=json: library isolation is 'linked'"
 like "$(cat "$TMP/json.out")" "\"server\": *\"MariaDB $(sql 'SELECT version()' | sed 's/-.*//' | sed 's/\./\\./g')\"" \
     "--format=json: the server's product and version"
 pg info "${MY[@]}" oltp_read_only info
 like "$(cat "$TMP/info.out")" "^server: +MariaDB [0-9]+\.[0-9]+\.[0-9]+$" "info: names the server it connected to"
+# one format for every driver's client library: the file, its dotted version, where the code is
+like "$(cat "$TMP/info.out")" "^library: +/.*/libmariadb\.so[.0-9]*$" "info: library is the libmariadb file"
+like "$(cat "$TMP/info.out")" "^version: +[0-9]+\.[0-9]+\.[0-9]+$" "info: version is dotted (as SQLite's)"
+like "$(cat "$TMP/info.out")" "^loaded from: +/.*/libmariadb\.so" "info: loaded from the libmariadb file"
+unlike "$(cat "$TMP/info.out")" "libmariadb [0-9]" "info: no 'libmariadb VERSION' in place of a file"
 is "$(grep -c -F -- "$PW" "$TMP/json.out")" 0 "--format=json: the password is not printed"
 like "$(cat "$TMP/json.out")" '"mysql-password": *"\(hidden\)"' "--format=json: the options say only that a password was given"
 

@@ -8,6 +8,10 @@
 #   2. run --threads=1: the statements and rows the *server* counted per transaction (MariaDB
 #      SHOW GLOBAL STATUS Com_*/Handler_*, PostgreSQL pg_stat_database/pg_stat_user_tables)
 #      and the r/w/o the tool reported must agree within 1%;
+#      PostgreSQL only: the statement forms the server recorded (pg_stat_statements: the calls
+#      of every normalised statement text of the sbtest account, table numbers folded) must
+#      agree within 1% per transaction, which tells a prepared (extended protocol) BEGIN or
+#      COMMIT from a simple-protocol one;
 #      MariaDB only (the statement texts are the workload's, not the driver's): the general log
 #      of a 5-event run, literals normalised, must show the same statements in the same order,
 #      sent the same way (prepared or text), one table per statement group, ids per statement;
@@ -63,7 +67,9 @@ for drv in "${DRIVERS[@]}"; do
     # PostgreSQL's autovacuum/autoanalyze workers would add transactions of their own to the
     # sbtest database's counters at random moments.
     mysql) start_server mysql "$SD/my" ;;
-    pgsql) start_server pgsql "$SD/pg" --server-option=autovacuum=off ;;
+    # pg_stat_statements records the statement forms each tool sends (checked in 2.)
+    pgsql) start_server pgsql "$SD/pg" --server-option=autovacuum=off \
+        --server-option=shared_preload_libraries=pg_stat_statements ;;
     *) bail_out "unknown driver $drv" ;;
     esac
     CLIENT[$drv]=$(sed -n 's/^client: *//p' "$TMP/start-$drv.out")
@@ -75,6 +81,10 @@ PGPORT=$(sed -n 's/^port: *127\.0\.0\.1:\([0-9]*\)$/\1/p' "$TMP/start-pgsql.out"
 # ---- observers: the servers' superusers over the unix socket (never the benchmark's account).
 my_sql() { mariadb --socket="$MYSOCK" -u root -N -B sbtest -e "$1"; }
 pg_sql() { psql -h "$SD/pg" -p "$PGPORT" -U postgres -d sbtest -XAtq -v ON_ERROR_STOP=1 -F ' ' "$@"; }
+if [ -n "${CLIENT[pgsql]:-}" ]; then
+    pg_sql -c "CREATE EXTENSION IF NOT EXISTS pg_stat_statements" ||
+        bail_out "CREATE EXTENSION pg_stat_statements failed (postgresql-15 ships it)"
+fi
 
 # schema DRIVER: the tables, their definitions and indexes as the server reports them, and the
 # shape of their data (counts, id range, k range, c/pad templates). AUTO_INCREMENT=N is
@@ -196,7 +206,15 @@ counters() {
                             FROM pg_stat_user_tables WHERE relname LIKE 'sbtest%'
                 UNION ALL SELECT 'n_tup_ins', coalesce(sum(n_tup_ins), 0) FROM pg_stat_user_tables WHERE relname LIKE 'sbtest%'
                 UNION ALL SELECT 'n_tup_upd', coalesce(sum(n_tup_upd), 0) FROM pg_stat_user_tables WHERE relname LIKE 'sbtest%'
-                UNION ALL SELECT 'n_tup_del', coalesce(sum(n_tup_del), 0) FROM pg_stat_user_tables WHERE relname LIKE 'sbtest%'"
+                UNION ALL SELECT 'n_tup_del', coalesce(sum(n_tup_del), 0) FROM pg_stat_user_tables WHERE relname LIKE 'sbtest%'
+                UNION ALL SELECT 'pss:' || q, sum(calls) FROM (
+                    SELECT regexp_replace(regexp_replace(regexp_replace(query,
+                               '(VALUES\s*\([^)]*\)).*', '\1'), 'sbtest[0-9]+', 'sbtest#', 'g'),
+                               '\s+', '_', 'g') AS q, calls
+                      FROM pg_stat_statements
+                     WHERE dbid = (SELECT oid FROM pg_database WHERE datname = 'sbtest')
+                       AND userid = (SELECT oid FROM pg_roles WHERE rolname = 'sbtest')) s
+                 GROUP BY q"
         ;;
     esac
 }
@@ -509,7 +527,7 @@ PERL
 # KNOWN DIFFERENCES (asserted as such):
 # * Both tools prepare BEGIN and COMMIT on MariaDB (which accepts them as server-side prepared
 #   statements; reference §3 says MySQL refuses BEGIN), so Com_stmt_execute counts them in
-#   both. On PostgreSQL sysbench prepares them as well, which the counters cannot see.
+#   both, and on PostgreSQL, where pg_stat_statements records the forms (part 2).
 # * oltp_delete: the ids drawn are random, so how many DELETEs find their row (rows deleted;
 #   sysbench's "write") and how many find it gone ("other") differ by chance. The server's rows
 #   deleted must equal the tool's own "write" count exactly, and rows deleted plus the tool's
@@ -559,6 +577,21 @@ for drv in "${DRIVERS[@]}"; do
             agree "$desc" "$a" "$b"
             row="$row $k=$(printf '%.4g/%.4g' "$a" "$b")"
         done
+        # the statement forms PostgreSQL recorded (pg_stat_statements), per transaction
+        if [ "$drv" = pgsql ]; then
+            forms=$(cat "$sb/per_txn" "$pg/per_txn" | awk '$1 ~ /^pss:/ { print $1 }' | sort -u)
+            like "$(grep -c '^pss:' "$sb/per_txn")" '^[1-9]' "$L: pg_stat_statements recorded sysbench's statements"
+            for k in $forms; do
+                a=$(val "$sb/per_txn" "$k") b=$(val "$pg/per_txn" "$k")
+                [ "$a" = missing ] && a=0
+                [ "$b" = missing ] && b=0
+                # what both tools send once per run (their setup) is no statement form of a
+                # transaction
+                [ "$(calc "($a < 0.0005 && $a > -0.0005 && $b < 0.0005 && $b > -0.0005)")" = 1 ] && continue
+                agree "$L: pg_stat_statements: ${k#pss:} calls per transaction" "$a" "$b"
+                case $k in pss:BEGIN | pss:COMMIT) row="$row ${k#pss:}=$(printf '%.4g/%.4g' "$a" "$b")" ;; esac
+            done
+        fi
         # what the tools reported
         if [ "$wl" = oltp_delete ]; then
             keys="read write+other"

@@ -209,8 +209,17 @@ sleep 1
 is "$(tr '\0' ' ' </proc/$ppid_/cmdline | grep -cF "$PW")" 0 "process title: the password is not in /proc/PID/cmdline"
 like "$(tr '\0' ' ' </proc/$ppid_/cmdline)" "--pgsql-password=x+ " "process title: the option is there, blanked"
 wait $ppid_
+pg info "${P[@]}" oltp_read_only info
+# one format for every driver's client library: the file, its dotted version, where the code is
+like "$(cat "$TMP/info.out")" "^library: +/.*/libpq\.so[.0-9]*$" "info: library is the libpq file"
+like "$(cat "$TMP/info.out")" "^version: +[0-9]+\.[0-9]+$" "info: version is dotted (15.18, not 150018)"
+unlike "$(cat "$TMP/info.out")" "source id|libpq [0-9]" "info: no 'libpq 150018' source id"
+like "$(cat "$TMP/info.out")" "^server: +PostgreSQL [0-9]+" "info: names the server it connected to"
 pg pwjson "${P[@]}" "${S[@]}" --pgsql-user=pwuser --pgsql-password="$PW" --format=json --events=5 oltp_point_select run
 is "$(grep -cF "$PW" "$TMP/pwjson.out")" 0 "--format=json: password never printed"
+okeys=$(perl -MJSON::PP -e 'local $/; print join(" ", sort keys %{decode_json(<STDIN>)->{options}})' <"$TMP/pwjson.out")
+unlike "$okeys" '(^| )(mysql|sqlite)-' "--format=json: options of the pgsql driver only, no --mysql-*/--sqlite-*"
+like "$okeys" '(^| )pgsql-host( |$)' "--format=json: the pgsql driver's options are there"
 like "$(perl -MJSON::PP -e 'local $/; print decode_json(<STDIN>)->{options}{"pgsql-password"}' <"$TMP/pwjson.out")" '^\(hidden\)$' \
     "--format=json: options say a password was given, not which"
 like "$(head -n 1 "$TMP/ps.out")" '^sysbench 1\.0\.20 \(pgolab [0-9.]+, libpq [0-9.]+\)$' "banner names libpq and its version"

@@ -97,7 +97,7 @@ fails "stop without datadir" "stop needs --datadir=DIR" stop
 fails "stop, no state" "$TMP/junk: no pgolab server state there" stop --datadir="$TMP/junk"
 fails "status, no state" "no pgolab server state there" status --datadir="$TMP/junk"
 fails "unknown command" "unknown command 'restart'" restart
-fails "unknown option" "^invalid option: --frobnicate=1$" start --db-driver=mysql --frobnicate=1
+fails "unknown option" "^FATAL: invalid option: --frobnicate=1 \\(see pgolab server --help\\)$" start --db-driver=mysql --frobnicate=1
 
 note "---- stop"
 stop_checks stop1 mariadbd
@@ -174,6 +174,8 @@ like "$(cat "$TMP/bad.err")" "unknown variable 'no-such-variable=1'" "exits at o
 bad=$(tail_datadir bad)
 like "$bad" '^/dev/shm/pgolab-mysql\.' "exits at once: the tail names the generated datadir"
 ok "exits at once: that datadir is removed" test ! -e "$bad"
+like "$(cat "$bad.log" 2>/dev/null)" "unknown variable 'no-such-variable=1'" "exits at once: the log the message names is kept ($bad.log)"
+rm -f "$bad.log"
 
 echo 'SELECT SLEEP(20);' >"$TMP/sleep.sql"
 start_timeout_checks "Server socket created" 20 --db-driver=mysql --server-option=init-file="$TMP/sleep.sql"

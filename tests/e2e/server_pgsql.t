@@ -157,6 +157,9 @@ like "$(head -1 "$TMP/bad.err")" "^FATAL: $PGBIN/postgres exited during start-up
 like "$(cat "$TMP/bad.err")" 'unrecognized configuration parameter "no_such_setting"' "exits at once: the log tail shows why"
 bad=$(tail_datadir bad)
 ok "exits at once: the generated datadir is removed" test -n "$bad" -a ! -e "$bad"
+like "$(cat "$bad.log" 2>/dev/null)" 'unrecognized configuration parameter "no_such_setting"' \
+    "exits at once: the log the message names is kept ($bad.log)"
+rm -f "$bad.log"
 
 # pre_auth_delay: the server is up but answers no connection for 3 s (each attempt gives up
 # after 2 s), so pgolab keeps waiting

@@ -207,6 +207,23 @@ static void test_unknown_option(void **state)
     assert_int_equal(opt_int(o, "threads"), 1);
 }
 
+static void test_nearest(void **state)
+{
+    struct opts *o = *state;
+    assert_string_equal(opt_nearest(o, "thread", 6), "threads");
+    assert_string_equal(opt_nearest(o, "tabel_size", 10), "table-size");
+    assert_string_equal(opt_nearest(o, "rand-typo=1", 9), "rand-type"); /* only name[0..len) */
+    unknown_opts = o;
+    char *err = capture(STDERR_FILENO, parse_unknown_fn, "--thread=1");
+    assert_string_equal(err, "FATAL: invalid option: --thread=1 (did you mean --threads? see pgolab --help)\n");
+    free(err);
+    o->cmd = "bench";
+    err = capture(STDERR_FILENO, parse_unknown_fn, "--zzzzzzzzzzzz");
+    /* nothing plausibly close: no guess */
+    assert_string_equal(err, "FATAL: invalid option: --zzzzzzzzzzzz (see pgolab bench --help)\n");
+    free(err);
+}
+
 static void test_bad_values(void **state)
 {
     struct opts *o = *state;
@@ -410,6 +427,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_bool_flags, setup, teardown),
         cmocka_unit_test(test_parse_bool),
         cmocka_unit_test_setup_teardown(test_unknown_option, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_nearest, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_values, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lists, setup, teardown),
         cmocka_unit_test_setup_teardown(test_multi, setup, teardown),

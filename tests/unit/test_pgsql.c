@@ -117,9 +117,10 @@ static void test_connect_refused(void **state)
 
     struct db_libinfo li = { 0 };
     assert_int_equal(pgsql_driver.libinfo(&li), 0);
-    assert_non_null(strstr(li.path, "libpq"));
-    assert_non_null(strstr(li.source_id, "libpq "));
-    assert_true(li.version[0] >= '1' && li.version[0] <= '9');
+    /* one format for every driver: the file, its dotted version, no "libpq 150018" id */
+    assert_true(li.path[0] == '/' && strstr(li.path, "libpq.so"));
+    assert_null(li.source_id);
+    assert_true(li.version[0] >= '1' && li.version[0] <= '9' && strchr(li.version, '.'));
     assert_string_equal(li.isolation, "linked");
 
     struct db_conn c = { .drv = &pgsql_driver };

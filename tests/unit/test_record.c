@@ -80,6 +80,7 @@ static void test_record_and_resume(void **state)
     fake_config(&cfg, v, &fd, workdir, 3, 11);
     assert_int_equal(experiment_fingerprint(&cfg), 0);
     assert_int_equal(store_open(dbpath, &s), 0);
+    setenv("XDG_STATE_HOME", fd.dir, 1); /* store_remember_path() writes there */
 
     /* 1. Uninterrupted: every run recorded, status complete, and the report rebuilt from the
      *    store is the report printed at the end, character for character. */
@@ -137,8 +138,9 @@ static void test_record_and_resume(void **state)
     /* The report of a stored, interrupted experiment says so. */
     assert_int_equal(experiment_load(s, 2, &l), 0);
     stored = report_string(&l.cfg, &l.res);
-    assert_non_null(strstr(stored, "INCOMPLETE: 2 of 12 runs finished: experiment 2 interrupted "
-                                   "(`pgolab compare --resume=2` with the same options"));
+    assert_non_null(strstr(stored, "INCOMPLETE: 2 of 12 runs finished: experiment 2 interrupted: "
+                                   "interrupted by SIGINT during run 3 "));
+    assert_non_null(strstr(stored, "(`pgolab compare --resume=2` with the same options"));
     free(stored);
     experiment_loaded_release(&l);
 
@@ -210,6 +212,71 @@ static void test_record_and_resume(void **state)
     assert_int_equal(rc, -1);
     assert_non_null(strstr(err, "experiment 2 is complete; nothing to resume"));
     free(err);
+
+    /* 5. How a failure ends: one before the first run leaves no row; after runs, --resume is
+     *    suggested (at the end and by the stored report) only for a transient cause. */
+    struct {
+        int nruns;
+        bool transient;
+        const char *live, *stored; /* what stderr and the loaded report say (NULL: no row) */
+        const char *not_live;
+    } ends[] = {
+        { 0, false, "removed from ", NULL, "resume" },
+        { 1, false, "failed: the same options would fail again (--resume would too)",
+          "failed: the server would not start", "--resume=" },
+        { 1, true, "failed: `pgolab compare --resume=", "(`pgolab compare --resume=", NULL },
+    };
+    for (size_t i = 0; i < ARRAY_SIZE(ends); i++) {
+        cfg.experiment_id = 0;
+        saved = stderr_begin(errpath);
+        assert_int_equal(experiment_record_begin(&cfg, s, "compare", NULL), 0);
+        memset(&res, 0, sizeof(res));
+        res.error = xstrdup("the server would not start");
+        res.nruns = ends[i].nruns; /* the count only: no run rows are needed here */
+        res.transient = ends[i].transient;
+        assert_int_equal(experiment_record_finish(&cfg, &res, -1), 0);
+        err = stderr_end(saved, errpath);
+        free(res.error);
+        if (!strstr(err, ends[i].live))
+            fail_msg("case %zu: '%s' lacks '%s'", i, err, ends[i].live);
+        if (ends[i].not_live && strstr(strstr(err, "\n") + 1, ends[i].not_live))
+            fail_msg("case %zu: '%s' has '%s'", i, err, ends[i].not_live);
+        free(err);
+        struct store_experiment e;
+        saved = stderr_begin(errpath);
+        int got = store_experiment_get(s, cfg.experiment_id, &e);
+        free(stderr_end(saved, errpath));
+        if (!ends[i].stored) {
+            assert_int_equal(got, -1);
+            continue;
+        }
+        assert_int_equal(got, 0);
+        store_experiment_release(&e);
+        assert_int_equal(experiment_load(s, cfg.experiment_id, &l), 0);
+        if (!strstr(l.res.error, ends[i].stored))
+            fail_msg("case %zu: '%s' lacks '%s'", i, l.res.error, ends[i].stored);
+        if (!ends[i].transient && strstr(l.res.error, "--resume"))
+            fail_msg("case %zu: '%s' suggests --resume", i, l.res.error);
+        experiment_loaded_release(&l);
+    }
+    /* calibrate has no --resume: an interrupted one is started again, never resumed */
+    cfg.experiment_id = 0;
+    saved = stderr_begin(errpath);
+    assert_int_equal(experiment_record_begin(&cfg, s, "calibrate", NULL), 0);
+    memset(&res, 0, sizeof(res));
+    res.error = xstrdup("interrupted by SIGINT during run 2");
+    res.nruns = 1;
+    res.signal = SIGINT;
+    assert_int_equal(experiment_record_finish(&cfg, &res, -1), 0);
+    err = stderr_end(saved, errpath);
+    free(res.error);
+    assert_non_null(strstr(err, "interrupted: `pgolab calibrate` with the same options starts it "
+                                "again (it has no --resume)"));
+    free(err);
+    assert_int_equal(experiment_load(s, cfg.experiment_id, &l), 0);
+    assert_non_null(strstr(l.res.error, "interrupted: interrupted by SIGINT during run 2"));
+    assert_null(strstr(l.res.error, "--resume"));
+    experiment_loaded_release(&l);
 
     strbuf_release(&full.keys);
     strbuf_release(&part.keys);

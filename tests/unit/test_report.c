@@ -141,7 +141,12 @@ static void call_final(void *arg)
 
 static void call_interval(void *arg)
 {
-    report_text_interval(arg, 95);
+    report_text_interval(arg, 95, false);
+}
+
+static void call_interval_us(void *arg)
+{
+    report_text_interval(arg, 95, true);
 }
 
 static int group_setup(void **state)
@@ -290,6 +295,12 @@ static void test_text_interval(void **state)
     char *out = capture(call_interval, &iv);
     assert_string_equal(out, "[ 3s ] thds: 4 tps: 123.46 qps: 2469.12 (r/w/o: 1728.38/493.82/246.91) "
                              "lat (ms,95%): 5.47 err/s: 0.50 reconn/s: 0.00\n");
+    free(out);
+    /* --latency-unit=us: the same line, the latency in microseconds */
+    iv.lat_ms = 0.0042;
+    out = capture(call_interval_us, &iv);
+    assert_string_equal(out, "[ 3s ] thds: 4 tps: 123.46 qps: 2469.12 (r/w/o: 1728.38/493.82/246.91) "
+                             "lat (us,95%): 4.20 err/s: 0.50 reconn/s: 0.00\n");
     free(out);
 }
 

@@ -337,14 +337,22 @@ static void test_mysql_lifecycle(void **state)
     free(datadir);
     server_release(&s);
 
-    /* a server that exits at once fails at once, leaving nothing */
+    /* a server that exits at once fails at once, leaving nothing but the log its message
+     * named (kept at keep_log) */
     char *bad[] = { "no-such-server-option=1" };
-    struct server_config bcfg = { .kind = SERVER_MYSQL, .options = bad, .noptions = 1, .start_timeout_s = 60 };
+    char *kept = sub("kept-server.log");
+    struct server_config bcfg = { .kind = SERVER_MYSQL, .options = bad, .noptions = 1,
+                                  .start_timeout_s = 60, .keep_log = kept };
     uint64_t t0 = now_ns();
     assert_int_equal(server_start(&s, &bcfg), -1);
     assert_true((now_ns() - t0) / 1e9 < 30);
     assert_int_equal(s.pid, 0);
     assert_null(s.datadir);
+    struct strbuf log = STRBUF_INIT;
+    assert_int_equal(strbuf_read_file(&log, kept), 0);
+    assert_non_null(strstr(log.buf, "no-such-server-option"));
+    strbuf_release(&log);
+    free(kept);
 }
 
 int main(void)
