@@ -131,12 +131,9 @@ int pgo_run_suite(struct pgo_pipeline *p, const struct pgo_build *b, char **opti
                      "and a workload trainer", p->recipe.name);
     if (pgo_server_start(p, prefix, NULL, options, &s) < 0)
         return -1;
-    struct strbuf head = STRBUF_INIT;
-    strbuf_init(&head, 0);
-    strbuf_read_file(&head, log);
-    strbuf_addf(&head, "# suite: %s (pid %d) on %s\n", s.binary, (int)s.pid, s.datadir);
-    int rc = stamp_write(log, head.buf);
-    strbuf_release(&head);
+    char *line = xasprintf("# suite: %s (pid %d) on %s\n", s.binary, (int)s.pid, s.datadir);
+    int rc = file_append(log, line);
+    free(line);
     for (int i = 0; i < p->recipe.nsuite && rc == 0 && !*p->interrupted; i++) {
         const struct recipe_step *st = &p->recipe.suite[i];
         struct recipe_vars v;
@@ -151,12 +148,9 @@ int pgo_run_suite(struct pgo_pipeline *p, const struct pgo_build *b, char **opti
         char *cwd = NULL;
         recipe_expand_step(st, &v, &argv, &env, &cwd);
         char *cmd = subprocess_argv_str(argvec_argv(&argv));
-        struct strbuf head = STRBUF_INIT;
-        strbuf_init(&head, 0);
-        strbuf_read_file(&head, log);
-        strbuf_addf(&head, "$ cd %s && %s\n", cwd, cmd);
-        stamp_write(log, head.buf);
-        strbuf_release(&head);
+        char *line = xasprintf("$ cd %s && %s\n", cwd, cmd);
+        file_append(log, line);
+        free(line);
         struct subprocess sp = { .argv = argvec_argv(&argv), .cwd = cwd,
                                  .env = env.n ? argvec_argv(&env) : NULL, .log_path = log,
                                  .timeout_s = SUITE_TIMEOUT_S, .stop = p->interrupted };

@@ -46,12 +46,7 @@ int pgo_bench(struct pgo_pipeline *p, const struct server *s, const char *const 
     server_client_env(s, &env);
     char *cmd = subprocess_argv_str(argvec_argv(&argv));
     char *line = xasprintf("$ %s\n", cmd);
-    struct strbuf old = STRBUF_INIT;
-    strbuf_init(&old, 0);
-    strbuf_read_file(&old, log);
-    strbuf_addstr(&old, line);
-    stamp_write(log, old.buf);
-    strbuf_release(&old);
+    file_append(log, line);
     free(line);
     double limit = BENCH_TIMEOUT_SLACK_S + p->rq->train_time * 2.0 + p->rq->time_s * 2.0;
     struct subprocess sp = { .argv = argvec_argv(&argv), .env = env.n ? argvec_argv(&env) : NULL,

@@ -291,13 +291,14 @@ static int run_step(struct pgo_pipeline *p, struct pgo_build *b, int i, const ch
     struct strbuf head = STRBUF_INIT, logtext = STRBUF_INIT;
     strbuf_init(&head, 0);
     strbuf_init(&logtext, 0);
-    strbuf_read_file(&head, b->log);
-    off_t from = (off_t)head.len;
+    off_t from = file_size(b->log); /* where this step's part of the log begins */
+    if (from < 0)
+        from = 0;
     strbuf_addf(&head, "$ cd %s && %s%s", cwd, env.n ? "env " : "", "");
     for (int e = 0; e < env.n; e++)
         strbuf_addf(&head, "%s ", env.v[e]);
     strbuf_addf(&head, "%s\n", cmd);
-    if (mkdir_p(cwd) < 0 || stamp_write(b->log, head.buf) < 0)
+    if (mkdir_p(cwd) < 0 || file_append(b->log, head.buf) < 0)
         goto out;
 
     char *count_path = xasprintf("%s/%s.count", p->root, st->name);

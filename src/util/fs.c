@@ -128,6 +128,28 @@ long long fs_free_bytes(const char *path)
     return (long long)sv.f_bavail * (long long)sv.f_frsize;
 }
 
+int file_append(const char *path, const char *text)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return error("cannot write %s: %s", path, strerror(errno));
+    size_t len = strlen(text);
+    for (size_t off = 0; off < len;) {
+        ssize_t w = write(fd, text + off, len - off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0) {
+            int e = errno;
+            close(fd);
+            return error("cannot write %s: %s", path, strerror(e));
+        }
+        off += (size_t)w;
+    }
+    if (close(fd) < 0)
+        return error("cannot write %s: %s", path, strerror(errno));
+    return 0;
+}
+
 int file_copy(const char *src, const char *dst)
 {
     char buf[1 << 16];

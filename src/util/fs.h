@@ -25,6 +25,9 @@ int check_writable(const char *opt, const char *path);
 /* Bytes an unprivileged writer may still use on the file system of path (statvfs f_bavail x
  * f_frsize), or -1 if path cannot be examined. */
 long long fs_free_bytes(const char *path);
+/* Append text to the file at path (created, mode 0644, if missing): logs that grow by a
+ * header line per step, without reading them back. 0, or -1 with a message. */
+int file_append(const char *path, const char *text);
 /* Copy the file src to dst (created or truncated, mode 0644). 0, or -1 with errno set (no
  * message). */
 int file_copy(const char *src, const char *dst);
