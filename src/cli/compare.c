@@ -33,6 +33,7 @@ static const struct opt_def compare_options[] = {
     { "bench", OPT_LIST, "oltp_read_only,oltp_read_write", "workloads to run" },
     { "threads", OPT_LIST, "1,2", "thread counts to run each workload with" },
     { "rounds", OPT_INT, "5", "rounds: each round runs every variant once per workload and thread count" },
+    CLI_TARGET_CI_OPTIONS,
     { "time", OPT_INT, "10", "seconds per run" },
     { "reset", OPT_STRING, "run", "when a variant's data returns to the prepared state: run (every run starts from a fresh copy), round (at each round), variant (each variant prepares its own data with its own build, once per workload)" },
     { "warmup-runs", OPT_INT, "0", "runs per variant, workload and thread count made before round 1 and discarded (warms caches, the page cache and the CPU clock)" },
@@ -286,6 +287,8 @@ int cmd_compare(int argc, char **argv)
         }
     if (measure == MEASURE_INSTRUCTIONS &&
         experiment_instructions_setup(&cfg, opt_int(&o, "events")) < 0)
+        goto out;
+    if (cli_target_ci(&o, &cfg) < 0)
         goto out;
     if (opt_is_set(&o, "resume")) {
         resume_id = opt_int(&o, "resume");

@@ -7,6 +7,7 @@
  *   model.h         the data model: config, variants, runs, results, loaded experiments
  *   cells.h         per-cell statistics (a layer below both the engine and the reports)
  *   plan.h          the run order and its seeds
+ *   precision.h     paired per-round CIs, --target-ci's stopping rule, the noise per cell
  *   run.h           one run: its data, the managed server, the child and its JSON report
  *   callgrind.h     --measure=instructions
  *   variants.h      the variants' fingerprints
@@ -32,6 +33,7 @@
 #include "experiment/environment.h"
 #include "experiment/model.h"
 #include "experiment/plan.h"
+#include "experiment/precision.h"
 #include "experiment/record.h"
 #include "experiment/results_json.h"
 #include "experiment/run.h"

@@ -440,6 +440,12 @@ int experiment_load(struct store *s, int64_t id, struct experiment_loaded *out)
         const char *o = json_string_value(json_array_get(a, i));
         cfg->server_options[cfg->nserver_options++] = own(out, o ? o : "");
     }
+    json_t *tci = json_object_get(set, "target_ci");
+    if (json_is_object(tci)) {
+        cfg->target_ci = json_number_value(json_object_get(tci, "pct"));
+        cfg->max_time_s = json_number_value(json_object_get(tci, "max_time_s"));
+        cfg->cs_rounds = (int)json_integer_value(json_object_get(tci, "cs_rounds"));
+    }
     cfg->time_s = json_number_value(json_object_get(set, "time_s"));
     cfg->tables = (int)json_integer_value(json_object_get(set, "tables"));
     cfg->table_size = (int)json_integer_value(json_object_get(set, "table_size"));
