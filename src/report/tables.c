@@ -231,16 +231,22 @@ static void header_lines(struct rep *r, struct strbuf *title, struct strbuf *bod
                                 "geometric mean of the ratios, tested on all rounds pooled\n");
         break;
     case REPORT_SEED003:
-        strbuf_addf(body, "cells: median over %d round%s of each run's min, avg, max and 95th "
-                          "percentile latency (ms) and QPS\n",
-                    cfg->rounds, cfg->rounds == 1 ? "" : "s");
-        strbuf_addf(body, "change vs %s (95%% CI): positive = better (lower latency, higher "
+        if (cfg->target_ci > 0)
+            strbuf_addstr(body, "cells: median over the rounds of each run's min, avg, max and "
+                                "95th percentile latency (ms) and QPS\n");
+        else
+            strbuf_addf(body, "cells: median over %d round%s of each run's min, avg, max and "
+                              "95th percentile latency (ms) and QPS\n",
+                        cfg->rounds, cfg->rounds == 1 ? "" : "s");
+        if (cfg->target_ci <= 0)
+            strbuf_addf(body, "change vs %s (95%% CI): positive = better (lower latency, higher "
                           "QPS); ratio of medians, bootstrap CI, Mann-Whitney U at alpha 0.05; "
                           "\"~\" = no significant difference\n",
                     base->name);
         break;
     case REPORT_SEED002:
-        strbuf_addf(body, "speedup (x) = %s's median time per transaction / the variant's = "
+        if (cfg->target_ci <= 0)
+            strbuf_addf(body, "speedup (x) = %s's median time per transaction / the variant's = "
                           "median tps of the variant / %s's; 95%% CI bootstrap; p = "
                           "Mann-Whitney U; \"~\" = no significant difference at alpha 0.05; "
                           "workload \"all\" = geometric mean over every workload and thread "
@@ -421,9 +427,11 @@ static void seed003_table(struct rep *r, int w, int ti)
     const struct experiment_result *res = r->res;
     int nv = cfg->nvariants, threads = cfg->threads[ti];
     struct table t;
+    /* under --target-ci the rounds the cell ran, not the cap */
+    int nr = cfg->target_ci > 0 ? experiment_cell(res, 0, w, threads, METRIC_TPS).n : cfg->rounds;
     char *title = xasprintf("%s, %d thread%s: latency (ms) and QPS, median of %d round%s",
-                            cfg->workloads[w], threads, threads == 1 ? "" : "s", cfg->rounds,
-                            cfg->rounds == 1 ? "" : "s");
+                            cfg->workloads[w], threads, threads == 1 ? "" : "s", nr,
+                            nr == 1 ? "" : "s");
     rep_table_title(r, title);
     free(title);
 
@@ -524,7 +532,10 @@ static void shape_seed002(struct rep *r)
     int all = ncells > 1, rows = nv * (ncells + all), row = 0;
     int *ws = xcalloc((size_t)ncells, sizeof(int)), *ts = xcalloc((size_t)ncells, sizeof(int));
     struct table t;
-    char *title = xasprintf("Speedup (x) vs %s (ratio of median tps)", cfg->variants[0].name);
+    char *title = xasprintf(cfg->target_ci > 0 ? "Speedup (x) vs %s (geometric mean of the per-round "
+                                                   "tps ratios)"
+                                                 : "Speedup (x) vs %s (ratio of median tps)",
+                            cfg->variants[0].name);
 
     for (int w = 0, i = 0; w < cfg->nworkloads; w++)
         for (int k = 0; k < cfg->nthreads; k++, i++) {
