@@ -38,7 +38,7 @@ static void add_duration(struct strbuf *sb, double s)
         strbuf_addf(sb, "%lds", t);
 }
 
-/* The widest CI half-width for the progress line: "4.1%", or "none yet" (NAN). */
+/* The widest CI half-width for the progress line: "+/-4.1%", or (NAN) "none before round 5". */
 static const char *fmt_half(struct strbuf *sb, double pct)
 {
     strbuf_reset(sb);

@@ -45,6 +45,9 @@
  * SIGTERM arrived: both are caught while it runs) returns -1 with a one-line message, also
  * kept in res->error; runs already finished stay in *res (the caller can still report or
  * save them). Database files are removed as it goes; logs stay in cfg->workdir. */
+/* With cfg->target_ci > 0, cfg->rounds is a cap: each workload stops adding rounds once every
+ * tps cell's sequential CI is narrow enough (precision.h), or before a round that would pass
+ * its share of cfg->max_time_s; either is a success (0), not an incomplete experiment. */
 int experiment_run(const struct experiment_config *cfg, struct experiment_result *res);
 
 #endif
