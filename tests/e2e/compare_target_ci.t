@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `pgolab compare --target-ci=PCT`: rounds are added until every tps cell's sequential 95% CI
+# `pgolab compare --target-ci=PCT` (and calibrate's): rounds are added until every tps cell's sequential 95% CI
 # is narrow enough, or a cap (--max-rounds, --max-time) is reached, and the report, the JSON
 # and the results database say which, per cell. Two SQLite variants: A (the system library)
 # and B (a copy throttled to half speed by the runner's test knob PGOLAB_THROTTLE=0.5:LIBRARY).
@@ -117,7 +117,18 @@ cmp_ok "$(sq "$TMP/r.db" "SELECT max(round) FROM runs WHERE experiment_id = 3")"
 is "$(sq "$TMP/r.db" "SELECT note FROM experiments WHERE id = 3")" \
     "--target-ci=0.1%: reached in 0 of 1 tps cells, stopped by --max-time" "the note: stopped by --max-time"
 
-# 4. Bad input: one line, exit 1, nothing recorded.
+# 4. calibrate --target-ci: the A/A pair's sequential CI, an unreachable target, the cap.
+timeout 300 "$PGOLAB" calibrate --bench=oltp_point_select --time=1 --table-size=1000 \
+    --target-ci=0.1 --max-rounds=5 --results="$TMP/cal.db" --output="$TMP/cal.json" >"$TMP/cal.out" 2>"$TMP/cal.err"
+is "$?" 0 "calibrate --target-ci=0.1 --max-rounds=5: exit 0"
+like "$(cat "$TMP/cal.out")" "^--target-ci=0\.1%: rounds until the A/A pair's sequential 95% CI .* stopped by --max-rounds:$" \
+    "calibrate: says what stopped the rounds"
+like "$(cat "$TMP/cal.out")" "^  oltp_point_select, 1 thread: 5 rounds, A'/A [0-9.]+, CI \+/-[0-9.]+%: target NOT reached$" \
+    "calibrate: the A/A cell, 5 rounds, target not reached"
+is "$(perl -MJSON::PP -e 'local $/; my $j = decode_json(<STDIN>); print $j->{precision}{per_cell}[0]{rounds}' <"$TMP/cal.json")" \
+    5 "calibrate --output: the precision of the A/A cell"
+
+# 5. Bad input: one line, exit 1, nothing recorded.
 for bad in "--target-ci=0" "--target-ci=100" "--target-ci=2 --rounds=5" "--max-rounds=10" \
            "--target-ci=2 --max-rounds=3" "--target-ci=2 --max-time=0"; do
     # shellcheck disable=SC2086
