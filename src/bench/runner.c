@@ -144,14 +144,22 @@ static void fatal_error(struct worker *w)
     w->sh->stop = 1;
 }
 
+static const struct runner_config *hint_cfg;  /* the run's config, for failure_hint */
+
 /* The fix for errors every worker can hit, by native code or message; NULL if none known. */
 static const char *failure_hint(const struct db_error *e, int nthreads, char *buf, size_t n)
 {
     if (e->code == 1040 || !strcmp(e->state, "53300") || strstr(e->msg, "too many clients") ||
         strstr(e->msg, "Too many connections") || strstr(e->msg, "connection slots are reserved")) {
-        snprintf(buf, n, "--threads=%d needs %d connections at once (one per thread) and the "
-                 "server allows fewer (max_connections): raise max_connections or lower --threads",
-                 nthreads, nthreads);
+        const struct runner_config *cfg = hint_cfg;
+        if (cfg && cfg->conn_allowed > 0)
+            snprintf(buf, n, "--threads=%d needs %d connections at once (one per thread), the "
+                     "server allows %d (%s): raise max_connections or lower --threads",
+                     nthreads, nthreads, cfg->conn_allowed, cfg->conn_limit ? cfg->conn_limit : "");
+        else
+            snprintf(buf, n, "--threads=%d needs %d connections at once (one per thread) and the "
+                     "server allows fewer (max_connections): raise max_connections or lower "
+                     "--threads", nthreads, nthreads);
         return buf;
     }
     if (e->code == 1461)
@@ -172,11 +180,13 @@ static const char *failure_hint(const struct db_error *e, int nthreads, char *bu
 static void print_failure(const char *what, int thread, const struct db_error *e, int same,
                           int nthreads, const char *extra)
 {
-    char code[48] = "", who[64], hint_buf[256];
-    if (e->code > 0)
-        snprintf(code, sizeof(code), " [error %d]", e->code);
+    char code[48] = "", num[16] = "", who[64], hint_buf[256];
+    if (e->code > 0)  /* the native code, unless the message already names it */
+        snprintf(num, sizeof(num), "%d", e->code);
     else if (e->state[0])
-        snprintf(code, sizeof(code), " [SQLSTATE %s]", e->state);
+        snprintf(num, sizeof(num), "%s", e->state);
+    if (num[0] && !strstr(e->msg, num))
+        snprintf(code, sizeof(code), e->code > 0 ? " [error %s]" : " [SQLSTATE %s]", num);
     if (same > 1)
         snprintf(who, sizeof(who), "%d of %d threads", same, nthreads);
     else
@@ -616,6 +626,7 @@ int runner_run(const struct runner_config *cfg, struct run_stats *st)
 
     memset(st, 0, sizeof(*st));
     sh->cfg = cfg;
+    hint_cfg = cfg;
     pthread_mutex_init(&sh->mu, NULL);
     pthread_cond_init(&sh->cv, NULL);
     sh->running = n;

@@ -46,6 +46,11 @@ struct runner_config {
     double warmup_s;          /* --warmup-time: events that start before it run uncounted */
     double forced_shutdown_s; /* --forced-shutdown: grace after --time in s, < 0 = off */
     double init_timeout_s;    /* --thread-init-timeout: connect + prepare of every worker */
+    /* What the server allows, for the one line of a refused start (0 / NULL: unknown):
+     * connections for this user, and how that follows from the settings
+     * ("max_connections=6, 3 reserved for superusers") */
+    int conn_allowed;
+    const char *conn_limit;
     /* Test knob (0 = off): run at this fraction (0 < f < 1) of full speed: after each event
      * a worker owes 1/f - 1 events more and runs each whole one it owes as an uncounted extra
      * event (runner.c, throttle_extra_events), so over a run tps and qps are f x what they

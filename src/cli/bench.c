@@ -232,6 +232,26 @@ static void note_server(struct bench_info *bi, struct db_conn *c)
     bi->lib.server = buf;
 }
 
+/* How many connections the server allows this user (0: unknown), and why into limit:
+ * max_connections, less PostgreSQL's superuser_reserved_connections. For the one line of a
+ * start refused for too many connections. */
+static int server_conn_limit(struct db_conn *c, char *limit, size_t n)
+{
+    char v[32], r[32];
+    *limit = '\0';
+    if (!c->drv->server_setting || c->drv->server_setting(c, "max_connections", v, sizeof(v)) < 0)
+        return 0;
+    int max = atoi(v), reserved = 0;
+    if (!strcmp(c->drv->name, "pgsql") &&
+        c->drv->server_setting(c, "superuser_reserved_connections", r, sizeof(r)) == 0)
+        reserved = atoi(r);
+    if (reserved > 0)
+        snprintf(limit, n, "max_connections=%d, %d reserved for superusers", max, reserved);
+    else
+        snprintf(limit, n, "max_connections=%d", max);
+    return max - reserved > 0 ? max - reserved : 0;
+}
+
 static int do_run(struct bench_info *bi, const struct db_driver *drv, const struct workload *wl,
                   const struct oltp_opts *o, const struct opts *opts, bool json)
 {
@@ -244,6 +264,8 @@ static int do_run(struct bench_info *bi, const struct db_driver *drv, const stru
         return 1;
     rc = oltp_check_tables(&c, o);
     note_server(bi, &c);
+    static char limit[96];
+    int allowed = server_conn_limit(&c, limit, sizeof(limit));
     drv->disconnect(&c);
     if (rc < 0)
         return 1;
@@ -267,6 +289,7 @@ static int do_run(struct bench_info *bi, const struct db_driver *drv, const stru
         .percentile = bi->percentile > 0 ? bi->percentile : 95, .seed = seed, .throttle = throttle,
         .rate = bi->rate, .warmup_s = bi->warmup_s, .forced_shutdown_s = bi->forced_shutdown_s,
         .init_timeout_s = (double)opt_int(opts, "thread-init-timeout"),
+        .conn_allowed = allowed, .conn_limit = limit,
         .on_interval = on_interval, .on_start = on_start, .ud = &jc,
     };
     /* --profile: the sampler (a child process) follows this process and the worker threads
