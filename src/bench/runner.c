@@ -470,13 +470,16 @@ static void reporter_emit(struct reporter *r, uint64_t now)
 }
 
 /* The run ended at end_ns: due slots, then the partial interval since the last line when it
- * is at least a tenth of an interval long (a few ms after the last slot are not a line). */
+ * is at least a tenth of an interval long (a few ms after the last slot are not a line) and
+ * began before --time (the events still finishing after the time limit are not one). */
 static void reporter_finish(struct reporter *r, uint64_t end_ns)
 {
     if (r->next == UINT64_MAX || end_ns < r->sh->measure_ns)
         return;
     if (end_ns >= r->next)
         reporter_emit_span(r, end_ns, false);
+    if (r->sh->deadline_ns && r->prev_t >= r->sh->deadline_ns)
+        return;  /* only events finishing after --time: not an interval of the run */
     if (end_ns > r->prev_t && end_ns - r->prev_t >= r->interval_ns / 10)
         reporter_emit_span(r, end_ns, true);
 }
@@ -531,13 +534,12 @@ static int report_loop(struct shared *sh, struct worker *ws, int n)
         }
         if (sh->stop && sh->arr)
             arrivals_stop(sh->arr);
+        if (now >= r.next)  /* a slot due at the forced shutdown is still reported */
+            reporter_emit(&r, now);
         if (force_at && now >= force_at && __atomic_load_n(&sh->running, __ATOMIC_RELAXED) > 0) {
             forced = 1;
             break;
         }
-        if (now < r.next)
-            continue;
-        reporter_emit(&r, now);
     }
     if (!forced && !sh->queue_full) {
         uint64_t end = 0;

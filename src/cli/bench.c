@@ -351,9 +351,6 @@ static int do_run(struct bench_info *bi, const struct db_driver *drv, const stru
         else if (st.interrupted)
             printf("\nInterrupted (SIGINT): summary of what ran.\n\n");
         report_text_final(bi, &st, opt_bool(opts, "histogram"));
-        if (st.forced)
-            printf("Number of unfinished transactions on forced shutdown: %llu\n\n",
-                   (unsigned long long)st.unfinished);
         if (profiling && ps.written) {
             char *folded = xasprintf("%s.folded", raw);
             struct profile_run pr;

@@ -33,15 +33,17 @@ void report_text_run_header(const struct bench_info *bi)
         printf("Warmup time: %gs\n", bi->warmup_s);
     if (bi->rate > 0)
         printf("Target transaction rate: %g/sec\n", bi->rate);
-    if (bi->forced_shutdown_s >= 0 && bi->time_s > 0)
-        printf("Forcing shutdown in %.0f seconds\n", bi->warmup_s + bi->time_s + bi->forced_shutdown_s);
     if (bi->report_interval > 0)
         printf("Report intermediate results every %g second(s)\n", bi->report_interval);
     if (bi->seed)
         printf("Initializing random number generator from seed (%llu).\n", (unsigned long long)bi->seed);
     else
         printf("Initializing random number generator from current time\n");
-    printf("\n\nInitializing worker threads...\n\n");
+    /* sysbench puts the forced-shutdown notice between the two blank lines */
+    printf("\n");
+    if (bi->forced_shutdown_s >= 0 && bi->time_s > 0)
+        printf("Forcing shutdown in %.0f seconds\n", bi->warmup_s + bi->time_s + bi->forced_shutdown_s);
+    printf("\nInitializing worker threads...\n\n");
     fflush(stdout);
 }
 
@@ -135,6 +137,9 @@ void report_text_final(const struct bench_info *bi, const struct run_stats *st, 
     count_line("    queries:", queries, t, true);
     count_line("    ignored errors:", c->errors, t, true);
     count_line("    reconnects:", c->reconnects, t, true);
+    if (st->forced)  /* where sysbench 1.0.20 prints it */
+        printf("\nNumber of unfinished transactions on forced shutdown: %llu\n",
+               (unsigned long long)st->unfinished);
     printf("\nGeneral statistics:\n");
     printf("%-41s%.4fs\n", "    total time:", t);
     printf("%-41s%llu\n", "    total number of events:", (unsigned long long)st->events);

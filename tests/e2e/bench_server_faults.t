@@ -97,6 +97,12 @@ cmp_ok "${u:-x}" '>=' 1 "forced shutdown: the events cut off are counted ($u)"
 cmp_ok "${u:-x}" '<=' 4 "forced shutdown: at most one per thread ($u)"
 s=$(grep -nxF 'SQL statistics:' "$f" | cut -d: -f1)
 is "$(sed -n "${s:-1},\$p" "$f" | grep -c '^\[ ')" 0 "forced shutdown: no interval line after the final block"
+is "$(grep -A2 '^    reconnects:' "$f" | tail -n 2 | sed 's/[0-9][0-9]*$/N/')" \
+    "
+Number of unfinished transactions on forced shutdown: N" "forced shutdown: the unfinished count where sysbench 1.0.20 prints it (after the SQL statistics)"
+is "$(grep -B2 -A2 '^Forcing shutdown in' "$f" | tr '\n' '|')" \
+    "Initializing random number generator from current time||Forcing shutdown in 4 seconds||Initializing worker threads...|" \
+    "forced shutdown: the header line where sysbench 1.0.20 prints it"
 is "$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["forced_shutdown"], d["unfinished_events"] >= 1, d["events"] > 0)' "$TMP/fs-json.out")" \
     "True True True" "forced shutdown (json): forced_shutdown, unfinished_events, the events done"
 pg after "${PG[@]}" --table-size=1000 --threads=2 --time=1 oltp_read_only run
