@@ -141,7 +141,7 @@ static void fatal_error(struct worker *w)
 {
     note_failure(w, "SQL error");
     __atomic_store_n(&w->sh->fatal, 1, __ATOMIC_RELAXED);
-    w->sh->stop = 1;
+    __atomic_store_n(&w->sh->stop, 1, __ATOMIC_RELAXED);
 }
 
 static const struct runner_config *hint_cfg;  /* the run's config, for failure_hint */
@@ -206,7 +206,7 @@ static void print_failure(const char *what, int thread, const struct db_error *e
 static int throttle_extra_events(struct worker *w, double *owed)
 {
     struct shared *sh = w->sh;
-    for (; *owed >= 1 && !sh->stop; *owed -= 1) {
+    for (; *owed >= 1 && !__atomic_load_n(&sh->stop, __ATOMIC_RELAXED); *owed -= 1) {
         struct db_counters keep = w->conn.cnt;
         enum db_status st = oltp_event(&w->ot, &sh->stop);
         __atomic_store_n(&w->conn.cnt.reads, keep.reads, __ATOMIC_RELAXED);
@@ -297,7 +297,7 @@ static void *worker_main(void *arg)
     bool measuring = false;
     uint64_t t0 = now_ns();
     double owed = 0, extra_per_event = cfg->throttle > 0 ? 1.0 / cfg->throttle - 1.0 : 0;
-    while (!sh->stop) {
+    while (!__atomic_load_n(&sh->stop, __ATOMIC_RELAXED)) {
         if (sh->arr && arrivals_pop(sh->arr, &t0, &sh->stop) < 0)
             break;
         if (!measuring && t0 >= sh->measure_ns) {
@@ -347,10 +347,11 @@ static void *worker_main(void *arg)
                          w->events - (w->ot.lost_events < w->events ? w->ot.lost_events : w->events),
                          __ATOMIC_RELAXED);
 out:
-    w->end_ns = now_ns();
+    __atomic_store_n(&w->end_ns, now_ns(), __ATOMIC_RELAXED);
     if (rp)
         reporter_finish(rp, w->end_ns);
-    __atomic_fetch_sub(&sh->running, 1, __ATOMIC_RELAXED);
+    /* release: the reporter that sees running drop also sees end_ns and the last counts */
+    __atomic_fetch_sub(&sh->running, 1, __ATOMIC_RELEASE);
     if (rp)
         reporter_release(rp);
     return NULL;
@@ -514,7 +515,7 @@ static int report_loop(struct shared *sh, struct worker *ws, int n)
         force_at = sh->deadline_ns + (uint64_t)(cfg->forced_shutdown_s * 1e9);
 
     reporter_init(&r, sh, ws, n);
-    while (__atomic_load_n(&sh->running, __ATOMIC_RELAXED) > 0) {
+    while (__atomic_load_n(&sh->running, __ATOMIC_ACQUIRE) > 0) {
         uint64_t wake = now_ns() + 20000000ull;
         if (r.next < wake)
             wake = r.next;
@@ -523,16 +524,16 @@ static int report_loop(struct shared *sh, struct worker *ws, int n)
         /* workers check the deadline after each finished event; this ends an event that keeps
          * being retried (an ignorable error that repeats) at --time as well */
         if (got_sigint || (sh->deadline_ns && now >= sh->deadline_ns))
-            sh->stop = 1;
+            __atomic_store_n(&sh->stop, 1, __ATOMIC_RELAXED);
         if (sh->arr && arrivals_overflowed(sh->arr) && !sh->queue_full) {
             sh->queue_full = 1;
             __atomic_store_n(&sh->fatal, 1, __ATOMIC_RELAXED);
-            sh->stop = 1;
+            __atomic_store_n(&sh->stop, 1, __ATOMIC_RELAXED);
             error("The event queue is full. This means the worker threads are unable to keep "
                   "up with the specified event generation rate (--rate=%.0f; the queue holds %d "
                   "arrivals): lower --rate or add --threads", cfg->rate, ARRIVALS_QUEUE_SLOTS);
         }
-        if (sh->stop && sh->arr)
+        if (__atomic_load_n(&sh->stop, __ATOMIC_RELAXED) && sh->arr)
             arrivals_stop(sh->arr);
         if (now >= r.next)  /* a slot due at the forced shutdown is still reported */
             reporter_emit(&r, now);
@@ -543,8 +544,10 @@ static int report_loop(struct shared *sh, struct worker *ws, int n)
     }
     if (!forced && !sh->queue_full) {
         uint64_t end = 0;
-        for (int i = 0; i < n; i++)
-            end = ws[i].end_ns > end ? ws[i].end_ns : end;
+        for (int i = 0; i < n; i++) {
+            uint64_t e = __atomic_load_n(&ws[i].end_ns, __ATOMIC_RELAXED);
+            end = e > end ? e : end;
+        }
         reporter_finish(&r, end);
     }
     reporter_release(&r);
@@ -603,11 +606,15 @@ static int start_workers(struct shared *sh, struct worker *ws, int n, int *outco
     }
     pthread_cond_broadcast(&sh->cv);
     int ok = sh->started_ok;
+    /* a copy: a late worker may still count itself in */
+    const char *what = sh->first_what;
+    struct db_error err = sh->first_err;
+    int thread = sh->first_thread, same = sh->same_errs;
     pthread_mutex_unlock(&sh->mu);
-    if (*outcome == -1 && sh->first_what) {
+    if (*outcome == -1 && what) {
         char extra[64];
         snprintf(extra, sizeof(extra), " (%d of %d threads had started)", ok, n);
-        print_failure(sh->first_what, sh->first_thread, &sh->first_err, sh->same_errs, n, extra);
+        print_failure(what, thread, &err, same, n, extra);
     } else if (*outcome == -2) {
         error("Worker threads failed to initialize within %g seconds! (%d of %d threads had "
               "connected and prepared; the server does not answer: check it, or raise "
@@ -694,8 +701,15 @@ int runner_run(const struct runner_config *cfg, struct run_stats *st)
         arrivals_stop(sh->arr);
     sigaction(SIGINT, &old_sa, NULL);
     sigint_stop = NULL;
-    if (sh->fatal && sh->first_what)  /* the run's failure, once */
-        print_failure(sh->first_what, sh->first_thread, &sh->first_err, sh->same_errs, n, "");
+    if (sh->fatal) {  /* the run's failure, once */
+        pthread_mutex_lock(&sh->mu);
+        const char *what = sh->first_what;
+        struct db_error err = sh->first_err;
+        int thread = sh->first_thread, same = sh->same_errs;
+        pthread_mutex_unlock(&sh->mu);
+        if (what)
+            print_failure(what, thread, &err, same, n, "");
+    }
 
     if (sh->go <= 0) {
         rc = outcome == -2 ? 2 : -1;
