@@ -144,18 +144,26 @@ static void fatal_error(struct worker *w)
     __atomic_store_n(&w->sh->stop, 1, __ATOMIC_RELAXED);
 }
 
-static const struct runner_config *hint_cfg;  /* the run's config, for failure_hint */
+/* What the server allows, for runner_error_hint (0: unknown; set by runner_run from
+ * runner_config.conn_limit once a start was refused) */
+static int hint_allowed;
+static char hint_limit[96];
 
-/* The fix for errors every worker can hit, by native code or message; NULL if none known. */
-static const char *failure_hint(const struct db_error *e, int nthreads, char *buf, size_t n)
+/* The server refused a connection for its connection limit (MySQL 1040, PostgreSQL 53300 or
+ * its messages, which a failed connect carries without a SQLSTATE). */
+static bool conn_limit_error(const struct db_error *e)
 {
-    if (e->code == 1040 || !strcmp(e->state, "53300") || strstr(e->msg, "too many clients") ||
-        strstr(e->msg, "Too many connections") || strstr(e->msg, "connection slots are reserved")) {
-        const struct runner_config *cfg = hint_cfg;
-        if (cfg && cfg->conn_allowed > 0)
+    return e->code == 1040 || !strcmp(e->state, "53300") || strstr(e->msg, "too many clients") ||
+           strstr(e->msg, "Too many connections") || strstr(e->msg, "connection slots are reserved");
+}
+
+const char *runner_error_hint(const struct db_error *e, int nthreads, char *buf, size_t n)
+{
+    if (conn_limit_error(e)) {
+        if (hint_allowed > 0)
             snprintf(buf, n, "--threads=%d needs %d connections at once (one per thread), the "
                      "server allows %d (%s): raise max_connections or lower --threads",
-                     nthreads, nthreads, cfg->conn_allowed, cfg->conn_limit ? cfg->conn_limit : "");
+                     nthreads, nthreads, hint_allowed, hint_limit);
         else
             snprintf(buf, n, "--threads=%d needs %d connections at once (one per thread) and the "
                      "server allows fewer (max_connections): raise max_connections or lower "
@@ -170,7 +178,7 @@ static const char *failure_hint(const struct db_error *e, int nthreads, char *bu
         return "a table of the test is missing: run `pgolab bench ... prepare` with the same "
                "--tables first";
     if (e->code == 2002 || e->code == 2003 || strstr(e->msg, "Connection refused"))
-        return "nothing accepts connections there: start the server (pgolab server start) or "
+        return "is the server running there? start it (pgolab server start) or "
                "fix the host/port/socket options";
     return NULL;
 }
@@ -191,7 +199,7 @@ static void print_failure(const char *what, int thread, const struct db_error *e
         snprintf(who, sizeof(who), "%d of %d threads", same, nthreads);
     else
         snprintf(who, sizeof(who), "thread #%d", thread);
-    const char *hint = failure_hint(e, nthreads, hint_buf, sizeof(hint_buf));
+    const char *hint = runner_error_hint(e, nthreads, hint_buf, sizeof(hint_buf));
     error("%s (%s): %s%s%s%s%s", what, who, e->msg, code, hint ? "; " : "", hint ? hint : "",
           extra);
 }
@@ -572,6 +580,25 @@ static int wait_ready(struct shared *sh, int started, bool stop_on_failure, doub
     return sh->init_failed ? -1 : 0;
 }
 
+/* The one line of a refused start, with how many threads had started; for too many
+ * connections what the server allows (looked up when `lookup`: the workers have
+ * disconnected, so there is a slot to ask from). */
+static void print_start_failure(struct shared *sh, int n, bool lookup)
+{
+    pthread_mutex_lock(&sh->mu);
+    const char *what = sh->first_what;
+    struct db_error err = sh->first_err;
+    int thread = sh->first_thread, same = sh->same_errs, ok = sh->started_ok;
+    pthread_mutex_unlock(&sh->mu);
+    if (!what)
+        return;
+    if (lookup && sh->cfg->conn_limit && conn_limit_error(&err))
+        hint_allowed = sh->cfg->conn_limit(sh->cfg, hint_limit, sizeof(hint_limit));
+    char extra[64];
+    snprintf(extra, sizeof(extra), " (%d of %d threads had started)", ok, n);
+    print_failure(what, thread, &err, same, n, extra);
+}
+
 /* Start the workers and wait for them (bounded by --thread-init-timeout). Returns the number
  * started; *outcome as wait_ready (with a message printed for a failure or a timeout). */
 static int start_workers(struct shared *sh, struct worker *ws, int n, int *outcome)
@@ -606,16 +633,9 @@ static int start_workers(struct shared *sh, struct worker *ws, int n, int *outco
     }
     pthread_cond_broadcast(&sh->cv);
     int ok = sh->started_ok;
-    /* a copy: a late worker may still count itself in */
-    const char *what = sh->first_what;
-    struct db_error err = sh->first_err;
-    int thread = sh->first_thread, same = sh->same_errs;
     pthread_mutex_unlock(&sh->mu);
-    if (*outcome == -1 && what) {
-        char extra[64];
-        snprintf(extra, sizeof(extra), " (%d of %d threads had started)", ok, n);
-        print_failure(what, thread, &err, same, n, extra);
-    } else if (*outcome == -2) {
+    /* a refused start (*outcome -1) is printed by runner_run once the workers are gone */
+    if (*outcome == -2) {
         error("Worker threads failed to initialize within %g seconds! (%d of %d threads had "
               "connected and prepared; the server does not answer: check it, or raise "
               "--thread-init-timeout)", sh->cfg->init_timeout_s > 0 ? sh->cfg->init_timeout_s : 30,
@@ -635,7 +655,7 @@ int runner_run(const struct runner_config *cfg, struct run_stats *st)
 
     memset(st, 0, sizeof(*st));
     sh->cfg = cfg;
-    hint_cfg = cfg;
+    hint_allowed = 0;
     pthread_mutex_init(&sh->mu, NULL);
     pthread_cond_init(&sh->cv, NULL);
     sh->running = n;
@@ -731,15 +751,19 @@ int runner_run(const struct runner_config *cfg, struct run_stats *st)
         st->queue_full = sh->queue_full;
         rc = sh->fatal ? -1 : forced ? 2 : got_sigint ? 1 : 0;
     }
+    if (!st->abandoned) {
+        for (int i = 0; i < n; i++) {
+            if (ws[i].ot.stmts)
+                oltp_thread_done(&ws[i].ot);
+            if (ws[i].connected)
+                cfg->drv->disconnect(&ws[i].conn);
+            histogram_release(&ws[i].hist);
+        }
+    }
+    if (outcome == -1)
+        print_start_failure(sh, n, !st->abandoned);
     if (st->abandoned)
         return rc;  /* workers still use ws, sh and the connections: the process ends */
-    for (int i = 0; i < n; i++) {
-        if (ws[i].ot.stmts)
-            oltp_thread_done(&ws[i].ot);
-        if (ws[i].connected)
-            cfg->drv->disconnect(&ws[i].conn);
-        histogram_release(&ws[i].hist);
-    }
     free(ws);
     pthread_mutex_destroy(&sh->mu);
     pthread_cond_destroy(&sh->cv);

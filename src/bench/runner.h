@@ -46,11 +46,10 @@ struct runner_config {
     double warmup_s;          /* --warmup-time: events that start before it run uncounted */
     double forced_shutdown_s; /* --forced-shutdown: grace after --time in s, < 0 = off */
     double init_timeout_s;    /* --thread-init-timeout: connect + prepare of every worker */
-    /* What the server allows, for the one line of a refused start (0 / NULL: unknown):
-     * connections for this user, and how that follows from the settings
-     * ("max_connections=6, 3 reserved for superusers") */
-    int conn_allowed;
-    const char *conn_limit;
+    /* For the one line of a start refused for too many connections, called after the
+     * workers have disconnected (may be NULL): how many connections the server allows this
+     * user (0: unknown) and why into buf ("max_connections=6, 3 reserved for superusers"). */
+    int (*conn_limit)(const struct runner_config *cfg, char *buf, size_t n);
     /* Test knob (0 = off): run at this fraction (0 < f < 1) of full speed: after each event
      * a worker owes 1/f - 1 events more and runs each whole one it owes as an uncounted extra
      * event (runner.c, throttle_extra_events), so over a run tps and qps are f x what they
@@ -92,5 +91,11 @@ struct run_stats {
  * what was measured. st->abandoned: see run_stats. */
 int runner_run(const struct runner_config *cfg, struct run_stats *st);
 void run_stats_release(struct run_stats *st);
+/* The fix for an error that every worker can hit (too many connections, too many prepared
+ * statements, a missing table, a refused connection), by native code, SQLSTATE or message, in
+ * one clause ("raise max_connections or lower --threads"); for too many connections with what
+ * the server allows when runner_run learnt it (runner_config.conn_limit). NULL when none is
+ * known. buf (n bytes) may hold the text. */
+const char *runner_error_hint(const struct db_error *e, int nthreads, char *buf, size_t n);
 
 #endif

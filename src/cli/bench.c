@@ -200,9 +200,12 @@ static int do_prepare(const struct db_driver *drv, const struct oltp_opts *o, in
 
 static int with_conn(const struct db_driver *drv, struct db_conn *c)
 {
+    char buf[256];
     c->drv = drv;
-    if (drv->connect(c) < 0)
-        return error("%s", c->err.msg);
+    if (drv->connect(c) < 0) {
+        const char *hint = runner_error_hint(&c->err, 1, buf, sizeof(buf));
+        return error("%s%s%s", c->err.msg, hint ? "; " : "", hint ? hint : "");
+    }
     return 0;
 }
 
@@ -252,6 +255,18 @@ static int server_conn_limit(struct db_conn *c, char *limit, size_t n)
     return max - reserved > 0 ? max - reserved : 0;
 }
 
+/* runner_config.conn_limit: a fresh connection asks (after a refused start). */
+static int conn_limit(const struct runner_config *cfg, char *buf, size_t n)
+{
+    struct db_conn c = { .drv = cfg->drv };
+    *buf = '\0';
+    if (!cfg->drv->server_setting || cfg->drv->connect(&c) < 0)
+        return 0;
+    int allowed = server_conn_limit(&c, buf, n);
+    cfg->drv->disconnect(&c);
+    return allowed;
+}
+
 static int do_run(struct bench_info *bi, const struct db_driver *drv, const struct workload *wl,
                   const struct oltp_opts *o, const struct opts *opts, bool json)
 {
@@ -264,8 +279,6 @@ static int do_run(struct bench_info *bi, const struct db_driver *drv, const stru
         return 1;
     rc = oltp_check_tables(&c, o);
     note_server(bi, &c);
-    static char limit[96];
-    int allowed = server_conn_limit(&c, limit, sizeof(limit));
     drv->disconnect(&c);
     if (rc < 0)
         return 1;
@@ -289,7 +302,7 @@ static int do_run(struct bench_info *bi, const struct db_driver *drv, const stru
         .percentile = bi->percentile > 0 ? bi->percentile : 95, .seed = seed, .throttle = throttle,
         .rate = bi->rate, .warmup_s = bi->warmup_s, .forced_shutdown_s = bi->forced_shutdown_s,
         .init_timeout_s = (double)opt_int(opts, "thread-init-timeout"),
-        .conn_allowed = allowed, .conn_limit = limit,
+        .conn_limit = conn_limit,
         .on_interval = on_interval, .on_start = on_start, .ud = &jc,
     };
     /* --profile: the sampler (a child process) follows this process and the worker threads
