@@ -109,6 +109,16 @@ static int quiet_resolve(const struct recipe *r, const char *opt, const char *sr
     return rc;
 }
 
+/* TMPDIR/NAME.tar holding TMPDIR/NAME. Caller frees. */
+static char *tar_of(const char *name)
+{
+    char *tar = xasprintf("%s/%s.tar", tmpdir, name);
+    const char *argv[] = { "tar", "-cf", tar, "-C", tmpdir, name, NULL };
+    struct subprocess sp = { .argv = argv };
+    assert_int_equal(subprocess_run(&sp), 0);
+    return tar;
+}
+
 static void test_resolve(void **state)
 {
     (void)state;
@@ -125,10 +135,7 @@ static void test_resolve(void **state)
     /* no Debian package and no --source: refused */
     assert_int_equal(quiet_resolve(&r, NULL, tmpdir, &dir), -1);
     /* a tarball: unpacked once, the tree found one level below */
-    char *tar = path_join(tmpdir, "c.tar");
-    const char *argv[] = { "tar", "-cf", tar, "-C", tmpdir, "c", NULL };
-    struct subprocess sp = { .argv = argv };
-    assert_int_equal(subprocess_run(&sp), 0);
+    char *tar = tar_of("c");
     char *srcdir = path_join(tmpdir, "srcdir");
     assert_int_equal(pgo_source_resolve(&r, tar, srcdir, &dir), 0);
     assert_non_null(strstr(dir, "/srcdir/tarball-"));
@@ -221,10 +228,7 @@ static void test_prepared_source(void **state)
                                     "one.c, one.h)"));
     strbuf_release(&err);
     /* a tarball of a prepared tree */
-    char *tar = path_join(tmpdir, "lam.tar");
-    const char *argv[] = { "tar", "-cf", tar, "-C", tmpdir, "lam", NULL };
-    struct subprocess sp = { .argv = argv };
-    assert_int_equal(subprocess_run(&sp), 0);
+    char *tar = tar_of("lam");
     char *srcdir = path_join(tmpdir, "lsrc");
     assert_int_equal(pgo_source_resolve(&r, tar, srcdir, &dir), 0);
     assert_non_null(strstr(dir, "/lsrc/tarball-"));
