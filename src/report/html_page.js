@@ -1,6 +1,6 @@
 /* pgolab HTML report (src/report/html_page.js): draws the charts from the JSON data block
  * with Chart.js, then writes what it drew into #pgolab-status, one line per chart
- * ("chart ID TYPE datasets=N points=a,b,... painted=PIXELS"), plus "errors=N" and
+ * ("chart ID TYPE datasets=N points=a,b,... painted=PIXELS ink=PIXELS"), plus "errors=N" and
  * "resources=N" (requests the page made: none is right), for the browser test. */
 (function () {
   'use strict';
@@ -63,7 +63,8 @@
     config.options.plugins = Object.assign({
       title: { display: true, text: config.title }
     }, config.options.plugins || {});
-    var chart = new Chart(canvas.getContext('2d'), config);
+    /* the status block reads the pixels back once (willReadFrequently: no console warning) */
+    var chart = new Chart(canvas.getContext('2d', { willReadFrequently: true }), config);
     charts.push({ id: id, chart: chart, canvas: canvas });
     return chart;
   }
@@ -267,23 +268,43 @@
     metricsCharts(parent, d, idx);
   }
 
-  /* Pixels a chart painted (non-transparent), to tell a drawn canvas from a blank one. */
-  function painted(canvas) {
-    var ctx = canvas.getContext('2d'), n = 0;
+  /* Pixels a chart painted (non-transparent), to tell a drawn canvas from a blank one, and
+   * "ink": the pixels inside its plot area in one of its datasets' colors (grid lines and
+   * axes are grey), to tell a chart that drew its data from one that drew only its axes. */
+  function rgb(hex) {
+    var n = parseInt(String(hex).slice(1), 16);
+    return [(n >> 16) & 255, (n >> 8) & 255, n & 255];
+  }
+  function pixels(c) {
+    var canvas = c.canvas, chart = c.chart, ctx = canvas.getContext('2d');
     var px = ctx.getImageData(0, 0, canvas.width, canvas.height).data;
-    for (var i = 3; i < px.length; i += 4) if (px[i]) n++;
-    return n;
+    var r = chart.currentDevicePixelRatio || 1, a = chart.chartArea;
+    var cols = chart.data.datasets.map(function (ds) { return rgb(ds.borderColor || ds.backgroundColor); });
+    var x0 = Math.floor(a.left * r), x1 = Math.ceil(a.right * r);
+    var y0 = Math.floor(a.top * r), y1 = Math.ceil(a.bottom * r);
+    var painted = 0, ink = 0;
+    for (var i = 0; i < px.length; i += 4) {
+      if (!px[i + 3]) continue;
+      painted++;
+      var x = (i / 4) % canvas.width, y = Math.floor(i / 4 / canvas.width);
+      if (x < x0 || x > x1 || y < y0 || y > y1 || px[i + 3] < 128) continue;
+      for (var k = 0; k < cols.length; k++) {
+        if (Math.abs(px[i] - cols[k][0]) + Math.abs(px[i + 1] - cols[k][1]) +
+            Math.abs(px[i + 2] - cols[k][2]) < 60) { ink++; break; }
+      }
+    }
+    return 'painted=' + painted + ' ink=' + ink;
   }
 
   function status() {
     var lines = charts.map(function (c) {
       if (c.heat) return 'chart ' + c.id + ' heatmap datasets=1 points=' +
-                         c.heat.querySelectorAll('td').length + ' painted=1';
+                         c.heat.querySelectorAll('td').length + ' painted=1 ink=1';
       var counts = c.chart.data.datasets.map(function (ds) {
         return ds.data.filter(function (x) { return x !== null && x !== undefined; }).length;
       });
       return 'chart ' + c.id + ' ' + c.chart.config.type + ' datasets=' + counts.length +
-             ' points=' + counts.join(',') + ' painted=' + painted(c.canvas);
+             ' points=' + counts.join(',') + ' ' + pixels(c);
     });
     lines.push('charts=' + charts.length);
     lines.push('errors=' + window.pgolabErrors.length +
