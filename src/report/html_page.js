@@ -152,6 +152,7 @@
     var groups = uniq(d.timelines.map(function (r) { return r.workload + ', ' + r.threads; }));
     groups.forEach(function (g, gi) {
       var rows = d.timelines.filter(function (r) { return r.workload + ', ' + r.threads === g; });
+      rows.sort(function (a, b) { return a.v - b.v || a.round - b.round; });
       var datasets = rows.map(function (r) {
         return { label: r.variant + ' r' + r.round,
                  data: r.points.map(function (p) { return { x: p[0], y: p[1] }; }),
