@@ -177,7 +177,7 @@
   /* The trainer x workload matrix as a heat map (a colored table): green = faster than the
    * baseline, red = slower, the intensity by the size of the change; pale when not
    * significant. */
-  function trainerHeat(parent, d) {
+  function trainerHeat(parent, d, idx) {
     var tr = d.trainers;
     if (!tr) return false;
     var max = 0;
@@ -212,7 +212,7 @@
     });
     box.appendChild(table);
     parent.appendChild(box);
-    charts.push({ id: 'heat', heat: table, cells: tr.rows.length * tr.workloads.length });
+    charts.push({ id: 'heat-' + idx, heat: table, cells: tr.rows.length * tr.workloads.length });
     return true;
   }
 
@@ -265,7 +265,7 @@
     percentileCharts(parent, d, idx);
     if (!timelineCharts(parent, d, idx))
       parent.appendChild(el('p', 'note', 'No per-second series stored for these runs.'));
-    trainerHeat(parent, d);
+    trainerHeat(parent, d, idx);
     metricsCharts(parent, d, idx);
   }
 

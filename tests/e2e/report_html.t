@@ -45,8 +45,8 @@ browse() {
 }
 
 # page_check FILE CHART-SPEC...: the page at FILE drew each chart "ID DATASETS POINTS" (POINTS
-# as a,b,...) with ink, and no other chart, saw no error, made no request, and Chromium logged
-# no console message. Prints what is wrong; 0 when nothing is.
+# as a,b,...) with ink (a heat map: its cell count), and no other chart, saw no error, made no
+# request, and Chromium logged no console message. Prints what is wrong; 0 when nothing is.
 page_check() {
     local f=$1 bad=0 spec id ds pts line
     shift
@@ -60,6 +60,7 @@ page_check() {
             continue
         fi
         [[ $line == *" datasets=$ds points=$pts "* ]] || { echo "chart $id: want datasets=$ds points=$pts, got: $line"; bad=1; }
+        [[ $line == *" heatmap "* ]] && continue  # a table: its cells are counted, no canvas
         local ink=${line##*ink=} painted=${line##*painted=}
         painted=${painted%% *}
         [ "${ink:-0}" -ge 50 ] && [ "${painted:-0}" -ge 1000 ] || { echo "chart $id: blank ($line)"; bad=1; }
@@ -156,6 +157,49 @@ for e in 0 1; do
 done
 out=$(page_check "$TMP/cmp.html" "${CSPEC[@]}")
 is "$out" "" "compare page: both experiments' charts drew their data, no error, no request"
+
+# ---- the trainer x workload heat map: a pgo experiment with two trainers, stood in for by a
+# compare with pgo's variant names and the trainers pgo records in its settings
+TDB=$TMP/t.db
+timeout 60 "$PGOLAB" compare --variant "baseline=sqlite:$SYSLIB" \
+    --variant "pgo-oltp_point_select=sqlite:$TMP/libcopy.so" --variant "pgo-oltp_read_only=sqlite:$TMP/libcopy.so" \
+    --bench=oltp_point_select --threads=1 --rounds=2 --time=1 --table-size=1000 --results="$TDB" \
+    >"$TMP/t.out" 2>"$TMP/t.err"
+is "$?" 0 "experiment with two pgo variants: exit 0"
+sq "$TDB" "UPDATE experiments SET settings_json = json_set(settings_json, '\$.pgo', json('{\"train\":[\"oltp_point_select\",\"oltp_read_only\"]}'))"
+timeout 60 "$PGOLAB" report --results="$TDB" --format=html --output="$TMP/t.html" 2>"$TMP/t.err"
+is "$?" 0 "its report: exit 0"
+browse "$TMP/t.html"
+TSPEC=("tps-0-0 3 1,1,1" "pct-0-0 3 6,6,6" "time-0-0 6 1,1,1,1,1,1" "heat-0 1 4")
+for i in $(seq 0 9); do
+    grep -q "^chart metric-0-$i " "$TMP/t.html.status" && TSPEC+=("metric-0-$i 3 1,1,1")
+done
+out=$(page_check "$TMP/t.html" "${TSPEC[@]}")
+is "$out" "" "a heat map of 2 trainers x (1 workload + overall), and every chart drew its data"
+like "$(cat "$TMP/t.html.status")" "^chart heat-0 heatmap datasets=1 points=4 " "... the heat map's cells"
+
+# ---- a partial experiment (interrupted): reported as partial, what is there drawn
+PDB=$TMP/p.db
+timeout 120 "$PGOLAB" compare "${vars[@]}" --bench=oltp_point_select --threads=1 --rounds=5 --time=1 \
+    --table-size=1000 --results="$PDB" >"$TMP/p.out" 2>"$TMP/p.err" &
+pid=$!
+runs_recorded() { [ "$(sq "$PDB" "SELECT count(*) FROM runs" 2>/dev/null)" -ge "$1" ] 2>/dev/null; }
+poll 600 0.1 runs_recorded 4
+kill -INT $pid
+wait $pid
+is "$?" 2 "an experiment stopped by SIGINT after 4 runs: exit 2"
+timeout 60 "$PGOLAB" report --results="$PDB" --format=html --output="$TMP/p.html" 2>"$TMP/p.err"
+is "$?" 0 "its HTML report: exit 0"
+like "$(cat "$TMP/p.html")" "PARTIAL: experiment 1 is interrupted: [0-9]+ of 10 runs are recorded" "says it is partial"
+like "$(cat "$TMP/p.html")" "<li>INCOMPLETE: [0-9]+ of 10 runs finished" "... as the text report does"
+browse "$TMP/p.html"
+like "$(cat "$TMP/p.html.status")" "^chart tps-0-0 line datasets=2 " "... and draws what is there"
+ok "... without an error" grep -qx 'errors=0' "$TMP/p.html.status"
+
+# ---- --output for the other formats: the same bytes as stdout
+rep csv1 --experiment=1 --format=csv
+rep csv2 --experiment=1 --format=csv --output="$TMP/r.csv"
+ok "--output=FILE.csv holds what stdout would" cmp -s "$TMP/csv1.out" "$TMP/r.csv"
 
 # ---- bad input
 rep bad1 --experiment=1 --format=html --output="$TMP/no/such/dir/r.html"
