@@ -196,6 +196,21 @@ browse "$TMP/p.html"
 like "$(cat "$TMP/p.html.status")" "^chart tps-0-0 line datasets=2 " "... and draws what is there"
 ok "... without an error" grep -qx 'errors=0' "$TMP/p.html.status"
 
+# ---- CPU profiles (--profile): the page shows what `report --profile` prints, when the
+# machine let the runs be profiled (a refusal leaves the runs without profiles: then neither)
+FDB=$TMP/f.db
+timeout 60 "$PGOLAB" compare "${vars[@]}" --bench=oltp_point_select --threads=1 --rounds=2 --time=1 \
+    --table-size=1000 --profile --results="$FDB" >"$TMP/f.out" 2>"$TMP/f.err"
+is "$?" 0 "a --profile experiment: exit 0"
+timeout 60 "$PGOLAB" report --results="$FDB" --profile >"$TMP/ftext.out" 2>/dev/null
+timeout 60 "$PGOLAB" report --results="$FDB" --format=html --output="$TMP/f.html" 2>/dev/null
+is "$?" 0 "its HTML report: exit 0"
+sed -n '/^CPU profile: /,$p' "$TMP/ftext.out" >"$TMP/ftext.prof"
+perl -0ne 'print $1 if m{<section class="profiles">.*?<pre>(.*?)</pre>}s' "$TMP/f.html" |
+    sed -e 's/&lt;/</g; s/&gt;/>/g; s/&quot;/"/g; s/&amp;/\&/g' | sed -n '/^CPU profile: /,$p' >"$TMP/fhtml.prof"
+note "profiles in the text report: $(grep -c '^CPU profile: ' "$TMP/ftext.prof")"
+ok "the page's profiles are the text report's, line for line" cmp -s "$TMP/ftext.prof" "$TMP/fhtml.prof"
+
 # ---- --output for the other formats: the same bytes as stdout
 rep csv1 --experiment=1 --format=csv
 rep csv2 --experiment=1 --format=csv --output="$TMP/r.csv"
