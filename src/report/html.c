@@ -105,7 +105,7 @@ static void md_to_html(struct strbuf *out, const char *md)
     enum { NONE, LIST, QUOTE, TABLE } open = NONE;
     int trow = 0;
     static const char *const close[] = { "", "</ul>\n", "</ul></div>\n", "</tbody></table></div>\n" };
-    for (const char *line = md; *line;) {
+    for (const char *line = md ? md : ""; *line;) { /* an empty strbuf's buf is NULL */
         const char *nl = strchr(line, '\n');
         size_t len = nl ? (size_t)(nl - line) : strlen(line);
         int kind = !len                                  ? NONE
@@ -442,8 +442,19 @@ void report_html_compare(struct strbuf *out, const struct experiment_loaded *a,
     report_compare(&md, a, b, REPORT_MARKDOWN);
     partial_note(out, a);
     partial_note(out, b);
+    /* the environment differences (the markdown's "> " block) first, then the rest */
+    struct strbuf warn = STRBUF_INIT, rest = STRBUF_INIT;
+    for (const char *line = md.buf; *line;) {
+        const char *nl = strchr(line, '\n');
+        size_t len = nl ? (size_t)(nl - line + 1) : strlen(line);
+        strbuf_add(!strncmp(line, "> ", 2) ? &warn : &rest, line, len);
+        line += len;
+    }
     strbuf_addstr(out, "<section class=\"compare\">\n");
-    md_to_html(out, md.buf);
+    md_to_html(out, warn.buf);
+    md_to_html(out, rest.buf);
+    strbuf_release(&warn);
+    strbuf_release(&rest);
     strbuf_addstr(out, "</section>\n<div class=\"side\">\n");
     for (int i = 0; i < 2; i++) {
         struct strbuf head = STRBUF_INIT, tables = STRBUF_INIT;
