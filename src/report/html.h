@@ -19,8 +19,9 @@
 #define REPORT_CHARTJS_PATH "/usr/share/javascript/chart.js/chart.min.js"
 #define REPORT_CHARTJS_PACKAGE "libjs-chart.js"
 
-/* Read the chart library (REPORT_CHARTJS_PATH) into js. -1 with one line naming the file
- * and the Debian package to install when it cannot be read. */
+/* Read the chart library (REPORT_CHARTJS_PATH, or the test knob PGOLAB_CHARTJS's file) into
+ * js. -1 with one line naming the file and the Debian package to install when it cannot be
+ * read or is empty. */
 int report_html_chartjs(struct strbuf *js);
 
 /* The page of one stored experiment, appended to out. chartjs is the library's text

@@ -224,6 +224,11 @@ like "$(cat "$TMP/bad1.err")" "--output=$TMP/no/such/dir/r.html: cannot write th
 rep bad2 --experiment=1 --format=html --shape=seed003
 is "$RC" 1 "--shape with html: exit 1"
 like "$(cat "$TMP/bad2.err")" "--shape is for the text formats" "... says why"
+PGOLAB_CHARTJS=$TMP/no-chart.min.js rep bad4 --experiment=1 --format=html --output="$TMP/x.html"
+is "$RC" 1 "no chart library: exit 1"
+like "$(cat "$TMP/bad4.err")" "^FATAL: --format=html needs Chart.js: cannot read $TMP/no-chart.min.js \(No such file or directory\); install the Debian package libjs-chart.js" \
+    "... one line naming the file and the package"
+ok "... and no page written" test ! -e "$TMP/x.html"
 rep bad3 --experiment=1 --format=pdf
 is "$RC" 1 "--format=pdf: exit 1"
 like "$(cat "$TMP/bad3.err")" "expected text, markdown, csv, json or html" "... names the formats"
