@@ -1,5 +1,6 @@
 /* report: `pgolab report`, the tables of an experiment rebuilt from the results database (seed
- * 000, 003 or 002 shape; text, markdown, csv or json), or two experiments compared. */
+ * 000, 003 or 002 shape; text, markdown, csv or json; or html, report/html.h), or two
+ * experiments compared; --output writes any of them to a file. */
 #include "cli/cli.h"
 #include "cli/common.h"
 #include "experiment/experiment.h"
