@@ -6,6 +6,7 @@
 #include "experiment/experiment.h"
 #include "report/html.h"
 #include "report/tables.h"
+#include "report/trainers.h"
 #include "store/store.h"
 #include "util/fs.h"
 #include "util/options.h"
@@ -225,6 +226,12 @@ int cmd_report(int argc, char **argv)
         free(profiles);
     } else if (!folded) {
         report_experiment(&out, &a.cfg, &a.res, shape, fmt);
+        if (fmt == REPORT_TEXT || fmt == REPORT_MARKDOWN) {
+            /* a pgo experiment with several trainers: the matrix pgo printed after the tables */
+            const char **trainer_of = report_trainers_of(&a);
+            report_trainers(&out, &a.cfg, &a.res, trainer_of);
+            free(trainer_of);
+        }
     }
     if (output) {
         if (write_output(output, &out) < 0)

@@ -177,6 +177,9 @@ done
 out=$(page_check "$TMP/t.html" "${TSPEC[@]}")
 is "$out" "" "a heat map of 2 trainers x (1 workload + overall), and every chart drew its data"
 like "$(cat "$TMP/t.html.status")" "^chart heat-0 heatmap datasets=1 points=4 " "... the heat map's cells"
+timeout 60 "$PGOLAB" report --results="$TDB" >"$TMP/t.txt" 2>/dev/null
+like "$(cat "$TMP/t.txt")" "^Trainer matrix: tps change" "the text report has the trainer matrix too"
+like "$(cat "$TMP/t.txt")" "^\| +oltp_read_only \| .+ \| .+ \|$" "... with a row per trainer"
 
 # ---- a partial experiment (interrupted): reported as partial, what is there drawn
 PDB=$TMP/p.db
