@@ -216,16 +216,16 @@
     return true;
   }
 
-  /* The system metrics per variant (seed 002's summary line): a bar chart per metric, a bar
-   * per variant in every (workload, threads) cell, the median over the cell's runs. */
-  function metricsCharts(parent, d, idx) {
+  /* A bar chart per metric key, a bar per variant in every (workload, threads) cell, the
+   * value the tables show (the median over the cell's runs), under one heading. A metric that
+   * is 0 or absent everywhere (idle% of a busy machine, the server's CPU of an embedded
+   * library) says nothing as a chart; the table shows it. */
+  function barCharts(parent, d, idx, keys, titles, heading, prefix) {
     var rep = d.report, exp = rep.experiment;
     var variants = exp.variants.map(function (v) { return v.name; });
     var drawn = false, grid = null;
-    d.metrics_keys.forEach(function (key, k) {
+    keys.forEach(function (key, k) {
       var cells = rep.cells.filter(function (c) { return c.metric === key && c.threads !== null; });
-      /* a metric that is 0 or absent everywhere (idle% of a busy machine, the server's CPU
-       * of an embedded library) says nothing as a chart; the table shows it */
       if (!cells.some(function (c) { return num(c.value) && c.value !== 0; })) return;
       var labels = uniq(cells.map(function (c) { return c.workload + ' ' + c.threads + 't'; }));
       var datasets = variants.map(function (name, v) {
@@ -238,13 +238,13 @@
                  }) };
       });
       if (!drawn) {
-        parent.appendChild(el('h2', null, 'System metrics per variant'));
+        parent.appendChild(el('h2', null, heading));
         grid = el('div', 'metrics');
         parent.appendChild(grid);
       }
       drawn = true;
-      addChart(grid, 'metric-' + idx + '-' + k, {
-        type: 'bar', title: d.metrics_titles[k] + ' (median over the cell\'s runs)',
+      addChart(grid, prefix + '-' + idx + '-' + k, {
+        type: 'bar', title: titles[k] + ' (median over the cell\'s runs)',
         data: { labels: labels, datasets: datasets },
         options: { scales: { y: { beginAtZero: true } } }
       }, true);
@@ -252,13 +252,23 @@
     return drawn;
   }
 
+  /* The system metrics per variant: seed 002's summary line. */
+  function metricsCharts(parent, d, idx) {
+    return barCharts(parent, d, idx, d.metrics_keys, d.metrics_titles,
+                     'System metrics per variant', 'metric');
+  }
+
   function drawExperiment(d, idx) {
     var parent = document.getElementById('charts-' + idx);
     if (!parent) return;
     parent.appendChild(el('h2', null, 'Charts'));
     if (d.report.experiment.settings.measure === 'instructions') {
-      parent.appendChild(el('p', 'note', 'An instruction-count experiment: no time charts ' +
-                            '(see the tables).'));
+      parent.appendChild(el('p', 'note', 'An instruction-count experiment (valgrind callgrind; ' +
+                            'not time): no tps, latency or timeline charts.'));
+      barCharts(parent, d, idx, ['instr_per_txn', 'i1_miss_per_txn', 'branch_miss_per_txn'],
+                ['instructions per transaction', 'simulated I1 cache misses per transaction',
+                 'simulated branch mispredictions per transaction'],
+                'Instructions per transaction', 'instr');
       return;
     }
     tpsCharts(parent, d, idx);
