@@ -37,6 +37,7 @@ static const struct opt_def calibrate_options[] = {
     { "bench", OPT_LIST, "oltp_read_only", "workloads to run" },
     { "threads", OPT_LIST, "1", "thread counts to run each workload with" },
     { "rounds", OPT_INT, "5", "rounds per variant (the rounds you plan to use with `pgolab compare`); at least 2" },
+    CLI_TARGET_CI_OPTIONS,
     { "time", OPT_INT, "10", "seconds per run" },
     { "tables", OPT_INT, "1", "number of tables" },
     { "table-size", OPT_INT, "10000", "rows per table" },
@@ -281,12 +282,31 @@ static void print_report(FILE *out, const struct experiment_config *cfg,
     if (v->version)
         strbuf_addf(&sb, " (SQLite %s)", v->version);
     strbuf_addf(&sb, " measured as two variants, A and A'\n");
-    strbuf_addf(&sb, "%d rounds per variant, %g s per run, %d table%s x %d rows, %d runs; "
+    strbuf_addf(&sb, "%s%d rounds per variant, %g s per run, %d table%s x %d rows, %d runs; "
                      "alpha %g, power %g\n",
-                cfg->rounds, cfg->time_s, cfg->tables, cfg->tables == 1 ? "" : "s",
+                cfg->target_ci > 0 ? "up to " : "", cfg->rounds, cfg->time_s, cfg->tables, cfg->tables == 1 ? "" : "s",
                 cfg->table_size, res->nruns, CAL_ALPHA, CAL_POWER);
     int planned = cfg->nworkloads * cfg->nthreads * cfg->rounds * cfg->nvariants;
-    if (res->nruns < planned)
+    if (cfg->target_ci > 0) {
+        /* --target-ci: the rounds went on until the A/A pair's sequential CI was narrow enough */
+        strbuf_addf(&sb, "--target-ci=%g%%: rounds until the A/A pair's sequential 95%% CI "
+                         "(a confidence sequence of the per-round log ratios) was at most "
+                         "+/-%g%% (at most %d rounds); stopped by %s:\n",
+                    cfg->target_ci, cfg->target_ci, cfg->rounds,
+                    res->error ? "an error" : experiment_target_stop_reason(cfg, res));
+        for (int w = 0; w < cfg->nworkloads; w++)
+            for (int t = 0; t < cfg->nthreads; t++) {
+                struct experiment_precision p;
+                experiment_precision_cell(cfg, res, METRIC_TPS, 1, w, cfg->threads[t], &p);
+                strbuf_addf(&sb, "  %s, %d thread%s: %d rounds, ", cfg->workloads[w],
+                            cfg->threads[t], cfg->threads[t] == 1 ? "" : "s", p.rounds);
+                if (p.stats)
+                    strbuf_addf(&sb, "A'/A %.4f, CI +/-%.1f%%: target %s\n", p.ratio,
+                                p.half_pct, p.reached ? "reached" : "NOT reached");
+                else
+                    strbuf_addstr(&sb, "no CI yet: target NOT reached\n");
+            }
+    } else if (res->nruns < planned)
         strbuf_addf(&sb, "Stopped after %d of %d runs: the figures below are from the rounds "
                          "that finished.\n", res->nruns, planned);
     strbuf_addch(&sb, '\n');
@@ -555,6 +575,8 @@ int cmd_calibrate(int argc, char **argv)
     cfg.variants = variants;
     cfg.nvariants = 2;
     cfg.rounds = (int)rounds;
+    if (cli_target_ci(&o, &cfg) < 0)
+        goto out;
     if (cli_experiment_setup(&o, &cfg, &x) < 0)
         goto out;
     /* A' is the same file as A: fingerprint it once and copy. */

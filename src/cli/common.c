@@ -1,5 +1,6 @@
 /* common: the steps the subcommands share (see common.h). */
 #include "cli/common.h"
+#include "stats/sequential.h"
 #include "util/fs.h"
 #include "util/util.h"
 
@@ -49,6 +50,44 @@ int cli_fail_if_slower(const struct opts *o, double *pct)
     if (!(*pct >= 0) || *pct >= 100)
         return error("invalid --fail-if-slower=%s (expected a percentage, 0 <= PCT < 100)",
                      opt_str(o, "fail-if-slower"));
+    return 0;
+}
+
+int cli_target_ci(const struct opts *o, struct experiment_config *cfg)
+{
+    bool set = opt_is_set(o, "target-ci");
+    if (!set) {
+        if (opt_is_set(o, "max-rounds") || opt_is_set(o, "max-time"))
+            return error("--max-rounds and --max-time cap --target-ci=PCT; without it, --rounds "
+                         "sets the rounds");
+        return 0;
+    }
+    double pct = opt_double(o, "target-ci");
+    if (!(pct > 0) || pct >= 100)
+        return error("invalid --target-ci=%s (expected the 95%% CI half-width to reach, in "
+                     "percent: 0 < PCT < 100, e.g. 2)", opt_str(o, "target-ci"));
+    if (opt_is_set(o, "rounds"))
+        return error("--rounds and --target-ci together: with --target-ci the rounds go on until "
+                     "the target is reached; cap them with --max-rounds=N");
+    if (cfg->measure != MEASURE_TIME)
+        return error("--target-ci needs --measure=time (instruction counts are deterministic: a "
+                     "few rounds give tiny CIs)");
+    int64_t cap = opt_is_set(o, "max-rounds") ? opt_int(o, "max-rounds") : TARGET_MAX_ROUNDS_DEFAULT;
+    if (cap < STATS_CS_MIN_ROUNDS || cap > 100000)
+        return error("invalid --max-rounds=%s (expected %d..100000: the sequential CI needs %d "
+                     "rounds before it can stop)", opt_str(o, "max-rounds"), STATS_CS_MIN_ROUNDS,
+                     STATS_CS_MIN_ROUNDS);
+    double tmax = 0;
+    if (opt_is_set(o, "max-time")) {
+        tmax = (double)opt_int(o, "max-time");
+        if (tmax < 1 || tmax > 30 * 86400.0)
+            return error("invalid --max-time=%s (expected seconds of measurement, 1..2592000)",
+                         opt_str(o, "max-time"));
+    }
+    cfg->target_ci = pct;
+    cfg->rounds = (int)cap;
+    cfg->max_time_s = tmax;
+    cfg->cs_rounds = (int)(cap / 2 > TARGET_CS_ROUNDS_MIN ? cap / 2 : TARGET_CS_ROUNDS_MIN);
     return 0;
 }
 

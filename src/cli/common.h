@@ -26,6 +26,18 @@ int cli_results_env(struct opts *o);
  * a message. */
 int cli_fail_if_slower(const struct opts *o, double *pct);
 
+/* The options of --target-ci, for the option tables of compare, pgo and calibrate. */
+#define CLI_TARGET_CI_OPTIONS                                                                     \
+    { "target-ci", OPT_DOUBLE, NULL, "add rounds until every tps cell's 95% CI half-width is at most PCT percent (a confidence sequence: valid however often it is looked at, so stopping early biases nothing), or --max-rounds / --max-time is reached; the report says per cell whether the target was reached. Replaces --rounds" }, \
+    { "max-rounds", OPT_INT, "200", "--target-ci: at most this many rounds (the sequential CI is tuned to be tightest at half of it)" }, \
+    { "max-time", OPT_INT, NULL, "--target-ci: stop starting rounds when the measurement would pass this many seconds (split over the workloads)" }
+
+/* --target-ci, --max-rounds and --max-time into cfg (target_ci, rounds = the cap, max_time_s,
+ * cs_rounds); nothing without --target-ci. Call it after --rounds and --measure are in cfg:
+ * --rounds with --target-ci, a cap without it, or --measure=instructions is refused. -1 after
+ * a message. */
+int cli_target_ci(const struct opts *o, struct experiment_config *cfg);
+
 /* Open the existing results database at path (--results) for reading: an empty path or a
  * missing file is an error, as listing and reporting must not create one. -1 after a
  * message. */

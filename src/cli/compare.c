@@ -33,6 +33,7 @@ static const struct opt_def compare_options[] = {
     { "bench", OPT_LIST, "oltp_read_only,oltp_read_write", "workloads to run" },
     { "threads", OPT_LIST, "1,2", "thread counts to run each workload with" },
     { "rounds", OPT_INT, "5", "rounds: each round runs every variant once per workload and thread count" },
+    CLI_TARGET_CI_OPTIONS,
     { "time", OPT_INT, "10", "seconds per run" },
     { "reset", OPT_STRING, "run", "when a variant's data returns to the prepared state: run (every run starts from a fresh copy), round (at each round), variant (each variant prepares its own data with its own build, once per workload)" },
     { "warmup-runs", OPT_INT, "0", "runs per variant, workload and thread count made before round 1 and discarded (warms caches, the page cache and the CPU clock)" },
@@ -65,6 +66,14 @@ static void compare_usage(void)
            "and the average and 95th percentile response times: the median over rounds with\n"
            "the min-max spread, the %% improvement over the baseline and the change with its\n"
            "95%% confidence interval (\"~\" = no significant difference).\n"
+           "\n"
+           "--target-ci=PCT stops when the answer is known instead of after --rounds: rounds\n"
+           "are added until every tps cell's 95%% CI half-width is at most PCT percent (or\n"
+           "--max-rounds / --max-time is reached). Its CIs are confidence sequences of the\n"
+           "per-round log ratios, valid however often they are looked at, so stopping early\n"
+           "does not make false positives more likely; the report says per cell whether the\n"
+           "target was reached. Every report also gives each cell's noise: the CV of one run\n"
+           "and the change the rounds could detect.\n"
            "\n"
            "On a noisy machine, --measure=instructions counts instructions per transaction\n"
            "instead of time: every run is `pgolab bench` under valgrind callgrind at 1 thread\n"
@@ -286,6 +295,8 @@ int cmd_compare(int argc, char **argv)
         }
     if (measure == MEASURE_INSTRUCTIONS &&
         experiment_instructions_setup(&cfg, opt_int(&o, "events")) < 0)
+        goto out;
+    if (cli_target_ci(&o, &cfg) < 0)
         goto out;
     if (opt_is_set(&o, "resume")) {
         resume_id = opt_int(&o, "resume");

@@ -24,7 +24,8 @@ static void history_usage(void)
            "\n"
            "Lists the experiments recorded in the results database, oldest first: id, start\n"
            "date (local time), kind (compare, pgo, calibrate), status (running, complete,\n"
-           "interrupted, failed), variants, workloads and runs recorded / planned.\n"
+           "interrupted, failed), variants, workloads and runs recorded / planned (\"<=\": at\n"
+           "most, --target-ci stops when the target is reached).\n"
            "`pgolab report --experiment=ID` prints one; `pgolab compare --resume=ID` (or\n"
            "`pgolab pgo sqlite --resume=ID`) continues an interrupted one.\n"
            "\n"
@@ -42,12 +43,14 @@ struct listing {
     int n;
 };
 
-/* Runs planned by the settings (variants x workloads x threads x rounds), or -1 if unknown. */
-static long long planned_runs(const char *settings_json)
+/* Runs planned by the settings (variants x workloads x threads x rounds), or -1 if unknown;
+ * *cap = 1 when the rounds are --target-ci's cap (the experiment may stop before). */
+static long long planned_runs(const char *settings_json, int *cap)
 {
     json_t *s = settings_json ? json_loads(settings_json, 0, NULL) : NULL;
     json_t *r = json_object_get(s, "rounds");
     long long n = -1;
+    *cap = json_is_object(json_object_get(s, "target_ci"));
     if (json_is_array(json_object_get(s, "variants")) &&
         json_is_array(json_object_get(s, "workloads")) &&
         json_is_array(json_object_get(s, "threads")) && json_is_integer(r))
@@ -93,9 +96,10 @@ static int list_cb(const struct store_experiment *e, void *ctx)
         strbuf_addf(&sb, "%s%s", v ? "," : "", e->variants[v].name);
     r->col[4] = strbuf_detach(&sb);
     r->col[5] = workloads_of(e->settings_json);
-    long long planned = planned_runs(e->settings_json);
+    int cap;
+    long long planned = planned_runs(e->settings_json, &cap);
     if (planned >= 0)
-        r->col[6] = xasprintf("%lld/%lld", (long long)e->nruns, planned);
+        r->col[6] = xasprintf("%lld/%s%lld", (long long)e->nruns, cap ? "<=" : "", planned);
     else
         r->col[6] = xasprintf("%lld/?", (long long)e->nruns);
     return 0;

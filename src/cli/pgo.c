@@ -49,6 +49,7 @@ static const struct opt_def pgo_options[] = {
     { "bench", OPT_LIST, "oltp_read_only,oltp_read_write", "measured workloads" },
     { "threads", OPT_LIST, "1,2", "measured thread counts" },
     { "rounds", OPT_INT, "5", "rounds (each runs every variant once, in shuffled order)" },
+    CLI_TARGET_CI_OPTIONS,
     { "time", OPT_INT, "10", "seconds per measured run" },
     { "tables", OPT_INT, "1", "number of tables (training, gate and measurement)" },
     { "table-size", OPT_INT, "10000", "rows per table" },
@@ -181,6 +182,13 @@ static int settings_load(const struct opts *o, struct pgo_settings *s, bool serv
         check_min(o, "tables", 1, &s->tables) < 0 ||
         check_min(o, "table-size", 1, &s->table_size) < 0)
         return -1;
+    struct experiment_config tc = { .rounds = s->rounds, .measure = s->measure_kind };
+    if (cli_target_ci(o, &tc) < 0)
+        return -1;
+    s->rounds = tc.rounds;
+    s->target_ci = tc.target_ci;
+    s->max_time_s = tc.max_time_s;
+    s->cs_rounds = tc.cs_rounds;
     int64_t seed = opt_int(o, "rand-seed");
     if (seed < 0)
         return error("--rand-seed=%s: must be >= 0", opt_str(o, "rand-seed"));
@@ -309,6 +317,9 @@ static int pgo_server(const struct opts *o, const char *target)
     rq.threads = s.threads;
     rq.nthreads = s.nthreads;
     rq.rounds = s.rounds;
+    rq.target_ci = s.target_ci;
+    rq.max_time_s = s.max_time_s;
+    rq.cs_rounds = s.cs_rounds;
     rq.time_s = s.time_s;
     rq.tables = s.tables;
     rq.table_size = s.table_size;

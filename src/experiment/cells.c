@@ -1,6 +1,7 @@
 /* cells: per-cell statistics of an experiment's results (see cells.h). Owns no state. */
 #include "experiment/cells.h"
 #include "stats/compare.h"
+#include "stats/sequential.h"
 #include "util/strbuf.h"
 #include "util/util.h"
 
@@ -179,6 +180,8 @@ void experiment_change_format(struct strbuf *sb, const struct experiment_change 
 {
     if (!c->ncells) {
         strbuf_addstr(sb, "-");
+    } else if (!c->stats && c->sequential) {
+        strbuf_addf(sb, "no statistics before %d rounds", STATS_CS_MIN_ROUNDS);
     } else if (!c->stats) {
         strbuf_addstr(sb, "no statistics with 1 round");
     } else if (!c->significant) {

@@ -82,6 +82,7 @@ struct experiment_change {
     double level;          /* 1 - alpha */
     double p_value;
     bool significant;
+    bool sequential;       /* --target-ci: paired confidence sequence (precision.h) */
 };
 
 /* Compute the change of variant v in metric m over the cells (workloads[i], threads[i]),
@@ -92,7 +93,7 @@ int experiment_change(const struct experiment_result *res, enum experiment_metri
                       struct experiment_change *out);
 
 /* The change as a report cell, appended to sb: "-" without data, "no statistics with 1
- * round" without statistics, "~" when not significant, else the change in percent with its CI
+ * round" without statistics ("no statistics before 5 rounds" when sequential), "~" when not significant, else the change in percent with its CI
  * in the improvement sign convention (stats_format_change / stats_format_interval). */
 void experiment_change_format(struct strbuf *sb, const struct experiment_change *c);
 

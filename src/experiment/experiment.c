@@ -6,8 +6,10 @@
 #include "experiment/experiment.h"
 #include "experiment/environment.h"
 #include "experiment/plan.h"
+#include "experiment/precision.h"
 #include "experiment/record.h"
 #include "experiment/run.h"
+#include "stats/sequential.h"
 #include "store/store.h"
 #include "util/fs.h"
 #include "util/progress.h"
@@ -16,6 +18,7 @@
 #include "util/util.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -33,6 +36,17 @@ static void add_duration(struct strbuf *sb, double s)
         strbuf_addf(sb, "%ldm%02lds", t / 60, t % 60);
     else
         strbuf_addf(sb, "%lds", t);
+}
+
+/* The widest CI half-width for the progress line: "+/-4.1%", or (NAN) "none before round 5". */
+static const char *fmt_half(struct strbuf *sb, double pct)
+{
+    strbuf_reset(sb);
+    if (isnan(pct))
+        strbuf_addf(sb, "none before round %d", STATS_CS_MIN_ROUNDS);
+    else
+        strbuf_addf(sb, "+/-%.1f%%", pct);
+    return sb->buf;
 }
 
 /* --warmup-runs: before round 1 of workload w, every variant runs each thread count
@@ -93,12 +107,27 @@ static int run_recorded(const struct experiment_config *cfg, int v, int w, int t
                             round, done);
 }
 
-/* *pending = 1 when some run of workload w is not recorded yet. */
-static int workload_pending(const struct experiment_config *cfg, int w, int *pending)
+/* --target-ci: true when every tps cell of workload w has reached the target (from the runs
+ * in res, recorded ones included). */
+static bool target_reached(const struct experiment_config *cfg,
+                           const struct experiment_result *res, int w, double *worst)
+{
+    int reached, total = experiment_target_cells(cfg, res, w, &reached, worst);
+    return cfg->target_ci > 0 && reached == total;
+}
+
+/* *pending = 1 when some run of workload w is not recorded yet (under --target-ci: and the
+ * recorded runs have not reached the target). */
+static int workload_pending(const struct experiment_config *cfg,
+                            const struct experiment_result *res, int w, int *pending)
 {
     *pending = 1;
     if (!cfg->store || cfg->experiment_id <= 0)
         return 0;
+    if (target_reached(cfg, res, w, NULL)) {
+        *pending = 0;
+        return 0;
+    }
     for (int round = 1; round <= cfg->rounds; round++)
         for (int t = 0; t < cfg->nthreads; t++)
             for (int v = 0; v < cfg->nvariants; v++) {
@@ -160,7 +189,7 @@ int experiment_run(const struct experiment_config *cfg, struct experiment_result
 
     for (int w = 0; w < cfg->nworkloads && rc == 0; w++) {
         int pending;
-        if (workload_pending(cfg, w, &pending) < 0) {
+        if (workload_pending(cfg, res, w, &pending) < 0) {
             rc = run_fail(res, "cannot read the runs of experiment %lld",
                           (long long)cfg->experiment_id);
             break;
@@ -194,7 +223,24 @@ int experiment_run(const struct experiment_config *cfg, struct experiment_result
         }
         if (rc == 0 && cfg->warmup_runs && cfg->measure == MEASURE_TIME)
             rc = warmup(cfg, res, w, template, rundb, fresh, order);
+        /* --target-ci: this workload's share of the time left (--max-time), and the mean
+         * duration of its rounds so far, so that no round starts that would end past it */
+        double wl_start = wall_time(), wl_budget = 0, worst = NAN;
+        if (cfg->target_ci > 0 && cfg->max_time_s > 0) {
+            double left = cfg->max_time_s - (wl_start - res->started_at);
+            wl_budget = (left > 0 ? left : 0) / (cfg->nworkloads - w);
+        }
+        int wl_rounds_run = 0;
         for (int round = 1; round <= cfg->rounds && rc == 0; round++) {
+            if (cfg->target_ci > 0 && round > 1) {
+                if (target_reached(cfg, res, w, &worst))
+                    break;
+                double spent = wall_time() - wl_start;
+                if (cfg->max_time_s > 0 && wl_rounds_run &&
+                    spent + spent / wl_rounds_run > wl_budget)
+                    break;
+            }
+            bool ran_round = false;
             if (cfg->reset == RESET_ROUND)
                 for (int v = 0; v < cfg->nvariants; v++)
                     fresh[v] = true;
@@ -217,9 +263,15 @@ int experiment_run(const struct experiment_config *cfg, struct experiment_result
                         double per = ran ? run_ns / 1e9 / ran : cfg->time_s + 1.0;
                         struct strbuf eta = STRBUF_INIT;
                         add_duration(&eta, per * (total - done));
-                        progress("round %d/%d  %s  threads=%d  %s  [run %d/%d, ETA %s]", round,
-                                 cfg->rounds, cfg->workloads[w], cfg->threads[t],
-                                 cfg->variants[order[i]].name, done + 1, total, eta.buf);
+                        if (cfg->target_ci > 0)
+                            progress("round %d (at most %d)  %s  threads=%d  %s  [--target-ci=%g%%: "
+                                     "widest CI now %s]", round, cfg->rounds, cfg->workloads[w],
+                                     cfg->threads[t], cfg->variants[order[i]].name,
+                                     cfg->target_ci, fmt_half(&eta, worst));
+                        else
+                            progress("round %d/%d  %s  threads=%d  %s  [run %d/%d, ETA %s]", round,
+                                     cfg->rounds, cfg->workloads[w], cfg->threads[t],
+                                     cfg->variants[order[i]].name, done + 1, total, eta.buf);
                         strbuf_release(&eta);
                     }
                     uint64_t t0 = now_ns();
@@ -233,8 +285,10 @@ int experiment_run(const struct experiment_config *cfg, struct experiment_result
                     rc = run_once(cfg, res, w, t, round, v, tpl, rundb[v]);
                     run_ns += now_ns() - t0;
                     ran++;
+                    ran_round = true;
                 }
             }
+            wl_rounds_run += ran_round;
         }
         for (int v = 0; v < cfg->nvariants; v++) {
             if (template[v])

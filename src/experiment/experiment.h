@@ -7,6 +7,7 @@
  *   model.h         the data model: config, variants, runs, results, loaded experiments
  *   cells.h         per-cell statistics (a layer below both the engine and the reports)
  *   plan.h          the run order and its seeds
+ *   precision.h     paired per-round CIs, --target-ci's stopping rule, the noise per cell
  *   run.h           one run: its data, the managed server, the child and its JSON report
  *   callgrind.h     --measure=instructions
  *   variants.h      the variants' fingerprints
@@ -32,6 +33,7 @@
 #include "experiment/environment.h"
 #include "experiment/model.h"
 #include "experiment/plan.h"
+#include "experiment/precision.h"
 #include "experiment/record.h"
 #include "experiment/results_json.h"
 #include "experiment/run.h"
@@ -43,6 +45,9 @@
  * SIGTERM arrived: both are caught while it runs) returns -1 with a one-line message, also
  * kept in res->error; runs already finished stay in *res (the caller can still report or
  * save them). Database files are removed as it goes; logs stay in cfg->workdir. */
+/* With cfg->target_ci > 0, cfg->rounds is a cap: each workload stops adding rounds once every
+ * tps cell's sequential CI is narrow enough (precision.h), or before a round that would pass
+ * its share of cfg->max_time_s; either is a success (0), not an incomplete experiment. */
 int experiment_run(const struct experiment_config *cfg, struct experiment_result *res);
 
 #endif

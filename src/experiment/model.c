@@ -130,6 +130,11 @@ void experiment_measurement_json(json_t *set, const struct experiment_config *cf
     json_object_set_new(set, "time_s", jreal(cfg->time_s));
     json_object_set_new(set, "tables", json_integer(cfg->tables));
     json_object_set_new(set, "table_size", json_integer(cfg->table_size));
+    if (cfg->target_ci > 0)
+        json_object_set_new(set, "target_ci",
+                            json_pack("{s:o,s:o,s:i}", "pct", jreal(cfg->target_ci), "max_time_s",
+                                      cfg->max_time_s > 0 ? jreal(cfg->max_time_s) : json_null(),
+                                      "cs_rounds", cfg->cs_rounds));
     if (cfg->measure == MEASURE_INSTRUCTIONS) {
         json_object_set_new(set, "measure", json_string("instructions"));
         json_object_set_new(set, "events", json_integer(cfg->events));

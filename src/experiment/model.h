@@ -124,6 +124,16 @@ struct experiment_config {
     /* --metrics=off: no system metrics sampled (src/metrics; on by default in time mode).
      * Not a setting of the measurement: an experiment may be resumed either way. */
     bool no_metrics;
+    /* --target-ci (src/experiment/precision.h): > 0 = rounds go on until the CI half-width of
+     * every tps cell (a variant against the baseline at one workload and thread count; a
+     * confidence sequence, valid however often it is looked at) is at most target_ci
+     * percent; rounds is then the cap (--max-rounds), max_time_s (> 0) a cap on the
+     * measurement's wall time in this invocation, and cs_rounds the round count at which the
+     * sequence is tightest. 0 = the fixed --rounds of before. Settings record "target_ci"
+     * only then. */
+    double target_ci;
+    double max_time_s;
+    int cs_rounds;
 };
 
 /* One finished run (one child process). */
@@ -198,8 +208,9 @@ json_t *experiment_variants_json(const struct experiment_config *cfg);
 
 /* The settings of the measurement that the JSON file, the results store and the report's JSON
  * hold, added to set: "workloads" (names), "threads" (counts), "rounds", "reset" and "warmup_runs" when not the
- * default, "server_options" when given, "time_s", "tables", "table_size", and "measure" +
- * "events" when counting instructions (each optional key only then, so the settings of
+ * default, "server_options" when given, "time_s", "tables", "table_size", and "target_ci" ({"pct",
+ * "max_time_s", "cs_rounds"}) with --target-ci, "measure" + "events" when counting
+ * instructions (each optional key only then, so the settings of
  * experiments without it are unchanged). */
 void experiment_measurement_json(json_t *set, const struct experiment_config *cfg);
 

@@ -1,6 +1,7 @@
 /* record: recording, resuming and reading back an experiment in the results store (see
  * record.h). Owns no state. */
 #include "experiment/record.h"
+#include "experiment/precision.h"
 #include "experiment/callgrind.h"
 #include "experiment/environment.h"
 #include "server/server.h"
@@ -285,6 +286,17 @@ int experiment_record_finish(const struct experiment_config *cfg,
             fprintf(stderr, "experiment %lld failed: the same options would fail again "
                             "(--resume would too); fix the cause and start a new one\n", id);
     }
+    if (run_rc == 0 && cfg->target_ci > 0) {
+        /* --target-ci: the verdict on the target, in the experiment's row */
+        int reached, cells = experiment_target_cells(cfg, res, -1, &reached, NULL);
+        char *note = xasprintf("--target-ci=%g%%: reached in %d of %d tps cells, stopped by %s",
+                               cfg->target_ci, reached, cells,
+                               experiment_target_stop_reason(cfg, res));
+        int nrc = store_experiment_set_note(cfg->store, cfg->experiment_id, note);
+        free(note);
+        if (nrc < 0)
+            return -1;
+    }
     return store_experiment_finish(cfg->store, cfg->experiment_id, status);
 }
 
@@ -480,6 +492,12 @@ int experiment_load(struct store *s, int64_t id, struct experiment_loaded *out)
     for (i = 0; i < json_array_size(a); i++) {
         const char *o = json_string_value(json_array_get(a, i));
         cfg->server_options[cfg->nserver_options++] = own(out, o ? o : "");
+    }
+    json_t *tci = json_object_get(set, "target_ci");
+    if (json_is_object(tci)) {
+        cfg->target_ci = json_number_value(json_object_get(tci, "pct"));
+        cfg->max_time_s = json_number_value(json_object_get(tci, "max_time_s"));
+        cfg->cs_rounds = (int)json_integer_value(json_object_get(tci, "cs_rounds"));
     }
     cfg->time_s = json_number_value(json_object_get(set, "time_s"));
     cfg->tables = (int)json_integer_value(json_object_get(set, "tables"));

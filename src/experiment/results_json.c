@@ -1,6 +1,7 @@
 /* results_json: the JSON results file of an experiment (see results_json.h). */
 #include "experiment/results_json.h"
 #include "experiment/cells.h"
+#include "experiment/precision.h"
 #include "util/fmt.h"
 #include "util/strbuf.h"
 #include "util/util.h"
@@ -63,7 +64,8 @@ static json_t *experiment_json(const struct experiment_config *cfg,
     json_object_set_new(root, "pgolab_version", json_string(PGOLAB_VERSION));
     json_object_set_new(root, "kind", json_string("experiment"));
     json_object_set_new(root, "complete",
-                        json_boolean(!res->error && res->nruns == experiment_runs_planned(cfg)));
+                        json_boolean(!res->error && (cfg->target_ci > 0 ||
+                                                     res->nruns == experiment_runs_planned(cfg))));
     json_object_set_new(root, "error", jstr(res->error));
     iso_time(&sb, res->started_at);
     json_object_set_new(root, "started_at", json_string(sb.buf));
@@ -135,6 +137,9 @@ static json_t *experiment_json(const struct experiment_config *cfg,
     }
     json_object_set_new(root, "runs", a);
     json_object_set_new(root, "summary", summary_json(cfg, res));
+    json_t *prec = experiment_precision_json(cfg, res);
+    if (prec)
+        json_object_set_new(root, "precision", prec);
     return root;
 }
 

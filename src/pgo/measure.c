@@ -86,6 +86,9 @@ int pgo_measure(struct pgo_pipeline *p, struct store *store)
     cfg.threads = rq->threads;
     cfg.nthreads = rq->nthreads;
     cfg.rounds = rq->rounds;
+    cfg.target_ci = rq->target_ci;
+    cfg.max_time_s = rq->max_time_s;
+    cfg.cs_rounds = rq->cs_rounds;
     cfg.time_s = rq->time_s;
     cfg.tables = rq->tables;
     cfg.table_size = rq->table_size;

@@ -50,6 +50,8 @@ struct pgo_request {
     double fail_pct;              /* < 0: no --fail-if-slower */
     bool profile;                 /* --profile: a CPU profile of every measured run */
     int64_t profile_freq;         /* its samples per second */
+    double target_ci, max_time_s; /* --target-ci, --max-time (rounds = --max-rounds) */
+    int cs_rounds;
 };
 
 /* One trainer and the profile it wrote. */

@@ -317,6 +317,9 @@ static int measure(struct sqlite_pgo *p, const struct pgo_settings *s, const cha
     cfg.threads = s->threads;
     cfg.nthreads = s->nthreads;
     cfg.rounds = s->rounds;
+    cfg.target_ci = s->target_ci;
+    cfg.max_time_s = s->max_time_s;
+    cfg.cs_rounds = s->cs_rounds;
     cfg.time_s = s->time_s;
     cfg.tables = s->tables;
     cfg.table_size = s->table_size;

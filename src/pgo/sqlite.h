@@ -29,6 +29,9 @@ struct pgo_settings {
     bool threads_set;                     /* --threads given (not the default) */
     bool profile;                         /* --profile (src/experiment/profiling.h) */
     int64_t profile_freq;                 /* --profile-frequency, Hz */
+    double target_ci, max_time_s;         /* --target-ci, --max-time (cli_target_ci; rounds
+                                           * is then --max-rounds) */
+    int cs_rounds;
 };
 
 /* Run the SQLite pipeline and print its summary and tables on stdout. Returns the exit

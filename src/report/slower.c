@@ -1,6 +1,7 @@
 /* slower: the --fail-if-slower check of one experiment and of two (see slower.h). */
 #include "report/slower.h"
 #include "experiment/cells.h"
+#include "experiment/precision.h"
 #include "report/common.h"
 #include "report/compare.h"
 #include "util/strbuf.h"
@@ -50,7 +51,7 @@ int report_slower(const struct experiment_config *cfg, const struct experiment_r
                     continue; /* the Average of one row is that row */
                 int tv[1] = { row < nt ? cfg->threads[row] : 0 };
                 uint64_t seed = report_cell_seed(cfg, w, v, row, m);
-                if (experiment_change(res, m, v, ws, row < nt ? tv : cfg->threads,
+                if (experiment_change_cfg(cfg, res, m, v, ws, row < nt ? tv : cfg->threads,
                                       row < nt ? 1 : nt, seed, &ch) < 0 ||
                     !slower_than(&ch, pct))
                     continue;

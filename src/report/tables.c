@@ -4,6 +4,7 @@
 #include "report/tables.h"
 #include "report/metrics.h"
 #include "report/rep.h"
+#include "report/precision.h"
 #include "experiment/cells.h"
 #include "experiment/model.h"
 #include "report/common.h"
@@ -81,12 +82,12 @@ static void recs_release(struct rep *r)
 }
 
 /* Compute the change of variant v over the given cells and its printed form (caller frees). */
-static char *change_cell(const struct experiment_result *res, enum experiment_metric m, int v,
-                         const int *ws, const int *ts, int n, uint64_t seed,
-                         struct experiment_change *ch)
+static char *change_cell(const struct experiment_config *cfg, const struct experiment_result *res,
+                         enum experiment_metric m, int v, const int *ws, const int *ts, int n,
+                         uint64_t seed, struct experiment_change *ch)
 {
     struct strbuf sb = STRBUF_INIT;
-    if (experiment_change(res, m, v, ws, ts, n, seed, ch) < 0)
+    if (experiment_change_cfg(cfg, res, m, v, ws, ts, n, seed, ch) < 0)
         memset(ch, 0, sizeof(*ch)); /* unusable values: shown as "-" */
     experiment_change_format(&sb, ch);
     return strbuf_detach(&sb);
@@ -137,6 +138,9 @@ static void header_lines(struct rep *r, struct strbuf *title, struct strbuf *bod
         strbuf_addf(title, ", %d round%s x %d events per run: INSTRUCTIONS per transaction "
                            "(valgrind callgrind), not time",
                     cfg->rounds, cfg->rounds == 1 ? "" : "s", cfg->events);
+    else if (cfg->target_ci > 0)
+        strbuf_addf(title, ", rounds until the 95%% CI is +/-%g%% (at most %d) x %s s per run",
+                    cfg->target_ci, cfg->rounds, time_s);
     else
         strbuf_addf(title, ", %d round%s x %s s per run", cfg->rounds,
                     cfg->rounds == 1 ? "" : "s", time_s);
@@ -213,27 +217,36 @@ static void header_lines(struct rep *r, struct strbuf *title, struct strbuf *bod
     } else {
     switch (r->shape) {
     case REPORT_SEED000:
-        if (cfg->rounds > 1)
+        if (cfg->target_ci > 0)
+            strbuf_addstr(body, "cells: median of the rounds (min-max); ");
+        else if (cfg->rounds > 1)
             strbuf_addf(body, "cells: median of %d rounds (min-max); ", cfg->rounds);
         else
             strbuf_addstr(body, "cells: one round; ");
         strbuf_addf(body, "%% improvement vs %s: TPS (v-%s)/%s*100, latency (%s-v)/%s*100\n",
                     base->name, base->name, base->name, base->name, base->name);
-        strbuf_addstr(body, "change (95% CI): ratio of medians, bootstrap CI, Mann-Whitney U "
-                            "at alpha 0.05; \"~\" = no significant difference; Average = "
-                            "geometric mean of the ratios, tested on all rounds pooled\n");
+        if (cfg->target_ci <= 0)
+            strbuf_addstr(body, "change (95% CI): ratio of medians, bootstrap CI, Mann-Whitney U "
+                                "at alpha 0.05; \"~\" = no significant difference; Average = "
+                                "geometric mean of the ratios, tested on all rounds pooled\n");
         break;
     case REPORT_SEED003:
-        strbuf_addf(body, "cells: median over %d round%s of each run's min, avg, max and 95th "
-                          "percentile latency (ms) and QPS\n",
-                    cfg->rounds, cfg->rounds == 1 ? "" : "s");
-        strbuf_addf(body, "change vs %s (95%% CI): positive = better (lower latency, higher "
+        if (cfg->target_ci > 0)
+            strbuf_addstr(body, "cells: median over the rounds of each run's min, avg, max and "
+                                "95th percentile latency (ms) and QPS\n");
+        else
+            strbuf_addf(body, "cells: median over %d round%s of each run's min, avg, max and "
+                              "95th percentile latency (ms) and QPS\n",
+                        cfg->rounds, cfg->rounds == 1 ? "" : "s");
+        if (cfg->target_ci <= 0)
+            strbuf_addf(body, "change vs %s (95%% CI): positive = better (lower latency, higher "
                           "QPS); ratio of medians, bootstrap CI, Mann-Whitney U at alpha 0.05; "
                           "\"~\" = no significant difference\n",
                     base->name);
         break;
     case REPORT_SEED002:
-        strbuf_addf(body, "speedup (x) = %s's median time per transaction / the variant's = "
+        if (cfg->target_ci <= 0)
+            strbuf_addf(body, "speedup (x) = %s's median time per transaction / the variant's = "
                           "median tps of the variant / %s's; 95%% CI bootstrap; p = "
                           "Mann-Whitney U; \"~\" = no significant difference at alpha 0.05; "
                           "workload \"all\" = geometric mean over every workload and thread "
@@ -242,7 +255,23 @@ static void header_lines(struct rep *r, struct strbuf *title, struct strbuf *bod
         break;
     }
     }
-    if (cfg->rounds >= 2 && stats_mw_min_p(cfg->rounds, cfg->rounds) >= 0.05)
+    if (cfg->target_ci > 0 && cfg->measure == MEASURE_TIME) {
+        int reached, cells = experiment_target_cells(cfg, res, -1, &reached, NULL);
+        strbuf_addf(body, "SEQUENTIAL: --target-ci=%g%%: rounds were added until every tps "
+                          "cell's 95%% CI half-width was at most %g%% (at most %d rounds",
+                    cfg->target_ci, cfg->target_ci, cfg->rounds);
+        if (cfg->max_time_s > 0)
+            strbuf_addf(body, ", %g s", cfg->max_time_s);
+        strbuf_addf(body, "): reached in %d of %d cell%s, stopped by %s\n", reached, cells,
+                    cells == 1 ? "" : "s", res->error ? "an error" : experiment_target_stop_reason(cfg, res));
+        strbuf_addf(body, "change (95%% CI), every table: geometric mean of the per-round ratios "
+                          "(the runs of a round paired); the CI is a confidence sequence "
+                          "(Waudby-Smith et al. 2024), valid at every round at once, so stopping "
+                          "when it was narrow enough does not inflate false positives; \"~\" = "
+                          "it holds 0%%; Average and \"all\" rows: per round the mean log ratio over their cells\n");
+    }
+    if (cfg->target_ci <= 0 && cfg->rounds >= 2 &&
+        stats_mw_min_p(cfg->rounds, cfg->rounds) >= 0.05)
         strbuf_addf(body, "WARNING: with %d rounds per variant no difference can ever be "
                           "significant (smallest possible p = %.3f); use --rounds=%d or more\n",
                     cfg->rounds, stats_mw_min_p(cfg->rounds, cfg->rounds),
@@ -265,7 +294,7 @@ static void header_lines(struct rep *r, struct strbuf *title, struct strbuf *bod
         strbuf_addch(body, '\n');
         json_decref(env);
     }
-    if (res->nruns < experiment_runs_planned(cfg))
+    if (res->nruns < experiment_runs_planned(cfg) && (cfg->target_ci <= 0 || res->error))
         strbuf_addf(body, "INCOMPLETE: %d of %d runs finished%s%s\n", res->nruns,
                     experiment_runs_planned(cfg), res->error ? ": " : "",
                     res->error ? res->error : "");
@@ -354,9 +383,9 @@ static void seed000_table(struct rep *r, int w, enum experiment_metric m)
             struct experiment_change ch;
             int tv[1] = { row < nt ? cfg->threads[row] : 0 };
             char *verdict = row < nt
-                                ? change_cell(res, m, v, ws, tv, 1,
+                                ? change_cell(cfg, res, m, v, ws, tv, 1,
                                               report_cell_seed(cfg, w, v, row, m), &ch)
-                                : change_cell(res, m, v, ws, cfg->threads, nt,
+                                : change_cell(cfg, res, m, v, ws, cfg->threads, nt,
                                               report_cell_seed(cfg, w, v, row, m), &ch);
             rec_change(rc, &ch, verdict);
             table_set(&t, row, 2 * nv - 1 + v, verdict, NULL);
@@ -398,9 +427,11 @@ static void seed003_table(struct rep *r, int w, int ti)
     const struct experiment_result *res = r->res;
     int nv = cfg->nvariants, threads = cfg->threads[ti];
     struct table t;
+    /* under --target-ci the rounds the cell ran, not the cap */
+    int nr = cfg->target_ci > 0 ? experiment_cell(res, 0, w, threads, METRIC_TPS).n : cfg->rounds;
     char *title = xasprintf("%s, %d thread%s: latency (ms) and QPS, median of %d round%s",
-                            cfg->workloads[w], threads, threads == 1 ? "" : "s", cfg->rounds,
-                            cfg->rounds == 1 ? "" : "s");
+                            cfg->workloads[w], threads, threads == 1 ? "" : "s", nr,
+                            nr == 1 ? "" : "s");
     rep_table_title(r, title);
     free(title);
 
@@ -433,7 +464,7 @@ static void seed003_table(struct rep *r, int w, int ti)
                 continue;
             struct experiment_change ch;
             int wi[1] = { w }, tv[1] = { threads };
-            char *verdict = change_cell(res, m, v, wi, tv, 1, report_cell_seed(cfg, w, v, ti, m),
+            char *verdict = change_cell(cfg, res, m, v, wi, tv, 1, report_cell_seed(cfg, w, v, ti, m),
                                         &ch);
             rec_change(rc, &ch, verdict);
             table_set(&t, i, nv + v, verdict, NULL);
@@ -468,7 +499,7 @@ static void seed002_row(struct rep *r, struct table *t, int row, int v, int w, i
         struct cell_stats c = experiment_cell(res, v, w, threads, METRIC_TPS);
         table_set(t, row, 3, c.n ? xasprintf("%.2f", c.median) : xstrdup("-"), NULL);
     }
-    char *verdict = change_cell(res, METRIC_TPS, v, ws, ts, n, seed, &ch);
+    char *verdict = change_cell(cfg, res, METRIC_TPS, v, ws, ts, n, seed, &ch);
     double speedup = !v ? (ch.ncells ? 1.0 : NAN) : ch.ncells ? ch.ratio : NAN;
     struct rec *rc = rep_rec_add(r, w, threads, "speedup", v, speedup, ch.ncells ? 1.0 : NAN,
                              isnan(speedup) ? NAN : (speedup - 1) * 100);
@@ -501,7 +532,10 @@ static void shape_seed002(struct rep *r)
     int all = ncells > 1, rows = nv * (ncells + all), row = 0;
     int *ws = xcalloc((size_t)ncells, sizeof(int)), *ts = xcalloc((size_t)ncells, sizeof(int));
     struct table t;
-    char *title = xasprintf("Speedup (x) vs %s (ratio of median tps)", cfg->variants[0].name);
+    char *title = xasprintf(cfg->target_ci > 0 ? "Speedup (x) vs %s (geometric mean of the per-round "
+                                                   "tps ratios)"
+                                                 : "Speedup (x) vs %s (ratio of median tps)",
+                            cfg->variants[0].name);
 
     for (int w = 0, i = 0; w < cfg->nworkloads; w++)
         for (int k = 0; k < cfg->nthreads; k++, i++) {
@@ -666,8 +700,10 @@ void report_experiment(struct strbuf *out, const struct experiment_config *cfg,
         cfg->measure == MEASURE_INSTRUCTIONS ? shape_seed000(&r) : shape_seed002(&r);
         break;
     }
-    if (cfg->measure == MEASURE_TIME)
+    if (cfg->measure == MEASURE_TIME) {
+        report_precision(&r);
         report_metrics(&r);
+    }
     if (fmt == REPORT_CSV)
         output_csv(&r);
     else if (fmt == REPORT_JSON)

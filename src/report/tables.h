@@ -17,6 +17,7 @@
 #include <stdio.h>
 
 #include "experiment/cells.h"
+#include "experiment/precision.h"
 #include "experiment/model.h"
 #include "report/common.h"
 #include "report/compare.h"

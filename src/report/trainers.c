@@ -38,7 +38,7 @@ int report_trainer_change(const struct experiment_config *cfg, const struct expe
             }
     /* the bootstrap seed: the experiment's, moved per cell, so the table is reproducible */
     uint64_t seed = cfg->seed ^ (0x9e3779b97f4a7c15ULL * (uint64_t)(v * 131 + w + 7));
-    int rc = experiment_change(res, METRIC_TPS, v, ws, ts, n, seed, ch);
+    int rc = experiment_change_cfg(cfg, res, METRIC_TPS, v, ws, ts, n, seed, ch);
     free(ws);
     free(ts);
     return rc;

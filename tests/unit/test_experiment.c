@@ -195,12 +195,41 @@ static void test_reset_modes(void **state)
     assert_int_equal(experiment_reset_parse("never", &r), -1);
 }
 
+/* --target-ci: the fake's tps are exact (100 and 125 in every round), so every cell's
+ * sequence has width 0 and the rounds stop at the first round they may: 5 of at most 40. */
+static void test_target_ci_stops(void **state)
+{
+    (void)state;
+    struct fake_dir fd;
+    fake_dir_make(&fd);
+    struct variant v[2];
+    struct experiment_config cfg;
+    struct experiment_result res;
+    fake_config(&cfg, v, &fd, fd.dir, 40, 9);
+    cfg.target_ci = 2;
+    cfg.cs_rounds = 20;
+    assert_int_equal(experiment_run(&cfg, &res), 0);
+    assert_int_equal(res.nruns, 5 * 2 * 2); /* 5 rounds x 2 thread counts x 2 variants */
+    int reached;
+    assert_int_equal(experiment_target_cells(&cfg, &res, -1, &reached, NULL), 2);
+    assert_int_equal(reached, 2);
+    assert_string_equal(experiment_target_stop_reason(&cfg, &res), "target reached");
+    char *text = report_string(&cfg, &res);
+    assert_non_null(strstr(text, "reached in 2 of 2 cells, stopped by target reached"));
+    assert_null(strstr(text, "INCOMPLETE"));
+    assert_non_null(strstr(text, "+25.0% (95% CI +25.0% .. +25.0%)"));
+    free(text);
+    experiment_result_release(&res);
+    assert_int_equal(fake_dir_remove(&fd), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_run_with_fake_child),
         cmocka_unit_test(test_warmup_runs),
         cmocka_unit_test(test_reset_modes),
+        cmocka_unit_test(test_target_ci_stops),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,177 @@
+/* Unit tests for experiment/precision.c: the paired per-round log ratios, one cell's precision
+ * (fixed and sequential), --target-ci's cell count and stop reason, and the change the
+ * reports show under --target-ci, on synthetic runs with hand-computed values. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <math.h>
+
+#include "experiment_fixtures.h"
+#include "experiment/precision.h"
+#include "stats/compare.h"
+#include "stats/sequential.h"
+
+static void assert_close(double got, double want, double tol)
+{
+    if (!(fabs(got - want) <= tol))
+        fail_msg("got %.10g, want %.10g (tolerance %g)", got, want, tol);
+}
+
+/* threads 1 only: base 100 every round, pgo 100 * f[k] in round k */
+static void pair_runs(struct experiment_result *res, const double *f, int rounds)
+{
+    memset(res, 0, sizeof(*res));
+    for (int k = 1; k <= rounds; k++) {
+        add_run(res, 1, 1, k, 100 * f[k - 1], 2, 4); /* the variant first: order must not matter */
+        add_run(res, 0, 1, k, 100, 2, 4);
+    }
+}
+
+static void test_log_ratios_paired_by_round(void **state)
+{
+    (void)state;
+    struct experiment_result res;
+    const double f[] = { 1.1, 0.9, 1.2 };
+    pair_runs(&res, f, 3);
+    add_run(&res, 0, 1, 4, 100, 2, 4); /* round 4: baseline only, not paired */
+    int n;
+    double *d = experiment_round_log_ratios(&res, METRIC_TPS, 1, 0, 1, &n);
+    assert_int_equal(n, 3);
+    assert_close(d[0], log(1.1), 1e-12);
+    assert_close(d[1], log(0.9), 1e-12);
+    assert_close(d[2], log(1.2), 1e-12);
+    free(d);
+    d = experiment_round_log_ratios(&res, METRIC_TPS, 1, 0, 4, &n); /* no such cell */
+    assert_int_equal(n, 0);
+    free(d);
+    experiment_result_release(&res);
+}
+
+static void test_cell_fixed_and_sequential(void **state)
+{
+    (void)state;
+    struct synth x;
+    const double f[] = { 1.10, 1.12, 1.08, 1.11, 1.09, 1.10 };
+    synthetic_config(&x.cfg, x.v, 6);
+    x.cfg.nthreads = 1;
+    pair_runs(&x.res, f, 6);
+
+    double d[6];
+    for (int i = 0; i < 6; i++)
+        d[i] = log(f[i]);
+    struct stats_cs t, cs;
+    assert_int_equal(stats_t_interval(d, 6, 0.05, &t), 0);
+
+    /* fixed --rounds: the paired t interval, the Mann-Whitney detectable change */
+    struct experiment_precision p;
+    experiment_precision_cell(&x.cfg, &x.res, METRIC_TPS, 1, 0, 1, &p);
+    assert_int_equal(p.rounds, 6);
+    assert_true(p.stats);
+    assert_false(p.sequential);
+    assert_false(p.reached);
+    assert_close(p.ratio, exp(t.mean), 1e-12);
+    assert_close(p.ci_lo, exp(t.lo), 1e-12);
+    assert_close(p.half_pct, (exp(t.half) - 1) * 100, 1e-9);
+    assert_close(p.cv_base, 0, 1e-12); /* the baseline is 100 in every round */
+    double mean = 0, ss = 0;
+    for (int i = 0; i < 6; i++)
+        mean += 100 * f[i] / 6;
+    for (int i = 0; i < 6; i++)
+        ss += (100 * f[i] - mean) * (100 * f[i] - mean);
+    assert_close(p.cv_var, sqrt(ss / 5) / mean, 1e-12);
+    double cv = sqrt(p.cv_var * p.cv_var / 2);
+    assert_close(p.detectable_pct, stats_detectable_change(cv, 6, 0.05, 0.8) * 100, 1e-9);
+
+    /* --target-ci=5 (cs_rounds 10): the sequence; reached when its half-width is <= 5% */
+    x.cfg.target_ci = 5;
+    x.cfg.cs_rounds = 10;
+    assert_int_equal(stats_cs_mean(d, 6, 0.05, 10, &cs), 0);
+    experiment_precision_cell(&x.cfg, &x.res, METRIC_TPS, 1, 0, 1, &p);
+    assert_true(p.sequential);
+    assert_close(p.ci_hi, exp(cs.hi), 1e-12);
+    assert_close(p.half_pct, (exp(cs.half) - 1) * 100, 1e-9);
+    assert_true(p.half_pct > (exp(t.half) - 1) * 100); /* wider than the fixed interval */
+    assert_true(p.reached == (p.half_pct <= 5));
+    assert_true(p.reached); /* +-1% around 10%: a narrow sequence */
+    int reached;
+    assert_int_equal(experiment_target_cells(&x.cfg, &x.res, -1, &reached, NULL), 1);
+    assert_int_equal(reached, 1);
+    assert_string_equal(experiment_target_stop_reason(&x.cfg, &x.res), "target reached");
+
+    /* a target it misses: with 6 of 6 rounds it is the cap; with a cap of 50 the time */
+    x.cfg.target_ci = 0.5;
+    experiment_precision_cell(&x.cfg, &x.res, METRIC_TPS, 1, 0, 1, &p);
+    assert_false(p.reached);
+    assert_string_equal(experiment_target_stop_reason(&x.cfg, &x.res), "--max-rounds");
+    x.cfg.rounds = 50;
+    assert_string_equal(experiment_target_stop_reason(&x.cfg, &x.res), "--max-time");
+
+    /* the change the reports show: the same sequence, significant (it excludes 1) */
+    struct experiment_change ch;
+    int ws[1] = { 0 }, ts[1] = { 1 };
+    assert_int_equal(experiment_change_cfg(&x.cfg, &x.res, METRIC_TPS, 1, ws, ts, 1, 1, &ch), 0);
+    assert_true(ch.sequential);
+    assert_true(ch.stats);
+    assert_true(ch.significant);
+    assert_close(ch.ratio, exp(cs.mean), 1e-12);
+    assert_close(ch.ci_lo, exp(cs.lo), 1e-12);
+    assert_close(ch.p_value, cs.p_value, 1e-12);
+    /* without --target-ci it is experiment_change()'s (ratio of medians) */
+    x.cfg.target_ci = 0;
+    assert_int_equal(experiment_change_cfg(&x.cfg, &x.res, METRIC_TPS, 1, ws, ts, 1, 1, &ch), 0);
+    assert_false(ch.sequential);
+    assert_close(ch.ratio, 1.10, 1e-12);
+    experiment_result_release(&x.res);
+}
+
+/* Under --target-ci, fewer than STATS_CS_MIN_ROUNDS rounds give no CI, and the Average row is
+ * the sequence of the per-round mean over the cells. */
+static void test_change_few_rounds_and_pooled(void **state)
+{
+    (void)state;
+    struct synth x;
+    synthetic_config(&x.cfg, x.v, 20);
+    x.cfg.target_ci = 2;
+    x.cfg.cs_rounds = 10;
+    slow_runs(&x.res, 4, 0.8);
+    struct experiment_change ch;
+    int ws[3] = { 0, 0, 0 };
+    assert_int_equal(experiment_change_cfg(&x.cfg, &x.res, METRIC_TPS, 1, ws, threads3, 1, 1, &ch), 0);
+    assert_false(ch.stats);
+    struct strbuf sb = STRBUF_INIT;
+    experiment_change_format(&sb, &ch);
+    assert_string_equal(sb.buf, "no statistics before 5 rounds");
+    strbuf_release(&sb);
+    experiment_result_release(&x.res);
+
+    slow_runs(&x.res, 6, 0.8);
+    assert_int_equal(experiment_change_cfg(&x.cfg, &x.res, METRIC_TPS, 1, ws, threads3, 3, 1, &ch), 0);
+    assert_true(ch.pooled);
+    assert_int_equal(ch.ncells, 3);
+    /* per round the mean over the three cells of log(pgo / base): the same in every cell
+     * (the noise of slow_runs depends on the round only) */
+    static const double nb[] = { 0, .02, -.02, .01, -.01, .015 }, nv[] = { .01, -.02, 0, .02, -.01, .005 };
+    double d[6];
+    for (int k = 0; k < 6; k++)
+        d[k] = log(0.8 * (1 + nv[k]) / (1 + nb[k]));
+    struct stats_cs cs;
+    assert_int_equal(stats_cs_mean(d, 6, 0.05, 10, &cs), 0);
+    assert_close(ch.ratio, exp(cs.mean), 1e-12);
+    assert_close(ch.ci_hi, exp(cs.hi), 1e-12);
+    assert_true(ch.significant);
+    assert_true(ch.ci_hi < 1);
+    experiment_result_release(&x.res);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_log_ratios_paired_by_round),
+        cmocka_unit_test(test_cell_fixed_and_sequential),
+        cmocka_unit_test(test_change_few_rounds_and_pooled),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
