@@ -244,7 +244,8 @@ static int load_source(const struct ctx *c, json_t *src, struct recipe *r)
 
 static int load_product(const struct ctx *c, json_t *root, struct recipe *r)
 {
-    static const char *const server_keys[] = { "driver", "binary", "train_options", NULL };
+    static const char *const server_keys[] = { "driver", "binary", "train_options",
+                                               "suite_server", NULL };
     json_t *srv = json_object_get(root, "server");
     char *lib = NULL;
     if (get_string(c, root, "library", false, &lib) < 0)
@@ -280,7 +281,32 @@ static int load_product(const struct ctx *c, json_t *root, struct recipe *r)
     json_t *to = json_object_get(srv, "train_options");
     if (rc == 0 && to)
         rc = get_strings(c, to, "train_options", &r->train_options);
+    char *ss = NULL;
+    if (rc == 0 && (rc = get_string(c, srv, "suite_server", false, &ss)) == 0 && ss) {
+        r->suite_own_server = !strcmp(ss, "own");
+        if (!r->suite_own_server && strcmp(ss, "started"))
+            rc = fail_at(c, "suite_server", "server.suite_server '%s': expected \"started\" "
+                         "(pgolab starts the build's server, the suite connects to it) or \"own\" "
+                         "(the suite starts the build's servers itself)", ss);
+    }
+    free(ss);
     return rc;
+}
+
+/* A suite that starts its own servers has no started server to connect to: its steps may not
+ * name one. -1 with FILE:LINE on the first such placeholder. */
+static int check_own_suite(const struct ctx *c, const struct recipe *r)
+{
+    static const char *const conn[] = { "{host}", "{port}", "{socket}", "{socket_dir}",
+                                        "{user}", "{db}", NULL };
+    for (int i = 0; r->suite_own_server && i < r->nsuite; i++)
+        for (char **a = r->suite[i].argv; *a; a++)
+            for (const char *const *k = conn; *k; k++)
+                if (strstr(*a, *k))
+                    return fail_at(c, "suite_server", "suite step '%s' uses %s, but "
+                                   "server.suite_server is \"own\": pgolab starts no server "
+                                   "for the suite", r->suite[i].name, *k);
+    return 0;
 }
 
 static int load_pgo(const struct ctx *c, json_t *root, struct recipe *r)
@@ -495,6 +521,8 @@ int recipe_load(const char *path, struct recipe *out)
         fail_at(&c, "suite", "'suite' is for server recipes (it runs against a started server)");
         goto out;
     }
+    if (check_own_suite(&c, out) < 0)
+        goto out;
     out->sha256 = sha256_file(path);
     rc = out->sha256 ? 0 : -1;
 out:

@@ -97,6 +97,9 @@ struct recipe {
     struct recipe_tool *tools;
     int ntools;
     char **train_options;      /* --server-option values while training (NULL-terminated) */
+    bool suite_own_server;     /* server.suite_server "own": the suite starts the build's
+                                * servers itself (MariaDB's mysql-test-run from the build
+                                * tree); "started" (default): pgolab starts one for it */
 };
 
 /* Read and validate a recipe file. Errors are one line naming the file (and line where the

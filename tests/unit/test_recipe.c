@@ -153,6 +153,43 @@ static void test_bad(void **state)
     free(t);
 }
 
+/* server.suite_server: "started" (default) or "own"; an "own" suite cannot name the started
+ * server's placeholders (there is none). */
+static void test_suite_server(void **state)
+{
+    (void)state;
+    const char *srv = "\"binary\": \"bin/postgres\" },";
+    const char *steps = "  \"steps\": [";
+    struct recipe r;
+    char *err = NULL;
+    assert_int_equal(load_text(good, &r, &err), 0);
+    assert_false(r.suite_own_server);
+    recipe_release(&r);
+    free(err);
+
+    char *t1 = edit(srv, "\"binary\": \"bin/postgres\", \"suite_server\": \"own\" },");
+    const char *at = strstr(t1, steps);
+    char *t = xasprintf("%.*s  \"suite\": [ { \"name\": \"mtr\", \"run\": [\"perl\", "
+                        "\"{build}/mtr\", \"--parallel={jobs}\"] } ],\n%s", (int)(at - t1), t1, at);
+    err = NULL;
+    assert_int_equal(load_text(t, &r, &err), 0);
+    assert_true(r.suite_own_server);
+    assert_int_equal(r.nsuite, 1);
+    recipe_release(&r);
+    free(err);
+    free(t);
+
+    t = xasprintf("%.*s  \"suite\": [ { \"name\": \"mtr\", \"run\": [\"perl\", "
+                  "\"--socket={socket}\"] } ],\n%s", (int)(at - t1), t1, at);
+    expect_error(t, "r.json:5: suite step 'mtr' uses {socket}, but server.suite_server is \"own\"");
+    free(t);
+    free(t1);
+
+    t = edit(srv, "\"binary\": \"bin/postgres\", \"suite_server\": \"mine\" },");
+    expect_error(t, "r.json:5: server.suite_server 'mine': expected \"started\"");
+    free(t);
+}
+
 static void test_options_need_phase_options(void **state)
 {
     (void)state;
@@ -428,6 +465,9 @@ static void test_shipped(void **state)
         assert_string_equal(r.name, names[i]);
         assert_int_equal(r.product, RECIPE_SERVER);
         assert_true(r.nsteps >= 2);
+        /* MariaDB's mysql-test-run starts the build's servers itself (an --extern server lacks
+         * its test and mtr databases and its server options) */
+        assert_int_equal(r.suite_own_server, !strcmp(names[i], "mariadb"));
         recipe_release(&r);
         free(path);
     }
@@ -472,6 +512,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_good),
         cmocka_unit_test(test_bad),
+        cmocka_unit_test(test_suite_server),
         cmocka_unit_test(test_options_need_phase_options),
         cmocka_unit_test(test_expand),
         cmocka_unit_test(test_library),
