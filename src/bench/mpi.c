@@ -145,7 +145,7 @@ bool ranks_all_ok(bool ok, const char *what)
     int me = ok ? g_size : g_rank, first;
     MPI_Allreduce(&me, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     if (first < g_size && g_rank == 0)
-        error("rank %d of %d could not %s (its message above): all %d ranks stop", first, g_size,
+        error("rank %d of %d could not %s (that rank says why): all %d ranks stop", first, g_size,
               what, g_size);
     return first == g_size;
 }
