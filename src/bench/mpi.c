@@ -122,12 +122,16 @@ void ranks_finish(void)
     MPI_Finalize();
 }
 
-void ranks_abort(int rc)
+void ranks_abort(int rc, const char *why)
 {
     fflush(stdout);
-    fflush(stderr);
-    if (g_active && !g_finished)
+    if (g_active && !g_finished) {
+        char host[64] = "";
+        gethostname(host, sizeof(host) - 1);
+        error("rank %d of %d (host %s): %s: stopping every rank", g_rank, g_size, host, why);
+        fflush(stderr);
         MPI_Abort(MPI_COMM_WORLD, rc);
+    }
     exit(rc);
 }
 
@@ -406,8 +410,9 @@ int ranks_start(int argc, char **argv)
 
 void ranks_finish(void) {}
 
-void ranks_abort(int rc)
+void ranks_abort(int rc, const char *why)
 {
+    (void)why;
     fflush(stdout);
     exit(rc);
 }

@@ -32,8 +32,9 @@ void ranks_finish(void);
 bool ranks_active(void);  /* more than one rank */
 int ranks_rank(void);     /* 0 when not in a job */
 int ranks_size(void);     /* 1 when not in a job */
-/* Stop every rank at once (MPI_Abort with rc) after this rank printed why; exit(rc) alone. */
-void ranks_abort(int rc);
+/* Stop every rank at once (MPI_Abort with rc) after this rank printed its error: one more
+ * line "rank R of N (host H): WHY: stopping every rank"; exit(rc) when not in a job. */
+void ranks_abort(int rc, const char *why);
 /* Rank 0's value on every rank (a barrier too). */
 int ranks_bcast_int(int v);
 /* Whether every rank is ok (a barrier too). When one is not, rank 0 prints one line naming the

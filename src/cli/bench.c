@@ -390,7 +390,7 @@ static int do_run(struct bench_info *bi, const struct db_driver *drv, const stru
     }
     /* under mpirun a rank stopped by an error stops the job (its message printed) */
     if (st.failed && ranks_active())
-        ranks_abort(1);
+        ranks_abort(1, "its run failed (the error above)");
     write_latencies(&st);
     ranks_intervals_end(bi->report_interval, jc.line_percentile, keep_interval, &jc);
     ranks_reduce(&st);

@@ -180,7 +180,7 @@ for srv in my pg; do
     unset -n ARGS
 done
 # a rank whose connections the server refuses (an unknown setting in its PGOPTIONS)
-mpi pgprep2 1 "${PG[@]}" --table-size=100 oltp_point_select prepare
+mpi pgprep2 1 "${PG[@]}" --table-size=100 oltp_read_write prepare
 timeout -k 5 60 mpirun --oversubscribe --allow-run-as-root -np 1 "$PGOLAB" bench "${PG[@]}" --time=2 \
     oltp_point_select run : -np 1 env PGOPTIONS="-c no_such_setting=1" "$PGOLAB" bench "${PG[@]}" \
     --time=2 oltp_point_select run >"$TMP/pgreach.out" 2>"$TMP/pgreach.err"
@@ -189,5 +189,18 @@ isnt "$RC" 0 "postgresql: a rank the server refuses stops the job (exit non-zero
 like "$(cat "$TMP/pgreach.err")" "no_such_setting" "with that rank's message"
 like "$(cat "$TMP/pgreach.err")" "rank 1 of 2 could not reach the server" "rank 0 names the rank"
 unlike "$(cat "$TMP/pgreach.out")" "Threads started" "no rank started"
+
+# a rank whose run fails (its transactions are read-only: the first write is an error) stops
+# every rank at once, long before --time
+SECONDS=0
+timeout -k 5 60 mpirun --oversubscribe --allow-run-as-root -np 1 "$PGOLAB" bench "${PG[@]}" --table-size=100 \
+    --time=40 oltp_read_write run : -np 1 env PGOPTIONS="-c default_transaction_read_only=on" \
+    "$PGOLAB" bench "${PG[@]}" --table-size=100 --time=40 oltp_read_write run >"$TMP/pgmid.out" 2>"$TMP/pgmid.err"
+RC=$? T=$SECONDS
+isnt "$RC" 0 "postgresql: a rank whose run fails stops the job (exit non-zero)"
+cmp_ok "$T" "<" 30 "every rank stopped before --time=40 (after ${T}s)"
+like "$(cat "$TMP/pgmid.err")" "ERROR 25006: cannot execute UPDATE in a read-only transaction" "with that rank's error"
+like "$(cat "$TMP/pgmid.err")" "rank 1 of 2 \(host [^)]*\): its run failed \(the error above\): stopping every rank" \
+    "and which rank stopped the job"
 
 done_testing
