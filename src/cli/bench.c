@@ -337,13 +337,15 @@ static int do_run(struct bench_info *bi, const struct db_driver *drv, const stru
         seed = (uint64_t)ts.tv_sec * 1000000007ull ^ (uint64_t)ts.tv_nsec;
     }
     seed += 0xD1B54A32D192ED03ull * (uint64_t)ranks_rank();  /* each rank its own streams */
+    /* under mpirun --rate and --events are the job's: each rank runs its share (independent
+     * Poisson arrivals at rate/N add up to a Poisson process at the rate) */
     jc.interval = bi->report_interval;
     jc.line_percentile = bi->percentile > 0 ? bi->percentile : 95;
     struct runner_config rc_cfg = {
         .drv = drv, .wl = wl, .o = o, .threads = threads, .time_s = bi->time_s,
         .events = ranks_share(bi->events), .report_interval = bi->report_interval,
         .percentile = bi->percentile > 0 ? bi->percentile : 95, .seed = seed, .throttle = throttle,
-        .rate = bi->rate, .warmup_s = bi->warmup_s, .forced_shutdown_s = bi->forced_shutdown_s,
+        .rate = bi->rate / ranks_size(), .warmup_s = bi->warmup_s, .forced_shutdown_s = bi->forced_shutdown_s,
         .init_timeout_s = (double)opt_int(opts, "thread-init-timeout"),
         .conn_limit = conn_limit,
         .on_interval = on_interval, .on_start = on_start, .ud = &jc,
