@@ -6,8 +6,9 @@
 # equals the histogram of every rank's raw latencies (the PGOLAB_LATENCY_FILE test knob
 # writes them; the check recomputes the buckets, min, max and the percentiles from the
 # samples); rank 0's text has the layout of a single-process run; ranks given different
-# options are refused with the first difference; a rank that cannot reach the database stops
-# every rank with its message. Every run is bounded by --time and `timeout`.
+# options are refused with the first difference; a rank that cannot reach the database, a rank
+# whose run fails and a rank killed mid-run each stop every rank, with that rank's message.
+# Every run is bounded by --time and `timeout`.
 . "$(dirname "$0")/lib.sh"
 
 have mpirun || bail_out "needs mpirun (scripts/install-deps.sh installs openmpi-bin and libopenmpi-dev)"
@@ -155,6 +156,29 @@ isnt "$RC" 0 "a rank without the database file stops the job (exit non-zero)"
 like "$(cat "$TMP/sqreach.err")" "sqlite-db=sb.db does not exist" "with that rank's message"
 like "$(cat "$TMP/sqreach.err")" "rank 1 of 2 could not reach the server and its tables" "rank 0 names the rank"
 unlike "$(cat "$TMP/sqreach.out")" "Threads started" "no rank started"
+
+# a rank that dies mid-run (SIGKILL) ends the job: mpirun stops the others and names it
+timeout -k 5 60 mpirun --oversubscribe --allow-run-as-root -np 2 "$PGOLAB" bench "${SQ[@]}" --threads=2 \
+    --time=40 --report-interval=1 oltp_read_only run >"$TMP/sqdie.out" 2>"$TMP/sqdie.err" &
+MPIRUN=$!
+victim=
+for _ in $(seq 1 100); do  # rank 1, once the job runs (at most 10 s)
+    if grep -q '^\[ 1s \]' "$TMP/sqdie.out" 2>/dev/null; then
+        for p in $(pgrep -f "^$PGOLAB bench"); do
+            grep -qz '^OMPI_COMM_WORLD_RANK=1$' "/proc/$p/environ" 2>/dev/null && victim=$p
+        done
+        break
+    fi
+    sleep 0.1
+done
+isnt "$victim" "" "rank 1's process found while the job runs"
+SECONDS=0
+[ -n "$victim" ] && kill -9 "$victim"
+wait "$MPIRUN"
+RC=$? T=$SECONDS
+isnt "$RC" 0 "a rank killed mid-run ends the job (exit non-zero)"
+cmp_ok "$T" "<" 30 "every rank stopped before --time=40 (after ${T}s)"
+like "$(cat "$TMP/sqdie.err")" "rank 1 .*(exited on signal 9|Killed)" "mpirun names the rank that died"
 
 # ---- MariaDB and PostgreSQL, started by pgolab on loopback
 start() {
