@@ -79,6 +79,22 @@ static bool first_difference(const char *a, int an, const char *b, int bn, const
     return false;
 }
 
+/* An argument as the refusal shows it: a password option by its name only. */
+static const char *shown(const char *arg)
+{
+    static char buf[2][96];
+    static int k;
+    if (!arg)
+        return "(nothing)";
+    if (!strstr(arg, "password"))
+        return arg;
+    const char *eq = strchr(arg, '=');
+    int n = eq ? (int)(eq - arg) : (int)strlen(arg);
+    k ^= 1;
+    snprintf(buf[k], sizeof(buf[k]), "%.*s=(hidden)", n > 80 ? 80 : n, arg);
+    return buf[k];
+}
+
 int ranks_start(int argc, char **argv)
 {
     if (env_int(size_vars, 1) <= 1)
@@ -90,8 +106,8 @@ int ranks_start(int argc, char **argv)
     g_active = g_size > 1;
     if (!g_active)
         return 0;
-    if (g_rank > 0 && !freopen("/dev/null", "w", stdout))
-        return error("rank %d: cannot send its stdout to /dev/null", g_rank);
+    if (g_rank > 0 && !freopen("/dev/null", "w", stdout))  /* rank 0 alone prints */
+        warning("rank %d: cannot send its stdout to /dev/null", g_rank);
     /* the options: rank 0's, compared with each rank's own */
     int len, len0;
     char *mine = join_args(argc, argv, &len);
@@ -105,8 +121,7 @@ int ranks_start(int argc, char **argv)
     MPI_Allreduce(&me, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     if (differs && first == g_rank)
         error("rank %d of %d was given other options than rank 0: '%s' here, '%s' on rank 0 "
-              "(every rank must run the same command)", g_rank, g_size, ma ? ma : "(nothing)",
-              mb ? mb : "(nothing)");
+              "(every rank must run the same command)", g_rank, g_size, shown(ma), shown(mb));
     if (theirs != mine)
         free(theirs);
     free(mine);

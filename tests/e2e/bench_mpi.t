@@ -147,6 +147,14 @@ isnt "$RC" 0 "ranks given different options: refused (exit non-zero)"
 like "$(cat "$TMP/sqdiff.err")" "rank 1 of 2 was given other options than rank 0: '--threads=3' here, '--threads=2' on rank 0" \
     "the refusal names the first difference"
 unlike "$(cat "$TMP/sqdiff.out")" "Threads started" "nothing ran"
+timeout -k 5 60 mpirun --oversubscribe --allow-run-as-root -np 1 "$PGOLAB" bench "${SQ[@]}" --time=1 \
+    --mysql-password=Secret-1 oltp_read_only run : -np 1 "$PGOLAB" bench "${SQ[@]}" --time=1 \
+    --mysql-password=Secret-2 oltp_read_only run >"$TMP/sqpw.out" 2>"$TMP/sqpw.err"
+RC=$?
+isnt "$RC" 0 "ranks given different passwords: refused (exit non-zero)"
+like "$(cat "$TMP/sqpw.err")" "'--mysql-password=\(hidden\)' here, '--mysql-password=\(hidden\)' on rank 0" \
+    "the refusal names the option"
+unlike "$(cat "$TMP/sqpw.err" "$TMP/sqpw.out")" "Secret-" "and never the password"
 mkdir -p "$TMP/a" "$TMP/b" && cp "$TMP/sb.db" "$TMP/a/sb.db"
 REL=(--db-driver=sqlite --sqlite-db=sb.db --tables=2 --table-size=500 --time=2 oltp_read_only run)
 timeout -k 5 60 mpirun --oversubscribe --allow-run-as-root -np 1 -wdir "$TMP/a" "$PGOLAB" bench "${REL[@]}" \
