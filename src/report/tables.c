@@ -190,6 +190,14 @@ static void header_lines(struct rep *r, struct strbuf *title, struct strbuf *bod
             strbuf_addf(body, "%s %s", i ? "," : "", cfg->server_options[i]);
         strbuf_addstr(body, " (managed servers)\n");
     }
+    if (cfg->measure == MEASURE_TIME) {
+        char place[2 * PLACEMENT_STR_MAX + 64];
+        experiment_placement_describe(cfg, place, sizeof(place));
+        strbuf_addf(body, "CPU placement: %s\n", place);
+    }
+    if (cfg->target_ci > 0 && cfg->target_metric == METRIC_CPU_US)
+        strbuf_addf(body, "--target-ci applies to CPU time per transaction (client + server), "
+                          "not tps\n");
     if (cfg->warmup_runs)
         strbuf_addf(body, "warm-up: %d run%s per variant, workload and thread count before round 1, "
                           "not counted\n", cfg->warmup_runs, cfg->warmup_runs == 1 ? "" : "s");
