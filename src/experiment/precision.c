@@ -257,6 +257,11 @@ void experiment_placement_describe(const struct experiment_config *cfg, char *bu
     cpu_placement_describe(&cfg->placement, server, buf, size);
 }
 
+const char *experiment_target_metric_name(const struct experiment_config *cfg)
+{
+    return experiment_target_metric(cfg) == METRIC_CPU_US ? "CPU time per transaction" : "tps";
+}
+
 bool experiment_has_metric(const struct experiment_result *res, enum experiment_metric m)
 {
     for (int i = 0; i < res->nruns; i++)

@@ -76,6 +76,9 @@ enum experiment_metric experiment_target_metric(const struct experiment_config *
  * server (VARIANT_SERVER). */
 void experiment_placement_describe(const struct experiment_config *cfg, char *buf, size_t size);
 
+/* "tps", or "CPU time per transaction" with --target-metric=cpu: for the reports' sentences. */
+const char *experiment_target_metric_name(const struct experiment_config *cfg);
+
 /* Some run of res has a finite value of metric m (e.g. CPU time needs the system metrics). */
 bool experiment_has_metric(const struct experiment_result *res, enum experiment_metric m);
 

@@ -253,8 +253,8 @@ int experiment_record_finish(const struct experiment_config *cfg,
     if (run_rc == 0 && cfg->target_ci > 0) {
         /* --target-ci: the verdict on the target, in the experiment's row */
         int reached, cells = experiment_target_cells(cfg, res, -1, &reached, NULL);
-        char *note = xasprintf("--target-ci=%g%%: reached in %d of %d tps cells, stopped by %s",
-                               cfg->target_ci, reached, cells,
+        char *note = xasprintf("--target-ci=%g%%: reached in %d of %d %s cells, stopped by %s",
+                               cfg->target_ci, reached, cells, experiment_target_metric_name(cfg),
                                experiment_target_stop_reason(cfg, res));
         int nrc = store_experiment_set_note(cfg->store, cfg->experiment_id, note);
         free(note);
