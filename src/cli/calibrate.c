@@ -286,11 +286,12 @@ static void machine_text(struct strbuf *sb, const struct experiment_config *cfg,
     struct machine_recommendation rec;
     double target = recommend_target(cfg);
     char *time_arg = fmt_num(cfg->time_s);
-    machine_state_of(res, &m);
+    machine_state_of(cfg, res, &m);
     strbuf_addf(sb, "\nMachine state during calibration (kept with its runs; `pgolab compare` "
                     "warns when its runs are busier): load1 %.2f, steal %.1f%%, other work "
-                    "%.1f%% of the CPU, CV of tps %.1f%% (%d runs with metrics)\n",
-                m.load1, m.steal_pct, m.other_pct, m.cv_tps_pct, m.nruns);
+                    "%.1f%% of the CPU, CV of tps %.1f%%, the client got %.0f%% of a CPU (%d runs with "
+                    "metrics)\n",
+                m.load1, m.steal_pct, m.other_pct, m.cv_tps_pct, m.client_share * 100, m.nruns);
     machine_recommend(cfg, res, target, &rec);
     strbuf_addf(sb, "\nRecommendation for a 95%% CI of +/-%g%% on the tps ratio (--target-ci=%g), "
                     "from these runs cut to their first L seconds (per-second intervals; the "
@@ -533,9 +534,10 @@ static json_t *calibration_json(const struct experiment_config *cfg,
     json_object_set_new(cal, "cells", arr);
     struct machine_state m;
     struct machine_recommendation rec;
-    machine_state_of(res, &m);
+    machine_state_of(cfg, res, &m);
     machine_recommend(cfg, res, recommend_target(cfg), &rec);
-    json_object_set_new(cal, "machine", json_pack("{s:o,s:o,s:o,s:o,s:i}", "load1", num_or_null(m.load1),
+    json_object_set_new(cal, "machine", json_pack("{s:o,s:o,s:o,s:o,s:o,s:i}", "load1", num_or_null(m.load1),
+                                                  "client_cpu_share", num_or_null(m.client_share),
                                                   "steal_pct", num_or_null(m.steal_pct),
                                                   "other_pct", num_or_null(m.other_pct),
                                                   "cv_tps_pct", num_or_null(m.cv_tps_pct),

@@ -137,7 +137,7 @@ int cli_calibration_apply(const struct opts *o, struct experiment_config *cfg, s
         return 0;
     }
     c->found = true;
-    machine_state_of(&c->l.res, &c->state);
+    machine_state_of(&c->l.cfg, &c->l.res, &c->state);
     c->state.experiment_id = c->l.exp.id;
     c->state.created_at = c->l.exp.created_at;
     cfg->calibration = &c->state;

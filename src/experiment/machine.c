@@ -54,8 +54,11 @@ static double pooled_cv(const struct experiment_result *res)
     return cells ? sqrt(sum / cells) * 100 : NAN;
 }
 
-void machine_state_of(const struct experiment_result *res, struct machine_state *out)
+void machine_state_of(const struct experiment_config *cfg, const struct experiment_result *res,
+                      struct machine_state *out)
 {
+    double *sh = xcalloc((size_t)res->nruns + 1, sizeof(double));
+    int nsh = 0;
     double *l = xcalloc((size_t)res->nruns + 1, sizeof(double));
     double *s = xcalloc((size_t)res->nruns + 1, sizeof(double));
     double *o = xcalloc((size_t)res->nruns + 1, sizeof(double));
@@ -65,6 +68,11 @@ void machine_state_of(const struct experiment_result *res, struct machine_state 
         const struct run_metrics *m = &res->runs[i].metrics;
         if (!m->available)
             continue;
+        const struct run_result *r = &res->runs[i];
+        if (r->threads == 1 && r->variant >= 0 && r->variant < cfg->nvariants &&
+            cfg->variants[r->variant].kind == VARIANT_SQLITE && m->wall_s > 0 &&
+            isfinite(m->client_cpu_s))
+            sh[nsh++] = m->client_cpu_s / m->wall_s;
         l[n] = m->load1;
         s[n] = m->steal_pct;
         o[n] = m->other_pct;
@@ -76,6 +84,8 @@ void machine_state_of(const struct experiment_result *res, struct machine_state 
     out->steal_pct = median_of(s, n);
     out->other_pct = median_of(o, n);
     out->cv_tps_pct = pooled_cv(res);
+    out->client_share = median_of(sh, nsh);
+    free(sh);
     free(l);
     free(s);
     free(o);
@@ -135,24 +145,30 @@ int machine_busier(const struct machine_state *cal, const struct machine_state *
     if (isfinite(cal->cv_tps_pct) && isfinite(now->cv_tps_pct) &&
         now->cv_tps_pct >= cal->cv_tps_pct * 1.5 && now->cv_tps_pct > cal->cv_tps_pct + 1)
         REASON("CV of tps %.1f%% vs %.1f%%", now->cv_tps_pct, cal->cv_tps_pct);
+    if (isfinite(cal->client_share) && isfinite(now->client_share) &&
+        now->client_share < cal->client_share * MACHINE_SHARE_LESS)
+        REASON("the client got %.0f%% of a CPU vs %.0f%%", now->client_share * 100,
+               cal->client_share * 100);
 #undef REASON
     return k;
 }
 
 static json_t *state_json(const struct machine_state *m)
 {
-    return json_pack("{s:o,s:o,s:o,s:o,s:i}", "load1", jreal(m->load1), "steal_pct",
+    return json_pack("{s:o,s:o,s:o,s:o,s:o,s:i}", "load1", jreal(m->load1), "steal_pct",
                      jreal(m->steal_pct), "other_pct", jreal(m->other_pct), "cv_tps_pct",
-                     jreal(m->cv_tps_pct), "runs", m->nruns);
+                     jreal(m->cv_tps_pct), "client_cpu_share", jreal(m->client_share), "runs",
+                     m->nruns);
 }
 
-json_t *machine_busier_json(const struct machine_state *cal, const struct experiment_result *res)
+json_t *machine_busier_json(const struct machine_state *cal, const struct experiment_config *cfg,
+                            const struct experiment_result *res)
 {
     if (!cal)
         return json_null();
     struct machine_state now;
     struct strbuf why = STRBUF_INIT;
-    machine_state_of(res, &now);
+    machine_state_of(cfg, res, &now);
     int k = machine_busier(cal, &now, &why);
     json_t *reasons = json_array();
     for (char *p = why.buf; k && p && *p;) {
@@ -167,13 +183,13 @@ json_t *machine_busier_json(const struct machine_state *cal, const struct experi
 }
 
 void machine_busier_text(struct strbuf *out, const struct machine_state *cal,
-                         const struct experiment_result *res)
+                         const struct experiment_config *cfg, const struct experiment_result *res)
 {
     if (!cal)
         return;
     struct machine_state now;
     struct strbuf why = STRBUF_INIT;
-    machine_state_of(res, &now);
+    machine_state_of(cfg, res, &now);
     struct strbuf when_sb = STRBUF_INIT;
     iso_time(&when_sb, cal->created_at);
     const char *when = when_sb.buf;

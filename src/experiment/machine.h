@@ -30,18 +30,25 @@ struct machine_state {
     double steal_pct;       /* steal, % of the machine's CPU time */
     double other_pct;       /* other work's CPU, % of the machine */
     double cv_tps_pct;      /* CV of one run's tps, % (NAN with < 2 runs per cell) */
+    double client_share;    /* CPU the client got per second of its run (client_cpu_s /
+                             * wall_s), over the runs of a single-threaded SQLite client (which
+                             * is always runnable: less than 1 CPU is time the scheduler gave
+                             * to others); NAN without such runs */
 };
 
 /* Thresholds of "busier than at calibration" (any one is enough): the load average higher by
  * more than MACHINE_LOAD_MORE (absolute) and by a quarter; steal or other work higher by more
  * than MACHINE_PCT_MORE percentage points; the CV of tps at least 1.5 times the calibration's
- * and higher by more than 1 point. Chosen to ignore the wobble of a quiet machine (load1 moves
+ * and higher by more than 1 point; the client's CPU share below MACHINE_SHARE_LESS of the
+ * calibration's (a co-tenant on the client's CPU). Chosen to ignore the wobble of a quiet machine (load1 moves
  * by ~0.3 between runs of one experiment here) and to name a co-tenant that takes a core. */
 #define MACHINE_LOAD_MORE 0.5
 #define MACHINE_PCT_MORE 5.0
+#define MACHINE_SHARE_LESS 0.75
 
-/* The state of res's runs into *out (experiment_id 0, created_at res->started_at). */
-void machine_state_of(const struct experiment_result *res, struct machine_state *out);
+/* The state of res's runs (of cfg) into *out (experiment_id 0, created_at res->started_at). */
+void machine_state_of(const struct experiment_config *cfg, const struct experiment_result *res,
+                      struct machine_state *out);
 
 /* The latest complete `pgolab calibrate` experiment in s recorded on this host (hostname of
  * the environment), loaded into *out (experiment_loaded_release() it). 0 found, 1 none, -1
@@ -56,11 +63,12 @@ int machine_busier(const struct machine_state *cal, const struct machine_state *
 
 /* The report's part: NULL cal -> JSON null / no text. Else JSON {"calibration_experiment",
  * "busier", "reasons": [...], "now": {...}, "calibration": {...}} (each state: "load1",
- * "steal_pct", "other_pct", "cv_tps_pct", "runs"), and in text one line: a WARNING naming the
+ * "steal_pct", "other_pct", "cv_tps_pct", "client_cpu_share", "runs"), and in text one line: a WARNING naming the
  * reasons, or that the machine was no busier than at calibration N. */
-json_t *machine_busier_json(const struct machine_state *cal, const struct experiment_result *res);
+json_t *machine_busier_json(const struct machine_state *cal, const struct experiment_config *cfg,
+                            const struct experiment_result *res);
 void machine_busier_text(struct strbuf *out, const struct machine_state *cal,
-                         const struct experiment_result *res);
+                         const struct experiment_config *cfg, const struct experiment_result *res);
 
 /* What a calibration recommends for a 95% CI half-width of target_pct on the tps ratio:
  * for each run length L (seconds; the candidates up to the calibration's --time), the sd of

@@ -129,7 +129,7 @@ void report_precision(struct rep *r)
         if (!j)
             return;
         json_object_set_new(j, "busier_than_calibration",
-                            machine_busier_json(cfg->calibration, res));
+                            machine_busier_json(cfg->calibration, cfg, res));
         if (!r->extra)
             r->extra = json_object();
         json_object_set_new(r->extra, "precision", j);
@@ -144,5 +144,5 @@ void report_precision(struct rep *r)
     precision_table(r, METRIC_TPS, "tps");
     if (experiment_has_metric(res, METRIC_CPU_US))
         precision_table(r, METRIC_CPU_US, "CPU time per transaction, client + server");
-    machine_busier_text(r->out, cfg->calibration, res);
+    machine_busier_text(r->out, cfg->calibration, cfg, res);
 }
