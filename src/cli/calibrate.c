@@ -301,7 +301,7 @@ static void machine_text(struct strbuf *sb, const struct experiment_config *cfg,
         strbuf_addf(sb, "  --time=%-4g sd of the per-round log ratio %.2f%%: ", rec.cand[i].run_s,
                     rec.cand[i].sd_log * 100);
         if (rec.cand[i].rounds == INT32_MAX)
-            strbuf_addstr(sb, "not within 100000 rounds\n");
+            strbuf_addf(sb, "not within %d rounds\n", MACHINE_ROUNDS_MAX);
         else
             strbuf_addf(sb, "about %d rounds, %.1f min\n", rec.cand[i].rounds,
                         rec.cand[i].wall_s / 60);

@@ -114,6 +114,32 @@ int cli_precision(const struct opts *o, struct experiment_config *cfg)
     return 0;
 }
 
+/* c->found, and c->state from c->l */
+static void calibration_state(struct cli_calibration *c)
+{
+    c->found = true;
+    machine_state_of(&c->l.cfg, &c->l.res, &c->state);
+    c->state.experiment_id = c->l.exp.id;
+    c->state.created_at = c->l.exp.created_at;
+}
+
+int cli_calibration_for(struct store *store, struct experiment_loaded *l, struct cli_calibration *c)
+{
+    if (l->cfg.measure != MEASURE_TIME || !strcmp(l->exp.kind, "calibrate"))
+        return 0;
+    json_t *env = l->exp.environment_json ? json_loads(l->exp.environment_json, 0, NULL) : NULL;
+    const char *host = json_string_value(json_object_get(env, "hostname"));
+    int st = host ? machine_calibration_find(store, host, l->exp.id, &c->l) : 1;
+    json_decref(env);
+    if (st < 0)
+        return -1;
+    if (st == 0) {
+        calibration_state(c);
+        l->cfg.calibration = &c->state;
+    }
+    return 0;
+}
+
 int cli_calibration_apply(const struct opts *o, struct experiment_config *cfg, struct store *store,
                           struct cli_calibration *c)
 {
@@ -126,7 +152,7 @@ int cli_calibration_apply(const struct opts *o, struct experiment_config *cfg, s
                      "length: leave --time out, or --from-calibration");
     if (cfg->measure != MEASURE_TIME)
         return 0;
-    int st = machine_calibration_find(store, &c->l);
+    int st = machine_calibration_find(store, NULL, 0, &c->l);
     if (st < 0)
         return -1;
     if (st > 0) {
@@ -136,10 +162,7 @@ int cli_calibration_apply(const struct opts *o, struct experiment_config *cfg, s
                          store_path(store));
         return 0;
     }
-    c->found = true;
-    machine_state_of(&c->l.cfg, &c->l.res, &c->state);
-    c->state.experiment_id = c->l.exp.id;
-    c->state.created_at = c->l.exp.created_at;
+    calibration_state(c);
     cfg->calibration = &c->state;
     if (!from)
         return 0;

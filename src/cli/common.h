@@ -66,6 +66,11 @@ int cli_calibration_apply(const struct opts *o, struct experiment_config *cfg, s
                           struct cli_calibration *c);
 void cli_calibration_release(struct cli_calibration *c);
 
+/* For `pgolab report`: the calibration experiment l was compared with (the latest of its host
+ * recorded before it) into c, and l->cfg.calibration pointed at its state; nothing when there
+ * is none. -1 after a message. */
+int cli_calibration_for(struct store *store, struct experiment_loaded *l, struct cli_calibration *c);
+
 /* Open the existing results database at path (--results) for reading: an empty path or a
  * missing file is an error, as listing and reporting must not create one. -1 after a
  * message. */

@@ -12,6 +12,7 @@
 #include <gsl/gsl_statistics_double.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -93,13 +94,14 @@ void machine_state_of(const struct experiment_config *cfg, const struct experime
 
 struct find_ctx {
     char host[256];
-    int64_t best;
+    int64_t best, before;
 };
 
 static int find_cb(const struct store_experiment *e, void *ctx)
 {
     struct find_ctx *f = ctx;
-    if (strcmp(e->kind, "calibrate") || strcmp(e->status, "complete") || e->id <= f->best)
+    if (strcmp(e->kind, "calibrate") || strcmp(e->status, "complete") || e->id <= f->best ||
+        (f->before > 0 && e->id >= f->before))
         return 0;
     json_t *env = e->environment_json ? json_loads(e->environment_json, 0, NULL) : NULL;
     const char *h = json_string_value(json_object_get(env, "hostname"));
@@ -109,10 +111,13 @@ static int find_cb(const struct store_experiment *e, void *ctx)
     return 0;
 }
 
-int machine_calibration_find(struct store *s, struct experiment_loaded *out)
+int machine_calibration_find(struct store *s, const char *host, int64_t before_id,
+                             struct experiment_loaded *out)
 {
-    struct find_ctx f = { .best = 0 };
-    if (gethostname(f.host, sizeof(f.host) - 1) < 0)
+    struct find_ctx f = { .best = 0, .before = before_id };
+    if (host)
+        snprintf(f.host, sizeof(f.host), "%s", host);
+    else if (gethostname(f.host, sizeof(f.host) - 1) < 0)
         return 1;
     if (store_experiments_list(s, find_cb, &f) < 0)
         return -1;
@@ -214,10 +219,19 @@ int machine_rounds_for(double sd_log, double target_pct)
     double goal = log1p(target_pct / 100);
     if (!(sd_log >= 0) || !(goal > 0))
         return INT32_MAX;
-    for (int n = STATS_CS_MIN_ROUNDS; n <= 100000; n += n < 1000 ? 1 : 10)
-        if (sd_log * stats_cs_factor(n, ALPHA, n) <= goal)
-            return n;
-    return INT32_MAX;
+    /* tuned for t* = n, rho^2 n is a constant, so the factor falls as 1/sqrt(n): the least n
+     * is found by bisection */
+    int lo = STATS_CS_MIN_ROUNDS, hi = MACHINE_ROUNDS_MAX;
+    if (sd_log * stats_cs_factor(hi, ALPHA, hi) > goal)
+        return INT32_MAX;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (sd_log * stats_cs_factor(mid, ALPHA, mid) <= goal)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return lo;
 }
 
 /* A run's tps over its first L seconds (the mean of its first L per-second intervals), NAN
@@ -322,6 +336,6 @@ void machine_recommend(const struct experiment_config *cfg, const struct experim
         snprintf(out->why, sizeof(out->why), "needs at least 3 paired rounds with per-second "
                                              "intervals (time mode, --time >= 1)");
     else if (!out->ok)
-        snprintf(out->why, sizeof(out->why), "not reachable within 100000 rounds at any run length "
-                                             "(the noise is too large for +/-%g%%)", target_pct);
+        snprintf(out->why, sizeof(out->why), "not reachable within %d rounds at any run length "
+                                             "(the noise is too large for +/-%g%%)", MACHINE_ROUNDS_MAX, target_pct);
 }

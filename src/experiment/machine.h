@@ -50,10 +50,12 @@ struct machine_state {
 void machine_state_of(const struct experiment_config *cfg, const struct experiment_result *res,
                       struct machine_state *out);
 
-/* The latest complete `pgolab calibrate` experiment in s recorded on this host (hostname of
- * the environment), loaded into *out (experiment_loaded_release() it). 0 found, 1 none, -1
- * after a message (the store failed). */
-int machine_calibration_find(struct store *s, struct experiment_loaded *out);
+/* The latest complete `pgolab calibrate` experiment in s recorded on host (the hostname of its
+ * environment; NULL = this host) with an id below before_id (the experiment it is for; 0 = any),
+ * loaded into *out (experiment_loaded_release() it). 0 found, 1 none, -1 after a message (the
+ * store failed). */
+int machine_calibration_find(struct store *s, const char *host, int64_t before_id,
+                             struct experiment_loaded *out);
 
 /* Is now busier than cal? The reasons ("load1 2.4 vs 0.3 at calibration") are appended to
  * why (may be NULL), "; "-separated. Returns the number of reasons (0 = not busier; also when
@@ -101,7 +103,8 @@ void machine_recommend(const struct experiment_config *cfg, const struct experim
                        double target_pct, struct machine_recommendation *out);
 
 /* The rounds the sequence needs for a per-round log-ratio sd of sd_log to reach target_pct
- * (the formula above); INT32_MAX when 100000 rounds are not enough. */
+ * (the formula above); INT32_MAX when MACHINE_ROUNDS_MAX rounds are not enough. */
+#define MACHINE_ROUNDS_MAX 100000
 int machine_rounds_for(double sd_log, double target_pct);
 
 #endif

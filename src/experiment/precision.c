@@ -1,6 +1,7 @@
 /* precision: paired per-round statistics and --target-ci's stopping rule (see precision.h).
  * Owns no state. */
 #include "experiment/precision.h"
+#include "experiment/machine.h"
 #include "stats/compare.h"
 #include "stats/sequential.h"
 #include "util/fmt.h"
@@ -340,5 +341,7 @@ json_t *experiment_precision_json(const struct experiment_config *cfg,
     char place[2 * PLACEMENT_STR_MAX + 64];
     experiment_placement_describe(cfg, place, sizeof(place));
     json_object_set_new(root, "cpu_placement", json_string(place));
+    json_object_set_new(root, "busier_than_calibration",
+                        machine_busier_json(cfg->calibration, cfg, res));
     return root;
 }

@@ -89,7 +89,8 @@ bool experiment_has_metric(const struct experiment_result *res, enum experiment_
  * without --target-ci)}], "target_metric" ("tps" | "cpu_us_per_txn"), "cpu_per_txn": the same
  * per cell for METRIC_CPU_US plus "change_pct", "change_ci_pct" [lo, hi] (positive = less CPU)
  * and "significant" (experiment_change_cfg(); null when no run has CPU times), "cpu_placement"
- * (cpu_placement_describe())}; NULL in instruction mode. */
+ * (cpu_placement_describe()), "busier_than_calibration" (machine_busier_json(): null without
+ * a calibration)}; NULL in instruction mode. */
 json_t *experiment_precision_json(const struct experiment_config *cfg,
                                   const struct experiment_result *res);
 

@@ -128,8 +128,6 @@ void report_precision(struct rep *r)
         json_t *j = experiment_precision_json(cfg, res);
         if (!j)
             return;
-        json_object_set_new(j, "busier_than_calibration",
-                            machine_busier_json(cfg->calibration, cfg, res));
         if (!r->extra)
             r->extra = json_object();
         json_object_set_new(r->extra, "precision", j);
