@@ -71,6 +71,12 @@ static void calibrate_usage(void)
            "  rounds for 5%% / 2%%  the rounds per variant a 5%% / 2%% change needs\n"
            "A CV from few rounds is itself rough (relative standard error about\n"
            "1/sqrt(2(N-2)) for N runs): plan with margin.\n"
+           "Then the machine state (load, steal, other work, the client's CPU share: `pgolab\n"
+           "compare` warns when its runs are busier) and a recommendation for --target-ci\n"
+           "(its value, else 2%%): the runs cut to their first L seconds give, per run length,\n"
+           "the sd of the per-round log ratio, the rounds the confidence sequence needs and\n"
+           "the wall time; the cheapest is recommended, and `pgolab compare --target-ci=PCT\n"
+           "--from-calibration` starts from it.\n"
            "\n"
            "Options:\n");
     opts_print_help(calibrate_options);
