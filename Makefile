@@ -51,6 +51,15 @@ uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/pgolab $(DESTDIR)$(MANDIR)/man1/pgolab.1
 	rm -rf $(DESTDIR)$(DATADIR)/pgolab
 
+# The HTML report's page (CSS and script) is compiled in: src/report/html.c includes the
+# generated build/gen/report_page.h (scripts/text2c.sh), so the binary needs no data files.
+PAGE_SRC := src/report/html_page.css src/report/html_page.js
+build/gen/report_page.h: $(PAGE_SRC) scripts/text2c.sh
+	@mkdir -p $(dir $@)
+	sh scripts/text2c.sh REPORT_PAGE_CSS src/report/html_page.css REPORT_PAGE_JS src/report/html_page.js >$@.tmp && mv $@.tmp $@
+build/src/report/html.o: build/gen/report_page.h
+build/src/report/html.o: ALL_CFLAGS += -Ibuild/gen
+
 build/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<

@@ -22,6 +22,13 @@ static const struct opt_def general_options[] = {
     { "threads", OPT_INT, "1", "number of threads to use" },
     { "events", OPT_INT, "0", "limit for total number of events" },
     { "time", OPT_INT, "10", "limit for total execution time in seconds" },
+    { "warmup-time", OPT_INT, "0",
+      "execute events for this many seconds with statistics disabled before the actual benchmark run with statistics enabled (then --time more)" },
+    { "forced-shutdown", OPT_STRING, "off",
+      "number of seconds to wait after the --time limit before forcing shutdown, N% of --time, on (5%), or 'off' to disable" },
+    { "thread-init-timeout", OPT_INT, "30",
+      "wait time in seconds for worker threads to connect and prepare" },
+    { "rate", OPT_INT, "0", "average transactions rate. 0 for unlimited rate" },
     { "report-interval", OPT_INT, "0",
       "periodically report intermediate statistics with a specified interval in seconds. 0 disables intermediate reports" },
     { "percentile", OPT_INT, "95",
@@ -94,6 +101,22 @@ static void on_interval(const struct interval_stats *iv, void *ud)
     jc->ivs[jc->n++] = *iv;
     if (jc->text)
         report_text_interval(iv, jc->percentile, jc->us);
+}
+
+/* --forced-shutdown=N|N%|on|off: the grace after --time in seconds (on = 5% of --time, as
+ * the bare flag in sysbench), -1 for off; -2 (message printed) when malformed. */
+static double forced_shutdown_grace(const char *v, double time_s)
+{
+    char *end;
+    if (!strcmp(v, "off") || !strcmp(v, "0%"))
+        return -1;
+    if (!strcmp(v, "on"))
+        return time_s * 0.05;
+    double x = strtod(v, &end);
+    if (end == v || x < 0 || (*end && strcmp(end, "%")))
+        return error("--forced-shutdown=%s: expected seconds after --time (N), a percentage of "
+                     "--time (N%%), on (5%%) or off", v), -2;
+    return *end ? time_s * x / 100 : x;
 }
 
 static void on_start(void *ud)
@@ -177,9 +200,12 @@ static int do_prepare(const struct db_driver *drv, const struct oltp_opts *o, in
 
 static int with_conn(const struct db_driver *drv, struct db_conn *c)
 {
+    char buf[256];
     c->drv = drv;
-    if (drv->connect(c) < 0)
-        return error("%s", c->err.msg);
+    if (drv->connect(c) < 0) {
+        const char *hint = runner_error_hint(&c->err, 1, buf, sizeof(buf));
+        return error("%s%s%s", c->err.msg, hint ? "; " : "", hint ? hint : "");
+    }
     return 0;
 }
 
@@ -207,6 +233,38 @@ static void note_server(struct bench_info *bi, struct db_conn *c)
         return;
     c->drv->server_version(c, buf, sizeof(buf));
     bi->lib.server = buf;
+}
+
+/* How many connections the server allows this user (0: unknown), and why into limit:
+ * max_connections, less PostgreSQL's superuser_reserved_connections. For the one line of a
+ * start refused for too many connections. */
+static int server_conn_limit(struct db_conn *c, char *limit, size_t n)
+{
+    char v[32], r[32];
+    *limit = '\0';
+    if (!c->drv->server_setting || c->drv->server_setting(c, "max_connections", v, sizeof(v)) < 0)
+        return 0;
+    int max = atoi(v), reserved = 0;
+    if (!strcmp(c->drv->name, "pgsql") &&
+        c->drv->server_setting(c, "superuser_reserved_connections", r, sizeof(r)) == 0)
+        reserved = atoi(r);
+    if (reserved > 0)
+        snprintf(limit, n, "max_connections=%d, %d reserved for superusers", max, reserved);
+    else
+        snprintf(limit, n, "max_connections=%d", max);
+    return max - reserved > 0 ? max - reserved : 0;
+}
+
+/* runner_config.conn_limit: a fresh connection asks (after a refused start). */
+static int conn_limit(const struct runner_config *cfg, char *buf, size_t n)
+{
+    struct db_conn c = { .drv = cfg->drv };
+    *buf = '\0';
+    if (!cfg->drv->server_setting || cfg->drv->connect(&c) < 0)
+        return 0;
+    int allowed = server_conn_limit(&c, buf, n);
+    cfg->drv->disconnect(&c);
+    return allowed;
 }
 
 static int do_run(struct bench_info *bi, const struct db_driver *drv, const struct workload *wl,
@@ -242,6 +300,9 @@ static int do_run(struct bench_info *bi, const struct db_driver *drv, const stru
         .drv = drv, .wl = wl, .o = o, .threads = bi->threads, .time_s = bi->time_s,
         .events = bi->events, .report_interval = bi->report_interval,
         .percentile = bi->percentile > 0 ? bi->percentile : 95, .seed = seed, .throttle = throttle,
+        .rate = bi->rate, .warmup_s = bi->warmup_s, .forced_shutdown_s = bi->forced_shutdown_s,
+        .init_timeout_s = (double)opt_int(opts, "thread-init-timeout"),
+        .conn_limit = conn_limit,
         .on_interval = on_interval, .on_start = on_start, .ud = &jc,
     };
     /* --profile: the sampler (a child process) follows this process and the worker threads
@@ -265,21 +326,42 @@ static int do_run(struct bench_info *bi, const struct db_driver *drv, const stru
     rc = runner_run(&rc_cfg, &st);
     if (profiling)
         profile_session_stop(&ps);
-    if (rc == -1 && !st.thread_events) {
+    if (rc < 0 && !st.thread_events) {
         free(jc.ivs);
         if (profiling)
             profile_session_release(&ps);
         free(raw);
+        if (st.abandoned) {  /* a worker is still blocked in connect */
+            fflush(stdout);
+            fflush(stderr);
+            _exit(rc == 2 ? 2 : 1);
+        }
         return 1; /* workers never started: nothing measured */
+    }
+    if (rc == 2 && !st.thread_events) {  /* the start timed out */
+        fflush(stdout);
+        fflush(stderr);
+        _exit(2);
     }
     if (json) {
         json_t *j = report_json(bi, &st, jc.ivs, jc.n);
+        json_object_set_new(j, "forced_shutdown", json_boolean(st.forced));
+        if (st.forced)
+            json_object_set_new(j, "unfinished_events", json_integer((json_int_t)st.unfinished));
+        if (st.queue_full)
+            json_object_set_new(j, "queue_full", json_true());
         if (profiling)
             json_object_set_new(j, "profile", profile_session_json(&ps));
         report_json_print(j);
         json_decref(j);
     } else {
-        if (st.interrupted)
+        if (st.failed)
+            printf("\nFAILED: the run was stopped by the error above; partial summary of what "
+                   "ran before it.\n\n");
+        else if (st.forced)
+            printf("\nFORCED SHUTDOWN: --time and the --forced-shutdown grace passed with "
+                   "events still running; summary of what ran.\n\n");
+        else if (st.interrupted)
             printf("\nInterrupted (SIGINT): summary of what ran.\n\n");
         report_text_final(bi, &st, opt_bool(opts, "histogram"));
         if (profiling && ps.written) {
@@ -301,9 +383,16 @@ static int do_run(struct bench_info *bi, const struct db_driver *drv, const stru
     if (profiling)
         profile_session_release(&ps);
     free(raw);
+    if (st.abandoned) {
+        /* workers still blocked in the client library: end the process here, without the
+         * driver's teardown under their feet (the kernel closes their sockets) */
+        fflush(stdout);
+        fflush(stderr);
+        _exit(2);
+    }
     run_stats_release(&st);
     free(jc.ivs);
-    return rc == 0 ? 0 : rc == 1 ? 2 : 1;
+    return rc == 0 ? 0 : rc == 1 || rc == 2 ? 2 : 1;
 }
 
 static int do_verify(const struct db_driver *drv, const struct oltp_opts *o, struct bench_info *bi,
@@ -438,12 +527,28 @@ int cmd_bench(int argc, char **argv)
         error("--threads=%s: expected a number of threads from 1 to 100000", opt_str(&opts, "threads"));
         goto out;
     }
-    static const char *const nonneg[] = { "time", "events", "report-interval" };
+    static const char *const nonneg[] = { "time", "events", "report-interval", "rate",
+                                          "warmup-time" };
     for (size_t i = 0; i < ARRAY_SIZE(nonneg); i++)
         if (opt_int(&opts, nonneg[i]) < 0) {
             error("--%s=%s: expected a number >= 0", nonneg[i], opt_str(&opts, nonneg[i]));
             goto out;
         }
+    bi.rate = (double)opt_int(&opts, "rate");
+    bi.warmup_s = (double)opt_int(&opts, "warmup-time");
+    if (opt_int(&opts, "thread-init-timeout") < 1) {
+        error("--thread-init-timeout=%s: expected a number of seconds >= 1",
+              opt_str(&opts, "thread-init-timeout"));
+        goto out;
+    }
+    bi.forced_shutdown_s = forced_shutdown_grace(opt_str(&opts, "forced-shutdown"), bi.time_s);
+    if (bi.forced_shutdown_s < -1.5)
+        goto out;
+    if (bi.forced_shutdown_s >= 0 && bi.time_s <= 0) {
+        error("--forced-shutdown=%s needs a --time limit to count from",
+              opt_str(&opts, "forced-shutdown"));
+        goto out;
+    }
     if (bi.percentile < 0 || bi.percentile > 100) {
         error("--percentile=%d: expected 0..100", bi.percentile);
         goto out;

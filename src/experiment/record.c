@@ -118,15 +118,56 @@ static int find_cb(const struct store_experiment *e, void *ctx)
     return 1;
 }
 
+/* The ids of a store as "1-3, 5" (runs of consecutive ids folded; listed in id order). */
+struct ids_ctx {
+    struct strbuf sb;
+    int64_t first, last;
+    int n;
+};
+
+static void ids_flush(struct ids_ctx *ic)
+{
+    if (!ic->n)
+        return;
+    strbuf_addf(&ic->sb, "%s%lld", ic->sb.len ? ", " : "", (long long)ic->first);
+    if (ic->last > ic->first)
+        strbuf_addf(&ic->sb, "%s%lld", ic->last == ic->first + 1 ? ", " : "-",
+                    (long long)ic->last);
+}
+
+static int ids_cb(const struct store_experiment *e, void *ctx)
+{
+    struct ids_ctx *ic = ctx;
+    if (ic->n && e->id == ic->last + 1) {
+        ic->last = e->id;
+    } else {
+        ids_flush(ic);
+        ic->first = ic->last = e->id;
+    }
+    ic->n++;
+    return 0;
+}
+
 int experiment_lookup(struct store *s, int64_t id, struct store_experiment *out)
 {
     struct find_ctx fc = { id, 0 };
     memset(out, 0, sizeof(*out));
     if (store_experiments_list(s, find_cb, &fc) < 0)
         return -1;
-    if (!fc.found)
-        return error("no experiment %lld in %s (see pgolab history)", (long long)id,
-                     store_path(s));
+    if (!fc.found) {
+        struct ids_ctx ic = { STRBUF_INIT, 0, 0, 0 };
+        if (store_experiments_list(s, ids_cb, &ic) < 0)
+            return -1;
+        ids_flush(&ic);
+        if (ic.n)
+            error("no experiment %lld in %s; it has experiment%s %s (see pgolab history)",
+                  (long long)id, store_path(s), ic.n == 1 ? "" : "s", ic.sb.buf);
+        else
+            error("no experiment %lld in %s: it has no experiments yet", (long long)id,
+                  store_path(s));
+        strbuf_release(&ic.sb);
+        return -1;
+    }
     return store_experiment_get(s, id, out);
 }
 

@@ -22,7 +22,7 @@ int report_format_parse(const char *s, enum report_format *out)
     else if (!strcmp(s, "json"))
         *out = REPORT_JSON;
     else
-        return error("invalid --format=%s (expected text, markdown, csv or json)", s);
+        return error("invalid --format=%s (expected text, markdown, csv, json or html)", s);
     return 0;
 }
 

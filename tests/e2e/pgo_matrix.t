@@ -148,6 +148,15 @@ for tw in oltp_point_select:oltp_point_select oltp_read_only:oltp_read_only oltp
     like "$(cat "$OUT")" "note: trainer $(re "${tw%%:*}") includes the measured workload ${tw#*:} " "summary: notes that ${tw%%:*} includes ${tw#*:}"
 done
 unlike "$(cat "$OUT")" "note: trainer oltp_point_select includes the measured workload oltp_read_only" "summary: no note where the trainer does not include the workload"
+# the same matrix from the results database: `pgolab report` prints it, and its HTML page has
+# it as the heat map's data (the page is checked in a browser by report_html.t)
+matrix_of() { sed -n '/^Trainer matrix: /,/^\* the trainer/p' "$1"; }
+timeout 60 "$PGOLAB" report --results="$DB" --experiment=1 >"$TMP/matrix-report.out" 2>/dev/null
+is "$(matrix_of "$TMP/matrix-report.out")" "$(matrix_of "$OUT")" "matrix: pgolab report prints the same matrix from the results database"
+timeout 60 "$PGOLAB" report --results="$DB" --experiment=1 --format=html --output="$TMP/matrix.html" 2>/dev/null
+is "$(perl -MJSON::PP -0ne 'm{id="pgolab-data">(.*?)</script>}s or die; my $t = decode_json($1)->{experiments}[0]{trainers};
+      print join(",", map { $_->{trainer} } @{$t->{rows}}), " x ", join(",", @{$t->{workloads}})' "$TMP/matrix.html")" \
+    "$(IFS=,; echo "${TRAINERS[*]} x ${BENCH[*]},overall")" "matrix: the HTML report's heat map, a row per trainer, a column per workload and overall"
 
 note "---- variants baseline, pgo, lto, pgo+lto (two trainers: a pgo and a pgo+lto build each)"
 pgo var standin-matrix "${RUN[@]}" "${MEASURE[@]}" --rounds=1 --train=oltp_point_select,oltp_read_only \
