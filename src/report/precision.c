@@ -51,13 +51,13 @@ static void precision_table(struct rep *r, enum experiment_metric m, const char 
     char *title;
     if (cfg->target_ci > 0)
         title = xasprintf("Noise and precision (%s): CV of one run, the change the rounds could "
-                          "detect (80%% power), %sthe sequential 95%% CI's half-width%s", name,
-                          change ? "the change, " : "", tgt ? " against --target-ci" : "");
+                          "detect (80%% power), the sequential 95%% CI's half-width%s%s", name,
+                          tgt ? " against --target-ci" : "", change ? ", and the change" : "");
     else
         title = xasprintf("Noise and precision (%s): CV of one run, the change the rounds could "
-                          "detect (80%% power, Mann-Whitney), %sthe paired 95%% CI's half-width "
-                          "(t interval of the per-round log ratios)", name,
-                          change ? "the change, " : "");
+                          "detect (80%% power, Mann-Whitney), the paired 95%% CI's half-width "
+                          "(t interval of the per-round log ratios)%s", name,
+                          change ? ", and the change" : "");
     rep_table_title(r, title);
     free(title);
     table_init(&t, NCOL - !change, ncells);
@@ -69,10 +69,10 @@ static void precision_table(struct rep *r, enum experiment_metric m, const char 
     t.head[c++] = xasprintf("CV %s", cfg->variants[0].name);
     t.head[c++] = xstrdup("CV variant");
     t.head[c++] = xstrdup("detectable change");
-    if (change)
-        t.head[c++] = xstrdup("change (95% CI)");
     t.head[c++] = xstrdup("CI half-width");
     t.head[c++] = tgt ? xasprintf("target +/-%g%%", cfg->target_ci) : xstrdup("target");
+    if (change)  /* last, as the change column of the other tables */
+        t.head[c++] = xstrdup("change (95% CI)");
     for (int w = 0; w < cfg->nworkloads; w++)
         for (int v = 1; v < cfg->nvariants; v++)
             for (int ti = 0; ti < cfg->nthreads; ti++, row++) {
@@ -87,6 +87,10 @@ static void precision_table(struct rep *r, enum experiment_metric m, const char 
                 table_set(&t, row, c++, pct_cell(p.cv_base * 100), NULL);
                 table_set(&t, row, c++, pct_cell(p.cv_var * 100), NULL);
                 table_set(&t, row, c++, pct_cell(p.detectable_pct), NULL);
+                table_set(&t, row, c++, p.stats ? xasprintf("+/-%.1f%%", p.half_pct)
+                                                : xstrdup("-"), NULL);
+                table_set(&t, row, c++, !tgt ? xstrdup("-")
+                                        : xstrdup(p.reached ? "reached" : "NOT reached"), NULL);
                 if (change) {
                     struct experiment_change ch;
                     struct strbuf sb = STRBUF_INIT;
@@ -97,10 +101,6 @@ static void precision_table(struct rep *r, enum experiment_metric m, const char 
                         strbuf_addstr(&sb, "-");
                     table_set(&t, row, c++, strbuf_detach(&sb), NULL);
                 }
-                table_set(&t, row, c++, p.stats ? xasprintf("+/-%.1f%%", p.half_pct)
-                                                : xstrdup("-"), NULL);
-                table_set(&t, row, c++, !tgt ? xstrdup("-")
-                                        : xstrdup(p.reached ? "reached" : "NOT reached"), NULL);
                 widen(p.cv_base * 100, &cv_lo, &cv_hi);
                 widen(p.cv_var * 100, &cv_lo, &cv_hi);
                 widen(p.detectable_pct, &det_lo, &det_hi);
