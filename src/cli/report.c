@@ -121,6 +121,7 @@ int cmd_report(int argc, char **argv)
 {
     const struct opt_def *tables[] = { report_options };
     struct experiment_loaded a, b;
+    struct cli_calibration cal = { 0 };
     struct strbuf out = STRBUF_INIT, chartjs = STRBUF_INIT;
     struct store *store = NULL;
     enum report_format fmt;
@@ -212,6 +213,8 @@ int cmd_report(int argc, char **argv)
     if (experiment_load(store, id, &a) < 0)
         goto out;
     loaded = 1;
+    if (!id2 && cli_calibration_for(store, &a, &cal) < 0)
+        goto out;
     if (id2) {
         if (experiment_load(store, id2, &b) < 0)
             goto out;
@@ -260,6 +263,7 @@ int cmd_report(int argc, char **argv)
                               : report_fail_if_slower(&a.cfg, &a.res, fail_pct)))
         rc = 3;
 out:
+    cli_calibration_release(&cal);
     if (loaded >= 1)
         experiment_loaded_release(&a);
     if (loaded >= 2)

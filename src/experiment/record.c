@@ -207,6 +207,11 @@ int experiment_record_resume(struct experiment_config *cfg, struct store *s, int
         error("experiment %lld is complete; nothing to resume", (long long)id);
         goto out;
     }
+    if (!cfg->placement.given) { /* the placement it started with (none before placement) */
+        json_t *set = json_loads(e.settings_json, 0, NULL);
+        cpu_placement_from_json(json_object_get(set, "cpu_placement"), &cfg->placement);
+        json_decref(set);
+    }
     settings = experiment_settings_json(cfg, extra_json);
     if (store_settings_diff(e.settings_json, settings, &diff) < 0)
         goto out;
@@ -289,8 +294,8 @@ int experiment_record_finish(const struct experiment_config *cfg,
     if (run_rc == 0 && cfg->target_ci > 0) {
         /* --target-ci: the verdict on the target, in the experiment's row */
         int reached, cells = experiment_target_cells(cfg, res, -1, &reached, NULL);
-        char *note = xasprintf("--target-ci=%g%%: reached in %d of %d tps cells, stopped by %s",
-                               cfg->target_ci, reached, cells,
+        char *note = xasprintf("--target-ci=%g%%: reached in %d of %d %s cells, stopped by %s",
+                               cfg->target_ci, reached, cells, experiment_target_metric_name(cfg),
                                experiment_target_stop_reason(cfg, res));
         int nrc = store_experiment_set_note(cfg->store, cfg->experiment_id, note);
         free(note);
@@ -493,11 +498,14 @@ int experiment_load(struct store *s, int64_t id, struct experiment_loaded *out)
         const char *o = json_string_value(json_array_get(a, i));
         cfg->server_options[cfg->nserver_options++] = own(out, o ? o : "");
     }
+    cpu_placement_from_json(json_object_get(set, "cpu_placement"), &cfg->placement);
     json_t *tci = json_object_get(set, "target_ci");
     if (json_is_object(tci)) {
         cfg->target_ci = json_number_value(json_object_get(tci, "pct"));
         cfg->max_time_s = json_number_value(json_object_get(tci, "max_time_s"));
         cfg->cs_rounds = (int)json_integer_value(json_object_get(tci, "cs_rounds"));
+        const char *tm = json_string_value(json_object_get(tci, "metric"));
+        cfg->target_metric = tm && !strcmp(tm, "cpu") ? METRIC_CPU_US : METRIC_TPS;
     }
     cfg->time_s = json_number_value(json_object_get(set, "time_s"));
     cfg->tables = (int)json_integer_value(json_object_get(set, "tables"));
