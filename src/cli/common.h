@@ -40,7 +40,7 @@ int cli_target_ci(const struct opts *o, struct experiment_config *cfg);
 
 /* The options of CPU placement and the target's metric (compare and calibrate). */
 #define CLI_PRECISION_OPTIONS                                                                     \
-    { "cpu-placement", OPT_STRING, "auto", "CPUs of the measured processes: auto (with 2 or more CPUs, the bench child on the first, a managed server's processes on the others; a SQLite child pinned only at --threads=1), off (the scheduler decides), or CLIENT[:SERVER] CPU lists as taskset takes them (e.g. 0:1-3); said in the report header and recorded in the settings" }, \
+    { "cpu-placement", OPT_STRING, "off", "CPUs of the measured processes: off (the scheduler decides; the default until bench/placement-cpu shows placement steadier), auto (with 2 or more CPUs, the bench child on the first, a managed server's processes on the others; a SQLite child pinned only at --threads=1), or CLIENT[:SERVER] CPU lists as taskset takes them (e.g. 0:1-3); said in the report header and recorded in the settings" }, \
     { "target-metric", OPT_STRING, "tps", "--target-ci: the metric whose cells must reach the target: tps, or cpu (CPU time per transaction of the client and the managed server, which co-tenants' steal affects less than tps)" }
 
 /* --cpu-placement into cfg->placement (resolved) and --target-metric into cfg->target_metric

@@ -86,7 +86,7 @@ if [ "$NCPU" -lt 2 ]; then
     skip_anywhere 12 "one CPU: placement auto is off here (nothing to place)"
 else
     # ---- 2. SQLite A/A, auto placement: the bench child runs on the first allowed CPU
-    "$PGOLAB" compare "${sqlite_vars[@]}" "${common[@]}" --time=2 --rounds=3 --results="$TMP/r.db" \
+    "$PGOLAB" compare "${sqlite_vars[@]}" "${common[@]}" --cpu-placement=auto --time=2 --rounds=3 --results="$TMP/r.db" \
         --output="$TMP/s.json" >"$TMP/s.out" 2>"$TMP/s.err" &
     cpid=$!
     watch "$cpid" "$TMP/s.watch"
@@ -152,7 +152,7 @@ while i < len(s):
     out.append(str(s[i]) if i == j else "%d-%d" % (s[i], s[j])); i = j + 1
 print(",".join(out))' "$FIRST")
     timeout 300 "$PGOLAB" compare --variant "A=pgsql:$PGBIN/postgres" --variant "B=pgsql:$PGBIN/postgres" \
-        "${common[@]}" --time=2 --rounds=1 --table-size=500 --workdir="$WD" --results="$TMP/pg.db" \
+        "${common[@]}" --cpu-placement=auto --time=2 --rounds=1 --table-size=500 --workdir="$WD" --results="$TMP/pg.db" \
         >"$TMP/pg.out" 2>"$TMP/pg.err" &
     cpid=$!
     watch "$cpid" "$TMP/pg.watch"
@@ -166,7 +166,7 @@ print(",".join(out))' "$FIRST")
 fi
 
 # ---- 5. calibrate: the machine state and the recommendation
-timeout 300 "$PGOLAB" calibrate "${common[@]}" --time=3 --rounds=4 --results="$TMP/c.db" \
+timeout 300 "$PGOLAB" calibrate "${common[@]}" --cpu-placement=auto --time=3 --rounds=4 --results="$TMP/c.db" \
     --output="$TMP/cal.json" >"$TMP/cal.out" 2>"$TMP/cal.err"
 is "$?" 0 "calibrate: exit 0" || diag "$(tail -5 "$TMP/cal.err")"
 cal=$(cat "$TMP/cal.out")
@@ -194,7 +194,7 @@ like "$cal" "Recommended: --time=$rec_time --max-rounds=[0-9]+ \(about [0-9]+ ro
 
 # ---- 6. compare --from-calibration takes the run length (for the same target: 2%);
 #         --target-metric=cpu; --max-rounds keeps it short
-timeout 300 "$PGOLAB" compare "${sqlite_vars[@]}" "${common[@]}" --target-ci=2 --max-rounds=5 \
+timeout 300 "$PGOLAB" compare "${sqlite_vars[@]}" "${common[@]}" --cpu-placement=auto --target-ci=2 --max-rounds=5 \
     --from-calibration --target-metric=cpu --results="$TMP/c.db" >"$TMP/fc.out" 2>"$TMP/fc.err"
 is "$?" 0 "compare --target-ci=2 --from-calibration --target-metric=cpu: exit 0" || diag "$(tail -5 "$TMP/fc.err")"
 like "$(cat "$TMP/fc.err")" "from calibration 1: --time=$rec_time " "says what it took from calibration 1"
@@ -213,7 +213,7 @@ for i in 1 2 3 4 5 6 7 8; do
     timeout 120 taskset -c "$FIRST" sh -c 'while :; do :; done' &
     BUSY+=($!)
 done
-timeout 300 "$PGOLAB" compare "${sqlite_vars[@]}" "${common[@]}" --time=2 --rounds=2 \
+timeout 300 "$PGOLAB" compare "${sqlite_vars[@]}" "${common[@]}" --cpu-placement=auto --time=2 --rounds=2 \
     --results="$TMP/c.db" --output="$TMP/busy.json" >"$TMP/busy.out" 2>"$TMP/busy.err"
 st=$?
 for p in "${BUSY[@]}"; do kill "$p" 2>/dev/null; done
