@@ -418,6 +418,9 @@ int pgo_build_run(struct pgo_pipeline *p, struct pgo_build *b)
         b->sha256 = sha256_file(b->product);
         b->cached = b->sha256 != NULL;
         rc = b->cached ? 0 : -1;
+        /* the summary's "N objects had no profile data" of a cached build: from its log */
+        if (rc == 0 && b->phase == BUILD_PGO)
+            rc = check_pgo_log(p, b);
         goto out;
     }
     free(b->why);
