@@ -641,7 +641,10 @@ int run_once(const struct experiment_config *cfg, struct experiment_result *res,
         };
         if (store_run_add(cfg->store, cfg->experiment_id, &sr) < 0) {
             run_fail(res, "run %d (%s, %s, threads=%d, round %d/%d) could not be recorded; "
-                          "stopping", seq + 1, var->name, workload, threads, round, cfg->rounds);
+                          "stopping (the runs recorded before it are kept: --resume=%lld runs "
+                          "the rest once the results file can be written)",
+                     seq + 1, var->name, workload, threads, round, cfg->rounds,
+                     (long long)cfg->experiment_id);
             goto out;
         }
     }
