@@ -6,7 +6,8 @@
 # one ignored error or reconnect), the right exit code, and for compare a results database
 # that `pgolab report` reads back (a failed experiment leaves no half-recorded run).
 # Covered: prepare (2 tables), run at 1 and 2 threads (5 events of oltp_read_write) and
-# cleanup over every call; compare over every call of its prepare child and the first 4 calls
+# cleanup over every call; on PostgreSQL (a real server) prepare and run at 1 thread over every
+# call; compare over every call of its prepare child and the first 4 calls
 # of each run child (every run child makes the same calls, so later N repeat the pattern).
 . "$(dirname "$0")/lib.sh"
 
@@ -74,38 +75,46 @@ check_bad prep-cleanup "prepare: cleanup afterwards succeeds every time"
 PGOLAB_FAULT_AT=$((P + 1)):fatal b p oltp_read_write "${C[@]}" prepare
 is "$RC" 0 "prepare with the fault one call past the sequence: exit 0 (the walk covered every call)"
 
-# ---- run: every call, every kind, 1 thread then 2
-R=$(calls oltp_read_write "${C[@]}" --threads=1 run "${RUN[@]}")
-is "$R" 100 "a clean run of 5 oltp_read_write events makes 100 driver calls (20 per event)"
-for threads in 1 2; do
+# walk_run LABEL THREADS N ARGS...: `bench oltp_read_write ARGS --threads=THREADS run` (5
+# events) with each of calls 1..N failing in turn, each kind; flags failures under LABEL-*.
+walk_run() {
+    local label=$1 threads=$2 last=$3
+    shift 3
     for k in $kinds; do
-        for n in $(seq 1 "$R"); do
-            PGOLAB_FAULT_AT=$n:$k b r oltp_read_write "${C[@]}" --threads=$threads run "${RUN[@]}"
-            [ $RC -lt 124 ] || flag "run$threads-sig" "$k:$n=$RC"
+        for n in $(seq 1 "$last"); do
+            PGOLAB_FAULT_AT=$n:$k b r oltp_read_write "$@" --threads=$threads run "${RUN[@]}"
+            [ $RC -lt 124 ] || flag "$label-sig" "$k:$n=$RC"
             eval "$(parse_final "$TMP/r.out")"
             if [ "$k" = fatal ]; then
-                [ $RC -eq 1 ] || flag "run$threads-rc" "$k:$n=$RC"
-                one_line "$k" "$n" '^FATAL: SQL error \(thread #[01]\): ' "$TMP/r.err" || flag "run$threads-msg" "$k:$n"
-                grep -q '^FAILED: the run was stopped by the error above' "$TMP/r.out" || flag "run$threads-head" "$k:$n"
+                [ $RC -eq 1 ] || flag "$label-rc" "$k:$n=$RC"
+                one_line "$k" "$n" '^FATAL: SQL error \(thread #[01]\): ' "$TMP/r.err" || flag "$label-msg" "$k:$n"
+                grep -q '^FAILED: the run was stopped by the error above' "$TMP/r.out" || flag "$label-head" "$k:$n"
                 # 1 thread: the events before the failing call completed, no more
-                [ "$threads" = 2 ] || [ "${F_transactions:-x}" = $(((n - 1) / 20)) ] || flag "run1-partial" "$k:$n=${F_transactions:-}"
+                [ "$threads" = 2 ] || [ "${F_transactions:-x}" = $(((n - 1) / 20)) ] || flag "$label-partial" "$k:$n=${F_transactions:-}"
             else
-                [ $RC -eq 0 ] || flag "run$threads-rc" "$k:$n=$RC"
-                [ -s "$TMP/r.err" ] && flag "run$threads-msg" "$k:$n"
-                [ "${F_transactions:-}" = 5 ] || flag "run$threads-events" "$k:$n=${F_transactions:-}"
+                [ $RC -eq 0 ] || flag "$label-rc" "$k:$n=$RC"
+                [ -s "$TMP/r.err" ] && flag "$label-msg" "$k:$n"
+                [ "${F_transactions:-}" = 5 ] || flag "$label-events" "$k:$n=${F_transactions:-}"
                 if [ "$k" = retry ]; then got="${F_ignored_errors:-}/${F_reconnects:-}"; else got="${F_reconnects:-}/${F_ignored_errors:-}"; fi
-                [ "$got" = 1/0 ] || flag "run$threads-counted" "$k:$n=$got"
+                [ "$got" = 1/0 ] || flag "$label-counted" "$k:$n=$got"
             fi
         done
     done
-    check_bad "run$threads-sig" "run --threads=$threads, N=1..$R x 3 kinds: no signal exit, no timeout"
-    check_bad "run$threads-rc" "run --threads=$threads: exit 0 after a retry or reconnect, 1 after a fatal error"
-    check_bad "run$threads-msg" "run --threads=$threads: a fatal fault is one FATAL line; a retried one prints nothing"
-    check_bad "run$threads-head" "run --threads=$threads: the partial summary of a failed run says FAILED"
-    check_bad "run$threads-events" "run --threads=$threads: a retried or reconnected event is re-run: all 5 events complete"
-    check_bad "run$threads-counted" "run --threads=$threads: exactly one ignored error (retry) or reconnect (reconnect) counted"
-done
-check_bad run1-partial "run --threads=1, fatal at call N: the summary counts the (N-1)/20 events completed before it"
+    check_bad "$label-sig" "$label run --threads=$threads, N=1..$last x 3 kinds: no signal exit, no timeout"
+    check_bad "$label-rc" "$label run --threads=$threads: exit 0 after a retry or reconnect, 1 after a fatal error"
+    check_bad "$label-msg" "$label run --threads=$threads: a fatal fault is one FATAL line; a retried one prints nothing"
+    check_bad "$label-head" "$label run --threads=$threads: the partial summary of a failed run says FAILED"
+    check_bad "$label-events" "$label run --threads=$threads: a retried or reconnected event is re-run: all 5 events complete"
+    check_bad "$label-counted" "$label run --threads=$threads: exactly one ignored error (retry) or reconnect (reconnect) counted"
+    [ "$threads" = 2 ] ||
+        check_bad "$label-partial" "$label run --threads=1, fatal at call N: the summary counts the (N-1)/20 events completed before it"
+}
+
+# ---- run: every call, every kind, 1 thread then 2
+R=$(calls oltp_read_write "${C[@]}" --threads=1 run "${RUN[@]}")
+is "$R" 100 "a clean run of 5 oltp_read_write events makes 100 driver calls (20 per event)"
+walk_run sqlite 1 "$R" "${C[@]}"
+walk_run sqlite2 2 "$R" "${C[@]}"
 PGOLAB_FAULT_AT=$((R + 1)):fatal b r oltp_read_write "${C[@]}" --threads=1 run "${RUN[@]}"
 is "$RC" 0 "run with the fault one call past the sequence: exit 0"
 
@@ -176,6 +185,38 @@ check_bad cmp-removed "compare: an experiment that failed before its first run i
 check_bad cmp-integrity "compare: the results database passes PRAGMA integrity_check every time"
 check_bad cmp-report "compare: pgolab report reads the results back (both runs, or no experiment at all)"
 check_bad cmp-counted "compare: each recorded run counts the retried error it survived"
+
+# ---- PostgreSQL (a server started with `pgolab server start`): prepare and run, every call
+# of a run at 1 thread (the server's ROLLBACK after a retried event, a real round trip)
+SD=$(mktemp -d /dev/shm/pgolab-walk.XXXXXX) || bail_out "mktemp in /dev/shm failed"
+chmod 0711 "$SD"   # PostgreSQL runs as the postgres user
+walk_cleanup() {
+    timeout 60 "$PGOLAB" server stop --datadir="$SD/pg" >/dev/null 2>&1
+    rm -rf "$SD"
+    _e2e_cleanup
+}
+trap walk_cleanup EXIT
+timeout 120 "$PGOLAB" server start --db-driver=pgsql --datadir="$SD/pg" >"$TMP/start.out" 2>&1 ||
+    bail_out "pgolab server start failed: $(tail -3 "$TMP/start.out")"
+PORT=$(sed -n 's/^port: *127\.0\.0\.1:\([0-9]*\)$/\1/p' "$TMP/start.out")
+PG=(--db-driver=pgsql --pgsql-host=127.0.0.1 --pgsql-port="$PORT" --pgsql-user=sbtest --pgsql-db=sbtest
+    --tables=2 --table-size=100)
+PP=$(calls oltp_read_write "${PG[@]}" prepare)
+is "$PP" 6 "PostgreSQL: a clean prepare of 2 tables makes 6 driver calls"
+for k in $kinds; do
+    for n in $(seq 1 "$PP"); do
+        PGOLAB_FAULT_AT=$n:$k b p oltp_read_write "${PG[@]}" prepare
+        [ $RC -eq 1 ] || flag "pgprep" "$k:$n=$RC"
+        one_line "$k" "$n" '^FATAL: (CREATE|INSERT).* failed: ' "$TMP/p.err" || flag "pgprep" "$k:$n=msg"
+        b pc oltp_read_write "${PG[@]}" cleanup
+        [ $RC -eq 0 ] || flag "pgprep" "$k:$n=cleanup $RC"
+    done
+done
+check_bad pgprep "PostgreSQL prepare, N=1..$PP x 3 kinds: exit 1, one FATAL line, cleanup works afterwards"
+b p oltp_read_write "${PG[@]}" prepare
+PR=$(calls oltp_read_write "${PG[@]}" --threads=1 run "${RUN[@]}")
+is "$PR" 100 "PostgreSQL: a clean run of 5 events makes 100 driver calls"
+walk_run pgsql 1 "$PR" "${PG[@]}"
 
 note "fault walk: $(($(date +%s) - start)) s"
 done_testing
