@@ -27,6 +27,8 @@ struct worker {
     int in_event;         /* inside an event (atomic): --rate's concurrency, forced shutdown */
     int measuring;        /* past --warmup-time (atomic, release): its counters count */
     bool connected;
+    uint64_t *lat;        /* runner_config.keep_latencies: counted latencies (single writer) */
+    size_t nlat, caplat;
 };
 
 struct shared {
@@ -244,6 +246,7 @@ static void begin_measuring(struct worker *w)
     __atomic_store_n(&c->errors, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&c->reconnects, 0, __ATOMIC_RELAXED);
     histogram_reset(&w->hist);
+    w->nlat = 0;
     __atomic_store_n(&w->events, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&w->exec_ns, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&w->measuring, 1, __ATOMIC_RELEASE);
@@ -274,6 +277,8 @@ static void *worker_main(void *arg)
     if (sh->inline_worker) {
         sh->ready++;
         sh->started_ok += ok;
+        if (cfg->agree_start && !cfg->agree_start(ok, cfg->ud) && ok)
+            ok = 0;  /* another process failed: no message here */
         if (!ok)
             sh->init_failed = 1;
         gate_open(sh);
@@ -330,6 +335,13 @@ static void *worker_main(void *arg)
             break; /* stopped while retrying */
         if (measuring) {
             histogram_add(&w->hist, t1 - t0);
+            if (cfg->keep_latencies) {
+                if (w->nlat == w->caplat) {
+                    w->caplat = w->caplat ? 2 * w->caplat : 4096;
+                    w->lat = xrealloc(w->lat, w->caplat * sizeof(*w->lat));
+                }
+                w->lat[w->nlat++] = t1 - t0;
+            }
             __atomic_store_n(&w->exec_ns, w->exec_ns + (t1 - t0), __ATOMIC_RELAXED);
             __atomic_store_n(&w->events, w->events + 1, __ATOMIC_RELAXED);
         }
@@ -454,6 +466,7 @@ static void reporter_emit_span(struct reporter *r, uint64_t t, bool final)
         .errors_per_s = (double)grown(cur.errors, &r->prev.errors) / span,
         .reconnects_per_s = (double)grown(cur.reconnects, &r->prev.reconnects) / span,
         .length_s = span / (double)slots,
+        .hist = &r->diff_h,
     };
     iv.qps = iv.reads_per_s + iv.writes_per_s + iv.other_per_s;
     if (sh->arr) {
@@ -624,6 +637,13 @@ static int start_workers(struct shared *sh, struct worker *ws, int n, int *outco
     /* a refusal ends the start at once; the others' answers (up to 1 s) make its count */
     if (*outcome == -1)
         wait_ready(sh, started, false, tmo < 1 ? tmo : 1);
+    if (sh->cfg->agree_start) {  /* every process ready, or none starts (workers wait on go) */
+        pthread_mutex_unlock(&sh->mu);
+        bool all = sh->cfg->agree_start(*outcome == 0, sh->cfg->ud);
+        pthread_mutex_lock(&sh->mu);
+        if (!all && *outcome == 0)
+            *outcome = -3;  /* another process failed: quietly */
+    }
     if (*outcome == 0) {
         gate_open(sh);
         if (sh->go < 0)
@@ -746,6 +766,12 @@ int runner_run(const struct runner_config *cfg, struct run_stats *st)
             st->thread_events[i] = __atomic_load_n(&ws[i].events, __ATOMIC_RELAXED);
             st->thread_time_s[i] = (double)__atomic_load_n(&ws[i].exec_ns, __ATOMIC_RELAXED) / 1e9;
         }
+        for (int i = 0; i < n && cfg->keep_latencies; i++) {
+            st->latencies = xrealloc(st->latencies, (st->nlatencies + ws[i].nlat + 1) *
+                                                        sizeof(*st->latencies));
+            memcpy(st->latencies + st->nlatencies, ws[i].lat, ws[i].nlat * sizeof(*ws[i].lat));
+            st->nlatencies += ws[i].nlat;
+        }
         st->interrupted = got_sigint;
         st->failed = sh->fatal;
         st->queue_full = sh->queue_full;
@@ -758,6 +784,7 @@ int runner_run(const struct runner_config *cfg, struct run_stats *st)
             if (ws[i].connected)
                 cfg->drv->disconnect(&ws[i].conn);
             histogram_release(&ws[i].hist);
+            free(ws[i].lat);
         }
     }
     if (outcome == -1)
@@ -777,5 +804,6 @@ void run_stats_release(struct run_stats *st)
         histogram_release(&st->hist);
     free(st->thread_events);
     free(st->thread_time_s);
+    free(st->latencies);
     memset(st, 0, sizeof(*st));
 }

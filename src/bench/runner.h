@@ -30,6 +30,9 @@ struct interval_stats {
     bool rate_mode;
     uint64_t queue_length;
     int concurrency;
+    /* this interval's latencies (valid during the on_interval call only): what several
+     * client processes merge into one exact percentile (src/bench/mpi.c) */
+    const struct histogram *hist;
 };
 
 struct runner_config {
@@ -60,6 +63,13 @@ struct runner_config {
     /* Called on this thread for every intermediate report (by the inline worker between two
      * events, when there is one). */
     void (*on_interval)(const struct interval_stats *iv, void *ud);
+    /* Test knob: keep every counted event's latency (run_stats.latencies). */
+    bool keep_latencies;
+    /* Several client processes (may be NULL): called on this thread once this process's
+     * workers are connected and prepared (ok) or failed to (!ok), before the clock starts;
+     * returns whether every process is ready (all pass one barrier there). false with ok:
+     * another process failed, the start is abandoned here without a message (runner_run -1). */
+    bool (*agree_start)(bool ok, void *ud);
     /* Called once when every worker is connected and the clock starts. */
     void (*on_start)(void *ud);
     void *ud;
@@ -82,6 +92,9 @@ struct run_stats {
      * timed out): the caller prints what it has and ends the process (exit, no driver
      * teardown); the runner did not join them. */
     bool abandoned;
+    /* runner_config.keep_latencies: every counted event's latency in ns (workers' in turn) */
+    uint64_t *latencies;
+    size_t nlatencies;
 };
 
 /* Run the benchmark. Returns 0 when it ran to its limit, 1 when interrupted by SIGINT,

@@ -1,12 +1,14 @@
 /* bench: `pgolab bench [options] TESTNAME prepare|run|cleanup|help|verify|info`, the
  * sysbench-compatible front end: option parsing, prepare/cleanup, and run via the runner. */
 #include "cli/cli.h"
+#include "bench/mpi.h"
 #include "bench/runner.h"
 #include "db/driver.h"
 #include "oltp/oltp.h"
 #include "profile/profile.h"
 #include "profile/session.h"
 #include "report/report.h"
+#include "util/knobs.h"
 #include "util/options.h"
 #include "util/util.h"
 
@@ -87,11 +89,13 @@ struct json_ctx {
     struct interval_stats *ivs;
     int n, cap;
     int percentile;
+    double interval, line_percentile;  /* --report-interval, and the lines' percentile */
     bool text;
     bool us;  /* --latency-unit=us */
 };
 
-static void on_interval(const struct interval_stats *iv, void *ud)
+/* A line of the whole job (merged over the ranks by ranks_interval): kept and printed. */
+static void keep_interval(const struct interval_stats *iv, void *ud)
 {
     struct json_ctx *jc = ud;
     if (jc->n == jc->cap) {
@@ -99,8 +103,41 @@ static void on_interval(const struct interval_stats *iv, void *ud)
         jc->ivs = xrealloc(jc->ivs, sizeof(*jc->ivs) * (size_t)jc->cap);
     }
     jc->ivs[jc->n++] = *iv;
+    jc->ivs[jc->n - 1].hist = NULL;  /* valid during the call only */
     if (jc->text)
         report_text_interval(iv, jc->percentile, jc->us);
+}
+
+static void on_interval(const struct interval_stats *iv, void *ud)
+{
+    struct json_ctx *jc = ud;
+    ranks_interval(iv, jc->interval, jc->line_percentile, keep_interval, jc);
+}
+
+/* runner_config.agree_start under mpirun: every rank's workers ready, or no rank starts. */
+static bool agree_start(bool ok, void *ud)
+{
+    (void)ud;
+    return ranks_all_ok(ok, "start its workers");
+}
+
+/* The PGOLAB_LATENCY_FILE test knob: every counted event's latency in ns, one a line, in
+ * PATH.RANK (rank 0 without mpirun), for the tests that check merged histograms. */
+static void write_latencies(const struct run_stats *st)
+{
+    const char *path = getenv("PGOLAB_LATENCY_FILE");
+    if (!path || !*path)
+        return;
+    char *p = xasprintf("%s.%d", path, ranks_rank());
+    FILE *f = fopen(p, "w");
+    if (!f) {
+        error("PGOLAB_LATENCY_FILE: cannot write %s", p);
+    } else {
+        for (size_t i = 0; i < st->nlatencies; i++)
+            fprintf(f, "%llu\n", (unsigned long long)st->latencies[i]);
+        fclose(f);
+    }
+    free(p);
 }
 
 /* --forced-shutdown=N|N%|on|off: the grace after --time in seconds (on = 5% of --time, as
@@ -275,13 +312,16 @@ static int do_run(struct bench_info *bi, const struct db_driver *drv, const stru
     struct run_stats st;
     int rc;
 
-    if (with_conn(drv, &c) < 0)
+    rc = with_conn(drv, &c);
+    if (rc == 0) {
+        rc = oltp_check_tables(&c, o);
+        note_server(bi, &c);
+        drv->disconnect(&c);
+    }
+    if (!ranks_all_ok(rc == 0, "reach the server and its tables"))
         return 1;
-    rc = oltp_check_tables(&c, o);
-    note_server(bi, &c);
-    drv->disconnect(&c);
-    if (rc < 0)
-        return 1;
+    int threads = bi->threads;  /* this rank's; the job's in the reports */
+    bi->threads *= ranks_size();
     if (!bi->time_s && !bi->events)
         warning("Both event and time limits are disabled, running an endless test");
     if (!json)
@@ -296,14 +336,21 @@ static int do_run(struct bench_info *bi, const struct db_driver *drv, const stru
         clock_gettime(CLOCK_REALTIME, &ts);
         seed = (uint64_t)ts.tv_sec * 1000000007ull ^ (uint64_t)ts.tv_nsec;
     }
+    seed += 0xD1B54A32D192ED03ull * (uint64_t)ranks_rank();  /* each rank its own streams */
+    /* under mpirun --rate and --events are the job's: each rank runs its share (independent
+     * Poisson arrivals at rate/N add up to a Poisson process at the rate) */
+    jc.interval = bi->report_interval;
+    jc.line_percentile = bi->percentile > 0 ? bi->percentile : 95;
     struct runner_config rc_cfg = {
-        .drv = drv, .wl = wl, .o = o, .threads = bi->threads, .time_s = bi->time_s,
-        .events = bi->events, .report_interval = bi->report_interval,
+        .drv = drv, .wl = wl, .o = o, .threads = threads, .time_s = bi->time_s,
+        .events = ranks_share(bi->events), .report_interval = bi->report_interval,
         .percentile = bi->percentile > 0 ? bi->percentile : 95, .seed = seed, .throttle = throttle,
-        .rate = bi->rate, .warmup_s = bi->warmup_s, .forced_shutdown_s = bi->forced_shutdown_s,
+        .rate = bi->rate / ranks_size(), .warmup_s = bi->warmup_s, .forced_shutdown_s = bi->forced_shutdown_s,
         .init_timeout_s = (double)opt_int(opts, "thread-init-timeout"),
         .conn_limit = conn_limit,
         .on_interval = on_interval, .on_start = on_start, .ud = &jc,
+        .keep_latencies = getenv("PGOLAB_LATENCY_FILE") && *getenv("PGOLAB_LATENCY_FILE"),
+        .agree_start = ranks_active() ? agree_start : NULL,
     };
     /* --profile: the sampler (a child process) follows this process and the worker threads
      * it creates from here on */
@@ -343,6 +390,12 @@ static int do_run(struct bench_info *bi, const struct db_driver *drv, const stru
         fflush(stderr);
         _exit(2);
     }
+    /* under mpirun a rank stopped by an error stops the job (its message printed) */
+    if (st.failed && ranks_active())
+        ranks_abort(1, "its run failed (the error above)");
+    write_latencies(&st);
+    ranks_intervals_end(bi->report_interval, jc.line_percentile, keep_interval, &jc);
+    ranks_reduce(&st);
     if (json) {
         json_t *j = report_json(bi, &st, jc.ivs, jc.n);
         json_object_set_new(j, "forced_shutdown", json_boolean(st.forced));
@@ -352,6 +405,9 @@ static int do_run(struct bench_info *bi, const struct db_driver *drv, const stru
             json_object_set_new(j, "queue_full", json_true());
         if (profiling)
             json_object_set_new(j, "profile", profile_session_json(&ps));
+        json_t *ranks = ranks_json();
+        if (ranks)
+            json_object_set_new(j, "ranks", ranks);
         report_json_print(j);
         json_decref(j);
     } else {
@@ -434,6 +490,10 @@ int cmd_bench(int argc, char **argv)
     const struct db_driver *drv;
     const char *test = NULL, *command = NULL;
 
+    if (ranks_start(argc, argv) < 0) {  /* under mpirun: the ranks' options agree */
+        ranks_finish();
+        return 1;
+    }
     tables[nt++] = general_options;
     tables[nt++] = rand_options;
     tables[nt++] = oltp_options;
@@ -561,6 +621,11 @@ int cmd_bench(int argc, char **argv)
         error("Unsupported database driver: %s (known: %s)", bi.driver, db_driver_names());
         goto out;
     }
+    if (bi.events && bi.events < (uint64_t)ranks_size()) {
+        error("--events=%llu is fewer than the %d ranks (each runs its share of the events)",
+              (unsigned long long)bi.events, ranks_size());
+        goto out;
+    }
     if (oltp_opts_load(&o, &opts, wl) < 0)
         goto out;
     bi.seed = o.seed;
@@ -600,6 +665,8 @@ int cmd_bench(int argc, char **argv)
         if (!json)
             report_text_banner(&bi);
         rc = do_run(&bi, drv, wl, &o, &opts, json);
+    } else if (ranks_rank() > 0) {
+        rc = ranks_bcast_int(0);  /* prepare and cleanup run once, on rank 0: wait for it */
     } else {
         struct db_conn c = { 0 };
         if (!json)
@@ -611,9 +678,11 @@ int cmd_bench(int argc, char **argv)
             rc = oltp_cleanup(&c, &o) < 0 ? 1 : 0;
             drv->disconnect(&c);
         }
+        rc = ranks_bcast_int(rc);
     }
     drv->done();
 out:
     opts_release(&opts);
+    ranks_finish();
     return rc;
 }

@@ -11,6 +11,8 @@ const struct test_knob test_knobs[] = {
     { "PGOLAB_FAULT_AT", "one injected driver-call failure (the fault walk)" },
     { "PGOLAB_SQLITE_LOAD", "SQLite variants loaded another way" },
     { "PGOLAB_PGO_EXTRA_CFLAGS", "extra compiler flags for the pgo build only" },
+    { "PGOLAB_LATENCY_FILE", "bench writes every counted latency to that path.RANK" },
+    { "PGOLAB_CHARTJS", "the HTML report inlines another chart library file" },
     { NULL, NULL },
 };
 
