@@ -216,7 +216,7 @@ int cli_results_open_existing(const char *path, struct store **store)
         }
         return error("results file %s: %s", path, strerror(errno));
     }
-    return store_open(path, store);
+    return store_open_read(path, store);
 }
 
 int cli_threads(const struct opts *o, const char *example, struct experiment_config *cfg)

@@ -5,6 +5,7 @@
 #include "db/sqlite.h"
 #include "util/strbuf.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -130,6 +131,69 @@ static bool inject_fault(struct db_conn *c)
     return true;
 }
 
+/* PGOLAB_FAULT_AT (see driver.h): the walk's knob. at = 0 off; kind as enum db_status. */
+static struct {
+    int read;             /* 0 not yet, 1 read */
+    unsigned long at;     /* the call that fails (1-based); 0: off or count only */
+    bool count_only;
+    enum db_status kind;
+} walk;
+static unsigned long walk_calls;  /* every wrapper call of the process (atomic) */
+
+static void walk_report(void)
+{
+    fprintf(stderr, "pgolab: %lu driver calls (PGOLAB_FAULT_AT=count)\n",
+            __atomic_load_n(&walk_calls, __ATOMIC_RELAXED));
+}
+
+static void walk_read(void)
+{
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    pthread_mutex_lock(&lock);
+    if (!walk.read) {
+        const char *e = getenv("PGOLAB_FAULT_AT");
+        if (e && *e) {
+            char *end;
+            unsigned long n = strtoul(e, &end, 10);
+            if (!strcmp(e, "count")) {
+                walk.count_only = true;
+                atexit(walk_report);
+            } else if (end != e && n > 0 && *end == ':' &&
+                       (!strcmp(end + 1, "retry") || !strcmp(end + 1, "reconnect") ||
+                        !strcmp(end + 1, "fatal"))) {
+                walk.at = n;
+                walk.kind = !strcmp(end + 1, "retry") ? DB_RETRY
+                          : !strcmp(end + 1, "reconnect") ? DB_RECONNECT : DB_FATAL;
+            } else {
+                fprintf(stderr, "FATAL: PGOLAB_FAULT_AT=%s: expected N:retry, N:reconnect, "
+                        "N:fatal (N >= 1) or count\n", e);
+                exit(1);
+            }
+        }
+        __atomic_store_n(&walk.read, 1, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+/* The walk's fault: true (c->err filled) when this call is the process's Nth wrapper call. */
+static bool walk_fault(struct db_conn *c)
+{
+    if (!__atomic_load_n(&walk.read, __ATOMIC_ACQUIRE))
+        walk_read();
+    if (!walk.at && !walk.count_only)
+        return false;
+    unsigned long n = __atomic_add_fetch(&walk_calls, 1, __ATOMIC_RELAXED);
+    if (n != walk.at)
+        return false;
+    c->err.status = walk.kind;
+    c->err.code = 0;
+    c->err.state[0] = 0;
+    snprintf(c->err.msg, sizeof(c->err.msg), "injected %s fault at driver call %lu (PGOLAB_FAULT_AT)",
+             walk.kind == DB_RETRY ? "retryable" : walk.kind == DB_RECONNECT ? "lost connection" : "fatal",
+             n);
+    return true;
+}
+
 static void count(struct db_conn *c, enum db_status st, enum db_qclass cls)
 {
     uint64_t *slot;
@@ -147,7 +211,9 @@ static void count(struct db_conn *c, enum db_status st, enum db_qclass cls)
 enum db_status db_execute(struct db_conn *c, struct db_stmt *s, const struct db_param *p, int np)
 {
     enum db_qclass cls = DB_OTHER;
-    enum db_status st = inject_fault(c) ? DB_RETRY : c->drv->execute(c, s, p, np, &cls);
+    enum db_status st = walk_fault(c)    ? c->err.status
+                      : inject_fault(c) ? DB_RETRY
+                                        : c->drv->execute(c, s, p, np, &cls);
     count(c, st, cls);
     return st;
 }
@@ -155,21 +221,21 @@ enum db_status db_execute(struct db_conn *c, struct db_stmt *s, const struct db_
 enum db_status db_query(struct db_conn *c, const char *sql)
 {
     enum db_qclass cls = DB_OTHER;
-    enum db_status st = c->drv->query(c, sql, &cls);
+    enum db_status st = walk_fault(c) ? c->err.status : c->drv->query(c, sql, &cls);
     count(c, st, cls);
     return st;
 }
 
 enum db_status db_begin(struct db_conn *c, bool will_write)
 {
-    enum db_status st = c->drv->begin(c, will_write);
+    enum db_status st = walk_fault(c) ? c->err.status : c->drv->begin(c, will_write);
     count(c, st, DB_OTHER);
     return st;
 }
 
 enum db_status db_commit(struct db_conn *c)
 {
-    enum db_status st = c->drv->commit(c);
+    enum db_status st = walk_fault(c) ? c->err.status : c->drv->commit(c);
     count(c, st, DB_OTHER);
     return st;
 }

@@ -162,7 +162,13 @@ bool db_option_of_other_driver(const struct opt_def *d, const struct db_driver *
 /* Wrappers used by workloads: they count r/w/o and errors in c->cnt. Return DB_OK or the
  * error class. Tests can inject a retryable error into db_execute every N calls with the
  * environment variable PGOLAB_FAULT_RETRY_EVERY=N (read once); at most once per event, so the
- * retried event always completes (the caller re-arms c->fault_armed for each new event). */
+ * retried event always completes (the caller re-arms c->fault_armed for each new event).
+ * The fault walk's knob PGOLAB_FAULT_AT=N:KIND makes the process's Nth wrapper call (all four
+ * wrappers, all threads, counted from 1; the real call is not made) fail once with KIND: retry
+ * (DB_RETRY), reconnect (DB_RECONNECT: the connection is left as a successful reconnect would
+ * leave it) or fatal (DB_FATAL); the message names the call. PGOLAB_FAULT_AT=count injects
+ * nothing and prints "pgolab: N driver calls (PGOLAB_FAULT_AT=count)" on stderr at exit. A
+ * malformed value ends the process with one FATAL line (exit 1). */
 enum db_status db_execute(struct db_conn *c, struct db_stmt *s, const struct db_param *p, int np);
 enum db_status db_query(struct db_conn *c, const char *sql);
 enum db_status db_begin(struct db_conn *c, bool will_write);

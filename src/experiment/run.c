@@ -296,11 +296,27 @@ static int start_server(const struct experiment_config *cfg, struct experiment_r
                     var->library, datadir);
 }
 
+/* Whether process pid is stopped by a signal (state T in /proc/PID/stat). */
+static bool process_paused(pid_t pid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+    if (f)
+        fclose(f);
+    buf[n] = 0;
+    const char *paren = strrchr(buf, ')');  /* the state follows the command name */
+    return paren && paren[1] == ' ' && paren[2] == 'T';
+}
+
 /* Stop a server started by start_server (cleanly; server_stop reports a failure). */
 static void stop_server(struct server *srv)
 {
-    if (srv->pid)
+    if (srv->pid) {
+        kill(srv->pid, SIGCONT); /* a paused server (SIGSTOP) could not act on its SIGTERM */
         server_stop(srv, 120);
+    }
     server_release(srv);
 }
 
@@ -417,6 +433,11 @@ int run_child(const struct experiment_config *cfg, struct experiment_result *res
         argvec_pushf(&a, "--time=%s", time_arg);
         free(time_arg);
         argvec_push(&a, "--report-interval=1");
+        /* A server that stops answering (paused, stalled) must not hold the run past --time:
+         * the child ends by --time + grace with what it measured and exit 2 (the subprocess
+         * timeout below is only the backstop). The grace (10 s + 5% of --time) is far above
+         * any query's latency in a healthy run. */
+        argvec_pushf(&a, "--forced-shutdown=%d", 10 + (int)ceil(cfg->time_s * 0.05));
         if (cfg->profile && var->kind == VARIANT_SQLITE)  /* the child samples itself */
             profile_child_args(cfg, res->nruns + 1, &a);
         else if (cfg->profile && var->kind == VARIANT_SERVER)  /* the server's processes */
@@ -452,8 +473,9 @@ int run_child(const struct experiment_config *cfg, struct experiment_result *res
             const char *name = keep && file_copy(srv.log, keep) == 0 ? keep : srv.log;
             last_server_gone = server_status(&srv, NULL) == SERVER_GONE;
             last_server_tail = xasprintf("%s; server log %s: %s",
-                                         last_server_gone ? "the server is gone"
-                                                          : "the server is running",
+                                         last_server_gone       ? "the server is gone"
+                                         : process_paused(srv.pid) ? "the server is paused (SIGSTOP)"
+                                                                 : "the server is running",
                                          name, tail);
             free(what);
             free(keep);
@@ -586,8 +608,10 @@ int run_once(const struct experiment_config *cfg, struct experiment_result *res,
     }
     if (st != 0) {
         char *tail = run_log_tail(log, 3);
-        /* a hung or killed child, or a server that died: may not happen again */
-        res->transient = st >= 128 || (var->kind == VARIANT_SERVER && last_server_gone);
+        /* a hung or killed child, or a server that died or stopped answering (the child's
+         * forced shutdown): may not happen again */
+        res->transient = st >= 128 || (var->kind == VARIANT_SERVER &&
+                                       (last_server_gone || strstr(tail, "forcing shutdown")));
         run_fail(res, "run failed: variant %s, %s, threads=%d, round %d/%d: exit %d: %s%s%s",
                  var->name, workload, threads, round, cfg->rounds, st, tail,
                  last_server_tail ? "; " : "", last_server_tail ? last_server_tail : "");
@@ -643,7 +667,10 @@ int run_once(const struct experiment_config *cfg, struct experiment_result *res,
         };
         if (store_run_add(cfg->store, cfg->experiment_id, &sr) < 0) {
             run_fail(res, "run %d (%s, %s, threads=%d, round %d/%d) could not be recorded; "
-                          "stopping", seq + 1, var->name, workload, threads, round, cfg->rounds);
+                          "stopping (the runs recorded before it are kept: --resume=%lld runs "
+                          "the rest once the results file can be written)",
+                     seq + 1, var->name, workload, threads, round, cfg->rounds,
+                     (long long)cfg->experiment_id);
             goto out;
         }
     }

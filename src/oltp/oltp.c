@@ -678,6 +678,11 @@ enum db_status oltp_event(struct oltp_thread *t, const volatile int *stop)
     t->conn->fault_armed = true;
     for (;;) {
         enum db_status st = t->wl->event(t);
+        if (st == DB_FATAL && t->conn->drv->in_process)
+            /* The run stops, but the other workers finish their event first: an in-process
+             * engine's write lock (SQLite's writers' turn) held by this transaction would
+             * keep them waiting forever. A server releases a failed client's locks itself. */
+            t->conn->drv->rollback(t->conn);
         if (st == DB_OK || st == DB_FATAL)
             return st;
         /* Retryable (counted by the wrapper): roll back and re-run the whole event. */

@@ -10,6 +10,7 @@
 #include <inttypes.h>
 #include <jansson.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -255,42 +256,77 @@ static int file_exists(const char *path)
     return stat(path, &sb) == 0;
 }
 
-/* Look at an existing file through a read-only connection, so a file we refuse is never
- * opened for writing. Without a -wal file next to it (no writer, or cleanly closed: the main
+/* Open an existing file through a read-only connection into ro->db (NULL on failure; the
+ * file's ids into *id). Without a -wal file next to it (no writer, or cleanly closed: the main
  * file is the whole database) it is opened immutable, which creates no -wal/-shm files, so a
- * refused file's directory is left as it was too. With one (a live or crashed writer), or if
- * one appeared meanwhile, a plain read-only connection reads the WAL as well; the files it
- * might add exist already or belong to that writer. */
-static int check_readonly(const char *path)
+ * refused file's directory is left as it was too (and a file on a read-only file system can
+ * be read). With one (a live or crashed writer), or if one appeared meanwhile, a plain
+ * read-only connection reads the WAL as well; the files it might add exist already or belong
+ * to that writer. 0, or -1 with the message printed. */
+static int open_readonly(struct store *ro, struct file_id *id)
 {
-    struct store ro = { NULL, (char *)path };
-    struct file_id id = { 0, 0, 0 };
-    char *wal = xasprintf("%s-wal", path);
+    char *wal = xasprintf("%s-wal", ro->path);
     int rc, opened;
     for (int immutable = !file_exists(wal);; immutable = 0) {
         /* immutable: SQLite takes no locks and creates no -wal/-shm files */
-        char *uri = path_uri(path, immutable ? "mode=ro&immutable=1" : "mode=ro");
-        rc = sq->open_v2(uri, &ro.db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL);
+        char *uri = path_uri(ro->path, immutable ? "mode=ro&immutable=1" : "mode=ro");
+        rc = sq->open_v2(uri, &ro->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL);
         free(uri);
         opened = rc == SQLITE_OK;
         if (!opened)
             break;
-        sq->extended_result_codes(ro.db, 1);
-        sq->busy_timeout(ro.db, BUSY_TIMEOUT_MS);
-        rc = query_file_id(ro.db, &id);
+        sq->extended_result_codes(ro->db, 1);
+        sq->busy_timeout(ro->db, BUSY_TIMEOUT_MS);
+        rc = query_file_id(ro->db, id);
         if (!immutable || !file_exists(wal))
             break;
-        sq->close(ro.db); /* a writer started meanwhile: what we read may be stale */
-        ro.db = NULL;
+        sq->close(ro->db); /* a writer started meanwhile: what we read may be stale */
+        ro->db = NULL;
     }
     free(wal);
     if (!opened)
-        rc = fail(&ro, "cannot open");
+        rc = fail(ro, "cannot open");
     else if (rc != SQLITE_OK)
-        rc = file_id_error(&ro, rc);
+        rc = file_id_error(ro, rc);
     else
-        rc = check_file_id(&ro, &id) < 0 ? -1 : 0;
+        rc = check_file_id(ro, id) < 0 ? -1 : 0;
+    if (rc) {
+        sq->close(ro->db);
+        ro->db = NULL;
+    }
+    return rc ? -1 : 0;
+}
+
+/* Look at an existing file read-only (open_readonly), so a file we refuse is never opened for
+ * writing. */
+static int check_readonly(const char *path)
+{
+    struct store ro = { NULL, (char *)path };
+    struct file_id id = { 0, 0, 0 };
+    int rc = open_readonly(&ro, &id);
     sq->close(ro.db);
+    return rc;
+}
+
+/* The directory of path ("." for a bare name, "/" for a file in the root); caller frees. */
+static char *dir_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? xstrndup(path, (size_t)(slash - path + (slash == path))) : xstrdup(".");
+}
+
+/* Whether the results file at path (existing or not) can be written: its directory and, when
+ * it exists, the file itself. 0, or -1 after one line saying why not (a read-only file system
+ * or no permission), before anything is measured. */
+static int check_writable(const char *path, bool exists)
+{
+    char *dir = dir_of(path);
+    int rc = 0;
+    const char *where = exists && access(path, W_OK) < 0 ? path : access(dir, W_OK) < 0 ? dir : NULL;
+    if (where)
+        rc = error("results file %s: cannot record there: %s: %s (--results=FILE names a "
+                   "writable file)", path, where, strerror(errno));
+    free(dir);
     return rc;
 }
 
@@ -370,6 +406,8 @@ int store_open(const char *path, struct store **out)
         return error("results file %s: %s", path, strerror(errno));
     if (exists && check_readonly(path))
         return -1;
+    if (check_writable(path, exists))
+        return -1;
     if (!exists)
         flags |= SQLITE_OPEN_CREATE;
 
@@ -396,6 +434,42 @@ bad:
     free(s->path);
     free(s);
     return -1;
+}
+
+int store_open_read(const char *path, struct store **out)
+{
+    struct file_id id = { 0, 0, 0 };
+    *out = NULL;
+    if (!path)
+        path = STORE_DEFAULT_PATH;
+    char *dir = dir_of(path);
+    bool writable = access(path, W_OK) == 0 && access(dir, W_OK) == 0;
+    free(dir);
+    if (writable || !file_exists(path))
+        return store_open(path, out);
+    if (!sq) {
+        char *what = xasprintf("results file %s", path);
+        sq = store_sqlite_load(what);
+        free(what);
+        if (!sq)
+            return -1;
+    }
+    struct store *s = xcalloc(1, sizeof(*s));
+    s->path = xstrdup(path);
+    if (open_readonly(s, &id) == 0 && id.user_version < STORE_SCHEMA_VERSION) {
+        error("results file %s: schema %" PRId64 " is older than this pgolab's %d and the file "
+              "cannot be written to bring it up to date (copy it somewhere writable)",
+              path, id.user_version, STORE_SCHEMA_VERSION);
+        sq->close(s->db);
+        s->db = NULL;
+    }
+    if (!s->db) {
+        free(s->path);
+        free(s);
+        return -1;
+    }
+    *out = s;
+    return 0;
 }
 
 int store_close(struct store *s)

@@ -92,8 +92,15 @@ struct store_experiment {
 /* Open (creating it if missing) the results file at path (NULL = STORE_DEFAULT_PATH) and bring
  * its schema up to date. A file that is not a SQLite database, belongs to another application
  * or has a newer schema than this build knows is refused and left untouched (it is checked
- * read-only first). On success *out is a new handle for store_close(). */
+ * read-only first); so is a file that cannot be written (a read-only file system, no
+ * permission: one line naming it, before any experiment starts). On success *out is a new
+ * handle for store_close(). */
 int store_open(const char *path, struct store **out);
+/* Open an existing results file for reading only (report, history): like store_open() when the
+ * file and its directory are writable; else (a read-only file system, an archive without write
+ * permission) through a read-only connection, which creates no files next to it. A file whose
+ * schema is older than this build's and cannot be upgraded is refused in one line. */
+int store_open_read(const char *path, struct store **out);
 /* Close the handle (NULL is fine). */
 int store_close(struct store *s);
 /* The path the store was opened with (owned by the store). */

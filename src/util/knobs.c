@@ -8,6 +8,7 @@
 const struct test_knob test_knobs[] = {
     { "PGOLAB_THROTTLE", "the runner slows that library's bench runs down" },
     { "PGOLAB_FAULT_RETRY_EVERY", "injected retryable errors" },
+    { "PGOLAB_FAULT_AT", "one injected driver-call failure (the fault walk)" },
     { "PGOLAB_SQLITE_LOAD", "SQLite variants loaded another way" },
     { "PGOLAB_PGO_EXTRA_CFLAGS", "extra compiler flags for the pgo build only" },
     { "PGOLAB_LATENCY_FILE", "bench writes every counted latency to that path.RANK" },

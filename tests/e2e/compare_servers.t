@@ -127,6 +127,49 @@ ok "... and kept" test -s "$klog"
 is "$(sq "$DB" "SELECT count(*) || ' ' || (SELECT status FROM experiments WHERE id = 4) FROM runs WHERE experiment_id = 4")" \
     "1 failed" "the run recorded before is kept; the experiment is marked failed"
 is "$(ours mariadbd)" 0 "no mariadbd left running after the failure"
+# --resume continues it: the grid complete, the run recorded before kept, none twice
+kept=$(sq "$DB" "SELECT id || ' ' || tps FROM runs WHERE experiment_id = 4")
+timeout 300 "$PGOLAB" compare --variant "A=mysql:$MARIADBD" --variant "B=mysql:$MARIADBD" \
+    --bench=oltp_read_only --rounds=3 --threads=1 --time=4 --table-size=500 --results="$DB" \
+    --workdir="$WD" --resume=4 >"$TMP/kr.out" 2>"$TMP/kr.err"
+is "$?" 0 "after the killed server: --resume=4 exits 0" || diag "$(tail -3 "$TMP/kr.err")"
+is "$(sq "$DB" "SELECT variant_idx || '/' || round FROM runs WHERE experiment_id = 4 ORDER BY 1")" \
+    "$(printf '0/1\n0/2\n0/3\n1/1\n1/2\n1/3')" "... exactly the 6 planned runs: none lost, none twice"
+like "$(sq "$DB" "SELECT id || ' ' || tps FROM runs WHERE experiment_id = 4")" "^$kept" \
+    "... the run recorded before the kill kept as it was"
+is "$(sq "$DB" "SELECT status FROM experiments WHERE id = 4")" complete "... status complete"
+
+# ---- a server paused (SIGSTOP) in the middle of a run: the run ends by --time + the grace
+# compare gives its child (--forced-shutdown=10 + 5% of --time), not after the child's timeout
+# and a 120 s wait for the paused server to stop; the error says the server is paused
+timeout 300 "$PGOLAB" compare --variant "A=mysql:$MARIADBD" --variant "B=mysql:$MARIADBD" \
+    --bench=oltp_read_only --rounds=2 --threads=1 --time=2 --table-size=500 --results="$DB" \
+    --workdir="$WD" >"$TMP/s.out" 2>"$TMP/s.err" &
+cpid=$!
+paused=0
+for _ in $(seq 1 600); do  # the second run's server: pause it a second into the run
+    if [ "$(sq "$DB" "SELECT count(*) FROM runs WHERE experiment_id = 5" 2>/dev/null)" = 1 ]; then
+        spid=$(pgrep -f -- "mariadbd.*$WD/run-" | head -1)
+        if [ -n "$spid" ]; then
+            sleep 1
+            kill -STOP "$spid" && paused=$(date +%s)
+            break
+        fi
+    fi
+    sleep 0.1
+done
+wait $cpid
+rc=$?
+took=$(($(date +%s) - paused))
+cmp_ok "$paused" '>' 0 "paused the server of a run"
+is "$rc" 1 "paused server: compare exits 1"
+cmp_ok "$took" '<' 40 "paused server: the experiment ended ${took} s after the pause (run: 2 s + 10 s grace, then the server's stop)"
+like "$(cat "$TMP/s.err")" "run failed: variant [AB], oltp_read_only, threads=1, round [12]/2: exit 2: FATAL: The --max-time limit has expired, forcing shutdown\.\.\.; the server is paused \(SIGSTOP\); server log " \
+    "paused server: the error names the run, the forced shutdown and the paused server"
+like "$(cat "$TMP/s.err")" '^experiment 5 failed: `pgolab compare --resume=5` with the same options continues it$' \
+    "paused server: --resume is suggested (a stall may not come back)"
+is "$(sq "$DB" "SELECT count(*) FROM runs WHERE experiment_id = 5")" 1 "paused server: the run before it is kept, the cut one not recorded"
+is "$(ours mariadbd)" 0 "no mariadbd left running (the paused one was continued and stopped)"
 
 # ---- bad variants
 bad() {
