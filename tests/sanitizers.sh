@@ -31,7 +31,8 @@ rm -rf "$reports" && mkdir -p "$reports"
 export ASAN_OPTIONS="log_path=$reports/asan:exitcode=86:detect_leaks=1:abort_on_error=0:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1"
 export UBSAN_OPTIONS="log_path=$reports/ubsan:print_stacktrace=1:halt_on_error=1:exitcode=87"
 export TSAN_OPTIONS="log_path=$reports/tsan:halt_on_error=1:exitcode=88:second_deadlock_stack=1"
-export PGOLAB=$PWD/$dir/pgolab PGOLAB_MEMCHECK=off
+# PGOLAB_SANITIZER: for the few checks the sanitizer itself changes (TSan's own thread)
+export PGOLAB=$PWD/$dir/pgolab PGOLAB_MEMCHECK=off PGOLAB_SANITIZER=$san
 
 bash tests/check.sh --log="$log" --e2e="$e2e" "$@"
 rc=$?

@@ -33,7 +33,7 @@ struct shared {
     int go;               /* 1 = start, -1 = abort */
     int init_failed;
     uint64_t start_ns, deadline_ns;
-    volatile int stop;
+    volatile int stop;    /* set by any thread or the SIGINT handler (atomic: stop_all, stopped) */
     int running;          /* workers still in their loop (atomic) */
     uint64_t issued;      /* events handed out under --events (atomic) */
     int fatal;            /* a worker hit a fatal error (atomic) */
@@ -48,7 +48,19 @@ static void on_sigint(int sig)
     (void)sig;
     got_sigint = 1;
     if (sigint_stop)
-        *sigint_stop = 1;
+        __atomic_store_n(sigint_stop, 1, __ATOMIC_RELAXED);
+}
+
+/* The stop flag is written by one thread and read by the others while they run: relaxed
+ * atomics (a plain access is a data race; ThreadSanitizer, `make check-tsan`, reports it). */
+static void stop_all(struct shared *sh)
+{
+    __atomic_store_n(&sh->stop, 1, __ATOMIC_RELAXED);
+}
+
+static bool stopped(struct shared *sh)
+{
+    return __atomic_load_n(&sh->stop, __ATOMIC_RELAXED) != 0;
 }
 
 /* Intermediate reports: at each multiple of the interval, the rates since the previous one
@@ -103,7 +115,7 @@ static void fatal_error(const struct worker *w)
 static int throttle_extra_events(struct worker *w, double *owed)
 {
     struct shared *sh = w->sh;
-    for (; *owed >= 1 && !sh->stop; *owed -= 1) {
+    for (; *owed >= 1 && !stopped(sh); *owed -= 1) {
         struct db_counters keep = w->conn.cnt;
         enum db_status st = oltp_event(&w->ot, &sh->stop);
         __atomic_store_n(&w->conn.cnt.reads, keep.reads, __ATOMIC_RELAXED);
@@ -114,7 +126,7 @@ static int throttle_extra_events(struct worker *w, double *owed)
         if (st == DB_FATAL) {
             fatal_error(w);
             __atomic_store_n(&sh->fatal, 1, __ATOMIC_RELAXED);
-            sh->stop = 1;
+            stop_all(sh);
             return -1;
         }
         if (st != DB_OK)
@@ -175,7 +187,7 @@ static void *worker_main(void *arg)
      * bookkeeping in between is a few ns). */
     uint64_t t0 = now_ns();
     double owed = 0, extra_per_event = cfg->throttle > 0 ? 1.0 / cfg->throttle - 1.0 : 0;
-    while (!sh->stop) {
+    while (!stopped(sh)) {
         if (cfg->events && __atomic_fetch_add(&sh->issued, 1, __ATOMIC_RELAXED) >= cfg->events)
             break;
         enum db_status st = oltp_event(&w->ot, &sh->stop);
@@ -183,7 +195,7 @@ static void *worker_main(void *arg)
         if (st == DB_FATAL) {
             fatal_error(w);
             __atomic_store_n(&sh->fatal, 1, __ATOMIC_RELAXED);
-            sh->stop = 1;
+            stop_all(sh);
             break;
         }
         if (st != DB_OK)
@@ -320,7 +332,7 @@ static void report_loop(struct shared *sh, struct worker *ws, int n)
         /* workers check the deadline after each finished event; this ends an event that keeps
          * being retried (an ignorable error that repeats) at --time as well */
         if (got_sigint || (sh->deadline_ns && now_ns() >= sh->deadline_ns))
-            sh->stop = 1;
+            stop_all(sh);
         if (!r.next || now_ns() < r.next)
             continue;
         reporter_emit(&r);

@@ -682,7 +682,7 @@ enum db_status oltp_event(struct oltp_thread *t, const volatile int *stop)
             return st;
         /* Retryable (counted by the wrapper): roll back and re-run the whole event. */
         t->conn->drv->rollback(t->conn);
-        if (*stop || (t->deadline_ns && now_ns() >= t->deadline_ns))
+        if (__atomic_load_n(stop, __ATOMIC_RELAXED) || (t->deadline_ns && now_ns() >= t->deadline_ns))
             return st;
     }
 }
