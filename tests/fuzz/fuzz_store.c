@@ -2,7 +2,8 @@
  * results database file (the seeds are small valid ones that `pgolab compare` wrote), read the
  * way `pgolab report` and `compare --resume` read it: store_open() (src/store/store.c), every
  * experiment listed, each loaded with its runs and their JSON columns (experiment_load(),
- * src/experiment/record.c), then `pgolab report` in text and JSON on the latest. A damaged or
+ * src/experiment/record.c), then `pgolab report` in text and JSON on the latest and `pgolab
+ * history`. A damaged or
  * odd database must give one error, never a crash. */
 #include "fuzz.h"
 
@@ -53,6 +54,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             char *argv[] = { "report", results, (char *)formats[f], NULL };
             cmd_report(3, argv);
         }
+        char results[4200];
+        snprintf(results, sizeof(results), "--results=%s", path);
+        char *argv[] = { "history", results, NULL };
+        cmd_history(2, argv);
     }
     fuzz_tmpfile_remove(path);
     return 0;
