@@ -121,4 +121,10 @@ is "$(awk '$1 ~ /^[0-9]+$/ {print $1, $2}' "$TMP/dh.out" | tr '\n' ' ')" "1 unkn
 "$PGOLAB" report --results="$TMP/damaged.db" --experiment=1 --format=json >"$TMP/dr.out" 2>"$TMP/dr.err"
 is "$(jq -r '.experiment.started_at // "absent"' "$TMP/dr.out" 2>/dev/null)" "unknown" \
     "report --format=json: started_at 'unknown'"
+# a NOT NULL column read as NULL (another kept fuzz input): one line naming the file, exit 1
+cp "$REPO_DIR/tests/fuzz/regressions/store/kind_null.db" "$TMP/nokind.db"
+"$PGOLAB" history --results="$TMP/nokind.db" >"$TMP/nk.out" 2>"$TMP/nk.err"
+is "$?" 1 "history of a database with an experiment without kind: exit 1"
+is "$(cat "$TMP/nk.err")" "FATAL: results file $TMP/nokind.db: experiment 0 has no kind (the file is damaged)" \
+    "history: one line naming the file and what is damaged"
 done_testing
