@@ -12,12 +12,23 @@ CFLAGS  ?= $(OPT)
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) -pthread -Isrc \
              $(shell pkg-config --cflags $(PKGS) sqlite3 2>/dev/null) $(CFLAGS)
 LDLIBS  := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -ldl -lm -pthread
-TEST_LDLIBS := $(LDLIBS) $(shell pkg-config --libs sqlite3 2>/dev/null) -lcmocka
-
 # BUILD: the object directory, BIN: the binary. `make check-asan` / `check-tsan` build into
 # build-asan/ and build-tsan/ (their own BIN), so they never clobber ./pgolab and build/.
 BUILD   ?= build
 BIN     ?= pgolab
+# MPI (bench across ranks under mpirun): with Open MPI's development files (libopenmpi-dev)
+# src/bench/mpi.c is built with -DPGOLAB_MPI and libmpi is linked; without them it is a stub
+# and pgolab works as a single process. The object is rebuilt when that changes.
+MPI_LIBS := $(shell pkg-config --libs ompi-c 2>/dev/null)
+ifneq ($(MPI_LIBS),)
+$(BUILD)/src/bench/mpi.o: ALL_CFLAGS += -DPGOLAB_MPI $(shell pkg-config --cflags ompi-c)
+LDLIBS  += $(MPI_LIBS)
+endif
+$(BUILD)/src/bench/mpi.o: $(BUILD)/mpi-$(if $(MPI_LIBS),on,off).stamp
+$(BUILD)/mpi-%.stamp:
+	@mkdir -p $(BUILD) && rm -f $(BUILD)/mpi-*.stamp && touch $@
+TEST_LDLIBS := $(LDLIBS) $(shell pkg-config --libs sqlite3 2>/dev/null) -lcmocka
+
 SRC     := $(sort $(wildcard src/*.c src/*/*.c))
 LIBSRC  := $(filter-out src/main.c,$(SRC))
 OBJ     := $(SRC:%.c=$(BUILD)/%.o)
@@ -59,6 +70,15 @@ install: pgolab pgolab.1
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/pgolab $(DESTDIR)$(MANDIR)/man1/pgolab.1
 	rm -rf $(DESTDIR)$(DATADIR)/pgolab
+
+# The HTML report's page (CSS and script) is compiled in: src/report/html.c includes the
+# generated $(BUILD)/gen/report_page.h (scripts/text2c.sh), so the binary needs no data files.
+PAGE_SRC := src/report/html_page.css src/report/html_page.js
+$(BUILD)/gen/report_page.h: $(PAGE_SRC) scripts/text2c.sh
+	@mkdir -p $(dir $@)
+	sh scripts/text2c.sh REPORT_PAGE_CSS src/report/html_page.css REPORT_PAGE_JS src/report/html_page.js >$@.tmp && mv $@.tmp $@
+$(BUILD)/src/report/html.o: $(BUILD)/gen/report_page.h
+$(BUILD)/src/report/html.o: ALL_CFLAGS += -I$(BUILD)/gen
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)

@@ -1,6 +1,8 @@
 /* runner: the benchmark engine. N worker threads, each with its own connection and
- * per-thread counters and latency histogram; a start gate; time and event limits; the
- * intermediate reporter (this thread); SIGINT stops the run and keeps what was measured.
+ * per-thread counters and latency histogram; a start gate (bounded by --thread-init-timeout);
+ * time and event limits; --warmup-time; open-loop arrivals under --rate (bench/arrivals.h);
+ * the intermediate reporter (this thread); --forced-shutdown; SIGINT stops the run and keeps
+ * what was measured. A failure every worker hits is reported once (first_error).
  * One worker on an in-process engine (SQLite) runs on this thread instead and reports by
  * itself, so the measured process stays single-threaded (see runner_run in runner.c).
  * The caller owns the config; run_stats owns its histogram and arrays (run_stats_release). */
@@ -21,6 +23,16 @@ struct interval_stats {
     double tps, qps, reads_per_s, writes_per_s, other_per_s;
     double lat_ms;       /* the --percentile of this interval's events, ms (0 if none) */
     double errors_per_s, reconnects_per_s;
+    bool lat_overflow;   /* the percentile is beyond the histogram's top (> 100 s) */
+    double length_s;     /* real length of the interval (the last one may be shorter) */
+    /* --rate only (rate_mode): arrivals waiting for a worker at the report, and workers
+     * inside an event (sysbench's "queue length: Q, concurrency: C") */
+    bool rate_mode;
+    uint64_t queue_length;
+    int concurrency;
+    /* this interval's latencies (valid during the on_interval call only): what several
+     * client processes merge into one exact percentile (src/bench/mpi.c) */
+    const struct histogram *hist;
 };
 
 struct runner_config {
@@ -33,6 +45,14 @@ struct runner_config {
     double report_interval;   /* s, 0 = no intermediate reports */
     double percentile;        /* 0..100, for interval lines */
     uint64_t seed;            /* base seed of the workers' generators */
+    double rate;              /* --rate: mean arrivals per second (Poisson), 0 = closed loop */
+    double warmup_s;          /* --warmup-time: events that start before it run uncounted */
+    double forced_shutdown_s; /* --forced-shutdown: grace after --time in s, < 0 = off */
+    double init_timeout_s;    /* --thread-init-timeout: connect + prepare of every worker */
+    /* For the one line of a start refused for too many connections, called after the
+     * workers have disconnected (may be NULL): how many connections the server allows this
+     * user (0: unknown) and why into buf ("max_connections=6, 3 reserved for superusers"). */
+    int (*conn_limit)(const struct runner_config *cfg, char *buf, size_t n);
     /* Test knob (0 = off): run at this fraction (0 < f < 1) of full speed: after each event
      * a worker owes 1/f - 1 events more and runs each whole one it owes as an uncounted extra
      * event (runner.c, throttle_extra_events), so over a run tps and qps are f x what they
@@ -43,6 +63,13 @@ struct runner_config {
     /* Called on this thread for every intermediate report (by the inline worker between two
      * events, when there is one). */
     void (*on_interval)(const struct interval_stats *iv, void *ud);
+    /* Test knob: keep every counted event's latency (run_stats.latencies). */
+    bool keep_latencies;
+    /* Several client processes (may be NULL): called on this thread once this process's
+     * workers are connected and prepared (ok) or failed to (!ok), before the clock starts;
+     * returns whether every process is ready (all pass one barrier there). false with ok:
+     * another process failed, the start is abandoned here without a message (runner_run -1). */
+    bool (*agree_start)(bool ok, void *ud);
     /* Called once when every worker is connected and the clock starts. */
     void (*on_start)(void *ud);
     void *ud;
@@ -58,12 +85,30 @@ struct run_stats {
     double *thread_time_s;               /* per worker: sum of its event latencies */
     bool interrupted;                    /* stopped by SIGINT */
     bool failed;                         /* a fatal error stopped the run (message printed) */
+    bool queue_full;                     /* --rate: the arrival queue overflowed (failed too) */
+    bool forced;                         /* --forced-shutdown ended the run */
+    uint64_t unfinished;                 /* forced: events cut off inside a worker */
+    /* Workers are still blocked in the database client (forced shutdown, or a start that
+     * timed out): the caller prints what it has and ends the process (exit, no driver
+     * teardown); the runner did not join them. */
+    bool abandoned;
+    /* runner_config.keep_latencies: every counted event's latency in ns (workers' in turn) */
+    uint64_t *latencies;
+    size_t nlatencies;
 };
 
 /* Run the benchmark. Returns 0 when it ran to its limit, 1 when interrupted by SIGINT,
- * -1 when workers could not start or a fatal error stopped the run (message printed). In
- * every case but a failed start, *st holds what was measured. */
+ * 2 when --forced-shutdown ended it or the start timed out (sysbench's exit 2), -1 when
+ * workers could not start or a fatal error stopped the run (message printed once, however
+ * many workers hit it). In every case but a failed start (st->thread_events NULL), *st holds
+ * what was measured. st->abandoned: see run_stats. */
 int runner_run(const struct runner_config *cfg, struct run_stats *st);
 void run_stats_release(struct run_stats *st);
+/* The fix for an error that every worker can hit (too many connections, too many prepared
+ * statements, a missing table, a refused connection), by native code, SQLSTATE or message, in
+ * one clause ("raise max_connections or lower --threads"); for too many connections with what
+ * the server allows when runner_run learnt it (runner_config.conn_limit). NULL when none is
+ * known. buf (n bytes) may hold the text. */
+const char *runner_error_hint(const struct db_error *e, int nthreads, char *buf, size_t n);
 
 #endif

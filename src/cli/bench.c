@@ -1,12 +1,14 @@
 /* bench: `pgolab bench [options] TESTNAME prepare|run|cleanup|help|verify|info`, the
  * sysbench-compatible front end: option parsing, prepare/cleanup, and run via the runner. */
 #include "cli/cli.h"
+#include "bench/mpi.h"
 #include "bench/runner.h"
 #include "db/driver.h"
 #include "oltp/oltp.h"
 #include "profile/profile.h"
 #include "profile/session.h"
 #include "report/report.h"
+#include "util/knobs.h"
 #include "util/options.h"
 #include "util/util.h"
 
@@ -22,6 +24,13 @@ static const struct opt_def general_options[] = {
     { "threads", OPT_INT, "1", "number of threads to use" },
     { "events", OPT_INT, "0", "limit for total number of events" },
     { "time", OPT_INT, "10", "limit for total execution time in seconds" },
+    { "warmup-time", OPT_INT, "0",
+      "execute events for this many seconds with statistics disabled before the actual benchmark run with statistics enabled (then --time more)" },
+    { "forced-shutdown", OPT_STRING, "off",
+      "number of seconds to wait after the --time limit before forcing shutdown, N% of --time, on (5%), or 'off' to disable" },
+    { "thread-init-timeout", OPT_INT, "30",
+      "wait time in seconds for worker threads to connect and prepare" },
+    { "rate", OPT_INT, "0", "average transactions rate. 0 for unlimited rate" },
     { "report-interval", OPT_INT, "0",
       "periodically report intermediate statistics with a specified interval in seconds. 0 disables intermediate reports" },
     { "percentile", OPT_INT, "95",
@@ -80,11 +89,13 @@ struct json_ctx {
     struct interval_stats *ivs;
     int n, cap;
     int percentile;
+    double interval, line_percentile;  /* --report-interval, and the lines' percentile */
     bool text;
     bool us;  /* --latency-unit=us */
 };
 
-static void on_interval(const struct interval_stats *iv, void *ud)
+/* A line of the whole job (merged over the ranks by ranks_interval): kept and printed. */
+static void keep_interval(const struct interval_stats *iv, void *ud)
 {
     struct json_ctx *jc = ud;
     if (jc->n == jc->cap) {
@@ -92,8 +103,57 @@ static void on_interval(const struct interval_stats *iv, void *ud)
         jc->ivs = xrealloc(jc->ivs, sizeof(*jc->ivs) * (size_t)jc->cap);
     }
     jc->ivs[jc->n++] = *iv;
+    jc->ivs[jc->n - 1].hist = NULL;  /* valid during the call only */
     if (jc->text)
         report_text_interval(iv, jc->percentile, jc->us);
+}
+
+static void on_interval(const struct interval_stats *iv, void *ud)
+{
+    struct json_ctx *jc = ud;
+    ranks_interval(iv, jc->interval, jc->line_percentile, keep_interval, jc);
+}
+
+/* runner_config.agree_start under mpirun: every rank's workers ready, or no rank starts. */
+static bool agree_start(bool ok, void *ud)
+{
+    (void)ud;
+    return ranks_all_ok(ok, "start its workers");
+}
+
+/* The PGOLAB_LATENCY_FILE test knob: every counted event's latency in ns, one a line, in
+ * PATH.RANK (rank 0 without mpirun), for the tests that check merged histograms. */
+static void write_latencies(const struct run_stats *st)
+{
+    const char *path = getenv("PGOLAB_LATENCY_FILE");
+    if (!path || !*path)
+        return;
+    char *p = xasprintf("%s.%d", path, ranks_rank());
+    FILE *f = fopen(p, "w");
+    if (!f) {
+        error("PGOLAB_LATENCY_FILE: cannot write %s", p);
+    } else {
+        for (size_t i = 0; i < st->nlatencies; i++)
+            fprintf(f, "%llu\n", (unsigned long long)st->latencies[i]);
+        fclose(f);
+    }
+    free(p);
+}
+
+/* --forced-shutdown=N|N%|on|off: the grace after --time in seconds (on = 5% of --time, as
+ * the bare flag in sysbench), -1 for off; -2 (message printed) when malformed. */
+static double forced_shutdown_grace(const char *v, double time_s)
+{
+    char *end;
+    if (!strcmp(v, "off") || !strcmp(v, "0%"))
+        return -1;
+    if (!strcmp(v, "on"))
+        return time_s * 0.05;
+    double x = strtod(v, &end);
+    if (end == v || x < 0 || (*end && strcmp(end, "%")))
+        return error("--forced-shutdown=%s: expected seconds after --time (N), a percentage of "
+                     "--time (N%%), on (5%%) or off", v), -2;
+    return *end ? time_s * x / 100 : x;
 }
 
 static void on_start(void *ud)
@@ -177,9 +237,12 @@ static int do_prepare(const struct db_driver *drv, const struct oltp_opts *o, in
 
 static int with_conn(const struct db_driver *drv, struct db_conn *c)
 {
+    char buf[256];
     c->drv = drv;
-    if (drv->connect(c) < 0)
-        return error("%s", c->err.msg);
+    if (drv->connect(c) < 0) {
+        const char *hint = runner_error_hint(&c->err, 1, buf, sizeof(buf));
+        return error("%s%s%s", c->err.msg, hint ? "; " : "", hint ? hint : "");
+    }
     return 0;
 }
 
@@ -209,6 +272,38 @@ static void note_server(struct bench_info *bi, struct db_conn *c)
     bi->lib.server = buf;
 }
 
+/* How many connections the server allows this user (0: unknown), and why into limit:
+ * max_connections, less PostgreSQL's superuser_reserved_connections. For the one line of a
+ * start refused for too many connections. */
+static int server_conn_limit(struct db_conn *c, char *limit, size_t n)
+{
+    char v[32], r[32];
+    *limit = '\0';
+    if (!c->drv->server_setting || c->drv->server_setting(c, "max_connections", v, sizeof(v)) < 0)
+        return 0;
+    int max = atoi(v), reserved = 0;
+    if (!strcmp(c->drv->name, "pgsql") &&
+        c->drv->server_setting(c, "superuser_reserved_connections", r, sizeof(r)) == 0)
+        reserved = atoi(r);
+    if (reserved > 0)
+        snprintf(limit, n, "max_connections=%d, %d reserved for superusers", max, reserved);
+    else
+        snprintf(limit, n, "max_connections=%d", max);
+    return max - reserved > 0 ? max - reserved : 0;
+}
+
+/* runner_config.conn_limit: a fresh connection asks (after a refused start). */
+static int conn_limit(const struct runner_config *cfg, char *buf, size_t n)
+{
+    struct db_conn c = { .drv = cfg->drv };
+    *buf = '\0';
+    if (!cfg->drv->server_setting || cfg->drv->connect(&c) < 0)
+        return 0;
+    int allowed = server_conn_limit(&c, buf, n);
+    cfg->drv->disconnect(&c);
+    return allowed;
+}
+
 static int do_run(struct bench_info *bi, const struct db_driver *drv, const struct workload *wl,
                   const struct oltp_opts *o, const struct opts *opts, bool json)
 {
@@ -217,13 +312,16 @@ static int do_run(struct bench_info *bi, const struct db_driver *drv, const stru
     struct run_stats st;
     int rc;
 
-    if (with_conn(drv, &c) < 0)
+    rc = with_conn(drv, &c);
+    if (rc == 0) {
+        rc = oltp_check_tables(&c, o);
+        note_server(bi, &c);
+        drv->disconnect(&c);
+    }
+    if (!ranks_all_ok(rc == 0, "reach the server and its tables"))
         return 1;
-    rc = oltp_check_tables(&c, o);
-    note_server(bi, &c);
-    drv->disconnect(&c);
-    if (rc < 0)
-        return 1;
+    int threads = bi->threads;  /* this rank's; the job's in the reports */
+    bi->threads *= ranks_size();
     if (!bi->time_s && !bi->events)
         warning("Both event and time limits are disabled, running an endless test");
     if (!json)
@@ -238,11 +336,21 @@ static int do_run(struct bench_info *bi, const struct db_driver *drv, const stru
         clock_gettime(CLOCK_REALTIME, &ts);
         seed = (uint64_t)ts.tv_sec * 1000000007ull ^ (uint64_t)ts.tv_nsec;
     }
+    seed += 0xD1B54A32D192ED03ull * (uint64_t)ranks_rank();  /* each rank its own streams */
+    /* under mpirun --rate and --events are the job's: each rank runs its share (independent
+     * Poisson arrivals at rate/N add up to a Poisson process at the rate) */
+    jc.interval = bi->report_interval;
+    jc.line_percentile = bi->percentile > 0 ? bi->percentile : 95;
     struct runner_config rc_cfg = {
-        .drv = drv, .wl = wl, .o = o, .threads = bi->threads, .time_s = bi->time_s,
-        .events = bi->events, .report_interval = bi->report_interval,
+        .drv = drv, .wl = wl, .o = o, .threads = threads, .time_s = bi->time_s,
+        .events = ranks_share(bi->events), .report_interval = bi->report_interval,
         .percentile = bi->percentile > 0 ? bi->percentile : 95, .seed = seed, .throttle = throttle,
+        .rate = bi->rate / ranks_size(), .warmup_s = bi->warmup_s, .forced_shutdown_s = bi->forced_shutdown_s,
+        .init_timeout_s = (double)opt_int(opts, "thread-init-timeout"),
+        .conn_limit = conn_limit,
         .on_interval = on_interval, .on_start = on_start, .ud = &jc,
+        .keep_latencies = getenv("PGOLAB_LATENCY_FILE") && *getenv("PGOLAB_LATENCY_FILE"),
+        .agree_start = ranks_active() ? agree_start : NULL,
     };
     /* --profile: the sampler (a child process) follows this process and the worker threads
      * it creates from here on */
@@ -265,21 +373,51 @@ static int do_run(struct bench_info *bi, const struct db_driver *drv, const stru
     rc = runner_run(&rc_cfg, &st);
     if (profiling)
         profile_session_stop(&ps);
-    if (rc == -1 && !st.thread_events) {
+    if (rc < 0 && !st.thread_events) {
         free(jc.ivs);
         if (profiling)
             profile_session_release(&ps);
         free(raw);
+        if (st.abandoned) {  /* a worker is still blocked in connect */
+            fflush(stdout);
+            fflush(stderr);
+            _exit(rc == 2 ? 2 : 1);
+        }
         return 1; /* workers never started: nothing measured */
     }
+    if (rc == 2 && !st.thread_events) {  /* the start timed out */
+        fflush(stdout);
+        fflush(stderr);
+        _exit(2);
+    }
+    /* under mpirun a rank stopped by an error stops the job (its message printed) */
+    if (st.failed && ranks_active())
+        ranks_abort(1, "its run failed (the error above)");
+    write_latencies(&st);
+    ranks_intervals_end(bi->report_interval, jc.line_percentile, keep_interval, &jc);
+    ranks_reduce(&st);
     if (json) {
         json_t *j = report_json(bi, &st, jc.ivs, jc.n);
+        json_object_set_new(j, "forced_shutdown", json_boolean(st.forced));
+        if (st.forced)
+            json_object_set_new(j, "unfinished_events", json_integer((json_int_t)st.unfinished));
+        if (st.queue_full)
+            json_object_set_new(j, "queue_full", json_true());
         if (profiling)
             json_object_set_new(j, "profile", profile_session_json(&ps));
+        json_t *ranks = ranks_json();
+        if (ranks)
+            json_object_set_new(j, "ranks", ranks);
         report_json_print(j);
         json_decref(j);
     } else {
-        if (st.interrupted)
+        if (st.failed)
+            printf("\nFAILED: the run was stopped by the error above; partial summary of what "
+                   "ran before it.\n\n");
+        else if (st.forced)
+            printf("\nFORCED SHUTDOWN: --time and the --forced-shutdown grace passed with "
+                   "events still running; summary of what ran.\n\n");
+        else if (st.interrupted)
             printf("\nInterrupted (SIGINT): summary of what ran.\n\n");
         report_text_final(bi, &st, opt_bool(opts, "histogram"));
         if (profiling && ps.written) {
@@ -301,9 +439,16 @@ static int do_run(struct bench_info *bi, const struct db_driver *drv, const stru
     if (profiling)
         profile_session_release(&ps);
     free(raw);
+    if (st.abandoned) {
+        /* workers still blocked in the client library: end the process here, without the
+         * driver's teardown under their feet (the kernel closes their sockets) */
+        fflush(stdout);
+        fflush(stderr);
+        _exit(2);
+    }
     run_stats_release(&st);
     free(jc.ivs);
-    return rc == 0 ? 0 : rc == 1 ? 2 : 1;
+    return rc == 0 ? 0 : rc == 1 || rc == 2 ? 2 : 1;
 }
 
 static int do_verify(const struct db_driver *drv, const struct oltp_opts *o, struct bench_info *bi,
@@ -345,6 +490,10 @@ int cmd_bench(int argc, char **argv)
     const struct db_driver *drv;
     const char *test = NULL, *command = NULL;
 
+    if (ranks_start(argc, argv) < 0) {  /* under mpirun: the ranks' options agree */
+        ranks_finish();
+        return 1;
+    }
     tables[nt++] = general_options;
     tables[nt++] = rand_options;
     tables[nt++] = oltp_options;
@@ -438,12 +587,28 @@ int cmd_bench(int argc, char **argv)
         error("--threads=%s: expected a number of threads from 1 to 100000", opt_str(&opts, "threads"));
         goto out;
     }
-    static const char *const nonneg[] = { "time", "events", "report-interval" };
+    static const char *const nonneg[] = { "time", "events", "report-interval", "rate",
+                                          "warmup-time" };
     for (size_t i = 0; i < ARRAY_SIZE(nonneg); i++)
         if (opt_int(&opts, nonneg[i]) < 0) {
             error("--%s=%s: expected a number >= 0", nonneg[i], opt_str(&opts, nonneg[i]));
             goto out;
         }
+    bi.rate = (double)opt_int(&opts, "rate");
+    bi.warmup_s = (double)opt_int(&opts, "warmup-time");
+    if (opt_int(&opts, "thread-init-timeout") < 1) {
+        error("--thread-init-timeout=%s: expected a number of seconds >= 1",
+              opt_str(&opts, "thread-init-timeout"));
+        goto out;
+    }
+    bi.forced_shutdown_s = forced_shutdown_grace(opt_str(&opts, "forced-shutdown"), bi.time_s);
+    if (bi.forced_shutdown_s < -1.5)
+        goto out;
+    if (bi.forced_shutdown_s >= 0 && bi.time_s <= 0) {
+        error("--forced-shutdown=%s needs a --time limit to count from",
+              opt_str(&opts, "forced-shutdown"));
+        goto out;
+    }
     if (bi.percentile < 0 || bi.percentile > 100) {
         error("--percentile=%d: expected 0..100", bi.percentile);
         goto out;
@@ -454,6 +619,11 @@ int cmd_bench(int argc, char **argv)
     }
     if (!(drv = db_driver_find(bi.driver))) {
         error("Unsupported database driver: %s (known: %s)", bi.driver, db_driver_names());
+        goto out;
+    }
+    if (bi.events && bi.events < (uint64_t)ranks_size()) {
+        error("--events=%llu is fewer than the %d ranks (each runs its share of the events)",
+              (unsigned long long)bi.events, ranks_size());
         goto out;
     }
     if (oltp_opts_load(&o, &opts, wl) < 0)
@@ -495,6 +665,8 @@ int cmd_bench(int argc, char **argv)
         if (!json)
             report_text_banner(&bi);
         rc = do_run(&bi, drv, wl, &o, &opts, json);
+    } else if (ranks_rank() > 0) {
+        rc = ranks_bcast_int(0);  /* prepare and cleanup run once, on rank 0: wait for it */
     } else {
         struct db_conn c = { 0 };
         if (!json)
@@ -506,9 +678,11 @@ int cmd_bench(int argc, char **argv)
             rc = oltp_cleanup(&c, &o) < 0 ? 1 : 0;
             drv->disconnect(&c);
         }
+        rc = ranks_bcast_int(rc);
     }
     drv->done();
 out:
     opts_release(&opts);
+    ranks_finish();
     return rc;
 }

@@ -6,6 +6,7 @@
 #include "oltp/oltp.h"
 #include "stats/compare.h"
 #include "store/store.h"
+#include "util/fmt.h"
 #include "util/fs.h"
 #include "util/options.h"
 #include "util/signals.h"
@@ -28,6 +29,7 @@
 #define SYSTEM_LIBRARY "libsqlite3.so.0"
 #define CAL_ALPHA STATS_ALPHA_DEFAULT
 #define CAL_POWER STATS_POWER_DEFAULT
+#define RECOMMEND_TARGET_DEFAULT 2.0  /* % (issue 16's goal: +/-2% in minutes) */
 
 static const struct opt_def calibrate_options[] = {
     { "variant", OPT_STRING, NULL,
@@ -38,6 +40,7 @@ static const struct opt_def calibrate_options[] = {
     { "threads", OPT_LIST, "1", "thread counts to run each workload with" },
     { "rounds", OPT_INT, "5", "rounds per variant (the rounds you plan to use with `pgolab compare`); at least 2" },
     CLI_TARGET_CI_OPTIONS,
+    CLI_PRECISION_OPTIONS,
     { "time", OPT_INT, "10", "seconds per run" },
     { "tables", OPT_INT, "1", "number of tables" },
     { "table-size", OPT_INT, "10000", "rows per table" },
@@ -68,6 +71,12 @@ static void calibrate_usage(void)
            "  rounds for 5%% / 2%%  the rounds per variant a 5%% / 2%% change needs\n"
            "A CV from few rounds is itself rough (relative standard error about\n"
            "1/sqrt(2(N-2)) for N runs): plan with margin.\n"
+           "Then the machine state (load, steal, other work, the client's CPU share: `pgolab\n"
+           "compare` warns when its runs are busier) and a recommendation for --target-ci\n"
+           "(its value, else 2%%): the runs cut to their first L seconds give, per run length,\n"
+           "the sd of the per-round log ratio, the rounds the confidence sequence needs and\n"
+           "the wall time; the cheapest is recommended, and `pgolab compare --target-ci=PCT\n"
+           "--from-calibration` starts from it.\n"
            "\n"
            "Options:\n");
     opts_print_help(calibrate_options);
@@ -268,6 +277,55 @@ static void render_table(struct strbuf *sb, char *const *head, char *const *cell
     }
 }
 
+/* The target the recommendation is for: --target-ci, else the 2% of issue 16's goal. */
+static double recommend_target(const struct experiment_config *cfg)
+{
+    return cfg->target_ci > 0 ? cfg->target_ci : RECOMMEND_TARGET_DEFAULT;
+}
+
+/* The machine state this calibration records (its runs' metrics, in the results database:
+ * compare compares its own runs with it) and the recommendation for the target. */
+static void machine_text(struct strbuf *sb, const struct experiment_config *cfg,
+                         const struct experiment_result *res)
+{
+    struct machine_state m;
+    struct machine_recommendation rec;
+    double target = recommend_target(cfg);
+    char *time_arg = fmt_num(cfg->time_s);
+    machine_state_of(cfg, res, &m);
+    strbuf_addf(sb, "\nMachine state during calibration (kept with its runs; `pgolab compare` "
+                    "warns when its runs are busier): load1 %.2f, steal %.1f%%, other work "
+                    "%.1f%% of the CPU, CV of tps %.1f%%, the client got %.0f%% of a CPU (%d runs with "
+                    "metrics)\n",
+                m.load1, m.steal_pct, m.other_pct, m.cv_tps_pct, m.client_share * 100, m.nruns);
+    machine_recommend(cfg, res, target, &rec);
+    strbuf_addf(sb, "\nRecommendation for a 95%% CI of +/-%g%% on the tps ratio (--target-ci=%g), "
+                    "from these runs cut to their first L seconds (per-second intervals; the "
+                    "worst cell), %.1f s per run besides --time:\n",
+                target, target, rec.overhead_s);
+    for (int i = 0; i < rec.ncand; i++) {
+        strbuf_addf(sb, "  --time=%-4g sd of the per-round log ratio %.2f%%: ", rec.cand[i].run_s,
+                    rec.cand[i].sd_log * 100);
+        if (rec.cand[i].rounds == INT32_MAX)
+            strbuf_addf(sb, "not within %d rounds\n", MACHINE_ROUNDS_MAX);
+        else
+            strbuf_addf(sb, "about %d rounds, %.1f min\n", rec.cand[i].rounds,
+                        rec.cand[i].wall_s / 60);
+    }
+    if (rec.ok)
+        strbuf_addf(sb, "Recommended: --time=%g --max-rounds=%d (about %d rounds, %.1f min for "
+                        "these workloads and thread counts), CPU placement %s; `pgolab compare "
+                        "--target-ci=%g --from-calibration` starts from it.\n",
+                    rec.run_s, rec.max_rounds, rec.rounds, rec.wall_s / 60, rec.placement_desc,
+                    target);
+    else
+        strbuf_addf(sb, "No recommendation: %s.\n", rec.why);
+    if (rec.ok && rec.run_s >= cfg->time_s)
+        strbuf_addf(sb, "(the longest run length measured, --time=%s, was best: a calibration "
+                        "with a longer --time may find a better one)\n", time_arg);
+    free(time_arg);
+}
+
 static void print_report(FILE *out, const struct experiment_config *cfg,
                          const struct experiment_result *res, const struct cal_cell *cells,
                          int ncells)
@@ -417,6 +475,7 @@ static void print_report(FILE *out, const struct experiment_config *cfg,
                         c->c.rounds_5pct, c->c.rounds_2pct);
     }
     strbuf_addch(&sb, '\n');
+    machine_text(&sb, cfg, res);
     fputs(sb.buf, out);
     fflush(out);
 
@@ -435,7 +494,8 @@ static json_t *num_or_null(double x)
     return isfinite(x) ? json_real(x) : json_null();
 }
 
-static json_t *calibration_json(const struct experiment_config *cfg, const struct cal_cell *cells,
+static json_t *calibration_json(const struct experiment_config *cfg,
+                                const struct experiment_result *res, const struct cal_cell *cells,
                                 int ncells)
 {
     json_t *cal = json_object(), *arr = json_array();
@@ -478,6 +538,33 @@ static json_t *calibration_json(const struct experiment_config *cfg, const struc
         json_array_append_new(arr, o);
     }
     json_object_set_new(cal, "cells", arr);
+    struct machine_state m;
+    struct machine_recommendation rec;
+    machine_state_of(cfg, res, &m);
+    machine_recommend(cfg, res, recommend_target(cfg), &rec);
+    json_object_set_new(cal, "machine", json_pack("{s:o,s:o,s:o,s:o,s:o,s:i}", "load1", num_or_null(m.load1),
+                                                  "client_cpu_share", num_or_null(m.client_share),
+                                                  "steal_pct", num_or_null(m.steal_pct),
+                                                  "other_pct", num_or_null(m.other_pct),
+                                                  "cv_tps_pct", num_or_null(m.cv_tps_pct),
+                                                  "runs", m.nruns));
+    json_t *cand = json_array();
+    for (int i = 0; i < rec.ncand; i++)
+        json_array_append_new(cand, json_pack("{s:o,s:o,s:o,s:o}", "time_s", json_real(rec.cand[i].run_s),
+                                              "sd_log_ratio", num_or_null(rec.cand[i].sd_log),
+                                              "rounds", rec.cand[i].rounds == INT32_MAX
+                                                            ? json_null()
+                                                            : json_integer(rec.cand[i].rounds),
+                                              "wall_s", num_or_null(rec.cand[i].wall_s)));
+    json_object_set_new(cal, "recommendation",
+                        json_pack("{s:o,s:b,s:o,s:o,s:o,s:o,s:o,s:s,s:o,s:o}", "target_ci_pct",
+                                  json_real(rec.target_pct), "ok", rec.ok, "time_s",
+                                  rec.ok ? json_real(rec.run_s) : json_null(), "rounds",
+                                  rec.ok ? json_integer(rec.rounds) : json_null(), "max_rounds",
+                                  rec.ok ? json_integer(rec.max_rounds) : json_null(), "wall_s",
+                                  num_or_null(rec.wall_s), "overhead_s", num_or_null(rec.overhead_s),
+                                  "cpu_placement", rec.placement_desc, "why",
+                                  rec.ok ? json_null() : json_string(rec.why), "candidates", cand));
     return cal;
 }
 
@@ -500,7 +587,7 @@ static int write_output(const char *path, const struct experiment_config *cfg,
         error("cannot read back %s: %s", exp_path, je.text);
         goto out;
     }
-    json_object_set_new(root, "calibration", calibration_json(cfg, cells, ncells));
+    json_object_set_new(root, "calibration", calibration_json(cfg, res, cells, ncells));
     if (json_dump_file(root, tmp, JSON_INDENT(2)) < 0) {
         error("cannot write %s: %s", tmp, strerror(errno));
         unlink(tmp);
@@ -575,7 +662,7 @@ int cmd_calibrate(int argc, char **argv)
     cfg.variants = variants;
     cfg.nvariants = 2;
     cfg.rounds = (int)rounds;
-    if (cli_target_ci(&o, &cfg) < 0)
+    if (cli_target_ci(&o, &cfg) < 0 || cli_precision(&o, &cfg) < 0)
         goto out;
     if (cli_experiment_setup(&o, &cfg, &x) < 0)
         goto out;

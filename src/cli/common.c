@@ -91,6 +91,107 @@ int cli_target_ci(const struct opts *o, struct experiment_config *cfg)
     return 0;
 }
 
+int cli_precision(const struct opts *o, struct experiment_config *cfg)
+{
+    const char *pl = opt_str(o, "cpu-placement");
+    if (pl && cpu_placement_parse(pl, &cfg->placement) < 0)
+        return -1;
+    if (!opt_is_set(o, "cpu-placement"))
+        cfg->placement.given = false;
+    const char *m = opt_str(o, "target-metric");
+    if (!m || !strcmp(m, "tps"))
+        cfg->target_metric = METRIC_TPS;
+    else if (!strcmp(m, "cpu"))
+        cfg->target_metric = METRIC_CPU_US;
+    else
+        return error("invalid --target-metric=%s (expected tps or cpu)", m);
+    if (opt_is_set(o, "target-metric") && cfg->target_ci <= 0)
+        return error("--target-metric=%s needs --target-ci=PCT (the metric whose CI must reach "
+                     "it)", m);
+    if (cfg->target_metric == METRIC_CPU_US && cfg->no_metrics)
+        return error("--target-metric=cpu needs the system metrics (CPU time per transaction "
+                     "comes from them): drop --metrics=off");
+    return 0;
+}
+
+/* c->found, and c->state from c->l */
+static void calibration_state(struct cli_calibration *c)
+{
+    c->found = true;
+    machine_state_of(&c->l.cfg, &c->l.res, &c->state);
+    c->state.experiment_id = c->l.exp.id;
+    c->state.created_at = c->l.exp.created_at;
+}
+
+int cli_calibration_for(struct store *store, struct experiment_loaded *l, struct cli_calibration *c)
+{
+    if (l->cfg.measure != MEASURE_TIME || !strcmp(l->exp.kind, "calibrate"))
+        return 0;
+    json_t *env = l->exp.environment_json ? json_loads(l->exp.environment_json, 0, NULL) : NULL;
+    const char *host = json_string_value(json_object_get(env, "hostname"));
+    int st = host ? machine_calibration_find(store, host, l->exp.id, &c->l) : 1;
+    json_decref(env);
+    if (st < 0)
+        return -1;
+    if (st == 0) {
+        calibration_state(c);
+        l->cfg.calibration = &c->state;
+    }
+    return 0;
+}
+
+int cli_calibration_apply(const struct opts *o, struct experiment_config *cfg, struct store *store,
+                          struct cli_calibration *c)
+{
+    bool from = opt_known(o, "from-calibration") && opt_bool(o, "from-calibration");
+    if (from && cfg->target_ci <= 0)
+        return error("--from-calibration starts --target-ci=PCT from `pgolab calibrate`'s "
+                     "recommendation: give --target-ci too");
+    if (from && opt_is_set(o, "time"))
+        return error("--from-calibration sets --time to the calibration's recommended run "
+                     "length: leave --time out, or --from-calibration");
+    if (cfg->measure != MEASURE_TIME)
+        return 0;
+    int st = machine_calibration_find(store, NULL, 0, &c->l);
+    if (st < 0)
+        return -1;
+    if (st > 0) {
+        if (from)
+            return error("--from-calibration: no complete `pgolab calibrate` of this host in %s "
+                         "(run pgolab calibrate --results=%s first)", store_path(store),
+                         store_path(store));
+        return 0;
+    }
+    calibration_state(c);
+    cfg->calibration = &c->state;
+    if (!from)
+        return 0;
+    struct machine_recommendation rec;
+    machine_recommend(&c->l.cfg, &c->l.res, cfg->target_ci, &rec);
+    if (!rec.ok)
+        return error("--from-calibration: calibration %lld %s", (long long)c->l.exp.id, rec.why);
+    cfg->time_s = rec.run_s;
+    if (!opt_is_set(o, "max-rounds")) {
+        cfg->rounds = rec.max_rounds < TARGET_CS_ROUNDS_MIN ? TARGET_CS_ROUNDS_MIN : rec.max_rounds;
+        cfg->cs_rounds = cfg->rounds / 2 > TARGET_CS_ROUNDS_MIN ? cfg->rounds / 2
+                                                               : TARGET_CS_ROUNDS_MIN;
+    }
+    if (!cfg->placement.given)
+        cfg->placement = c->l.cfg.placement;
+    fprintf(stderr, "from calibration %lld: --time=%g (about %d rounds to +/-%g%%, %.0f s of "
+                    "measurement), --max-rounds=%d, CPU placement %s\n",
+            (long long)c->l.exp.id, rec.run_s, rec.rounds, cfg->target_ci, rec.wall_s,
+            cfg->rounds, cfg->placement.active ? "on" : "off");
+    return 0;
+}
+
+void cli_calibration_release(struct cli_calibration *c)
+{
+    if (c->found)
+        experiment_loaded_release(&c->l);
+    memset(c, 0, sizeof(*c));
+}
+
 int cli_results_open_existing(const char *path, struct store **store)
 {
     struct stat st;

@@ -38,6 +38,39 @@ int cli_fail_if_slower(const struct opts *o, double *pct);
  * a message. */
 int cli_target_ci(const struct opts *o, struct experiment_config *cfg);
 
+/* The options of CPU placement and the target's metric (compare and calibrate). */
+#define CLI_PRECISION_OPTIONS                                                                     \
+    { "cpu-placement", OPT_STRING, "off", "CPUs of the measured processes: off (the scheduler decides; the default until bench/placement-cpu shows placement steadier), auto (with 2 or more CPUs, the bench child on the first, a managed server's processes on the others; a SQLite child pinned only at --threads=1), or CLIENT[:SERVER] CPU lists as taskset takes them (e.g. 0:1-3); said in the report header and recorded in the settings" }, \
+    { "target-metric", OPT_STRING, "tps", "--target-ci: the metric whose cells must reach the target: tps, or cpu (CPU time per transaction of the client and the managed server, which co-tenants' steal affects less than tps)" }
+
+/* --cpu-placement into cfg->placement (resolved) and --target-metric into cfg->target_metric
+ * (cpu needs --target-ci and the system metrics). Call after cli_target_ci(). -1 after a
+ * message. */
+int cli_precision(const struct opts *o, struct experiment_config *cfg);
+
+/* The latest calibration of this host in the results store, for the "busier than at
+ * calibration" warning and --from-calibration. Zero it; cli_calibration_release(). */
+struct cli_calibration {
+    bool found;
+    struct experiment_loaded l;
+    struct machine_state state;
+};
+
+/* Look the calibration up in store (time mode only) and point cfg->calibration at its state;
+ * with --from-calibration (an option of compare; needs --target-ci) also start from its
+ * recommendation for the target: --time = the recommended run length, --max-rounds twice the
+ * expected rounds (unless given), its CPU placement (unless --cpu-placement is given); says
+ * what it took on stderr. No calibration is fine without --from-calibration. -1 after a
+ * message. */
+int cli_calibration_apply(const struct opts *o, struct experiment_config *cfg, struct store *store,
+                          struct cli_calibration *c);
+void cli_calibration_release(struct cli_calibration *c);
+
+/* For `pgolab report`: the calibration experiment l was compared with (the latest of its host
+ * recorded before it) into c, and l->cfg.calibration pointed at its state; nothing when there
+ * is none. -1 after a message. */
+int cli_calibration_for(struct store *store, struct experiment_loaded *l, struct cli_calibration *c);
+
 /* Open the existing results database at path (--results) for reading: an empty path or a
  * missing file is an error, as listing and reporting must not create one. -1 after a
  * message. */

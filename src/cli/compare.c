@@ -34,6 +34,8 @@ static const struct opt_def compare_options[] = {
     { "threads", OPT_LIST, "1,2", "thread counts to run each workload with" },
     { "rounds", OPT_INT, "5", "rounds: each round runs every variant once per workload and thread count" },
     CLI_TARGET_CI_OPTIONS,
+    CLI_PRECISION_OPTIONS,
+    { "from-calibration", OPT_BOOL, "off", "--target-ci: start from the latest `pgolab calibrate` of this host in --results: its recommended run length (--time), rounds (--max-rounds) and CPU placement for the target" },
     { "time", OPT_INT, "10", "seconds per run" },
     { "reset", OPT_STRING, "run", "when a variant's data returns to the prepared state: run (every run starts from a fresh copy), round (at each round), variant (each variant prepares its own data with its own build, once per workload)" },
     { "warmup-runs", OPT_INT, "0", "runs per variant, workload and thread count made before round 1 and discarded (warms caches, the page cache and the CPU clock)" },
@@ -73,7 +75,17 @@ static void compare_usage(void)
            "per-round log ratios, valid however often they are looked at, so stopping early\n"
            "does not make false positives more likely; the report says per cell whether the\n"
            "target was reached. Every report also gives each cell's noise: the CV of one run\n"
-           "and the change the rounds could detect.\n"
+           "and the change the rounds could detect, and the same for CPU time per\n"
+           "transaction (client + managed server) with its own change and CI; with\n"
+           "--target-metric=cpu the target applies to that steadier metric instead of tps.\n"
+           "--from-calibration starts from the latest `pgolab calibrate` of this host in\n"
+           "--results: its recommended run length and rounds for the target. A report says\n"
+           "when the machine was busier than at that calibration (load, steal, other work,\n"
+           "the client's CPU share, CV).\n"
+           "\n"
+           "--cpu-placement=auto (the default) runs the bench child on one CPU and a managed\n"
+           "server's processes on the others (sched_setaffinity), when there are 2 or more;\n"
+           "the report header says where they ran.\n"
            "\n"
            "On a noisy machine, --measure=instructions counts instructions per transaction\n"
            "instead of time: every run is `pgolab bench` under valgrind callgrind at 1 thread\n"
@@ -172,6 +184,7 @@ int cmd_compare(int argc, char **argv)
     struct experiment_config cfg;
     struct experiment_result res;
     struct cli_experiment x;
+    struct cli_calibration cal;
     char **specs = NULL, **workloads = NULL;
     struct argvec external = ARGVEC_INIT;
     int nspecs = 0, rc = 1, ran = 0;
@@ -181,6 +194,7 @@ int cmd_compare(int argc, char **argv)
     memset(&cfg, 0, sizeof(cfg));
     memset(&res, 0, sizeof(res));
     memset(&x, 0, sizeof(x));
+    memset(&cal, 0, sizeof(cal));
     if (cli_help(argc, argv, compare_usage))
         return 0;
     if (cli_parse(&o, tables, 1, argc, argv, "compare") < 0)
@@ -296,7 +310,7 @@ int cmd_compare(int argc, char **argv)
     if (measure == MEASURE_INSTRUCTIONS &&
         experiment_instructions_setup(&cfg, opt_int(&o, "events")) < 0)
         goto out;
-    if (cli_target_ci(&o, &cfg) < 0)
+    if (cli_target_ci(&o, &cfg) < 0 || cli_precision(&o, &cfg) < 0)
         goto out;
     if (opt_is_set(&o, "resume")) {
         resume_id = opt_int(&o, "resume");
@@ -313,6 +327,8 @@ int cmd_compare(int argc, char **argv)
         goto out;
     }
     if (cli_experiment_setup(&o, &cfg, &x) < 0)
+        goto out;
+    if (cli_calibration_apply(&o, &cfg, x.store, &cal) < 0)
         goto out;
     if (experiment_fingerprint(&cfg) < 0)
         goto out;
@@ -340,6 +356,7 @@ int cmd_compare(int argc, char **argv)
         rc = 3;
 
 out:
+    cli_calibration_release(&cal);
     experiment_profile_release(&cfg);
     cli_experiment_release(&x, ran);
     experiment_result_release(&res);

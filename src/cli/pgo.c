@@ -1,8 +1,8 @@
 /* pgo: `pgolab pgo TARGET [options]`: build baseline, instrumented and PGO variants from one
  * source with one compiler, train, gate on equal results, measure with the experiment engine.
- * TARGET sqlite is the embedded library's pipeline below; every other target is a recipe
- * file (recipes/NAME.json) run by the target-agnostic pipeline in src/pgo/, to which this
- * file hands validated options. */
+ * Every target is a recipe file (recipes/NAME.json, or a file given as TARGET): a library
+ * recipe (sqlite) runs in the library pipeline (pgo/sqlite.h), a server recipe in the
+ * target-agnostic server pipeline (pgo/pipeline.h); this file hands either validated options. */
 #include "build/build.h"
 #include "build/sqlite.h"
 #include "cli/cli.h"
@@ -76,10 +76,10 @@ static void usage(void)
            "against pgo in interleaved rounds and prints the tables on stdout.\n"
            "The measurement is recorded in the results database (--results) run by run;\n"
            "--resume=ID continues an interrupted one, `pgolab report` prints it again.\n\n"
-           "Targets:\n  sqlite                 the SQLite library (the embedded default)\n");
+           "Targets (recipes/NAME.json, $PGOLAB_RECIPES; or a recipe file):\n");
     char *names = recipe_names();
-    printf("  %-22s server recipes found (recipes/NAME.json, $PGOLAB_RECIPES); or a recipe "
-           "file\n\nOptions:\n", *names ? names : "(none)");
+    printf("  %s\n  (sqlite is the SQLite library, the embedded default; the others are "
+           "servers)\n\nOptions:\n", *names ? names : "(none found)");
     free(names);
     opts_print_help(pgo_options);
     printf("\nExit status: 0 ok; 1 error or bad input; 2 interrupted; 3 --fail-if-slower: pgo\n"
@@ -198,14 +198,14 @@ static int settings_load(const struct opts *o, struct pgo_settings *s, bool serv
 
 /* ---- server targets (recipes): options in, src/pgo/pipeline.c does the rest ---------- */
 
-/* The server-only options a SQLite run must not get. */
+/* The server-only options a library (SQLite) run must not get. */
 static int sqlite_refuses(const struct opts *o)
 {
     static const char *const server_only[] = { "cxx", "jobs", "variants", "gate" };
     for (size_t i = 0; i < ARRAY_SIZE(server_only); i++)
         if (opt_is_set(o, server_only[i]))
-            return error("--%s is for server targets (recipes); pgolab pgo sqlite builds "
-                         "baseline and pgo", server_only[i]);
+            return error("--%s is for server targets (recipes); pgolab pgo sqlite (a library "
+                         "recipe) builds baseline and pgo", server_only[i]);
     return 0;
 }
 
@@ -255,23 +255,13 @@ static int check_variants(char **v, int n)
     return 0;
 }
 
-static int pgo_server(const struct opts *o, const char *target)
+static int pgo_server(const struct opts *o, const char *target, const char *recipe)
 {
     struct pgo_settings s;
     struct pgo_request rq;
     char **variants = NULL;
     int nvariants = 0, rc = 1;
-    char *recipe = recipe_find(target);
     memset(&rq, 0, sizeof(rq));
-    if (!recipe) {
-        if (!strchr(target, '/') && !strstr(target, ".json")) {
-            char *names = recipe_names();
-            error("unknown PGO target '%s' (known: sqlite%s%s; or a recipe file, or a directory "
-                  "of them in PGOLAB_RECIPES)", target, *names ? ", " : "", names);
-            free(names);
-        }
-        return 1;
-    }
     /* the SQLite checks apply, except --train's (trainers are mixes here) and --resume's */
     if (settings_load(o, &s, true) < 0 || check_trainers(s.train, s.ntrain) < 0)
         goto out;
@@ -342,7 +332,21 @@ static int pgo_server(const struct opts *o, const char *target)
 out:
     opt_list_free(variants);
     settings_release(&s);
-    free(recipe);
+    return rc;
+}
+
+/* A library recipe (sqlite): the library pipeline. */
+static int pgo_library(const struct opts *o, const struct recipe *r)
+{
+    struct pgo_settings s;
+    if (sqlite_refuses(o) < 0)
+        return 1;
+    int rc = 1;
+    if (settings_load(o, &s, false) == 0) {
+        s.recipe = r;
+        rc = pgo_sqlite_run(&s);
+    }
+    settings_release(&s);
     return rc;
 }
 
@@ -350,7 +354,6 @@ int cmd_pgo(int argc, char **argv)
 {
     const struct opt_def *tables[] = { pgo_options };
     struct opts o;
-    struct pgo_settings s;
     int rc = 1;
 
     /* Each phase line as it ends, also when stdout is a pipe or a log file. */
@@ -384,18 +387,22 @@ int cmd_pgo(int argc, char **argv)
         error("unexpected argument '%s' (usage: pgolab pgo TARGET [options])", o.args[1]);
         goto out;
     }
-    if (strcmp(target, "sqlite")) {
-        rc = pgo_server(&o, target);
+    char *path = recipe_find(target);
+    if (!path) {
+        if (!strchr(target, '/') && !strstr(target, ".json")) {
+            char *names = recipe_names();
+            error("unknown PGO target '%s' (known: %s; or a recipe file, or a directory of them "
+                  "in PGOLAB_RECIPES)", target, *names ? names : "none found");
+            free(names);
+        }
         goto out;
     }
-    if (sqlite_refuses(&o) < 0)
-        goto out;
-    if (settings_load(&o, &s, false) < 0) {
-        settings_release(&s);
-        goto out;
+    struct recipe r;
+    if (recipe_load(path, &r) == 0) {
+        rc = r.product == RECIPE_LIBRARY ? pgo_library(&o, &r) : pgo_server(&o, target, path);
+        recipe_release(&r);
     }
-    rc = pgo_sqlite_run(&s);
-    settings_release(&s);
+    free(path);
 out:
     opts_release(&o);
     return rc;

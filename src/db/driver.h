@@ -109,6 +109,9 @@ struct db_driver {
     /* The connected server's product and version into buf (n bytes), e.g. "MariaDB 10.11.19",
      * "PostgreSQL 15.20 (Debian 15.20-0+deb12u1)". NULL for embedded engines. */
     void (*server_version)(struct db_conn *c, char *buf, size_t n);
+    /* The server's setting `name` (e.g. "max_connections") as text into buf (n bytes): 0, or
+     * -1 when unknown. NULL for embedded engines. */
+    int (*server_setting)(struct db_conn *c, const char *name, char *buf, size_t n);
     /* Prepare sql with '?' placeholders; NULL with c->err filled on failure. */
     struct db_stmt *(*prepare)(struct db_conn *c, const char *sql);
     void (*stmt_close)(struct db_conn *c, struct db_stmt *s);

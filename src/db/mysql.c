@@ -571,6 +571,27 @@ static void mdb_server_version(struct db_conn *c, char *buf, size_t n)
     snprintf(buf, n, "%s %.*s", strstr(v, "MariaDB") ? "MariaDB" : "MySQL", (int)strcspn(v, "-"), v);
 }
 
+/* SELECT @@name (a plain query on a connection that is not inside a run). */
+static int mdb_server_setting(struct db_conn *c, const char *name, char *buf, size_t n)
+{
+    struct mysql_conn *mc = c->priv;
+    char sql[96];
+    if (!mc || !mc->m)
+        return -1;
+    snprintf(sql, sizeof(sql), "SELECT @@%s", name);
+    if (mysql_query(mc->m, sql))
+        return -1;
+    MYSQL_RES *r = mysql_store_result(mc->m);
+    if (!r)
+        return -1;
+    MYSQL_ROW row = mysql_fetch_row(r);
+    int ok = row && row[0];
+    if (ok)
+        snprintf(buf, n, "%s", row[0]);
+    mysql_free_result(r);
+    return ok ? 0 : -1;
+}
+
 static void mdb_disconnect(struct db_conn *c)
 {
     struct mysql_conn *mc = c->priv;
@@ -923,6 +944,7 @@ const struct db_driver mysql_driver = {
     .connect = mdb_connect,
     .disconnect = mdb_disconnect,
     .server_version = mdb_server_version,
+    .server_setting = mdb_server_setting,
     .prepare = mdb_prepare,
     .stmt_close = mdb_stmt_close,
     .execute = mdb_execute,

@@ -281,6 +281,22 @@ static void pgsql_server_version(struct db_conn *c, char *buf, size_t n)
     snprintf(buf, n, "PostgreSQL %s", v ? v : "");
 }
 
+/* SHOW name (a plain query on a connection that is not inside a run). */
+static int pgsql_server_setting(struct db_conn *c, const char *name, char *buf, size_t n)
+{
+    struct pg_conn *pc = c->priv;
+    char sql[96];
+    if (!pc || !pc->pg)
+        return -1;
+    snprintf(sql, sizeof(sql), "SHOW %s", name);
+    PGresult *r = PQexec(pc->pg, sql);
+    int ok = PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1 && PQnfields(r) == 1;
+    if (ok)
+        snprintf(buf, n, "%s", PQgetvalue(r, 0, 0));
+    PQclear(r);
+    return ok ? 0 : -1;
+}
+
 static void pgsql_disconnect(struct db_conn *c)
 {
     struct pg_conn *pc = c->priv;
@@ -638,6 +654,7 @@ const struct db_driver pgsql_driver = {
     .connect = pgsql_connect,
     .disconnect = pgsql_disconnect,
     .server_version = pgsql_server_version,
+    .server_setting = pgsql_server_setting,
     .prepare = pgsql_prepare,
     .stmt_close = pgsql_stmt_close,
     .execute = pgsql_execute,

@@ -14,7 +14,7 @@
 static const char *const metric_key[METRIC_ALL] = { "tps",        "lat_avg_ms", "lat_p95_ms",
                                                    "qps",        "lat_min_ms", "lat_max_ms",
                                                    "instr_per_txn", "i1_miss_per_txn",
-                                                   "branch_miss_per_txn" };
+                                                   "branch_miss_per_txn", "cpu_us_per_txn" };
 
 double experiment_metric_value(const struct run_result *r, enum experiment_metric m)
 {
@@ -28,6 +28,12 @@ double experiment_metric_value(const struct run_result *r, enum experiment_metri
     case METRIC_INSTR: return r->instr_per_txn;
     case METRIC_I1_MISS: return r->i1_miss_per_txn;
     case METRIC_BRANCH_MISS: return r->branch_miss_per_txn;
+    case METRIC_CPU_US: {
+        const struct run_metrics *x = &r->metrics;
+        if (!x->available || !isfinite(x->client_us_per_txn))
+            return NAN;
+        return x->client_us_per_txn + (isfinite(x->server_us_per_txn) ? x->server_us_per_txn : 0);
+    }
     }
     return NAN;
 }

@@ -30,9 +30,15 @@ enum experiment_metric {
                            improves */
     METRIC_BRANCH_MISS, /* simulated branch mispredictions per transaction (--branch-sim);
                            lower is better */
+    METRIC_CPU_US,      /* CPU time per transaction of the measured processes, us: the
+                           client's plus the managed server's tree's (src/metrics,
+                           client_us_per_txn + server_us_per_txn; the client's alone for
+                           SQLite); lower is better. Steadier than tps when co-tenants take
+                           wall time (steal, run queue), as it counts only the CPU the
+                           measured processes got. NAN without metrics */
 };
 #define METRIC_COUNT 3      /* the seed-000 metrics */
-#define METRIC_ALL 9        /* every metric */
+#define METRIC_ALL 10       /* every metric */
 #define INSTR_METRICS 3     /* the instruction mode's: METRIC_INSTR .. METRIC_BRANCH_MISS */
 
 /* One report cell: a metric of one variant at one workload and thread count over rounds. */

@@ -31,6 +31,7 @@
 #include "experiment/profiling.h"
 #include "experiment/cells.h"
 #include "experiment/environment.h"
+#include "experiment/machine.h"
 #include "experiment/model.h"
 #include "experiment/plan.h"
 #include "experiment/precision.h"

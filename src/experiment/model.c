@@ -2,6 +2,7 @@
  * a config plans, the --reset and --measure names, and the variants and measurement settings
  * as JSON (see model.h). Owns no state. */
 #include "experiment/model.h"
+#include "experiment/cells.h"
 #include "util/fmt.h"
 #include "util/util.h"
 
@@ -130,11 +131,17 @@ void experiment_measurement_json(json_t *set, const struct experiment_config *cf
     json_object_set_new(set, "time_s", jreal(cfg->time_s));
     json_object_set_new(set, "tables", json_integer(cfg->tables));
     json_object_set_new(set, "table_size", json_integer(cfg->table_size));
-    if (cfg->target_ci > 0)
-        json_object_set_new(set, "target_ci",
-                            json_pack("{s:o,s:o,s:i}", "pct", jreal(cfg->target_ci), "max_time_s",
-                                      cfg->max_time_s > 0 ? jreal(cfg->max_time_s) : json_null(),
-                                      "cs_rounds", cfg->cs_rounds));
+    if (cfg->target_ci > 0) {
+        json_t *t = json_pack("{s:o,s:o,s:i}", "pct", jreal(cfg->target_ci), "max_time_s",
+                              cfg->max_time_s > 0 ? jreal(cfg->max_time_s) : json_null(),
+                              "cs_rounds", cfg->cs_rounds);
+        if (cfg->target_metric == METRIC_CPU_US)  /* tps: no key, as before --target-metric */
+            json_object_set_new(t, "metric", json_string("cpu"));
+        json_object_set_new(set, "target_ci", t);
+    }
+    json_t *pl = cpu_placement_json(&cfg->placement);
+    if (pl)
+        json_object_set_new(set, "cpu_placement", pl);
     if (cfg->measure == MEASURE_INSTRUCTIONS) {
         json_object_set_new(set, "measure", json_string("instructions"));
         json_object_set_new(set, "events", json_integer(cfg->events));

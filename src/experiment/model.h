@@ -14,6 +14,7 @@
 
 #include <jansson.h>
 
+#include "experiment/placement.h"
 #include "metrics/metrics.h"
 #include "server/server.h"
 #include "store/store.h"
@@ -71,6 +72,8 @@ struct variant {
 };
 /* sha256, version, source_id and loaded_from are heap strings owned by the variant
  * (experiment_fingerprint() fills the NULL ones); experiment_variant_release() frees them. */
+
+struct machine_state;
 
 struct experiment_config {
     struct variant *variants;  /* variants[0] is the baseline */
@@ -134,6 +137,16 @@ struct experiment_config {
     double target_ci;
     double max_time_s;
     int cs_rounds;
+    /* --target-metric: the metric whose cells --target-ci waits for: METRIC_TPS (0, the
+     * default) or METRIC_CPU_US. Settings record it in "target_ci" only when not tps. */
+    int target_metric;
+    /* --cpu-placement (experiment/placement.h): the CPUs of each run's bench child and managed
+     * server. Zero = auto but not resolved, i.e. off (a config no CLI resolved). Settings
+     * record "cpu_placement" only when active. */
+    struct cpu_placement placement;
+    /* The latest calibration of this host (experiment/machine.h), for the reports' "busier
+     * than at calibration" warning; NULL = none looked up or found. Not a setting. */
+    const struct machine_state *calibration;
 };
 
 /* One finished run (one child process). */

@@ -1,6 +1,7 @@
 /* precision: paired per-round statistics and --target-ci's stopping rule (see precision.h).
  * Owns no state. */
 #include "experiment/precision.h"
+#include "experiment/machine.h"
 #include "stats/compare.h"
 #include "stats/sequential.h"
 #include "util/fmt.h"
@@ -147,7 +148,8 @@ int experiment_target_cells(const struct experiment_config *cfg,
         for (int v = 1; v < cfg->nvariants; v++)
             for (int t = 0; t < cfg->nthreads; t++) {
                 struct experiment_precision p;
-                experiment_precision_cell(cfg, res, METRIC_TPS, v, wi, cfg->threads[t], &p);
+                experiment_precision_cell(cfg, res, experiment_target_metric(cfg), v, wi,
+                                          cfg->threads[t], &p);
                 total++;
                 *reached += p.reached;
                 if (worst)
@@ -243,24 +245,43 @@ static json_t *pct_json(double x)
     return isfinite(x) ? jreal(x) : json_null();
 }
 
-json_t *experiment_precision_json(const struct experiment_config *cfg,
-                                  const struct experiment_result *res)
+enum experiment_metric experiment_target_metric(const struct experiment_config *cfg)
 {
-    if (cfg->measure != MEASURE_TIME)
-        return NULL;
-    json_t *root = json_object(), *cells = json_array();
-    int reached, total = experiment_target_cells(cfg, res, -1, &reached, NULL);
-    bool tgt = cfg->target_ci > 0;
-    json_object_set_new(root, "sequential", json_boolean(tgt));
-    json_object_set_new(root, "target_ci_pct", tgt ? jreal(cfg->target_ci) : json_null());
-    json_object_set_new(root, "stop_reason", jstr(experiment_target_stop_reason(cfg, res)));
-    json_object_set_new(root, "cells_reached", tgt ? json_integer(reached) : json_null());
-    json_object_set_new(root, "cells", json_integer(total));
+    return cfg->target_metric == METRIC_CPU_US ? METRIC_CPU_US : METRIC_TPS;
+}
+
+void experiment_placement_describe(const struct experiment_config *cfg, char *buf, size_t size)
+{
+    bool server = false;
+    for (int v = 0; v < cfg->nvariants; v++)
+        server |= cfg->variants[v].kind == VARIANT_SERVER;
+    cpu_placement_describe(&cfg->placement, server, buf, size);
+}
+
+const char *experiment_target_metric_name(const struct experiment_config *cfg)
+{
+    return experiment_target_metric(cfg) == METRIC_CPU_US ? "CPU time per transaction" : "tps";
+}
+
+bool experiment_has_metric(const struct experiment_result *res, enum experiment_metric m)
+{
+    for (int i = 0; i < res->nruns; i++)
+        if (isfinite(experiment_metric_value(&res->runs[i], m)))
+            return true;
+    return false;
+}
+
+/* The per-cell precision of metric m as a JSON array; with_change: each cell's change too. */
+static json_t *cells_json(const struct experiment_config *cfg, const struct experiment_result *res,
+                          enum experiment_metric m, bool with_change)
+{
+    bool tgt = cfg->target_ci > 0 && experiment_target_metric(cfg) == m;
+    json_t *cells = json_array();
     for (int w = 0; w < cfg->nworkloads; w++)
         for (int v = 1; v < cfg->nvariants; v++)
             for (int t = 0; t < cfg->nthreads; t++) {
                 struct experiment_precision p;
-                experiment_precision_cell(cfg, res, METRIC_TPS, v, w, cfg->threads[t], &p);
+                experiment_precision_cell(cfg, res, m, v, w, cfg->threads[t], &p);
                 json_t *o = json_object();
                 json_object_set_new(o, "variant", jstr(cfg->variants[v].name));
                 json_object_set_new(o, "workload", jstr(cfg->workloads[w]));
@@ -275,8 +296,52 @@ json_t *experiment_precision_json(const struct experiment_config *cfg,
                                                            : json_null());
                 json_object_set_new(o, "half_width_pct", pct_json(p.half_pct));
                 json_object_set_new(o, "target_reached", tgt ? json_boolean(p.reached) : json_null());
+                if (with_change) {
+                    struct experiment_change ch;
+                    int thr = cfg->threads[t];
+                    double lo = NAN, hi = NAN, pct = NAN;
+                    bool ok = experiment_change_cfg(cfg, res, m, v, &w, &thr, 1,
+                                                    cfg->seed ^ (uint64_t)(w * 131 + v * 17 + t),
+                                                    &ch) == 0 && ch.ncells > 0;
+                    if (ok)
+                        pct = experiment_change_pct(&ch, &lo, &hi);
+                    json_object_set_new(o, "change_pct", pct_json(pct));
+                    json_object_set_new(o, "change_ci_pct", ok && ch.stats
+                                                                ? json_pack("[o,o]", pct_json(lo),
+                                                                            pct_json(hi))
+                                                                : json_null());
+                    json_object_set_new(o, "significant", ok && ch.stats
+                                                              ? json_boolean(ch.significant)
+                                                              : json_null());
+                }
                 json_array_append_new(cells, o);
             }
-    json_object_set_new(root, "per_cell", cells);
+    return cells;
+}
+
+json_t *experiment_precision_json(const struct experiment_config *cfg,
+                                  const struct experiment_result *res)
+{
+    if (cfg->measure != MEASURE_TIME)
+        return NULL;
+    json_t *root = json_object();
+    int reached, total = experiment_target_cells(cfg, res, -1, &reached, NULL);
+    bool tgt = cfg->target_ci > 0;
+    json_object_set_new(root, "sequential", json_boolean(tgt));
+    json_object_set_new(root, "target_ci_pct", tgt ? jreal(cfg->target_ci) : json_null());
+    json_object_set_new(root, "stop_reason", jstr(experiment_target_stop_reason(cfg, res)));
+    json_object_set_new(root, "cells_reached", tgt ? json_integer(reached) : json_null());
+    json_object_set_new(root, "cells", json_integer(total));
+    json_object_set_new(root, "target_metric",
+                        json_string(experiment_metric_key(experiment_target_metric(cfg))));
+    json_object_set_new(root, "per_cell", cells_json(cfg, res, METRIC_TPS, false));
+    json_object_set_new(root, "cpu_per_txn", experiment_has_metric(res, METRIC_CPU_US)
+                                                 ? cells_json(cfg, res, METRIC_CPU_US, true)
+                                                 : json_null());
+    char place[2 * PLACEMENT_STR_MAX + 64];
+    experiment_placement_describe(cfg, place, sizeof(place));
+    json_object_set_new(root, "cpu_placement", json_string(place));
+    json_object_set_new(root, "busier_than_calibration",
+                        machine_busier_json(cfg->calibration, cfg, res));
     return root;
 }

@@ -69,11 +69,28 @@ int experiment_target_cells(const struct experiment_config *cfg,
 const char *experiment_target_stop_reason(const struct experiment_config *cfg,
                                           const struct experiment_result *res);
 
+/* The metric --target-ci waits for: METRIC_TPS, or METRIC_CPU_US with --target-metric=cpu. */
+enum experiment_metric experiment_target_metric(const struct experiment_config *cfg);
+
+/* cpu_placement_describe() of cfg's placement, knowing whether a variant is a managed
+ * server (VARIANT_SERVER). */
+void experiment_placement_describe(const struct experiment_config *cfg, char *buf, size_t size);
+
+/* "tps", or "CPU time per transaction" with --target-metric=cpu: for the reports' sentences. */
+const char *experiment_target_metric_name(const struct experiment_config *cfg);
+
+/* Some run of res has a finite value of metric m (e.g. CPU time needs the system metrics). */
+bool experiment_has_metric(const struct experiment_result *res, enum experiment_metric m);
+
 /* The precision of every tps cell as JSON (new reference): {"sequential", "target_ci_pct"
  * (null without), "stop_reason" (null without), "cells_reached", "cells", "per_cell": [{
  * "variant", "workload", "threads", "rounds", "cv_baseline_pct", "cv_variant_pct",
  * "detectable_change_pct", "ratio", "ratio_ci", "half_width_pct", "target_reached" (null
- * without --target-ci)}]}; NULL in instruction mode. */
+ * without --target-ci)}], "target_metric" ("tps" | "cpu_us_per_txn"), "cpu_per_txn": the same
+ * per cell for METRIC_CPU_US plus "change_pct", "change_ci_pct" [lo, hi] (positive = less CPU)
+ * and "significant" (experiment_change_cfg(); null when no run has CPU times), "cpu_placement"
+ * (cpu_placement_describe()), "busier_than_calibration" (machine_busier_json(): null without
+ * a calibration)}; NULL in instruction mode. */
 json_t *experiment_precision_json(const struct experiment_config *cfg,
                                   const struct experiment_result *res);
 

@@ -118,15 +118,56 @@ static int find_cb(const struct store_experiment *e, void *ctx)
     return 1;
 }
 
+/* The ids of a store as "1-3, 5" (runs of consecutive ids folded; listed in id order). */
+struct ids_ctx {
+    struct strbuf sb;
+    int64_t first, last;
+    int n;
+};
+
+static void ids_flush(struct ids_ctx *ic)
+{
+    if (!ic->n)
+        return;
+    strbuf_addf(&ic->sb, "%s%lld", ic->sb.len ? ", " : "", (long long)ic->first);
+    if (ic->last > ic->first)
+        strbuf_addf(&ic->sb, "%s%lld", ic->last == ic->first + 1 ? ", " : "-",
+                    (long long)ic->last);
+}
+
+static int ids_cb(const struct store_experiment *e, void *ctx)
+{
+    struct ids_ctx *ic = ctx;
+    if (ic->n && e->id == ic->last + 1) {
+        ic->last = e->id;
+    } else {
+        ids_flush(ic);
+        ic->first = ic->last = e->id;
+    }
+    ic->n++;
+    return 0;
+}
+
 int experiment_lookup(struct store *s, int64_t id, struct store_experiment *out)
 {
     struct find_ctx fc = { id, 0 };
     memset(out, 0, sizeof(*out));
     if (store_experiments_list(s, find_cb, &fc) < 0)
         return -1;
-    if (!fc.found)
-        return error("no experiment %lld in %s (see pgolab history)", (long long)id,
-                     store_path(s));
+    if (!fc.found) {
+        struct ids_ctx ic = { STRBUF_INIT, 0, 0, 0 };
+        if (store_experiments_list(s, ids_cb, &ic) < 0)
+            return -1;
+        ids_flush(&ic);
+        if (ic.n)
+            error("no experiment %lld in %s; it has experiment%s %s (see pgolab history)",
+                  (long long)id, store_path(s), ic.n == 1 ? "" : "s", ic.sb.buf);
+        else
+            error("no experiment %lld in %s: it has no experiments yet", (long long)id,
+                  store_path(s));
+        strbuf_release(&ic.sb);
+        return -1;
+    }
     return store_experiment_get(s, id, out);
 }
 
@@ -165,6 +206,11 @@ int experiment_record_resume(struct experiment_config *cfg, struct store *s, int
     if (!strcmp(e.status, "complete")) {
         error("experiment %lld is complete; nothing to resume", (long long)id);
         goto out;
+    }
+    if (!cfg->placement.given) { /* the placement it started with (none before placement) */
+        json_t *set = json_loads(e.settings_json, 0, NULL);
+        cpu_placement_from_json(json_object_get(set, "cpu_placement"), &cfg->placement);
+        json_decref(set);
     }
     settings = experiment_settings_json(cfg, extra_json);
     if (store_settings_diff(e.settings_json, settings, &diff) < 0)
@@ -248,8 +294,8 @@ int experiment_record_finish(const struct experiment_config *cfg,
     if (run_rc == 0 && cfg->target_ci > 0) {
         /* --target-ci: the verdict on the target, in the experiment's row */
         int reached, cells = experiment_target_cells(cfg, res, -1, &reached, NULL);
-        char *note = xasprintf("--target-ci=%g%%: reached in %d of %d tps cells, stopped by %s",
-                               cfg->target_ci, reached, cells,
+        char *note = xasprintf("--target-ci=%g%%: reached in %d of %d %s cells, stopped by %s",
+                               cfg->target_ci, reached, cells, experiment_target_metric_name(cfg),
                                experiment_target_stop_reason(cfg, res));
         int nrc = store_experiment_set_note(cfg->store, cfg->experiment_id, note);
         free(note);
@@ -452,11 +498,14 @@ int experiment_load(struct store *s, int64_t id, struct experiment_loaded *out)
         const char *o = json_string_value(json_array_get(a, i));
         cfg->server_options[cfg->nserver_options++] = own(out, o ? o : "");
     }
+    cpu_placement_from_json(json_object_get(set, "cpu_placement"), &cfg->placement);
     json_t *tci = json_object_get(set, "target_ci");
     if (json_is_object(tci)) {
         cfg->target_ci = json_number_value(json_object_get(tci, "pct"));
         cfg->max_time_s = json_number_value(json_object_get(tci, "max_time_s"));
         cfg->cs_rounds = (int)json_integer_value(json_object_get(tci, "cs_rounds"));
+        const char *tm = json_string_value(json_object_get(tci, "metric"));
+        cfg->target_metric = tm && !strcmp(tm, "cpu") ? METRIC_CPU_US : METRIC_TPS;
     }
     cfg->time_s = json_number_value(json_object_get(set, "time_s"));
     cfg->tables = (int)json_integer_value(json_object_get(set, "tables"));

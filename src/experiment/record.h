@@ -54,7 +54,8 @@ int experiment_record_finish(const struct experiment_config *cfg,
                              const struct experiment_result *res, int run_rc);
 
 /* Look up experiment id: 0 and *out filled (release it with store_experiment_release()), or
- * -1 after printing "no experiment ID in FILE (see pgolab history)" or the store's error. */
+ * -1 after printing "no experiment ID in FILE; it has experiments 1-3, 5 (see pgolab history)"
+ * (or that it has none yet) or the store's error. */
 int experiment_lookup(struct store *s, int64_t id, struct store_experiment *out);
 
 /* Load experiment id (lookup as experiment_lookup) with every recorded run. Settings keys

@@ -283,6 +283,7 @@ static int start_server(const struct experiment_config *cfg, struct experiment_r
         .kind = var->server_kind, .datadir = datadir, .options = cfg->server_options,
         .stop_with_parent = true,
         .noptions = cfg->nserver_options,
+        .cpus = cpu_placement_server(&cfg->placement),
     };
     char *what = xasprintf("%s-server-start", var->name);
     char *keep = keep_log_path(cfg, what);
@@ -437,6 +438,7 @@ int run_child(const struct experiment_config *cfg, struct experiment_result *res
      * child (callgrind runs some 50-100 times slower than the program alone). */
     struct subprocess sp = { .argv = argvec_argv(&a), .log_path = log, .out = out,
                              .timeout_s = cg_out ? 3600 + events * 0.5 : cfg->time_s * 3 + 60 };
+    sp.cpus = cpu_placement_client(&cfg->placement, var->kind == VARIANT_SQLITE, threads);
     struct rusage ru;
     if (ms) { /* system metrics: the sampler watches the child and the server as it runs */
         metrics_sampler_set_server(ms, srv.pid);

@@ -129,21 +129,26 @@ int pgo_run_suite(struct pgo_pipeline *p, const struct pgo_build *b, char **opti
     if (p->recipe.nsuite == 0)
         return error("the %s recipe has no \"suite\" (the regression tests): use --gate=checksum "
                      "and a workload trainer", p->recipe.name);
-    if (pgo_server_start(p, prefix, NULL, options, &s) < 0)
+    bool own = p->recipe.suite_own_server; /* the suite starts the build's servers */
+    memset(&s, 0, sizeof(s));
+    if (!own && pgo_server_start(p, prefix, NULL, options, &s) < 0)
         return -1;
-    char *line = xasprintf("# suite: %s (pid %d) on %s\n", s.binary, (int)s.pid, s.datadir);
+    char *line = own ? xasprintf("# suite: %s (it starts the build's own servers)\n", b->name)
+                     : xasprintf("# suite: %s (pid %d) on %s\n", s.binary, (int)s.pid, s.datadir);
     int rc = file_append(log, line);
     free(line);
     for (int i = 0; i < p->recipe.nsuite && rc == 0 && !*p->interrupted; i++) {
         const struct recipe_step *st = &p->recipe.suite[i];
         struct recipe_vars v;
         pgo_build_vars(p, b, &v);
-        v.host = s.host;
-        v.port = s.port;
-        v.socket = s.socket;
-        v.socket_dir = s.socket_dir;
-        v.user = s.kind == SERVER_PGSQL ? "postgres" : "root";
-        v.db = s.db;
+        if (!own) {
+            v.host = s.host;
+            v.port = s.port;
+            v.socket = s.socket;
+            v.socket_dir = s.socket_dir;
+            v.user = s.kind == SERVER_PGSQL ? "postgres" : "root";
+            v.db = s.db;
+        }
         struct argvec argv = ARGVEC_INIT, env = ARGVEC_INIT;
         char *cwd = NULL;
         recipe_expand_step(st, &v, &argv, &env, &cwd);
@@ -168,6 +173,8 @@ int pgo_run_suite(struct pgo_pipeline *p, const struct pgo_build *b, char **opti
         argvec_clear(&argv);
         argvec_clear(&env);
     }
+    if (own)
+        return rc;
     if (server_stop(&s, STOP_TIMEOUT_S) < 0 && rc == 0)
         rc = error("the server of %s did not stop cleanly after the regression suite", prefix);
     server_release(&s);

@@ -58,19 +58,8 @@ static bool recipe_uses(const struct recipe *r, const char *placeholder)
 
 static int check_tools(const struct pgo_pipeline *p)
 {
-    for (int i = 0; i < p->recipe.ntools; i++) {
-        const struct recipe_tool *t = &p->recipe.tools[i];
-        bool found = t->file ? file_size(t->file) >= 0 : false;
-        if (t->program) {
-            char *path = find_in_path(t->program);
-            found = path != NULL;
-            free(path);
-        }
-        if (!found)
-            return error("the %s recipe needs %s (Debian package %s: apt-get install %s)",
-                         p->recipe.name, t->program ? t->program : t->file, t->package,
-                         t->package);
-    }
+    if (recipe_check_tools(&p->recipe, p->recipe.tools, p->recipe.ntools, NULL, NULL) < 0)
+        return -1;
     if (recipe_uses(&p->recipe, "{cxx}")) {
         char *path = p->cxx ? find_in_path(p->cxx) : NULL;
         free(path);
@@ -351,8 +340,7 @@ int pgo_pipeline_run(const struct pgo_request *rq)
     if (recipe_load(rq->recipe_path, &p.recipe) < 0)
         goto fail;
     if (p.recipe.product != RECIPE_SERVER) {
-        error("%s: library recipes are built by `pgolab pgo sqlite` for now; this pipeline "
-              "builds servers (\"server\" in the recipe)", p.recipe.path);
+        error("%s: a library recipe (cli/pgo.c runs those in pgo/sqlite.h)", p.recipe.path);
         goto fail;
     }
     if (rq->measure && store_open(rq->results, &store) < 0)

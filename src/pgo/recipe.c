@@ -21,6 +21,7 @@
 static const char *const placeholders[] = {
     "source", "build", "prefix", "profile_dir", "phase", "cc", "cxx", "cflags", "cxxflags",
     "pgo_flags", "jobs", "phase_options", "host", "port", "socket", "socket_dir", "user", "db",
+    "prepared",
 };
 
 /* Parsing context: the file and its text, for error lines. */
@@ -219,7 +220,7 @@ static void release_steps(struct recipe_step *s, int n)
 
 static int load_source(const struct ctx *c, json_t *src, struct recipe *r)
 {
-    static const char *const known[] = { "debian", "expect", "hint", NULL };
+    static const char *const known[] = { "debian", "expect", "prepared", "hint", NULL };
     if (!json_is_object(src))
         return fail_at(c, "source", "'source' must be an object");
     if (check_keys(c, src, "source", known) < 0 ||
@@ -233,12 +234,18 @@ static int load_source(const struct ctx *c, json_t *src, struct recipe *r)
         return -1;
     if (!r->expect[0])
         return fail_at(c, "expect", "'expect' must name at least one file");
+    json_t *pr = json_object_get(src, "prepared");
+    if (pr && get_strings(c, pr, "prepared", &r->prepared) < 0)
+        return -1;
+    if (pr && !r->prepared[0])
+        return fail_at(c, "prepared", "'prepared' must name at least one file");
     return 0;
 }
 
 static int load_product(const struct ctx *c, json_t *root, struct recipe *r)
 {
-    static const char *const server_keys[] = { "driver", "binary", "train_options", NULL };
+    static const char *const server_keys[] = { "driver", "binary", "train_options",
+                                               "suite_server", NULL };
     json_t *srv = json_object_get(root, "server");
     char *lib = NULL;
     if (get_string(c, root, "library", false, &lib) < 0)
@@ -274,7 +281,32 @@ static int load_product(const struct ctx *c, json_t *root, struct recipe *r)
     json_t *to = json_object_get(srv, "train_options");
     if (rc == 0 && to)
         rc = get_strings(c, to, "train_options", &r->train_options);
+    char *ss = NULL;
+    if (rc == 0 && (rc = get_string(c, srv, "suite_server", false, &ss)) == 0 && ss) {
+        r->suite_own_server = !strcmp(ss, "own");
+        if (!r->suite_own_server && strcmp(ss, "started"))
+            rc = fail_at(c, "suite_server", "server.suite_server '%s': expected \"started\" "
+                         "(pgolab starts the build's server, the suite connects to it) or \"own\" "
+                         "(the suite starts the build's servers itself)", ss);
+    }
+    free(ss);
     return rc;
+}
+
+/* A suite that starts its own servers has no started server to connect to: its steps may not
+ * name one. -1 with FILE:LINE on the first such placeholder. */
+static int check_own_suite(const struct ctx *c, const struct recipe *r)
+{
+    static const char *const conn[] = { "{host}", "{port}", "{socket}", "{socket_dir}",
+                                        "{user}", "{db}", NULL };
+    for (int i = 0; r->suite_own_server && i < r->nsuite; i++)
+        for (char **a = r->suite[i].argv; *a; a++)
+            for (const char *const *k = conn; *k; k++)
+                if (strstr(*a, *k))
+                    return fail_at(c, "suite_server", "suite step '%s' uses %s, but "
+                                   "server.suite_server is \"own\": pgolab starts no server "
+                                   "for the suite", r->suite[i].name, *k);
+    return 0;
 }
 
 static int load_pgo(const struct ctx *c, json_t *root, struct recipe *r)
@@ -316,10 +348,74 @@ static int load_pgo(const struct ctx *c, json_t *root, struct recipe *r)
     return 0;
 }
 
+/* "requires": [{"program" | "file", "package"[, "unless"]}]; unless only where allowed. */
+static int load_tools(const struct ctx *c, json_t *tl, const char *key, bool unless,
+                      struct recipe_tool **out, int *n)
+{
+    static const char *const tool_keys[] = { "program", "file", "package", NULL };
+    static const char *const tool_keys_unless[] = { "program", "file", "package", "unless", NULL };
+    if (!json_is_array(tl))
+        return fail_at(c, key, "'%s' must be an array", key);
+    *out = xcalloc(json_array_size(tl) + 1, sizeof(**out));
+    for (size_t i = 0; i < json_array_size(tl); i++) {
+        json_t *o = json_array_get(tl, i);
+        struct recipe_tool *t = &(*out)[i];
+        *n = (int)i + 1;
+        if (!json_is_object(o) || check_keys(c, o, "requires[]", unless ? tool_keys_unless : tool_keys) < 0 ||
+            get_string(c, o, "program", false, &t->program) < 0 ||
+            get_string(c, o, "file", false, &t->file) < 0 ||
+            get_string(c, o, "package", true, &t->package) < 0 ||
+            get_string(c, o, "unless", false, &t->unless) < 0)
+            return json_is_object(o) ? -1 : fail_at(c, key, "requires entries are objects");
+        if (!t->program == !t->file)
+            return fail_at(c, key, "requires[%zu]: needs one of 'program' (on PATH) or "
+                           "'file' (an absolute path, e.g. a library's header)", i);
+    }
+    return 0;
+}
+
+static void release_tools(struct recipe_tool *t, int n)
+{
+    for (int i = 0; i < n; i++) {
+        free(t[i].program);
+        free(t[i].file);
+        free(t[i].package);
+        free(t[i].unless);
+    }
+    free(t);
+}
+
+/* "prepare": {"name": ..., "steps": [...], "requires": [...]} (library recipes). */
+static int load_prepare(const struct ctx *c, json_t *root, struct recipe *r)
+{
+    static const char *const known[] = { "name", "steps", "requires", NULL };
+    json_t *pp = json_object_get(root, "prepare");
+    if (!pp)
+        return 0;
+    if (r->product != RECIPE_LIBRARY)
+        return fail_at(c, "prepare", "'prepare' is for library recipes (servers build from the "
+                       "tree with their steps)");
+    if (!r->prepared)
+        return fail_at(c, "prepare", "'prepare' needs source.prepared (the files its steps make)");
+    if (!json_is_object(pp))
+        return fail_at(c, "prepare", "'prepare' must be an object with \"name\" and \"steps\"");
+    if (check_keys(c, pp, "prepare", known) < 0 ||
+        get_string(c, pp, "name", false, &r->prepare_name) < 0)
+        return -1;
+    if (!r->prepare_name)
+        r->prepare_name = xstrdup("prepare");
+    json_t *steps = json_object_get(pp, "steps");
+    if (!steps)
+        return fail_at(c, "prepare", "missing key 'steps' in prepare");
+    if (load_steps(c, steps, "prepare.steps", &r->prepare, &r->nprepare) < 0)
+        return -1;
+    json_t *tl = json_object_get(pp, "requires");
+    return tl ? load_tools(c, tl, "requires", true, &r->prepare_tools, &r->nprepare_tools) : 0;
+}
+
 static int load_extras(const struct ctx *c, json_t *root, struct recipe *r)
 {
     static const char *const err_keys[] = { "contains", "message", NULL };
-    static const char *const tool_keys[] = { "program", "file", "package", NULL };
     json_t *le = json_object_get(root, "log_errors");
     if (le) {
         if (!json_is_array(le))
@@ -336,32 +432,16 @@ static int load_extras(const struct ctx *c, json_t *root, struct recipe *r)
         }
     }
     json_t *tl = json_object_get(root, "requires");
-    if (tl) {
-        if (!json_is_array(tl))
-            return fail_at(c, "requires", "'requires' must be an array");
-        r->tools = xcalloc(json_array_size(tl) + 1, sizeof(*r->tools));
-        for (size_t i = 0; i < json_array_size(tl); i++) {
-            json_t *o = json_array_get(tl, i);
-            struct recipe_tool *t = &r->tools[i];
-            r->ntools = (int)i + 1;
-            if (!json_is_object(o) || check_keys(c, o, "requires[]", tool_keys) < 0 ||
-                get_string(c, o, "program", false, &t->program) < 0 ||
-                get_string(c, o, "file", false, &t->file) < 0 ||
-                get_string(c, o, "package", true, &t->package) < 0)
-                return json_is_object(o) ? -1 : fail_at(c, "requires", "requires entries are objects");
-            if (!t->program == !t->file)
-                return fail_at(c, "requires", "requires[%zu]: needs one of 'program' (on PATH) or "
-                               "'file' (an absolute path, e.g. a library's header)", i);
-        }
-    }
+    if (tl && load_tools(c, tl, "requires", false, &r->tools, &r->ntools) < 0)
+        return -1;
     return 0;
 }
 
 int recipe_load(const char *path, struct recipe *out)
 {
     static const char *const known[] = {
-        "pgolab_recipe", "name", "description", "source", "server", "library", "build_dir",
-        "pgo", "steps", "suite", "log_errors", "requires", NULL,
+        "pgolab_recipe", "name", "title", "description", "source", "server", "library",
+        "build_dir", "pgo", "prepare", "steps", "suite", "log_errors", "requires", NULL,
     };
     struct strbuf text = STRBUF_INIT;
     json_error_t jerr;
@@ -399,16 +479,24 @@ int recipe_load(const char *path, struct recipe *out)
         goto out;
     }
     if (get_string(&c, root, "name", true, &out->name) < 0 ||
+        get_string(&c, root, "title", false, &out->title) < 0 ||
         get_string(&c, root, "description", false, &out->description) < 0)
         goto out;
+    if (!out->title)
+        out->title = xstrdup(out->name);
     json_t *src = json_object_get(root, "source");
     if (!src) {
         fail_at(&c, NULL, "missing key 'source'");
         goto out;
     }
     if (load_source(&c, src, out) < 0 || load_product(&c, root, out) < 0 ||
-        load_pgo(&c, root, out) < 0 || load_extras(&c, root, out) < 0)
+        load_pgo(&c, root, out) < 0 || load_extras(&c, root, out) < 0 ||
+        load_prepare(&c, root, out) < 0)
         goto out;
+    if (out->prepared && out->product != RECIPE_LIBRARY) {
+        fail_at(&c, "prepared", "source.prepared is for library recipes");
+        goto out;
+    }
     char *bd = NULL;
     if (get_string(&c, root, "build_dir", false, &bd) < 0)
         goto out;
@@ -429,6 +517,12 @@ int recipe_load(const char *path, struct recipe *out)
     json_t *suite = json_object_get(root, "suite");
     if (suite && load_steps(&c, suite, "suite", &out->suite, &out->nsuite) < 0)
         goto out;
+    if (suite && out->product == RECIPE_LIBRARY) {
+        fail_at(&c, "suite", "'suite' is for server recipes (it runs against a started server)");
+        goto out;
+    }
+    if (check_own_suite(&c, out) < 0)
+        goto out;
     out->sha256 = sha256_file(path);
     rc = out->sha256 ? 0 : -1;
 out:
@@ -443,6 +537,7 @@ void recipe_release(struct recipe *r)
 {
     free(r->path);
     free(r->name);
+    free(r->title);
     free(r->description);
     free(r->sha256);
     free(r->server_binary);
@@ -450,6 +545,10 @@ void recipe_release(struct recipe *r)
     free(r->debian_package);
     free_strings(r->expect);
     free(r->source_hint);
+    free_strings(r->prepared);
+    free(r->prepare_name);
+    release_steps(r->prepare, r->nprepare);
+    release_tools(r->prepare_tools, r->nprepare_tools);
     for (int ph = 0; ph < BUILD_NPHASES; ph++)
         free_strings(r->phase_options[ph]);
     release_steps(r->steps, r->nsteps);
@@ -459,14 +558,35 @@ void recipe_release(struct recipe *r)
         free(r->log_errors[i].message);
     }
     free(r->log_errors);
-    for (int i = 0; i < r->ntools; i++) {
-        free(r->tools[i].program);
-        free(r->tools[i].file);
-        free(r->tools[i].package);
-    }
-    free(r->tools);
+    release_tools(r->tools, r->ntools);
     free_strings(r->train_options);
     memset(r, 0, sizeof(*r));
+}
+
+int recipe_check_tools(const struct recipe *r, const struct recipe_tool *tools, int n,
+                       const char *what, const char *source)
+{
+    for (int i = 0; i < n; i++) {
+        const struct recipe_tool *t = &tools[i];
+        if (t->unless && source) {
+            char *p = path_join(source, t->unless);
+            bool has = file_size(p) >= 0;
+            free(p);
+            if (has)
+                continue;
+        }
+        bool found = t->file ? file_size(t->file) >= 0 : false;
+        if (t->program) {
+            char *path = find_in_path(t->program);
+            found = path != NULL;
+            free(path);
+        }
+        if (!found)
+            return error("the %s recipe%s%s needs %s (Debian package %s: apt-get install %s)",
+                         r->name, what ? " " : "", what ? what : "",
+                         t->program ? t->program : t->file, t->package, t->package);
+    }
+    return 0;
 }
 
 /* ---- finding recipes ---------------------------------------------------------------- */
@@ -564,6 +684,7 @@ static const char *var_value(const struct recipe_vars *v, const char *name, size
     VAR("prefix", prefix);
     VAR("profile_dir", profile_dir);
     VAR("phase", phase);
+    VAR("prepared", prepared);
     VAR("cc", cc);
     VAR("cxx", cxx);
     VAR("cflags", cflags);
@@ -624,6 +745,17 @@ void recipe_expand_step(const struct recipe_step *step, const struct recipe_vars
                 argvec_push(argv, x);
                 free(x);
             }
+            continue;
+        }
+        if (!strcmp(*a, "{pgo_flags}") && vars->pgo_flags_list) {
+            argvec_pushv(argv, vars->pgo_flags_list);
+            continue;
+        }
+        if (!strcmp(*a, "{cflags}") || !strcmp(*a, "{cxxflags}") || !strcmp(*a, "{pgo_flags}")) {
+            /* a compiler command line: the flags are arguments of their own */
+            char *x = recipe_expand(*a, vars);
+            argvec_split(argv, x);
+            free(x);
             continue;
         }
         char *e = recipe_expand(*a, vars);

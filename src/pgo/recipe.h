@@ -20,7 +20,9 @@
 /* What the pipeline produces and measures. */
 enum recipe_product {
     RECIPE_SERVER,   /* a server under PREFIX (recipe "server.binary"), started by src/server */
-    RECIPE_LIBRARY,  /* a shared library under PREFIX (recipe "library"), loaded by bench */
+    RECIPE_LIBRARY,  /* a SQLite library (recipe "library", relative to the build directory),
+                      * loaded by bench's embedded driver with --sqlite-library; built and
+                      * measured by the library pipeline (pgo/sqlite.h) */
 };
 
 /* Where the instrumentation and profile-use flags come from. */
@@ -49,21 +51,35 @@ struct recipe_log_error {
  * Debian package that has it. */
 struct recipe_tool {
     char *program, *file, *package;
+    char *unless;     /* prepare.requires only: a file (relative to the source) whose presence
+                       * makes the tool unnecessary (SQLite trees that bundle jimsh need no tclsh) */
 };
 
 struct recipe {
     char *path;                /* the file it was read from (absolute) */
     char *name;                /* "postgresql" */
+    char *title;               /* as people write it, for messages ("SQLite"); default: name */
     char *description;
     char *sha256;              /* of the file's text: part of every build's stamp */
     enum recipe_product product;
     enum server_kind server_kind;   /* RECIPE_SERVER: "server.driver" mysql | pgsql */
     char *server_binary;            /* RECIPE_SERVER: relative to PREFIX, e.g. "bin/postgres" */
-    char *library;                  /* RECIPE_LIBRARY: relative to PREFIX */
+    char *library;                  /* RECIPE_LIBRARY: relative to the build directory */
     /* source */
     char *debian_package;      /* `apt-get source PKG`, or NULL: --source is required */
     char **expect;             /* files a matching source tree has (relative), NULL-terminated */
     char *source_hint;         /* what the tree should be, for "does not match" errors */
+    char **prepared;           /* library recipes: the files of an already prepared source
+                                * (SQLite's amalgamation: sqlite3.c, sqlite3.h), which skips
+                                * the prepare steps; [0] is the source the steps compile.
+                                * NULL-terminated, or NULL */
+    /* prepare (library recipes): steps run once per source tree, out of tree, that make the
+     * prepared files from a full tree (SQLite: configure, make sqlite3.c) */
+    char *prepare_name;        /* "amalgamation": its summary line and progress */
+    struct recipe_step *prepare;
+    int nprepare;
+    struct recipe_tool *prepare_tools;  /* what the prepare steps need (with "unless") */
+    int nprepare_tools;
     /* build */
     bool shared_build_dir;     /* "build_dir": "shared": every phase reuses one directory
                                 * (MySQL's rule: GCC names .gcda files after object paths) */
@@ -81,6 +97,9 @@ struct recipe {
     struct recipe_tool *tools;
     int ntools;
     char **train_options;      /* --server-option values while training (NULL-terminated) */
+    bool suite_own_server;     /* server.suite_server "own": the suite starts the build's
+                                * servers itself (MariaDB's mysql-test-run from the build
+                                * tree); "started" (default): pgolab starts one for it */
 };
 
 /* Read and validate a recipe file. Errors are one line naming the file (and line where the
@@ -89,6 +108,12 @@ struct recipe {
  * an unknown placeholder, a "pgolab_recipe" newer than RECIPE_FORMAT. 0 or -1. */
 int recipe_load(const char *path, struct recipe *out);
 void recipe_release(struct recipe *r);
+
+/* Check that every tool of tools[n] is there (a program on PATH, a file); one whose "unless"
+ * file exists under source (when given) is not needed. -1 with "the NAME recipe[ WHAT] needs
+ * PROGRAM (Debian package PKG: apt-get install PKG)". */
+int recipe_check_tools(const struct recipe *r, const struct recipe_tool *tools, int n,
+                       const char *what, const char *source);
 
 /* Find the recipe of a target: a name containing '/' or ending in ".json" is a file (NULL
  * with "recipe FILE: no such file" when it is not one); otherwise NAME.json in each directory
@@ -102,8 +127,11 @@ char *recipe_names(void);
 /* The values placeholders expand to. NULL members expand to "" (and a step that needs one
  * of them is the pipeline's bug, not the user's). */
 struct recipe_vars {
-    const char *source, *build, *prefix, *profile_dir, *phase;
+    const char *source, *build, *prefix, *profile_dir, *phase, *prepared;
     const char *cc, *cxx, *cflags, *cxxflags, *pgo_flags;
+    const char *const *pgo_flags_list;    /* when set: the words of pgo_flags, spliced where an
+                                           * argument is "{pgo_flags}" (paths with spaces stay
+                                           * whole); else pgo_flags is split at whitespace */
     int jobs;
     const char *const *phase_options;     /* spliced where an argument is "{phase_options}" */
     /* suite only */
@@ -112,8 +140,10 @@ struct recipe_vars {
 };
 
 /* Expand one step's argv (and env / cwd) into out / env / cwd. An argument that is exactly
- * "{phase_options}" becomes the phase's options (zero or more arguments); "{cflags} {pgo_flags}"
- * inside one argument expands in place (whitespace collapsed at the ends). */
+ * "{phase_options}" becomes the phase's options (zero or more arguments), one that is exactly
+ * "{cflags}", "{cxxflags}" or "{pgo_flags}" becomes their words (zero or more arguments: a
+ * compiler command line); "{cflags} {pgo_flags}" inside one argument expands in place
+ * (whitespace collapsed at the ends). */
 void recipe_expand_step(const struct recipe_step *step, const struct recipe_vars *vars,
                         struct argvec *argv, struct argvec *env, char **cwd);
 /* Expand placeholders in one template string. Caller frees. */

@@ -18,12 +18,12 @@
 
 #define LOG_TAIL_LINES 15
 
-/* The first expected file dir lacks, or NULL when dir matches the recipe. */
-static const char *missing_file(const struct recipe *r, const char *dir)
+/* The first of files (NULL-terminated) that dir lacks, or NULL when it has them all. */
+static const char *missing_of(char *const *files, const char *dir)
 {
     if (!is_dir(dir))
-        return r->expect[0];
-    for (char **e = r->expect; *e; e++) {
+        return files[0];
+    for (char *const *e = files; *e; e++) {
         char *p = path_join(dir, *e);
         bool ok = file_size(p) >= 0;
         free(p);
@@ -33,13 +33,36 @@ static const char *missing_file(const struct recipe *r, const char *dir)
     return NULL;
 }
 
+bool pgo_source_is_prepared(const struct recipe *r, const char *dir)
+{
+    return r->prepared && missing_of(r->expect, dir) && !missing_of(r->prepared, dir);
+}
+
+/* The first expected file dir lacks, or NULL when dir matches the recipe (a full tree, or
+ * for a library recipe an already prepared one). */
+static const char *missing_file(const struct recipe *r, const char *dir)
+{
+    const char *miss = missing_of(r->expect, dir);
+    return miss && pgo_source_is_prepared(r, dir) ? NULL : miss;
+}
+
+static void add_list(struct strbuf *sb, char *const *files)
+{
+    for (char *const *e = files; *e; e++)
+        strbuf_addf(sb, "%s%s", e == files ? "" : ", ", *e);
+}
+
 static int not_a_tree(const struct recipe *r, const char *opt, const char *missing)
 {
     struct strbuf list = STRBUF_INIT;
     strbuf_init(&list, 0);
-    for (char **e = r->expect; *e; e++)
-        strbuf_addf(&list, "%s%s", e == r->expect ? "" : ", ", *e);
-    error("--source=%s: not a %s source tree (no %s; expected %s%s%s)", opt, r->name, missing,
+    add_list(&list, r->expect);
+    if (r->prepared) {
+        strbuf_addf(&list, "; or, prepared%s%s: ", r->prepare_name ? " as the " : "",
+                    r->prepare_name ? r->prepare_name : "");
+        add_list(&list, r->prepared);
+    }
+    error("--source=%s: not a %s source tree (no %s; expected %s%s%s)", opt, r->title ? r->title : r->name, missing,
           list.buf, r->source_hint ? "; " : "", r->source_hint ? r->source_hint : "");
     strbuf_release(&list);
     return -1;

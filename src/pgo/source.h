@@ -1,9 +1,13 @@
 /* source: the source tree of a recipe target — a directory given with --source, a tarball
  * unpacked into the work directory, or Debian's source package fetched with `apt-get
  * source` — checked against the recipe's "expect" files, and hashed by content (not by path)
- * so an edited tree is rebuilt. Strings returned are the caller's. */
+ * so an edited tree is rebuilt; for a library recipe also the prepare stage that turns a full
+ * tree into the prepared files its build compiles (prepare.c). Strings returned are the
+ * caller's. */
 #ifndef PGOLAB_PGO_SOURCE_H
 #define PGOLAB_PGO_SOURCE_H
+
+#include <stdbool.h>
 
 #include "pgo/recipe.h"
 
@@ -16,8 +20,34 @@
  * "--source=/x: not a postgresql source tree (no src/backend/main/main.c; expected ...)". */
 int pgo_source_resolve(const struct recipe *r, const char *opt, const char *srcdir, char **dir);
 
+/* A library recipe's source dir that lacks the "expect" files of a full tree but has the
+ * "prepared" ones (SQLite: an amalgamation): the prepare steps are skipped for it. */
+bool pgo_source_is_prepared(const struct recipe *r, const char *dir);
+
 /* The Debian version of an `apt-get source` tree (from the .dsc beside it, e.g.
  * "15.18-0+deb12u1"), else NULL. Caller frees. */
 char *pgo_source_debian_version(const char *dir);
+
+/* ---- prepare (prepare.c) ------------------------------------------------------------ */
+
+struct pgo_prepared {
+    char *dir;       /* the prepared source: the tree itself, or WORKDIR/amalg-KEY */
+    char *main;      /* dir/prepared[0]: what the build steps compile (SQLite: sqlite3.c) */
+    bool ran;        /* the prepare steps apply to this tree (else it was prepared already) */
+    bool cached;     /* reused, not made now */
+    double seconds;  /* wall time of the steps */
+};
+
+/* The prepare stage of a library recipe r on source (resolved): a tree that is already
+ * prepared (or a recipe without "prepare") is used as it is; otherwise the prepare steps run
+ * in WORKDIR/amalg-KEY (KEY from the tree's path; {build} and {prepared} are that directory,
+ * {source} the tree, the rest from vars) after "prepare.requires" is checked, with their
+ * output in build.log there. A stamp of the tree's content hash and the expanded steps lets a
+ * later run reuse it; an edited tree or edited steps are prepared again; force always does.
+ * -1 with one line (a missing tool with its Debian package, a failed step with its command
+ * and log tail, a prepared file the steps did not make). */
+int pgo_prepare(const struct recipe *r, const char *source, const char *workdir,
+                const struct recipe_vars *vars, bool force, struct pgo_prepared *out);
+void pgo_prepared_release(struct pgo_prepared *p);
 
 #endif

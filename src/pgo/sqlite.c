@@ -1,8 +1,14 @@
-/* sqlite: the SQLite target's PGO pipeline (see sqlite.h). Moved here from cli/pgo.c
- * unchanged, so `pgolab pgo sqlite` prints what it printed before, byte for byte. */
+/* sqlite: the PGO pipeline of library recipes (see sqlite.h), `pgolab pgo sqlite` among
+ * them. Every fact about the target (source package, expected files, the prepare steps that
+ * make the amalgamation, the compile step, where the PGO flags go, the library's name) comes
+ * from the recipe (recipes/sqlite.json); what is the same for every SQLite library (training
+ * and the gate with `pgolab bench --sqlite-library`, measurement of library variants) is here
+ * and in build/sqlite.c. */
 #include "pgo/sqlite.h"
 #include "build/build.h"
 #include "build/sqlite.h"
+#include "pgo/recipe.h"
+#include "pgo/source.h"
 #include "experiment/experiment.h"
 #include "report/tables.h"
 #include "store/store.h"
@@ -37,9 +43,10 @@ static void on_signal(int sig)
 /* Everything the pipeline made; released by sqlite_pgo_release(). */
 struct sqlite_pgo {
     char *workdir;               /* absolute */
+    const struct recipe *r;
     char *source;                /* the validated source dir */
-    enum sqlite_source_kind kind;
-    struct sqlite_amalgamation amalg;
+    struct pgo_prepared prep;    /* the amalgamation (or the source, prepared already) */
+    char *version;               /* SQLITE_VERSION of the prepared sqlite3.h */
     struct cc_info cc;
     char *root;                  /* WORKDIR/build-<cc>-<key> */
     char *profile_dir, *profdata;
@@ -62,7 +69,8 @@ static void sqlite_pgo_release(struct sqlite_pgo *p)
 {
     free(p->workdir);
     free(p->source);
-    sqlite_amalgamation_release(&p->amalg);
+    pgo_prepared_release(&p->prep);
+    free(p->version);
     cc_info_release(&p->cc);
     free(p->root);
     free(p->profile_dir);
@@ -81,6 +89,20 @@ static void sqlite_pgo_release(struct sqlite_pgo *p)
     free(p->progress_what);
     if (p->lock_fd >= 0)
         close(p->lock_fd);
+}
+
+/* SQLITE_VERSION from dir/sqlite3.h, or "unknown". Caller frees. */
+static char *read_version(const char *dir)
+{
+    struct strbuf sb = STRBUF_INIT;
+    char *h = path_join(dir, "sqlite3.h");
+    char *v = NULL;
+    strbuf_init(&sb, 0);
+    if (strbuf_read_file(&sb, h) == 0)
+        v = sqlite_version_from_header(sb.buf);
+    strbuf_release(&sb);
+    free(h);
+    return v ? v : xstrdup("unknown");
 }
 
 /* The run directory for database files: tmpfs when it is writable. */
@@ -122,9 +144,38 @@ static void save_run_logs(const struct sqlite_pgo *p)
     argvec_clear(&logs);
 }
 
+/* The recipe's build step expanded for phase ph into p->argv[ph] (the step runs in the
+ * phase's directory, which is also its {prefix}). */
+static int expand_build(struct sqlite_pgo *p, const struct pgo_settings *s, int ph,
+                        struct argvec *pgo_flags)
+{
+    const struct recipe *r = p->r;
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    char *flags_str = argvec_join(pgo_flags);
+    struct recipe_vars v = {
+        .source = p->source, .build = p->dir[ph], .prefix = p->dir[ph],
+        .profile_dir = p->profile_dir, .phase = build_phase_name((enum build_phase)ph),
+        .prepared = p->prep.dir, .cc = s->cc, .cflags = s->cflags, .cxxflags = s->cflags,
+        .pgo_flags = flags_str, .pgo_flags_list = argvec_argv(pgo_flags),
+        .jobs = ncpu > 0 ? (int)ncpu : 1,
+        .phase_options = (const char *const *)r->phase_options[ph],
+    };
+    struct argvec env = ARGVEC_INIT;
+    char *cwd = NULL;
+    recipe_expand_step(&r->steps[0], &v, &p->argv[ph], &env, &cwd);
+    int rc = 0;
+    if (strcmp(cwd, p->dir[ph]) || env.n)
+        rc = error("%s: a library recipe's step runs in {build} with no env (steps[0] %s)",
+                   r->path, r->steps[0].name);
+    free(flags_str);
+    free(cwd);
+    argvec_clear(&env);
+    return rc;
+}
+
 static int prepare_builds(struct sqlite_pgo *p, const struct pgo_settings *s)
 {
-    char *keytext = xasprintf("%s\n%s\n%s\n%s", p->amalg.sqlite3_c, s->cc, p->cc.version,
+    char *keytext = xasprintf("%s\n%s\n%s\n%s", p->prep.main, s->cc, p->cc.version,
                               s->cflags);
     char *key = path_key(keytext);
     char *name = xasprintf("build-%s-%s", cc_family_name(p->cc.family), key);
@@ -133,18 +184,26 @@ static int prepare_builds(struct sqlite_pgo *p, const struct pgo_settings *s)
     free(key);
     free(name);
     p->profile_dir = path_join(p->root, "profile");
-    if (p->cc.family == CC_CLANG)
-        p->profdata = path_join(p->root, "sqlite.profdata");
+    if (p->cc.family == CC_CLANG) {
+        char *name2 = xasprintf("%s.profdata", p->r->name);
+        p->profdata = path_join(p->root, name2);
+        free(name2);
+    }
 
     for (int ph = 0; ph < BUILD_NPHASES; ph++) {
         p->dir[ph] = path_join(p->root, build_phase_name((enum build_phase)ph));
         struct pgo_paths paths = { p->profile_dir, p->profdata, p->dir[ph] };
-        if (sqlite_lib_argv(&p->argv[ph], s->cc, p->cc.family, s->cflags, (enum build_phase)ph,
-                            &paths, p->amalg.sqlite3_c) < 0)
+        struct argvec pf = ARGVEC_INIT, fl = ARGVEC_INIT;
+        if (p->r->flags == RECIPE_FLAGS_COMPILER &&
+            pgo_phase_flags(&pf, p->cc.family, (enum build_phase)ph, &paths) < 0) {
+            argvec_clear(&pf);
             return -1;
-        struct argvec fl = ARGVEC_INIT;
+        }
+        int erc = expand_build(p, s, ph, &pf);
         argvec_split(&fl, s->cflags);
-        if (pgo_phase_flags(&fl, p->cc.family, (enum build_phase)ph, &paths) < 0) {
+        argvec_pushv(&fl, argvec_argv(&pf));
+        argvec_clear(&pf);
+        if (erc < 0) {
             argvec_clear(&fl);
             return -1;
         }
@@ -164,7 +223,7 @@ static int prepare_builds(struct sqlite_pgo *p, const struct pgo_settings *s)
         b->name = build_phase_name((enum build_phase)ph);
         b->phase = (enum build_phase)ph;
         b->dir = p->dir[ph];
-        b->output = SQLITE_LIB_NAME;
+        b->output = p->r->library;
         b->argv = argvec_argv(&p->argv[ph]);
         b->force = s->rebuild;
     }
@@ -242,16 +301,18 @@ static void print_build_line(const char *label, const struct lib_build *b)
 /* The pipeline summary that opens the report (stdout). */
 static void print_summary(const struct sqlite_pgo *p, const struct pgo_settings *s)
 {
-    printf("pgolab pgo sqlite: SQLite %s, %s, %s\n", p->amalg.version, p->cc.version,
+    const struct recipe *r = p->r;
+    printf("pgolab pgo %s: %s %s, %s, %s\n", r->name, r->title, p->version, p->cc.version,
            *s->cflags ? s->cflags : "(no cflags)");
-    printf("  %-13s %s%s\n", "source", p->source,
-           p->kind == SQLITE_SRC_AMALGAMATION ? " (amalgamation)" : "");
-    if (p->kind == SQLITE_SRC_TREE) {
-        printf("  %-13s %s  ", "amalgamation", p->amalg.sqlite3_c);
-        if (p->amalg.cached)
+    printf("  %-13s %s%s%s%s\n", "source", p->source, r->nprepare && !p->prep.ran ? " (" : "",
+           r->nprepare && !p->prep.ran ? r->prepare_name : "",
+           r->nprepare && !p->prep.ran ? ")" : "");
+    if (p->prep.ran) {
+        printf("  %-13s %s  ", r->prepare_name, p->prep.main);
+        if (p->prep.cached)
             printf("(cached)\n");
         else
-            printf("(%.1f s)\n", p->amalg.seconds);
+            printf("(%.1f s)\n", p->prep.seconds);
     }
     print_build_line("baseline", &p->build[BUILD_BASELINE]);
     print_build_line("instrumented", &p->build[BUILD_INSTRUMENTED]);
@@ -280,7 +341,7 @@ static char *pgo_extra_settings(const struct sqlite_pgo *p, const struct pgo_set
         json_array_append_new(train, json_string(s->train[i]));
     json_t *o = json_pack("{s:{s:o,s:i,s:i,s:s}}", "pgo", "train", train, "train_time",
                           s->train_time, "train_threads", s->train_threads,
-                          "amalgamation_version", p->amalg.version ? p->amalg.version : "?");
+                          "amalgamation_version", p->version ? p->version : "?");
     char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
     json_decref(o);
     if (!text)
@@ -420,9 +481,16 @@ int pgo_sqlite_run(const struct pgo_settings *s)
 
     memset(&p, 0, sizeof(p));
     p.lock_fd = -1;
+    p.r = s->recipe;
     interrupted = 0;
     sig_catch(on_signal, &saved);
 
+    if (p.r->nsteps != 1 || !p.r->strict_profile || p.r->shared_build_dir ||
+        p.r->nlog_errors) {
+        error("%s: a library recipe has one step (the library's compile), a strict profile "
+              "check, and no build_dir or log_errors (docs/recipes.md)", p.r->path);
+        goto out;
+    }
     /* directories are created as each phase needs them, so bad input leaves nothing behind */
     p.workdir = abs_path(s->workdir_opt);
     if (file_size(p.workdir) >= 0 && !is_dir(p.workdir)) {
@@ -445,24 +513,30 @@ int pgo_sqlite_run(const struct pgo_settings *s)
             goto fail;
         }
     }
-    if (cc_probe(s->cc, &p.cc) < 0)
+    if (cc_probe(s->cc, &p.cc) < 0 ||
+        recipe_check_tools(p.r, p.r->tools, p.r->ntools, NULL, NULL) < 0)
         goto fail;
     /* a source directory is checked before anything is written */
-    if (s->source && is_dir(s->source) &&
-        sqlite_source_resolve(s->source, p.workdir, &p.source, &p.kind) < 0)
+    if (s->source && is_dir(s->source) && pgo_source_resolve(p.r, s->source, NULL, &p.source) < 0)
         goto fail;
     if ((p.lock_fd = workdir_lock(p.workdir, s->workdir_opt)) < 0)
         goto fail;
-    /* 1. source, 2. amalgamation */
-    if (!p.source && sqlite_source_resolve(s->source, p.workdir, &p.source, &p.kind) < 0)
+    /* 1. source, 2. amalgamation (the recipe's prepare steps) */
+    char *srcdir = path_join(p.workdir, "src");
+    int src_rc = p.source ? 0 : pgo_source_resolve(p.r, s->source, srcdir, &p.source);
+    free(srcdir);
+    if (src_rc < 0)
         goto fail;
-    if (sqlite_amalgamation_build(p.source, p.kind, p.workdir, s->rebuild, &p.amalg) < 0)
+    struct recipe_vars pv = { .cc = s->cc, .cflags = s->cflags, .cxxflags = s->cflags,
+                              .jobs = ncpu > 0 ? (int)ncpu : 1 };
+    if (pgo_prepare(p.r, p.source, p.workdir, &pv, s->rebuild, &p.prep) < 0)
         goto fail;
+    p.version = read_version(p.prep.dir);
 
     /* 3. baseline + instrumented in parallel */
     if (prepare_builds(&p, s) < 0)
         goto fail;
-    char *src_sha = sha256_file(p.amalg.sqlite3_c);
+    char *src_sha = sha256_file(p.prep.main);
     if (!src_sha)
         goto fail;
     p.stamp_extra = xasprintf("source-sha256: %s\ncompiler: %s", src_sha, p.cc.version);

@@ -1,9 +1,12 @@
-/* sqlite: the SQLite target's PGO pipeline (`pgolab pgo sqlite`): source and amalgamation,
- * baseline and instrumented libraries compiled in parallel, training with `pgolab bench`
- * children on the instrumented library, profile check, pgo build, correctness gate
- * (`bench verify`), measurement with the experiment engine. The building blocks are
- * src/build/ (flag table, compiles, profile data, SQLite source); cli/pgo.c owns the options
- * and hands them over as a struct pgo_settings, whose strings stay the caller's. */
+/* sqlite: the PGO pipeline of library recipes (`pgolab pgo sqlite`, recipes/sqlite.json, or a
+ * user's copy of it): source and its prepare steps (the amalgamation), baseline and
+ * instrumented libraries compiled in parallel from the recipe's step, training with
+ * `pgolab bench --sqlite-library` children on the instrumented library, profile check, pgo
+ * build, correctness gate (`bench verify`), measurement of the library variants with the
+ * experiment engine. Server recipes run in pgo/pipeline.h. The building blocks are src/build/
+ * (flag table, compiles, profile data, bench children) and pgo/recipe.h, pgo/source.h; cli/pgo.c
+ * owns the options and the loaded recipe and hands them over as a struct pgo_settings, whose
+ * strings stay the caller's. */
 #ifndef PGOLAB_PGO_SQLITE_H
 #define PGOLAB_PGO_SQLITE_H
 
@@ -12,8 +15,11 @@
 
 #include "experiment/experiment.h"
 
+struct recipe;
+
 /* Validated options of `pgolab pgo`. Strings point into the caller's opts or are its lists. */
 struct pgo_settings {
+    const struct recipe *recipe;          /* a library recipe (RECIPE_LIBRARY) */
     const char *source, *workdir_opt, *cc, *cflags, *output, *results;
     int64_t resume_id;         /* 0 = a new experiment */
     double fail_pct;           /* < 0 = no --fail-if-slower */
@@ -34,7 +40,7 @@ struct pgo_settings {
     int cs_rounds;
 };
 
-/* Run the SQLite pipeline and print its summary and tables on stdout. Returns the exit
+/* Run the library pipeline on s->recipe and print its summary and tables on stdout. Returns the exit
  * code: 0 ok, 1 error (one line said why), 2 interrupted, 3 --fail-if-slower tripped. */
 int pgo_sqlite_run(const struct pgo_settings *s);
 

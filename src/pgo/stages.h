@@ -62,7 +62,9 @@ int pgo_gate(struct pgo_pipeline *p);
  * --server-options options (NULL: none) (gate.c; the trainer "suite" uses it too, on the
  * instrumented build with the recipe's train_options). The steps see b's placeholders
  * ({pgo_flags} of its phase, so a client the suite builds links like the build did) plus the
- * server's. log gets the output. 0 or -1. */
+ * server's. A recipe whose server.suite_server is "own" gets no started server: its suite
+ * (MariaDB's mysql-test-run) starts the build's servers from the build tree itself, and
+ * options are not used. log gets the output. 0 or -1. */
 int pgo_run_suite(struct pgo_pipeline *p, const struct pgo_build *b, char **options,
                   const char *log);
 

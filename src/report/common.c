@@ -22,7 +22,7 @@ int report_format_parse(const char *s, enum report_format *out)
     else if (!strcmp(s, "json"))
         *out = REPORT_JSON;
     else
-        return error("invalid --format=%s (expected text, markdown, csv or json)", s);
+        return error("invalid --format=%s (expected text, markdown, csv, json or html)", s);
     return 0;
 }
 
@@ -56,6 +56,7 @@ const char *report_metric_title(enum experiment_metric m)
     switch (m) {
     case METRIC_INSTR: return "Instructions per transaction (callgrind; deterministic, not time)";
     case METRIC_I1_MISS: return "Simulated I1 cache misses per transaction (callgrind --cache-sim)";
+    case METRIC_CPU_US: return "CPU time per transaction (us, client + server)";
     case METRIC_BRANCH_MISS:
         return "Simulated branch mispredictions per transaction (callgrind --branch-sim)";
     default: return (int)m < METRIC_COUNT ? seed000_title[m] : experiment_metric_key(m);

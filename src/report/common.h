@@ -21,7 +21,8 @@
  * REPORT_JSON (one object: experiment, settings, variants, environment, cells). */
 enum report_format { REPORT_TEXT, REPORT_MARKDOWN, REPORT_CSV, REPORT_JSON };
 
-/* "text" | "markdown" (or "md") | "csv" | "json"; -1 with a message otherwise. */
+/* "text" | "markdown" (or "md") | "csv" | "json"; -1 with a message otherwise (the message also
+ * names html, which `pgolab report` takes before asking: report/html.h). */
 int report_format_parse(const char *s, enum report_format *out);
 
 /* ---- text and markdown */

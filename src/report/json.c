@@ -50,27 +50,49 @@ json_t *report_json(const struct bench_info *bi, const struct run_stats *st,
     double *ev = xcalloc((size_t)st->nthreads + 1, sizeof(double));
     json_t *hist = json_array(), *series = json_array(), *lat;
 
-    for (size_t i = 0; i < histogram_nbuckets(); i++)
-        if (h->counts[i])
-            json_array_append_new(hist, json_pack("{s:f,s:I}", "ms", histogram_bucket_value(i) / 1e6,
-                                                  "count", (json_int_t)h->counts[i]));
+    for (size_t i = 0; i < histogram_nbuckets(); i++) {
+        if (!h->counts[i])
+            continue;
+        json_t *b = json_pack("{s:f,s:I}", "ms", histogram_bucket_value(i) / 1e6, "count",
+                              (json_int_t)h->counts[i]);
+        if (histogram_bucket_overflow(i))  /* above the top: "ms" is the top, not a value */
+            json_object_set_new(b, "overflow", json_true());
+        json_array_append_new(hist, b);
+    }
     for (int i = 0; i < niv; i++) {
         const struct interval_stats *iv = &ivs[i];
-        json_array_append_new(series,
-            json_pack("{s:f,s:i,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f}", "time_s", iv->time_s, "threads",
-                      iv->threads, "tps", iv->tps, "qps", iv->qps, "reads_per_s", iv->reads_per_s,
-                      "writes_per_s", iv->writes_per_s, "other_per_s", iv->other_per_s,
-                      "latency_ms", iv->lat_ms, "errors_per_s", iv->errors_per_s,
-                      "reconnects_per_s", iv->reconnects_per_s));
+        json_t *o = json_pack("{s:f,s:i,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f}", "time_s", iv->time_s,
+                              "threads", iv->threads, "tps", iv->tps, "qps", iv->qps,
+                              "reads_per_s", iv->reads_per_s, "writes_per_s", iv->writes_per_s,
+                              "other_per_s", iv->other_per_s, "latency_ms", iv->lat_ms,
+                              "errors_per_s", iv->errors_per_s, "reconnects_per_s",
+                              iv->reconnects_per_s, "length_s", iv->length_s);
+        if (iv->lat_overflow)
+            json_object_set_new(o, "latency_overflow", json_true());
+        if (iv->rate_mode) {
+            json_object_set_new(o, "queue_length", json_integer((json_int_t)iv->queue_length));
+            json_object_set_new(o, "concurrency", json_integer(iv->concurrency));
+        }
+        json_array_append_new(series, o);
     }
-    lat = json_pack("{s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:i,s:f}",
-                    "min", st->events ? (double)h->min_ns / 1e6 : 0.0,
+    lat = json_pack("{s:f,s:f,s:f,s:f,s:i}", "min", st->events ? (double)h->min_ns / 1e6 : 0.0,
                     "avg", histogram_mean(h) / 1e6, "max", (double)h->max_ns / 1e6,
-                    "sum", h->sum_ns / 1e6, "p50", histogram_percentile(h, 50) / 1e6,
-                    "p90", histogram_percentile(h, 90) / 1e6, "p95", histogram_percentile(h, 95) / 1e6,
-                    "p99", histogram_percentile(h, 99) / 1e6, "p99_9", histogram_percentile(h, 99.9) / 1e6,
-                    "percentile", bi->percentile,
-                    "percentile_value", histogram_percentile(h, bi->percentile) / 1e6);
+                    "sum", h->sum_ns / 1e6, "percentile", bi->percentile);
+    /* The percentiles; one beyond the histogram's top (100 s) is the top, flagged by name in
+     * "overflow" (the text report prints it as ">100000.00"). */
+    static const struct { const char *key; double p; } pcts[] = {
+        { "p50", 50 }, { "p90", 90 }, { "p95", 95 }, { "p99", 99 }, { "p99_9", 99.9 },
+        { "percentile_value", -1 },
+    };
+    json_t *over = json_array();
+    for (size_t i = 0; i < ARRAY_SIZE(pcts); i++) {
+        bool o;
+        double v = histogram_percentile_ex(h, pcts[i].p < 0 ? bi->percentile : pcts[i].p, &o);
+        json_object_set_new(lat, pcts[i].key, json_real(v / 1e6));
+        if (o)
+            json_array_append_new(over, json_string(pcts[i].key));
+    }
+    json_object_set_new(lat, "overflow", over);
     for (int i = 0; i < st->nthreads; i++)
         ev[i] = (double)st->thread_events[i];
     mean_stddev(ev, st->nthreads, &ev_mean, &ev_sd);

@@ -1,5 +1,6 @@
-/* report/precision: the noise and precision table of an experiment report (see precision.h). */
+/* report/precision: the noise and precision tables of an experiment report (see precision.h). */
 #include "report/precision.h"
+#include "experiment/machine.h"
 #include "experiment/precision.h"
 #include "report/rep.h"
 #include "report/tables.h"
@@ -19,11 +20,110 @@ static char *pct_cell(double x)
     return xasprintf("%.1f%%", x);
 }
 
+/* The range lo..hi of x over the cells (NAN and infinities left out). */
+static void widen(double x, double *lo, double *hi)
+{
+    if (!isfinite(x))
+        return;
+    *lo = x < *lo ? x : *lo;
+    *hi = x > *hi ? x : *hi;
+}
+
+static void add_range(struct strbuf *out, double lo, double hi)
+{
+    strbuf_addf(out, "%.1f%%", lo);
+    if (hi - lo >= 0.05)
+        strbuf_addf(out, "-%.1f%%", hi);
+}
+
+/* The noise and precision table of metric m (METRIC_TPS or METRIC_CPU_US: the latter with
+ * each cell's change and its CI), then the sentence on its noise. */
+static void precision_table(struct rep *r, enum experiment_metric m, const char *name)
+{
+    const struct experiment_config *cfg = r->cfg;
+    const struct experiment_result *res = r->res;
+    bool tgt = cfg->target_ci > 0 && experiment_target_metric(cfg) == m;
+    bool change = m != METRIC_TPS;  /* tps's change is in the shape's own tables */
+    int ncells = cfg->nworkloads * (cfg->nvariants - 1) * cfg->nthreads, row = 0;
+    enum { NCOL = 10 };
+    struct table t;
+    double cv_lo = INFINITY, cv_hi = -INFINITY, det_lo = INFINITY, det_hi = -INFINITY;
+    char *title;
+    if (cfg->target_ci > 0)
+        title = xasprintf("Noise and precision (%s): CV of one run, the change the rounds could "
+                          "detect (80%% power), the sequential 95%% CI's half-width%s%s", name,
+                          tgt ? " against --target-ci" : "", change ? ", and the change" : "");
+    else
+        title = xasprintf("Noise and precision (%s): CV of one run, the change the rounds could "
+                          "detect (80%% power, Mann-Whitney), the paired 95%% CI's half-width "
+                          "(t interval of the per-round log ratios)%s", name,
+                          change ? ", and the change" : "");
+    rep_table_title(r, title);
+    free(title);
+    table_init(&t, NCOL - !change, ncells);
+    int c = 0;
+    t.head[c++] = xstrdup("variant");
+    t.head[c++] = xstrdup("workload");
+    t.head[c++] = xstrdup("threads");
+    t.head[c++] = xstrdup("rounds");
+    t.head[c++] = xasprintf("CV %s", cfg->variants[0].name);
+    t.head[c++] = xstrdup("CV variant");
+    t.head[c++] = xstrdup("detectable change");
+    t.head[c++] = xstrdup("CI half-width");
+    t.head[c++] = tgt ? xasprintf("target +/-%g%%", cfg->target_ci) : xstrdup("target");
+    if (change)  /* last, as the change column of the other tables */
+        t.head[c++] = xstrdup("change (95% CI)");
+    for (int w = 0; w < cfg->nworkloads; w++)
+        for (int v = 1; v < cfg->nvariants; v++)
+            for (int ti = 0; ti < cfg->nthreads; ti++, row++) {
+                struct experiment_precision p;
+                int thr = cfg->threads[ti];
+                experiment_precision_cell(cfg, res, m, v, w, thr, &p);
+                c = 0;
+                table_set(&t, row, c++, xstrdup(cfg->variants[v].name), NULL);
+                table_set(&t, row, c++, xstrdup(cfg->workloads[w]), NULL);
+                table_set(&t, row, c++, xasprintf("%d", thr), NULL);
+                table_set(&t, row, c++, xasprintf("%d", p.rounds), NULL);
+                table_set(&t, row, c++, pct_cell(p.cv_base * 100), NULL);
+                table_set(&t, row, c++, pct_cell(p.cv_var * 100), NULL);
+                table_set(&t, row, c++, pct_cell(p.detectable_pct), NULL);
+                table_set(&t, row, c++, p.stats ? xasprintf("+/-%.1f%%", p.half_pct)
+                                                : xstrdup("-"), NULL);
+                table_set(&t, row, c++, !tgt ? xstrdup("-")
+                                        : xstrdup(p.reached ? "reached" : "NOT reached"), NULL);
+                if (change) {
+                    struct experiment_change ch;
+                    struct strbuf sb = STRBUF_INIT;
+                    if (experiment_change_cfg(cfg, res, m, v, &w, &thr, 1,
+                                              report_cell_seed(cfg, w, v, ti, m), &ch) == 0)
+                        experiment_change_format(&sb, &ch);
+                    else
+                        strbuf_addstr(&sb, "-");
+                    table_set(&t, row, c++, strbuf_detach(&sb), NULL);
+                }
+                widen(p.cv_base * 100, &cv_lo, &cv_hi);
+                widen(p.cv_var * 100, &cv_lo, &cv_hi);
+                widen(p.detectable_pct, &det_lo, &det_hi);
+            }
+    rep_table_emit(r, &t);
+    struct strbuf *out = r->out;
+    if (isfinite(cv_lo)) {
+        strbuf_addf(out, "\nNoise: one run's %s varied by ", name);
+        add_range(out, cv_lo, cv_hi);
+        strbuf_addstr(out, " (CV)");
+        if (isfinite(det_lo)) {
+            strbuf_addstr(out, "; these rounds could detect a change of about ");
+            add_range(out, det_lo, det_hi);
+            strbuf_addstr(out, " (smaller changes show as \"~\")");
+        }
+        strbuf_addstr(out, ".\n");
+    }
+}
+
 void report_precision(struct rep *r)
 {
     const struct experiment_config *cfg = r->cfg;
     const struct experiment_result *res = r->res;
-    bool tgt = cfg->target_ci > 0;
     if (r->fmt == REPORT_JSON) {
         json_t *j = experiment_precision_json(cfg, res);
         if (!j)
@@ -37,69 +137,10 @@ void report_precision(struct rep *r)
      * shapes keep their published layout */
     if ((r->fmt != REPORT_TEXT && r->fmt != REPORT_MARKDOWN) || r->shape != REPORT_SEED000)
         return;
-    int ncells = cfg->nworkloads * (cfg->nvariants - 1) * cfg->nthreads, row = 0;
-    if (ncells < 1)
+    if (cfg->nworkloads * (cfg->nvariants - 1) * cfg->nthreads < 1)
         return;
-    enum { NCOL = 9 };
-    struct table t;
-    double cv_lo = INFINITY, cv_hi = -INFINITY, det_lo = INFINITY, det_hi = -INFINITY;
-    rep_table_title(r, tgt ? "Noise and precision (tps): CV of one run, the change the rounds "
-                             "could detect (80% power), and the sequential 95% CI's half-width "
-                             "against --target-ci"
-                           : "Noise and precision (tps): CV of one run, the change the rounds "
-                             "could detect (80% power, Mann-Whitney), and the paired 95% CI's "
-                             "half-width (t interval of the per-round log ratios)");
-    table_init(&t, NCOL, ncells);
-    t.head[0] = xstrdup("variant");
-    t.head[1] = xstrdup("workload");
-    t.head[2] = xstrdup("threads");
-    t.head[3] = xstrdup("rounds");
-    t.head[4] = xasprintf("CV %s", cfg->variants[0].name);
-    t.head[5] = xstrdup("CV variant");
-    t.head[6] = xstrdup("detectable change");
-    t.head[7] = xstrdup("CI half-width");
-    t.head[8] = tgt ? xasprintf("target +/-%g%%", cfg->target_ci) : xstrdup("target");
-    for (int w = 0; w < cfg->nworkloads; w++)
-        for (int v = 1; v < cfg->nvariants; v++)
-            for (int ti = 0; ti < cfg->nthreads; ti++, row++) {
-                struct experiment_precision p;
-                experiment_precision_cell(cfg, res, METRIC_TPS, v, w, cfg->threads[ti], &p);
-                table_set(&t, row, 0, xstrdup(cfg->variants[v].name), NULL);
-                table_set(&t, row, 1, xstrdup(cfg->workloads[w]), NULL);
-                table_set(&t, row, 2, xasprintf("%d", cfg->threads[ti]), NULL);
-                table_set(&t, row, 3, xasprintf("%d", p.rounds), NULL);
-                table_set(&t, row, 4, pct_cell(p.cv_base * 100), NULL);
-                table_set(&t, row, 5, pct_cell(p.cv_var * 100), NULL);
-                table_set(&t, row, 6, pct_cell(p.detectable_pct), NULL);
-                table_set(&t, row, 7, p.stats ? xasprintf("+/-%.1f%%", p.half_pct)
-                                              : xstrdup("-"), NULL);
-                table_set(&t, row, 8, !tgt ? xstrdup("-")
-                                      : xstrdup(p.reached ? "reached" : "NOT reached"), NULL);
-                for (int k = 0; k < 2; k++) {
-                    double cv = (k ? p.cv_var : p.cv_base) * 100;
-                    if (isfinite(cv)) {
-                        cv_lo = cv < cv_lo ? cv : cv_lo;
-                        cv_hi = cv > cv_hi ? cv : cv_hi;
-                    }
-                }
-                if (isfinite(p.detectable_pct)) {
-                    det_lo = p.detectable_pct < det_lo ? p.detectable_pct : det_lo;
-                    det_hi = p.detectable_pct > det_hi ? p.detectable_pct : det_hi;
-                }
-            }
-    rep_table_emit(r, &t);
-    struct strbuf *out = r->out;
-    if (isfinite(cv_lo)) {
-        strbuf_addf(out, "\nNoise: one run's tps varied by %.1f%%", cv_lo);
-        if (cv_hi - cv_lo >= 0.05)
-            strbuf_addf(out, "-%.1f%%", cv_hi);
-        strbuf_addstr(out, " (CV)");
-        if (isfinite(det_lo)) {
-            strbuf_addf(out, "; these rounds could detect a change of about %.1f%%", det_lo);
-            if (det_hi - det_lo >= 0.05)
-                strbuf_addf(out, "-%.1f%%", det_hi);
-            strbuf_addstr(out, " (smaller changes show as \"~\")");
-        }
-        strbuf_addstr(out, ".\n");
-    }
+    precision_table(r, METRIC_TPS, "tps");
+    if (experiment_has_metric(res, METRIC_CPU_US))
+        precision_table(r, METRIC_CPU_US, "CPU time per transaction, client + server");
+    machine_busier_text(r->out, cfg->calibration, cfg, res);
 }

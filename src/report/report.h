@@ -23,6 +23,9 @@ struct bench_info {
     double time_s;
     uint64_t events;
     double report_interval;    /* s */
+    double rate;               /* --rate, events/s (0 = closed loop) */
+    double warmup_s;           /* --warmup-time, s */
+    double forced_shutdown_s;  /* --forced-shutdown grace, s (< 0 = off) */
     int percentile;            /* --percentile */
     uint64_t seed;             /* 0 = from the clock */
     struct db_libinfo lib;     /* zeroed when unknown */

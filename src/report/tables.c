@@ -190,6 +190,11 @@ static void header_lines(struct rep *r, struct strbuf *title, struct strbuf *bod
             strbuf_addf(body, "%s %s", i ? "," : "", cfg->server_options[i]);
         strbuf_addstr(body, " (managed servers)\n");
     }
+    if (cfg->measure == MEASURE_TIME) {
+        char place[2 * PLACEMENT_STR_MAX + 64];
+        experiment_placement_describe(cfg, place, sizeof(place));
+        strbuf_addf(body, "CPU placement: %s\n", place);
+    }
     if (cfg->warmup_runs)
         strbuf_addf(body, "warm-up: %d run%s per variant, workload and thread count before round 1, "
                           "not counted\n", cfg->warmup_runs, cfg->warmup_runs == 1 ? "" : "s");
@@ -257,9 +262,10 @@ static void header_lines(struct rep *r, struct strbuf *title, struct strbuf *bod
     }
     if (cfg->target_ci > 0 && cfg->measure == MEASURE_TIME) {
         int reached, cells = experiment_target_cells(cfg, res, -1, &reached, NULL);
-        strbuf_addf(body, "SEQUENTIAL: --target-ci=%g%%: rounds were added until every tps "
+        strbuf_addf(body, "SEQUENTIAL: --target-ci=%g%%: rounds were added until every %s "
                           "cell's 95%% CI half-width was at most %g%% (at most %d rounds",
-                    cfg->target_ci, cfg->target_ci, cfg->rounds);
+                    cfg->target_ci, experiment_target_metric_name(cfg), cfg->target_ci,
+                    cfg->rounds);
         if (cfg->max_time_s > 0)
             strbuf_addf(body, ", %g s", cfg->max_time_s);
         strbuf_addf(body, "): reached in %d of %d cell%s, stopped by %s\n", reached, cells,

@@ -5,6 +5,8 @@
 #include "report/tables.h"
 #include "util/util.h"
 
+#include <jansson.h>
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,9 +24,8 @@ bool trainer_includes(const char *trainer, const char *workload)
     return false;
 }
 
-/* The change of variant v over the cells of workload w (-1: every workload). */
-static int change_of(const struct experiment_config *cfg, const struct experiment_result *res,
-                     int v, int w, struct experiment_change *ch)
+int report_trainer_change(const struct experiment_config *cfg, const struct experiment_result *res,
+                          int v, int w, struct experiment_change *ch)
 {
     int max = cfg->nworkloads * cfg->nthreads, n = 0;
     int *ws = xcalloc((size_t)max, sizeof(int)), *ts = xcalloc((size_t)max, sizeof(int));
@@ -75,7 +76,7 @@ void report_trainers(struct strbuf *out, const struct experiment_config *cfg,
             struct experiment_change ch;
             struct strbuf cell = STRBUF_INIT;
             strbuf_init(&cell, 0);
-            if (change_of(cfg, res, v, w, &ch) == 0 && ch.ncells > 0) {
+            if (report_trainer_change(cfg, res, v, w, &ch) == 0 && ch.ncells > 0) {
                 experiment_change_format(&cell, &ch);
                 double lo, hi, pct = experiment_change_pct(&ch, &lo, &hi);
                 if (!isnan(pct) && pct > best[c]) {
@@ -120,4 +121,28 @@ void report_trainers(struct strbuf *out, const struct experiment_config *cfg,
     table_release(&t);
     free(best);
     free(best_row);
+}
+
+const char **report_trainers_of(const struct experiment_loaded *l)
+{
+    const struct experiment_config *cfg = &l->cfg;
+    json_t *set = l->exp.settings_json ? json_loads(l->exp.settings_json, 0, NULL) : NULL;
+    json_t *train = json_object_get(json_object_get(set, "pgo"), "train");
+    const char **of = xcalloc((size_t)cfg->nvariants, sizeof(*of));
+    bool plain = false;
+    for (int v = 0; v < cfg->nvariants; v++)
+        plain = plain || !strncmp(cfg->variants[v].name, "pgo-", 4);
+    const char *prefix = plain ? "pgo-" : "pgo+lto-";
+    for (int v = 1; json_array_size(train) > 1 && v < cfg->nvariants; v++) {
+        const char *name = cfg->variants[v].name;
+        if (strncmp(name, prefix, strlen(prefix)))
+            continue;
+        for (size_t i = 0; i < json_array_size(train); i++) {
+            const char *t = json_string_value(json_array_get(train, i));
+            if (t && !strcmp(name + strlen(prefix), t))
+                of[v] = name + strlen(prefix); /* the variant's name outlives the array */
+        }
+    }
+    json_decref(set);
+    return of;
 }

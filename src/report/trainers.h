@@ -16,6 +16,19 @@
 void report_trainers(struct strbuf *out, const struct experiment_config *cfg,
                      const struct experiment_result *res, const char *const *trainer_of);
 
+/* The tps change of variant v against the baseline over the cells of workload w (-1: every
+ * workload): per workload the geometric mean over thread counts (experiment_change(), with a
+ * bootstrap seed from the experiment's seed and the cell). What each matrix cell shows; the
+ * HTML report's heat map uses it too. 0, or -1 when the values are unusable. */
+int report_trainer_change(const struct experiment_config *cfg, const struct experiment_result *res,
+                          int v, int w, struct experiment_change *ch);
+
+/* The trainer of each variant of a stored pgo experiment, as pgo_measure() named them: with
+ * two or more trainers in its settings ("pgo": {"train": [...]}), the variants "pgo-TRAINER"
+ * (or "pgo+lto-TRAINER" when there is no plain pgo build) get TRAINER, the others NULL. An
+ * array of nvariants pointers into the variants' names (caller frees the array only). */
+const char **report_trainers_of(const struct experiment_loaded *l);
+
 /* true if trainer (a workload, a mix "a+b", or "suite") includes workload. */
 bool trainer_includes(const char *trainer, const char *workload);
 

@@ -167,6 +167,8 @@ pid_t srv_spawn(const struct srv_spawn_opts *o)
         /* after setuid, which clears it; a parent already gone would never send it */
         if (o->pdeathsig && (prctl(PR_SET_PDEATHSIG, o->pdeathsig) < 0 || getppid() != parent))
             _exit(127);
+        if (o->cpus && sched_setaffinity(0, sizeof(*o->cpus), o->cpus) < 0)
+            goto fail;
         if (o->cwd && chdir(o->cwd) < 0) {
             msg.stage = 2;
             goto fail;

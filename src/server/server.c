@@ -573,6 +573,7 @@ static int start_once(struct server *s, struct server_start_ctx *ctx)
     struct srv_spawn_opts so = { .ra = &ctx->ra, .cwd = s->datadir };
     if (ctx->cfg->stop_with_parent)
         so.pdeathsig = f->stop_signal;
+    so.cpus = ctx->cfg->cpus;
     uint64_t deadline = srv_deadline_after(ctx->timeout_s);
     off_t log_start;
     int fd;

@@ -29,6 +29,7 @@
 #ifndef PGOLAB_SERVER_H
 #define PGOLAB_SERVER_H
 
+#include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <sys/types.h>
@@ -75,6 +76,8 @@ struct server_config {
                              * (prctl PR_SET_PDEATHSIG): experiments leave no server behind.
                              * Not for `pgolab server start`, which leaves it running. */
     bool keep_datadir;      /* server_stop() keeps a generated datadir */
+    const cpu_set_t *cpus;  /* non-NULL: the server's CPU affinity, set before exec, so its
+                             * whole process tree (backends, threads) inherits it */
     const char *keep_log;   /* a server that fails to start has its log copied here, and the
                              * message names the copy (the datadir may be removed); NULL =
                              * DATADIR.log, beside the datadir */

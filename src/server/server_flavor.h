@@ -138,6 +138,7 @@ struct srv_spawn_opts {
     int out_fd;                   /* the child's stdout and stderr (-1 = /dev/null) */
     const struct srv_run_as *ra;  /* or NULL */
     int pdeathsig;                /* sent to the child when the forking thread dies (0 = none) */
+    const cpu_set_t *cpus;        /* the child's CPU affinity, or NULL */
 };
 
 void srv_sleep_ms(int ms);

@@ -4,6 +4,7 @@
 #include "util/util.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 
 /*
@@ -11,7 +12,8 @@
  * which is split into SUB = 2^SUB_BITS equal sub-buckets of width 2^(e-SUB_BITS). Its raw
  * index is (e-SUB_BITS)*SUB + (v >> (e-SUB_BITS)), which is continuous across octaves
  * (values below 2*SUB get raw index v itself, width 1). The stored array covers the raw
- * indices of HIST_LO .. HIST_HI; values outside are clamped to those ends.
+ * indices of HIST_LO .. HIST_HI, values below are clamped to the first bucket, and one more
+ * bucket at the end (OVERFLOW) counts every value above HIST_HI: beyond the histogram's top.
  *
  * Concurrency: one thread writes a histogram with histogram_add(); a reporter thread may
  * read it at the same time with histogram_copy()/histogram_merge(). Every field is read and
@@ -34,7 +36,15 @@ static inline size_t raw_index(uint64_t v)
 }
 
 #define RAW_OFFSET raw_index(HIST_LO)
-#define NBUCKETS (raw_index(HIST_HI) - RAW_OFFSET + 1)
+#define OVERFLOW (raw_index(HIST_HI) - RAW_OFFSET + 1)  /* index of the overflow bucket */
+#define NBUCKETS (OVERFLOW + 1)
+
+/* Array index of a value in ns. */
+static inline size_t index_of(uint64_t ns)
+{
+    uint64_t v = ns < HIST_LO ? HIST_LO : ns > HIST_HI ? HIST_HI : ns;
+    return ns > HIST_HI ? OVERFLOW : raw_index(v) - RAW_OFFSET;
+}
 
 /* [lo, lo+width) of array bucket i, in ns (the natural HDR bounds, before clamping). */
 static void bucket_bounds(size_t i, uint64_t *lo, uint64_t *width)
@@ -59,16 +69,21 @@ size_t histogram_nbuckets(void)
 double histogram_bucket_value(size_t i)
 {
     uint64_t lo, w;
-    if (i >= NBUCKETS)
-        i = NBUCKETS - 1;
+    if (i >= OVERFLOW)
+        return (double)HIST_HI;
     bucket_bounds(i, &lo, &w);
-    return (double)lo + (double)w / 2.0;
+    double v = (double)lo + (double)w / 2.0;
+    return v > (double)HIST_HI ? (double)HIST_HI : v;  /* the top bucket holds values <= top */
 }
 
 size_t histogram_bucket_index(uint64_t ns)
 {
-    uint64_t v = ns < HIST_LO ? HIST_LO : ns > HIST_HI ? HIST_HI : ns;
-    return raw_index(v) - RAW_OFFSET;
+    return index_of(ns);
+}
+
+bool histogram_bucket_overflow(size_t i)
+{
+    return i >= OVERFLOW;
 }
 
 void histogram_init(struct histogram *h)
@@ -126,8 +141,7 @@ void histogram_reset(struct histogram *h)
 
 void histogram_add(struct histogram *h, uint64_t ns)
 {
-    uint64_t v = ns < HIST_LO ? HIST_LO : ns > HIST_HI ? HIST_HI : ns;
-    uint64_t *c = &h->counts[raw_index(v) - RAW_OFFSET];
+    uint64_t *c = &h->counts[index_of(ns)];
     st(c, ld(c) + 1);
     st(&h->total, ld(&h->total) + 1);
     st_d(&h->sum_ns, ld_d(&h->sum_ns) + (double)ns);
@@ -195,13 +209,17 @@ void histogram_diff(struct histogram *dst, const struct histogram *a, const stru
     /* The true interval min/max lie in the first/last non-empty bucket and inside a's exact
      * [min,max]; clamping the bucket bounds to that makes them exact whenever a's own
      * min/max was recorded after the snapshot. */
-    uint64_t lo, w;
-    bucket_bounds(first, &lo, &w);
+    uint64_t lo = HIST_HI + 1, w;
+    if (first < OVERFLOW)
+        bucket_bounds(first, &lo, &w);
     if (first == 0)
         lo = 0; /* the first bucket also holds everything below 1 us */
     dst->min_ns = lo < amin ? amin : lo > amax ? amax : lo;
-    bucket_bounds(last, &lo, &w);
-    uint64_t hi = last == n - 1 ? UINT64_MAX : lo + w - 1; /* last bucket: all above 100 s */
+    uint64_t hi = UINT64_MAX;  /* the overflow bucket: all above 100 s */
+    if (last < OVERFLOW) {
+        bucket_bounds(last, &lo, &w);
+        hi = lo + w - 1;
+    }
     dst->max_ns = hi > amax ? amax : hi < amin ? amin : hi;
     if (dst->max_ns < dst->min_ns)
         dst->max_ns = dst->min_ns;
@@ -209,7 +227,16 @@ void histogram_diff(struct histogram *dst, const struct histogram *a, const stru
 
 double histogram_percentile(const struct histogram *h, double p)
 {
+    return histogram_percentile_ex(h, p, NULL);
+}
+
+double histogram_percentile_ex(const struct histogram *h, double p, bool *overflow)
+{
     uint64_t n = h->total;
+    bool dummy;
+    if (!overflow)
+        overflow = &dummy;
+    *overflow = false;
     if (!n || !h->counts)
         return 0;
     if (!(p > 0))
@@ -224,20 +251,26 @@ double histogram_percentile(const struct histogram *h, double p)
     double lo = (double)h->min_ns, hi = (double)h->max_ns;
 
     /* The extreme ranks are known exactly. */
-    if (rank == 1)
-        return lo;
-    if (rank == n)
-        return hi;
+    if (rank == 1 || rank == n) {
+        double v = rank == 1 ? lo : hi;
+        *overflow = v > (double)HIST_HI;
+        return *overflow ? (double)HIST_HI : v;
+    }
 
     uint64_t acc = 0;
     for (size_t i = 0; i < h->nbuckets; i++) {
         acc += h->counts[i];
         if (acc >= rank) {
+            if (i >= OVERFLOW) {
+                *overflow = true;
+                return (double)HIST_HI;
+            }
             double v = histogram_bucket_value(i);
             return v < lo ? lo : v > hi ? hi : v;
         }
     }
-    return hi; /* counts lag total in a snapshot taken mid-update */
+    *overflow = hi > (double)HIST_HI; /* counts lag total in a snapshot taken mid-update */
+    return *overflow ? (double)HIST_HI : hi;
 }
 
 double histogram_mean(const struct histogram *h)

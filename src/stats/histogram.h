@@ -1,11 +1,16 @@
 /* histogram: log-linear latency histogram, one per worker thread, mergeable by the reporter.
  * Values are nanoseconds. Relative error of any reported percentile <= 1% over 1 us .. 100 s
- * (sysbench 1.0.20's 1024-bucket log grid has ~1.8%). The struct owns its bucket array. */
+ * (sysbench 1.0.20's 1024-bucket log grid has ~1.8%); values above 100 s (the top,
+ * HISTOGRAM_TOP_NS) are counted in an overflow bucket and a percentile that falls there is
+ * flagged, never shown as a bucket value. The struct owns its bucket array. */
 #ifndef PGOLAB_HISTOGRAM_H
 #define PGOLAB_HISTOGRAM_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stddef.h>
+
+#define HISTOGRAM_TOP_NS 100000000000ULL  /* 100 s: values above are overflow */
 
 struct histogram {
     uint64_t *counts;  /* nbuckets counters */
@@ -19,8 +24,8 @@ struct histogram {
 void histogram_init(struct histogram *h);
 void histogram_release(struct histogram *h);
 void histogram_reset(struct histogram *h);
-/* Record one value in ns. Values below 1 us or above 100 s go to the first/last bucket
- * (min/max/sum stay exact). Single writer; no locking. Fields are updated with relaxed
+/* Record one value in ns. Values below 1 us go to the first bucket, above 100 s to the
+ * overflow bucket (the last; min/max/sum stay exact). Single writer; no locking. Fields are updated with relaxed
  * atomic stores, so another thread may histogram_copy()/histogram_merge() it concurrently
  * and see untorn (if slightly inconsistent) values. */
 void histogram_add(struct histogram *h, uint64_t ns);
@@ -36,13 +41,22 @@ void histogram_copy(struct histogram *dst, const struct histogram *src);
  * min and max themselves. 0 when empty. Reads plain fields: while a worker is still
  * writing h, call it on a histogram_copy() snapshot. */
 double histogram_percentile(const struct histogram *h, double p);
+/* The same, and *overflow (may be NULL) says whether that value is beyond the top (the rank
+ * falls in the overflow bucket, or is the max and the max is above 100 s); the value
+ * returned is then HISTOGRAM_TOP_NS, to be shown as ">100000.00" ms. */
+double histogram_percentile_ex(const struct histogram *h, double p, bool *overflow);
 double histogram_mean(const struct histogram *h);  /* ns; 0 when empty */
 
 /* Bucket geometry for printing and export: 128 linear sub-buckets per power of two from
- * 1 us to 100 s (3393 buckets); a bucket's midpoint is within 1/256 (0.39%) of its values. */
+ * 1 us to 100 s (3393 buckets) and the overflow bucket (3394 in all); a bucket's midpoint is
+ * within 1/256 (0.39%) of its values. */
 size_t histogram_nbuckets(void);
-double histogram_bucket_value(size_t i);  /* representative value (ns) of bucket i */
-/* Index of the bucket a value in ns is counted in (clamped to the first/last bucket). */
+/* representative value (ns) of bucket i; the overflow bucket's is HISTOGRAM_TOP_NS */
+double histogram_bucket_value(size_t i);
+/* Whether bucket i is the overflow bucket (values above 100 s). */
+bool histogram_bucket_overflow(size_t i);
+/* Index of the bucket a value in ns is counted in (below 1 us: the first; above 100 s: the
+ * overflow bucket). */
 size_t histogram_bucket_index(uint64_t ns);
 
 #endif

@@ -10,6 +10,8 @@ const struct test_knob test_knobs[] = {
     { "PGOLAB_FAULT_RETRY_EVERY", "injected retryable errors" },
     { "PGOLAB_SQLITE_LOAD", "SQLite variants loaded another way" },
     { "PGOLAB_PGO_EXTRA_CFLAGS", "extra compiler flags for the pgo build only" },
+    { "PGOLAB_LATENCY_FILE", "bench writes every counted latency to that path.RANK" },
+    { "PGOLAB_CHARTJS", "the HTML report inlines another chart library file" },
     { NULL, NULL },
 };
 

@@ -90,6 +90,8 @@ int subprocess_run(const struct subprocess *sp)
         }
         if (sp->cwd && chdir(sp->cwd) < 0)
             goto fail;
+        if (sp->cpus && sched_setaffinity(0, sizeof(*sp->cpus), sp->cpus) < 0)
+            goto fail;
         for (const char *const *e = sp->env; e && *e; e++)
             putenv((char *)*e);
         execvp(sp->argv[0], (char *const *)sp->argv);

@@ -5,6 +5,7 @@
 
 #include "util/strbuf.h"
 
+#include <sched.h>
 #include <sys/resource.h>
 #include <signal.h>
 
@@ -25,6 +26,8 @@ struct subprocess {
     void *hook_ctx;
     double tick_s;
     struct rusage *rusage;
+    const cpu_set_t *cpus;    /* non-NULL: the child's CPU affinity (sched_setaffinity before
+                               * exec, so every thread it makes inherits it) */
     const volatile sig_atomic_t *stop; /* non-NULL: the child runs in a process group of its
                                * own, and once *stop is non-zero (the caller's signal handler
                                * set it) the whole group gets SIGTERM, SIGKILL 5 s later: a

@@ -38,6 +38,14 @@ is "$(sq "$DB" "SELECT json_extract(settings_json, '\$.\"variant.A\".driver') FR
     "settings record the variant's driver"
 is "$(ours mariadbd)" 0 "no mariadbd left running"
 ok "work directory removed" test ! -e "$WD"
+# its HTML report (the page itself is checked in a browser by report_html.t): the server's CPU
+# per transaction, which only managed servers have, is in the page's data
+timeout 60 "$PGOLAB" report --results="$DB" --experiment=1 --format=html --output="$TMP/my.html" 2>"$TMP/myh.err"
+is "$?" 0 "mysql A/A: report --format=html: exit 0"
+is "$(perl -MJSON::PP -0ne 'm{id="pgolab-data">(.*?)</script>}s or die; my $d = decode_json($1);
+      print scalar grep { $_->{metric} eq "server_cpu_us_per_txn" && defined $_->{value} && $_->{value} > 0 }
+                  @{$d->{experiments}[0]{report}{cells}}' "$TMP/my.html")" 4 \
+    "... with the server's CPU us/txn of every cell (2 variants x 2 workloads x 1 thread count)"
 
 # ---- PostgreSQL A/A: binary vs install prefix, with a server option
 timeout 300 "$PGOLAB" compare --variant "A=pgsql:$PGBIN/postgres" --variant "B=pgsql:${PGBIN%/bin}" \

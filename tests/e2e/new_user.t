@@ -18,6 +18,7 @@ is "$?" 0 "make install DESTDIR=... PREFIX=/opt/pgolab: exit 0"
 ok "the binary in PREFIX/bin" test -x "$DEST/opt/pgolab/bin/pgolab"
 ok "the man page in PREFIX/share/man/man1" test -s "$DEST/opt/pgolab/share/man/man1/pgolab.1"
 ok "the recipes in PREFIX/share/pgolab/recipes" test -s "$DEST/opt/pgolab/share/pgolab/recipes/postgresql.json"
+ok "... sqlite's too" test -s "$DEST/opt/pgolab/share/pgolab/recipes/sqlite.json"
 MAN=$DEST/opt/pgolab/share/man/man1/pgolab.1
 like "$(head -1 "$MAN")" '^\.TH PGOLAB 1 ' "pgolab.1 is a roff man page"
 for c in bench pgo compare report history calibrate server; do
@@ -37,7 +38,7 @@ fi
 is "$(cat "$TMP/v.out")" "pgolab $(sed -n 's/^#define PGOLAB_VERSION "\(.*\)"$/\1/p' "$REPO_DIR/src/version.h")" \
     "the installed pgolab --version"
 (cd "$TMP" && "$DEST/opt/pgolab/bin/pgolab" pgo nosuchtarget >/dev/null 2>"$TMP/recipe.err")
-like "$(cat "$TMP/recipe.err")" "known: sqlite, mariadb, mysql, postgresql;" \
+like "$(cat "$TMP/recipe.err")" "known: mariadb, mysql, postgresql, sqlite;" \
     "the installed pgolab finds its recipes in PREFIX/share/pgolab/recipes"
 
 note "---- pgolab help"

@@ -25,7 +25,7 @@ have readelf || bail_out "readelf not installed (binutils)"
 # so the client exits 1), the sum printed (the log shows the query ran). SUM = 2 * 5050.
 suite() { # suite WANT: the recipe's "suite" as a jq filter
     cat <<EOF
-.suite = [{ "name": "sum-check",
+.server.suite_server = "started" | .suite = [{ "name": "sum-check",
   "run": ["mariadb", "--no-defaults", "--socket={socket}", "--user={user}", "--database={db}", "--batch",
           "-e", "CREATE TABLE suite_t (id INT PRIMARY KEY, v INT) ENGINE=InnoDB; INSERT INTO suite_t SELECT seq, 2 * seq FROM seq_1_to_100; SELECT CONCAT('suite sum ', SUM(v)) FROM suite_t; CREATE TABLE suite_ok (ok INT CHECK (ok = 1)); INSERT INTO suite_ok SELECT SUM(v) = $1 FROM suite_t; DROP TABLE suite_t, suite_ok"] }]
 EOF
@@ -33,8 +33,9 @@ EOF
 derive mariadb standin-matrix "$(suite 10100)"
 mkdir -p "$TMP/bad"
 RECIPES=$TMP/bad derive mariadb standin-matrix "$(suite 10101)" # the same target, a failing suite
-is "$(jq -cS '.steps, .pgo, .server' "$RECIPES/standin-matrix.json")" "$(jq -cS '.steps, .pgo, .server' "$REPO_DIR/recipes/mariadb.json")" \
-    "standin-matrix: steps, pgo and server are the real mariadb recipe's"
+is "$(jq -cS '.steps, .pgo, (.server | del(.suite_server))' "$RECIPES/standin-matrix.json")" \
+    "$(jq -cS '.steps, .pgo, (.server | del(.suite_server))' "$REPO_DIR/recipes/mariadb.json")" \
+    "standin-matrix: steps, pgo and server are the real mariadb recipe's (its suite, mysql-test-run, starts its own servers)"
 
 WD=$TMP/wd
 DB=$TMP/results.db
@@ -148,6 +149,15 @@ for tw in oltp_point_select:oltp_point_select oltp_read_only:oltp_read_only oltp
     like "$(cat "$OUT")" "note: trainer $(re "${tw%%:*}") includes the measured workload ${tw#*:} " "summary: notes that ${tw%%:*} includes ${tw#*:}"
 done
 unlike "$(cat "$OUT")" "note: trainer oltp_point_select includes the measured workload oltp_read_only" "summary: no note where the trainer does not include the workload"
+# the same matrix from the results database: `pgolab report` prints it, and its HTML page has
+# it as the heat map's data (the page is checked in a browser by report_html.t)
+matrix_of() { sed -n '/^Trainer matrix: /,/^\* the trainer/p' "$1"; }
+timeout 60 "$PGOLAB" report --results="$DB" --experiment=1 >"$TMP/matrix-report.out" 2>/dev/null
+is "$(matrix_of "$TMP/matrix-report.out")" "$(matrix_of "$OUT")" "matrix: pgolab report prints the same matrix from the results database"
+timeout 60 "$PGOLAB" report --results="$DB" --experiment=1 --format=html --output="$TMP/matrix.html" 2>/dev/null
+is "$(perl -MJSON::PP -0ne 'm{id="pgolab-data">(.*?)</script>}s or die; my $t = decode_json($1)->{experiments}[0]{trainers};
+      print join(",", map { $_->{trainer} } @{$t->{rows}}), " x ", join(",", @{$t->{workloads}})' "$TMP/matrix.html")" \
+    "$(IFS=,; echo "${TRAINERS[*]} x ${BENCH[*]},overall")" "matrix: the HTML report's heat map, a row per trainer, a column per workload and overall"
 
 note "---- variants baseline, pgo, lto, pgo+lto (two trainers: a pgo and a pgo+lto build each)"
 pgo var standin-matrix "${RUN[@]}" "${MEASURE[@]}" --rounds=1 --train=oltp_point_select,oltp_read_only \

@@ -98,6 +98,33 @@ like "$(cat "$TMP/edited.out")" '^  amalgamation .*\([0-9.]+ s\)$' "edited sourc
 is "$(grep -cE '^ +(baseline|instrumented|pgo) .*\(cached\)' "$TMP/edited.out")" 0 \
     "edited source: no library comes from the cache"
 
+# A user's recipe: recipes/sqlite.json copied, renamed and edited (one more compile option),
+# run as a file with no code change. Its source is the amalgamation made above, given as a
+# directory (the prepare steps are skipped for it); every library it built has the option (a
+# default cache size SQLite reports through PRAGMA cache_size, the library preloaded into the
+# sqlite3 CLI), the shipped recipe's libraries keep SQLite's default.
+sed -e 's/"name": "sqlite"/"name": "my-sqlite"/' \
+    -e 's/"-DNDEBUG",/"-DNDEBUG", "-DSQLITE_DEFAULT_CACHE_SIZE=-1234",/' \
+    "$REPO_DIR/recipes/sqlite.json" >"$TMP/my-sqlite.json"
+is "$(grep -c 'SQLITE_DEFAULT_CACHE_SIZE=-1234' "$TMP/my-sqlite.json")" 1 "my-sqlite.json: the edited copy has the option"
+amalg=$(ls -d "$WD"/amalg-*/ | head -1)
+timeout 900 "$PGOLAB" pgo "$TMP/my-sqlite.json" --workdir="$TMP/wd2" --source="$amalg" --cflags=-O0 \
+    --train-time=1 --train=oltp_point_select --measure=off >"$TMP/my.out" 2>"$TMP/my.err"
+is "$?" 0 "edited recipe: exit 0"
+[ -s "$TMP/my.err" ] && diag "stderr: $(tail -5 "$TMP/my.err")"
+like "$(head -1 "$TMP/my.out")" "^pgolab pgo my-sqlite: SQLite [0-9.]+, " "edited recipe: its name in the summary"
+like "$(cat "$TMP/my.out")" "^  source +${amalg%/} \(amalgamation\)$" "edited recipe: an amalgamation directory is used as it is"
+like "$(cat "$TMP/my.out")" "gate +oltp_read_only verify: checksum [0-9a-f]+ over [0-9]+ rows, identical" \
+    "edited recipe: the correctness gate passed"
+mdir=$(ls -d "$TMP"/wd2/build-gcc-*/ 2>/dev/null | head -1)
+like "$(head -1 "$mdir/pgo/build.log")" "-DSQLITE_DEFAULT_CACHE_SIZE=-1234 .*-fprofile-use=" \
+    "edited recipe: the option is on the pgo build's command line"
+cache_size() { LD_PRELOAD="$1" sqlite3 :memory: 'PRAGMA cache_size;'; }
+for v in baseline pgo; do  # (the instrumented one would write profile data as it exits)
+    is "$(cache_size "$mdir/$v/libsqlite3.so")" "-1234" "edited recipe: the $v library has the new default cache size"
+done
+is "$(cache_size "$bdir/pgo/libsqlite3.so")" "-2000" "the shipped recipe's pgo library keeps SQLite's default"
+
 # Bad input: one line, exit 1.
 "$PGOLAB" pgo mysqlx >"$TMP/bad1.out" 2>"$TMP/bad1.err"
 is "$?" 1 "unknown target: exit 1"

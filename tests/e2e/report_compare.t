@@ -59,7 +59,7 @@ timeout 60 "$PGOLAB" report --results="$DB" --compare=1,2 --format=csv >"$TMP/x.
 is "$(($(wc -l <"$TMP/x.csv") - 1))" 6 "csv: one row per metric and cell"
 "$PGOLAB" report --results="$DB" --compare=1,99 >"$TMP/bad.out" 2>"$TMP/bad.err"
 is "$?" 1 "--compare with an unknown id: exit 1"
-is "$(cat "$TMP/bad.err")" "FATAL: no experiment 99 in $DB (see pgolab history)" "--compare with an unknown id: message"
+like "$(cat "$TMP/bad.err")" "^FATAL: no experiment 99 in $DB; it has experiments 1, 2 \(see pgolab history\)$" "--compare with an unknown id: message names the ids there are"
 "$PGOLAB" report --results="$DB" --compare=1 >"$TMP/bad.out" 2>"$TMP/bad.err"
 is "$?" 1 "--compare=1: exit 1"
 

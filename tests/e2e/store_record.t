@@ -89,14 +89,15 @@ done
 ok "a refused results file: compare and pgo ran nothing (no work directory)" test ! -e "$TMP/wd-bad"
 timeout 60 "$PGOLAB" pgo sqlite --workdir="$TMP/wd-bad" --results="$DB" --resume=42 >"$TMP/bad.out" 2>"$TMP/bad.err"
 is "$?" 1 "pgo --resume=42: exit 1"
-is "$(cat "$TMP/bad.err")" "FATAL: no experiment 42 in $DB (see pgolab history)" "pgo --resume=42: refused before building"
+like "$(cat "$TMP/bad.err")" "^FATAL: no experiment 42 in $DB; it has experiments? [0-9]+([-, ]+[0-9]+)* \(see pgolab history\)$" "pgo --resume=42: refused before building"
 timeout 60 "$PGOLAB" pgo sqlite --workdir="$TMP/wd-bad" --results="$DB" --resume=1 >"$TMP/bad.out" 2>"$TMP/bad.err"
 is "$(cat "$TMP/bad.err")" "FATAL: experiment 1 is complete; nothing to resume" "pgo --resume of a complete experiment: refused"
 ok "... without building anything" test ! -e "$TMP/wd-bad"
 
 "$PGOLAB" report --experiment=42 --results="$DB" >"$TMP/bad.out" 2>"$TMP/bad.err"
 is "$?" 1 "unknown experiment: exit 1"
-is "$(cat "$TMP/bad.err")" "FATAL: no experiment 42 in $DB (see pgolab history)" "unknown experiment: one-line message"
+like "$(cat "$TMP/bad.err")" "^FATAL: no experiment 42 in $DB; it has experiments? [0-9]+([-, ]+[0-9]+)* \(see pgolab history\)$" "unknown experiment: one-line message naming the ids there are"
+is "$(wc -l <"$TMP/bad.err")" 1 "unknown experiment: one line"
 for cmd in history report; do
     "$PGOLAB" $cmd --results="$TMP/missing.db" >"$TMP/bad.out" 2>"$TMP/bad.err"
     is "$?" 1 "$cmd of a missing file: exit 1"

@@ -59,7 +59,7 @@ cp "$TMP/libcopy.so" "$TMP/libother.so"
 printf '\0' >>"$TMP/libother.so"
 refused "resume with another library for B" "settings differ .*variant\.B: \{.*libcopy\.so.* -> \{.*libother\.so" \
     --variant "A=sqlite:$SYSLIB" --variant "B=sqlite:$TMP/libother.so" "${common[@]}" --resume=2
-refused "resume of experiment 42" "^FATAL: no experiment 42 in .*r\.db \(see pgolab history\)$" \
+refused "resume of experiment 42" "^FATAL: no experiment 42 in .*r\.db; it has experiments? [0-9]+([-, ]+[0-9]+)* \(see pgolab history\)$" \
     "${vars[@]}" "${common[@]}" --resume=42
 is "$(sq "$DB" "SELECT count(*) FROM runs WHERE experiment_id = 2")" "$before" "refused resumes ran nothing"
 is "$(sq "$DB" "SELECT status FROM experiments WHERE id = 2")" interrupted "... and left the status alone"

@@ -1,5 +1,5 @@
-/* Unit tests for src/build: the PGO flag table per compiler and phase, the SQLite library
- * command, compiler-version parsing, source-tree validation, stamps and build skipping,
+/* Unit tests for src/build: the PGO flag table per compiler and phase,
+ * compiler-version parsing, the SQLite version, stamps and build skipping,
  * log and profile checks, and (when gcc is present) a tiny real gcc PGO round trip. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -151,55 +151,6 @@ static void test_flags_need_absolute_paths(void **state)
     argvec_clear(&a);
 }
 
-/* The three commands are identical except for the PGO flags. */
-static void test_sqlite_lib_argv_same_but_pgo_flags(void **state)
-{
-    (void)state;
-    for (int cc = CC_GCC; cc <= CC_CLANG; cc++) {
-        struct argvec base = ARGVEC_INIT;
-        assert_int_equal(sqlite_lib_argv(&base, cc == CC_GCC ? "gcc" : "clang",
-                                         (enum cc_family)cc, " -O3  -march=native ",
-                                         BUILD_BASELINE, &t_paths, "/a/sqlite3.c"),
-                         0);
-        assert_string_equal(base.v[0], cc == CC_GCC ? "gcc" : "clang");
-        assert_string_equal(base.v[1], "-O3");
-        assert_string_equal(base.v[2], "-march=native");
-        assert_true(t_has(&base, "-fPIC"));
-        assert_true(t_has(&base, "-shared"));
-        assert_true(t_has(&base, "-DSQLITE_THREADSAFE=1"));
-        assert_true(t_has(&base, "-DNDEBUG"));
-        assert_true(t_has(&base, "-Wl,-Bsymbolic"));
-        assert_true(t_has(&base, "/a/sqlite3.c"));
-        assert_true(t_has(&base, "-lpthread"));
-        assert_false(t_has_prefix(&base, "-fprofile"));
-        for (int ph = BUILD_INSTRUMENTED; ph <= BUILD_PGO; ph++) {
-            struct argvec a = ARGVEC_INIT, flags = ARGVEC_INIT, rest = ARGVEC_INIT;
-            assert_int_equal(sqlite_lib_argv(&a, cc == CC_GCC ? "gcc" : "clang",
-                                             (enum cc_family)cc, " -O3  -march=native ",
-                                             (enum build_phase)ph, &t_paths, "/a/sqlite3.c"),
-                             0);
-            assert_int_equal(pgo_phase_flags(&flags, (enum cc_family)cc, (enum build_phase)ph,
-                                             &t_paths),
-                             0);
-            assert_true(flags.n > 0);
-            assert_int_equal(a.n, base.n + flags.n);
-            for (int i = 0; i < a.n; i++)
-                if (!t_has(&flags, a.v[i]))
-                    argvec_push(&rest, a.v[i]);
-            assert_int_equal(rest.n, base.n);
-            for (int i = 0; i < base.n; i++)
-                assert_string_equal(rest.v[i], base.v[i]);
-            argvec_clear(&a);
-            argvec_clear(&flags);
-            argvec_clear(&rest);
-        }
-        /* output name and the last argument are fixed */
-        assert_string_equal(base.v[base.n - 1], "-ldl");
-        assert_true(t_has(&base, SQLITE_LIB_NAME));
-        argvec_clear(&base);
-    }
-}
-
 static void test_phase_and_family_names(void **state)
 {
     (void)state;
@@ -254,90 +205,6 @@ static void test_cc_probe_rejects_non_compiler(void **state)
         cc_info_release(&info);
         free(clang);
     }
-}
-
-/* ---- source trees ------------------------------------------------------------------- */
-
-static void test_source_kind(void **state)
-{
-    (void)state;
-    char *d = t_tmpdir();
-    char *tree = path_join(d, "tree"), *am = path_join(d, "am"), *half = path_join(d, "half");
-    t_write(tree, "src/sqliteInt.h", "/* */\n");
-    t_write(tree, "tool/mksqlite3c.tcl", "#\n");
-    t_write(am, "sqlite3.c", "/* */\n");
-    t_write(am, "sqlite3.h", "#define SQLITE_VERSION        \"3.45.1\"\n");
-    t_write(half, "sqlite3.c", "/* */\n");
-    t_write(half, "src/sqliteInt.h", "/* */\n");
-
-    assert_int_equal(sqlite_source_kind(tree), SQLITE_SRC_TREE);
-    assert_int_equal(sqlite_source_kind(am), SQLITE_SRC_AMALGAMATION);
-    assert_int_equal(sqlite_source_kind(half), SQLITE_SRC_NONE);
-    assert_int_equal(sqlite_source_kind(d), SQLITE_SRC_NONE);
-    assert_int_equal(sqlite_source_kind("/nonexistent/x"), SQLITE_SRC_NONE);
-
-    char *dir = NULL;
-    enum sqlite_source_kind kind;
-    char *work = path_join(d, "work");
-    assert_int_equal(T_QUIET(sqlite_source_resolve(half, work, &dir, &kind)), -1);
-    assert_null(dir);
-    assert_int_equal(T_QUIET(sqlite_source_resolve("/nonexistent/x", work, &dir, &kind)), -1);
-    assert_int_equal(sqlite_source_resolve(am, work, &dir, &kind), 0);
-    assert_string_equal(dir, am);
-    assert_int_equal(kind, SQLITE_SRC_AMALGAMATION);
-    free(dir);
-
-    /* an amalgamation dir is used as it is, and its version read from sqlite3.h */
-    struct sqlite_amalgamation a;
-    assert_int_equal(sqlite_amalgamation_build(am, SQLITE_SRC_AMALGAMATION, work, false, &a), 0);
-    assert_true(a.cached);
-    assert_string_equal(a.dir, am);
-    assert_string_equal(a.version, "3.45.1");
-    sqlite_amalgamation_release(&a);
-
-    assert_int_equal(remove_tree(d), 0);
-    assert_false(is_dir(d));
-    free(tree);
-    free(am);
-    free(half);
-    free(work);
-    free(d);
-}
-
-static void test_source_tarball(void **state)
-{
-    (void)state;
-    char *d = t_tmpdir();
-    char *pkg = path_join(d, "sqlite-autoconf-1");
-    char *tarball = path_join(d, "sqlite.tar");
-    char *work = path_join(d, "work");
-    t_write(pkg, "sqlite3.c", "/* */\n");
-    t_write(pkg, "sqlite3.h", "/* */\n");
-    const char *argv[] = { "tar", "-cf", tarball, "-C", d, "sqlite-autoconf-1", NULL };
-    struct subprocess sp = { .argv = argv };
-    assert_int_equal(subprocess_run(&sp), 0);
-
-    char *dir = NULL;
-    enum sqlite_source_kind kind;
-    assert_int_equal(sqlite_source_resolve(tarball, work, &dir, &kind), 0);
-    assert_int_equal(kind, SQLITE_SRC_AMALGAMATION);
-    assert_non_null(strstr(dir, "/src/tarball-"));
-    assert_non_null(strstr(dir, "/sqlite-autoconf-1"));
-    free(dir);
-
-    /* a tarball without SQLite in it */
-    char *junk = path_join(d, "junk.tar");
-    const char *argv2[] = { "tar", "-cf", junk, "-C", d, "sqlite.tar", NULL };
-    struct subprocess sp2 = { .argv = argv2 };
-    assert_int_equal(subprocess_run(&sp2), 0);
-    assert_int_equal(T_QUIET(sqlite_source_resolve(junk, work, &dir, &kind)), -1);
-
-    remove_tree(d);
-    free(pkg);
-    free(tarball);
-    free(work);
-    free(junk);
-    free(d);
 }
 
 static void test_version_from_header(void **state)
@@ -638,12 +505,9 @@ int main(void)
         cmocka_unit_test(test_gcc_flags),
         cmocka_unit_test(test_clang_flags),
         cmocka_unit_test(test_flags_need_absolute_paths),
-        cmocka_unit_test(test_sqlite_lib_argv_same_but_pgo_flags),
         cmocka_unit_test(test_phase_and_family_names),
         cmocka_unit_test(test_cc_macro_parsing),
         cmocka_unit_test(test_cc_probe_rejects_non_compiler),
-        cmocka_unit_test(test_source_kind),
-        cmocka_unit_test(test_source_tarball),
         cmocka_unit_test(test_version_from_header),
         cmocka_unit_test(test_stamps),
         cmocka_unit_test(test_path_key),

@@ -188,23 +188,42 @@ static void test_submicro(void **state)
     free(v);
 }
 
-/* Values above 100 s land in the last bucket, but max stays exact. */
+/* Values above 100 s land in the overflow bucket (the last), max stays exact, and a
+ * percentile that falls there is the top, flagged as overflow, never a bucket value. */
 static void test_overflow(void **state)
 {
     (void)state;
     struct histogram h;
+    bool over = false;
     histogram_init(&h);
     histogram_add(&h, 500000000000ULL);
     histogram_add(&h, 700000000000ULL);
     histogram_add(&h, 5);
     assert_int_equal(h.counts[h.nbuckets - 1], 2);
+    assert_true(histogram_bucket_overflow(h.nbuckets - 1));
+    assert_false(histogram_bucket_overflow(h.nbuckets - 2));
     assert_int_equal(h.counts[0], 1);
     assert_int_equal(h.max_ns, 700000000000ULL);
     assert_int_equal(h.min_ns, 5);
-    assert_true(histogram_percentile(&h, 100) == 7e11);
-    assert_true(histogram_percentile(&h, 50) <= 7e11);
-    assert_true(histogram_percentile(&h, 50) >= 1e11 * 0.99);
-    assert_true(histogram_percentile(&h, 1) == 5);
+    assert_true(histogram_percentile_ex(&h, 100, &over) == (double)HISTOGRAM_TOP_NS);
+    assert_true(over);
+    assert_true(histogram_percentile_ex(&h, 50, &over) == (double)HISTOGRAM_TOP_NS);
+    assert_true(over);
+    assert_true(histogram_percentile_ex(&h, 1, &over) == 5);
+    assert_false(over);
+    histogram_release(&h);
+
+    /* exactly the top is still in range; one ns more is overflow */
+    histogram_init(&h);
+    for (int i = 0; i < 10; i++)
+        histogram_add(&h, HISTOGRAM_TOP_NS);
+    histogram_add(&h, 1000000);
+    assert_int_equal(h.counts[h.nbuckets - 1], 0);
+    double v = histogram_percentile_ex(&h, 95, &over);
+    assert_false(over);
+    assert_true(v <= (double)HISTOGRAM_TOP_NS && v > 0.99 * (double)HISTOGRAM_TOP_NS);
+    histogram_add(&h, HISTOGRAM_TOP_NS + 1);
+    assert_int_equal(h.counts[h.nbuckets - 1], 1);
     histogram_release(&h);
 }
 
@@ -220,12 +239,14 @@ static void test_geometry(void **state)
     assert_int_equal(histogram_bucket_index(0), 0);
     assert_int_equal(histogram_bucket_index(999), 0);
     assert_int_equal(histogram_bucket_index(1000), 0);
-    assert_int_equal(histogram_bucket_index(100000000000ULL), n - 1);
+    assert_int_equal(histogram_bucket_index(100000000000ULL), n - 2);
+    assert_int_equal(histogram_bucket_index(100000000001ULL), n - 1);  /* overflow */
     assert_int_equal(histogram_bucket_index(UINT64_MAX), n - 1);
     assert_true(histogram_bucket_value(0) >= 1000 && histogram_bucket_value(0) < 1010);
-    assert_true(histogram_bucket_value(n - 1) > 1e11 * 0.99 && histogram_bucket_value(n - 1) < 1e11 * 1.01);
+    assert_true(histogram_bucket_value(n - 2) > 1e11 * 0.99 && histogram_bucket_value(n - 2) < 1e11 * 1.01);
+    assert_true(histogram_bucket_value(n - 1) == 1e11);  /* the overflow bucket shows the top */
     double prev = 0;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n - 1; i++) {
         double m = histogram_bucket_value(i);
         assert_true(m > prev);
         prev = m;

@@ -1,7 +1,8 @@
 /* Unit tests for src/pgo/source.c: the content hash of a source tree (the same files at
  * another path hash the same; an edited, added or renamed file or a changed symlink does
- * not), the --source checks against a recipe's "expect" files, tarballs, and the Debian
- * version of an `apt-get source` tree. */
+ * not), the --source checks against a recipe's "expect" files (and a library recipe's
+ * "prepared" ones), tarballs, the Debian version of an `apt-get source` tree, and the prepare
+ * stage of library recipes. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -108,6 +109,16 @@ static int quiet_resolve(const struct recipe *r, const char *opt, const char *sr
     return rc;
 }
 
+/* TMPDIR/NAME.tar holding TMPDIR/NAME. Caller frees. */
+static char *tar_of(const char *name)
+{
+    char *tar = xasprintf("%s/%s.tar", tmpdir, name);
+    const char *argv[] = { "tar", "-cf", tar, "-C", tmpdir, name, NULL };
+    struct subprocess sp = { .argv = argv };
+    assert_int_equal(subprocess_run(&sp), 0);
+    return tar;
+}
+
 static void test_resolve(void **state)
 {
     (void)state;
@@ -124,10 +135,7 @@ static void test_resolve(void **state)
     /* no Debian package and no --source: refused */
     assert_int_equal(quiet_resolve(&r, NULL, tmpdir, &dir), -1);
     /* a tarball: unpacked once, the tree found one level below */
-    char *tar = path_join(tmpdir, "c.tar");
-    const char *argv[] = { "tar", "-cf", tar, "-C", tmpdir, "c", NULL };
-    struct subprocess sp = { .argv = argv };
-    assert_int_equal(subprocess_run(&sp), 0);
+    char *tar = tar_of("c");
     char *srcdir = path_join(tmpdir, "srcdir");
     assert_int_equal(pgo_source_resolve(&r, tar, srcdir, &dir), 0);
     assert_non_null(strstr(dir, "/srcdir/tarball-"));
@@ -154,12 +162,174 @@ static void test_debian_version(void **state)
     free(d), free(tree), free(other);
 }
 
+/* A library recipe whose prepare steps copy the tree's one.c and one.h into the prepare
+ * directory (as SQLite's make sqlite3.c makes the amalgamation). */
+static void lib_recipe(struct recipe *r)
+{
+    static char *expect[] = { "src/x.h", "configure", NULL };
+    static char *prepared[] = { "one.c", "one.h", NULL };
+    static char *cp_c[] = { "cp", "{source}/src/one.c", "{build}/one.c", NULL };
+    static char *cp_h[] = { "cp", "{source}/src/one.h", "one.h", NULL };
+    static struct recipe_step steps[] = { { "copy-c", cp_c, NULL, NULL },
+                                          { "copy-h", cp_h, NULL, NULL } };
+    memset(r, 0, sizeof(*r));
+    r->name = "lite";
+    r->title = "Lite";
+    r->product = RECIPE_LIBRARY;
+    r->expect = expect;
+    r->prepared = prepared;
+    r->prepare_name = "amalgamation";
+    r->prepare = steps;
+    r->nprepare = 2;
+}
+
+/* Source kinds of a library recipe: a full tree, or a prepared one (which skips the prepare
+ * steps); a tree wins over prepared files; neither is refused naming both. */
+static void test_prepared_source(void **state)
+{
+    (void)state;
+    struct recipe r;
+    lib_recipe(&r);
+    char *tree = path_join(tmpdir, "ltree"), *am = path_join(tmpdir, "lam");
+    char *both = path_join(tmpdir, "lboth"), *half = path_join(tmpdir, "lhalf");
+    put(tree, "src/x.h", "");
+    put(tree, "configure", "");
+    put(am, "one.c", "");
+    put(am, "one.h", "");
+    put(both, "src/x.h", "");
+    put(both, "configure", "");
+    put(both, "one.c", "");
+    put(both, "one.h", "");
+    put(half, "one.c", "");
+    char *dir = NULL;
+    assert_int_equal(pgo_source_resolve(&r, am, NULL, &dir), 0);
+    assert_string_equal(dir, am);
+    free(dir);
+    assert_true(pgo_source_is_prepared(&r, am));
+    assert_false(pgo_source_is_prepared(&r, tree));
+    assert_false(pgo_source_is_prepared(&r, both)); /* a full tree is prepared by the steps */
+    assert_int_equal(quiet_resolve(&r, half, NULL, &dir), -1);
+    assert_null(dir);
+    /* the message names the tree's files and the prepared ones */
+    char *errpath = path_join(tmpdir, "err.txt");
+    fflush(stderr);
+    int saved = dup(STDERR_FILENO), fd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(fd, STDERR_FILENO);
+    close(fd);
+    pgo_source_resolve(&r, half, NULL, &dir);
+    fflush(stderr);
+    dup2(saved, STDERR_FILENO);
+    close(saved);
+    struct strbuf err = STRBUF_INIT;
+    strbuf_init(&err, 0);
+    assert_int_equal(strbuf_read_file(&err, errpath), 0);
+    assert_non_null(strstr(err.buf, "lhalf: not a Lite source tree (no src/x.h; expected "
+                                    "src/x.h, configure; or, prepared as the amalgamation: "
+                                    "one.c, one.h)"));
+    strbuf_release(&err);
+    /* a tarball of a prepared tree */
+    char *tar = tar_of("lam");
+    char *srcdir = path_join(tmpdir, "lsrc");
+    assert_int_equal(pgo_source_resolve(&r, tar, srcdir, &dir), 0);
+    assert_non_null(strstr(dir, "/lsrc/tarball-"));
+    assert_true(pgo_source_is_prepared(&r, dir));
+    free(dir);
+    free(tree), free(am), free(both), free(half), free(errpath), free(tar), free(srcdir);
+}
+
+/* pgo_prepare: a prepared source is used as it is; a tree runs the steps once into
+ * WORKDIR/amalg-KEY, is reused while its content and the steps stay the same, and prepared
+ * again when a file changes; steps that leave a prepared file out fail. */
+static void test_prepare(void **state)
+{
+    (void)state;
+    struct recipe r;
+    lib_recipe(&r);
+    char *tree = path_join(tmpdir, "ptree"), *am = path_join(tmpdir, "pam");
+    char *work = path_join(tmpdir, "pwork");
+    put(tree, "src/x.h", "");
+    put(tree, "configure", "");
+    put(tree, "src/one.c", "int one(void) { return 1; }\n");
+    put(tree, "src/one.h", "int one(void);\n");
+    put(am, "one.c", "");
+    put(am, "one.h", "");
+    struct recipe_vars v = { .cc = "gcc" };
+    struct pgo_prepared p;
+
+    assert_int_equal(pgo_prepare(&r, am, work, &v, false, &p), 0);
+    assert_false(p.ran);
+    assert_string_equal(p.dir, am);
+    char *want = path_join(am, "one.c");
+    assert_string_equal(p.main, want);
+    free(want);
+    pgo_prepared_release(&p);
+
+    assert_int_equal(pgo_prepare(&r, tree, work, &v, false, &p), 0);
+    assert_true(p.ran);
+    assert_false(p.cached);
+    assert_non_null(strstr(p.dir, "/pwork/amalg-"));
+    char *made = path_join(p.dir, "one.c");
+    struct strbuf sb = STRBUF_INIT;
+    strbuf_init(&sb, 0);
+    assert_int_equal(strbuf_read_file(&sb, made), 0);
+    assert_string_equal(sb.buf, "int one(void) { return 1; }\n");
+    strbuf_release(&sb);
+    char *log = path_join(p.dir, "build.log");
+    strbuf_init(&sb, 0);
+    assert_int_equal(strbuf_read_file(&sb, log), 0);
+    assert_non_null(strstr(sb.buf, "$ cd "));
+    strbuf_release(&sb);
+    pgo_prepared_release(&p);
+
+    assert_int_equal(pgo_prepare(&r, tree, work, &v, false, &p), 0);
+    assert_true(p.ran);
+    assert_true(p.cached); /* same content, same steps */
+    pgo_prepared_release(&p);
+    assert_int_equal(pgo_prepare(&r, tree, work, &v, true, &p), 0);
+    assert_false(p.cached); /* forced */
+    pgo_prepared_release(&p);
+
+    put(tree, "src/one.c", "int one(void) { return 2; }\n");
+    assert_int_equal(pgo_prepare(&r, tree, work, &v, false, &p), 0);
+    assert_false(p.cached); /* an edited tree is prepared again */
+    strbuf_init(&sb, 0);
+    assert_int_equal(strbuf_read_file(&sb, made), 0);
+    assert_string_equal(sb.buf, "int one(void) { return 2; }\n");
+    strbuf_release(&sb);
+    pgo_prepared_release(&p);
+
+    /* edited steps are a different preparation */
+    char *cp_h2[] = { "cp", "{source}/src/one.h", "./one.h", NULL };
+    char **old = r.prepare[1].argv;
+    r.prepare[1].argv = cp_h2;
+    assert_int_equal(pgo_prepare(&r, tree, work, &v, false, &p), 0);
+    assert_false(p.cached);
+    pgo_prepared_release(&p);
+
+    /* steps that do not make every prepared file */
+    char *cp_nothing[] = { "true", NULL };
+    r.prepare[1].argv = cp_nothing;
+    fflush(stderr);
+    int saved = dup(STDERR_FILENO), fd = open("/dev/null", O_WRONLY);
+    dup2(fd, STDERR_FILENO);
+    close(fd);
+    int rc = pgo_prepare(&r, tree, work, &v, false, &p);
+    fflush(stderr);
+    dup2(saved, STDERR_FILENO);
+    close(saved);
+    assert_int_equal(rc, -1);
+    r.prepare[1].argv = old;
+    free(tree), free(am), free(work), free(made), free(log);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hash_by_content),
         cmocka_unit_test(test_resolve),
         cmocka_unit_test(test_debian_version),
+        cmocka_unit_test(test_prepared_source),
+        cmocka_unit_test(test_prepare),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

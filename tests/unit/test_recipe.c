@@ -1,6 +1,7 @@
 /* Unit tests for src/pgo/recipe.c: loading the shipped recipes, every kind of bad recipe
  * (each a one-line error naming the file and line), placeholder expansion including
- * {phase_options} splicing, and the recipe search path ($PGOLAB_RECIPES). */
+ * {phase_options} splicing and compiler command lines, library recipes (title, prepared,
+ * prepare, library), tool checks, and the recipe search path ($PGOLAB_RECIPES). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -152,6 +153,43 @@ static void test_bad(void **state)
     free(t);
 }
 
+/* server.suite_server: "started" (default) or "own"; an "own" suite cannot name the started
+ * server's placeholders (there is none). */
+static void test_suite_server(void **state)
+{
+    (void)state;
+    const char *srv = "\"binary\": \"bin/postgres\" },";
+    const char *steps = "  \"steps\": [";
+    struct recipe r;
+    char *err = NULL;
+    assert_int_equal(load_text(good, &r, &err), 0);
+    assert_false(r.suite_own_server);
+    recipe_release(&r);
+    free(err);
+
+    char *t1 = edit(srv, "\"binary\": \"bin/postgres\", \"suite_server\": \"own\" },");
+    const char *at = strstr(t1, steps);
+    char *t = xasprintf("%.*s  \"suite\": [ { \"name\": \"mtr\", \"run\": [\"perl\", "
+                        "\"{build}/mtr\", \"--parallel={jobs}\"] } ],\n%s", (int)(at - t1), t1, at);
+    err = NULL;
+    assert_int_equal(load_text(t, &r, &err), 0);
+    assert_true(r.suite_own_server);
+    assert_int_equal(r.nsuite, 1);
+    recipe_release(&r);
+    free(err);
+    free(t);
+
+    t = xasprintf("%.*s  \"suite\": [ { \"name\": \"mtr\", \"run\": [\"perl\", "
+                  "\"--socket={socket}\"] } ],\n%s", (int)(at - t1), t1, at);
+    expect_error(t, "r.json:5: suite step 'mtr' uses {socket}, but server.suite_server is \"own\"");
+    free(t);
+    free(t1);
+
+    t = edit(srv, "\"binary\": \"bin/postgres\", \"suite_server\": \"mine\" },");
+    expect_error(t, "r.json:5: server.suite_server 'mine': expected \"started\"");
+    free(t);
+}
+
 static void test_options_need_phase_options(void **state)
 {
     (void)state;
@@ -224,6 +262,194 @@ static void test_expand(void **state)
     free(err);
 }
 
+/* A library recipe: title, source.prepared, prepare (name, steps, requires with unless),
+ * library; and the keys that are for one product only. */
+static const char *const lib =
+    "{\n"
+    "  \"pgolab_recipe\": 1,\n"
+    "  \"name\": \"lite\",\n"
+    "  \"title\": \"Lite\",\n"
+    "  \"source\": { \"expect\": [\"src/x.h\"], \"prepared\": [\"one.c\", \"one.h\"] },\n"
+    "  \"library\": \"liblite.so\",\n"
+    "  \"prepare\": { \"name\": \"amalgamation\",\n"
+    "    \"requires\": [{ \"program\": \"tclsh\", \"package\": \"tcl\", \"unless\": \"jim.c\" }],\n"
+    "    \"steps\": [{ \"run\": [\"sh\", \"{source}/configure\"] }, { \"run\": [\"make\", \"one.c\"] }] },\n"
+    "  \"steps\": [\n"
+    "    { \"name\": \"compile\", \"run\": [\"{cc}\", \"{cflags}\", \"-shared\", \"{pgo_flags}\", \"-o\", \"liblite.so\", \"{prepared}/one.c\"] }\n"
+    "  ]\n"
+    "}\n";
+
+static char *lib_edit(const char *from, const char *to)
+{
+    const char *at = strstr(lib, from);
+    assert_non_null(at);
+    return xasprintf("%.*s%s%s", (int)(at - lib), lib, to, at + strlen(from));
+}
+
+static void test_library(void **state)
+{
+    (void)state;
+    struct recipe r;
+    char *err = NULL;
+    assert_int_equal(load_text(lib, &r, &err), 0);
+    assert_string_equal(err, "");
+    assert_int_equal(r.product, RECIPE_LIBRARY);
+    assert_string_equal(r.library, "liblite.so");
+    assert_string_equal(r.title, "Lite");
+    assert_true(r.strict_profile); /* a library is one object: missing profile data is fatal */
+    assert_string_equal(r.prepared[0], "one.c");
+    assert_string_equal(r.prepared[1], "one.h");
+    assert_null(r.prepared[2]);
+    assert_string_equal(r.prepare_name, "amalgamation");
+    assert_int_equal(r.nprepare, 2);
+    assert_string_equal(r.prepare[1].name, "make");
+    assert_int_equal(r.nprepare_tools, 1);
+    assert_string_equal(r.prepare_tools[0].unless, "jim.c");
+    assert_int_equal(r.ntools, 0);
+    recipe_release(&r);
+    free(err);
+    /* no title: the name */
+    assert_int_equal(load_text(good, &r, &err), 0);
+    assert_string_equal(r.title, "toy");
+    recipe_release(&r);
+    free(err);
+
+    char *t = lib_edit("\"prepared\": [\"one.c\", \"one.h\"]", "\"prepared\": []");
+    expect_error(t, "'prepared' must name at least one file");
+    free(t);
+    t = lib_edit(", \"prepared\": [\"one.c\", \"one.h\"]", "");
+    expect_error(t, "'prepare' needs source.prepared");
+    free(t);
+    t = lib_edit("\"name\": \"amalgamation\",", "\"nmae\": \"x\",");
+    expect_error(t, "r.json:7: unknown key 'nmae' in prepare (known: name, steps, requires)");
+    free(t);
+    t = lib_edit("\"steps\": [{ \"run\": [\"sh\"", "\"stpes\": [{ \"run\": [\"sh\"");
+    expect_error(t, "unknown key 'stpes' in prepare");
+    free(t);
+    t = lib_edit("{prepared}/one.c", "{prepard}/one.c");
+    expect_error(t, "unknown placeholder {prepard}");
+    free(t);
+    /* "unless" is for prepare.requires only (the top-level ones are checked before the
+     * source exists) */
+    t = lib_edit("\"library\"", "\"requires\": [{ \"program\": \"x\", \"package\": \"x\", \"unless\": \"y\" }],\n  \"library\"");
+    expect_error(t, "unknown key 'unless' in requires[]");
+    free(t);
+    /* library-only keys in a server recipe, server-only keys in a library recipe */
+    t = edit("\"expect\": [\"main.c\"]", "\"expect\": [\"main.c\"], \"prepared\": [\"a.c\"]");
+    expect_error(t, "source.prepared is for library recipes");
+    free(t);
+    t = edit("\"steps\"", "\"prepare\": { \"steps\": [{ \"run\": [\"true\"] }] },\n  \"steps\"");
+    expect_error(t, "'prepare' is for library recipes");
+    free(t);
+    t = lib_edit("\"steps\": [\n", "\"suite\": [{ \"run\": [\"true\"] }],\n  \"steps\": [\n");
+    expect_error(t, "'suite' is for server recipes");
+    free(t);
+}
+
+/* recipe_check_tools: a missing program names its package; "unless" skips it when the
+ * source has that file. */
+static void test_check_tools(void **state)
+{
+    (void)state;
+    struct recipe r;
+    char *err = NULL;
+    assert_int_equal(load_text(lib, &r, &err), 0);
+    free(err);
+    free(r.prepare_tools[0].program);
+    r.prepare_tools[0].program = xstrdup("pgolab-no-such-program");
+    char *src = xasprintf("%s/src", tmpdir);
+    assert_int_equal(mkdir_p(src), 0);
+    int saved = dup(STDERR_FILENO);
+    int fd = open("/dev/null", O_WRONLY);
+    dup2(fd, STDERR_FILENO);
+    close(fd);
+    int rc = recipe_check_tools(&r, r.prepare_tools, r.nprepare_tools, "amalgamation", src);
+    dup2(saved, STDERR_FILENO);
+    close(saved);
+    assert_int_equal(rc, -1);
+    char *jim = xasprintf("%s/jim.c", src);
+    FILE *f = fopen(jim, "w");
+    assert_non_null(f);
+    fclose(f);
+    assert_int_equal(recipe_check_tools(&r, r.prepare_tools, r.nprepare_tools, "amalgamation", src), 0);
+    recipe_release(&r);
+    free(src);
+    free(jim);
+}
+
+/* Whole-argument {cflags} / {pgo_flags} become words of their own (a compiler command line);
+ * pgo_flags_list keeps each flag whole (a profile path with a space). */
+static void test_expand_words(void **state)
+{
+    (void)state;
+    struct recipe r;
+    char *err = NULL;
+    assert_int_equal(load_text(lib, &r, &err), 0);
+    struct recipe_vars v = { .cc = "gcc", .cflags = " -O2  -march=native ", .pgo_flags = "-fa -fb",
+                             .prepared = "/am" };
+    struct argvec argv = ARGVEC_INIT, env = ARGVEC_INIT;
+    char *cwd = NULL;
+    recipe_expand_step(&r.steps[0], &v, &argv, &env, &cwd);
+    static const char *const want[] = { "gcc", "-O2", "-march=native", "-shared", "-fa", "-fb",
+                                        "-o", "liblite.so", "/am/one.c" };
+    assert_int_equal(argv.n, (int)ARRAY_SIZE(want));
+    for (size_t i = 0; i < ARRAY_SIZE(want); i++)
+        assert_string_equal(argv.v[i], want[i]);
+    argvec_clear(&argv);
+    free(cwd);
+    const char *list[] = { "-fprofile-use=/a b/profile", NULL };
+    v.pgo_flags_list = list;
+    v.cflags = "";
+    recipe_expand_step(&r.steps[0], &v, &argv, &env, &cwd);
+    assert_int_equal(argv.n, 6); /* no cflags at all, the one flag whole */
+    assert_string_equal(argv.v[2], "-fprofile-use=/a b/profile");
+    argvec_clear(&argv);
+    free(cwd);
+    recipe_release(&r);
+    free(err);
+}
+
+/* The shipped sqlite recipe: a library whose three commands are identical except for the PGO
+ * flags, which come right before -o (the command pgolab pgo sqlite always ran). */
+static void test_shipped_sqlite(void **state)
+{
+    (void)state;
+    struct recipe r;
+    assert_int_equal(recipe_load("recipes/sqlite.json", &r), 0);
+    assert_int_equal(r.product, RECIPE_LIBRARY);
+    assert_string_equal(r.library, "libsqlite3.so");
+    assert_string_equal(r.debian_package, "sqlite3");
+    assert_string_equal(r.title, "SQLite");
+    assert_string_equal(r.prepared[0], "sqlite3.c");
+    assert_string_equal(r.prepare_name, "amalgamation");
+    assert_int_equal(r.nsteps, 1);
+    const char *gen[] = { "-fprofile-generate=/w/profile", NULL };
+    const char *none[] = { NULL };
+    struct recipe_vars v = { .cc = "gcc", .cflags = "-O3 -g", .prepared = "/w/amalg-1",
+                             .pgo_flags_list = none };
+    struct argvec base = ARGVEC_INIT, inst = ARGVEC_INIT, env = ARGVEC_INIT;
+    char *cwd = NULL;
+    recipe_expand_step(&r.steps[0], &v, &base, &env, &cwd);
+    free(cwd);
+    v.pgo_flags_list = gen;
+    recipe_expand_step(&r.steps[0], &v, &inst, &env, &cwd);
+    free(cwd);
+    static const char *const want[] = {
+        "gcc", "-O3", "-g", "-fPIC", "-shared", "-DSQLITE_THREADSAFE=1", "-DNDEBUG",
+        "-Wl,-Bsymbolic", "-o", "libsqlite3.so", "/w/amalg-1/sqlite3.c", "-lpthread", "-lm", "-ldl",
+    };
+    assert_int_equal(base.n, (int)ARRAY_SIZE(want));
+    for (size_t i = 0; i < ARRAY_SIZE(want); i++)
+        assert_string_equal(base.v[i], want[i]);
+    assert_int_equal(inst.n, base.n + 1);
+    assert_string_equal(inst.v[8], "-fprofile-generate=/w/profile");
+    assert_string_equal(inst.v[9], "-o");
+    argvec_clear(&base);
+    argvec_clear(&inst);
+    assert_int_equal(env.n, 0);
+    recipe_release(&r);
+}
+
 static void test_shipped(void **state)
 {
     (void)state;
@@ -239,6 +465,9 @@ static void test_shipped(void **state)
         assert_string_equal(r.name, names[i]);
         assert_int_equal(r.product, RECIPE_SERVER);
         assert_true(r.nsteps >= 2);
+        /* MariaDB's mysql-test-run starts the build's servers itself (an --extern server lacks
+         * its test and mtr databases and its server options) */
+        assert_int_equal(r.suite_own_server, !strcmp(names[i], "mariadb"));
         recipe_release(&r);
         free(path);
     }
@@ -283,8 +512,13 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_good),
         cmocka_unit_test(test_bad),
+        cmocka_unit_test(test_suite_server),
         cmocka_unit_test(test_options_need_phase_options),
         cmocka_unit_test(test_expand),
+        cmocka_unit_test(test_library),
+        cmocka_unit_test(test_check_tools),
+        cmocka_unit_test(test_expand_words),
+        cmocka_unit_test(test_shipped_sqlite),
         cmocka_unit_test(test_shipped),
         cmocka_unit_test(test_find),
     };

@@ -304,6 +304,72 @@ static void test_text_interval(void **state)
     free(out);
 }
 
+/* Latencies beyond the histogram's top (100 s): the percentile line says ">100000.00" in the
+ * value's column, the histogram's last line is labelled ">100000.000", the interval line shows
+ * ">100000.00", and JSON flags them ("overflow" lists, bucket "overflow": true). */
+static void test_overflow_shown(void **state)
+{
+    (void)state;
+    struct run_stats st;
+    struct bench_info bi;
+    synth(&st, &bi);
+    histogram_release(&st.hist);
+    histogram_init(&st.hist);
+    for (int i = 0; i < 90; i++)
+        histogram_add(&st.hist, 5000000);          /* 5 ms */
+    for (int i = 0; i < 10; i++)
+        histogram_add(&st.hist, 150000000000ULL);  /* 150 s: beyond the top */
+    st.events = 100;
+    struct final_args a = { &bi, &st, true };
+    char *out = capture(call_final, &a);
+    char *l = find_line(out, "         95th percentile:");
+    assert_string_equal(l, "         95th percentile:                  >100000.00");
+    free(l);
+    assert_true(fabs(check_latency_line(out, "         max:") - 150000.00) < 1e-6); /* exact */
+    assert_non_null(strstr(out, " >100000.000 |"));
+    assert_null(strstr(out, "\n  100000.000 |")); /* never as a plain bucket value */
+    free(out);
+
+    json_t *j = report_json(&bi, &st, NULL, 0);
+    json_t *lat = json_object_get(j, "latency_ms");
+    json_t *over = json_object_get(lat, "overflow");
+    assert_true(json_is_array(over));
+    assert_int_equal(json_array_size(over), 4); /* p95, p99, p99_9, percentile_value (95); not p50/p90 */
+    assert_string_equal(json_string_value(json_array_get(over, 0)), "p95");
+    assert_true(json_real_value(json_object_get(lat, "p95")) == 100000.0);
+    assert_true(fabs(json_real_value(json_object_get(lat, "p50")) - 5.0) < 0.05);
+    json_t *hist = json_object_get(j, "histogram");
+    json_t *last = json_array_get(hist, json_array_size(hist) - 1);
+    assert_true(json_is_true(json_object_get(last, "overflow")));
+    assert_int_equal(json_integer_value(json_object_get(last, "count")), 10);
+    json_t *first = json_array_get(hist, 0);
+    assert_null(json_object_get(first, "overflow"));
+    json_decref(j);
+    synth_release(&st);
+
+    struct interval_stats iv = { .time_s = 7.0, .threads = 1, .lat_ms = 100000.0,
+                                 .lat_overflow = true };
+    out = capture(call_interval, &iv);
+    assert_string_equal(out, "[ 7s ] thds: 1 tps: 0.00 qps: 0.00 (r/w/o: 0.00/0.00/0.00) "
+                             "lat (ms,95%): >100000.00 err/s: 0.00 reconn/s: 0.00\n");
+    free(out);
+}
+
+/* --rate: sysbench's second line per interval, "[ Ns ] queue length: Q, concurrency: C". */
+static void test_text_interval_rate(void **state)
+{
+    (void)state;
+    struct interval_stats iv = { .time_s = 2.0, .threads = 4, .tps = 10, .qps = 200,
+                                 .reads_per_s = 140, .writes_per_s = 40, .other_per_s = 20,
+                                 .lat_ms = 1.5, .rate_mode = true, .queue_length = 17,
+                                 .concurrency = 3 };
+    char *out = capture(call_interval, &iv);
+    assert_string_equal(out, "[ 2s ] thds: 4 tps: 10.00 qps: 200.00 (r/w/o: 140.00/40.00/20.00) "
+                             "lat (ms,95%): 1.50 err/s: 0.00 reconn/s: 0.00\n"
+                             "[ 2s ] queue length: 17, concurrency: 3\n");
+    free(out);
+}
+
 static void test_json(void **state)
 {
     (void)state;
@@ -422,6 +488,8 @@ int main(void)
         cmocka_unit_test(test_text_final_histogram),
         cmocka_unit_test(test_text_final_percentile_off_and_empty),
         cmocka_unit_test(test_text_interval),
+        cmocka_unit_test(test_overflow_shown),
+        cmocka_unit_test(test_text_interval_rate),
         cmocka_unit_test(test_json),
         cmocka_unit_test(test_mean_stddev),
     };

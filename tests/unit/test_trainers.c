@@ -1,7 +1,8 @@
 /* Unit tests of the trainer matrix of a PGO experiment (src/report/trainers.c): one row per
  * trainer and a column per workload plus overall, the estimates (per workload the ratio of
  * medians, overall their geometric mean), the exam marks, the best trainer, one round, and no
- * matrix for one trainer; synthetic runs with known medians. */
+ * matrix for one trainer; synthetic runs with known medians; the trainers of a stored pgo
+ * experiment (report_trainers_of). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -118,11 +119,56 @@ static void test_trainer_includes(void **state)
     assert_false(trainer_includes("suite", "oltp_read_only"));
 }
 
+/* The trainers of a stored pgo experiment, from its settings and variant names: pgo-TRAINER
+ * when there are plain pgo builds (pgo+lto-TRAINER then has none), pgo+lto-TRAINER when there
+ * are only those, nothing with fewer than two trainers. */
+static const char **trainers_of(const char *settings, const char *const *names, int n)
+{
+    static struct variant v[4];
+    static struct experiment_loaded l;
+    memset(&l, 0, sizeof(l));
+    for (int i = 0; i < n; i++)
+        v[i].name = names[i];
+    l.cfg.variants = v;
+    l.cfg.nvariants = n;
+    l.exp.settings_json = settings;
+    return report_trainers_of(&l);
+}
+
+static void test_trainers_of(void **state)
+{
+    (void)state;
+    const char *two = "{\"pgo\": {\"train\": [\"oltp_read_only\", \"a+b\"]}}";
+    const char *const plain[] = { "baseline", "lto", "pgo-oltp_read_only", "pgo+lto-a+b" };
+    const char **of = trainers_of(two, plain, 4);
+    assert_null(of[0]);
+    assert_null(of[1]);
+    assert_string_equal(of[2], "oltp_read_only");
+    assert_null(of[3]); /* pgo+lto builds are not rows when plain pgo builds are */
+    free(of);
+    const char *const lto[] = { "baseline", "pgo+lto-oltp_read_only", "pgo+lto-a+b" };
+    of = trainers_of(two, lto, 3);
+    assert_null(of[0]);
+    assert_string_equal(of[1], "oltp_read_only");
+    assert_string_equal(of[2], "a+b");
+    free(of);
+    const char *one = "{\"pgo\": {\"train\": [\"oltp_read_only\"]}}";
+    const char *const single[] = { "baseline", "pgo" };
+    of = trainers_of(one, single, 2);
+    assert_null(of[1]);
+    free(of);
+    of = trainers_of("{}", lto, 3); /* a compare: no pgo settings */
+    assert_null(of[1]);
+    assert_null(of[2]);
+    free(of);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_trainer_matrix),
         cmocka_unit_test(test_trainer_includes),
+        cmocka_unit_test(test_trainers_of),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,67 @@
+/* placement: which CPUs the measured processes run on (--cpu-placement of compare, pgo and
+ * calibrate). Pinning the client (the bench child) and a managed server's process tree to
+ * separate CPUs with sched_setaffinity keeps them from migrating between CPUs and from
+ * competing for one, which the scheduler otherwise decides anew in every run: one source of
+ * run-to-run variance (BENCHMARKS.md, placement, measures whether it helps here).
+ *
+ * Modes: off (the scheduler decides), auto (the default: with at least 2 CPUs allowed to
+ * pgolab, the client on the first of them and a managed server on the rest; an in-process
+ * SQLite client with --threads=1 is pinned to that one CPU, with more threads it is left
+ * alone, as its threads would share one CPU), or CLIENT[:SERVER], two CPU lists in taskset's
+ * syntax ("0", "2-3,6"): the client on CLIENT, a managed server on SERVER (the rest of the
+ * allowed CPUs when SERVER is left out).
+ * The struct is a value (no heap); the engine (run.c) asks it for each run's sets and hands
+ * them to the child's fork (util/subprocess) and the server's (server/process.c). */
+#ifndef PGOLAB_EXPERIMENT_PLACEMENT_H
+#define PGOLAB_EXPERIMENT_PLACEMENT_H
+
+#include <sched.h>
+#include <stdbool.h>
+
+#include <jansson.h>
+
+enum placement_mode { PLACEMENT_AUTO, PLACEMENT_OFF, PLACEMENT_LIST };
+
+#define PLACEMENT_STR_MAX 128
+
+struct cpu_placement {
+    enum placement_mode mode;  /* as given (PLACEMENT_AUTO when zero) */
+    bool given;                /* --cpu-placement was on the command line */
+    bool active;               /* resolved: client and server hold the sets to apply */
+    cpu_set_t client, server;
+    char client_str[PLACEMENT_STR_MAX], server_str[PLACEMENT_STR_MAX];  /* taskset lists */
+    char why_off[PLACEMENT_STR_MAX];  /* auto resolved to off: why ("1 CPU allowed") */
+};
+
+/* A CPU list ("0", "0-3,6") into *set: 0, or -1 (no message) when it is not one or names a
+ * CPU >= CPU_SETSIZE. */
+int cpu_list_parse(const char *s, cpu_set_t *set);
+/* *set as a CPU list ("0-1,3") into buf (size bytes). */
+void cpu_list_format(const cpu_set_t *set, char *buf, size_t size);
+
+/* --cpu-placement=auto|off|CLIENT[:SERVER] into *p (zeroed first, then resolved by
+ * cpu_placement_resolve() against the CPUs this process may use: a list naming a CPU outside
+ * them is refused). -1 after a one-line message naming the option and what would be right. */
+int cpu_placement_parse(const char *s, struct cpu_placement *p);
+
+/* Resolve p->mode against the CPUs allowed to this process (sched_getaffinity): fills active,
+ * the sets and their strings. 0, or -1 after a message (a list outside the allowed CPUs). */
+int cpu_placement_resolve(struct cpu_placement *p);
+
+/* The CPUs for one run's client (the bench child) and managed server, NULL = leave it alone.
+ * in_process: the client is the engine (SQLite); threads: the run's client threads. */
+const cpu_set_t *cpu_placement_client(const struct cpu_placement *p, bool in_process, int threads);
+const cpu_set_t *cpu_placement_server(const struct cpu_placement *p);
+
+/* One line for the report header: "client on CPU 0, managed server on CPU 1 (auto)" (without
+ * server: the client's part alone, noting auto's SQLite rule), or "off (1 CPU allowed)" /
+ * "off". server: the experiment has a managed server. */
+void cpu_placement_describe(const struct cpu_placement *p, bool server, char *buf, size_t size);
+
+/* The settings value (new reference): {"mode": "auto"|"list", "client": "0", "server": "1"};
+ * NULL when not active (the settings then have no key, as before placement existed). */
+json_t *cpu_placement_json(const struct cpu_placement *p);
+/* The settings value back (NULL or not an object: off). Not resolved again: the recorded sets. */
+void cpu_placement_from_json(const json_t *j, struct cpu_placement *p);
+
+#endif

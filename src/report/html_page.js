@@ -1,0 +1,341 @@
+/* pgolab HTML report (src/report/html_page.js): draws the charts from the JSON data block
+ * with Chart.js, then writes what it drew into #pgolab-status, one line per chart
+ * ("chart ID TYPE datasets=N points=a,b,... painted=PIXELS ink=PIXELS"), plus "errors=N" and
+ * "resources=N" (requests the page made: none is right), for the browser test. */
+(function () {
+  'use strict';
+  var COLORS = ['#1f5fa8', '#d9480f', '#2b8a3e', '#862e9c', '#c2255c', '#0b7285', '#5c940d',
+                '#e67700', '#364fc7', '#495057'];
+  var DASHES = [[], [6, 3], [2, 2], [10, 3, 2, 3], [1, 4]];
+  var charts = [];
+
+  function el(tag, cls, text) {
+    var e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined) e.textContent = text;
+    return e;
+  }
+  function uniq(list) {
+    var out = [];
+    list.forEach(function (x) { if (out.indexOf(x) < 0) out.push(x); });
+    return out;
+  }
+  function num(x) { return typeof x === 'number' && isFinite(x); }
+
+  /* Error bars: a vertical line with caps from err[i][0] to err[i][1] at every point. */
+  var whiskers = {
+    id: 'pgolabWhiskers',
+    afterDatasetsDraw: function (chart) {
+      var ctx = chart.ctx, y = chart.scales.y;
+      chart.data.datasets.forEach(function (ds, i) {
+        var meta = chart.getDatasetMeta(i);
+        if (!ds.err || meta.hidden) return;
+        ctx.save();
+        ctx.strokeStyle = ds.borderColor;
+        ctx.lineWidth = 1.5;
+        meta.data.forEach(function (pt, j) {
+          var e = ds.err[j];
+          if (!e || !num(e[0]) || !num(e[1])) return;
+          var y1 = y.getPixelForValue(e[0]), y2 = y.getPixelForValue(e[1]);
+          ctx.beginPath();
+          ctx.moveTo(pt.x, y1); ctx.lineTo(pt.x, y2);
+          ctx.moveTo(pt.x - 5, y1); ctx.lineTo(pt.x + 5, y1);
+          ctx.moveTo(pt.x - 5, y2); ctx.lineTo(pt.x + 5, y2);
+          ctx.stroke();
+        });
+        ctx.restore();
+      });
+    }
+  };
+
+  function addChart(parent, id, config, small) {
+    var box = el('div', small ? 'chart small' : 'chart');
+    var canvas = el('canvas');
+    canvas.id = id;
+    box.appendChild(canvas);
+    parent.appendChild(box);
+    config.options = Object.assign({
+      animation: false,
+      responsive: true,
+      maintainAspectRatio: false,
+      plugins: {}
+    }, config.options || {});
+    config.options.plugins = Object.assign({
+      title: { display: true, text: config.title }
+    }, config.options.plugins || {});
+    /* the status block reads the pixels back once (willReadFrequently: no console warning) */
+    var chart = new Chart(canvas.getContext('2d', { willReadFrequently: true }), config);
+    charts.push({ id: id, chart: chart, canvas: canvas });
+    return chart;
+  }
+
+  function axisTitle(text) { return { display: true, text: text }; }
+
+  /* tps vs threads per variant: the seed-000 tps cells (the medians the tables show);
+   * whiskers: the baseline's min-max over rounds, a variant's 95% CI of its change applied
+   * to the baseline's median (the table's "change (95% CI)"). */
+  function tpsCharts(parent, d, idx) {
+    var rep = d.report, exp = rep.experiment;
+    var variants = exp.variants.map(function (v) { return v.name; });
+    var cells = rep.cells.filter(function (c) { return c.metric === 'tps' && c.threads !== null; });
+    var threads = exp.settings.threads;
+    var any = false;
+    exp.settings.workloads.forEach(function (w, wi) {
+      var datasets = variants.map(function (name, v) {
+        var data = [], err = [];
+        threads.forEach(function (t) {
+          var c = cells.filter(function (x) {
+            return x.workload === w && x.threads === t && x.variant === name;
+          })[0];
+          data.push(c && num(c.value) ? c.value : null);
+          var e = null;
+          if (c && c.baseline && c.rounds && c.rounds.n > 1) e = [c.rounds.min, c.rounds.max];
+          else if (c && c.vs_baseline && c.vs_baseline.ratio_ci && num(c.base_value))
+            e = [c.base_value * c.vs_baseline.ratio_ci[0], c.base_value * c.vs_baseline.ratio_ci[1]];
+          err.push(e);
+        });
+        return { label: name, data: data, err: err, borderColor: COLORS[v % COLORS.length],
+                 backgroundColor: COLORS[v % COLORS.length], pointRadius: 4, tension: 0 };
+      });
+      var lo = Infinity, hi = -Infinity;
+      datasets.forEach(function (ds) {
+        ds.data.forEach(function (x, j) {
+          [x].concat(ds.err[j] || []).forEach(function (y) {
+            if (num(y)) { lo = Math.min(lo, y); hi = Math.max(hi, y); }
+          });
+        });
+      });
+      if (!isFinite(lo)) return;
+      any = true;
+      var pad = (hi - lo) * 0.1 || hi * 0.05 || 1;
+      addChart(parent, 'tps-' + idx + '-' + wi, {
+        type: 'line',
+        title: 'tps vs threads, ' + w + ' (median of the rounds; whiskers: 95% CI / min-max)',
+        data: { labels: threads.map(String), datasets: datasets },
+        options: { scales: { x: { title: axisTitle('threads') },
+                             y: { title: axisTitle('tps'), suggestedMin: Math.max(0, lo - pad),
+                                  suggestedMax: hi + pad } } },
+        plugins: [whiskers]
+      });
+    });
+    return any;
+  }
+
+  /* Latency percentile curves per variant (p50 .. p99.9, log scale), per workload and
+   * thread count, from the merged histograms of the rounds. */
+  function percentileCharts(parent, d, idx) {
+    var levels = d.percentile_levels.map(function (p) { return 'p' + p; });
+    var groups = uniq(d.percentiles.map(function (p) { return p.workload + ', ' + p.threads; }));
+    var variants = d.report.experiment.variants.map(function (v) { return v.name; });
+    groups.forEach(function (g, gi) {
+      var rows = d.percentiles.filter(function (p) { return p.workload + ', ' + p.threads === g; });
+      var datasets = rows.map(function (p) {
+        var v = variants.indexOf(p.variant);
+        return { label: p.variant, data: p.ms, borderColor: COLORS[v % COLORS.length],
+                 backgroundColor: COLORS[v % COLORS.length], pointRadius: 3 };
+      });
+      var t = rows[0].threads;
+      addChart(parent, 'pct-' + idx + '-' + gi, {
+        type: 'line',
+        title: 'latency percentiles (ms, log), ' + rows[0].workload + ', ' + t +
+               ' thread' + (t === 1 ? '' : 's') + ', all rounds',
+        data: { labels: levels, datasets: datasets },
+        options: { scales: { x: { title: axisTitle('percentile') },
+                             y: { type: 'logarithmic', title: axisTitle('latency (ms)') } } }
+      });
+    });
+    return groups.length > 0;
+  }
+
+  /* The per-second tps of every run, rounds overlaid (a dash per round). */
+  function timelineCharts(parent, d, idx) {
+    var groups = uniq(d.timelines.map(function (r) { return r.workload + ', ' + r.threads; }));
+    groups.forEach(function (g, gi) {
+      var rows = d.timelines.filter(function (r) { return r.workload + ', ' + r.threads === g; });
+      rows.sort(function (a, b) { return a.v - b.v || a.round - b.round; });
+      var datasets = rows.map(function (r) {
+        return { label: r.variant + ' r' + r.round,
+                 data: r.points.map(function (p) { return { x: p[0], y: p[1] }; }),
+                 borderColor: COLORS[r.v % COLORS.length], backgroundColor: COLORS[r.v % COLORS.length],
+                 borderDash: DASHES[(r.round - 1) % DASHES.length], borderWidth: 1.5,
+                 pointRadius: r.points.length < 4 ? 3 : 0, tension: 0 };
+      });
+      var t = rows[0].threads;
+      addChart(parent, 'time-' + idx + '-' + gi, {
+        type: 'line',
+        title: 'tps per second, every run, ' + rows[0].workload + ', ' + t + ' thread' +
+               (t === 1 ? '' : 's') + ' (rounds overlaid)',
+        data: { datasets: datasets },
+        options: { parsing: true,
+                   scales: { x: { type: 'linear', title: axisTitle('time (s)') },
+                             y: { title: axisTitle('tps'), beginAtZero: true } } }
+      });
+    });
+    return groups.length > 0;
+  }
+
+  /* The trainer x workload matrix as a heat map (a colored table): green = faster than the
+   * baseline, red = slower, the intensity by the size of the change; pale when not
+   * significant. */
+  function trainerHeat(parent, d, idx) {
+    var tr = d.trainers;
+    if (!tr) return false;
+    var max = 0;
+    tr.rows.forEach(function (r) {
+      r.cells.forEach(function (c) { if (c && num(c.change_pct)) max = Math.max(max, Math.abs(c.change_pct)); });
+    });
+    var box = el('div', 'heat');
+    box.appendChild(el('h3', null, 'Trainer x workload: tps change of each trainer\'s pgo build ' +
+                       'against the baseline (95% CI; * = trained on the measured workload)'));
+    var table = el('table', 'heat'), head = el('tr');
+    head.appendChild(el('th', null, 'trainer'));
+    tr.workloads.forEach(function (w) { head.appendChild(el('th', null, w)); });
+    table.appendChild(head);
+    tr.rows.forEach(function (r) {
+      var row = el('tr');
+      row.appendChild(el('th', null, r.trainer));
+      r.cells.forEach(function (c) {
+        var td = el('td');
+        if (c && num(c.change_pct)) {
+          var a = max ? Math.abs(c.change_pct) / max : 0, alpha = (c.significant ? 0.25 + 0.6 * a : 0.12);
+          td.style.background = (c.change_pct >= 0 ? 'rgba(26,127,55,' : 'rgba(198,40,40,') + alpha + ')';
+          td.textContent = (c.significant ? '' : '~ ') + (c.change_pct >= 0 ? '+' : '') +
+                           c.change_pct.toFixed(1) + '%';
+          td.title = c.verdict || '';
+          if (c.exam) td.className = 'exam';
+        } else {
+          td.textContent = '-';
+        }
+        row.appendChild(td);
+      });
+      table.appendChild(row);
+    });
+    box.appendChild(table);
+    parent.appendChild(box);
+    charts.push({ id: 'heat-' + idx, heat: table, cells: tr.rows.length * tr.workloads.length });
+    return true;
+  }
+
+  /* A bar chart per metric key, a bar per variant in every (workload, threads) cell, the
+   * value the tables show (the median over the cell's runs), under one heading. A metric that
+   * is 0 or absent everywhere (idle% of a busy machine, the server's CPU of an embedded
+   * library) says nothing as a chart; the table shows it. */
+  function barCharts(parent, d, idx, keys, titles, heading, prefix) {
+    var rep = d.report, exp = rep.experiment;
+    var variants = exp.variants.map(function (v) { return v.name; });
+    var drawn = false, grid = null;
+    keys.forEach(function (key, k) {
+      var cells = rep.cells.filter(function (c) { return c.metric === key && c.threads !== null; });
+      if (!cells.some(function (c) { return num(c.value) && c.value !== 0; })) return;
+      var labels = uniq(cells.map(function (c) { return c.workload + ' ' + c.threads + 't'; }));
+      var datasets = variants.map(function (name, v) {
+        return { label: name, backgroundColor: COLORS[v % COLORS.length],
+                 data: labels.map(function (l) {
+                   var c = cells.filter(function (x) {
+                     return x.variant === name && x.workload + ' ' + x.threads + 't' === l;
+                   })[0];
+                   return c && num(c.value) ? c.value : null;
+                 }) };
+      });
+      if (!drawn) {
+        parent.appendChild(el('h2', null, heading));
+        grid = el('div', 'metrics');
+        parent.appendChild(grid);
+      }
+      drawn = true;
+      addChart(grid, prefix + '-' + idx + '-' + k, {
+        type: 'bar', title: titles[k] + ' (median over the cell\'s runs)',
+        data: { labels: labels, datasets: datasets },
+        options: { scales: { y: { beginAtZero: true } } }
+      }, true);
+    });
+    return drawn;
+  }
+
+  /* The system metrics per variant: seed 002's summary line. */
+  function metricsCharts(parent, d, idx) {
+    return barCharts(parent, d, idx, d.metrics_keys, d.metrics_titles,
+                     'System metrics per variant', 'metric');
+  }
+
+  function drawExperiment(d, idx) {
+    var parent = document.getElementById('charts-' + idx);
+    if (!parent) return;
+    parent.appendChild(el('h2', null, 'Charts'));
+    if (d.report.experiment.settings.measure === 'instructions') {
+      parent.appendChild(el('p', 'note', 'An instruction-count experiment (valgrind callgrind; ' +
+                            'not time): no tps, latency or timeline charts.'));
+      barCharts(parent, d, idx, ['instr_per_txn', 'i1_miss_per_txn', 'branch_miss_per_txn'],
+                ['instructions per transaction', 'simulated I1 cache misses per transaction',
+                 'simulated branch mispredictions per transaction'],
+                'Instructions per transaction', 'instr');
+      return;
+    }
+    tpsCharts(parent, d, idx);
+    percentileCharts(parent, d, idx);
+    if (!timelineCharts(parent, d, idx))
+      parent.appendChild(el('p', 'note', 'No per-second series stored for these runs.'));
+    trainerHeat(parent, d, idx);
+    metricsCharts(parent, d, idx);
+  }
+
+  /* Pixels a chart painted (non-transparent), to tell a drawn canvas from a blank one, and
+   * "ink": the pixels inside its plot area in one of its datasets' colors (grid lines and
+   * axes are grey), to tell a chart that drew its data from one that drew only its axes. */
+  function rgb(hex) {
+    var n = parseInt(String(hex).slice(1), 16);
+    return [(n >> 16) & 255, (n >> 8) & 255, n & 255];
+  }
+  function pixels(c) {
+    var canvas = c.canvas, chart = c.chart, ctx = canvas.getContext('2d');
+    var px = ctx.getImageData(0, 0, canvas.width, canvas.height).data;
+    var r = chart.currentDevicePixelRatio || 1, a = chart.chartArea;
+    var cols = chart.data.datasets.map(function (ds) { return rgb(ds.borderColor || ds.backgroundColor); });
+    var x0 = Math.floor(a.left * r), x1 = Math.ceil(a.right * r);
+    var y0 = Math.floor(a.top * r), y1 = Math.ceil(a.bottom * r);
+    var painted = 0, ink = 0;
+    for (var i = 0; i < px.length; i += 4) {
+      if (!px[i + 3]) continue;
+      painted++;
+      var x = (i / 4) % canvas.width, y = Math.floor(i / 4 / canvas.width);
+      if (x < x0 || x > x1 || y < y0 || y > y1 || px[i + 3] < 128) continue;
+      for (var k = 0; k < cols.length; k++) {
+        if (Math.abs(px[i] - cols[k][0]) + Math.abs(px[i + 1] - cols[k][1]) +
+            Math.abs(px[i + 2] - cols[k][2]) < 60) { ink++; break; }
+      }
+    }
+    return 'painted=' + painted + ' ink=' + ink;
+  }
+
+  function status() {
+    var lines = charts.map(function (c) {
+      if (c.heat) return 'chart ' + c.id + ' heatmap datasets=1 points=' +
+                         c.heat.querySelectorAll('td').length + ' painted=1 ink=1';
+      var counts = c.chart.data.datasets.map(function (ds) {
+        return ds.data.filter(function (x) { return x !== null && x !== undefined; }).length;
+      });
+      return 'chart ' + c.id + ' ' + c.chart.config.type + ' datasets=' + counts.length +
+             ' points=' + counts.join(',') + ' ' + pixels(c);
+    });
+    lines.push('charts=' + charts.length);
+    lines.push('errors=' + window.pgolabErrors.length +
+               (window.pgolabErrors.length ? ' ' + window.pgolabErrors.join(' | ') : ''));
+    var res = performance.getEntriesByType('resource');
+    lines.push('resources=' + res.length + (res.length ? ' ' + res.map(function (r) { return r.name; }).join(' ') : ''));
+    document.getElementById('pgolab-status').textContent = lines.join('\n') + '\n';
+  }
+
+  try {
+    var data = JSON.parse(document.getElementById('pgolab-data').textContent);
+    data.experiments.forEach(drawExperiment);
+  } catch (e) {
+    window.pgolabErrors.push('report script: ' + e.message);
+    if (window.console) console.error(e);
+  }
+  status();
+  window.addEventListener('load', status);
+  /* print at the paper's width, not the window's */
+  window.addEventListener('beforeprint', function () {
+    charts.forEach(function (c) { if (c.chart) c.chart.resize(); });
+  });
+})();

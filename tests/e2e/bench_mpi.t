@@ -1,0 +1,239 @@
+#!/bin/bash
+# bench_mpi.t: `mpirun -np N pgolab bench ... run` as one job of N client processes on this
+# host (Open MPI, --oversubscribe), on SQLite and against a MariaDB and a PostgreSQL server
+# started with `pgolab server start` on loopback. prepare runs once (rank 0); the merged
+# counts equal the sum of the per-rank counts in the JSON; the merged latency histogram
+# equals the histogram of every rank's raw latencies (the PGOLAB_LATENCY_FILE test knob
+# writes them; the check recomputes the buckets, min, max and the percentiles from the
+# samples); rank 0's text has the layout of a single-process run; ranks given different
+# options are refused with the first difference; a rank that cannot reach the database, a rank
+# whose run fails and a rank killed mid-run each stop every rank, with that rank's message.
+# Every run is bounded by --time and `timeout`.
+. "$(dirname "$0")/lib.sh"
+
+have mpirun || bail_out "needs mpirun (scripts/install-deps.sh installs openmpi-bin and libopenmpi-dev)"
+ldd "$PGOLAB" | grep -q libmpi ||
+    bail_out "$PGOLAB was built without MPI (install libopenmpi-dev, then make clean pgolab)"
+have mariadbd || bail_out "needs mariadbd (scripts/install-deps.sh installs mariadb-server)"
+have psql || bail_out "needs psql (scripts/install-deps.sh installs postgresql)"
+E2E_CMD_TIMEOUT=60
+
+SD=$(mktemp -d /dev/shm/pgolab-mpi.XXXXXX) || bail_out "mktemp in /dev/shm failed"
+chmod 0711 "$SD"   # PostgreSQL runs as the postgres user
+mpi_cleanup() {
+    local d
+    for d in pg my; do
+        [ -e "$SD/$d" ] && timeout 60 "$PGOLAB" server stop --datadir="$SD/$d" >/dev/null 2>&1
+    done
+    rm -rf "$SD"
+    _e2e_cleanup
+}
+trap mpi_cleanup EXIT
+
+# mpi NAME NP ARGS...: `mpirun -np NP pgolab bench ARGS`; stdout in $TMP/NAME.out, stderr in
+# $TMP/NAME.err, exit status in $RC. Every rank writes its latencies to $TMP/NAME.lat.RANK.
+mpi() {
+    local name=$1 np=$2
+    shift 2
+    PGOLAB_LATENCY_FILE="$TMP/$name.lat" timeout -k 5 "$E2E_CMD_TIMEOUT" \
+        mpirun --oversubscribe --allow-run-as-root -x PGOLAB_LATENCY_FILE -np "$np" \
+        "$PGOLAB" bench "$@" >"$TMP/$name.out" 2>"$TMP/$name.err"
+    RC=$?
+    [ "$RC" -eq 124 ] || [ "$RC" -eq 137 ] && diag "mpirun -np $np pgolab bench $* timed out"
+    return 0
+}
+
+# The checker: the job's JSON against every rank's raw latencies (ns, one a line). Prints
+# "ok" or what differs. The bucket geometry is histogram.h's (128 linear sub-buckets per
+# power of two, 1 us .. 100 s), the percentile its nearest rank ceil(N*p/100), shown as the
+# bucket's midpoint clamped into [min, max] (the extreme ranks: min and max themselves).
+cat >"$TMP/check.pl" <<'EOF'
+use strict; use warnings; use JSON::PP; use POSIX qw(ceil);
+my ($json, $prefix, $np) = @ARGV;
+my $j = decode_json(do { local $/; open my $f, '<', $json or die "$json: $!"; <$f> });
+my @bad;
+my @all;
+my $ranks = $j->{ranks} || [];
+push @bad, "ranks: " . scalar(@$ranks) . " entries, expected $np" if @$ranks != $np;
+my $sum = 0;
+for my $r (0 .. $np - 1) {
+    open my $f, '<', "$prefix.$r" or do { push @bad, "no $prefix.$r"; next };
+    my @v = map { chomp; $_ } <$f>;
+    my $e = $ranks->[$r]{events} // -1;
+    push @bad, "rank $r: $e events in the JSON, " . scalar(@v) . " latencies" if $e != @v;
+    push @bad, "rank $r: threads $ranks->[$r]{threads}" if ($ranks->[$r]{threads} // 0) < 1;
+    $sum += $e;
+    push @all, @v;
+}
+push @bad, "events $j->{events}, ranks' sum $sum" if $j->{events} != $sum;
+push @bad, "events $j->{events}, samples " . scalar(@all) if $j->{events} != @all;
+push @bad, "no samples" unless @all;
+sub raw { my $v = shift; return $v if $v < 256; my $e = 0; $e++ while ($v >> ($e + 1)); my $s = $e - 7; return $s * 128 + ($v >> $s); }
+sub mid { my $r = shift; return $r if $r < 256; my $s = int($r / 128) - 1; my $lo = (($r % 128) + 128) << $s; my $m = $lo + (1 << $s) / 2; return $m > 1e11 ? 1e11 : $m; }
+sub rawof { my $v = shift; $v = 1000 if $v < 1000; return raw($v); }
+my %h;
+$h{rawof($_)}++ for @all;
+my @keys = sort { $a <=> $b } keys %h;
+my @jh = sort { $a->{ms} <=> $b->{ms} } @{ $j->{histogram} };
+push @bad, "histogram: " . scalar(@jh) . " buckets in the JSON, " . scalar(@keys) . " from the samples" if @jh != @keys;
+sub rel { my ($a, $b) = @_; return abs($a - $b) <= 1e-9 * (abs($b) + 1e-9); }
+for my $i (0 .. $#keys) {
+    last if $i > $#jh;
+    my ($ms, $n) = (mid($keys[$i]) / 1e6, $h{ $keys[$i] });
+    push @bad, "bucket $i: JSON $jh[$i]{ms} ms x $jh[$i]{count}, samples $ms ms x $n"
+        unless rel($jh[$i]{ms}, $ms) && $jh[$i]{count} == $n;
+}
+my @s = sort { $a <=> $b } @all;
+my ($min, $max, $n) = ($s[0], $s[-1], scalar @s);
+my $l = $j->{latency_ms};
+push @bad, "min $l->{min} ms, samples' " . $min / 1e6 unless rel($l->{min}, $min / 1e6);
+push @bad, "max $l->{max} ms, samples' " . $max / 1e6 unless rel($l->{max}, $max / 1e6);
+my $tot = 0; $tot += $_ for @s;
+push @bad, "sum $l->{sum} ms, samples' " . $tot / 1e6 unless rel($l->{sum}, $tot / 1e6);
+for my $p ([p50 => 50], [p90 => 90], [p95 => 95], [p99 => 99], [p99_9 => 99.9]) {
+    my $r = $n * $p->[1] / 100; my $k = ceil($r - $r * 1e-12); $k = 1 if $k < 1; $k = $n if $k > $n;
+    my $v = $k == 1 ? $min : $k == $n ? $max : mid(rawof($s[$k - 1]));
+    $v = $min if $v < $min; $v = $max if $v > $max;
+    push @bad, "$p->[0] $l->{$p->[0]} ms, samples' " . $v / 1e6 unless rel($l->{ $p->[0] }, $v / 1e6);
+}
+print @bad ? join("\n", @bad) . "\n" : "ok\n";
+EOF
+
+# merged NAME NP ARGS...: a JSON run of NP ranks, and its checks
+merged() {
+    local name=$1 np=$2
+    shift 2
+    mpi "$name" "$np" "$@" --format=json run
+    is "$RC" 0 "$name: $np ranks run (exit 0)" || diag "$(tail -5 "$TMP/$name.err")"
+    is "$(perl "$TMP/check.pl" "$TMP/$name.out" "$TMP/$name.lat" "$np" 2>&1)" ok \
+        "$name: counts are the sum of the $np ranks', the histogram and percentiles those of every sample"
+    is "$(jq '.threads' "$TMP/$name.out" 2>&1)" "$((np * 2))" "$name: threads are the job's ($np ranks x 2)"
+}
+
+# ---- SQLite
+SQ=(--db-driver=sqlite --sqlite-db="$TMP/sb.db" --tables=2 --table-size=500)
+mpi sqprep 2 "${SQ[@]}" oltp_read_write prepare
+is "$RC" 0 "sqlite: prepare under 2 ranks (exit 0)" || diag "$(cat "$TMP/sqprep.err")"
+is "$(grep -c "^Creating table 'sbtest1'" "$TMP/sqprep.out")" 1 "sqlite: prepare ran once (rank 0)"
+is "$(sq "$TMP/sb.db" 'select count(*) from sbtest2')" 500 "sqlite: the tables are there"
+for np in 2 4; do
+    merged "sq$np" "$np" "${SQ[@]}" --threads=2 --time=2 --rand-seed=11 oltp_read_write
+done
+# --events holds for the whole job: split over the ranks
+mpi sqev 4 "${SQ[@]}" --threads=2 --time=0 --events=403 --format=json oltp_read_only run
+is "$RC" 0 "sqlite --events: 4 ranks run (exit 0)"
+is "$(jq '.events' "$TMP/sqev.out")" 403 "--events=403 over 4 ranks: 403 events in all"
+is "$(jq -c '[.ranks[].events]' "$TMP/sqev.out")" "[101,101,101,100]" "--events split 101/101/101/100"
+
+# rank 0's text has a single process's layout (numbers aside)
+shape() { sed -E 's/[0-9]+(\.[0-9]+)?/N/g; s/ +/ /g' "$1"; }
+mpi sqtext 2 "${SQ[@]}" --threads=2 --time=3 --report-interval=1 --rand-seed=5 oltp_read_only run
+is "$RC" 0 "sqlite text: 2 ranks run (exit 0)"
+pg sqone "${SQ[@]}" --threads=4 --time=3 --report-interval=1 --rand-seed=5 oltp_read_only run
+is "$(diff <(shape "$TMP/sqone.out") <(shape "$TMP/sqtext.out") 2>&1)" "" \
+    "rank 0's text has the layout of a single-process run (line for line)"
+is "$(grep -c '^\[ [0-9]*s \] thds: [0-9]* tps' "$TMP/sqtext.out")" 3 "one merged interval line per second"
+like "$(grep -m1 '^\[ 1s \]' "$TMP/sqtext.out")" "thds: 4 tps" "the lines count both ranks' threads"
+
+is "$(grep -c '^SQL statistics:' "$TMP/sqtext.out")" 1 "the final block once"
+like "$(cat "$TMP/sqtext.out")" "Number of threads: 4" "the header counts every rank's threads"
+
+# bad input
+timeout -k 5 60 mpirun --oversubscribe --allow-run-as-root -np 1 "$PGOLAB" bench "${SQ[@]}" --time=1 \
+    --threads=2 oltp_read_only run : -np 1 "$PGOLAB" bench "${SQ[@]}" --time=1 --threads=3 \
+    oltp_read_only run >"$TMP/sqdiff.out" 2>"$TMP/sqdiff.err"
+RC=$?
+isnt "$RC" 0 "ranks given different options: refused (exit non-zero)"
+like "$(cat "$TMP/sqdiff.err")" "rank 1 of 2 was given other options than rank 0: '--threads=3' here, '--threads=2' on rank 0" \
+    "the refusal names the first difference"
+unlike "$(cat "$TMP/sqdiff.out")" "Threads started" "nothing ran"
+timeout -k 5 60 mpirun --oversubscribe --allow-run-as-root -np 1 "$PGOLAB" bench "${SQ[@]}" --time=1 \
+    --mysql-password=Secret-1 oltp_read_only run : -np 1 "$PGOLAB" bench "${SQ[@]}" --time=1 \
+    --mysql-password=Secret-2 oltp_read_only run >"$TMP/sqpw.out" 2>"$TMP/sqpw.err"
+RC=$?
+isnt "$RC" 0 "ranks given different passwords: refused (exit non-zero)"
+like "$(cat "$TMP/sqpw.err")" "'--mysql-password=\(hidden\)' here, '--mysql-password=\(hidden\)' on rank 0" \
+    "the refusal names the option"
+unlike "$(cat "$TMP/sqpw.err" "$TMP/sqpw.out")" "Secret-" "and never the password"
+mkdir -p "$TMP/a" "$TMP/b" && cp "$TMP/sb.db" "$TMP/a/sb.db"
+REL=(--db-driver=sqlite --sqlite-db=sb.db --tables=2 --table-size=500 --time=2 oltp_read_only run)
+timeout -k 5 60 mpirun --oversubscribe --allow-run-as-root -np 1 -wdir "$TMP/a" "$PGOLAB" bench "${REL[@]}" \
+    : -np 1 -wdir "$TMP/b" "$PGOLAB" bench "${REL[@]}" >"$TMP/sqreach.out" 2>"$TMP/sqreach.err"
+RC=$?
+isnt "$RC" 0 "a rank without the database file stops the job (exit non-zero)"
+like "$(cat "$TMP/sqreach.err")" "sqlite-db=sb.db does not exist" "with that rank's message"
+like "$(cat "$TMP/sqreach.err")" "rank 1 of 2 could not reach the server and its tables" "rank 0 names the rank"
+unlike "$(cat "$TMP/sqreach.out")" "Threads started" "no rank started"
+
+# a rank that dies mid-run (SIGKILL) ends the job: mpirun stops the others and names it
+timeout -k 5 60 mpirun --oversubscribe --allow-run-as-root -np 2 "$PGOLAB" bench "${SQ[@]}" --threads=2 \
+    --time=40 --report-interval=1 oltp_read_only run >"$TMP/sqdie.out" 2>"$TMP/sqdie.err" &
+MPIRUN=$!
+victim=
+for _ in $(seq 1 100); do  # rank 1, once the job runs (at most 10 s)
+    if grep -q '^\[ 1s \]' "$TMP/sqdie.out" 2>/dev/null; then
+        for p in $(pgrep -f "^$PGOLAB bench"); do
+            grep -qz '^OMPI_COMM_WORLD_RANK=1$' "/proc/$p/environ" 2>/dev/null && victim=$p
+        done
+        break
+    fi
+    sleep 0.1
+done
+isnt "$victim" "" "rank 1's process found while the job runs"
+SECONDS=0
+[ -n "$victim" ] && kill -9 "$victim"
+wait "$MPIRUN"
+RC=$? T=$SECONDS
+isnt "$RC" 0 "a rank killed mid-run ends the job (exit non-zero)"
+cmp_ok "$T" "<" 30 "every rank stopped before --time=40 (after ${T}s)"
+like "$(cat "$TMP/sqdie.err")" "rank 1 .*(exited on signal 9|Killed)" "mpirun names the rank that died"
+
+# ---- MariaDB and PostgreSQL, started by pgolab on loopback
+start() {
+    local name=$1 drv=$2
+    timeout 120 "$PGOLAB" server start --db-driver="$drv" --datadir="$SD/$name" >"$TMP/start-$name.out" 2>&1 ||
+        bail_out "pgolab server start failed: $(tail -3 "$TMP/start-$name.out")"
+    eval "PORT_$name=$(sed -n 's/^port: *127\.0\.0\.1:\([0-9]*\)$/\1/p' "$TMP/start-$name.out")"
+}
+start my mysql
+start pg pgsql
+MY=(--db-driver=mysql --mysql-host=127.0.0.1 --mysql-port="$PORT_my" --mysql-user=sbtest --mysql-db=sbtest)
+PG=(--db-driver=pgsql --pgsql-host=127.0.0.1 --pgsql-port="$PORT_pg" --pgsql-user=sbtest --pgsql-db=sbtest)
+for srv in my pg; do
+    declare -n ARGS=${srv^^}
+    mpi "${srv}prep" 2 "${ARGS[@]}" --tables=2 --table-size=500 oltp_read_write prepare
+    is "$RC" 0 "$srv: prepare under 2 ranks (exit 0)" || diag "$(cat "$TMP/${srv}prep.err")"
+    is "$(grep -c "^Creating table 'sbtest1'" "$TMP/${srv}prep.out")" 1 "$srv: prepare ran once (rank 0)"
+    for np in 2 4; do
+        merged "$srv$np" "$np" "${ARGS[@]}" --tables=2 --table-size=500 --threads=2 --time=2 oltp_read_write
+    done
+    mpi "${srv}clean" 2 "${ARGS[@]}" --tables=2 oltp_read_write cleanup
+    is "$RC" 0 "$srv: cleanup under 2 ranks (exit 0)"
+    is "$(grep -c "^Dropping table 'sbtest1'" "$TMP/${srv}clean.out")" 1 "$srv: cleanup ran once (rank 0)"
+    unset -n ARGS
+done
+# a rank whose connections the server refuses (an unknown setting in its PGOPTIONS)
+mpi pgprep2 1 "${PG[@]}" --table-size=100 oltp_read_write prepare
+timeout -k 5 60 mpirun --oversubscribe --allow-run-as-root -np 1 "$PGOLAB" bench "${PG[@]}" --time=2 \
+    oltp_point_select run : -np 1 env PGOPTIONS="-c no_such_setting=1" "$PGOLAB" bench "${PG[@]}" \
+    --time=2 oltp_point_select run >"$TMP/pgreach.out" 2>"$TMP/pgreach.err"
+RC=$?
+isnt "$RC" 0 "postgresql: a rank the server refuses stops the job (exit non-zero)"
+like "$(cat "$TMP/pgreach.err")" "no_such_setting" "with that rank's message"
+like "$(cat "$TMP/pgreach.err")" "rank 1 of 2 could not reach the server" "rank 0 names the rank"
+unlike "$(cat "$TMP/pgreach.out")" "Threads started" "no rank started"
+
+# a rank whose run fails (its transactions are read-only: the first write is an error) stops
+# every rank at once, long before --time
+SECONDS=0
+timeout -k 5 60 mpirun --oversubscribe --allow-run-as-root -np 1 "$PGOLAB" bench "${PG[@]}" --table-size=100 \
+    --time=40 oltp_read_write run : -np 1 env PGOPTIONS="-c default_transaction_read_only=on" \
+    "$PGOLAB" bench "${PG[@]}" --table-size=100 --time=40 oltp_read_write run >"$TMP/pgmid.out" 2>"$TMP/pgmid.err"
+RC=$? T=$SECONDS
+isnt "$RC" 0 "postgresql: a rank whose run fails stops the job (exit non-zero)"
+cmp_ok "$T" "<" 30 "every rank stopped before --time=40 (after ${T}s)"
+like "$(cat "$TMP/pgmid.err")" "ERROR 25006: cannot execute UPDATE in a read-only transaction" "with that rank's error"
+like "$(cat "$TMP/pgmid.err")" "rank 1 of 2 \(host [^)]*\): its run failed \(the error above\): stopping every rank" \
+    "and which rank stopped the job"
+
+done_testing

@@ -1,0 +1,204 @@
+#!/bin/bash
+# bench_server_faults.t: sysbench's runner guarantees against real PostgreSQL and MariaDB
+# servers started with `pgolab server start` on loopback. --forced-shutdown: a server frozen with SIGSTOP
+# mid-run (workers blocked in reads) still ends the run at --time plus the grace, with the
+# work done, the events cut off and exit 2. --thread-init-timeout: workers that cannot connect
+# to a silent server end the start after the timeout (exit 2); a refusal (too many
+# connections) ends it at once. One failure, one line: an error every worker hits (a refused
+# connection, a table dropped mid-run) is one FATAL line with the native code and the fix,
+# and a run stopped by it prints its partial summary under a FAILED heading.
+. "$(dirname "$0")/lib.sh"
+
+have psql || bail_out "needs psql (scripts/install-deps.sh installs postgresql)"
+have python3 || bail_out "needs python3 (the silent server)"
+have mariadbd || bail_out "needs mariadbd (scripts/install-deps.sh installs mariadb-server)"
+E2E_CMD_TIMEOUT=40
+
+SD=$(mktemp -d /dev/shm/pgolab-faults.XXXXXX) || bail_out "mktemp in /dev/shm failed"
+chmod 0711 "$SD"   # PostgreSQL runs as the postgres user
+PG_PIDS=()         # processes frozen by a test: thawed whatever happens
+faults_cleanup() {
+    [ ${#PG_PIDS[@]} -gt 0 ] && kill -CONT "${PG_PIDS[@]}" 2>/dev/null
+    local d
+    for d in pg small my; do
+        [ -e "$SD/$d" ] && timeout 60 "$PGOLAB" server stop --datadir="$SD/$d" >/dev/null 2>&1
+    done
+    rm -rf "$SD"
+    _e2e_cleanup
+}
+trap faults_cleanup EXIT
+
+# start NAME [server options...]: a server in $SD/NAME; sets PORT_<NAME>
+start() {
+    local name=$1
+    shift
+    local drv=pgsql
+    [ "$name" = my ] && drv=mysql
+    timeout 120 "$PGOLAB" server start --db-driver=$drv --datadir="$SD/$name" "$@" >"$TMP/start-$name.out" 2>&1 ||
+        bail_out "pgolab server start failed: $(tail -3 "$TMP/start-$name.out")"
+    eval "PORT_$name=$(sed -n 's/^port: *127\.0\.0\.1:\([0-9]*\)$/\1/p' "$TMP/start-$name.out")"
+}
+start pg
+start small --server-option=max_connections=6   # 3 connections for sbtest (3 reserved)
+start my --server-option=max_connections=10     # MariaDB's smallest
+MY=(--db-driver=mysql --mysql-host=127.0.0.1 --mysql-port="$PORT_my" --mysql-user=sbtest --mysql-db=sbtest)
+MY_PID=$(sed -n 's/^server: .*(pid \([0-9]*\))$/\1/p' "$TMP/start-my.out")
+[ -n "$MY_PID" ] || bail_out "no MariaDB pid in: $(cat "$TMP/start-my.out")"
+PG=(--db-driver=pgsql --pgsql-host=127.0.0.1 --pgsql-port="$PORT_pg" --pgsql-user=sbtest --pgsql-db=sbtest)
+SMALL=(--db-driver=pgsql --pgsql-host=127.0.0.1 --pgsql-port="$PORT_small" --pgsql-user=sbtest --pgsql-db=sbtest)
+pg prep "${PG[@]}" --table-size=1000 oltp_read_write prepare
+[ "$RC" -eq 0 ] || bail_out "prepare failed: $(cat "$TMP/prep.err")"
+pg prep2 "${SMALL[@]}" --table-size=100 oltp_point_select prepare
+[ "$RC" -eq 0 ] || bail_out "prepare failed: $(cat "$TMP/prep2.err")"
+pg prep3 "${MY[@]}" --table-size=100 oltp_point_select prepare
+[ "$RC" -eq 0 ] || bail_out "prepare failed: $(cat "$TMP/prep3.err")"
+
+# server_pids: the postmaster and its backends (the postmaster alone stopped does not stop
+# queries in flight)
+server_pids() {
+    local pm
+    pm=$(head -n 1 "$SD/pg/postmaster.pid")
+    echo "$pm" $(pgrep -P "$pm")
+}
+
+# timed NAME ARGS...: pg NAME ARGS... and ELAPSED (s)
+timed() {
+    local t0 t1
+    t0=$(date +%s.%N)
+    pg "$@"
+    t1=$(date +%s.%N)
+    ELAPSED=$(calc "$t1 - $t0")
+}
+
+note "---- --forced-shutdown: the server freezes mid-run"
+for fmt in text json; do
+    ( sleep 1.5; kill -STOP $(server_pids) ) &
+    freezer=$!
+    timed "fs-$fmt" "${PG[@]}" --table-size=1000 --threads=4 --time=3 --forced-shutdown=1 \
+        --report-interval=1 --format="$fmt" oltp_read_write run
+    wait "$freezer"
+    PG_PIDS=($(server_pids))
+    kill -CONT "${PG_PIDS[@]}"
+    PG_PIDS=()
+    is "$RC" 2 "forced shutdown ($fmt): exit 2"
+    cmp_ok "$ELAPSED" '<' 15 "forced shutdown ($fmt): the process ended (--time=3 plus 1 s grace; ${ELAPSED}s)"
+    is "$(grep -c 'The --max-time limit has expired, forcing shutdown...' "$TMP/fs-$fmt.err")" 1 \
+        "forced shutdown ($fmt): sysbench's message, once"
+done
+f=$TMP/fs-text.out
+ok "forced shutdown: the header states the limit" grep -qxF "Forcing shutdown in 4 seconds" "$f"
+ok "forced shutdown: a heading says so" grep -q '^FORCED SHUTDOWN: ' "$f"
+eval "$(parse_final "$f")"
+cmp_ok "$F_transactions" '>' 0 "forced shutdown: the work done before the freeze is kept ($F_transactions)"
+is "$F_total" "$(calc "$F_read + $F_write + $F_other")" "forced shutdown: the summary is consistent"
+cmp_ok "$F_total_time" '<' 6 "forced shutdown: total time ends at the shutdown ($F_total_time)"
+u=$(sed -n 's/^Number of unfinished transactions on forced shutdown: \([0-9]*\)$/\1/p' "$f")
+cmp_ok "${u:-x}" '>=' 1 "forced shutdown: the events cut off are counted ($u)"
+cmp_ok "${u:-x}" '<=' 4 "forced shutdown: at most one per thread ($u)"
+s=$(grep -nxF 'SQL statistics:' "$f" | cut -d: -f1)
+is "$(sed -n "${s:-1},\$p" "$f" | grep -c '^\[ ')" 0 "forced shutdown: no interval line after the final block"
+is "$(grep -A2 '^    reconnects:' "$f" | tail -n 2 | sed 's/[0-9][0-9]*$/N/')" \
+    "
+Number of unfinished transactions on forced shutdown: N" "forced shutdown: the unfinished count where sysbench 1.0.20 prints it (after the SQL statistics)"
+is "$(grep -B2 -A2 '^Forcing shutdown in' "$f" | tr '\n' '|')" \
+    "Initializing random number generator from current time||Forcing shutdown in 4 seconds||Initializing worker threads...|" \
+    "forced shutdown: the header line where sysbench 1.0.20 prints it"
+is "$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["forced_shutdown"], d["unfinished_events"] >= 1, d["events"] > 0)' "$TMP/fs-json.out")" \
+    "True True True" "forced shutdown (json): forced_shutdown, unfinished_events, the events done"
+pg after "${PG[@]}" --table-size=1000 --threads=2 --time=1 oltp_read_only run
+is "$RC" 0 "the thawed server still serves a run"
+
+note "---- --forced-shutdown on MariaDB"
+( sleep 1.5; kill -STOP "$MY_PID" ) &
+freezer=$!
+PG_PIDS=("$MY_PID")
+timed fs-my "${MY[@]}" --table-size=100 --threads=2 --time=3 --forced-shutdown=1 oltp_point_select run
+wait "$freezer"
+kill -CONT "$MY_PID"
+PG_PIDS=()
+is "$RC" 2 "MariaDB frozen: exit 2"
+cmp_ok "$ELAPSED" '<' 15 "MariaDB frozen: the process ended (${ELAPSED}s)"
+eval "$(parse_final "$TMP/fs-my.out")"
+cmp_ok "$F_transactions" '>' 0 "MariaDB frozen: the work done is kept ($F_transactions)"
+ok "MariaDB frozen: the events cut off are counted" grep -qE '^Number of unfinished transactions on forced shutdown: [12]$' "$TMP/fs-my.out"
+
+note "---- --thread-init-timeout: a silent server"
+# the first connection (pgolab's table check) goes to the real server; later ones are accepted
+# and never answered
+cat >"$TMP/silent.py" <<'PY'
+import socket, sys, threading, time
+target, life = int(sys.argv[1]), float(sys.argv[2])
+ls = socket.socket(); ls.bind(('127.0.0.1', 0)); ls.listen(64)
+print(ls.getsockname()[1], flush=True)
+held = []
+def pump(a, b):
+    try:
+        while True:
+            d = a.recv(65536)
+            if not d: break
+            b.sendall(d)
+    except OSError: pass
+    for s in (a, b):
+        try: s.shutdown(socket.SHUT_RDWR)
+        except OSError: pass
+def serve():
+    first = True
+    while True:
+        c, _ = ls.accept()
+        if first:
+            first = False
+            u = socket.create_connection(('127.0.0.1', target))
+            for a, b in ((c, u), (u, c)):
+                threading.Thread(target=pump, args=(a, b), daemon=True).start()
+        else:
+            held.append(c)
+threading.Thread(target=serve, daemon=True).start()
+time.sleep(life)
+PY
+python3 "$TMP/silent.py" "$PORT_pg" 30 >"$TMP/silent.port" &
+silent=$!
+poll 50 0.1 test -s "$TMP/silent.port"
+SPORT=$(cat "$TMP/silent.port")
+timed init --db-driver=pgsql --pgsql-host=127.0.0.1 --pgsql-port="$SPORT" --pgsql-user=sbtest \
+    --pgsql-db=sbtest --table-size=1000 --threads=4 --thread-init-timeout=2 oltp_read_write run
+kill "$silent" 2>/dev/null
+wait "$silent" 2>/dev/null
+is "$RC" 2 "silent server: exit 2 (sysbench's for a thread-init timeout)"
+cmp_ok "$ELAPSED" '>=' 2 "silent server: waited the --thread-init-timeout (${ELAPSED}s)"
+cmp_ok "$ELAPSED" '<' 9 "silent server: ended by the timeout, not the client's 10 s connect timeout (${ELAPSED}s)"
+is "$(wc -l <"$TMP/init.err")" 1 "silent server: one line"
+like "$(cat "$TMP/init.err")" '^FATAL: Worker threads failed to initialize within 2 seconds! \(0 of 4 threads had connected' \
+    "silent server: sysbench's message and how many threads had started"
+ok "silent server: no report" test "$(grep -c 'SQL statistics' "$TMP/init.out")" -eq 0
+
+note "---- a refusal ends the start at once: too many connections"
+timed many "${SMALL[@]}" --table-size=100 --threads=8 --time=2 oltp_point_select run
+is "$RC" 1 "too many connections: exit 1"
+cmp_ok "$ELAPSED" '<' 10 "too many connections: at once, not after the 30 s --thread-init-timeout (${ELAPSED}s)"
+is "$(wc -l <"$TMP/many.err")" 1 "too many connections: one line for every refused thread"
+like "$(cat "$TMP/many.err")" '^FATAL: cannot connect \([0-9]+ of 8 threads\): .*(too many clients|connection slots are reserved).*--threads=8 needs 8 connections at once \(one per thread\), the server allows 3 \(max_connections=6, 3 reserved for superusers\): raise max_connections or lower --threads \(3 of 8 threads had started\)$' \
+    "too many connections: the server's error, what is needed, the fix and how many had started"
+ok "too many connections: no report" test "$(grep -c 'SQL statistics' "$TMP/many.out")" -eq 0
+
+timed many-my "${MY[@]}" --table-size=100 --threads=14 --time=2 oltp_point_select run
+is "$RC" 1 "MariaDB, too many connections: exit 1"
+cmp_ok "$ELAPSED" '<' 10 "MariaDB, too many connections: at once (${ELAPSED}s)"
+is "$(wc -l <"$TMP/many-my.err")" 1 "MariaDB, too many connections: one line"
+like "$(cat "$TMP/many-my.err")" '^FATAL: cannot connect \(4 of 14 threads\): .*Too many connections.*1040.*--threads=14 needs 14 connections at once \(one per thread\), the server allows 10 \(max_connections=10\): raise max_connections or lower --threads \(10 of 14 threads had started\)$' \
+    "MariaDB, too many connections: errno 1040, needed against allowed, the fix"
+
+note "---- a fatal error every worker hits: a table dropped mid-run"
+( sleep 1.5; psql -h "$SD/pg" -p "$PORT_pg" -U postgres -d sbtest -XAtq -c "DROP TABLE sbtest1" ) >"$TMP/drop.log" 2>&1 &
+dropper=$!
+pg drop "${PG[@]}" --table-size=1000 --threads=4 --time=20 oltp_read_write run
+wait "$dropper"
+is "$RC" 1 "table dropped: exit 1"
+is "$(grep -c '^FATAL' "$TMP/drop.err")" 1 "table dropped: one FATAL line, not one per thread"
+like "$(cat "$TMP/drop.err")" '^FATAL: SQL error \(4 of 4 threads\): .*42P01.*relation "sbtest1" does not exist; a table of the test is missing' \
+    "table dropped: how many threads, the native code and the fix"
+ok "table dropped: the summary is under a FAILED heading" grep -q '^FAILED: the run was stopped by the error above' "$TMP/drop.out"
+eval "$(parse_final "$TMP/drop.out")"
+cmp_ok "$F_transactions" '>' 0 "table dropped: the partial summary keeps the work done ($F_transactions)"
+cmp_ok "$F_total_time" '<' 20 "table dropped: the run stopped at the error ($F_total_time s)"
+
+done_testing

@@ -1,0 +1,249 @@
+#!/usr/bin/env bash
+# `pgolab report --format=html` in a real browser: a small stored compare of two SQLite
+# libraries (2 thread counts, 2 rounds) rendered to one HTML file, loaded from disk by headless
+# Chromium (Debian `chromium`) with every network request refused (a resolver that resolves
+# nothing, a proxy port that accepts nothing). The page script reports what Chart.js drew
+# (src/report/html_page.js: per chart its datasets' point counts, the pixels it painted and the
+# pixels in its plot area in its datasets' colors), the script errors it saw and the requests
+# the page made; Chromium's own log must hold no console message. The checks: every chart the
+# experiment calls for, with the point counts its settings give, drawn with ink; no error; no
+# request; a screenshot at 1280 px; the numbers in the page are the JSON report's (one source
+# of statistics); the tables are the markdown report's. A page with a broken data block must
+# fail the same checks (so the checks can fail). Then --compare in HTML, and bad input.
+. "$(dirname "$0")/lib.sh"
+
+if ! have chromium || [ ! -r /usr/share/javascript/chart.js/chart.min.js ]; then
+    skip 1 "needs chromium and libjs-chart.js (scripts/install-deps.sh installs both)"
+    done_testing
+    exit 0
+fi
+
+SYSLIB=$(ldconfig -p | awk '/libsqlite3\.so\.0 .*x86-64/ {print $NF; exit}')
+cp "$SYSLIB" "$TMP/libcopy.so"
+vars=(--variant "A=sqlite:$SYSLIB" --variant "B=sqlite:$TMP/libcopy.so")
+DB=$TMP/r.db
+
+timeout 120 "$PGOLAB" compare "${vars[@]}" --bench=oltp_point_select --threads=1,2 --rounds=2 --time=2 \
+    --table-size=1000 --results="$DB" >"$TMP/c1.out" 2>"$TMP/c1.err"
+is "$?" 0 "experiment 1 (threads 1,2, 2 rounds x 2 s): exit 0"
+
+rep() { # rep NAME ARGS...: pgolab report ARGS, stdout/stderr in $TMP/NAME.out/.err, status in RC
+    local name=$1
+    shift
+    timeout 60 "$PGOLAB" report --results="$DB" "$@" >"$TMP/$name.out" 2>"$TMP/$name.err"
+    RC=$?
+}
+
+# browse FILE: load FILE in headless Chromium with the network refused; the page's status
+# block in FILE.status, Chromium's log in FILE.log.
+browse() {
+    timeout 90 chromium --headless --no-sandbox --disable-gpu --no-first-run \
+        --user-data-dir="$TMP/chromium-profile" --enable-logging=stderr --v=0 \
+        --host-resolver-rules="MAP * ~NOTFOUND" --proxy-server=127.0.0.1:9 \
+        --virtual-time-budget=3000 --dump-dom "file://$1" 2>"$1.log" |
+        sed -n '/<pre id="pgolab-status"/,/<\/pre>/p' | sed -e 's/<[^>]*>//g' >"$1.status"
+}
+
+# page_check FILE CHART-SPEC...: the page at FILE drew each chart "ID DATASETS POINTS" (POINTS
+# as a,b,...) with ink (a heat map: its cell count), and no other chart, saw no error, made no
+# request, and Chromium logged no console message. Prints what is wrong; 0 when nothing is.
+page_check() {
+    local f=$1 bad=0 spec id ds pts line
+    shift
+    browse "$f"
+    for spec in "$@"; do
+        read -r id ds pts <<<"$spec"
+        line=$(grep "^chart $id " "$f.status")
+        if [ -z "$line" ]; then
+            echo "chart $id: not drawn"
+            bad=1
+            continue
+        fi
+        [[ $line == *" datasets=$ds points=$pts "* ]] || { echo "chart $id: want datasets=$ds points=$pts, got: $line"; bad=1; }
+        [[ $line == *" heatmap "* ]] && continue  # a table: its cells are counted, no canvas
+        local ink=${line##*ink=} painted=${line##*painted=}
+        painted=${painted%% *}
+        [ "${ink:-0}" -ge 50 ] && [ "${painted:-0}" -ge 1000 ] || { echo "chart $id: blank ($line)"; bad=1; }
+    done
+    [ "$(grep -c '^chart ' "$f.status")" = $# ] || { echo "charts drawn: $(grep -c '^chart ' "$f.status"), expected $#"; bad=1; }
+    grep -qx 'errors=0' "$f.status" || { echo "page errors: $(grep '^errors=' "$f.status")"; bad=1; }
+    grep -qx 'resources=0' "$f.status" || { echo "requests: $(grep '^resources=' "$f.status")"; bad=1; }
+    if grep -q 'CONSOLE' "$f.log"; then
+        echo "console: $(grep 'CONSOLE' "$f.log" | head -3)"
+        bad=1
+    fi
+    return $bad
+}
+fails() { ! "$@" >/dev/null; }
+
+# What experiment 1 must show: tps vs threads (2 variants x 2 thread counts); the latency
+# percentiles per thread count (2 variants x p50..p99.9); the timelines per thread count (2
+# variants x 2 rounds, one point per second of a 2 s run); the system metrics (every metric
+# that is not 0 everywhere: not checked one by one, counted below).
+SPEC=("tps-0-0 2 2,2" "pct-0-0 2 6,6" "pct-0-1 2 6,6" "time-0-0 4 2,2,2,2" "time-0-1 4 2,2,2,2")
+
+rep html --experiment=1 --format=html --output="$TMP/r.html"
+is "$RC" 0 "report --format=html: exit 0"
+like "$(cat "$TMP/html.err")" "^report written to $TMP/r.html$" "says where the report went"
+is "$(wc -c <"$TMP/html.out")" 0 "nothing on stdout with --output"
+is "$(grep -Eic '<(script|link|img|iframe)[^>]+(src|href)=' "$TMP/r.html")" 0 "nothing loaded from elsewhere: no src= or href= element"
+ok "Chart.js inlined" grep -q 'Chart.js v3' "$TMP/r.html"
+
+browse "$TMP/r.html"
+nmetrics=$(grep -c '^chart metric-0-' "$TMP/r.html.status")
+cmp_ok "$nmetrics" ">=" 3 "system metrics charts (intr/s, ctxsw/s, us% at least: never 0 on a busy loop)"
+for i in $(seq 0 9); do
+    line=$(grep "^chart metric-0-$i " "$TMP/r.html.status") && SPEC+=("metric-0-$i 2 2,2")
+done
+out=$(page_check "$TMP/r.html" "${SPEC[@]}")
+is "$out" "" "every chart drew its data (point counts, ink), no error, no request, no console message"
+note "$(cat "$TMP/r.html.status")"
+
+# ---- a broken data block fails the same checks
+sed 's/"percentiles":\[/"percentiles":[}/' "$TMP/r.html" >"$TMP/broken.html"
+ok "a broken data block fails the check" fails page_check "$TMP/broken.html" "${SPEC[@]}"
+like "$(cat "$TMP/broken.html.status")" "^errors=1 report script: .*JSON" "... and the page says why"
+# a page whose chart library is missing: every chart fails
+perl -0pe 's/Chart\.js v3\.9\.1.*?\n<\/script>/\n<\/script>/s' "$TMP/r.html" >"$TMP/nolib.html"
+ok "a page without its chart library fails the check" fails page_check "$TMP/nolib.html" "${SPEC[@]}"
+
+# ---- screenshot at 1280 px
+timeout 90 chromium --headless --no-sandbox --disable-gpu --no-first-run --hide-scrollbars \
+    --user-data-dir="$TMP/chromium-profile" --host-resolver-rules="MAP * ~NOTFOUND" \
+    --proxy-server=127.0.0.1:9 --virtual-time-budget=3000 --window-size=1280,2200 \
+    --screenshot="$TMP/shot.png" "file://$TMP/r.html" >/dev/null 2>&1
+is "$(od -An -tx1 -j1 -N3 "$TMP/shot.png" 2>/dev/null | tr -d ' ')" "504e47" "screenshot is a PNG"
+is "$(od -An -tu1 -j16 -N4 "$TMP/shot.png" 2>/dev/null | awk '{ print $1 * 16777216 + $2 * 65536 + $3 * 256 + $4 }')" 1280 "screenshot 1280 px wide"
+cmp_ok "$(wc -c <"$TMP/shot.png")" ">" 50000 "screenshot is not an empty page"
+
+# ---- one source of statistics: the page's cells are the JSON report's, its tables the
+# markdown report's
+rep json --experiment=1 --format=json
+same=$(perl -MJSON::PP -e '
+    local $/;
+    open my $h, "<", $ARGV[0] or die; my $html = <$h>;
+    open my $j, "<", $ARGV[1] or die; my $json = decode_json(<$j>);
+    my ($data) = $html =~ m{<script type="application/json" id="pgolab-data">(.*?)</script>}s;
+    my $page = decode_json($data)->{experiments}[0]{report};
+    my $canon = JSON::PP->new->canonical;
+    print $canon->encode($page->{cells}) eq $canon->encode($json->{cells}) ? "same" : "differ";
+' "$TMP/r.html" "$TMP/json.out")
+is "$same" "same" "the page's data block has the JSON report's cells, number for number"
+rep md --experiment=1 --format=markdown
+is "$(grep -c '<h3>Table ' "$TMP/r.html")" "$(grep -c '^### Table ' "$TMP/md.out")" "as many tables as the markdown report"
+verdicts_md=$(grep '^| ' "$TMP/md.out" | awk -F'|' 'NF > 3 { gsub(/^ +| +$/, "", $(NF-1)); print $(NF-1) }' | grep -c '^~$')
+verdicts_html=$(grep -o '<td class="same">~</td>' "$TMP/r.html" | wc -l)
+is "$verdicts_html" "$verdicts_md" "the same '~' verdicts as the markdown tables"
+like "$(grep -o '<li>baseline A [^<]*' "$TMP/r.html")" "sha256 [0-9a-f]{12}" "header: the baseline with its fingerprint"
+like "$(cat "$TMP/r.html")" "<li>host: [^<]*, load [0-9.]+ at start" "header: host, kernel, load"
+like "$(cat "$TMP/r.html")" "<li>data: 1 table x 1000 rows, a fresh copy per run" "header: how data was reset"
+
+# ---- two experiments compared
+timeout 60 "$PGOLAB" compare "${vars[@]}" --bench=oltp_point_select --threads=1 --rounds=2 --time=1 \
+    --table-size=1000 --results="$DB" >"$TMP/c2.out" 2>"$TMP/c2.err"
+is "$?" 0 "experiment 2 (1 thread count, 1 s): exit 0"
+rep cmp --compare=1,2 --format=html --output="$TMP/cmp.html"
+is "$RC" 0 "report --compare=1,2 --format=html: exit 0"
+like "$(cat "$TMP/cmp.html")" "<h2>pgolab report: experiment 1 vs experiment 2" "the comparison's header"
+like "$(cat "$TMP/cmp.html")" "settings differ: threads" "its notes on settings"
+browse "$TMP/cmp.html"
+CSPEC=("tps-0-0 2 2,2" "pct-0-0 2 6,6" "pct-0-1 2 6,6" "time-0-0 4 2,2,2,2" "time-0-1 4 2,2,2,2"
+       "tps-1-0 2 1,1" "pct-1-0 2 6,6" "time-1-0 4 1,1,1,1")
+for e in 0 1; do
+    for i in $(seq 0 9); do
+        # experiment 1's metric charts have 2 cells (thread counts), experiment 2's one
+        grep -q "^chart metric-$e-$i " "$TMP/cmp.html.status" && CSPEC+=("metric-$e-$i 2 $([ $e = 0 ] && echo 2,2 || echo 1,1)")
+    done
+done
+out=$(page_check "$TMP/cmp.html" "${CSPEC[@]}")
+is "$out" "" "compare page: both experiments' charts drew their data, no error, no request"
+
+# ---- the trainer x workload heat map: a pgo experiment with two trainers, stood in for by a
+# compare with pgo's variant names and the trainers pgo records in its settings
+TDB=$TMP/t.db
+timeout 60 "$PGOLAB" compare --variant "baseline=sqlite:$SYSLIB" \
+    --variant "pgo-oltp_point_select=sqlite:$TMP/libcopy.so" --variant "pgo-oltp_read_only=sqlite:$TMP/libcopy.so" \
+    --bench=oltp_point_select --threads=1 --rounds=2 --time=1 --table-size=1000 --results="$TDB" \
+    >"$TMP/t.out" 2>"$TMP/t.err"
+is "$?" 0 "experiment with two pgo variants: exit 0"
+sq "$TDB" "UPDATE experiments SET settings_json = json_set(settings_json, '\$.pgo', json('{\"train\":[\"oltp_point_select\",\"oltp_read_only\"]}'))"
+timeout 60 "$PGOLAB" report --results="$TDB" --format=html --output="$TMP/t.html" 2>"$TMP/t.err"
+is "$?" 0 "its report: exit 0"
+browse "$TMP/t.html"
+TSPEC=("tps-0-0 3 1,1,1" "pct-0-0 3 6,6,6" "time-0-0 6 1,1,1,1,1,1" "heat-0 1 4")
+for i in $(seq 0 9); do
+    grep -q "^chart metric-0-$i " "$TMP/t.html.status" && TSPEC+=("metric-0-$i 3 1,1,1")
+done
+out=$(page_check "$TMP/t.html" "${TSPEC[@]}")
+is "$out" "" "a heat map of 2 trainers x (1 workload + overall), and every chart drew its data"
+like "$(cat "$TMP/t.html.status")" "^chart heat-0 heatmap datasets=1 points=4 " "... the heat map's cells"
+timeout 60 "$PGOLAB" report --results="$TDB" >"$TMP/t.txt" 2>/dev/null
+like "$(cat "$TMP/t.txt")" "^Trainer matrix: tps change" "the text report has the trainer matrix too"
+like "$(cat "$TMP/t.txt")" "^\| +oltp_read_only \| .+ \| .+ \|$" "... with a row per trainer"
+
+# ---- a partial experiment (interrupted): reported as partial, what is there drawn
+PDB=$TMP/p.db
+timeout 120 "$PGOLAB" compare "${vars[@]}" --bench=oltp_point_select --threads=1 --rounds=5 --time=1 \
+    --table-size=1000 --results="$PDB" >"$TMP/p.out" 2>"$TMP/p.err" &
+pid=$!
+runs_recorded() { [ "$(sq "$PDB" "SELECT count(*) FROM runs" 2>/dev/null)" -ge "$1" ] 2>/dev/null; }
+poll 600 0.1 runs_recorded 4
+kill -INT $pid
+wait $pid
+is "$?" 2 "an experiment stopped by SIGINT after 4 runs: exit 2"
+timeout 60 "$PGOLAB" report --results="$PDB" --format=html --output="$TMP/p.html" 2>"$TMP/p.err"
+is "$?" 0 "its HTML report: exit 0"
+like "$(cat "$TMP/p.html")" "PARTIAL: experiment 1 is interrupted: [0-9]+ of 10 runs are recorded" "says it is partial"
+like "$(cat "$TMP/p.html")" "<li>INCOMPLETE: [0-9]+ of 10 runs finished" "... as the text report does"
+browse "$TMP/p.html"
+like "$(cat "$TMP/p.html.status")" "^chart tps-0-0 line datasets=2 " "... and draws what is there"
+ok "... without an error" grep -qx 'errors=0' "$TMP/p.html.status"
+
+# ---- CPU profiles (--profile): the page shows what `report --profile` prints, when the
+# machine let the runs be profiled (a refusal leaves the runs without profiles: then neither)
+FDB=$TMP/f.db
+timeout 60 "$PGOLAB" compare "${vars[@]}" --bench=oltp_point_select --threads=1 --rounds=2 --time=1 \
+    --table-size=1000 --profile --results="$FDB" >"$TMP/f.out" 2>"$TMP/f.err"
+is "$?" 0 "a --profile experiment: exit 0"
+timeout 60 "$PGOLAB" report --results="$FDB" --profile >"$TMP/ftext.out" 2>/dev/null
+timeout 60 "$PGOLAB" report --results="$FDB" --format=html --output="$TMP/f.html" 2>/dev/null
+is "$?" 0 "its HTML report: exit 0"
+sed -n '/^CPU profile: /,$p' "$TMP/ftext.out" >"$TMP/ftext.prof"
+perl -0ne 'print $1 if m{<section class="profiles">.*?<pre>(.*?)</pre>}s' "$TMP/f.html" |
+    sed -e 's/&lt;/</g; s/&gt;/>/g; s/&quot;/"/g; s/&amp;/\&/g' | sed -n '/^CPU profile: /,$p' >"$TMP/fhtml.prof"
+note "profiles in the text report: $(grep -c '^CPU profile: ' "$TMP/ftext.prof")"
+ok "the page's profiles are the text report's, line for line" cmp -s "$TMP/ftext.prof" "$TMP/fhtml.prof"
+
+# ---- an instruction-count experiment (--measure=instructions): its three metrics as bars
+IDB=$TMP/i.db
+timeout 300 "$PGOLAB" compare "${vars[@]}" --bench=oltp_point_select --rounds=2 --measure=instructions \
+    --events=200 --table-size=1000 --results="$IDB" >"$TMP/i.out" 2>"$TMP/i.err"
+is "$?" 0 "an instruction-count experiment: exit 0"
+timeout 60 "$PGOLAB" report --results="$IDB" --format=html --output="$TMP/i.html" 2>/dev/null
+is "$?" 0 "its HTML report: exit 0"
+out=$(page_check "$TMP/i.html" "instr-0-0 2 1,1" "instr-0-1 2 1,1" "instr-0-2 2 1,1")
+is "$out" "" "instructions, I1 misses and branch mispredictions per transaction drawn, nothing else"
+
+# ---- --output for the other formats: the same bytes as stdout
+rep csv1 --experiment=1 --format=csv
+rep csv2 --experiment=1 --format=csv --output="$TMP/r.csv"
+ok "--output=FILE.csv holds what stdout would" cmp -s "$TMP/csv1.out" "$TMP/r.csv"
+
+# ---- bad input
+rep bad1 --experiment=1 --format=html --output="$TMP/no/such/dir/r.html"
+is "$RC" 1 "unwritable --output: exit 1"
+is "$(wc -l <"$TMP/bad1.err")" 1 "... in one line"
+like "$(cat "$TMP/bad1.err")" "--output=$TMP/no/such/dir/r.html: cannot write there: No such file or directory" "... naming the path and why"
+rep bad2 --experiment=1 --format=html --shape=seed003
+is "$RC" 1 "--shape with html: exit 1"
+like "$(cat "$TMP/bad2.err")" "--shape is for the text formats" "... says why"
+PGOLAB_CHARTJS=$TMP/no-chart.min.js rep bad4 --experiment=1 --format=html --output="$TMP/x.html"
+is "$RC" 1 "no chart library: exit 1"
+like "$(cat "$TMP/bad4.err")" "^FATAL: --format=html needs Chart.js: cannot read $TMP/no-chart.min.js \(No such file or directory\); install the Debian package libjs-chart.js" \
+    "... one line naming the file and the package"
+ok "... and no page written" test ! -e "$TMP/x.html"
+rep bad3 --experiment=1 --format=pdf
+is "$RC" 1 "--format=pdf: exit 1"
+like "$(cat "$TMP/bad3.err")" "expected text, markdown, csv, json or html" "... names the formats"
+
+done_testing
