@@ -32,7 +32,9 @@ export ASAN_OPTIONS="log_path=$reports/asan:exitcode=86:detect_leaks=1:abort_on_
 export UBSAN_OPTIONS="log_path=$reports/ubsan:print_stacktrace=1:halt_on_error=1:exitcode=87"
 export TSAN_OPTIONS="log_path=$reports/tsan:halt_on_error=1:exitcode=88:second_deadlock_stack=1"
 # PGOLAB_SANITIZER: for the few checks the sanitizer itself changes (TSan's own thread)
-export PGOLAB=$PWD/$dir/pgolab PGOLAB_MEMCHECK=off PGOLAB_SANITIZER=$san
+# PGOLAB_RECIPES: the binary in build-SAN/ finds no recipes/ beside it (src/pgo/recipe.c)
+export PGOLAB=$PWD/$dir/pgolab PGOLAB_MEMCHECK=off PGOLAB_SANITIZER=$san \
+    PGOLAB_RECIPES=${PGOLAB_RECIPES:-$PWD/recipes}
 
 bash tests/check.sh --log="$log" --e2e="$e2e" "$@"
 rc=$?
