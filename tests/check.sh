@@ -8,7 +8,7 @@
 #
 # Usage: tests/check.sh [--log=FILE] [--e2e=DIR] UNIT_BINARY...
 #   --log=FILE  full output, appended (default build/check.log)
-#   --e2e=DIR   the prove directory (default tests/e2e)
+#   --e2e=DIR   the prove directory (default tests/e2e), or a space-separated list of .t files
 # Environment: PROVE (default prove), PGOLAB_CI=1 (set by .ci/run: skips of checks CI must
 # run fail; see tests/e2e/lib.sh `skip` and tests/unit/unit_helpers.h UNIT_SKIP).
 set -u
@@ -71,9 +71,12 @@ fi
 # ---- e2e tests (prove); its verbose, merged output goes to the log whole, and the filter
 # prints a line per file: a file's block runs from its "NAME .. " header to the next header
 # or to prove's summary.
-[ -d "$E2E" ] || { echo "make check: no e2e directory $E2E" >&2; exit 1; }
-echo "==== e2e: ${PROVE:-prove} -v --merge $E2E" >>"$LOG"
-${PROVE:-prove} -v --merge "$E2E" 2>&1 | tee -a "$LOG" | perl -e '
+read -ra E2E_PATHS <<<"$E2E"
+for p in "${E2E_PATHS[@]}"; do
+    [ -e "$p" ] || { echo "make check: no e2e directory or file $p" >&2; exit 1; }
+done
+echo "==== e2e: ${PROVE:-prove} -v --merge ${E2E_PATHS[*]}" >>"$LOG"
+${PROVE:-prove} -v --merge "${E2E_PATHS[@]}" 2>&1 | tee -a "$LOG" | perl -e '
     $| = 1;
     my ($name, @block, $summary, $ci_skip);
     sub width { my ($s, $w) = @_; $s .= " .."; $s .= "." while length($s) < $w; $s }

@@ -81,10 +81,13 @@ static int list_cb(const struct store_experiment *e, void *ctx)
     struct listing *l = ctx;
     struct strbuf sb = STRBUF_INIT;
     char date[64];
-    time_t t = (time_t)e->created_at;
     struct tm tm;
-    localtime_r(&t, &tm);
-    strftime(date, sizeof(date), "%Y-%m-%d %H:%M", &tm);
+    /* a damaged database's time may be no time (NaN, 1e248: no time_t; see fmt.h iso_time) */
+    time_t t = e->created_at >= 0 && e->created_at < 253402300800.0 ? (time_t)e->created_at : -1;
+    if (t >= 0 && localtime_r(&t, &tm))
+        strftime(date, sizeof(date), "%Y-%m-%d %H:%M", &tm);
+    else
+        snprintf(date, sizeof(date), "unknown");
 
     l->rows = xrealloc(l->rows, sizeof(*l->rows) * (size_t)(l->n + 1));
     struct row *r = &l->rows[l->n++];

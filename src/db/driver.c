@@ -117,12 +117,15 @@ static __thread unsigned long fault_calls;
 
 static bool inject_fault(struct db_conn *c)
 {
-    if (fault_every < 0) {
+    /* every worker thread reads it (atomically: make check-tsan); the first ones set it */
+    long every = __atomic_load_n(&fault_every, __ATOMIC_RELAXED);
+    if (every < 0) {
         const char *e = getenv("PGOLAB_FAULT_RETRY_EVERY");
         long v = e ? strtol(e, NULL, 10) : 0;
-        __atomic_store_n(&fault_every, v > 0 ? v : 0, __ATOMIC_RELAXED);
+        every = v > 0 ? v : 0;
+        __atomic_store_n(&fault_every, every, __ATOMIC_RELAXED);
     }
-    if (fault_every == 0 || !c->fault_armed || ++fault_calls % (unsigned long)fault_every)
+    if (every == 0 || !c->fault_armed || ++fault_calls % (unsigned long)every)
         return false;
     c->fault_armed = false;
     c->err.status = DB_RETRY;

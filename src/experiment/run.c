@@ -111,6 +111,16 @@ static int get_num(json_t *obj, const char *key, double *out)
     return 0;
 }
 
+/* The count at obj.key: 0 when it is missing, not a number, negative or beyond uint64_t (a
+ * double outside [0, 2^64) has no uint64_t value: converting it is undefined behaviour). */
+static uint64_t get_count(json_t *obj, const char *key)
+{
+    double x;
+    if (get_num(obj, key, &x) < 0 || !(x >= 0 && x < 18446744073709551616.0))
+        return 0;
+    return (uint64_t)x;
+}
+
 int experiment_parse_run(const char *json, struct run_result *r)
 {
     json_error_t je;
@@ -143,8 +153,8 @@ int experiment_parse_run(const char *json, struct run_result *r)
     }
     r->lat_min_ms = get_num(lat, "min", &x) == 0 ? x : NAN;
     r->lat_max_ms = get_num(lat, "max", &x) == 0 ? x : NAN;
-    r->transactions = get_num(root, "transactions", &x) == 0 && x >= 0 ? (uint64_t)x : 0;
-    r->errors = get_num(root, "ignored_errors", &x) == 0 && x >= 0 ? (uint64_t)x : 0;
+    r->transactions = get_count(root, "transactions");
+    r->errors = get_count(root, "ignored_errors");
     r->json = xstrdup(json);
     rc = 0;
 out:

@@ -809,6 +809,13 @@ static int read_experiment(struct store *s, sqlite3_stmt *row, struct exp_reader
     e->environment_json = col_dup(row, 7);
     e->seed = (uint64_t)sq->column_int64(row, 8);
     e->note = col_dup(row, 9);
+    /* NOT NULL in the schema, but a damaged or hand-edited file may have NULL (found by
+     * tests/fuzz/fuzz_store.c): every reader relies on them */
+    const char *missing = !e->kind ? "kind" : !e->status ? "status"
+                        : !e->settings_json ? "settings_json" : NULL;
+    if (missing)
+        return error("results file %s: experiment %lld has no %s (the file is damaged)", s->path,
+                     (long long)e->id, missing);
 
     sq->reset(r->variants);
     if (sq->bind_int64(r->variants, 1, e->id) != SQLITE_OK)
@@ -825,6 +832,11 @@ static int read_experiment(struct store *s, sqlite3_stmt *row, struct exp_reader
         v->compiler = col_dup(r->variants, 6);
         v->cflags = col_dup(r->variants, 7);
         v->fingerprint_json = col_dup(r->variants, 8);
+        if (!v->name) {
+            sq->reset(r->variants);
+            return error("results file %s: a variant of experiment %lld has no name (the file "
+                         "is damaged)", s->path, (long long)e->id);
+        }
     }
     if (rc != SQLITE_DONE)
         return fail(s, "reading variants");
@@ -975,6 +987,11 @@ int store_runs_load(struct store *s, int64_t exp_id, store_run_fn fn, void *ctx)
         r.errors = (uint64_t)sq->column_int64(st, 16);
         r.report_json = (const char *)sq->column_text(st, 17);
         r.metrics_json = (const char *)sq->column_text(st, 18);
+        if (!r.workload) { /* NOT NULL in the schema: a damaged file */
+            rc = error("results file %s: run %lld has no workload (the file is damaged)",
+                       s->path, (long long)r.id);
+            break;
+        }
         int cb = fn(&r, ctx);
         if (cb) {
             rc = cb < 0 ? -1 : 0;

@@ -9,7 +9,8 @@
 
 /* x as "%.15g" (run times and seeds without an exponent for ordinary values). */
 char *fmt_num(double x);
-/* Append t (seconds since the epoch, UTC) as "YYYY-MM-DDTHH:MM:SSZ". */
+/* Append t (seconds since the epoch, UTC) as "YYYY-MM-DDTHH:MM:SSZ"; "unknown" for a t that
+ * is not a time from 1970 to the year 9999 (negative, NaN, huge: a damaged stored value). */
 void iso_time(struct strbuf *sb, double t);
 /* A JSON number, or null when x is not finite (jansson refuses NAN and infinities). */
 json_t *jreal(double x);

@@ -110,4 +110,22 @@ like "$(cat "$TMP/bad.err")" "invalid --format=xml" "report --format=xml: messag
 "$PGOLAB" compare "${vars[@]}" --resume=0 >"$TMP/bad.out" 2>"$TMP/bad.err"
 is "$?" 1 "compare --resume=0: exit 1"
 like "$(cat "$TMP/bad.err")" "invalid --resume=0" "compare --resume=0: message"
+
+# a damaged database whose start times are no time (1e248 s, -5e20 s; kept by tests/fuzz/ as a
+# regression input): history and report say "unknown" instead of an undefined conversion
+DAMAGED=$REPO_DIR/tests/fuzz/regressions/store/created_at_nan_huge.db
+cp "$DAMAGED" "$TMP/damaged.db"
+"$PGOLAB" history --results="$TMP/damaged.db" >"$TMP/dh.out" 2>"$TMP/dh.err"
+is "$?" 0 "history of a database with impossible start times: exit 0"
+is "$(awk '$1 ~ /^[0-9]+$/ {print $1, $2}' "$TMP/dh.out" | tr '\n' ' ')" "1 unknown 2 unknown " \
+    "history: the impossible start times read 'unknown'"
+"$PGOLAB" report --results="$TMP/damaged.db" --experiment=1 --format=json >"$TMP/dr.out" 2>"$TMP/dr.err"
+is "$(jq -r '.experiment.started_at // "absent"' "$TMP/dr.out" 2>/dev/null)" "unknown" \
+    "report --format=json: started_at 'unknown'"
+# a NOT NULL column read as NULL (another kept fuzz input): one line naming the file, exit 1
+cp "$REPO_DIR/tests/fuzz/regressions/store/kind_null.db" "$TMP/nokind.db"
+"$PGOLAB" history --results="$TMP/nokind.db" >"$TMP/nk.out" 2>"$TMP/nk.err"
+is "$?" 1 "history of a database with an experiment without kind: exit 1"
+is "$(cat "$TMP/nk.err")" "FATAL: results file $TMP/nokind.db: experiment 0 has no kind (the file is damaged)" \
+    "history: one line naming the file and what is damaged"
 done_testing

@@ -53,10 +53,32 @@ static void test_parse_run(void **state)
     assert_null(r.json);
 }
 
+/* Counts beyond uint64_t (found by tests/fuzz/fuzz_child_json.c: converting 1e300 to
+ * uint64_t was undefined behaviour) or negative read as 0, like missing ones. */
+static void test_parse_run_counts_out_of_range(void **state)
+{
+    (void)state;
+    static const char *const counts[][2] = {
+        { "1e300", "-1" }, { "1.8446744073709552e19", "-1e300" }, { "-0.5", "1e19" },
+    };
+    for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
+        char json[256];
+        struct run_result r;
+        memset(&r, 0, sizeof(r));
+        snprintf(json, sizeof(json), "{\"tps\":1,\"qps\":2,\"latency_ms\":{\"avg\":3,\"p95\":4},"
+                 "\"transactions\":%s,\"ignored_errors\":%s}", counts[i][0], counts[i][1]);
+        assert_int_equal(experiment_parse_run(json, &r), 0);
+        assert_int_equal(r.transactions, 0);
+        assert_true(r.errors == (i == 2 ? 10000000000000000000ULL : 0));
+        free(r.json);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse_run),
+        cmocka_unit_test(test_parse_run_counts_out_of_range),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
