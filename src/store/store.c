@@ -1,7 +1,7 @@
 /* store: the SQLite results database of experiments, variants and runs (see store.h).
  * Owned by src/store; uses the system libsqlite3 through sq, the function table that
  * sqlite_api.c loads at the first store_open(), never the SQLite under test.
- * Size: 1064 lines since session 6's checks of damaged files (NULL columns, read-only files);
+ * Size: over 1000 lines since session 6's checks of damaged files (NULL columns, read-only files);
  * the next change here should first split the readers (store_load_*, validation) from the
  * writers (schema, recording) into a file of their own. */
 #include "store/store.h"
