@@ -634,9 +634,10 @@ static int start_workers(struct shared *sh, struct worker *ws, int n, int *outco
     pthread_mutex_lock(&sh->mu);
     double tmo = sh->cfg->init_timeout_s > 0 ? sh->cfg->init_timeout_s : 30;
     *outcome = wait_ready(sh, started, true, tmo);
-    /* a refusal ends the start at once; the others' answers (up to 1 s) make its count */
+    /* a refusal ends the start at once; the others' answers make its count (up to 5 s: a
+     * loaded server takes over 1 s to answer 14 connects, and the count then fell short) */
     if (*outcome == -1)
-        wait_ready(sh, started, false, tmo < 1 ? tmo : 1);
+        wait_ready(sh, started, false, tmo < 5 ? tmo : 5);
     if (sh->cfg->agree_start) {  /* every process ready, or none starts (workers wait on go) */
         pthread_mutex_unlock(&sh->mu);
         bool all = sh->cfg->agree_start(*outcome == 0, sh->cfg->ud);
