@@ -4,7 +4,7 @@
 set -eu
 
 PKGS="build-essential pkg-config libsqlite3-dev libjansson-dev libgsl-dev libcmocka-dev
-tcl clang llvm dpkg-dev perl sqlite3 valgrind
+tcl clang llvm bolt-16 dpkg-dev perl sqlite3 valgrind
 libmariadb-dev libpq-dev mariadb-server mariadb-client postgresql sysbench
 cmake bison jq libdw-dev libjs-chart.js chromium libopenmpi-dev openmpi-bin"
 

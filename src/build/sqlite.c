@@ -142,37 +142,39 @@ static int verify_one(const struct sqlite_bench *b, char **checksum, long long *
     return rc;
 }
 
-int sqlite_gate(const struct sqlite_bench *b, const char *baseline_lib, const char *pgo_lib,
-                char **checksum, long long *rows)
+int sqlite_gate(const struct sqlite_bench *b, const char *const *names, const char *const *libs,
+                int n, char **checksum, long long *rows)
 {
     struct sqlite_bench lb = *b;
-    char *base_sum = NULL, *pgo_sum = NULL;
-    long long base_rows = -1, pgo_rows = -1;
+    char *base_sum = NULL;
+    long long base_rows = -1;
     int rc = -1;
     const char *prep[] = { "--threads=1", "oltp_read_only", "prepare", NULL };
 
     *checksum = NULL;
     sqlite_remove_db(b->db);
-    lb.library = baseline_lib;
+    lb.library = libs[0];
     progress("correctness gate: prepare");
     if (sqlite_bench_run(&lb, prep, NULL) < 0)
         goto out;
-    progress("correctness gate: verify baseline");
+    progress("correctness gate: verify %s", names[0]);
     if (verify_one(&lb, &base_sum, &base_rows) < 0)
         goto out;
-    lb.library = pgo_lib;
-    progress("correctness gate: verify pgo");
-    if (verify_one(&lb, &pgo_sum, &pgo_rows) < 0)
-        goto out;
-    if (strcmp(base_sum, pgo_sum)) {
-        error("correctness gate failed: baseline checksum %s != pgo checksum %s", base_sum,
-              pgo_sum);
-        goto out;
-    }
-    if (base_rows != pgo_rows) {
-        error("correctness gate failed: baseline read %lld rows != pgo %lld rows", base_rows,
-              pgo_rows);
-        goto out;
+    for (int i = 1; i < n; i++) {
+        char *sum = NULL;
+        long long nrows = -1;
+        lb.library = libs[i];
+        progress("correctness gate: verify %s", names[i]);
+        if (verify_one(&lb, &sum, &nrows) < 0)
+            goto out;
+        int bad = strcmp(base_sum, sum) ? error("correctness gate failed: %s checksum %s != %s "
+                                                "checksum %s", names[0], base_sum, names[i], sum)
+                  : base_rows != nrows ? error("correctness gate failed: %s read %lld rows != %s "
+                                               "%lld rows", names[0], base_rows, names[i], nrows)
+                                       : 0;
+        free(sum);
+        if (bad)
+            goto out;
     }
     *checksum = base_sum;
     base_sum = NULL;
@@ -182,6 +184,5 @@ out:
     progress_done();
     sqlite_remove_db(b->db);
     free(base_sum);
-    free(pgo_sum);
     return rc;
 }

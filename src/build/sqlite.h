@@ -37,12 +37,13 @@ int sqlite_train(const struct sqlite_bench *b, char *const *workloads, int nwork
  * -1 with a message if it is not that. */
 int sqlite_parse_verify(const char *json_text, char **checksum, long long *rows);
 
-/* Correctness gate: prepare fresh data with the baseline library at b->db, then
- * `oltp_read_only verify --format=json` with each library; the checksums must match, else
- * -1 with "correctness gate failed: baseline checksum X != pgo checksum Y". On success the
- * checksum and row count are returned (caller frees *checksum). */
-int sqlite_gate(const struct sqlite_bench *b, const char *baseline_lib, const char *pgo_lib,
-                char **checksum, long long *rows);
+/* Correctness gate: prepare fresh data with libs[0] (the baseline) at b->db, then
+ * `oltp_read_only verify --format=json` with each of the n libraries; every checksum and row
+ * count must match the baseline's, else -1 with "correctness gate failed: baseline checksum X
+ * != NAME checksum Y" (names[i] names libs[i]). On success the checksum and row count are
+ * returned (caller frees *checksum). */
+int sqlite_gate(const struct sqlite_bench *b, const char *const *names, const char *const *libs,
+                int n, char **checksum, long long *rows);
 
 /* Remove DB and its -wal/-shm/-journal companions (missing ones are fine). */
 void sqlite_remove_db(const char *db);

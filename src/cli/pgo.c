@@ -3,6 +3,7 @@
  * Every target is a recipe file (recipes/NAME.json, or a file given as TARGET): a library
  * recipe (sqlite) runs in the library pipeline (pgo/sqlite.h), a server recipe in the
  * target-agnostic server pipeline (pgo/pipeline.h); this file hands either validated options. */
+#include "build/bolt.h"
 #include "build/build.h"
 #include "build/sqlite.h"
 #include "cli/cli.h"
@@ -40,7 +41,8 @@ static const struct opt_def pgo_options[] = {
     { "cc", OPT_STRING, "gcc", "compiler for all three builds: gcc or clang (or a versioned name)" },
     { "cxx", OPT_STRING, NULL, "server targets: the C++ compiler (default: the one matching --cc, e.g. g++ for gcc)" },
     { "jobs", OPT_INT, "0", "server targets: parallel build jobs ({jobs} in the recipe; 0: one per CPU)" },
-    { "variants", OPT_LIST, "baseline,pgo", "server targets: what to build and measure: baseline (always), pgo, lto, pgo+lto" },
+    { "variants", OPT_LIST, "baseline,pgo", "what to build and measure: baseline (always), pgo, and for server targets lto, pgo+lto; for sqlite bolt (baseline + BOLT) and pgo+bolt (the pgo build + BOLT), which need the recipe's \"bolt\" key (docs/recipes.md)" },
+    { "bolt-profile", OPT_STRING, "instrument", "sqlite: BOLT's profile: instrument (llvm-bolt -instrument, trained with --train like pgo) or perf (perf record -j any,u + perf2bolt; needs LBR branch sampling, refused with the reason when missing)" },
     { "gate", OPT_STRING, "checksum", "server targets: correctness gate: checksum (bench verify on the same data), or suite (also the database's own regression tests on every pgo build)" },
     { "cflags", OPT_STRING, "-O2", "compiler flags shared by the three builds" },
     { "train", OPT_LIST, "oltp_read_write", "training workloads, run on the instrumented build (SQLite: all of them train one profile; server targets: each is a trainer with its own pgo build: a workload, a mix such as oltp_read_only+oltp_write_only, or suite, the database's regression tests)" },
@@ -94,6 +96,7 @@ static void settings_release(struct pgo_settings *s)
     opt_list_free(s->bench);
     opt_list_free(s->threads_list);
     free(s->threads);
+    opt_list_free(s->variants);
 }
 
 static int check_min(const struct opts *o, const char *name, int64_t min, int *out)
@@ -201,11 +204,62 @@ static int settings_load(const struct opts *o, struct pgo_settings *s, bool serv
 /* The server-only options a library (SQLite) run must not get. */
 static int sqlite_refuses(const struct opts *o)
 {
-    static const char *const server_only[] = { "cxx", "jobs", "variants", "gate" };
+    static const char *const server_only[] = { "cxx", "jobs", "gate" };
     for (size_t i = 0; i < ARRAY_SIZE(server_only); i++)
         if (opt_is_set(o, server_only[i]))
             return error("--%s is for server targets (recipes); pgolab pgo sqlite (a library "
                          "recipe) builds baseline and pgo", server_only[i]);
+    return 0;
+}
+
+/* --variants of a library recipe: baseline and pgo (always built and measured: the pipeline's
+ * own pair, and pgo+bolt's input), bolt, pgo+bolt.
+ * Returns the list with baseline first and pgo second (caller frees with opt_list_free). */
+static int library_variants(const struct opts *o, const struct recipe *r, struct pgo_settings *s)
+{
+    static const char *const known[] = { "baseline", "pgo", "bolt", "pgo+bolt" };
+    int n = 0;
+    char **v = opt_list(o, "variants", &n);
+    bool bolt = false;
+    int rc = 0;
+    for (int i = 0; i < n && rc == 0; i++) {
+        bool ok = false;
+        for (size_t k = 0; k < ARRAY_SIZE(known) && !ok; k++)
+            ok = !strcmp(v[i], known[k]);
+        if (!ok)
+            rc = error("--variants: unknown variant '%s' for %s (known: baseline, pgo, bolt, "
+                       "pgo+bolt)", v[i], r->name);
+        for (int j = 0; j < i && rc == 0; j++)
+            if (!strcmp(v[i], v[j]))
+                rc = error("--variants: '%s' is given twice", v[i]);
+        bolt = bolt || strstr(v[i], "bolt");
+    }
+    if (rc == 0 && bolt && !r->has_bolt)
+        rc = error("--variants: %s has no \"bolt\" key (how to link for BOLT, e.g. "
+                   "\"bolt\": {\"link_flags\": [\"-Wl,--emit-relocs\"]}; docs/recipes.md)",
+                   r->path);
+    const char *bp = opt_str(o, "bolt-profile");
+    if (rc == 0 && strcmp(bp, "instrument") && strcmp(bp, "perf"))
+        rc = error("--bolt-profile=%s: expected instrument or perf", bp);
+    if (rc == 0 && bolt && !strcmp(bp, "perf"))
+        rc = bolt_perf_check() < 0 ? -1 : error("--bolt-profile=perf: LBR sampling works here, "
+                                                "but pgolab trains BOLT only by instrumentation "
+                                                "yet; use --bolt-profile=instrument");
+    if (rc < 0) {
+        opt_list_free(v);
+        return -1;
+    }
+    /* baseline first, pgo second, the BOLT variants after in the order given */
+    char **out = xcalloc((size_t)n + 3, sizeof(char *));
+    int k = 0;
+    out[k++] = xstrdup("baseline");
+    out[k++] = xstrdup("pgo");
+    for (int i = 0; i < n; i++)
+        if (strstr(v[i], "bolt"))
+            out[k++] = xstrdup(v[i]);
+    opt_list_free(v);
+    s->variants = out;
+    s->nvariants = k;
     return 0;
 }
 
@@ -245,6 +299,9 @@ static int check_variants(char **v, int n)
         bool ok = false;
         for (size_t k = 0; k < ARRAY_SIZE(known) && !ok; k++)
             ok = !strcmp(v[i], known[k]);
+        if (!ok && strstr(v[i], "bolt"))
+            return error("--variants: %s is built for pgolab pgo sqlite so far; server targets "
+                         "know baseline, pgo, lto, pgo+lto", v[i]);
         if (!ok)
             return error("--variants: unknown variant '%s' (known: baseline, pgo, lto, pgo+lto)",
                          v[i]);
@@ -342,7 +399,7 @@ static int pgo_library(const struct opts *o, const struct recipe *r)
     if (sqlite_refuses(o) < 0)
         return 1;
     int rc = 1;
-    if (settings_load(o, &s, false) == 0) {
+    if (settings_load(o, &s, false) == 0 && library_variants(o, r, &s) == 0) {
         s.recipe = r;
         rc = pgo_sqlite_run(&s);
     }

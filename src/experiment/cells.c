@@ -101,6 +101,13 @@ int experiment_change(const struct experiment_result *res, enum experiment_metri
                       const int *workloads, const int *threads, int ncells, uint64_t seed,
                       struct experiment_change *out)
 {
+    return experiment_change_over(res, m, 0, v, workloads, threads, ncells, seed, out);
+}
+
+int experiment_change_over(const struct experiment_result *res, enum experiment_metric m,
+                           int base, int v, const int *workloads, const int *threads,
+                           int ncells, uint64_t seed, struct experiment_change *out)
+{
     struct stats_opts so = STATS_OPTS_DEFAULT;
     struct stats_cell *cells = xcalloc((size_t)ncells + 1, sizeof(*cells));
     double **vals = xcalloc((size_t)ncells * 2 + 1, sizeof(*vals));
@@ -113,7 +120,7 @@ int experiment_change(const struct experiment_result *res, enum experiment_metri
     out->p_value = 1;
     for (int i = 0; i < ncells; i++) {
         struct stats_cell *c = &cells[nc];
-        vals[2 * i] = experiment_cell_values(res, 0, workloads[i], threads[i], m, &c->n1);
+        vals[2 * i] = experiment_cell_values(res, base, workloads[i], threads[i], m, &c->n1);
         vals[2 * i + 1] = experiment_cell_values(res, v, workloads[i], threads[i], m, &c->n2);
         c->a = vals[2 * i];
         c->b = vals[2 * i + 1];

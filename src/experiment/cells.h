@@ -98,6 +98,12 @@ int experiment_change(const struct experiment_result *res, enum experiment_metri
                       const int *workloads, const int *threads, int ncells, uint64_t seed,
                       struct experiment_change *out);
 
+/* experiment_change() of variant v over variant base instead of the baseline (variant 0):
+ * what one step added, e.g. pgo+bolt over pgo. */
+int experiment_change_over(const struct experiment_result *res, enum experiment_metric m,
+                           int base, int v, const int *workloads, const int *threads,
+                           int ncells, uint64_t seed, struct experiment_change *out);
+
 /* The change as a report cell, appended to sb: "-" without data, "no statistics with 1
  * round" without statistics ("no statistics before 5 rounds" when sequential), "~" when not significant, else the change in percent with its CI
  * in the improvement sign convention (stats_format_change / stats_format_interval). */

@@ -348,6 +348,32 @@ static int load_pgo(const struct ctx *c, json_t *root, struct recipe *r)
     return 0;
 }
 
+/* "bolt": {"cflags": [...], "link_flags": [...], "binary": "..."}; link_flags must keep the
+ * relocations BOLT needs to move functions (-Wl,--emit-relocs or -Wl,-q). */
+static int load_bolt(const struct ctx *c, json_t *root, struct recipe *r)
+{
+    static const char *const known[] = { "cflags", "link_flags", "binary", NULL };
+    json_t *b = json_object_get(root, "bolt");
+    if (!b)
+        return 0;
+    if (!json_is_object(b))
+        return fail_at(c, "bolt", "'bolt' must be an object");
+    json_t *cf = json_object_get(b, "cflags"), *lf = json_object_get(b, "link_flags");
+    if (check_keys(c, b, "bolt", known) < 0 ||
+        (cf && get_strings(c, cf, "cflags", &r->bolt_cflags) < 0) ||
+        (lf && get_strings(c, lf, "link_flags", &r->bolt_link_flags) < 0) ||
+        get_string(c, b, "binary", false, &r->bolt_binary) < 0)
+        return -1;
+    if (!r->bolt_cflags)
+        r->bolt_cflags = xcalloc(1, sizeof(char *));
+    if (!r->bolt_link_flags)
+        r->bolt_link_flags = xcalloc(1, sizeof(char *));
+    if (!r->bolt_binary)
+        r->bolt_binary = xstrdup(r->product == RECIPE_LIBRARY ? r->library : r->server_binary);
+    r->has_bolt = true;
+    return 0;
+}
+
 /* "requires": [{"program" | "file", "package"[, "unless"]}]; unless only where allowed. */
 static int load_tools(const struct ctx *c, json_t *tl, const char *key, bool unless,
                       struct recipe_tool **out, int *n)
@@ -441,7 +467,7 @@ int recipe_load(const char *path, struct recipe *out)
 {
     static const char *const known[] = {
         "pgolab_recipe", "name", "title", "description", "source", "server", "library",
-        "build_dir", "pgo", "prepare", "steps", "suite", "log_errors", "requires", NULL,
+        "build_dir", "pgo", "prepare", "steps", "suite", "log_errors", "requires", "bolt", NULL,
     };
     struct strbuf text = STRBUF_INIT;
     json_error_t jerr;
@@ -491,7 +517,7 @@ int recipe_load(const char *path, struct recipe *out)
     }
     if (load_source(&c, src, out) < 0 || load_product(&c, root, out) < 0 ||
         load_pgo(&c, root, out) < 0 || load_extras(&c, root, out) < 0 ||
-        load_prepare(&c, root, out) < 0)
+        load_prepare(&c, root, out) < 0 || load_bolt(&c, root, out) < 0)
         goto out;
     if (out->prepared && out->product != RECIPE_LIBRARY) {
         fail_at(&c, "prepared", "source.prepared is for library recipes");
@@ -560,6 +586,9 @@ void recipe_release(struct recipe *r)
     free(r->log_errors);
     release_tools(r->tools, r->ntools);
     free_strings(r->train_options);
+    free_strings(r->bolt_cflags);
+    free_strings(r->bolt_link_flags);
+    free(r->bolt_binary);
     memset(r, 0, sizeof(*r));
 }
 

@@ -100,6 +100,13 @@ struct recipe {
     bool suite_own_server;     /* server.suite_server "own": the suite starts the build's
                                 * servers itself (MariaDB's mysql-test-run from the build
                                 * tree); "started" (default): pgolab starts one for it */
+    /* "bolt": how the target is built for BOLT (pgo.md 4.8), used by the bolt and pgo+bolt
+     * variants; NULL lists when the recipe has no "bolt" key (BOLT variants are refused) */
+    bool has_bolt;
+    char **bolt_cflags;        /* compile flags, e.g. -fno-reorder-blocks-and-partition */
+    char **bolt_link_flags;    /* link flags, at least -Wl,--emit-relocs */
+    char *bolt_binary;         /* what BOLT optimizes: library recipes the library (default),
+                                * servers relative to the prefix (default server.binary) */
 };
 
 /* Read and validate a recipe file. Errors are one line naming the file (and line where the

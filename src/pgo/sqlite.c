@@ -5,11 +5,13 @@
  * and the gate with `pgolab bench --sqlite-library`, measurement of library variants) is here
  * and in build/sqlite.c. */
 #include "pgo/sqlite.h"
+#include "build/bolt.h"
 #include "build/build.h"
 #include "build/sqlite.h"
 #include "pgo/recipe.h"
 #include "pgo/source.h"
 #include "experiment/experiment.h"
+#include "report/steps.h"
 #include "report/tables.h"
 #include "store/store.h"
 #include "util/fs.h"
@@ -63,6 +65,13 @@ struct sqlite_pgo {
     long long rows;
     char *stamp_extra, *pgo_stamp_extra, *progress_what;
     int lock_fd;                 /* WORKDIR/.lock, held with flock; -1 = none */
+    /* BOLT variants (--variants=...,bolt,pgo+bolt): bolt[i] optimizes the baseline (bolt) or
+     * the pgo build (pgo+bolt), in ROOT/<name> */
+    struct bolt_variant bolt[2];
+    char *bolt_dir[2];
+    bool bolt_cached[2];
+    double bolt_train_seconds[2];
+    int nbolt;
 };
 
 static void sqlite_pgo_release(struct sqlite_pgo *p)
@@ -89,6 +98,10 @@ static void sqlite_pgo_release(struct sqlite_pgo *p)
     free(p->progress_what);
     if (p->lock_fd >= 0)
         close(p->lock_fd);
+    for (int i = 0; i < p->nbolt; i++) {
+        bolt_variant_release(&p->bolt[i]);
+        free(p->bolt_dir[i]);
+    }
 }
 
 /* SQLITE_VERSION from dir/sqlite3.h, or "unknown". Caller frees. */
@@ -175,8 +188,8 @@ static int expand_build(struct sqlite_pgo *p, const struct pgo_settings *s, int 
 
 static int prepare_builds(struct sqlite_pgo *p, const struct pgo_settings *s)
 {
-    char *keytext = xasprintf("%s\n%s\n%s\n%s", p->prep.main, s->cc, p->cc.version,
-                              s->cflags);
+    char *keytext = xasprintf("%s\n%s\n%s\n%s%s", p->prep.main, s->cc, p->cc.version,
+                              s->cflags, p->nbolt ? "\nbolt" : "");
     char *key = path_key(keytext);
     char *name = xasprintf("build-%s-%s", cc_family_name(p->cc.family), key);
     p->root = path_join(p->workdir, name);
@@ -198,6 +211,12 @@ static int prepare_builds(struct sqlite_pgo *p, const struct pgo_settings *s)
             pgo_phase_flags(&pf, p->cc.family, (enum build_phase)ph, &paths) < 0) {
             argvec_clear(&pf);
             return -1;
+        }
+        /* with a BOLT variant, baseline and pgo are BOLT's inputs: linked the recipe's bolt
+         * way, so that each BOLT variant differs from its input by BOLT alone */
+        if (p->nbolt && ph != BUILD_INSTRUMENTED) {
+            argvec_pushv(&pf, (const char *const *)p->r->bolt_cflags);
+            argvec_pushv(&pf, (const char *const *)p->r->bolt_link_flags);
         }
         int erc = expand_build(p, s, ph, &pf);
         argvec_split(&fl, s->cflags);
@@ -328,8 +347,23 @@ static void print_summary(const struct sqlite_pgo *p, const struct pgo_settings 
         printf("(cached)\n");
     print_build_line("pgo", &p->build[BUILD_PGO]);
     printf("  %-13s pgo flags: %s\n", "", p->flags[BUILD_PGO]);
-    printf("  %-13s oltp_read_only verify: checksum %s over %lld rows, identical\n", "gate",
+    for (int i = 0; i < p->nbolt; i++) {
+        const struct bolt_variant *v = &p->bolt[i];
+        printf("  %-13s %s  ", v->name, v->output);
+        if (p->bolt_cached[i])
+            printf("(cached)\n");
+        else
+            printf("(BOLT %.1f s, training %.1f s)\n", v->seconds, p->bolt_train_seconds[i]);
+        printf("  %-13s BOLT profile: %d of %d functions with profile, %d .fdata file%s merged "
+               "into %lld bytes; dyno-stats: %s\n", "", v->profiled, v->functions,
+               v->fdata_files, v->fdata_files == 1 ? "" : "s", (long long)v->fdata_bytes,
+               v->dyno_stats);
+    }
+    printf("  %-13s oltp_read_only verify: checksum %s over %lld rows, identical for ", "gate",
            p->checksum, p->rows);
+    for (int i = 0; i < s->nvariants; i++)
+        printf("%s%s", i ? ", " : "", s->variants[i]);
+    printf("\n");
     fflush(stdout);
 }
 
@@ -354,7 +388,8 @@ static char *pgo_extra_settings(const struct sqlite_pgo *p, const struct pgo_set
 static int measure(struct sqlite_pgo *p, const struct pgo_settings *s, const char *pgolab,
                    struct store *store)
 {
-    struct variant v[2];
+    struct variant v[4];
+    int nv = 2 + p->nbolt;
     struct experiment_config cfg;
     struct experiment_result res;
     int rc = 0;
@@ -369,10 +404,16 @@ static int measure(struct sqlite_pgo *p, const struct pgo_settings *s, const cha
     v[1].library = p->build[BUILD_PGO].lib;
     v[1].compiler = p->cc.version;
     v[1].cflags = p->flags[BUILD_PGO];
+    for (int i = 0; i < p->nbolt; i++) {
+        v[2 + i].name = p->bolt[i].name;
+        v[2 + i].library = p->bolt[i].output;
+        v[2 + i].compiler = p->cc.version;
+        v[2 + i].cflags = p->flags[strcmp(p->bolt[i].name, "bolt") ? BUILD_PGO : BUILD_BASELINE];
+    }
 
     memset(&cfg, 0, sizeof(cfg));
     cfg.variants = v;
-    cfg.nvariants = 2;
+    cfg.nvariants = nv;
     cfg.workloads = s->bench;
     cfg.nworkloads = s->nbench;
     cfg.threads = s->threads;
@@ -405,7 +446,7 @@ static int measure(struct sqlite_pgo *p, const struct pgo_settings *s, const cha
         goto out;
     }
     /* The isolation proof: the child must have mapped the variant's own file. */
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < nv; i++) {
         char *want = abs_path(v[i].library);
         char *got = v[i].loaded_from ? abs_path(v[i].loaded_from) : NULL;
         if (got && strcmp(want, got))
@@ -428,6 +469,13 @@ static int measure(struct sqlite_pgo *p, const struct pgo_settings *s, const cha
         run_rc = -1;
     if (res.nruns > 0)
         experiment_report_text(stdout, &cfg, &res);
+    if (res.nruns > 0 && nv > 2) {
+        struct strbuf sb = STRBUF_INIT;
+        strbuf_init(&sb, 0);
+        report_steps(&sb, &cfg, &res);
+        fputs(sb.buf, stdout);
+        strbuf_release(&sb);
+    }
     if (cfg.profile && res.nruns > 0)
         experiment_profile_report(stdout, &cfg, &res, cfg.profile_dir, PROFILE_TOP_DEFAULT);
     rc = run_rc == 0 ? 0 : res.signal ? 2 : 1;
@@ -438,8 +486,8 @@ static int measure(struct sqlite_pgo *p, const struct pgo_settings *s, const cha
     experiment_profile_release(&cfg);
     experiment_result_release(&res);
 out:
-    experiment_variant_release(&v[0]);
-    experiment_variant_release(&v[1]);
+    for (int i = 0; i < nv; i++)
+        experiment_variant_release(&v[i]);
     return rc < 0 ? 1 : rc;
 }
 
@@ -450,10 +498,67 @@ static int gate(struct sqlite_pgo *p, const struct pgo_settings *s, const char *
     char *log = path_join(p->root, "gate.log");
     struct sqlite_bench b = { .pgolab = pgolab, .db = db, .tables = s->tables,
                               .table_size = s->table_size, .log = log };
+    const char *names[4] = { "baseline", "pgo" };
+    const char *libs[4] = { p->build[BUILD_BASELINE].lib, p->build[BUILD_PGO].lib };
+    for (int i = 0; i < p->nbolt; i++) {
+        names[2 + i] = p->bolt[i].name;
+        libs[2 + i] = p->bolt[i].output;
+    }
     int rc = stamp_write(log, "");
     if (rc == 0)
-        rc = sqlite_gate(&b, p->build[BUILD_BASELINE].lib, p->build[BUILD_PGO].lib, &p->checksum,
-                         &p->rows);
+        rc = sqlite_gate(&b, names, libs, 2 + p->nbolt, &p->checksum, &p->rows);
+    free(db);
+    free(log);
+    return rc;
+}
+
+/* The BOLT variant i: instrument its input, train the instrumented copy with the training
+ * workloads of the pgo build, merge, optimize; reused when the stamp (input, training, BOLT
+ * options) matches and the optimize log and output are there. */
+static int bolt_variant_build(struct sqlite_pgo *p, const struct pgo_settings *s,
+                              const char *pgolab, int i)
+{
+    struct bolt_variant *v = &p->bolt[i];
+    const struct lib_build *in = &p->build[strcmp(v->name, "bolt") ? BUILD_PGO : BUILD_BASELINE];
+    struct strbuf stamp = STRBUF_INIT;
+    char *stamp_path = path_join(v->dir, "bolt.stamp");
+    char *db = path_join(p->rundir, "train-bolt.db");
+    char *log = path_join(v->dir, "training.log");
+    const char *opt[] = { BOLT_OPT_OPTIONS, NULL };
+    int rc = -1;
+
+    strbuf_init(&stamp, 0);
+    strbuf_addf(&stamp, "input-sha256: %s\ntrain:", in->sha256);
+    for (int k = 0; k < s->ntrain; k++)
+        strbuf_addf(&stamp, " %s", s->train[k]);
+    strbuf_addf(&stamp, "\ntime: %d\nthreads: %d\ntables: %d\ntable-size: %d\noptions:",
+                s->train_time, s->train_threads, s->tables, s->table_size);
+    for (int k = 0; opt[k]; k++)
+        strbuf_addf(&stamp, " %s", opt[k]);
+    strbuf_addf(&stamp, "\n");
+    v->input = in->lib;
+    if (!s->rebuild && stamp_matches(stamp_path, stamp.buf) && bolt_read_log(v) == 0) {
+        p->bolt_cached[i] = true;
+        rc = 0;
+        goto out;
+    }
+    unlink(stamp_path);
+    if (bolt_instrument(v) < 0 || stamp_write(log, "") < 0)
+        goto out;
+    struct sqlite_bench b = {
+        .pgolab = pgolab, .library = v->instrumented, .db = db,
+        .tables = s->tables, .table_size = s->table_size, .log = log,
+    };
+    uint64_t t0 = now_ns();
+    if (sqlite_train(&b, s->train, s->ntrain, s->train_time, s->train_threads) < 0)
+        goto out;
+    p->bolt_train_seconds[i] = (double)(now_ns() - t0) / 1e9;
+    if (bolt_merge(v) < 0 || bolt_optimize(v) < 0)
+        goto out;
+    rc = stamp_write(stamp_path, stamp.buf);
+out:
+    strbuf_release(&stamp);
+    free(stamp_path);
     free(db);
     free(log);
     return rc;
@@ -485,6 +590,13 @@ int pgo_sqlite_run(const struct pgo_settings *s)
     interrupted = 0;
     sig_catch(on_signal, &saved);
 
+    for (int i = 2; i < s->nvariants && p.nbolt < 2; i++) {
+        int k = p.nbolt++;
+        p.bolt[k].name = s->variants[i];
+        p.bolt[k].append_pid = true; /* every process that loads the library writes its own */
+    }
+    if (p.nbolt && bolt_tools_check() < 0)
+        goto out;
     if (p.r->nsteps != 1 || !p.r->strict_profile || p.r->shared_build_dir ||
         p.r->nlog_errors) {
         error("%s: a library recipe has one step (the library's compile), a strict profile "
@@ -536,6 +648,10 @@ int pgo_sqlite_run(const struct pgo_settings *s)
     /* 3. baseline + instrumented in parallel */
     if (prepare_builds(&p, s) < 0)
         goto fail;
+    for (int i = 0; i < p.nbolt; i++) {
+        p.bolt_dir[i] = path_join(p.root, !strcmp(p.bolt[i].name, "bolt") ? "bolt" : "pgo-bolt");
+        p.bolt[i].dir = p.bolt_dir[i];
+    }
     char *src_sha = sha256_file(p.prep.main);
     if (!src_sha)
         goto fail;
@@ -562,13 +678,20 @@ int pgo_sqlite_run(const struct pgo_settings *s)
         goto fail;
     CHECK_INTERRUPT();
 
-    /* 5. correctness gate */
+    /* 5. BOLT variants, on the baseline and pgo builds */
+    for (int i = 0; i < p.nbolt; i++) {
+        if (bolt_variant_build(&p, s, pgolab, i) < 0)
+            goto fail;
+        CHECK_INTERRUPT();
+    }
+
+    /* 6. correctness gate (every variant against the baseline) */
     if (gate(&p, s, pgolab) < 0)
         goto fail;
     CHECK_INTERRUPT();
     print_summary(&p, s);
 
-    /* 6. measurement (the engine catches SIGINT/SIGTERM itself) */
+    /* 7. measurement (the engine catches SIGINT/SIGTERM itself) */
     rc = 0;
     if (s->measure) {
         sig_restore(&saved);

@@ -38,6 +38,9 @@ struct pgo_settings {
     double target_ci, max_time_s;         /* --target-ci, --max-time (cli_target_ci; rounds
                                            * is then --max-rounds) */
     int cs_rounds;
+    char **variants;                      /* --variants: baseline first, then pgo, bolt,
+                                           * pgo+bolt in the order given */
+    int nvariants;
 };
 
 /* Run the library pipeline on s->recipe and print its summary and tables on stdout. Returns the exit

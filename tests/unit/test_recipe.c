@@ -450,6 +450,40 @@ static void test_shipped_sqlite(void **state)
     recipe_release(&r);
 }
 
+/* The "bolt" key: lists and binary read, the binary defaulting to the product; a bad key or
+ * type is a one-line error; no key: has_bolt false. */
+static void test_bolt_key(void **state)
+{
+    (void)state;
+    struct recipe r;
+    char *err = NULL;
+    assert_int_equal(recipe_load("recipes/sqlite.json", &r), 0);
+    assert_true(r.has_bolt);
+    assert_string_equal(r.bolt_link_flags[0], "-Wl,--emit-relocs");
+    assert_string_equal(r.bolt_cflags[0], "-fno-reorder-blocks-and-partition");
+    assert_string_equal(r.bolt_binary, "libsqlite3.so");
+    recipe_release(&r);
+    char *t = edit("  \"steps\"", "  \"bolt\": { \"link_flags\": [\"-Wl,-q\"] },\n  \"steps\"");
+    assert_int_equal(load_text(t, &r, &err), 0);
+    assert_true(r.has_bolt);
+    assert_string_equal(r.bolt_binary, "bin/postgres");
+    assert_null(r.bolt_cflags[0]);
+    assert_string_equal(r.bolt_link_flags[0], "-Wl,-q");
+    recipe_release(&r);
+    free(err);
+    free(t);
+    assert_int_equal(load_text(good, &r, &err), 0);
+    assert_false(r.has_bolt);
+    recipe_release(&r);
+    free(err);
+    t = edit("  \"steps\"", "  \"bolt\": { \"flags\": [] },\n  \"steps\"");
+    expect_error(t, "unknown key 'flags'");
+    free(t);
+    t = edit("  \"steps\"", "  \"bolt\": [],\n  \"steps\"");
+    expect_error(t, "'bolt' must be an object");
+    free(t);
+}
+
 static void test_shipped(void **state)
 {
     (void)state;
@@ -520,6 +554,7 @@ int main(void)
         cmocka_unit_test(test_expand_words),
         cmocka_unit_test(test_shipped_sqlite),
         cmocka_unit_test(test_shipped),
+        cmocka_unit_test(test_bolt_key),
         cmocka_unit_test(test_find),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -1,0 +1,62 @@
+/* steps: what each step added (see steps.h). */
+#include "report/steps.h"
+#include "experiment/cells.h"
+#include "report/common.h"
+#include "util/util.h"
+
+#include <math.h>
+#include <string.h>
+
+int report_step_base(const struct experiment_config *cfg, int v)
+{
+    if (v <= 0)
+        return -1;
+    const char *name = cfg->variants[v].name;
+    const char *plus = strrchr(name, '+');
+    if (plus)
+        for (int u = 0; u < cfg->nvariants; u++)
+            if (u != v && strlen(cfg->variants[u].name) == (size_t)(plus - name) &&
+                !strncmp(cfg->variants[u].name, name, (size_t)(plus - name)))
+                return u;
+    return 0;
+}
+
+void report_steps(struct strbuf *out, const struct experiment_config *cfg,
+                  const struct experiment_result *res)
+{
+    int nv = cfg->nvariants, nc = cfg->nworkloads * cfg->nthreads;
+    if (nv < 3 || nc < 1)
+        return;
+    int *ws = xcalloc((size_t)nc, sizeof(int)), *ts = xcalloc((size_t)nc, sizeof(int));
+    for (int w = 0, k = 0; w < cfg->nworkloads; w++)
+        for (int t = 0; t < cfg->nthreads; t++, k++) {
+            ws[k] = w;
+            ts[k] = cfg->threads[t];
+        }
+    enum experiment_metric m = cfg->measure == MEASURE_INSTRUCTIONS ? METRIC_INSTR : METRIC_TPS;
+    strbuf_addf(out, "\nwhat each step added (%s, all workloads and thread counts pooled, "
+                     "95%% CI; + = better):\n",
+                m == METRIC_TPS ? "tps" : "instructions per transaction");
+    for (int v = 1; v < nv; v++) {
+        int base = report_step_base(cfg, v);
+        const char *name = cfg->variants[v].name;
+        const char *plus = strrchr(name, '+');
+        const char *step = base > 0 && plus ? plus + 1 : name;
+        struct experiment_change ch;
+        /* the seed: as the seed-000 Average cell of this variant, offset by the base */
+        uint64_t seed = report_cell_seed(cfg, 0, v, cfg->nthreads, m) + (uint64_t)base;
+        strbuf_addf(out, "  %-10s %s over %s: ", name, step, cfg->variants[base].name);
+        double lo, hi, pct;
+        if (experiment_change_over(res, m, base, v, ws, ts, nc, seed, &ch) < 0 ||
+            isnan(pct = experiment_change_pct(&ch, &lo, &hi)))
+            strbuf_addf(out, "-");
+        else if (!ch.stats)
+            strbuf_addf(out, "%+.1f%% (no statistics with 1 round)", pct);
+        else
+            strbuf_addf(out, "%+.1f%% (95%% CI %+.1f%% .. %+.1f%%)%s", pct, lo, hi,
+                        ch.significant ? "" : ", ~ not significant");
+        strbuf_addf(out, "\n");
+    }
+    free(ws);
+    free(ts);
+}
