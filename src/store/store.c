@@ -1,9 +1,10 @@
-/* store: the SQLite results database of experiments, variants and runs (see store.h).
- * Owned by src/store; uses the system libsqlite3 through sq, the function table that
- * sqlite_api.c loads at the first store_open(), never the SQLite under test.
- * Size: over 1000 lines since session 6's checks of damaged files (NULL columns, read-only files);
- * the next change here should first split the readers (store_load_*, validation) from the
- * writers (schema, recording) into a file of their own. */
+/* store: the SQLite results database of experiments, variants and runs (see store.h): the
+ * schema and its migrations, opening (and refusing files that are not ours, damaged or
+ * unwritable), and recording experiments, variants and runs. Reading them back is
+ * store_read.c's; the helpers both share are in store_private.h. Owned by src/store; uses
+ * the system libsqlite3 through store_sq, the function table that sqlite_api.c loads at the
+ * first store_open(), never the SQLite under test. */
+#include "store/store_private.h"
 #include "store/store.h"
 #include "store/sqlite_api.h"
 #include "util/strbuf.h"
@@ -25,14 +26,9 @@
 #define STR_(x) #x
 #define STR(x) STR_(x)
 
-struct store {
-    sqlite3 *db;
-    char *path;
-};
 
-/* The store's SQLite, set by the first store_open(); every other function runs on a store
- * that store_open() returned, so sq is set there. */
-static const struct store_sqlite *sq;
+/* The store's SQLite (store_private.h), set by the first store_open(). */
+const struct store_sqlite *store_sq;
 
 /* ---------------------------------------------------------------- schema */
 
@@ -108,36 +104,36 @@ static const char *const statuses[] = { "running", "complete", "interrupted", "f
 /* ---------------------------------------------------------------- helpers */
 
 /* Print "results file PATH: WHAT: <sqlite message>" and return -1. */
-static int fail(const struct store *s, const char *what)
+int store_fail(const struct store *s, const char *what)
 {
-    return error("results file %s: %s: %s", s->path, what, sq->errmsg(s->db));
+    return error("results file %s: %s: %s", s->path, what, store_sq->errmsg(s->db));
 }
 
-static int prepare(struct store *s, const char *sql, sqlite3_stmt **st)
+int store_prepare(struct store *s, const char *sql, sqlite3_stmt **st)
 {
-    if (sq->prepare_v2(s->db, sql, -1, st, NULL) != SQLITE_OK) {
+    if (store_sq->prepare_v2(s->db, sql, -1, st, NULL) != SQLITE_OK) {
         *st = NULL;
-        return fail(s, "preparing a statement");
+        return store_fail(s, "preparing a statement");
     }
     return 0;
 }
 
 static int bind_text(sqlite3_stmt *st, int i, const char *v)
 {
-    return v ? sq->bind_text(st, i, v, -1, SQLITE_STATIC) : sq->bind_null(st, i);
+    return v ? store_sq->bind_text(st, i, v, -1, SQLITE_STATIC) : store_sq->bind_null(st, i);
 }
 
 /* A copy of a TEXT column, or NULL for NULL. */
-static const char *col_dup(sqlite3_stmt *st, int i)
+const char *store_col_dup(sqlite3_stmt *st, int i)
 {
-    const unsigned char *t = sq->column_text(st, i);
-    return t ? xstrndup((const char *)t, (size_t)sq->column_bytes(st, i)) : NULL;
+    const unsigned char *t = store_sq->column_text(st, i);
+    return t ? xstrndup((const char *)t, (size_t)store_sq->column_bytes(st, i)) : NULL;
 }
 
 /* A REAL column; NULL (how SQLite stores NaN) reads back as NaN. */
-static double col_double(sqlite3_stmt *st, int i)
+double store_col_double(sqlite3_stmt *st, int i)
 {
-    return sq->column_type(st, i) == SQLITE_NULL ? NAN : sq->column_double(st, i);
+    return store_sq->column_type(st, i) == SQLITE_NULL ? NAN : store_sq->column_double(st, i);
 }
 
 static int one_of(const char *v, const char *const *list, size_t n)
@@ -148,34 +144,34 @@ static int one_of(const char *v, const char *const *list, size_t n)
     return 0;
 }
 
-static int exec(struct store *s, const char *sql, const char *what)
+int store_exec(struct store *s, const char *sql, const char *what)
 {
-    if (sq->exec(s->db, sql, NULL, NULL, NULL) != SQLITE_OK)
-        return fail(s, what);
+    if (store_sq->exec(s->db, sql, NULL, NULL, NULL) != SQLITE_OK)
+        return store_fail(s, what);
     return 0;
 }
 
 /* Open a write transaction (waits for the lock up to the busy timeout). */
 static int write_begin(struct store *s)
 {
-    return exec(s, "BEGIN IMMEDIATE", "starting a write transaction");
+    return store_exec(s, "BEGIN IMMEDIATE", "starting a write transaction");
 }
 
 /* Commit when rc is 0, else (or if the commit fails) roll back. Returns 0 or -1. */
-static int txn_end(struct store *s, int rc)
+int store_txn_end(struct store *s, int rc)
 {
-    if (rc == 0 && sq->exec(s->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
-        rc = fail(s, "commit");
-    if (rc && !sq->get_autocommit(s->db))
-        sq->exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    if (rc == 0 && store_sq->exec(s->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+        rc = store_fail(s, "commit");
+    if (rc && !store_sq->get_autocommit(s->db))
+        store_sq->exec(s->db, "ROLLBACK", NULL, NULL, NULL);
     return rc ? -1 : 0;
 }
 
 /* Step a statement that returns no rows, then finalize it. */
 static int step_done(struct store *s, sqlite3_stmt *st, const char *what)
 {
-    int rc = sq->step(st) == SQLITE_DONE ? 0 : fail(s, what);
-    sq->finalize(st);
+    int rc = store_sq->step(st) == SQLITE_DONE ? 0 : store_fail(s, what);
+    store_sq->finalize(st);
     return rc;
 }
 
@@ -190,19 +186,19 @@ struct file_id {
 static int query_file_id(sqlite3 *db, struct file_id *id)
 {
     sqlite3_stmt *st;
-    int rc = sq->prepare_v2(db,
+    int rc = store_sq->prepare_v2(db,
                             "SELECT (SELECT application_id FROM pragma_application_id),"
                             " (SELECT user_version FROM pragma_user_version),"
                             " (SELECT count(*) FROM sqlite_master)",
                             -1, &st, NULL);
     if (rc != SQLITE_OK)
         return rc;
-    if (sq->step(st) == SQLITE_ROW) {
-        id->application_id = sq->column_int64(st, 0);
-        id->user_version = sq->column_int64(st, 1);
-        id->nobjects = sq->column_int64(st, 2);
+    if (store_sq->step(st) == SQLITE_ROW) {
+        id->application_id = store_sq->column_int64(st, 0);
+        id->user_version = store_sq->column_int64(st, 1);
+        id->nobjects = store_sq->column_int64(st, 2);
     }
-    rc = sq->finalize(st); /* the step's error, if any */
+    rc = store_sq->finalize(st); /* the step's error, if any */
     return rc;
 }
 
@@ -211,7 +207,7 @@ static int file_id_error(const struct store *s, int rc)
 {
     if ((rc & 0xff) == SQLITE_NOTADB)
         return error("results file %s: not a SQLite database", s->path);
-    return fail(s, "reading the header");
+    return store_fail(s, "reading the header");
 }
 
 /* 0 = ours and usable, 1 = empty (never written: create the schema), -1 = refused. */
@@ -273,28 +269,28 @@ static int open_readonly(struct store *ro, struct file_id *id)
     for (int immutable = !file_exists(wal);; immutable = 0) {
         /* immutable: SQLite takes no locks and creates no -wal/-shm files */
         char *uri = path_uri(ro->path, immutable ? "mode=ro&immutable=1" : "mode=ro");
-        rc = sq->open_v2(uri, &ro->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL);
+        rc = store_sq->open_v2(uri, &ro->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL);
         free(uri);
         opened = rc == SQLITE_OK;
         if (!opened)
             break;
-        sq->extended_result_codes(ro->db, 1);
-        sq->busy_timeout(ro->db, BUSY_TIMEOUT_MS);
+        store_sq->extended_result_codes(ro->db, 1);
+        store_sq->busy_timeout(ro->db, BUSY_TIMEOUT_MS);
         rc = query_file_id(ro->db, id);
         if (!immutable || !file_exists(wal))
             break;
-        sq->close(ro->db); /* a writer started meanwhile: what we read may be stale */
+        store_sq->close(ro->db); /* a writer started meanwhile: what we read may be stale */
         ro->db = NULL;
     }
     free(wal);
     if (!opened)
-        rc = fail(ro, "cannot open");
+        rc = store_fail(ro, "cannot open");
     else if (rc != SQLITE_OK)
         rc = file_id_error(ro, rc);
     else
         rc = check_file_id(ro, id) < 0 ? -1 : 0;
     if (rc) {
-        sq->close(ro->db);
+        store_sq->close(ro->db);
         ro->db = NULL;
     }
     return rc ? -1 : 0;
@@ -307,7 +303,7 @@ static int check_readonly(const char *path)
     struct store ro = { NULL, (char *)path };
     struct file_id id = { 0, 0, 0 };
     int rc = open_readonly(&ro, &id);
-    sq->close(ro.db);
+    store_sq->close(ro.db);
     return rc;
 }
 
@@ -347,10 +343,10 @@ static int migrate(struct store *s)
         rc = check_file_id(s, &id) < 0 ? -1 : 0;
     for (int64_t v = id.user_version; rc == 0 && v < STORE_SCHEMA_VERSION; v++) {
         char *what = xasprintf("migrating the schema to version %" PRId64, v + 1);
-        rc = exec(s, migrations[v], what);
+        rc = store_exec(s, migrations[v], what);
         free(what);
     }
-    return txn_end(s, rc);
+    return store_txn_end(s, rc);
 }
 
 /* Switch to WAL mode. The switch needs an exclusive lock, and while a new file is still in
@@ -362,25 +358,25 @@ static int set_wal(struct store *s)
     for (unsigned attempt = 1;; attempt++) {
         sqlite3_stmt *st;
         int rc;
-        if (prepare(s, "PRAGMA journal_mode = WAL", &st))
+        if (store_prepare(s, "PRAGMA journal_mode = WAL", &st))
             return -1;
-        rc = sq->step(st);
+        rc = store_sq->step(st);
         if (rc == SQLITE_ROW) {
-            const char *mode = (const char *)sq->column_text(st, 0);
+            const char *mode = (const char *)store_sq->column_text(st, 0);
             rc = mode && !strcmp(mode, "wal")
                      ? 0
                      : error("results file %s: cannot use WAL mode (journal mode stays %s)",
                              s->path, mode ? mode : "unknown");
-            sq->finalize(st);
+            store_sq->finalize(st);
             return rc;
         }
         rc &= 0xff;
         if ((rc != SQLITE_BUSY && rc != SQLITE_LOCKED) || now_ns() >= deadline) {
-            rc = fail(s, "switching to WAL mode");
-            sq->finalize(st);
+            rc = store_fail(s, "switching to WAL mode");
+            store_sq->finalize(st);
             return rc;
         }
-        sq->finalize(st);
+        store_sq->finalize(st);
         /* 1..8 ms, varied by process so competing openers do not retry in lockstep */
         struct timespec ts = { 0, (long)(1 + (getpid() + attempt) % 8) * 1000000L };
         nanosleep(&ts, NULL);
@@ -397,11 +393,11 @@ int store_open(const char *path, struct store **out)
     *out = NULL;
     if (!path)
         path = STORE_DEFAULT_PATH;
-    if (!sq) {
+    if (!store_sq) {
         char *what = xasprintf("results file %s", path);
-        sq = store_sqlite_load(what);
+        store_sq = store_sqlite_load(what);
         free(what);
-        if (!sq)
+        if (!store_sq)
             return -1;
     }
     exists = stat(path, &sb) == 0;
@@ -417,23 +413,23 @@ int store_open(const char *path, struct store **out)
     s = xcalloc(1, sizeof(*s));
     s->path = xstrdup(path);
     uri = path_uri(path, exists ? "mode=rw" : "mode=rwc");
-    rc = sq->open_v2(uri, &s->db, flags | SQLITE_OPEN_URI, NULL);
+    rc = store_sq->open_v2(uri, &s->db, flags | SQLITE_OPEN_URI, NULL);
     free(uri);
     if (rc != SQLITE_OK) {
-        fail(s, "cannot open");
+        store_fail(s, "cannot open");
         goto bad;
     }
-    sq->extended_result_codes(s->db, 1);
-    sq->busy_timeout(s->db, BUSY_TIMEOUT_MS);
+    store_sq->extended_result_codes(s->db, 1);
+    store_sq->busy_timeout(s->db, BUSY_TIMEOUT_MS);
     /* synchronous=NORMAL: in WAL mode a process crash loses nothing committed, a power cut at
      * most the last commits, and the file is never corrupted. */
-    if (set_wal(s) || exec(s, "PRAGMA foreign_keys = ON", "enabling foreign keys") ||
-        exec(s, "PRAGMA synchronous = NORMAL", "setting synchronous") || migrate(s))
+    if (set_wal(s) || store_exec(s, "PRAGMA foreign_keys = ON", "enabling foreign keys") ||
+        store_exec(s, "PRAGMA synchronous = NORMAL", "setting synchronous") || migrate(s))
         goto bad;
     *out = s;
     return 0;
 bad:
-    sq->close(s->db);
+    store_sq->close(s->db);
     free(s->path);
     free(s);
     return -1;
@@ -450,11 +446,11 @@ int store_open_read(const char *path, struct store **out)
     free(dir);
     if (writable || !file_exists(path))
         return store_open(path, out);
-    if (!sq) {
+    if (!store_sq) {
         char *what = xasprintf("results file %s", path);
-        sq = store_sqlite_load(what);
+        store_sq = store_sqlite_load(what);
         free(what);
-        if (!sq)
+        if (!store_sq)
             return -1;
     }
     struct store *s = xcalloc(1, sizeof(*s));
@@ -463,7 +459,7 @@ int store_open_read(const char *path, struct store **out)
         error("results file %s: schema %" PRId64 " is older than this pgolab's %d and the file "
               "cannot be written to bring it up to date (copy it somewhere writable)",
               path, id.user_version, STORE_SCHEMA_VERSION);
-        sq->close(s->db);
+        store_sq->close(s->db);
         s->db = NULL;
     }
     if (!s->db) {
@@ -480,8 +476,8 @@ int store_close(struct store *s)
     int rc = 0;
     if (!s)
         return 0;
-    if (sq->close(s->db) != SQLITE_OK)
-        rc = fail(s, "closing");
+    if (store_sq->close(s->db) != SQLITE_OK)
+        rc = store_fail(s, "closing");
     free(s->path);
     free(s);
     return rc;
@@ -542,25 +538,25 @@ int store_experiment_begin(struct store *s, const char *kind, const char *settin
         free(hash);
         return -1;
     }
-    rc = prepare(s,
+    rc = store_prepare(s,
                  "INSERT INTO experiments (kind, created_at, finished_at, status, settings_json,"
                  " settings_hash, environment_json, seed, note)"
                  " VALUES (?1, ?2, NULL, 'running', ?3, ?4, ?5, ?6, NULL)",
                  &st);
     if (rc == 0) {
-        if (bind_text(st, 1, kind) | sq->bind_double(st, 2, wall_time()) |
+        if (bind_text(st, 1, kind) | store_sq->bind_double(st, 2, wall_time()) |
             bind_text(st, 3, settings_json) | bind_text(st, 4, hash) |
-            bind_text(st, 5, environment_json) | sq->bind_int64(st, 6, (int64_t)seed)) {
-            rc = fail(s, "recording an experiment");
-            sq->finalize(st);
+            bind_text(st, 5, environment_json) | store_sq->bind_int64(st, 6, (int64_t)seed)) {
+            rc = store_fail(s, "recording an experiment");
+            store_sq->finalize(st);
         } else {
             rc = step_done(s, st, "recording an experiment");
         }
     }
     if (rc == 0)
-        *id = sq->last_insert_rowid(s->db);
+        *id = store_sq->last_insert_rowid(s->db);
     free(hash);
-    return txn_end(s, rc);
+    return store_txn_end(s, rc);
 }
 
 int store_variant_add(struct store *s, int64_t exp_id, const struct store_variant *v)
@@ -571,31 +567,31 @@ int store_variant_add(struct store *s, int64_t exp_id, const struct store_varian
         return error("results file %s: variant %d has no name", s->path, v->idx);
     if (write_begin(s))
         return -1;
-    rc = prepare(s,
+    rc = store_prepare(s,
                  "INSERT INTO variants (experiment_id, idx, name, library, sha256, version,"
                  " source_id, compiler, cflags, fingerprint_json)"
                  " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
                  &st);
     if (rc == 0) {
-        if (sq->bind_int64(st, 1, exp_id) | sq->bind_int(st, 2, v->idx) |
+        if (store_sq->bind_int64(st, 1, exp_id) | store_sq->bind_int(st, 2, v->idx) |
             bind_text(st, 3, v->name) | bind_text(st, 4, v->library) |
             bind_text(st, 5, v->sha256) | bind_text(st, 6, v->version) |
             bind_text(st, 7, v->source_id) | bind_text(st, 8, v->compiler) |
             bind_text(st, 9, v->cflags) | bind_text(st, 10, v->fingerprint_json)) {
-            rc = fail(s, "recording a variant");
-        } else if (sq->step(st) != SQLITE_DONE) {
-            int ext = sq->extended_errcode(s->db);
+            rc = store_fail(s, "recording a variant");
+        } else if (store_sq->step(st) != SQLITE_DONE) {
+            int ext = store_sq->extended_errcode(s->db);
             if (ext == SQLITE_CONSTRAINT_PRIMARYKEY)
                 rc = error("results file %s: experiment %" PRId64 " already has a variant %d",
                            s->path, exp_id, v->idx);
             else if (ext == SQLITE_CONSTRAINT_FOREIGNKEY)
                 rc = error("results file %s: no experiment %" PRId64, s->path, exp_id);
             else
-                rc = fail(s, "recording a variant");
+                rc = store_fail(s, "recording a variant");
         }
-        sq->finalize(st);
+        store_sq->finalize(st);
     }
-    return txn_end(s, rc);
+    return store_txn_end(s, rc);
 }
 
 int store_run_add(struct store *s, int64_t exp_id, const struct store_run *r)
@@ -606,7 +602,7 @@ int store_run_add(struct store *s, int64_t exp_id, const struct store_run *r)
         return error("results file %s: a run without a workload", s->path);
     if (write_begin(s))
         return -1;
-    rc = prepare(s,
+    rc = store_prepare(s,
                  "INSERT INTO runs (experiment_id, variant_idx, workload, threads, round, seq,"
                  " started_at, duration_s, tps, qps, lat_min_ms, lat_avg_ms, lat_p95_ms,"
                  " lat_max_ms, transactions, errors, report_json, metrics_json)"
@@ -616,21 +612,21 @@ int store_run_add(struct store *s, int64_t exp_id, const struct store_run *r)
                  " ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
                  &st);
     if (rc == 0) {
-        if (sq->bind_int64(st, 1, exp_id) | sq->bind_int(st, 2, r->variant_idx) |
-            bind_text(st, 3, r->workload) | sq->bind_int(st, 4, r->threads) |
-            sq->bind_int(st, 5, r->round) | sq->bind_int(st, 6, r->seq) |
-            sq->bind_double(st, 7, r->started_at) |
-            sq->bind_double(st, 8, r->duration_s) | sq->bind_double(st, 9, r->tps) |
-            sq->bind_double(st, 10, r->qps) | sq->bind_double(st, 11, r->lat_min_ms) |
-            sq->bind_double(st, 12, r->lat_avg_ms) |
-            sq->bind_double(st, 13, r->lat_p95_ms) |
-            sq->bind_double(st, 14, r->lat_max_ms) |
-            sq->bind_int64(st, 15, (int64_t)r->transactions) |
-            sq->bind_int64(st, 16, (int64_t)r->errors) | bind_text(st, 17, r->report_json) |
+        if (store_sq->bind_int64(st, 1, exp_id) | store_sq->bind_int(st, 2, r->variant_idx) |
+            bind_text(st, 3, r->workload) | store_sq->bind_int(st, 4, r->threads) |
+            store_sq->bind_int(st, 5, r->round) | store_sq->bind_int(st, 6, r->seq) |
+            store_sq->bind_double(st, 7, r->started_at) |
+            store_sq->bind_double(st, 8, r->duration_s) | store_sq->bind_double(st, 9, r->tps) |
+            store_sq->bind_double(st, 10, r->qps) | store_sq->bind_double(st, 11, r->lat_min_ms) |
+            store_sq->bind_double(st, 12, r->lat_avg_ms) |
+            store_sq->bind_double(st, 13, r->lat_p95_ms) |
+            store_sq->bind_double(st, 14, r->lat_max_ms) |
+            store_sq->bind_int64(st, 15, (int64_t)r->transactions) |
+            store_sq->bind_int64(st, 16, (int64_t)r->errors) | bind_text(st, 17, r->report_json) |
             bind_text(st, 18, r->metrics_json)) {
-            rc = fail(s, "recording a run");
-        } else if (sq->step(st) != SQLITE_DONE) {
-            int ext = sq->extended_errcode(s->db);
+            rc = store_fail(s, "recording a run");
+        } else if (store_sq->step(st) != SQLITE_DONE) {
+            int ext = store_sq->extended_errcode(s->db);
             if (ext == SQLITE_CONSTRAINT_UNIQUE)
                 rc = error("results file %s: run already recorded (experiment %" PRId64
                            ", variant %d, %s, %d threads, round %d)",
@@ -639,11 +635,11 @@ int store_run_add(struct store *s, int64_t exp_id, const struct store_run *r)
                 rc = error("results file %s: experiment %" PRId64 " has no variant %d",
                            s->path, exp_id, r->variant_idx);
             else
-                rc = fail(s, "recording a run");
+                rc = store_fail(s, "recording a run");
         }
-        sq->finalize(st);
+        store_sq->finalize(st);
     }
-    return txn_end(s, rc);
+    return store_txn_end(s, rc);
 }
 
 /* UPDATE experiments: bind ?1 = exp_id here, the caller binds the rest; fails when there is
@@ -652,13 +648,13 @@ static int update_experiment(struct store *s, int64_t exp_id, sqlite3_stmt *st, 
                              const char *what)
 {
     int rc = 0;
-    if (bind_rc | sq->bind_int64(st, 1, exp_id))
-        rc = fail(s, what);
-    else if (sq->step(st) != SQLITE_DONE)
-        rc = fail(s, what);
-    else if (sq->changes(s->db) == 0)
+    if (bind_rc | store_sq->bind_int64(st, 1, exp_id))
+        rc = store_fail(s, what);
+    else if (store_sq->step(st) != SQLITE_DONE)
+        rc = store_fail(s, what);
+    else if (store_sq->changes(s->db) == 0)
         rc = error("results file %s: no experiment %" PRId64, s->path, exp_id);
-    sq->finalize(st);
+    store_sq->finalize(st);
     return rc;
 }
 
@@ -671,14 +667,14 @@ int store_experiment_finish(struct store *s, int64_t exp_id, const char *status)
                      status ? status : "(null)");
     if (write_begin(s))
         return -1;
-    rc = prepare(s, "UPDATE experiments SET status = ?2, finished_at = ?3 WHERE id = ?1", &st);
+    rc = store_prepare(s, "UPDATE experiments SET status = ?2, finished_at = ?3 WHERE id = ?1", &st);
     if (rc == 0) {
         int b = bind_text(st, 2, status) |
-                (strcmp(status, "running") ? sq->bind_double(st, 3, wall_time())
-                                           : sq->bind_null(st, 3));
+                (strcmp(status, "running") ? store_sq->bind_double(st, 3, wall_time())
+                                           : store_sq->bind_null(st, 3));
         rc = update_experiment(s, exp_id, st, b, "updating an experiment");
     }
-    return txn_end(s, rc);
+    return store_txn_end(s, rc);
 }
 
 int store_experiment_delete(struct store *s, int64_t exp_id)
@@ -693,14 +689,14 @@ int store_experiment_delete(struct store *s, int64_t exp_id)
         return -1;
     for (size_t i = 0; rc == 0 && i < ARRAY_SIZE(sql); i++) {
         sqlite3_stmt *st;
-        rc = prepare(s, sql[i], &st);
+        rc = store_prepare(s, sql[i], &st);
         if (rc == 0) {
-            if (sq->bind_int64(st, 1, exp_id) != SQLITE_OK || sq->step(st) != SQLITE_DONE)
-                rc = fail(s, "removing an experiment");
-            sq->finalize(st);
+            if (store_sq->bind_int64(st, 1, exp_id) != SQLITE_OK || store_sq->step(st) != SQLITE_DONE)
+                rc = store_fail(s, "removing an experiment");
+            store_sq->finalize(st);
         }
     }
-    return txn_end(s, rc);
+    return store_txn_end(s, rc);
 }
 
 int store_experiment_set_note(struct store *s, int64_t exp_id, const char *note)
@@ -709,10 +705,10 @@ int store_experiment_set_note(struct store *s, int64_t exp_id, const char *note)
     int rc;
     if (write_begin(s))
         return -1;
-    rc = prepare(s, "UPDATE experiments SET note = ?2 WHERE id = ?1", &st);
+    rc = store_prepare(s, "UPDATE experiments SET note = ?2 WHERE id = ?1", &st);
     if (rc == 0)
         rc = update_experiment(s, exp_id, st, bind_text(st, 2, note), "setting a note");
-    return txn_end(s, rc);
+    return store_txn_end(s, rc);
 }
 
 /* ---------------------------------------------------------------- reads */
@@ -723,345 +719,22 @@ int store_run_exists(struct store *s, int64_t exp_id, int variant_idx, const cha
     sqlite3_stmt *st;
     int rc;
     *exists = 0;
-    if (prepare(s,
+    if (store_prepare(s,
                 "SELECT 1 FROM runs WHERE experiment_id = ?1 AND variant_idx = ?2"
                 " AND workload = ?3 AND threads = ?4 AND round = ?5",
                 &st))
         return -1;
-    if (sq->bind_int64(st, 1, exp_id) | sq->bind_int(st, 2, variant_idx) |
-        bind_text(st, 3, workload) | sq->bind_int(st, 4, threads) |
-        sq->bind_int(st, 5, round)) {
-        rc = fail(s, "looking up a run");
+    if (store_sq->bind_int64(st, 1, exp_id) | store_sq->bind_int(st, 2, variant_idx) |
+        bind_text(st, 3, workload) | store_sq->bind_int(st, 4, threads) |
+        store_sq->bind_int(st, 5, round)) {
+        rc = store_fail(s, "looking up a run");
     } else {
-        rc = sq->step(st);
+        rc = store_sq->step(st);
         if (rc == SQLITE_ROW)
             *exists = 1;
-        rc = rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : fail(s, "looking up a run");
+        rc = rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : store_fail(s, "looking up a run");
     }
-    sq->finalize(st);
+    store_sq->finalize(st);
     return rc;
 }
 
-int store_experiment_settings(struct store *s, int64_t exp_id, char **settings_json)
-{
-    sqlite3_stmt *st;
-    int rc;
-    *settings_json = NULL;
-    if (prepare(s, "SELECT settings_json FROM experiments WHERE id = ?1", &st))
-        return -1;
-    if (sq->bind_int64(st, 1, exp_id) != SQLITE_OK) {
-        rc = fail(s, "reading settings");
-    } else {
-        rc = sq->step(st);
-        if (rc == SQLITE_ROW) {
-            *settings_json = (char *)col_dup(st, 0);
-            if (!*settings_json)
-                *settings_json = xstrdup("{}");
-            rc = 0;
-        } else if (rc == SQLITE_DONE) {
-            rc = error("results file %s: no experiment %" PRId64, s->path, exp_id);
-        } else {
-            rc = fail(s, "reading settings");
-        }
-    }
-    sq->finalize(st);
-    return rc;
-}
-
-#define EXPERIMENT_COLUMNS                                                                    \
-    "id, kind, created_at, finished_at, status, settings_json, settings_hash,"              \
-    " environment_json, seed, note"
-
-/* The per-experiment statements of a read, prepared once per call. */
-struct exp_reader {
-    sqlite3_stmt *variants, *nruns;
-};
-
-static int reader_init(struct store *s, struct exp_reader *r)
-{
-    r->variants = r->nruns = NULL;
-    if (prepare(s,
-                "SELECT idx, name, library, sha256, version, source_id, compiler, cflags,"
-                " fingerprint_json FROM variants WHERE experiment_id = ?1 ORDER BY idx",
-                &r->variants) ||
-        prepare(s, "SELECT count(*) FROM runs WHERE experiment_id = ?1", &r->nruns))
-        return -1;
-    return 0;
-}
-
-static void reader_release(struct exp_reader *r)
-{
-    sq->finalize(r->variants);
-    sq->finalize(r->nruns);
-}
-
-/* Fill *e (zeroed first; heap copies) from a row of SELECT EXPERIMENT_COLUMNS, plus its
- * variants and run count. On error *e may be partly filled: release it. */
-static int read_experiment(struct store *s, sqlite3_stmt *row, struct exp_reader *r,
-                           struct store_experiment *e)
-{
-    int rc;
-    memset(e, 0, sizeof(*e));
-    e->id = sq->column_int64(row, 0);
-    e->kind = col_dup(row, 1);
-    e->created_at = sq->column_double(row, 2);
-    e->finished_at = sq->column_double(row, 3); /* NULL -> 0 */
-    e->status = col_dup(row, 4);
-    e->settings_json = col_dup(row, 5);
-    e->settings_hash = col_dup(row, 6);
-    e->environment_json = col_dup(row, 7);
-    e->seed = (uint64_t)sq->column_int64(row, 8);
-    e->note = col_dup(row, 9);
-    /* NOT NULL in the schema, but a damaged or hand-edited file may have NULL (found by
-     * tests/fuzz/fuzz_store.c): every reader relies on them */
-    const char *missing = !e->kind ? "kind" : !e->status ? "status"
-                        : !e->settings_json ? "settings_json" : NULL;
-    if (missing)
-        return error("results file %s: experiment %lld has no %s (the file is damaged)", s->path,
-                     (long long)e->id, missing);
-
-    sq->reset(r->variants);
-    if (sq->bind_int64(r->variants, 1, e->id) != SQLITE_OK)
-        return fail(s, "reading variants");
-    while ((rc = sq->step(r->variants)) == SQLITE_ROW) {
-        e->variants = xrealloc(e->variants, sizeof(*e->variants) * (size_t)(e->nvariants + 1));
-        struct store_variant *v = &e->variants[e->nvariants++];
-        v->idx = sq->column_int(r->variants, 0);
-        v->name = col_dup(r->variants, 1);
-        v->library = col_dup(r->variants, 2);
-        v->sha256 = col_dup(r->variants, 3);
-        v->version = col_dup(r->variants, 4);
-        v->source_id = col_dup(r->variants, 5);
-        v->compiler = col_dup(r->variants, 6);
-        v->cflags = col_dup(r->variants, 7);
-        v->fingerprint_json = col_dup(r->variants, 8);
-        if (!v->name) {
-            sq->reset(r->variants);
-            return error("results file %s: a variant of experiment %lld has no name (the file "
-                         "is damaged)", s->path, (long long)e->id);
-        }
-    }
-    if (rc != SQLITE_DONE)
-        return fail(s, "reading variants");
-
-    sq->reset(r->nruns);
-    if (sq->bind_int64(r->nruns, 1, e->id) != SQLITE_OK ||
-        sq->step(r->nruns) != SQLITE_ROW)
-        return fail(s, "counting runs");
-    e->nruns = sq->column_int64(r->nruns, 0);
-    return 0;
-}
-
-void store_experiment_release(struct store_experiment *e)
-{
-    free((char *)e->kind);
-    free((char *)e->status);
-    free((char *)e->settings_json);
-    free((char *)e->settings_hash);
-    free((char *)e->environment_json);
-    free((char *)e->note);
-    for (int i = 0; i < e->nvariants; i++) {
-        struct store_variant *v = &e->variants[i];
-        free((char *)v->name);
-        free((char *)v->library);
-        free((char *)v->sha256);
-        free((char *)v->version);
-        free((char *)v->source_id);
-        free((char *)v->compiler);
-        free((char *)v->cflags);
-        free((char *)v->fingerprint_json);
-    }
-    free(e->variants);
-    memset(e, 0, sizeof(*e));
-}
-
-/* Reads of several statements run in one read transaction, so they see one snapshot. */
-static int read_begin(struct store *s)
-{
-    return exec(s, "BEGIN", "starting a read transaction");
-}
-
-int store_experiment_get(struct store *s, int64_t exp_id, struct store_experiment *out)
-{
-    struct exp_reader r;
-    sqlite3_stmt *st = NULL;
-    int rc;
-
-    memset(out, 0, sizeof(*out));
-    if (read_begin(s))
-        return -1;
-    rc = reader_init(s, &r);
-    if (rc == 0)
-        rc = prepare(s, "SELECT " EXPERIMENT_COLUMNS " FROM experiments WHERE id = ?1", &st);
-    if (rc == 0) {
-        if (sq->bind_int64(st, 1, exp_id) != SQLITE_OK) {
-            rc = fail(s, "reading an experiment");
-        } else {
-            rc = sq->step(st);
-            if (rc == SQLITE_ROW)
-                rc = read_experiment(s, st, &r, out);
-            else if (rc == SQLITE_DONE)
-                rc = error("results file %s: no experiment %" PRId64, s->path, exp_id);
-            else
-                rc = fail(s, "reading an experiment");
-        }
-    }
-    sq->finalize(st);
-    reader_release(&r);
-    if (rc)
-        store_experiment_release(out);
-    return txn_end(s, rc);
-}
-
-int store_experiments_list(struct store *s, store_experiment_fn fn, void *ctx)
-{
-    struct exp_reader r;
-    sqlite3_stmt *st = NULL;
-    int rc;
-
-    if (read_begin(s))
-        return -1;
-    rc = reader_init(s, &r);
-    if (rc == 0)
-        rc = prepare(s, "SELECT " EXPERIMENT_COLUMNS " FROM experiments ORDER BY id", &st);
-    while (rc == 0) {
-        struct store_experiment e;
-        int step = sq->step(st);
-        if (step == SQLITE_DONE)
-            break;
-        if (step != SQLITE_ROW) {
-            rc = fail(s, "listing experiments");
-            break;
-        }
-        rc = read_experiment(s, st, &r, &e);
-        if (rc == 0) {
-            int cb = fn(&e, ctx);
-            rc = cb < 0 ? -1 : 0;
-            store_experiment_release(&e);
-            if (cb)
-                break;
-        } else {
-            store_experiment_release(&e);
-        }
-    }
-    sq->finalize(st);
-    reader_release(&r);
-    return txn_end(s, rc);
-}
-
-int store_runs_load(struct store *s, int64_t exp_id, store_run_fn fn, void *ctx)
-{
-    sqlite3_stmt *st;
-    int rc = 0;
-    if (prepare(s,
-                "SELECT id, experiment_id, variant_idx, workload, threads, round, seq,"
-                " started_at, duration_s, tps, qps, lat_min_ms, lat_avg_ms, lat_p95_ms,"
-                " lat_max_ms, transactions, errors, report_json, metrics_json"
-                " FROM runs WHERE experiment_id = ?1 ORDER BY seq, id",
-                &st))
-        return -1;
-    if (sq->bind_int64(st, 1, exp_id) != SQLITE_OK)
-        rc = fail(s, "loading runs");
-    while (rc == 0) {
-        struct store_run r;
-        int step = sq->step(st);
-        if (step == SQLITE_DONE)
-            break;
-        if (step != SQLITE_ROW) {
-            rc = fail(s, "loading runs");
-            break;
-        }
-        r.id = sq->column_int64(st, 0);
-        r.experiment_id = sq->column_int64(st, 1);
-        r.variant_idx = sq->column_int(st, 2);
-        r.workload = (const char *)sq->column_text(st, 3);
-        r.threads = sq->column_int(st, 4);
-        r.round = sq->column_int(st, 5);
-        r.seq = sq->column_int(st, 6);
-        r.started_at = col_double(st, 7);
-        r.duration_s = col_double(st, 8);
-        r.tps = col_double(st, 9);
-        r.qps = col_double(st, 10);
-        r.lat_min_ms = col_double(st, 11);
-        r.lat_avg_ms = col_double(st, 12);
-        r.lat_p95_ms = col_double(st, 13);
-        r.lat_max_ms = col_double(st, 14);
-        r.transactions = (uint64_t)sq->column_int64(st, 15);
-        r.errors = (uint64_t)sq->column_int64(st, 16);
-        r.report_json = (const char *)sq->column_text(st, 17);
-        r.metrics_json = (const char *)sq->column_text(st, 18);
-        if (!r.workload) { /* NOT NULL in the schema: a damaged file */
-            rc = error("results file %s: run %lld has no workload (the file is damaged)",
-                       s->path, (long long)r.id);
-            break;
-        }
-        int cb = fn(&r, ctx);
-        if (cb) {
-            rc = cb < 0 ? -1 : 0;
-            break;
-        }
-    }
-    sq->finalize(st);
-    return rc;
-}
-
-/* ---------------------------------------------------------------- settings diff */
-
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-static void add_value(struct strbuf *out, const json_t *v)
-{
-    char *text;
-    if (!v) {
-        strbuf_addstr(out, "(unset)");
-        return;
-    }
-    text = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_SORT_KEYS);
-    if (!text)
-        die("out of memory");
-    strbuf_addstr(out, text);
-    free(text);
-}
-
-int store_settings_diff(const char *json_a, const char *json_b, struct strbuf *out)
-{
-    json_error_t jerr;
-    json_t *a = json_a ? json_loads(json_a, 0, &jerr) : NULL;
-    json_t *b = json_b ? json_loads(json_b, 0, &jerr) : NULL;
-    const char **keys;
-    const char *key;
-    json_t *value;
-    size_t n = 0;
-    int rc = 0;
-
-    if (!json_is_object(a) || !json_is_object(b)) {
-        rc = error("settings diff: the %s settings are not a JSON object",
-                   json_is_object(a) ? "new" : "old");
-        goto done;
-    }
-    keys = xmalloc(sizeof(*keys) * (json_object_size(a) + json_object_size(b)));
-    json_object_foreach(a, key, value)
-        keys[n++] = key;
-    json_object_foreach(b, key, value)
-        if (!json_object_get(a, key))
-            keys[n++] = key;
-    qsort(keys, n, sizeof(*keys), cmp_str);
-    for (size_t i = 0; i < n; i++) {
-        const json_t *va = json_object_get(a, keys[i]), *vb = json_object_get(b, keys[i]);
-        if (va && vb && json_equal(va, vb))
-            continue;
-        strbuf_addf(out, "%s: ", keys[i]);
-        add_value(out, va);
-        strbuf_addstr(out, " -> ");
-        add_value(out, vb);
-        strbuf_addch(out, '\n');
-    }
-    free(keys);
-done:
-    json_decref(a);
-    json_decref(b);
-    return rc;
-}
