@@ -47,6 +47,7 @@ struct rank_figures {
 static struct rank_figures *g_figs;
 
 bool ranks_active(void) { return g_active; }
+bool ranks_built(void) { return true; }
 int ranks_rank(void) { return g_rank; }
 int ranks_size(void) { return g_size; }
 
@@ -434,6 +435,7 @@ json_t *ranks_json(void)
 static const char *const rank_vars[] = { "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", NULL };
 
 bool ranks_active(void) { return false; }
+bool ranks_built(void) { return false; }
 int ranks_rank(void) { return 0; }
 int ranks_size(void) { return 1; }
 
