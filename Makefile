@@ -84,6 +84,14 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
 
+# The same pgolab without MPI (the stub bench/mpi.c, no libmpi), whatever is installed:
+# tests/e2e/bench_mpi.t checks that such a build refuses to run as one of several ranks.
+$(BUILD)/nompi/mpi.o: src/bench/mpi.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
+$(BUILD)/pgolab-nompi: $(filter-out $(BUILD)/src/bench/mpi.o,$(OBJ)) $(BUILD)/nompi/mpi.o
+	$(CC) $(ALL_CFLAGS) -o $@ $^ $(filter-out $(MPI_LIBS),$(LDLIBS))
+
 $(BUILD)/tests/%: tests/unit/%.c $(LIBOBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIBOBJ) $(TEST_LDLIBS)
@@ -107,7 +115,7 @@ E2E_DIR ?= tests/e2e
 check: deps
 	@mkdir -p build && : >$(CHECK_LOG)
 	@echo "make check: building (output in $(CHECK_LOG))"
-	@if ! $(MAKE) pgolab unit-build >>$(CHECK_LOG) 2>&1; then \
+	@if ! $(MAKE) pgolab unit-build $(BUILD)/pgolab-nompi >>$(CHECK_LOG) 2>&1; then \
 	    tail -n 40 $(CHECK_LOG); echo "make check: FAIL: the build failed (see $(CHECK_LOG))"; exit 1; fi
 	@bash tests/check.sh --log=$(CHECK_LOG) --e2e=$(E2E_DIR) $(UNIT)
 
@@ -156,4 +164,4 @@ demo: deps
 clean:
 	rm -rf build build-asan build-tsan build-fuzz pgolab pgolab.1
 
--include $(OBJ:.o=.d)
+-include $(OBJ:.o=.d) $(BUILD)/nompi/mpi.d

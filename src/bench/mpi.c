@@ -4,6 +4,7 @@
 #include "bench/mpi.h"
 #include "util/util.h"
 
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +47,7 @@ struct rank_figures {
 static struct rank_figures *g_figs;
 
 bool ranks_active(void) { return g_active; }
+bool ranks_built(void) { return true; }
 int ranks_rank(void) { return g_rank; }
 int ranks_size(void) { return g_size; }
 
@@ -230,6 +232,14 @@ static void add_line(struct interval_stats *acc, struct histogram *hist, const s
         hist->max_ns = m->max_ns;
 }
 
+/* The PGOLAB_MPI_MERGE_TIMES knob (bench/mpi-scaling): rank 0 times each merged line, the
+ * receiving (waiting for the ranks' lines included) apart from the merging (sums and the
+ * percentile), and says so in one stderr line after the run. */
+static struct {
+    bool on;
+    uint64_t lines, recv_ns, recv_max_ns, merge_ns, merge_max_ns;
+} g_mt;
+
 static int64_t g_last_slot;  /* rank 0: its last slot */
 static bool *g_done;      /* rank 0: rank r sent its end */
 static void *g_buf;       /* rank 0: receive buffer */
@@ -248,12 +258,16 @@ static void merge_slot(const void *own, int64_t slot, double interval, double pe
     if (!g_done) {
         g_done = xcalloc((size_t)g_size, sizeof(bool));
         g_buf = xcalloc(1, msg_bytes());
+        g_mt.on = getenv("PGOLAB_MPI_MERGE_TIMES") && *getenv("PGOLAB_MPI_MERGE_TIMES");
     }
+    uint64_t recv_ns = 0, t0 = now_ns();
     for (int r = 1; r < g_size; r++) {
         if (g_done[r])
             continue;
+        uint64_t t = now_ns();
         MPI_Recv(g_buf, (int)msg_bytes(), MPI_BYTE, r, TAG_INTERVAL, MPI_COMM_WORLD,
                  MPI_STATUS_IGNORE);
+        recv_ns += now_ns() - t;
         const struct iv_msg *m = g_buf;
         if (m->end) {
             g_done[r] = true;
@@ -270,6 +284,14 @@ static void merge_slot(const void *own, int64_t slot, double interval, double pe
         acc.lat_ms = histogram_percentile_ex(&hist, percentile, &over) / 1e6;
         acc.lat_overflow = over;
         acc.hist = &hist;
+        if (g_mt.on) {
+            uint64_t merge_ns = now_ns() - t0 - recv_ns;
+            g_mt.lines++;
+            g_mt.recv_ns += recv_ns;
+            g_mt.merge_ns += merge_ns;
+            g_mt.recv_max_ns = recv_ns > g_mt.recv_max_ns ? recv_ns : g_mt.recv_max_ns;
+            g_mt.merge_max_ns = merge_ns > g_mt.merge_max_ns ? merge_ns : g_mt.merge_max_ns;
+        }
         print(&acc, ud);
     }
     histogram_release(&hist);
@@ -314,6 +336,12 @@ void ranks_intervals_end(double interval, double percentile,
         merge_slot(NULL, slot, interval, percentile, print, ud);
         g_last_slot = slot;
     }
+    if (g_mt.on && g_mt.lines)
+        fprintf(stderr, "mpi merge: %" PRIu64 " interval lines of %d ranks, %zu bytes a rank's "
+                "line; receiving: mean %.1f us, max %.1f us; merging: mean %.1f us, max %.1f us\n",
+                g_mt.lines, g_size, msg_bytes(), g_mt.recv_ns / 1e3 / (double)g_mt.lines,
+                g_mt.recv_max_ns / 1e3, g_mt.merge_ns / 1e3 / (double)g_mt.lines,
+                g_mt.merge_max_ns / 1e3);
     free(g_done);
     free(g_buf);
     g_done = NULL;
@@ -407,6 +435,7 @@ json_t *ranks_json(void)
 static const char *const rank_vars[] = { "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", NULL };
 
 bool ranks_active(void) { return false; }
+bool ranks_built(void) { return false; }
 int ranks_rank(void) { return 0; }
 int ranks_size(void) { return 1; }
 

@@ -30,6 +30,7 @@ int ranks_start(int argc, char **argv);
 /* Leave the job (MPI_Finalize); safe to call when not in one, and twice. */
 void ranks_finish(void);
 bool ranks_active(void);  /* more than one rank */
+bool ranks_built(void);   /* this pgolab was built with MPI (else the stub) */
 int ranks_rank(void);     /* 0 when not in a job */
 int ranks_size(void);     /* 1 when not in a job */
 /* Stop every rank at once (MPI_Abort with rc) after this rank printed its error: one more

@@ -1,5 +1,7 @@
 /* compare: `pgolab compare`, is build B faster than A? Parses the variants and settings,
  * records and runs the experiment (src/experiment, src/store) and prints its report. */
+#include "bench/mpi.h"
+#include "build/build.h"
 #include "cli/cli.h"
 #include "cli/common.h"
 #include "experiment/profiling.h"
@@ -18,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 static const struct opt_def compare_options[] = {
@@ -52,8 +55,37 @@ static const struct opt_def compare_options[] = {
     { "fail-if-slower", OPT_DOUBLE, NULL, "exit 3 when a variant is significantly slower than the baseline (tps) by more than PCT percent" },
     { "profile", OPT_BOOL, "off", "CPU profile of every run (perf_event_open; with --measure=instructions: callgrind's instructions per function), kept in RESULTS.profiles/ID; the report adds the top-30 functions of each variant against the baseline side by side, with their spread across rounds" },
     { "profile-frequency", OPT_INT, "999", "--profile: samples per second per CPU" },
+    { "clients", OPT_STRING, NULL, "each measured run's client side as one MPI job (Open MPI's mpirun; pgolab built with MPI): mpirun:N = N ranks of --threads workers each on this host (--oversubscribe), mpirun:N:HOSTFILE = on the hosts of an Open MPI hostfile (every host needs the same pgolab path and must reach the server); the merged run is what is recorded" },
     OPT_END,
 };
+
+/* --clients=mpirun:N[:HOSTFILE] into cfg (clients_np, clients_hostfile, clients); refused with
+ * a build without MPI, without mpirun on PATH, with --measure=instructions or --profile (one
+ * client process each). 0 or -1 (said). */
+static int parse_clients(const char *v, enum experiment_measure measure, const struct opts *o,
+                         struct experiment_config *cfg)
+{
+    char *end = NULL;
+    long n = strncmp(v, "mpirun:", 7) ? 0 : strtol(v + 7, &end, 10);
+    if (n < 1 || n > 4096 || !end || (*end && *end != ':') || (*end == ':' && !end[1]))
+        return error("invalid --clients=%s (expected mpirun:N or mpirun:N:HOSTFILE, N >= 1)", v);
+    if (!ranks_built())
+        return error("--clients=%s needs a pgolab built with MPI: install libopenmpi-dev and "
+                     "rebuild (make)", v);
+    char *mpirun = find_in_path("mpirun");
+    free(mpirun);
+    if (!mpirun)
+        return error("--clients=%s: no mpirun on PATH (Debian's openmpi-bin)", v);
+    if (measure == MEASURE_INSTRUCTIONS || opt_bool(o, "profile"))
+        return error("--clients=%s runs several client processes; --measure=instructions and "
+                     "--profile measure one", v);
+    if (*end == ':' && access(end + 1, R_OK) != 0)
+        return error("--clients=%s: cannot read the hostfile %s: %s", v, end + 1, strerror(errno));
+    cfg->clients_np = (int)n;
+    cfg->clients_hostfile = *end == ':' ? xstrdup(end + 1) : NULL;
+    cfg->clients = xstrdup(v);
+    return 0;
+}
 
 static void compare_usage(void)
 {
@@ -299,6 +331,8 @@ int cmd_compare(int argc, char **argv)
     enum experiment_measure measure;
     if (experiment_measure_parse(opt_str(&o, "measure"), &measure) < 0)
         goto out;
+    if (opt_str(&o, "clients") && parse_clients(opt_str(&o, "clients"), measure, &o, &cfg) < 0)
+        goto out;
     if (measure == MEASURE_INSTRUCTIONS && !opt_is_set(&o, "threads"))
         cfg.nthreads = 1; /* the default 1,2: 1 without a warning */
     for (int v = 0; measure == MEASURE_INSTRUCTIONS && v < cfg.nvariants; v++)
@@ -366,6 +400,8 @@ out:
     }
     free(cfg.variants);
     free(cfg.threads);
+    free(cfg.clients);
+    free(cfg.clients_hostfile);
     for (int i = 0; specs && i < nspecs; i++)
         free(specs[i]);
     free(specs);

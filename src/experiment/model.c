@@ -142,6 +142,8 @@ void experiment_measurement_json(json_t *set, const struct experiment_config *cf
     json_t *pl = cpu_placement_json(&cfg->placement);
     if (pl)
         json_object_set_new(set, "cpu_placement", pl);
+    if (cfg->clients_np > 0)
+        json_object_set_new(set, "clients", jstr(cfg->clients));
     if (cfg->measure == MEASURE_INSTRUCTIONS) {
         json_object_set_new(set, "measure", json_string("instructions"));
         json_object_set_new(set, "events", json_integer(cfg->events));

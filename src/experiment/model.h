@@ -144,6 +144,13 @@ struct experiment_config {
      * server. Zero = auto but not resolved, i.e. off (a config no CLI resolved). Settings
      * record "cpu_placement" only when active. */
     struct cpu_placement placement;
+    /* --clients=mpirun:N[:HOSTFILE]: each measured run's bench child is an MPI job of
+     * clients_np ranks (`mpirun -np N [--hostfile F] pgolab bench ...`, each rank --threads
+     * workers; bench/mpi.c merges them); 0 = one process, as before. Settings record
+     * "clients" (the option's text) only when set. */
+    int clients_np;
+    char *clients_hostfile;  /* NULL: this host only (--oversubscribe) */
+    char *clients;           /* the option as given, for the settings and the report */
     /* The latest calibration of this host (experiment/machine.h), for the reports' "busier
      * than at calibration" warning; NULL = none looked up or found. Not a setting. */
     const struct machine_state *calibration;

@@ -492,6 +492,11 @@ int experiment_load(struct store *s, int64_t id, struct experiment_loaded *out)
         if (!strcmp(reset, experiment_reset_name((enum experiment_reset)i)))
             cfg->reset = (enum experiment_reset)i;
     cfg->warmup_runs = (int)json_integer_value(json_object_get(set, "warmup_runs"));
+    const char *clients = json_string_value(json_object_get(set, "clients"));
+    if (clients && !strncmp(clients, "mpirun:", 7)) {  /* --clients: for the report's header */
+        cfg->clients = own(out, clients);
+        cfg->clients_np = atoi(clients + 7);
+    }
     a = json_object_get(set, "server_options");
     cfg->server_options = xcalloc(json_array_size(a) + 1, sizeof(char *));
     for (i = 0; i < json_array_size(a); i++) {

@@ -432,7 +432,26 @@ int run_child(const struct experiment_config *cfg, struct experiment_result *res
         return -2;
     unlink(log);
     strbuf_reset(out);
-    run_child_argv(&a, cfg, var, rundb, &srv, threads, cg_out);
+    if (cfg->clients_np > 0 && !cg_out) {
+        /* --clients=mpirun:N: the measured run is one MPI job; rank 0 prints its JSON */
+        struct argvec c = ARGVEC_INIT;
+        argvec_push(&a, "mpirun");
+        argvec_pushf(&a, "-np");
+        argvec_pushf(&a, "%d", cfg->clients_np);
+        if (cfg->clients_hostfile) {
+            argvec_push(&a, "--hostfile");
+            argvec_push(&a, cfg->clients_hostfile);
+        } else {
+            argvec_push(&a, "--oversubscribe");
+        }
+        if (geteuid() == 0)
+            argvec_push(&a, "--allow-run-as-root");
+        run_child_argv(&c, cfg, var, rundb, &srv, threads, NULL);
+        argvec_pushv(&a, argvec_argv(&c));
+        argvec_clear(&c);
+    } else {
+        run_child_argv(&a, cfg, var, rundb, &srv, threads, cg_out);
+    }
     if (cg_out) {
         argvec_pushf(&a, "--events=%d", events);
         argvec_push(&a, "--time=0");

@@ -195,6 +195,10 @@ static void header_lines(struct rep *r, struct strbuf *title, struct strbuf *bod
         experiment_placement_describe(cfg, place, sizeof(place));
         strbuf_addf(body, "CPU placement: %s\n", place);
     }
+    if (cfg->clients_np > 0)
+        strbuf_addf(body, "clients: each run is one MPI job of %d rank%s (%s), each with the "
+                          "thread count's workers; the cells are the merged runs\n",
+                    cfg->clients_np, cfg->clients_np == 1 ? "" : "s", cfg->clients);
     if (cfg->warmup_runs)
         strbuf_addf(body, "warm-up: %d run%s per variant, workload and thread count before round 1, "
                           "not counted\n", cfg->warmup_runs, cfg->warmup_runs == 1 ? "" : "s");

@@ -12,6 +12,7 @@ const struct test_knob test_knobs[] = {
     { "PGOLAB_SQLITE_LOAD", "SQLite variants loaded another way" },
     { "PGOLAB_PGO_EXTRA_CFLAGS", "extra compiler flags for the pgo build only" },
     { "PGOLAB_LATENCY_FILE", "bench writes every counted latency to that path.RANK" },
+    { "PGOLAB_MPI_MERGE_TIMES", "rank 0 says what merging the ranks' interval lines cost" },
     { "PGOLAB_CHARTJS", "the HTML report inlines another chart library file" },
     { NULL, NULL },
 };

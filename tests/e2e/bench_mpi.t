@@ -7,7 +7,8 @@
 # writes them; the check recomputes the buckets, min, max and the percentiles from the
 # samples); rank 0's text has the layout of a single-process run; ranks given different
 # options are refused with the first difference; a rank that cannot reach the database, a rank
-# whose run fails and a rank killed mid-run each stop every rank, with that rank's message.
+# whose run fails and a rank killed mid-run each stop every rank, with that rank's message; a
+# build without MPI (build/pgolab-nompi) refuses to run under mpirun with 2 ranks.
 # Every run is bounded by --time and `timeout`.
 . "$(dirname "$0")/lib.sh"
 
@@ -43,61 +44,7 @@ mpi() {
     return 0
 }
 
-# The checker: the job's JSON against every rank's raw latencies (ns, one a line). Prints
-# "ok" or what differs. The bucket geometry is histogram.h's (128 linear sub-buckets per
-# power of two, 1 us .. 100 s), the percentile its nearest rank ceil(N*p/100), shown as the
-# bucket's midpoint clamped into [min, max] (the extreme ranks: min and max themselves).
-cat >"$TMP/check.pl" <<'EOF'
-use strict; use warnings; use JSON::PP; use POSIX qw(ceil);
-my ($json, $prefix, $np) = @ARGV;
-my $j = decode_json(do { local $/; open my $f, '<', $json or die "$json: $!"; <$f> });
-my @bad;
-my @all;
-my $ranks = $j->{ranks} || [];
-push @bad, "ranks: " . scalar(@$ranks) . " entries, expected $np" if @$ranks != $np;
-my $sum = 0;
-for my $r (0 .. $np - 1) {
-    open my $f, '<', "$prefix.$r" or do { push @bad, "no $prefix.$r"; next };
-    my @v = map { chomp; $_ } <$f>;
-    my $e = $ranks->[$r]{events} // -1;
-    push @bad, "rank $r: $e events in the JSON, " . scalar(@v) . " latencies" if $e != @v;
-    push @bad, "rank $r: threads $ranks->[$r]{threads}" if ($ranks->[$r]{threads} // 0) < 1;
-    $sum += $e;
-    push @all, @v;
-}
-push @bad, "events $j->{events}, ranks' sum $sum" if $j->{events} != $sum;
-push @bad, "events $j->{events}, samples " . scalar(@all) if $j->{events} != @all;
-push @bad, "no samples" unless @all;
-sub raw { my $v = shift; return $v if $v < 256; my $e = 0; $e++ while ($v >> ($e + 1)); my $s = $e - 7; return $s * 128 + ($v >> $s); }
-sub mid { my $r = shift; return $r if $r < 256; my $s = int($r / 128) - 1; my $lo = (($r % 128) + 128) << $s; my $m = $lo + (1 << $s) / 2; return $m > 1e11 ? 1e11 : $m; }
-sub rawof { my $v = shift; $v = 1000 if $v < 1000; return raw($v); }
-my %h;
-$h{rawof($_)}++ for @all;
-my @keys = sort { $a <=> $b } keys %h;
-my @jh = sort { $a->{ms} <=> $b->{ms} } @{ $j->{histogram} };
-push @bad, "histogram: " . scalar(@jh) . " buckets in the JSON, " . scalar(@keys) . " from the samples" if @jh != @keys;
-sub rel { my ($a, $b) = @_; return abs($a - $b) <= 1e-9 * (abs($b) + 1e-9); }
-for my $i (0 .. $#keys) {
-    last if $i > $#jh;
-    my ($ms, $n) = (mid($keys[$i]) / 1e6, $h{ $keys[$i] });
-    push @bad, "bucket $i: JSON $jh[$i]{ms} ms x $jh[$i]{count}, samples $ms ms x $n"
-        unless rel($jh[$i]{ms}, $ms) && $jh[$i]{count} == $n;
-}
-my @s = sort { $a <=> $b } @all;
-my ($min, $max, $n) = ($s[0], $s[-1], scalar @s);
-my $l = $j->{latency_ms};
-push @bad, "min $l->{min} ms, samples' " . $min / 1e6 unless rel($l->{min}, $min / 1e6);
-push @bad, "max $l->{max} ms, samples' " . $max / 1e6 unless rel($l->{max}, $max / 1e6);
-my $tot = 0; $tot += $_ for @s;
-push @bad, "sum $l->{sum} ms, samples' " . $tot / 1e6 unless rel($l->{sum}, $tot / 1e6);
-for my $p ([p50 => 50], [p90 => 90], [p95 => 95], [p99 => 99], [p99_9 => 99.9]) {
-    my $r = $n * $p->[1] / 100; my $k = ceil($r - $r * 1e-12); $k = 1 if $k < 1; $k = $n if $k > $n;
-    my $v = $k == 1 ? $min : $k == $n ? $max : mid(rawof($s[$k - 1]));
-    $v = $min if $v < $min; $v = $max if $v > $max;
-    push @bad, "$p->[0] $l->{$p->[0]} ms, samples' " . $v / 1e6 unless rel($l->{ $p->[0] }, $v / 1e6);
-}
-print @bad ? join("\n", @bad) . "\n" : "ok\n";
-EOF
+CHECK="$E2E_DIR/mpi_merge_check.pl"
 
 # merged NAME NP ARGS...: a JSON run of NP ranks, and its checks
 merged() {
@@ -105,7 +52,7 @@ merged() {
     shift 2
     mpi "$name" "$np" "$@" --format=json run
     is "$RC" 0 "$name: $np ranks run (exit 0)" || diag "$(tail -5 "$TMP/$name.err")"
-    is "$(perl "$TMP/check.pl" "$TMP/$name.out" "$TMP/$name.lat" "$np" 2>&1)" ok \
+    is "$(perl "$CHECK" "$TMP/$name.out" "$TMP/$name.lat" "$np" 2>&1)" ok \
         "$name: counts are the sum of the $np ranks', the histogram and percentiles those of every sample"
     is "$(jq '.threads' "$TMP/$name.out" 2>&1)" "$((np * 2))" "$name: threads are the job's ($np ranks x 2)"
 }
@@ -164,6 +111,27 @@ isnt "$RC" 0 "a rank without the database file stops the job (exit non-zero)"
 like "$(cat "$TMP/sqreach.err")" "sqlite-db=sb.db does not exist" "with that rank's message"
 like "$(cat "$TMP/sqreach.err")" "rank 1 of 2 could not reach the server and its tables" "rank 0 names the rank"
 unlike "$(cat "$TMP/sqreach.out")" "Threads started" "no rank started"
+
+# a pgolab built without MPI (the Makefile's build/pgolab-nompi: the stub, no libmpi) runs one
+# process as before, and under mpirun with 2 ranks refuses in one line instead of running 2
+# unrelated copies
+NOMPI="$REPO_DIR/build/pgolab-nompi"
+make -s -C "$REPO_DIR" build/pgolab-nompi >"$TMP/nompi-make.log" 2>&1 ||
+    bail_out "make build/pgolab-nompi failed: $(tail -3 "$TMP/nompi-make.log")"
+unlike "$(ldd "$NOMPI")" "libmpi" "build/pgolab-nompi does not link libmpi"
+timeout 60 "$NOMPI" bench "${SQ[@]}" --threads=2 --events=50 --time=0 oltp_read_only run \
+    >"$TMP/nompi1.out" 2>&1
+is "$?" 0 "without MPI, one process runs as before (exit 0)"
+eval "$(parse_final "$TMP/nompi1.out")"
+is "$F_total_events" 50 "and does its 50 events"
+timeout -k 5 60 mpirun --oversubscribe --allow-run-as-root -np 2 "$NOMPI" bench "${SQ[@]}" --time=1 \
+    oltp_read_only run >"$TMP/nompi.out" 2>"$TMP/nompi.err"
+RC=$?
+isnt "$RC" 0 "without MPI, under mpirun -np 2: refused (exit non-zero)"
+is "$(grep -c 'built without MPI' "$TMP/nompi.err")" 1 "in one line, by rank 0 alone"
+like "$(cat "$TMP/nompi.err")" "started as one of 2 ranks by mpirun, but this pgolab was built without MPI: install libopenmpi-dev" \
+    "saying what to install"
+unlike "$(cat "$TMP/nompi.out")" "Threads started" "no copy ran"
 
 # a rank that dies mid-run (SIGKILL) ends the job: mpirun stops the others and names it
 timeout -k 5 60 mpirun --oversubscribe --allow-run-as-root -np 2 "$PGOLAB" bench "${SQ[@]}" --threads=2 \
