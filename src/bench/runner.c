@@ -695,6 +695,12 @@ int runner_run(const struct runner_config *cfg, struct run_stats *st)
     sa.sa_handler = on_sigint;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, &old_sa);
+    /* Under mpirun, Ctrl-C reaches the ranks as SIGTERM (Open MPI forwards it, then SIGKILLs
+     * after odls_base_sigkill_timeout, 1 s by default): stopping as for SIGINT lets the ranks
+     * reduce and rank 0 print the partial summary in that second. */
+    struct sigaction old_term;
+    if (cfg->agree_start)
+        sigaction(SIGTERM, &sa, &old_term);
 
     if (sh->inline_worker) {
         ws[0].sh = sh;
@@ -741,6 +747,8 @@ int runner_run(const struct runner_config *cfg, struct run_stats *st)
     else if (sh->arr)
         arrivals_stop(sh->arr);
     sigaction(SIGINT, &old_sa, NULL);
+    if (cfg->agree_start)
+        sigaction(SIGTERM, &old_term, NULL);
     sigint_stop = NULL;
     if (sh->fatal) {  /* the run's failure, once */
         pthread_mutex_lock(&sh->mu);

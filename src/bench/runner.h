@@ -83,7 +83,7 @@ struct run_stats {
     int nthreads;
     uint64_t *thread_events;             /* per worker */
     double *thread_time_s;               /* per worker: sum of its event latencies */
-    bool interrupted;                    /* stopped by SIGINT */
+    bool interrupted;                    /* stopped by SIGINT (under mpirun: SIGTERM) */
     bool failed;                         /* a fatal error stopped the run (message printed) */
     bool queue_full;                     /* --rate: the arrival queue overflowed (failed too) */
     bool forced;                         /* --forced-shutdown ended the run */

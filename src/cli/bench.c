@@ -417,6 +417,9 @@ static int do_run(struct bench_info *bi, const struct db_driver *drv, const stru
         else if (st.forced)
             printf("\nFORCED SHUTDOWN: --time and the --forced-shutdown grace passed with "
                    "events still running; summary of what ran.\n\n");
+        else if (st.interrupted && ranks_active())
+            printf("\nInterrupted (mpirun's SIGTERM, e.g. after Ctrl-C): summary of what "
+                   "ran.\n\n");
         else if (st.interrupted)
             printf("\nInterrupted (SIGINT): summary of what ran.\n\n");
         report_text_final(bi, &st, opt_bool(opts, "histogram"));

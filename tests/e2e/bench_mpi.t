@@ -156,6 +156,36 @@ isnt "$RC" 0 "a rank killed mid-run ends the job (exit non-zero)"
 cmp_ok "$T" "<" 30 "every rank stopped before --time=40 (after ${T}s)"
 like "$(cat "$TMP/sqdie.err")" "rank 1 .*(exited on signal 9|Killed)" "mpirun names the rank that died"
 
+# Ctrl-C on mpirun (SIGINT to it): Open MPI sends the ranks SIGCONT, SIGTERM
+# odls_base_sigkill_timeout s later and SIGKILL as long again after that; a rank takes the
+# SIGTERM as SIGINT, the ranks stop and reduce, rank 0 prints the merged partial summary. The
+# timeout is 5 s here (1 by default) so a loaded machine cannot race the SIGKILL. No
+# `timeout` around mpirun: it signals its whole process group, the ranks included; a watchdog
+# bounds the wait instead.
+for thr in 1 2; do
+    mpirun --oversubscribe --allow-run-as-root --mca odls_base_sigkill_timeout 5 \
+        -np 2 "$PGOLAB" bench "${SQ[@]}" --threads=$thr --time=40 --report-interval=1 \
+        oltp_read_only run >"$TMP/sqint$thr.out" 2>"$TMP/sqint$thr.err" &
+    MPIRUN=$!
+    ( sleep 60; kill -KILL "$MPIRUN" ) 2>/dev/null &
+    WATCHDOG=$!
+    poll 100 0.1 grep -q '^\[ 1s \]' "$TMP/sqint$thr.out"
+    SECONDS=0
+    kill -INT "$MPIRUN"
+    wait "$MPIRUN"
+    T=$SECONDS
+    kill "$WATCHDOG" 2>/dev/null
+    cmp_ok "$T" "<" 20 "Ctrl-C on mpirun, --threads=$thr: the job ends (after ${T}s)"
+    ok "Ctrl-C on mpirun, --threads=$thr: rank 0 says it was interrupted" \
+        grep -q "^Interrupted (mpirun's SIGTERM" "$TMP/sqint$thr.out"
+    eval "$(parse_final "$TMP/sqint$thr.out")"
+    cmp_ok "${F_transactions:-0}" ">" 0 "Ctrl-C on mpirun, --threads=$thr: the partial summary keeps the work done"
+    cmp_ok "${F_total_time:-99}" "<" 30 "Ctrl-C on mpirun, --threads=$thr: total time ends at the signal (${F_total_time}s)"
+    is "$(grep -c '^SQL statistics:' "$TMP/sqint$thr.out")" 1 "Ctrl-C on mpirun, --threads=$thr: one summary (rank 0's)"
+    is "$(grep -o 'Number of threads: [0-9]*' "$TMP/sqint$thr.out")" "Number of threads: $((2 * thr))" \
+        "Ctrl-C on mpirun, --threads=$thr: the summary is the whole job's"
+done
+
 # ---- MariaDB and PostgreSQL, started by pgolab on loopback
 start() {
     local name=$1 drv=$2
