@@ -595,6 +595,9 @@ void recipe_release(struct recipe *r)
 int recipe_check_tools(const struct recipe *r, const struct recipe_tool *tools, int n,
                        const char *what, const char *source)
 {
+    struct strbuf need = STRBUF_INIT, pkgs = STRBUF_INIT;
+    const char **listed_pkgs = xcalloc((size_t)(n > 0 ? n : 1), sizeof(*listed_pkgs));
+    int missing = 0, npkgs = 0;
     for (int i = 0; i < n; i++) {
         const struct recipe_tool *t = &tools[i];
         if (t->unless && source) {
@@ -610,12 +613,26 @@ int recipe_check_tools(const struct recipe *r, const struct recipe_tool *tools, 
             found = path != NULL;
             free(path);
         }
-        if (!found)
-            return error("the %s recipe%s%s needs %s (Debian package %s: apt-get install %s)",
-                         r->name, what ? " " : "", what ? what : "",
-                         t->program ? t->program : t->file, t->package, t->package);
+        if (found)
+            continue;
+        strbuf_addf(&need, "%s%s", missing++ ? ", " : "", t->program ? t->program : t->file);
+        bool listed = false; /* one package may provide several of the files */
+        for (int k = 0; k < npkgs && !listed; k++)
+            listed = !strcmp(listed_pkgs[k], t->package);
+        if (!listed) {
+            strbuf_addf(&pkgs, "%s%s", npkgs ? " " : "", t->package);
+            listed_pkgs[npkgs++] = t->package;
+        }
     }
-    return 0;
+    int rc = 0;
+    if (missing)
+        rc = error("the %s recipe%s%s needs %s (Debian package%s %s: apt-get install %s)",
+                   r->name, what ? " " : "", what ? what : "", need.buf, npkgs > 1 ? "s" : "",
+                   pkgs.buf, pkgs.buf);
+    strbuf_release(&need);
+    strbuf_release(&pkgs);
+    free(listed_pkgs);
+    return rc;
 }
 
 /* ---- finding recipes ---------------------------------------------------------------- */

@@ -117,8 +117,9 @@ int recipe_load(const char *path, struct recipe *out);
 void recipe_release(struct recipe *r);
 
 /* Check that every tool of tools[n] is there (a program on PATH, a file); one whose "unless"
- * file exists under source (when given) is not needed. -1 with "the NAME recipe[ WHAT] needs
- * PROGRAM (Debian package PKG: apt-get install PKG)". */
+ * file exists under source (when given) is not needed. -1 with one line naming every missing
+ * one: "the NAME recipe[ WHAT] needs PROGRAM[, FILE...] (Debian package[s] PKG...: apt-get
+ * install PKG...)", each package once. */
 int recipe_check_tools(const struct recipe *r, const struct recipe_tool *tools, int n,
                        const char *what, const char *source);
 

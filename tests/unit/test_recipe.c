@@ -377,6 +377,52 @@ static void test_check_tools(void **state)
     free(jim);
 }
 
+/* recipe_check_tools with several missing: one line naming every missing program and file,
+ * each package once (two files of one package), the apt-get command with all of them;
+ * present ones are not named. */
+static void test_check_tools_all_missing(void **state)
+{
+    (void)state;
+    char *here = xasprintf("%s/present.h", tmpdir);
+    FILE *f = fopen(here, "w");
+    assert_non_null(f);
+    fclose(f);
+    struct recipe_tool tools[] = {
+        { .program = "pgolab-no-such-a", .package = "pkg-a" },
+        { .file = here, .package = "pkg-present" },
+        { .file = "/nonexistent/pgolab/one.h", .package = "pkg-b" },
+        { .file = "/nonexistent/pgolab/two.h", .package = "pkg-b" },
+        { .program = "sh", .package = "dash" },
+    };
+    struct recipe r = { .name = "toy" };
+    char *errpath = xasprintf("%s/tools-err.txt", tmpdir);
+    fflush(stderr);
+    int saved = dup(STDERR_FILENO);
+    int fd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(fd, STDERR_FILENO);
+    close(fd);
+    int rc = recipe_check_tools(&r, tools, 5, NULL, NULL);
+    fflush(stderr);
+    dup2(saved, STDERR_FILENO);
+    close(saved);
+    assert_int_equal(rc, -1);
+    struct strbuf sb = STRBUF_INIT;
+    strbuf_read_file(&sb, errpath);
+    const char *want = "the toy recipe needs pgolab-no-such-a, /nonexistent/pgolab/one.h, "
+                       "/nonexistent/pgolab/two.h (Debian packages pkg-a pkg-b: apt-get install "
+                       "pkg-a pkg-b)\n";
+    if (!strstr(sb.buf, want))
+        fail_msg("error was '%s', wanted it to contain '%s'", sb.buf, want);
+    assert_int_equal((int)(strchr(sb.buf, '\n') - sb.buf + 1), (int)strlen(sb.buf));
+    /* nothing missing: 0, silent */
+    assert_int_equal(recipe_check_tools(&r, &tools[1], 1, NULL, NULL), 0);
+    strbuf_release(&sb);
+    unlink(errpath);
+    unlink(here);
+    free(errpath);
+    free(here);
+}
+
 /* Whole-argument {cflags} / {pgo_flags} become words of their own (a compiler command line);
  * pgo_flags_list keeps each flag whole (a profile path with a space). */
 static void test_expand_words(void **state)
@@ -551,6 +597,7 @@ int main(void)
         cmocka_unit_test(test_expand),
         cmocka_unit_test(test_library),
         cmocka_unit_test(test_check_tools),
+        cmocka_unit_test(test_check_tools_all_missing),
         cmocka_unit_test(test_expand_words),
         cmocka_unit_test(test_shipped_sqlite),
         cmocka_unit_test(test_shipped),
