@@ -6,7 +6,8 @@ set -eu
 PKGS="build-essential pkg-config libsqlite3-dev libjansson-dev libgsl-dev libcmocka-dev
 tcl clang llvm dpkg-dev perl sqlite3 valgrind
 libmariadb-dev libpq-dev mariadb-server mariadb-client postgresql sysbench
-cmake bison jq libdw-dev libjs-chart.js chromium libopenmpi-dev openmpi-bin"
+cmake bison jq libdw-dev libjs-chart.js chromium libopenmpi-dev openmpi-bin
+bsdutils"
 
 missing=""
 for p in $PKGS; do

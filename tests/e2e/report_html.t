@@ -180,6 +180,42 @@ like "$(cat "$TMP/t.html.status")" "^chart heat-0 heatmap datasets=1 points=4 " 
 timeout 60 "$PGOLAB" report --results="$TDB" >"$TMP/t.txt" 2>/dev/null
 like "$(cat "$TMP/t.txt")" "^Trainer matrix: tps change" "the text report has the trainer matrix too"
 like "$(cat "$TMP/t.txt")" "^\| +oltp_read_only \| .+ \| .+ \|$" "... with a row per trainer"
+# ... and as markdown, CSV (a table of its own: a row per trainer's variant and workload, "all"
+# = overall) and JSON (its cells, and "trainers" as the page's heat map has it)
+timeout 60 "$PGOLAB" report --results="$TDB" --format=markdown >"$TMP/t.md" 2>/dev/null
+like "$(cat "$TMP/t.md")" "^Trainer matrix: tps change" "markdown report: the trainer matrix"
+timeout 60 "$PGOLAB" report --results="$TDB" --format=csv >"$TMP/t.csv" 2>/dev/null
+last=$(tail -1 "$TMP/t.csv" | cut -d, -f3)
+is "$(awk -F, -v t="$last" '$3 == t { print $4 "/" $5 "/" $6 "/" $7 }' "$TMP/t.csv" | sort | tr '\n' ' ')" \
+    "all/all/tps/pgo-oltp_point_select all/all/tps/pgo-oltp_read_only oltp_point_select/all/tps/pgo-oltp_point_select oltp_point_select/all/tps/pgo-oltp_read_only " \
+    "CSV report: the trainer matrix's table, a row per trainer and workload (all = overall)"
+timeout 60 "$PGOLAB" report --results="$TDB" --format=json >"$TMP/t.json" 2>/dev/null
+same=$(perl -MJSON::PP -e '
+    local $/;
+    open my $h, "<", $ARGV[0] or die; my $html = <$h>;
+    open my $j, "<", $ARGV[1] or die; my $json = decode_json(<$j>);
+    open my $c, "<", $ARGV[2] or die; my @csv = map { [split /,/] } split /\n/, <$c>;
+    my ($data) = $html =~ m{<script type="application/json" id="pgolab-data">(.*?)</script>}s;
+    my $page = decode_json($data)->{experiments}[0]{trainers};
+    my $canon = JSON::PP->new->canonical;
+    my @out = ($canon->encode($page) eq $canon->encode($json->{trainers}) ? "same" : "differ");
+    # every matrix cell of the CSV (change_pct, field 21) is the JSON one
+    my %pct;
+    for my $r (@{$json->{trainers}{rows}}) {
+        my @w = @{$json->{trainers}{workloads}};
+        $pct{"$r->{variant} " . ($w[$_] eq "overall" ? "all" : $w[$_])} = $r->{cells}[$_]{change_pct} for 0 .. $#w;
+    }
+    my $last = $csv[-1][2];
+    my ($n, $bad) = (0, 0);
+    for my $f (grep { $_->[2] eq $last } @csv) {
+        $n++;
+        my $want = $pct{"$f->[6] $f->[3]"};
+        $bad++ unless defined $want && abs($f->[20] - $want) < 1e-6 * (1 + abs $want);
+    }
+    push @out, "$n cells, $bad differ";
+    print "@out";
+' "$TMP/t.html" "$TMP/t.json" "$TMP/t.csv")
+is "$same" "same 4 cells, 0 differ" "JSON report's trainers = the page's heat map data, its changes = the CSV rows'"
 
 # ---- a partial experiment (interrupted): reported as partial, what is there drawn
 PDB=$TMP/p.db
