@@ -35,15 +35,16 @@ tty_check() {
             next if $line =~ /^Script (started|done) /;
             $n++;
             my @seg = split /\r/, $line, -1;
-            my $last = $seg[-1];
-            push @bad, "a status left on its line: $last" if $last =~ /^\e\[K./;
-            my $vis = $last =~ s/^\e\[K//r;
+            # what stays on the screen: the last segment (after a clear, "\e[K")
+            my $vis = $seg[-1] =~ s/^\e\[K//r;
+            push @bad, "a status left on its line: $vis"
+                if $vis =~ /^(source|amalgamation|build|correctness gate): |^(training|preparing|round) /;
             push @bad, "an off-terminal phase line on the terminal: $vis"
                 if $vis =~ /^(prepared |measured |source: |training: |correctness gate: |build: .* done in )/;
             for my $st (map { /^\e\[K(.+)/ ? $1 : () } @seg) {
                 $kind{build}++ if $st =~ m{^build: baseline \+ instrumented \(gcc -O1\): [0-2]/2 done, [0-9]+ s$};
                 $kind{build_pgo}++ if $st =~ m{^build: pgo \(gcc -O1\): [01]/1 done, [0-9]+ s$};
-                $kind{training}++ if $st =~ m{^training [0-9]+/[0-9]+: oltp_point_select };
+                $kind{training}++ if $st =~ m{^training [0-9]+/[0-9]+: oltp_read_write (prepare|run|cleanup)};
                 $kind{gate}++ if $st =~ m{^correctness gate: verify pgo$};
                 if ($st =~ m{^preparing (oltp_point_select|oltp_read_only) for baseline: ([0-9]+)/([0-9]+) rows(, ([0-9]+) rows/s, ETA [0-9]+s)?$}) {
                     push @bad, "prepare total $3, not 10000 (1 table x 10000 rows)" if $3 != 10000;
@@ -186,7 +187,8 @@ amalg=$(ls -d "$WD"/amalg-*/ | head -1)
 timeout 900 "$PGOLAB" pgo "$TMP/my-sqlite.json" --workdir="$TMP/wd2" --source="$amalg" --cflags=-O0 \
     --train-time=1 --train=oltp_point_select --measure=off >"$TMP/my.out" 2>"$TMP/my.err"
 is "$?" 0 "edited recipe: exit 0"
-[ -s "$TMP/my.err" ] && diag "stderr: $(tail -5 "$TMP/my.err")"
+# (its stderr: the phase lines, and nothing else unless something is wrong)
+grep -vqE '^(source|amalgamation|build|training|correctness gate): ' "$TMP/my.err" && diag "stderr: $(tail -5 "$TMP/my.err")"
 like "$(head -1 "$TMP/my.out")" "^pgolab pgo my-sqlite: SQLite [0-9.]+, " "edited recipe: its name in the summary"
 like "$(cat "$TMP/my.out")" "^  source +${amalg%/} \(amalgamation\)$" "edited recipe: an amalgamation directory is used as it is"
 like "$(cat "$TMP/my.out")" "gate +oltp_read_only verify: checksum [0-9a-f]+ over [0-9]+ rows, identical" \
