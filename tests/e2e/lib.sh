@@ -23,6 +23,8 @@
 #   srv, server_fails, ... `pgolab server` tests: see "---- pgolab server tests" below
 #   standin_setup, derive, pgo, info, ...   `pgolab pgo` recipe tests on the stand-in: see
 #                     "---- pgolab pgo tests on the stand-in" below
+#   browse, page_check, fails   an HTML report in headless Chromium: see "---- HTML reports
+#                     in a browser" below
 
 set -u
 
