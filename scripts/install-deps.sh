@@ -7,7 +7,7 @@ PKGS="build-essential pkg-config libsqlite3-dev libjansson-dev libgsl-dev libcmo
 tcl clang llvm bolt-16 dpkg-dev perl sqlite3 valgrind
 libmariadb-dev libpq-dev mariadb-server mariadb-client postgresql sysbench
 cmake bison jq libdw-dev libjs-chart.js chromium libopenmpi-dev openmpi-bin
-iproute2 socat"
+iproute2 socat bsdutils"
 
 missing=""
 for p in $PKGS; do

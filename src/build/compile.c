@@ -221,6 +221,13 @@ int lib_build_parallel(struct lib_build *builds, int n, int jobs, const char *wh
     for (int i = 0; i < n; i++)
         if (builds[i].status != 0)
             return -1;
+    int reused = 0;
+    for (int i = 0; i < n; i++)
+        reused += builds[i].skipped;
+    if (reused == n)
+        progress_phase_done("%s: %d/%d done (cached)", what, n, n);
+    else
+        progress_phase_done("%s: %d/%d done in %.0f s", what, n, n, seconds_since(t0));
     return 0;
 }
 

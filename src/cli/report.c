@@ -228,13 +228,10 @@ int cmd_report(int argc, char **argv)
         report_html_experiment(&out, &a, chartjs.buf, profiles);
         free(profiles);
     } else if (!folded) {
-        report_experiment(&out, &a.cfg, &a.res, shape, fmt);
-        if (fmt == REPORT_TEXT || fmt == REPORT_MARKDOWN) {
-            /* a pgo experiment with several trainers: the matrix pgo printed after the tables */
-            const char **trainer_of = report_trainers_of(&a);
-            report_trainers(&out, &a.cfg, &a.res, trainer_of);
-            free(trainer_of);
-        }
+        /* a pgo experiment with several trainers: the matrix pgo printed after the tables */
+        const char **trainer_of = report_trainers_of(&a);
+        report_experiment_trainers(&out, &a.cfg, &a.res, shape, fmt, trainer_of);
+        free(trainer_of);
     }
     if (output) {
         if (write_output(output, &out) < 0)

@@ -230,7 +230,7 @@ int experiment_run(const struct experiment_config *cfg, struct experiment_result
             double left = cfg->max_time_s - (wl_start - res->started_at);
             wl_budget = (left > 0 ? left : 0) / (cfg->nworkloads - w);
         }
-        int wl_rounds_run = 0;
+        int wl_rounds_run = 0, wl_ran = ran;
         for (int round = 1; round <= cfg->rounds && rc == 0; round++) {
             if (cfg->target_ci > 0 && round > 1) {
                 if (target_reached(cfg, res, w, &worst))
@@ -289,6 +289,13 @@ int experiment_run(const struct experiment_config *cfg, struct experiment_result
                 }
             }
             wl_rounds_run += ran_round;
+        }
+        if (rc == 0 && cfg->progress) {
+            struct strbuf took = STRBUF_INIT;
+            add_duration(&took, wall_time() - wl_start);
+            progress_phase_done("measured %s: %d runs in %s (%d of %d runs recorded)",
+                                cfg->workloads[w], ran - wl_ran, took.buf, res->nruns, total);
+            strbuf_release(&took);
         }
         for (int v = 0; v < cfg->nvariants; v++) {
             if (template[v])

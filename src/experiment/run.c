@@ -2,6 +2,7 @@
  * experiment is caught into this file's flag while experiment_run() runs. */
 #include "experiment/run.h"
 #include "experiment/callgrind.h"
+#include "experiment/loading.h"
 #include "experiment/profiling.h"
 #include "metrics/sampler.h"
 #include "server/server.h"
@@ -339,14 +340,23 @@ int run_prepare_template(const struct experiment_config *cfg, struct experiment_
     struct server srv;
     char *log = xasprintf("%s/prepare-%d-%d-%s.log", cfg->workdir, w, v, workload);
     int st = 0, rc = 0;
+    struct loading load;
     memset(&srv, 0, sizeof(srv));
+    memset(&load, 0, sizeof(load));
     unlink(log);
-    if (cfg->progress)
-        progress("preparing %s (%d x %d rows) for %s", workload, cfg->tables, cfg->table_size,
-                 var->name);
+    if (cfg->progress) {
+        /* bulk_insert prepares empty tables; sysbench (external) keeps no count */
+        long long rows = !strcmp(workload, "bulk_insert") || var->kind == VARIANT_EXTERNAL
+                             ? 0 : (long long)cfg->tables * cfg->table_size;
+        char *what = xasprintf("%s for %s", workload, var->name);
+        loading_begin(&load, cfg->workdir, what, rows);
+        free(what);
+    }
     if (var->kind == VARIANT_SERVER) {
         remove_tree(template);
         if (start_server(cfg, res, var, template, &srv) < 0) {
+            if (cfg->progress)
+                loading_end(&load, false);
             free(log);
             return -1;
         }
@@ -366,10 +376,16 @@ int run_prepare_template(const struct experiment_config *cfg, struct experiment_
     if (st == 0 && !got_signal) {
         run_child_argv(&a, cfg, var, template, &srv, threads, NULL);
         child_argv_finish(&a, cfg, workload, "prepare");
-        struct subprocess sp = { .argv = argvec_argv(&a), .log_path = log };
+        const char *env[] = { load.env, NULL };
+        struct subprocess sp = { .argv = argvec_argv(&a), .log_path = log,
+                                 .env = load.env ? env : NULL,
+                                 .started = load.env ? loading_started : NULL,
+                                 .tick = load.env ? loading_tick : NULL, .hook_ctx = &load };
         st = subprocess_run(&sp);
     }
     stop_server(&srv);
+    if (cfg->progress)
+        loading_end(&load, st == 0 && !got_signal);
     if (got_signal) {
         res->signal = got_signal;
         rc = run_fail(res, "interrupted by %s while preparing %s", run_signal_name(got_signal),

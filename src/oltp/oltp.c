@@ -2,6 +2,7 @@
  * query set (see oltp.h). Statement texts, per-transaction counts and order, and the table/id
  * choice granularity follow sysbench 1.0.20's oltp_common.lua (reference/sysbench.md §2-3). */
 #include "oltp/oltp.h"
+#include "oltp/loaded.h"
 #include "util/strbuf.h"
 #include "util/util.h"
 
@@ -209,6 +210,7 @@ static int fill_table(struct db_conn *c, const struct oltp_opts *o, int n, struc
     struct strbuf sql = STRBUF_INIT;
     char head[64], cbuf[C_LEN], padbuf[PAD_LEN];
     size_t head_len;
+    unsigned batch = 0; /* rows in the INSERT being built */
     int rc = 0;
 
     if (!o->prepare_rows)
@@ -243,6 +245,8 @@ static int fill_table(struct db_conn *c, const struct oltp_opts *o, int n, struc
             }
             if (exec_sql(c, sql.buf) != DB_OK)
                 goto fail;
+            oltp_loaded_add(batch);
+            batch = 0;
             strbuf_reset(&sql);
         }
         if (!sql.len)
@@ -250,9 +254,11 @@ static int fill_table(struct db_conn *c, const struct oltp_opts *o, int n, struc
         else
             strbuf_addch(&sql, ',');
         strbuf_add(&sql, tuple, (size_t)len);
+        batch++;
     }
     if (sql.len && exec_sql(c, sql.buf) != DB_OK)
         goto fail;
+    oltp_loaded_add(batch);
     goto out;
 fail:
     rc = -1;

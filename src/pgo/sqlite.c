@@ -429,7 +429,7 @@ static int measure(struct sqlite_pgo *p, const struct pgo_settings *s, const cha
     cfg.pgolab = pgolab;
     cfg.bench_args = NULL;
     cfg.seed = s->seed;
-    cfg.progress = stderr_is_tty();
+    cfg.progress = true; /* a status line on a terminal, else a line per phase */
     cfg.no_metrics = s->no_metrics;
     int one_thread[1] = { s->threads[0] };
     if (s->measure_kind == MEASURE_INSTRUCTIONS) {
@@ -639,11 +639,18 @@ int pgo_sqlite_run(const struct pgo_settings *s)
     free(srcdir);
     if (src_rc < 0)
         goto fail;
+    progress_phase_done("source: %s", p.source);
     struct recipe_vars pv = { .cc = s->cc, .cflags = s->cflags, .cxxflags = s->cflags,
                               .jobs = ncpu > 0 ? (int)ncpu : 1 };
     if (pgo_prepare(p.r, p.source, p.workdir, &pv, s->rebuild, &p.prep) < 0)
         goto fail;
     p.version = read_version(p.prep.dir);
+    if (p.prep.cached || !p.prep.ran)
+        progress_phase_done("%s: %s (%s)", p.r->prepare_name, p.prep.main,
+                            p.prep.cached ? "cached" : "prepared already");
+    else
+        progress_phase_done("%s: %s made in %.0f s", p.r->prepare_name, p.prep.main,
+                            p.prep.seconds);
 
     /* 3. baseline + instrumented in parallel */
     if (prepare_builds(&p, s) < 0)
@@ -668,6 +675,11 @@ int pgo_sqlite_run(const struct pgo_settings *s)
     if (make_rundir(&p) < 0 || train(&p, s, pgolab) < 0)
         goto fail;
     CHECK_INTERRUPT();
+    if (p.trained_now)
+        progress_phase_done("training: %d workload%s on the instrumented build in %.0f s",
+                            s->ntrain, s->ntrain == 1 ? "" : "s", p.train_seconds);
+    else
+        progress_phase_done("training: the profile of an earlier training (cached)");
 
     /* the pgo build reads the profile: its identity is part of the stamp */
     p.pgo_stamp_extra = xasprintf("%s\nprofile: %s", p.stamp_extra, p.profile.id);
@@ -680,15 +692,27 @@ int pgo_sqlite_run(const struct pgo_settings *s)
 
     /* 5. BOLT variants, on the baseline and pgo builds */
     for (int i = 0; i < p.nbolt; i++) {
+        uint64_t bolt_t0 = now_ns();
         if (bolt_variant_build(&p, s, pgolab, i) < 0)
             goto fail;
         CHECK_INTERRUPT();
+        if (p.bolt_cached[i])
+            progress_phase_done("bolt: %s from an earlier run (cached)", p.bolt[i].name);
+        else
+            progress_phase_done("bolt: %s made in %.0f s (BOLT profile for %d of %d functions)",
+                                p.bolt[i].name, (double)(now_ns() - bolt_t0) / 1e9,
+                                p.bolt[i].profiled, p.bolt[i].functions);
     }
 
     /* 6. correctness gate (every variant against the baseline) */
+    uint64_t gate_t0 = now_ns();
     if (gate(&p, s, pgolab) < 0)
         goto fail;
     CHECK_INTERRUPT();
+    progress_phase_done(p.nbolt ? "correctness gate: every variant returns the baseline's results "
+                                  "(%.0f s)"
+                                : "correctness gate: baseline and pgo return the same results (%.0f s)",
+                        (double)(now_ns() - gate_t0) / 1e9);
     print_summary(&p, s);
 
     /* 7. measurement (the engine catches SIGINT/SIGTERM itself) */

@@ -263,53 +263,14 @@ static json_t *timelines_json(const struct experiment_config *cfg,
     return a;
 }
 
-/* The trainer matrix (trainers.c) as data for the heat map, or null with fewer than two
- * trainers. */
-static json_t *trainers_json(const struct experiment_loaded *l)
-{
-    const struct experiment_config *cfg = &l->cfg;
-    const char **of = report_trainers_of(l);
-    json_t *rows = json_array(), *ws = json_array();
-    for (int w = 0; w < cfg->nworkloads; w++)
-        json_array_append_new(ws, json_string(cfg->workloads[w]));
-    json_array_append_new(ws, json_string("overall"));
-    for (int v = 1; v < cfg->nvariants; v++) {
-        if (!of[v])
-            continue;
-        json_t *cells = json_array();
-        for (int w = 0; w <= cfg->nworkloads; w++) {
-            int wi = w < cfg->nworkloads ? w : -1;
-            struct experiment_change ch;
-            struct strbuf sb = STRBUF_INIT;
-            if (report_trainer_change(cfg, &l->res, v, wi, &ch) < 0 || !ch.ncells) {
-                json_array_append_new(cells, json_null());
-                continue;
-            }
-            experiment_change_format(&sb, &ch);
-            json_t *c = report_change_json(&ch, sb.buf);
-            json_object_set_new(c, "exam", json_boolean(wi >= 0 &&
-                                                        trainer_includes(of[v], cfg->workloads[wi])));
-            json_array_append_new(cells, c);
-            strbuf_release(&sb);
-        }
-        json_array_append_new(rows, json_pack("{s:s,s:s,s:o}", "trainer", of[v], "variant",
-                                              cfg->variants[v].name, "cells", cells));
-    }
-    free(of);
-    if (json_array_size(rows) < 2) {
-        json_decref(rows);
-        json_decref(ws);
-        return json_null();
-    }
-    return json_pack("{s:o,s:o}", "workloads", ws, "rows", rows);
-}
-
 /* The data of one experiment: the report's JSON (report_experiment(), seed000: every cell
  * with its rounds and change), the percentiles, the timelines, the trainer matrix. */
 static json_t *experiment_data(const struct experiment_loaded *l)
 {
     struct strbuf sb = STRBUF_INIT;
-    report_experiment(&sb, &l->cfg, &l->res, REPORT_SEED000, REPORT_JSON);
+    const char **trainer_of = report_trainers_of(l);
+    report_experiment_trainers(&sb, &l->cfg, &l->res, REPORT_SEED000, REPORT_JSON, trainer_of);
+    free(trainer_of);
     json_t *rep = json_loads(sb.buf, 0, NULL);
     strbuf_release(&sb);
     if (!rep)
@@ -329,7 +290,9 @@ static json_t *experiment_data(const struct experiment_loaded *l)
     json_object_set_new(d, "percentile_levels", lv);
     json_object_set_new(d, "percentiles", percentiles_json(&l->cfg, &l->res, runs));
     json_object_set_new(d, "timelines", timelines_json(&l->cfg, &l->res, runs));
-    json_object_set_new(d, "trainers", trainers_json(l));
+    const char **of = report_trainers_of(l);
+    json_object_set_new(d, "trainers", report_trainers_json(&l->cfg, &l->res, of));
+    free(of);
     json_object_set_new(d, "metrics_keys", keys);
     json_object_set_new(d, "metrics_titles", titles);
     runs_free(runs, l->res.nruns);

@@ -120,10 +120,45 @@ static void precision_table(struct rep *r, enum experiment_metric m, const char 
     }
 }
 
+/* The CSV rows of the precision table of metric m (a table of its own): per (variant,
+ * workload, threads) the CV of one run (value: the variant's, baseline_value: the
+ * baseline's), the detectable change and the CI half-width, as "<metric>_cv_pct",
+ * "<metric>_detectable_change_pct" and "<metric>_ci_half_width_pct" (percent; NAN: none). */
+static void precision_csv(struct rep *r, enum experiment_metric m)
+{
+    static const char *const keys[][3] = {
+        { "tps_cv_pct", "tps_detectable_change_pct", "tps_ci_half_width_pct" },
+        { "cpu_us_per_txn_cv_pct", "cpu_us_per_txn_detectable_change_pct",
+          "cpu_us_per_txn_ci_half_width_pct" },
+    };
+    const struct experiment_config *cfg = r->cfg;
+    const char *const *k = keys[m == METRIC_TPS ? 0 : 1];
+    r->tableno++;
+    for (int w = 0; w < cfg->nworkloads; w++)
+        for (int v = 1; v < cfg->nvariants; v++)
+            for (int ti = 0; ti < cfg->nthreads; ti++) {
+                struct experiment_precision p;
+                experiment_precision_cell(cfg, r->res, m, v, w, cfg->threads[ti], &p);
+                double half = p.stats ? p.half_pct : NAN;
+                double det = isfinite(p.detectable_pct) ? p.detectable_pct : NAN;
+                rep_rec_add(r, w, cfg->threads[ti], k[0], v, p.cv_var * 100, p.cv_base * 100, NAN);
+                rep_rec_add(r, w, cfg->threads[ti], k[1], v, det, NAN, NAN);
+                rep_rec_add(r, w, cfg->threads[ti], k[2], v, half, NAN, NAN);
+            }
+}
+
 void report_precision(struct rep *r)
 {
     const struct experiment_config *cfg = r->cfg;
     const struct experiment_result *res = r->res;
+    if (r->fmt == REPORT_CSV) {
+        if (cfg->nworkloads * (cfg->nvariants - 1) * cfg->nthreads < 1)
+            return;
+        precision_csv(r, METRIC_TPS);
+        if (experiment_has_metric(res, METRIC_CPU_US))
+            precision_csv(r, METRIC_CPU_US);
+        return;
+    }
     if (r->fmt == REPORT_JSON) {
         json_t *j = experiment_precision_json(cfg, res);
         if (!j)

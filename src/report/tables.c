@@ -4,6 +4,7 @@
 #include "report/tables.h"
 #include "report/metrics.h"
 #include "report/rep.h"
+#include "report/trainers.h"
 #include "report/precision.h"
 #include "experiment/cells.h"
 #include "experiment/model.h"
@@ -692,6 +693,13 @@ void report_experiment(struct strbuf *out, const struct experiment_config *cfg,
                        const struct experiment_result *res, enum report_shape shape,
                        enum report_format fmt)
 {
+    report_experiment_trainers(out, cfg, res, shape, fmt, NULL);
+}
+
+void report_experiment_trainers(struct strbuf *out, const struct experiment_config *cfg,
+                                const struct experiment_result *res, enum report_shape shape,
+                                enum report_format fmt, const char *const *trainer_of)
+{
     struct rep r = { cfg, res, shape, fmt, out, 0, NULL, 0, NULL };
     if (fmt == REPORT_TEXT || fmt == REPORT_MARKDOWN) {
         struct strbuf title = STRBUF_INIT, body = STRBUF_INIT;
@@ -714,6 +722,8 @@ void report_experiment(struct strbuf *out, const struct experiment_config *cfg,
         report_precision(&r);
         report_metrics(&r);
     }
+    if (trainer_of)
+        report_trainers_rep(&r, trainer_of);
     if (fmt == REPORT_CSV)
         output_csv(&r);
     else if (fmt == REPORT_JSON)

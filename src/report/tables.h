@@ -57,6 +57,13 @@ void report_experiment(struct strbuf *out, const struct experiment_config *cfg,
                        const struct experiment_result *res, enum report_shape shape,
                        enum report_format fmt);
 
+/* report_experiment() of a pgo experiment whose variants have trainers (trainer_of[v], from
+ * report_trainers_of(); NULL: none): the trainer matrix follows the tables in every format
+ * (report/trainers.h). */
+void report_experiment_trainers(struct strbuf *out, const struct experiment_config *cfg,
+                                const struct experiment_result *res, enum report_shape shape,
+                                enum report_format fmt, const char *const *trainer_of);
+
 /* The seed-000-shaped tables on out: per workload, for tps, avg latency (ms) and p95 (ms):
  * threads | baseline | <variant> | % improvement | change (95% CI), each cell the median over
  * rounds with the min-max spread, plus an Average row: the mean of the per-thread medians,

@@ -2,6 +2,7 @@
  * are experiment_change()'s, as in every other table: per workload the geometric mean of the
  * per-thread-count ratios with its bootstrap CI, overall the same over every cell. */
 #include "report/trainers.h"
+#include "report/rep.h"
 #include "report/tables.h"
 #include "util/util.h"
 
@@ -121,6 +122,82 @@ void report_trainers(struct strbuf *out, const struct experiment_config *cfg,
     table_release(&t);
     free(best);
     free(best_row);
+}
+
+json_t *report_trainers_json(const struct experiment_config *cfg,
+                             const struct experiment_result *res, const char *const *of)
+{
+    json_t *rows = json_array(), *ws = json_array();
+    for (int w = 0; w < cfg->nworkloads; w++)
+        json_array_append_new(ws, json_string(cfg->workloads[w]));
+    json_array_append_new(ws, json_string("overall"));
+    for (int v = 1; v < cfg->nvariants; v++) {
+        if (!of[v])
+            continue;
+        json_t *cells = json_array();
+        for (int w = 0; w <= cfg->nworkloads; w++) {
+            int wi = w < cfg->nworkloads ? w : -1;
+            struct experiment_change ch;
+            struct strbuf sb = STRBUF_INIT;
+            if (report_trainer_change(cfg, res, v, wi, &ch) < 0 || !ch.ncells) {
+                json_array_append_new(cells, json_null());
+                continue;
+            }
+            experiment_change_format(&sb, &ch);
+            json_t *c = report_change_json(&ch, sb.buf);
+            json_object_set_new(c, "exam", json_boolean(wi >= 0 &&
+                                                        trainer_includes(of[v], cfg->workloads[wi])));
+            json_array_append_new(cells, c);
+            strbuf_release(&sb);
+        }
+        json_array_append_new(rows, json_pack("{s:s,s:s,s:o}", "trainer", of[v], "variant",
+                                              cfg->variants[v].name, "cells", cells));
+    }
+    if (json_array_size(rows) < 2) {
+        json_decref(rows);
+        json_decref(ws);
+        return json_null();
+    }
+    return json_pack("{s:o,s:o}", "workloads", ws, "rows", rows);
+}
+
+void report_trainers_rep(struct rep *r, const char *const *trainer_of)
+{
+    const struct experiment_config *cfg = r->cfg;
+    if (r->fmt == REPORT_TEXT || r->fmt == REPORT_MARKDOWN) {
+        report_trainers(r->out, cfg, r->res, trainer_of);
+        return;
+    }
+    if (r->fmt != REPORT_CSV && r->fmt != REPORT_JSON)
+        return;
+    int ntr = 0;
+    for (int v = 1; v < cfg->nvariants; v++)
+        ntr += trainer_of[v] != NULL;
+    if (ntr < 2)
+        return;
+    /* a table of its own: a cell per (trainer's variant, workload or "all" = overall) */
+    r->tableno++;
+    for (int v = 1; v < cfg->nvariants; v++) {
+        if (!trainer_of[v])
+            continue;
+        for (int w = 0; w <= cfg->nworkloads; w++) {
+            int wi = w < cfg->nworkloads ? w : -1;
+            struct experiment_change ch;
+            struct rec *c = rep_rec_add(r, wi, 0, "tps", v, NAN, NAN, NAN);
+            if (report_trainer_change(cfg, r->res, v, wi, &ch) < 0 || !ch.ncells)
+                continue;
+            struct strbuf sb = STRBUF_INIT;
+            experiment_change_format(&sb, &ch);
+            c->has_change = true;
+            c->ch = ch;
+            c->verdict = strbuf_detach(&sb);
+        }
+    }
+    if (r->fmt == REPORT_JSON) {
+        if (!r->extra)
+            r->extra = json_object();
+        json_object_set_new(r->extra, "trainers", report_trainers_json(cfg, r->res, trainer_of));
+    }
 }
 
 const char **report_trainers_of(const struct experiment_loaded *l)

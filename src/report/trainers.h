@@ -7,6 +7,7 @@
 
 #include "experiment/cells.h"
 #include "experiment/model.h"
+#include <jansson.h>
 #include "util/strbuf.h"
 
 /* Append the matrix to out. trainer_of[v] names the trainer of variant v (NULL: not a pgo
@@ -15,6 +16,19 @@
  * appended when fewer than two variants have a trainer. */
 void report_trainers(struct strbuf *out, const struct experiment_config *cfg,
                      const struct experiment_result *res, const char *const *trainer_of);
+
+/* The matrix as data (the HTML heat map's, and --format=json's "trainers"): {workloads: [the
+ * workloads..., "overall"], rows: [{trainer, variant, cells: [the change as
+ * report_change_json() writes it plus "exam", or null]}]}; JSON null with fewer than two
+ * trainers. */
+json_t *report_trainers_json(const struct experiment_config *cfg,
+                             const struct experiment_result *res, const char *const *trainer_of);
+
+struct rep;
+/* The matrix in the report being built (report_experiment_trainers()): text and markdown as
+ * report_trainers(); CSV and JSON as a table of its own, a cell per (trainer's variant,
+ * workload, or "all" for overall) with the change; JSON also gets "trainers" (above). */
+void report_trainers_rep(struct rep *r, const char *const *trainer_of);
 
 /* The tps change of variant v against the baseline over the cells of workload w (-1: every
  * workload): per workload the geometric mean over thread counts (experiment_change(), with a

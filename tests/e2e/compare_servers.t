@@ -5,13 +5,15 @@
 # prefix), and two external variants on a server started with `pgolab server start`; nothing
 # is left running and the work directory is removed. A server killed in the middle of a run
 # stops the experiment with the server's log tail, and the runs recorded before stay. Bad
-# variants are one-line errors.
+# variants are one-line errors. The MariaDB experiment's HTML report is loaded in headless
+# Chromium: every chart drew its data.
 . "$(dirname "$0")/lib.sh"
 
 MARIADBD=/usr/sbin/mariadbd
 PGBIN=/usr/lib/postgresql/15/bin
 [ -x "$MARIADBD" ] || bail_out "$MARIADBD missing (scripts/install-deps.sh installs mariadb-server)"
 [ -x "$PGBIN/postgres" ] || bail_out "$PGBIN/postgres missing (scripts/install-deps.sh installs postgresql)"
+have chromium || bail_out "chromium missing (scripts/install-deps.sh installs it)"
 DB=$TMP/r.db
 # The work directory on tmpfs, as by default; its parents must be searchable by the postgres
 # user that PostgreSQL runs as (the test's $TMP is mode 0700).
@@ -46,6 +48,22 @@ is "$(perl -MJSON::PP -0ne 'm{id="pgolab-data">(.*?)</script>}s or die; my $d = 
       print scalar grep { $_->{metric} eq "server_cpu_us_per_txn" && defined $_->{value} && $_->{value} > 0 }
                   @{$d->{experiments}[0]{report}{cells}}' "$TMP/my.html")" 4 \
     "... with the server's CPU us/txn of every cell (2 variants x 2 workloads x 1 thread count)"
+# ... and the page in headless Chromium: per workload tps vs threads (2 variants x 1 thread
+# count), the latency percentiles (2 x p50..p99.9) and the timelines (2 variants x 2 rounds, one
+# point per second of a 1 s run), and a bar chart per system metric that is not 0 everywhere
+# (2 variants x 2 cells), all drawn with ink, no error, no request
+browse "$TMP/my.html"
+MSPEC=("tps-0-0 2 1,1" "tps-0-1 2 1,1" "pct-0-0 2 6,6" "pct-0-1 2 6,6" "time-0-0 4 1,1,1,1" "time-0-1 4 1,1,1,1")
+for i in $(seq 0 20); do
+    grep -q "^chart metric-0-$i " "$TMP/my.html.status" && MSPEC+=("metric-0-$i 2 2,2")
+done
+# the server's CPU per transaction (only managed servers have it) is one of the bar charts
+k=$(perl -MJSON::PP -0ne 'm{id="pgolab-data">(.*?)</script>}s or die; my $d = decode_json($1);
+      my @k = @{$d->{experiments}[0]{metrics_keys}}; print grep { $k[$_] eq "server_cpu_us_per_txn" } 0 .. $#k' "$TMP/my.html")
+ok "... the server's CPU per transaction drawn as a chart (metric-0-$k)" grep -q "^chart metric-0-$k bar " "$TMP/my.html.status"
+cmp_ok "${#MSPEC[@]}" ">=" 9 "... and at least 3 system metrics charts"
+out=$(page_check "$TMP/my.html" "${MSPEC[@]}")
+is "$out" "" "mysql A/A: the page drew every chart with its data in a browser, no error, no request"
 
 # ---- PostgreSQL A/A: binary vs install prefix, with a server option
 timeout 300 "$PGOLAB" compare --variant "A=pgsql:$PGBIN/postgres" --variant "B=pgsql:${PGBIN%/bin}" \

@@ -23,6 +23,8 @@
 #   srv, server_fails, ... `pgolab server` tests: see "---- pgolab server tests" below
 #   standin_setup, derive, pgo, info, ...   `pgolab pgo` recipe tests on the stand-in: see
 #                     "---- pgolab pgo tests on the stand-in" below
+#   browse, page_check, fails   an HTML report in headless Chromium: see "---- HTML reports
+#                     in a browser" below
 
 set -u
 
@@ -513,3 +515,49 @@ option_of() { grep -m1 '^\$ cd ' "$1" | grep -o -- "-D$2=[^ ']*" | head -1 | cut
 if [ ! -x "$PGOLAB" ]; then
     bail_out "pgolab binary not found at $PGOLAB (run 'make pgolab' or set PGOLAB=/path/to/pgolab)"
 fi
+
+# ---- HTML reports in a browser (report_html.t, compare_servers.t): headless Chromium (Debian
+# `chromium`) loads a page from disk with every network request refused (a resolver that
+# resolves nothing, a proxy port that accepts nothing); the page script
+# (src/report/html_page.js) writes what it drew into its #pgolab-status block.
+# browse FILE: load FILE in headless Chromium with the network refused; the page's status
+# block in FILE.status, Chromium's log in FILE.log.
+browse() {
+    timeout 90 chromium --headless --no-sandbox --disable-gpu --no-first-run \
+        --user-data-dir="$TMP/chromium-profile" --enable-logging=stderr --v=0 \
+        --host-resolver-rules="MAP * ~NOTFOUND" --proxy-server=127.0.0.1:9 \
+        --virtual-time-budget=3000 --dump-dom "file://$1" 2>"$1.log" |
+        sed -n '/<pre id="pgolab-status"/,/<\/pre>/p' | sed -e 's/<[^>]*>//g' >"$1.status"
+}
+
+# page_check FILE CHART-SPEC...: the page at FILE drew each chart "ID DATASETS POINTS" (POINTS
+# as a,b,...) with ink (a heat map: its cell count), and no other chart, saw no error, made no
+# request, and Chromium logged no console message. Prints what is wrong; 0 when nothing is.
+page_check() {
+    local f=$1 bad=0 spec id ds pts line
+    shift
+    browse "$f"
+    for spec in "$@"; do
+        read -r id ds pts <<<"$spec"
+        line=$(grep "^chart $id " "$f.status")
+        if [ -z "$line" ]; then
+            echo "chart $id: not drawn"
+            bad=1
+            continue
+        fi
+        [[ $line == *" datasets=$ds points=$pts "* ]] || { echo "chart $id: want datasets=$ds points=$pts, got: $line"; bad=1; }
+        [[ $line == *" heatmap "* ]] && continue  # a table: its cells are counted, no canvas
+        local ink=${line##*ink=} painted=${line##*painted=}
+        painted=${painted%% *}
+        [ "${ink:-0}" -ge 50 ] && [ "${painted:-0}" -ge 1000 ] || { echo "chart $id: blank ($line)"; bad=1; }
+    done
+    [ "$(grep -c '^chart ' "$f.status")" = $# ] || { echo "charts drawn: $(grep -c '^chart ' "$f.status"), expected $#"; bad=1; }
+    grep -qx 'errors=0' "$f.status" || { echo "page errors: $(grep '^errors=' "$f.status")"; bad=1; }
+    grep -qx 'resources=0' "$f.status" || { echo "requests: $(grep '^resources=' "$f.status")"; bad=1; }
+    if grep -q 'CONSOLE' "$f.log"; then
+        echo "console: $(grep 'CONSOLE' "$f.log" | head -3)"
+        bad=1
+    fi
+    return $bad
+}
+fails() { ! "$@" >/dev/null; }

@@ -19,6 +19,12 @@ timeout 1500 "$PGOLAB" pgo sqlite "${common[@]}" --variants=baseline,pgo,bolt,pg
     >"$TMP/bolt.out" 2>"$TMP/bolt.err"
 is "$?" 0 "pgo sqlite with bolt variants: exit 0"
 [ -s "$TMP/bolt.err" ] && diag "stderr: $(tail -5 "$TMP/bolt.err")"
+for v in bolt pgo+bolt; do
+    is "$(grep -cE "^bolt: ${v/+/\\+} made in [0-9]+ s \(BOLT profile for [1-9][0-9]* of [1-9][0-9]* functions\)$" "$TMP/bolt.err")" 1 \
+        "off a terminal: $v's phase line, once, with BOLT's profile figure"
+done
+ok "off a terminal: the gate's line names every variant" \
+    grep -qxE "correctness gate: every variant returns the baseline's results \([0-9]+ s\)" "$TMP/bolt.err"
 
 bdir=$(ls -d "$WD"/build-gcc-*/ 2>/dev/null | head -1)
 for v in bolt pgo-bolt; do
@@ -55,7 +61,7 @@ ok "the recipe copy has no emit-relocs" sh -c "! grep -q emit-relocs '$TMP/norel
 timeout 900 "$PGOLAB" pgo "$TMP/norelocs.json" "${common[@]}" --variants=baseline,pgo,bolt \
     --results="$TMP/fail.db" >"$TMP/fail.out" 2>"$TMP/fail.err"
 is "$?" 1 "BOLT without relocations: exit 1"
-err=$(grep -v '^\s*$' "$TMP/fail.err")
+err=$(grep -v '^\s*$' "$TMP/fail.err" | grep -vE '^(source|amalgamation|build|training|bolt|correctness gate): ')
 is "$(printf '%s\n' "$err" | wc -l)" 1 "BOLT without relocations: one line"
 like "$err" "bolt: BOLT instrument failed \(exit [0-9]+\): .*llvm-bolt .* -instrument .*; log .*instrument.log: .*BOLT-ERROR" \
     "the line has the command and the log tail with BOLT's error"

@@ -4,15 +4,75 @@
 # with (and no missing-profile warning), the correctness gate passed, the report has every
 # table and row, the JSON file has every run; a second run reuses the cached builds; bad input
 # (unknown target, a --source that is not SQLite, a failing build) gives a one-line error.
+# Progress: the first run has its stderr on a pseudo-terminal (util-linux `script`): one status
+# line updated in place (builds k/n, training, prepare rows loaded/total with rate and ETA, run
+# k/n with the cell and an ETA), cleared before anything else is printed; off a terminal (the
+# later runs) one plain line per finished phase, nothing animated.
 . "$(dirname "$0")/lib.sh"
 have sqlite3 || bail_out "sqlite3 CLI not found (scripts/install-deps.sh installs it)"
+have script || bail_out "script (util-linux) not found (scripts/install-deps.sh installs bsdutils)"
 
 WD=$TMP/wd
 common=(--workdir="$WD" --cflags=-O1 --train-time=2 --time=1 --rounds=1)
-timeout 900 "$PGOLAB" pgo sqlite "${common[@]}" --results="$TMP/results.db" --threads=1,2 \
-    --bench=oltp_point_select,oltp_read_only --output="$TMP/out.json" >"$TMP/pgo.out" 2>"$TMP/pgo.err"
-is "$?" 0 "pgo sqlite: exit 0"
-[ -s "$TMP/pgo.err" ] && diag "stderr: $(tail -5 "$TMP/pgo.err")"
+# stdout to a file, stderr to the terminal `script` makes (its copy of what the terminal got
+# in pgo.tty: a "Script started/done" line around it)
+cmd=$(printf '%q ' timeout 900 "$PGOLAB" pgo sqlite "${common[@]}" --results="$TMP/results.db" --threads=1,2 \
+    --bench=oltp_point_select,oltp_read_only --output="$TMP/out.json")
+script -qec "$cmd >$(printf '%q' "$TMP/pgo.out")" "$TMP/pgo.tty" </dev/null >/dev/null
+is "$?" 0 "pgo sqlite (stderr on a pseudo-terminal): exit 0"
+# tty_check FILE: what is wrong with the terminal's stream, one line per problem. Physical
+# lines end in "\n" (the terminal adds "\r"); a status update is "\r\e[K" + text. Every
+# status is cleared before its line ends (nothing left behind), the stream holds each kind of
+# status, the 8 measured runs' statuses are one line redrawn (run 1/8 .. 8/8 in order), and no
+# off-terminal phase line is printed.
+tty_check() {
+    perl -e '
+        local $/; open my $h, "<", $ARGV[0] or die "$ARGV[0]: $!"; my $s = <$h>;
+        $s =~ s/\r\n/\n/g;
+        my (@bad, %kind, @runs_lines, @runs);
+        my $n = 0;
+        for my $line (split /\n/, $s) {
+            next if $line =~ /^Script (started|done) /;
+            $n++;
+            my @seg = split /\r/, $line, -1;
+            # what stays on the screen: the last segment (after a clear, "\e[K")
+            my $vis = $seg[-1] =~ s/^\e\[K//r;
+            push @bad, "a status left on its line: $vis"
+                if $vis =~ /^(source|amalgamation|build|correctness gate): |^(training|preparing|round) /;
+            push @bad, "an off-terminal phase line on the terminal: $vis"
+                if $vis =~ /^(prepared |measured |source: |training: |correctness gate: |build: .* done in )/;
+            for my $st (map { /^\e\[K(.+)/ ? $1 : () } @seg) {
+                $kind{build}++ if $st =~ m{^build: baseline \+ instrumented \(gcc -O1\): [0-2]/2 done, [0-9]+ s$};
+                $kind{build_pgo}++ if $st =~ m{^build: pgo \(gcc -O1\): [01]/1 done, [0-9]+ s$};
+                $kind{training}++ if $st =~ m{^training [0-9]+/[0-9]+: oltp_read_write (prepare|run|cleanup)};
+                $kind{gate}++ if $st =~ m{^correctness gate: verify pgo$};
+                if ($st =~ m{^preparing (oltp_point_select|oltp_read_only) for baseline: ([0-9]+)/([0-9]+) rows(, ([0-9]+) rows/s, ETA [0-9]+s)?$}) {
+                    push @bad, "prepare total $3, not 10000 (1 table x 10000 rows)" if $3 != 10000;
+                    push @bad, "prepare: $2 of $3 rows without a rate" if $2 > 0 && !defined $4;
+                    $kind{"prepare_done_$1"}++ if $2 == $3 && $5 > 0;
+                }
+                if ($st =~ m{^round 1/1  (oltp_point_select|oltp_read_only)  threads=[12]  (baseline|pgo)  \[run ([0-9]+)/8, ETA [0-9]+s\]$}) {
+                    push @runs, $3;
+                    push @runs_lines, $n;
+                }
+            }
+        }
+        for my $k (qw(build build_pgo training gate prepare_done_oltp_point_select prepare_done_oltp_read_only)) {
+            push @bad, "no $k status" unless $kind{$k};
+        }
+        # the workloads are 4 runs each (2 thread counts x 2 variants); between them the
+        # next workload is prepared on the same line
+        push @bad, "runs shown: @runs (want 1 .. 8)" unless "@runs" eq "1 2 3 4 5 6 7 8";
+        my %l = map { $_ => 1 } @runs_lines;
+        push @bad, "the run statuses are on " . scalar(keys %l) . " lines, not redrawn on one"
+            if keys %l != 1;
+        print "$_\n" for @bad;
+    ' "$1"
+}
+is "$(tty_check "$TMP/pgo.tty")" "" "progress on a terminal: one status line redrawn in place (builds k/n, training, gate, prepare rows/total with rate and ETA, run k/n with the cell and ETA), cleared before other output"
+# the same check fails on a stream whose statuses end in newlines (a status per line)
+perl -pe 's/(\e\[K[^\r\n]+)\r(?=\e\[K)/$1\r\n\r/g' "$TMP/pgo.tty" >"$TMP/perline.tty"
+like "$(tty_check "$TMP/perline.tty")" "redrawn on one" "... and a stream with a status per line fails it"
 
 bdir=$(ls -d "$WD"/build-gcc-*/ 2>/dev/null | head -1)
 for v in baseline instrumented pgo; do
@@ -63,6 +123,12 @@ like "$(cat "$TMP/slow.err")" "^  pgo .*oltp_point_select.*instructions per tran
     "--fail-if-slower names the pgo variant's cell"
 like "$(head -1 "$TMP/slow.err")" "^WARNING: test knob PGOLAB_THROTTLE=0\.5:$PGOLIB is set" "the knob is announced first"
 is "$(grep -c 'test knob' "$TMP/slow.err")" 1 "... once"
+is "$(grep -c $'[\r\e]' "$TMP/slow.err")" 0 "measuring off a terminal: nothing animated"
+is "$(grep -cE '^prepared oltp_point_select for baseline: 10000 rows in [0-9.]+ s \([0-9]+ rows/s\)$' "$TMP/slow.err")" 1 \
+    "... one line for the prepare: its rows and rate"
+is "$(grep -cE '^measured oltp_point_select: 8 runs in [0-9]+(m[0-9]+)?s \(8 of 8 runs recorded\)$' "$TMP/slow.err")" 1 \
+    "... one line for the measured workload"
+is "$(grep -cE '^(training|build|source|amalgamation|correctness gate): ' "$TMP/slow.err")" 6 "... and one per cached phase"
 is "$(sq "$TMP/slow.db" "SELECT json_extract(environment_json, '\$.test_knobs.PGOLAB_THROTTLE') FROM experiments")" \
     "0.5:$PGOLIB" "the experiment's environment records the knob"
 
@@ -97,6 +163,16 @@ is "$?" 0 "edited source: exit 0"
 like "$(cat "$TMP/edited.out")" '^  amalgamation .*\([0-9.]+ s\)$' "edited source: the amalgamation is rebuilt"
 is "$(grep -cE '^ +(baseline|instrumented|pgo) .*\(cached\)' "$TMP/edited.out")" 0 \
     "edited source: no library comes from the cache"
+# off a terminal: one line per phase, each once, nothing animated
+is "$(grep -c $'[\r\e]' "$TMP/edited.out")" 0 "off a terminal: no carriage return or escape sequence"
+phases=$(grep -E '^(source|amalgamation|build|training|correctness gate): ' "$TMP/edited.out")
+like "$phases" "^source: $WD/src/sqlite3-" "off a terminal: the source phase's line"
+like "$phases" "^amalgamation: $WD/amalg-.*/sqlite3\.c made in [0-9]+ s$" "... the amalgamation's"
+like "$phases" "^build: baseline \+ instrumented \(gcc -O1\): 2/2 done in [0-9]+ s$" "... the first builds'"
+like "$phases" "^training: [0-9]+ workloads? on the instrumented build in [0-9]+ s$" "... training's"
+like "$phases" "^build: pgo \(gcc -O1\): 1/1 done in [0-9]+ s$" "... the pgo build's"
+like "$phases" "^correctness gate: baseline and pgo return the same results \([0-9]+ s\)$" "... the gate's"
+is "$(printf '%s\n' "$phases" | wc -l)" 6 "... and no more (one line each)"
 
 # A user's recipe: recipes/sqlite.json copied, renamed and edited (one more compile option),
 # run as a file with no code change. Its source is the amalgamation made above, given as a
@@ -111,7 +187,8 @@ amalg=$(ls -d "$WD"/amalg-*/ | head -1)
 timeout 900 "$PGOLAB" pgo "$TMP/my-sqlite.json" --workdir="$TMP/wd2" --source="$amalg" --cflags=-O0 \
     --train-time=1 --train=oltp_point_select --measure=off >"$TMP/my.out" 2>"$TMP/my.err"
 is "$?" 0 "edited recipe: exit 0"
-[ -s "$TMP/my.err" ] && diag "stderr: $(tail -5 "$TMP/my.err")"
+# (its stderr: the phase lines, and nothing else unless something is wrong)
+grep -vqE '^(source|amalgamation|build|training|correctness gate): ' "$TMP/my.err" && diag "stderr: $(tail -5 "$TMP/my.err")"
 like "$(head -1 "$TMP/my.out")" "^pgolab pgo my-sqlite: SQLite [0-9.]+, " "edited recipe: its name in the summary"
 like "$(cat "$TMP/my.out")" "^  source +${amalg%/} \(amalgamation\)$" "edited recipe: an amalgamation directory is used as it is"
 like "$(cat "$TMP/my.out")" "gate +oltp_read_only verify: checksum [0-9a-f]+ over [0-9]+ rows, identical" \

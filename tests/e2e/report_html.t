@@ -34,47 +34,6 @@ rep() { # rep NAME ARGS...: pgolab report ARGS, stdout/stderr in $TMP/NAME.out/.
     RC=$?
 }
 
-# browse FILE: load FILE in headless Chromium with the network refused; the page's status
-# block in FILE.status, Chromium's log in FILE.log.
-browse() {
-    timeout 90 chromium --headless --no-sandbox --disable-gpu --no-first-run \
-        --user-data-dir="$TMP/chromium-profile" --enable-logging=stderr --v=0 \
-        --host-resolver-rules="MAP * ~NOTFOUND" --proxy-server=127.0.0.1:9 \
-        --virtual-time-budget=3000 --dump-dom "file://$1" 2>"$1.log" |
-        sed -n '/<pre id="pgolab-status"/,/<\/pre>/p' | sed -e 's/<[^>]*>//g' >"$1.status"
-}
-
-# page_check FILE CHART-SPEC...: the page at FILE drew each chart "ID DATASETS POINTS" (POINTS
-# as a,b,...) with ink (a heat map: its cell count), and no other chart, saw no error, made no
-# request, and Chromium logged no console message. Prints what is wrong; 0 when nothing is.
-page_check() {
-    local f=$1 bad=0 spec id ds pts line
-    shift
-    browse "$f"
-    for spec in "$@"; do
-        read -r id ds pts <<<"$spec"
-        line=$(grep "^chart $id " "$f.status")
-        if [ -z "$line" ]; then
-            echo "chart $id: not drawn"
-            bad=1
-            continue
-        fi
-        [[ $line == *" datasets=$ds points=$pts "* ]] || { echo "chart $id: want datasets=$ds points=$pts, got: $line"; bad=1; }
-        [[ $line == *" heatmap "* ]] && continue  # a table: its cells are counted, no canvas
-        local ink=${line##*ink=} painted=${line##*painted=}
-        painted=${painted%% *}
-        [ "${ink:-0}" -ge 50 ] && [ "${painted:-0}" -ge 1000 ] || { echo "chart $id: blank ($line)"; bad=1; }
-    done
-    [ "$(grep -c '^chart ' "$f.status")" = $# ] || { echo "charts drawn: $(grep -c '^chart ' "$f.status"), expected $#"; bad=1; }
-    grep -qx 'errors=0' "$f.status" || { echo "page errors: $(grep '^errors=' "$f.status")"; bad=1; }
-    grep -qx 'resources=0' "$f.status" || { echo "requests: $(grep '^resources=' "$f.status")"; bad=1; }
-    if grep -q 'CONSOLE' "$f.log"; then
-        echo "console: $(grep 'CONSOLE' "$f.log" | head -3)"
-        bad=1
-    fi
-    return $bad
-}
-fails() { ! "$@" >/dev/null; }
 
 # What experiment 1 must show: tps vs threads (2 variants x 2 thread counts); the latency
 # percentiles per thread count (2 variants x p50..p99.9); the timelines per thread count (2
@@ -180,6 +139,42 @@ like "$(cat "$TMP/t.html.status")" "^chart heat-0 heatmap datasets=1 points=4 " 
 timeout 60 "$PGOLAB" report --results="$TDB" >"$TMP/t.txt" 2>/dev/null
 like "$(cat "$TMP/t.txt")" "^Trainer matrix: tps change" "the text report has the trainer matrix too"
 like "$(cat "$TMP/t.txt")" "^\| +oltp_read_only \| .+ \| .+ \|$" "... with a row per trainer"
+# ... and as markdown, CSV (a table of its own: a row per trainer's variant and workload, "all"
+# = overall) and JSON (its cells, and "trainers" as the page's heat map has it)
+timeout 60 "$PGOLAB" report --results="$TDB" --format=markdown >"$TMP/t.md" 2>/dev/null
+like "$(cat "$TMP/t.md")" "^Trainer matrix: tps change" "markdown report: the trainer matrix"
+timeout 60 "$PGOLAB" report --results="$TDB" --format=csv >"$TMP/t.csv" 2>/dev/null
+last=$(tail -1 "$TMP/t.csv" | cut -d, -f3)
+is "$(awk -F, -v t="$last" '$3 == t { print $4 "/" $5 "/" $6 "/" $7 }' "$TMP/t.csv" | sort | tr '\n' ' ')" \
+    "all/all/tps/pgo-oltp_point_select all/all/tps/pgo-oltp_read_only oltp_point_select/all/tps/pgo-oltp_point_select oltp_point_select/all/tps/pgo-oltp_read_only " \
+    "CSV report: the trainer matrix's table, a row per trainer and workload (all = overall)"
+timeout 60 "$PGOLAB" report --results="$TDB" --format=json >"$TMP/t.json" 2>/dev/null
+same=$(perl -MJSON::PP -e '
+    local $/;
+    open my $h, "<", $ARGV[0] or die; my $html = <$h>;
+    open my $j, "<", $ARGV[1] or die; my $json = decode_json(<$j>);
+    open my $c, "<", $ARGV[2] or die; my @csv = map { [split /,/] } split /\n/, <$c>;
+    my ($data) = $html =~ m{<script type="application/json" id="pgolab-data">(.*?)</script>}s;
+    my $page = decode_json($data)->{experiments}[0]{trainers};
+    my $canon = JSON::PP->new->canonical;
+    my @out = ($canon->encode($page) eq $canon->encode($json->{trainers}) ? "same" : "differ");
+    # every matrix cell of the CSV (change_pct, field 21) is the JSON one
+    my %pct;
+    for my $r (@{$json->{trainers}{rows}}) {
+        my @w = @{$json->{trainers}{workloads}};
+        $pct{"$r->{variant} " . ($w[$_] eq "overall" ? "all" : $w[$_])} = $r->{cells}[$_]{change_pct} for 0 .. $#w;
+    }
+    my $last = $csv[-1][2];
+    my ($n, $bad) = (0, 0);
+    for my $f (grep { $_->[2] eq $last } @csv) {
+        $n++;
+        my $want = $pct{"$f->[6] $f->[3]"};
+        $bad++ unless defined $want && abs($f->[20] - $want) < 1e-6 * (1 + abs $want);
+    }
+    push @out, "$n cells, $bad differ";
+    print "@out";
+' "$TMP/t.html" "$TMP/t.json" "$TMP/t.csv")
+is "$same" "same 4 cells, 0 differ" "JSON report's trainers = the page's heat map data, its changes = the CSV rows'"
 
 # ---- a partial experiment (interrupted): reported as partial, what is there drawn
 PDB=$TMP/p.db
@@ -187,6 +182,11 @@ timeout 120 "$PGOLAB" compare "${vars[@]}" --bench=oltp_point_select --threads=1
     --table-size=1000 --results="$PDB" >"$TMP/p.out" 2>"$TMP/p.err" &
 pid=$!
 runs_recorded() { [ "$(sq "$PDB" "SELECT count(*) FROM runs" 2>/dev/null)" -ge "$1" ] 2>/dev/null; }
+# while it runs: the report of what is recorded, said to be partial
+poll 600 0.1 runs_recorded 2
+timeout 60 "$PGOLAB" report --results="$PDB" --format=html --output="$TMP/running.html" 2>"$TMP/running.err"
+is "$?" 0 "an HTML report of the experiment while it runs: exit 0"
+like "$(cat "$TMP/running.html")" "PARTIAL: experiment 1 is running: [0-9]+ of 10 runs are recorded" "... says it is partial (running)"
 poll 600 0.1 runs_recorded 4
 kill -INT $pid
 wait $pid
@@ -241,6 +241,20 @@ PGOLAB_CHARTJS=$TMP/no-chart.min.js rep bad4 --experiment=1 --format=html --outp
 is "$RC" 1 "no chart library: exit 1"
 like "$(cat "$TMP/bad4.err")" "^FATAL: --format=html needs Chart.js: cannot read $TMP/no-chart.min.js \(No such file or directory\); install the Debian package libjs-chart.js" \
     "... one line naming the file and the package"
+ok "... and no page written" test ! -e "$TMP/x.html"
+rep bad5 --experiment=99 --format=html --output="$TMP/x.html"
+is "$RC" 1 "an unknown experiment id: exit 1"
+is "$(cat "$TMP/bad5.err")" "FATAL: no experiment 99 in $DB; it has experiments 1, 2 (see pgolab history)" "... one line naming the ids there are"
+ok "... and no page written" test ! -e "$TMP/x.html"
+sqlite3 "$TMP/other.db" "CREATE TABLE t(x);"
+cp "$DB" "$TMP/newer.db"
+sqlite3 "$TMP/newer.db" "PRAGMA user_version = 99;"
+for spec in "other.db:not a pgolab results database" "newer.db:newer pgolab"; do
+    f=$TMP/${spec%%:*}
+    timeout 60 "$PGOLAB" report --results="$f" --format=html --output="$TMP/x.html" >/dev/null 2>"$TMP/bad6.err"
+    is "$?.$(wc -l <"$TMP/bad6.err")" "1.1" "${spec%%:*}: exit 1, one line"
+    like "$(cat "$TMP/bad6.err")" "${spec#*:}" "... saying '${spec#*:}'"
+done
 ok "... and no page written" test ! -e "$TMP/x.html"
 rep bad3 --experiment=1 --format=pdf
 is "$RC" 1 "--format=pdf: exit 1"

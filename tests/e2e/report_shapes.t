@@ -36,6 +36,9 @@ csv_check() {
 # The system metrics table's cells in every shape (src/report/metrics.c): 2 variants x 2 thread
 # counts x (15 metrics + distrusted_runs)
 M=64
+# The precision table's CSV rows (src/report/precision.c), in every shape: per (B, thread count)
+# the CV, the detectable change and the CI half-width, for tps and for CPU time per transaction
+P=12
 # json_cells FILE: shape and number of cells
 json_cells() {
     perl -MJSON::PP -e 'local $/; my $j = decode_json(<STDIN>); print "$j->{shape} $j->{experiment}{id} ", scalar @{$j->{cells}}' <"$1"
@@ -60,10 +63,33 @@ like "$(cat "$TMP/s0md.out")" "^\|-+:\|" "seed000 markdown: pipe-table separator
 rep s0csv --experiment=1 --format=csv
 is "$(head -1 "$TMP/s0csv.out")" "experiment,shape,table,workload,threads,metric,variant,baseline,value,baseline_value,improvement_pct,n,median,mean,stddev,min,max,ratio,ratio_ci_lo,ratio_ci_hi,change_pct,change_ci_lo_pct,change_ci_hi_pct,p_value,significant,verdict" \
     "seed000 csv: header"
-csv_check "$TMP/s0csv.out" $((18 + M)) "seed000 csv (3 metrics x 3 rows x 2 variants, + the metrics cells)"
+csv_check "$TMP/s0csv.out" $((18 + P + M)) "seed000 csv (3 metrics x 3 rows x 2 variants, + the precision rows and the metrics cells)"
 like "$(cat "$TMP/s0csv.out")" "^1,seed000,1,oltp_point_select,2,tps,B,0,[0-9.]+,[0-9.]+,[-0-9.e]+,2,[0-9.]+,[0-9.]+,[0-9.e-]+,[0-9.]+,[0-9.]+,[0-9.]+,[0-9.]+,[0-9.]+,[-0-9.e]+,[-0-9.e]+,[-0-9.e]+,[0-9.e-]+,[01],~$" \
     "seed000 csv: a variant cell has value, rounds' summary, ratio with CI, change, p and verdict"
+# the precision table as CSV: the numbers the JSON report's "precision" has
+for k in cv_pct detectable_change_pct ci_half_width_pct; do
+    is "$(grep -c ",tps_$k,B,0," "$TMP/s0csv.out")" 2 "seed000 csv: tps_$k per thread count"
+done
+like "$(cat "$TMP/s0csv.out")" "^1,seed000,[0-9]+,oltp_point_select,2,tps_cv_pct,B,0,[0-9.e-]+,[0-9.e-]+,," \
+    "seed000 csv: the CV of one run of B (value) and of A (baseline_value)"
 rep s0json --experiment=1 --format=json
+same=$(perl -MJSON::PP -e '
+    local $/; open my $j, "<", $ARGV[0] or die; my $p = decode_json(<$j>)->{precision};
+    open my $c, "<", $ARGV[1] or die; my %csv;
+    for (split /\n/, <$c>) { my @f = split /,/; $csv{"$f[4] $f[5]"} = $f[8] if $f[5] =~ /^tps_/ }
+    my ($bad, $n) = (0, 0);
+    for my $cell (@{$p->{per_cell}}) {
+        next unless $cell->{variant} eq "B";
+        $n++;
+        for (["cv_pct", "cv_variant_pct"], ["ci_half_width_pct", "half_width_pct"]) {
+            my ($k, $jk) = @$_;
+            my $x = $csv{"$cell->{threads} tps_$k"};
+            $bad++ unless defined $x && defined $cell->{$jk} && abs($x - $cell->{$jk}) < 1e-6 * (1 + abs $x);
+        }
+    }
+    print "$n cells, $bad differ";
+' "$TMP/s0json.out" "$TMP/s0csv.out")
+is "$same" "2 cells, 0 differ" "seed000 csv: the CVs and CI half-widths are the JSON report's precision.per_cell"
 is "$(json_cells "$TMP/s0json.out")" "seed000 1 $((18 + M))" "seed000 json: 18 cells + the metrics cells"
 
 # ---- seed003
@@ -77,7 +103,7 @@ for th in "1 thread" "2 threads"; do
     done
 done
 rep s3csv --experiment=1 --shape=seed003 --format=csv
-csv_check "$TMP/s3csv.out" $((20 + M)) "seed003 csv (2 tables x 5 rows x 2 variants, + the metrics cells)"
+csv_check "$TMP/s3csv.out" $((20 + P + M)) "seed003 csv (2 tables x 5 rows x 2 variants, + the metrics cells)"
 like "$(cat "$TMP/s3csv.out")" "^1,seed003,2,oltp_point_select,2,lat_max_ms,A,1," "seed003 csv: lat_max_ms cells"
 rep s3json --experiment=1 --shape=seed003 --format=json
 is "$(json_cells "$TMP/s3json.out")" "seed003 1 $((20 + M))" "seed003 json: 20 cells + the metrics cells"
@@ -96,7 +122,7 @@ for t in 1 2; do
 done
 like "$(cat "$TMP/s2.out")" "speedup \(x\) = A's median time per transaction / the variant's" "seed002: says what speedup means"
 rep s2csv --experiment=1 --shape=seed002 --format=csv
-csv_check "$TMP/s2csv.out" $((6 + M)) "seed002 csv (2 variants x (all + 2 thread counts), + the metrics cells)"
+csv_check "$TMP/s2csv.out" $((6 + P + M)) "seed002 csv (2 variants x (all + 2 thread counts), + the metrics cells)"
 rep s2json --experiment=1 --shape=seed002 --format=json
 is "$(json_cells "$TMP/s2json.out")" "seed002 1 $((6 + M))" "seed002 json: 6 cells + the metrics cells"
 is "$(perl -MJSON::PP -e 'local $/; my $j = decode_json(<STDIN>);

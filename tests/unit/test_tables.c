@@ -180,9 +180,11 @@ static void test_report_csv_json(void **state)
     struct synth x;
     synth_make(&x, 3, 7);
 
-    /* seed000 CSV: a header, then 3 metrics x (3 thread rows + Average) x 2 variants. */
+    /* seed000 CSV: a header, then 3 metrics x (3 thread rows + Average) x 2 variants, then
+     * the noise and precision rows: pgo x 3 thread counts x (CV, detectable change, CI
+     * half-width). */
     char *csv = shape_string(&x.cfg, &x.res, REPORT_SEED000, REPORT_CSV);
-    assert_int_equal(count_lines(csv), 1 + 24);
+    assert_int_equal(count_lines(csv), 1 + 24 + 9);
     assert_true(!strncmp(csv, "experiment,shape,table,workload,threads,metric,variant,", 55));
     int fields = csv_fields(csv);
     assert_int_equal(fields, 26);
@@ -194,6 +196,10 @@ static void test_report_csv_json(void **state)
                 ",1915,1925,1.2,", ",0,~");
     /* The Average row has threads "all" and the geometric-mean change. */
     char *line = line_with(csv, ",all,tps,pgo,0,840,700,20,", NULL);
+    assert_non_null(line);
+    free(line);
+    /* a precision row: the CV of one run of pgo (value) and of the baseline (baseline_value) */
+    line = line_with(csv, "7,seed000,4,oltp_read_only,16,tps_cv_pct,pgo,0,", NULL);
     assert_non_null(line);
     free(line);
     free(csv);
