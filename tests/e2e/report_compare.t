@@ -22,7 +22,12 @@ for i in 1 2; do
     is "$?" 0 "experiment $i: exit 0"
 done
 
-# ---- the same machine: no warning
+# ---- the same machine: no warning. The load at each start is recorded, and one of a busy
+# machine moves by more than the 0.5 that counts as a difference within seconds: the test
+# gives experiment 2 experiment 1's load (a load difference is checked below)
+sq "$DB" "UPDATE experiments SET environment_json = json_set(environment_json, '\$.loadavg_1m',
+          (SELECT json_extract(environment_json, '\$.loadavg_1m') FROM experiments WHERE id = 1))
+          WHERE id = 2"
 timeout 60 "$PGOLAB" report --results="$DB" --compare=1,2 >"$TMP/same.out" 2>"$TMP/same.err"
 is "$?" 0 "report --compare=1,2: exit 0"
 like "$(head -1 "$TMP/same.out")" "^pgolab report: experiment 1 vs experiment 2 \(change = 2 against 1\)$" "title"
@@ -32,7 +37,8 @@ like "$(cat "$TMP/same.out")" "variant B: the same build in both \(sha256 [0-9a-
 
 # ---- "another machine": edit the recorded environment of experiment 2
 sq "$DB" "UPDATE experiments SET environment_json = json_set(environment_json,
-          '\$.hostname', 'client-b', '\$.kernel', '9.9.9-test') WHERE id = 2"
+          '\$.hostname', 'client-b', '\$.kernel', '9.9.9-test', '\$.loadavg_1m',
+          json_extract(environment_json, '\$.loadavg_1m') + 3) WHERE id = 2"
 timeout 60 "$PGOLAB" report --results="$DB" --compare=1,2 >"$TMP/x.out" 2>"$TMP/x.err"
 is "$?" 0 "report --compare across machines: exit 0"
 out=$(cat "$TMP/x.out")
@@ -40,6 +46,7 @@ like "$out" "^WARNING: experiments 1 and 2 ran in different environments; a chan
     "a WARNING block about the environment"
 like "$out" "^  hostname: $(hostname) -> client-b$" "WARNING: hostname difference"
 like "$out" "^  kernel: $(uname -r) -> 9\.9\.9-test$" "WARNING: kernel difference"
+like "$out" "^  load \(1 min, at start\): [0-9.]+ -> [0-9.]+$" "WARNING: a load 3 higher at the start"
 warn_line=$(grep -n '^WARNING' "$TMP/x.out" | head -1 | cut -d: -f1)
 table_line=$(grep -n '^Table 1\.' "$TMP/x.out" | head -1 | cut -d: -f1)
 cmp_ok "$warn_line" '<' "$table_line" "the warning comes before the tables"
@@ -54,7 +61,7 @@ done
 timeout 60 "$PGOLAB" report --results="$DB" --compare=1,2 --format=json >"$TMP/x.json"
 is "$(perl -MJSON::PP -e 'local $/; my $j = decode_json(<STDIN>);
       print join("|", $j->{report}, scalar @{$j->{environment_differences}}, scalar @{$j->{cells}})' <"$TMP/x.json")" \
-    "compare|2|6" "json: 2 environment differences, 3 metrics x 2 variants"
+    "compare|3|6" "json: 3 environment differences (hostname, kernel, load), 3 metrics x 2 variants"
 timeout 60 "$PGOLAB" report --results="$DB" --compare=1,2 --format=csv >"$TMP/x.csv"
 is "$(($(wc -l <"$TMP/x.csv") - 1))" 6 "csv: one row per metric and cell"
 "$PGOLAB" report --results="$DB" --compare=1,99 >"$TMP/bad.out" 2>"$TMP/bad.err"
