@@ -49,6 +49,14 @@ int pgo_bolt_check(const struct pgo_pipeline *p)
     if (rq->ntrain != 1 || !strcmp(rq->train[0], "suite"))
         return error("--variants=%s: BOLT trains with the one workload trainer of the pgo build; "
                      "give a single --train=WORKLOAD[+WORKLOAD...] (not suite, not a list)", first);
+    /* with a sleep time BOLT 16's runtime writes the profile only every N s (a watcher
+     * process), not at exit: a training shorter than that would leave none */
+    if (p->recipe.bolt_sleep_s > 0 && rq->train_time <= p->recipe.bolt_sleep_s)
+        return error("--train-time=%d with --variants=%s: %s's bolt.sleep_time is %d s (the "
+                     "instrumented server writes its BOLT profile every %d s, not at exit), so "
+                     "train longer than that (--train-time=%d or more)", rq->train_time, first,
+                     p->recipe.path, p->recipe.bolt_sleep_s, p->recipe.bolt_sleep_s,
+                     2 * p->recipe.bolt_sleep_s);
     if (rq->gate == PGO_GATE_SUITE && p->recipe.suite_own_server)
         return error("--gate=suite with --variants=%s: the %s suite starts its build tree's own "
                      "server (server.suite_server \"own\" in %s), not the BOLTed binary; use "
@@ -193,7 +201,20 @@ void pgo_bolt_print(const struct pgo_build *b)
     printf("  %-13s BOLT on %s: profile for %d of %d functions, %d .fdata file%s merged into "
            "%lld bytes\n", "", b->bolt_input->name, v->profiled, v->functions, v->fdata_files,
            v->fdata_files == 1 ? "" : "s", (long long)v->fdata_bytes);
-    printf("  %-13s dyno-stats: %s\n", "", v->dyno_stats);
+    /* the -dyno-stats figures BOLT's layout is about, before -> after, and the whole file */
+    static const char *const figures[] = { "taken branches", "executed instructions" };
+    struct strbuf sb = STRBUF_INIT;
+    strbuf_init(&sb, 0);
+    strbuf_read_file(&sb, v->dyno_stats);
+    printf("  %-13s dyno-stats:", "");
+    for (size_t i = 0; i < ARRAY_SIZE(figures); i++) {
+        long long before, after;
+        if (bolt_dyno_figure(sb.buf, figures[i], &before, &after) == 0)
+            printf(" %s %lld -> %lld (%+.1f%%),", figures[i], before, after,
+                   before ? 100.0 * (double)(after - before) / (double)before : 0.0);
+    }
+    printf(" %s\n", v->dyno_stats);
+    strbuf_release(&sb);
 }
 
 void pgo_bolt_release(struct pgo_build *b)

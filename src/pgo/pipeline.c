@@ -197,6 +197,17 @@ static void setup_builds(struct pgo_pipeline *p)
         if (!in)
             continue; /* pgo+bolt without pgo: pgo_bolt_check says so */
         struct pgo_build *b = add_build(p, kind, in->phase, false, NULL);
+        /* ROOT/bolt, ROOT/pgo-bolt as for SQLite (no ',' in the paths given to llvm-bolt) */
+        if (pass) {
+            free(b->dir);
+            free(b->prefix);
+            free(b->log);
+            free(b->product);
+            b->dir = path_join(p->root, "pgo-bolt");
+            b->prefix = path_join(b->dir, "prefix");
+            b->log = path_join(b->dir, "build.log");
+            b->product = path_join(b->prefix, p->recipe.server_binary);
+        }
         b->bolt_input = in;
         b->bolt = xcalloc(1, sizeof(*b->bolt));
         free(b->build_dir);

@@ -74,7 +74,7 @@ missing=$(grep -c 'profile count data file not found' "$root/pgo/build.log")
 like "$out" "  $missing objects had no profile data" "summary: says how many objects had no profile data (the build log's count)"
 
 # BOLT: the pgo+bolt variant is the pgo build's prefix with an optimized bin/postgres.
-bd="$root/pgo,bolt"
+bd="$root/pgo-bolt"
 ok "pgo+bolt: bin/postgres installed in its own prefix" test -x "$bd/prefix/bin/postgres"
 ok "pgo+bolt: initdb copied from the pgo prefix" cmp -s "$bd/prefix/bin/initdb" "$root/pgo/prefix/bin/initdb"
 isnt "$(sha256sum <"$bd/prefix/bin/postgres")" "$(sha256sum <"$root/pgo/prefix/bin/postgres")" \
@@ -94,7 +94,8 @@ like "$out" "^  pgo\\+bolt +$bd/prefix/bin/postgres  sha256 [0-9a-f]{16}  \\([0-
     "summary: pgo+bolt built, its BOLT and training times"
 like "$out" "BOLT on pgo: profile for ${prof% out of *} of ${prof#* out of } functions, $fdata .fdata files merged into [0-9]+ bytes" \
     "summary: BOLT's profile figure and the number of per-process profiles"
-like "$out" "dyno-stats: $bd/dyno-stats.txt" "summary: where the -dyno-stats summary is"
+like "$out" "dyno-stats: taken branches [0-9]+ -> [0-9]+ \\([-+][0-9.]+%\\), executed instructions [0-9]+ -> [0-9]+ \\([-+][0-9.]+%\\), $bd/dyno-stats.txt" \
+    "summary: BOLT's taken branches and instructions before and after, and where the -dyno-stats summary is"
 
 # Gate: the same checksum on the baseline's data under the pgo and pgo+bolt builds.
 like "$out" "gate +checksum: oltp_read_only verify, [0-9a-f]{16} over [1-9][0-9]* rows, identical for baseline, pgo, pgo\\+bolt" \
