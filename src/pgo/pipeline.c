@@ -343,6 +343,24 @@ static void print_summary(const struct pgo_pipeline *p)
 
 /* ---- the pipeline ------------------------------------------------------------------- */
 
+/* The BOLT variants whose input is the finished build in (their flags are the input's: the
+ * fingerprint's cflags, the suite's client build). 0 or -1. */
+static int run_bolt(struct pgo_pipeline *p, const struct pgo_build *in)
+{
+    for (int i = 0; i < p->nbuilds; i++) {
+        struct pgo_build *b = &p->builds[i];
+        if (b->bolt_input != in)
+            continue;
+        free(b->pgo_flags);
+        free(b->flags);
+        b->pgo_flags = xstrdup(in->pgo_flags);
+        b->flags = xstrdup(in->flags);
+        if (pgo_bolt_build(p, b) < 0 || *p->interrupted)
+            return -1;
+    }
+    return 0;
+}
+
 #define CHECK_INTERRUPT()                                                   \
     do {                                                                    \
         if (interrupted) {                                                  \
@@ -428,17 +446,22 @@ int pgo_pipeline_run(const struct pgo_request *rq)
             pgo_build_flags(&p, &p.builds[i]) < 0)
             goto fail;
 
-    /* 2. baseline, instrumented (and lto): each build uses every core */
+    /* 2. baseline, instrumented (and lto): each build uses every core; the bolt variant
+     * right after the baseline, its only input (a failing BOLT step fails before the long
+     * builds) */
+    if (make_rundir(&p) < 0)
+        goto fail;
     for (int i = 0; i < p.nbuilds; i++) {
         if (p.builds[i].phase == BUILD_PGO || p.builds[i].bolt_input)
             continue;
         if (pgo_build_run(&p, &p.builds[i]) < 0)
             goto fail;
         CHECK_INTERRUPT();
+        if (run_bolt(&p, &p.builds[i]) < 0)
+            goto fail;
+        CHECK_INTERRUPT();
     }
     /* 3. training, one profile per trainer */
-    if (make_rundir(&p) < 0)
-        goto fail;
     for (int i = 0; i < p.ntrainers; i++) {
         if (pgo_train(&p, &p.trainers[i]) < 0)
             goto fail;
@@ -451,18 +474,7 @@ int pgo_pipeline_run(const struct pgo_request *rq)
         if (pgo_build_flags(&p, &p.builds[i]) < 0 || pgo_build_run(&p, &p.builds[i]) < 0)
             goto fail;
         CHECK_INTERRUPT();
-    }
-    /* 4b. BOLT variants on their finished inputs (the flags are the input's, for the
-     * fingerprint and the suite's client build) */
-    for (int i = 0; i < p.nbuilds; i++) {
-        struct pgo_build *b = &p.builds[i];
-        if (!b->bolt_input)
-            continue;
-        free(b->pgo_flags);
-        free(b->flags);
-        b->pgo_flags = xstrdup(b->bolt_input->pgo_flags);
-        b->flags = xstrdup(b->bolt_input->flags);
-        if (pgo_bolt_build(&p, b) < 0)
+        if (run_bolt(&p, &p.builds[i]) < 0) /* pgo+bolt */
             goto fail;
         CHECK_INTERRUPT();
     }
