@@ -97,6 +97,8 @@ int bolt_instrument(struct bolt_variant *v)
         argvec_push(&a, "--instrumentation-file-append-pid");
     if (v->sleep_s > 0)
         argvec_push(&a, sleep_opt);
+    if (v->instrument_options)
+        argvec_pushv(&a, (const char *const *)v->instrument_options);
     progress("%s: BOLT instrument", v->name);
     rc = run_step(v, "instrument", argvec_argv(&a), log);
     v->seconds += (double)(now_ns() - t0) / 1e9;

@@ -26,6 +26,7 @@ struct bolt_variant {
     const char *dir;          /* in: the variant's directory (created) */
     bool append_pid;          /* in: one profile per process (forked servers, every DSO user) */
     int sleep_s;              /* in: > 0: also dump every N s (daemons that never exit) */
+    char *const *instrument_options; /* in: more llvm-bolt -instrument options (NULL: none) */
     /* results */
     char *instrumented;       /* dir/instrumented/BASENAME */
     char *profile_dir;        /* dir/profile: the per-process .fdata files */

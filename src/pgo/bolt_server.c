@@ -79,8 +79,11 @@ static char *bolt_stamp(const struct pgo_pipeline *p, const struct pgo_build *b,
                 rq->train_time, rq->train_threads, rq->tables, rq->table_size);
     for (char **o = p->recipe.train_options; o && *o; o++)
         strbuf_addf(&sb, " %s", *o);
-    strbuf_addf(&sb, "\nappend-pid: %d\nsleep-time: %d\noptions:", p->recipe.bolt_append_pid,
-                p->recipe.bolt_sleep_s);
+    strbuf_addf(&sb, "\nappend-pid: %d\nsleep-time: %d\ninstrument-options:",
+                p->recipe.bolt_append_pid, p->recipe.bolt_sleep_s);
+    for (char **o = p->recipe.bolt_instrument_options; o && *o; o++)
+        strbuf_addf(&sb, " %s", *o);
+    strbuf_addstr(&sb, "\noptions:");
     for (int k = 0; opt[k]; k++)
         strbuf_addf(&sb, " %s", opt[k]);
     strbuf_addch(&sb, '\n');
@@ -134,6 +137,7 @@ int pgo_bolt_build(struct pgo_pipeline *p, struct pgo_build *b)
     v->dir = b->dir;
     v->append_pid = p->recipe.bolt_append_pid;
     v->sleep_s = p->recipe.bolt_sleep_s;
+    v->instrument_options = p->recipe.bolt_instrument_options;
     if (!input_sha)
         goto out;
     stamp = bolt_stamp(p, b, input_sha);
@@ -165,8 +169,12 @@ int pgo_bolt_build(struct pgo_pipeline *p, struct pgo_build *b)
     if (install_binary(v->instrumented, target) < 0 || stamp_write(log, "") < 0)
         goto fail;
     uint64_t t0 = now_ns();
-    if (pgo_train_server(p, &p->trainers[0], b->prefix, log) < 0)
+    if (pgo_train_server(p, &p->trainers[0], b->prefix, log) < 0) {
+        if (!*p->interrupted)
+            error("%s: training the BOLT-instrumented %s failed (above; log %s): the variant "
+                  "is not built and nothing was measured", b->name, target, log);
         goto fail;
+    }
     b->bolt_train_seconds = (double)(now_ns() - t0) / 1e9;
     if (bolt_merge(v) < 0 || bolt_optimize(v) < 0 || install_binary(v->output, target) < 0)
         goto fail;

@@ -74,7 +74,7 @@ missing=$(grep -c 'profile count data file not found' "$root/pgo/build.log")
 like "$out" "  $missing objects had no profile data" "summary: says how many objects had no profile data (the build log's count)"
 
 # BOLT: the pgo+bolt variant is the pgo build's prefix with an optimized bin/postgres.
-bd="$root/pgo-bolt"
+bd="${root}pgo-bolt"
 ok "pgo+bolt: bin/postgres installed in its own prefix" test -x "$bd/prefix/bin/postgres"
 ok "pgo+bolt: initdb copied from the pgo prefix" cmp -s "$bd/prefix/bin/initdb" "$root/pgo/prefix/bin/initdb"
 isnt "$(sha256sum <"$bd/prefix/bin/postgres")" "$(sha256sum <"$root/pgo/prefix/bin/postgres")" \

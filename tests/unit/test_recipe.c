@@ -471,6 +471,7 @@ static void test_bolt_key(void **state)
     assert_string_equal(r.bolt_link_flags[0], "-Wl,-q");
     assert_true(r.bolt_append_pid);   /* the default: one profile per process */
     assert_int_equal(r.bolt_sleep_s, 0);
+    assert_null(r.bolt_instrument_options[0]);
     recipe_release(&r);
     free(err);
     free(t);
@@ -489,6 +490,9 @@ static void test_bolt_key(void **state)
     free(t);
     t = edit("  \"steps\"", "  \"bolt\": { \"sleep_time\": -1 },\n  \"steps\"");
     expect_error(t, "bolt.sleep_time must be a number of seconds");
+    free(t);
+    t = edit("  \"steps\"", "  \"bolt\": { \"instrument_options\": \"--instrument-calls=false\" },\n  \"steps\"");
+    expect_error(t, "instrument_options");
     free(t);
     t = edit("  \"steps\"", "  \"bolt\": { \"append_pid\": 1 },\n  \"steps\"");
     expect_error(t, "'append_pid' must be true or false");
@@ -529,9 +533,11 @@ static void test_shipped(void **state)
         assert_string_equal(r.bolt_binary, r.server_binary);
         assert_string_equal(r.bolt_link_flags[0], "-Wl,--emit-relocs");
         assert_true(r.bolt_append_pid);
-        if (!strcmp(names[i], "postgresql"))
+        assert_non_null(r.bolt_instrument_options);
+        if (!strcmp(names[i], "postgresql")) {
             assert_int_equal(r.bolt_sleep_s, 0);
-        else
+            assert_string_equal(r.bolt_instrument_options[0], "--instrument-calls=false");
+        } else
             assert_true(r.bolt_sleep_s > 0 && r.bolt_sleep_s < 20); /* < the default --train-time */
         recipe_release(&r);
         free(path);
