@@ -134,7 +134,7 @@ like "$(cat "$TMP/again.out")" "  $missing objects had no profile data" "second 
 
 # A BOLT step that fails: a recipe copy whose bolt.binary is not a program (the builds, keyed
 # by their steps and flags, stay cached): one line with the command and the log tail, exit 1.
-sed -e 's|"binary": "bin/postgres",|"binary": "share/postgresql/postgres.bki",|' \
+sed -e 's|"binary": "bin/postgres",|"binary": "share/postgres.bki",|' \
     "$REPO_DIR/recipes/postgresql.json" >"$TMP/badbolt.json"
 ok "the recipe copy names another bolt binary" grep -q 'postgres.bki' "$TMP/badbolt.json"
 timeout 900 "$PGOLAB" pgo "$TMP/badbolt.json" "${common[@]}" --measure=off >"$TMP/bolt-fail.out" 2>"$TMP/bolt-fail.err"
@@ -160,12 +160,12 @@ like "$(cat "$TMP/b2.err")" "unknown workload 'nope' in trainer 'oltp_read_only\
 "$PGOLAB" pgo postgresql --workdir="$WD" --results="$TMP/r.db" --variants=baseline,lto >"$TMP/b3.out" 2>"$TMP/b3.err"
 is "$?" 1 "--variants without a pgo variant: exit 1"
 like "$(cat "$TMP/b3.err")" "needs pgo or pgo\\+lto" "--variants: says what is missing"
-"$PGOLAB" pgo postgresql --workdir="$TMP/wd-b5" --results="$TMP/r.db" --variants=baseline,pgo+lto,pgo+bolt >"$TMP/b5.out" 2>"$TMP/b5.err"
+"$PGOLAB" pgo postgresql --workdir="$WD/none-b5" --results="$TMP/r.db" --variants=baseline,pgo+lto,pgo+bolt >"$TMP/b5.out" 2>"$TMP/b5.err"
 is "$?" 1 "pgo+bolt without pgo: exit 1"
 like "$(cat "$TMP/b5.err")" "^FATAL: --variants=pgo\\+bolt: it optimizes the pgo build, so --variants needs pgo too" \
     "pgo+bolt without pgo: says what to add"
-ok "pgo+bolt without pgo: nothing fetched or built" test ! -e "$TMP/wd-b5"
-"$PGOLAB" pgo postgresql --workdir="$TMP/wd-b6" --results="$TMP/r.db" --variants=baseline,pgo,pgo+bolt --train=suite >"$TMP/b6.out" 2>"$TMP/b6.err"
+ok "pgo+bolt without pgo: nothing fetched or built" test ! -e "$WD/none-b5"
+"$PGOLAB" pgo postgresql --workdir="$WD/none-b6" --results="$TMP/r.db" --variants=baseline,pgo,pgo+bolt --train=suite >"$TMP/b6.out" 2>"$TMP/b6.err"
 is "$?" 1 "pgo+bolt with the suite trainer: exit 1"
 like "$(cat "$TMP/b6.err")" "BOLT trains with the one workload trainer of the pgo build" "pgo+bolt with the suite trainer: says why"
 is "$(wc -l <"$TMP/b6.err")" 1 "pgo+bolt with the suite trainer: one line"
