@@ -97,6 +97,8 @@ int bolt_instrument(struct bolt_variant *v)
         argvec_push(&a, "--instrumentation-file-append-pid");
     if (v->sleep_s > 0)
         argvec_push(&a, sleep_opt);
+    if (v->instrument_options)
+        argvec_pushv(&a, (const char *const *)v->instrument_options);
     progress("%s: BOLT instrument", v->name);
     rc = run_step(v, "instrument", argvec_argv(&a), log);
     v->seconds += (double)(now_ns() - t0) / 1e9;
@@ -180,6 +182,34 @@ char *bolt_dyno_stats(const char *text)
     if (end == start)
         return NULL;
     return xasprintf("%.*s", (int)(end - start), start);
+}
+
+int bolt_dyno_figure(const char *dyno, const char *what, long long *before, long long *after)
+{
+    long long seen[2];
+    int n = 0;
+    size_t lw = strlen(what);
+    for (const char *l = dyno; l && *l && n < 2; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+        char line[256];
+        size_t len = strcspn(l, "\n");
+        if (len >= sizeof(line))
+            continue;
+        memcpy(line, l, len);
+        line[len] = '\0'; /* sscanf's spaces must not run into the next line */
+        long long x;
+        int off = 0;
+        if (sscanf(line, " %lld : %n", &x, &off) != 1 || off == 0)
+            continue;
+        const char *name = line + off;
+        if (strncmp(name, what, lw) || (name[lw] && strncmp(name + lw, " (", 2)))
+            continue;
+        seen[n++] = x;
+    }
+    if (n < 2)
+        return -1;
+    *before = seen[0];
+    *after = seen[1];
+    return 0;
 }
 
 int bolt_read_log(struct bolt_variant *v)

@@ -26,6 +26,7 @@ struct bolt_variant {
     const char *dir;          /* in: the variant's directory (created) */
     bool append_pid;          /* in: one profile per process (forked servers, every DSO user) */
     int sleep_s;              /* in: > 0: also dump every N s (daemons that never exit) */
+    char *const *instrument_options; /* in: more llvm-bolt -instrument options (NULL: none) */
     /* results */
     char *instrumented;       /* dir/instrumented/BASENAME */
     char *profile_dir;        /* dir/profile: the per-process .fdata files */
@@ -67,6 +68,11 @@ int bolt_parse_profiled(const char *log_text, int *profiled, int *functions);
 /* Pure: the -dyno-stats blocks of llvm-bolt's output (from the first "dynostats" line to the
  * last statistic line), or NULL. Caller frees. */
 char *bolt_dyno_stats(const char *log_text);
+
+/* Pure: one statistic of a -dyno-stats summary (bolt_dyno_stats' text), e.g. "taken branches"
+ * (the whole name: not "taken forward branches"): its value before BOLT's optimizations (the
+ * first block) and after (the second). 0, or -1 when it is not there twice. */
+int bolt_dyno_figure(const char *dyno, const char *what, long long *before, long long *after);
 
 /* --bolt-profile=perf needs LBR branch sampling: 0 when `perf record -e cycles:u -j any,u`
  * works here, else -1 with one line saying why not. */

@@ -41,8 +41,8 @@ static const struct opt_def pgo_options[] = {
     { "cc", OPT_STRING, "gcc", "compiler for all three builds: gcc or clang (or a versioned name)" },
     { "cxx", OPT_STRING, NULL, "server targets: the C++ compiler (default: the one matching --cc, e.g. g++ for gcc)" },
     { "jobs", OPT_INT, "0", "server targets: parallel build jobs ({jobs} in the recipe; 0: one per CPU)" },
-    { "variants", OPT_LIST, "baseline,pgo", "what to build and measure: baseline (always), pgo, and for server targets lto, pgo+lto; for sqlite bolt (baseline + BOLT) and pgo+bolt (the pgo build + BOLT), which need the recipe's \"bolt\" key (docs/recipes.md)" },
-    { "bolt-profile", OPT_STRING, "instrument", "sqlite: BOLT's profile: instrument (llvm-bolt -instrument, trained with --train like pgo) or perf (perf record -j any,u + perf2bolt; needs LBR branch sampling, refused with the reason when missing)" },
+    { "variants", OPT_LIST, "baseline,pgo", "what to build and measure: baseline (always), pgo, bolt (baseline + BOLT) and pgo+bolt (the pgo build + BOLT), which need the recipe's \"bolt\" key (docs/recipes.md), and for server targets lto, pgo+lto" },
+    { "bolt-profile", OPT_STRING, "instrument", "BOLT's profile: instrument (llvm-bolt -instrument, trained with --train like pgo) or perf (perf record -j any,u + perf2bolt; needs LBR branch sampling, refused with the reason when missing)" },
     { "gate", OPT_STRING, "checksum", "server targets: correctness gate: checksum (bench verify on the same data), or suite (also the database's own regression tests on every pgo build)" },
     { "cflags", OPT_STRING, "-O2", "compiler flags shared by the three builds" },
     { "train", OPT_LIST, "oltp_read_write", "training workloads, run on the instrumented build (SQLite: all of them train one profile; server targets: each is a trainer with its own pgo build: a workload, a mix such as oltp_read_only+oltp_write_only, or suite, the database's regression tests)" },
@@ -212,6 +212,20 @@ static int sqlite_refuses(const struct opts *o)
     return 0;
 }
 
+/* --bolt-profile: instrument, or perf where LBR exists (refused with the reason). */
+static int check_bolt_profile(const struct opts *o, bool bolt)
+{
+    const char *bp = opt_str(o, "bolt-profile");
+    if (strcmp(bp, "instrument") && strcmp(bp, "perf"))
+        return error("--bolt-profile=%s: expected instrument or perf", bp);
+    if (bolt && !strcmp(bp, "perf"))
+        return bolt_perf_check() < 0 ? -1 : error("--bolt-profile=perf: LBR sampling works "
+                                                  "here, but pgolab trains BOLT only by "
+                                                  "instrumentation yet; use "
+                                                  "--bolt-profile=instrument");
+    return 0;
+}
+
 /* --variants of a library recipe: baseline and pgo (always built and measured: the pipeline's
  * own pair, and pgo+bolt's input), bolt, pgo+bolt.
  * Returns the list with baseline first and pgo second (caller frees with opt_list_free). */
@@ -238,13 +252,8 @@ static int library_variants(const struct opts *o, const struct recipe *r, struct
         rc = error("--variants: %s has no \"bolt\" key (how to link for BOLT, e.g. "
                    "\"bolt\": {\"link_flags\": [\"-Wl,--emit-relocs\"]}; docs/recipes.md)",
                    r->path);
-    const char *bp = opt_str(o, "bolt-profile");
-    if (rc == 0 && strcmp(bp, "instrument") && strcmp(bp, "perf"))
-        rc = error("--bolt-profile=%s: expected instrument or perf", bp);
-    if (rc == 0 && bolt && !strcmp(bp, "perf"))
-        rc = bolt_perf_check() < 0 ? -1 : error("--bolt-profile=perf: LBR sampling works here, "
-                                                "but pgolab trains BOLT only by instrumentation "
-                                                "yet; use --bolt-profile=instrument");
+    if (rc == 0)
+        rc = check_bolt_profile(o, bolt);
     if (rc < 0) {
         opt_list_free(v);
         return -1;
@@ -293,18 +302,19 @@ static int check_trainers(char **train, int n)
 
 static int check_variants(char **v, int n)
 {
-    static const char *const known[] = { "baseline", "pgo", "lto", "pgo+lto" };
+    static const char *const known[] = { "baseline", "pgo", "lto", "pgo+lto", "bolt",
+                                         "pgo+bolt" };
     bool pgo = false;
     for (int i = 0; i < n; i++) {
         bool ok = false;
         for (size_t k = 0; k < ARRAY_SIZE(known) && !ok; k++)
             ok = !strcmp(v[i], known[k]);
-        if (!ok && strstr(v[i], "bolt"))
-            return error("--variants: %s is built for pgolab pgo sqlite so far; server targets "
-                         "know baseline, pgo, lto, pgo+lto", v[i]);
         if (!ok)
-            return error("--variants: unknown variant '%s' (known: baseline, pgo, lto, pgo+lto)",
-                         v[i]);
+            return error("--variants: unknown variant '%s' (known: baseline, pgo, lto, pgo+lto, "
+                         "bolt, pgo+bolt)", v[i]);
+        for (int j = 0; j < i; j++)
+            if (!strcmp(v[i], v[j]))
+                return error("--variants: '%s' is given twice", v[i]);
         pgo = pgo || !strncmp(v[i], "pgo", 3);
     }
     if (!pgo)
@@ -324,6 +334,11 @@ static int pgo_server(const struct opts *o, const char *target, const char *reci
         goto out;
     variants = opt_list(o, "variants", &nvariants);
     if (check_variants(variants, nvariants) < 0)
+        goto out;
+    bool bolt = false;
+    for (int i = 0; i < nvariants; i++)
+        bolt = bolt || strstr(variants[i], "bolt");
+    if (check_bolt_profile(o, bolt) < 0)
         goto out;
     const char *gate = opt_str(o, "gate");
     if (strcmp(gate, "checksum") && strcmp(gate, "suite")) {

@@ -3,7 +3,7 @@
  * oltp/oltp.c, folded into one checksum) on it, and then on a copy of the same datadir with
  * every other build; any difference stops the pipeline before anything is measured. The
  * suite gate runs the recipe's regression suite (PostgreSQL `make installcheck`, a
- * mysql-test-run subset) against every pgo build's server. */
+ * mysql-test-run subset) against every pgo build's and every BOLT variant's server. */
 #include "pgo/stages.h"
 #include "server/server.h"
 #include "util/fs.h"
@@ -190,7 +190,7 @@ int pgo_gate(struct pgo_pipeline *p)
     p->suite_ran = false;
     if (rc == 0 && p->rq->gate == PGO_GATE_SUITE) {
         for (int i = 2; i < p->nbuilds && rc == 0; i++) {
-            if (p->builds[i].phase != BUILD_PGO)
+            if (p->builds[i].phase != BUILD_PGO && !p->builds[i].bolt_input)
                 continue;
             progress("gate: regression suite on %s", p->builds[i].name);
             rc = pgo_run_suite(p, &p->builds[i], NULL, log);

@@ -1,10 +1,12 @@
 /* measure: the measurement phase of a recipe target — every built variant (baseline first,
  * then lto, the pgo builds, pgo+lto) as a managed-server variant of the experiment engine
  * (each run on a fresh copy of the prepared datadir, its server restarted, interleaved
- * rounds, CIs), recorded in the results database run by run, then the seed-000 tables and,
+ * rounds, CIs), recorded in the results database run by run, then the seed-000 tables, with
+ * more than two variants "what each step added" (report/steps.c: pgo+bolt over pgo, ...) and,
  * with several trainers, the trainer x workload table of gains (a row per trainer). */
 #include "pgo/stages.h"
 #include "experiment/experiment.h"
+#include "report/steps.h"
 #include "report/tables.h"
 #include "report/trainers.h"
 #include "store/store.h"
@@ -129,6 +131,13 @@ int pgo_measure(struct pgo_pipeline *p, struct store *store)
         experiment_report_text(stdout, &cfg, &res);
         if (cfg.profile)
             experiment_profile_report(stdout, &cfg, &res, cfg.profile_dir, PROFILE_TOP_DEFAULT);
+        if (nv > 2) {
+            struct strbuf sb = STRBUF_INIT;
+            strbuf_init(&sb, 0);
+            report_steps(&sb, &cfg, &res);
+            fputs(sb.buf, stdout);
+            strbuf_release(&sb);
+        }
         if (rq->ntrain > 1) {
             struct strbuf sb = STRBUF_INIT;
             strbuf_init(&sb, 0);

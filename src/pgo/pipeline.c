@@ -3,6 +3,7 @@
  * source, builds, training, pgo builds, gate, summary, measurement. The stages live in
  * steps.c, train.c, gate.c and measure.c; this file owns their shared state. */
 #include "pgo/pipeline.h"
+#include "build/bolt.h"
 #include "pgo/source.h"
 #include "pgo/stages.h"
 #include "report/trainers.h"
@@ -161,11 +162,13 @@ static bool wants(const struct pgo_request *rq, const char *variant)
     return false;
 }
 
-/* baseline, instrumented, [lto], pgo per trainer, [pgo+lto per trainer]. */
+/* baseline, instrumented, [lto], pgo per trainer, [pgo+lto per trainer], [bolt], [pgo+bolt]
+ * (BOLT variants: one trainer, checked by pgo_bolt_check). */
 static void setup_builds(struct pgo_pipeline *p)
 {
     const struct pgo_request *rq = p->rq;
-    p->builds = xcalloc((size_t)(3 + 2 * p->ntrainers), sizeof(*p->builds));
+    p->builds = xcalloc((size_t)(5 + 2 * p->ntrainers), sizeof(*p->builds));
+    p->nbolt = wants(rq, "bolt") + wants(rq, "pgo+bolt");
     add_build(p, "baseline", BUILD_BASELINE, false, NULL);
     add_build(p, "instrumented", BUILD_INSTRUMENTED, false, NULL);
     if (wants(rq, "lto"))
@@ -180,6 +183,35 @@ static void setup_builds(struct pgo_pipeline *p)
             add_build(p, name, BUILD_PGO, pass == 1, &p->trainers[i]);
             free(name);
         }
+    }
+    /* BOLT variants: their input's build tree and flags (the suite gate builds its client
+     * there; the fingerprint's cflags), their own prefix */
+    for (int pass = 0; pass < 2; pass++) {
+        const char *kind = pass ? "pgo+bolt" : "bolt", *from = pass ? "pgo" : "baseline";
+        if (!wants(rq, kind))
+            continue;
+        struct pgo_build *in = NULL;
+        for (int i = 0; i < p->nbuilds && !in; i++)
+            if (!strcmp(p->builds[i].name, from))
+                in = &p->builds[i];
+        if (!in)
+            continue; /* pgo+bolt without pgo: pgo_bolt_check says so */
+        struct pgo_build *b = add_build(p, kind, in->phase, false, NULL);
+        /* ROOT/bolt, ROOT/pgo-bolt as for SQLite (no ',' in the paths given to llvm-bolt) */
+        if (pass) {
+            free(b->dir);
+            free(b->prefix);
+            free(b->log);
+            free(b->product);
+            b->dir = path_join(p->root, "pgo-bolt");
+            b->prefix = path_join(b->dir, "prefix");
+            b->log = path_join(b->dir, "build.log");
+            b->product = path_join(b->prefix, p->recipe.server_binary);
+        }
+        b->bolt_input = in;
+        b->bolt = xcalloc(1, sizeof(*b->bolt));
+        free(b->build_dir);
+        b->build_dir = xstrdup(in->build_dir);
     }
 }
 
@@ -231,6 +263,8 @@ static void release(struct pgo_pipeline *p)
         free(b->product);
         free(b->sha256);
         free(b->why);
+        free(b->bolt_flags);
+        pgo_bolt_release(b);
     }
     free(p->builds);
     free(p->gate_checksum);
@@ -280,6 +314,10 @@ static void print_summary(const struct pgo_pipeline *p)
         print_training(p, &p->trainers[i]);
     for (int i = 2; i < p->nbuilds; i++) {
         const struct pgo_build *b = &p->builds[i];
+        if (b->bolt_input) {
+            pgo_bolt_print(b);
+            continue;
+        }
         print_build(b);
         printf("  %-13s flags: %s\n", "", b->flags);
         if (b->phase == BUILD_PGO && p->cc.family == CC_GCC)
@@ -292,8 +330,8 @@ static void print_summary(const struct pgo_pipeline *p)
         printf(", %s", p->builds[i].name);
     printf("\n");
     if (p->suite_ran)
-        printf("  %-13s suite: the %s regression suite passed on every pgo build\n", "",
-               p->recipe.name);
+        printf("  %-13s suite: the %s regression suite passed on every pgo%s build\n", "",
+               p->recipe.name, p->nbolt ? " and BOLT" : "");
     for (int i = 0; i < p->ntrainers; i++)
         for (int w = 0; w < rq->nbench; w++)
             if (trainer_includes(p->trainers[i].name, rq->bench[w]))
@@ -304,6 +342,24 @@ static void print_summary(const struct pgo_pipeline *p)
 }
 
 /* ---- the pipeline ------------------------------------------------------------------- */
+
+/* The BOLT variants whose input is the finished build in (their flags are the input's: the
+ * fingerprint's cflags, the suite's client build). 0 or -1. */
+static int run_bolt(struct pgo_pipeline *p, const struct pgo_build *in)
+{
+    for (int i = 0; i < p->nbuilds; i++) {
+        struct pgo_build *b = &p->builds[i];
+        if (b->bolt_input != in)
+            continue;
+        free(b->pgo_flags);
+        free(b->flags);
+        b->pgo_flags = xstrdup(in->pgo_flags);
+        b->flags = xstrdup(in->flags);
+        if (pgo_bolt_build(p, b) < 0 || *p->interrupted)
+            return -1;
+    }
+    return 0;
+}
 
 #define CHECK_INTERRUPT()                                                   \
     do {                                                                    \
@@ -349,7 +405,7 @@ int pgo_pipeline_run(const struct pgo_request *rq)
         goto fail;
     p.cxx = rq->cxx ? xstrdup(rq->cxx) : cxx_for(rq->cc);
     p.pgolab = self_exe();
-    if (check_tools(&p) < 0 || check_reachable(&p) < 0)
+    if (check_tools(&p) < 0 || check_reachable(&p) < 0 || pgo_bolt_check(&p) < 0)
         goto fail;
     if (rq->source && is_dir(rq->source)) {
         char *dir = NULL;
@@ -386,20 +442,26 @@ int pgo_pipeline_run(const struct pgo_request *rq)
     setup_trainers(&p);
     setup_builds(&p);
     for (int i = 0; i < p.nbuilds; i++)
-        if (p.builds[i].phase != BUILD_PGO && pgo_build_flags(&p, &p.builds[i]) < 0)
+        if (p.builds[i].phase != BUILD_PGO && !p.builds[i].bolt_input &&
+            pgo_build_flags(&p, &p.builds[i]) < 0)
             goto fail;
 
-    /* 2. baseline, instrumented (and lto): each build uses every core */
+    /* 2. baseline, instrumented (and lto): each build uses every core; the bolt variant
+     * right after the baseline, its only input (a failing BOLT step fails before the long
+     * builds) */
+    if (make_rundir(&p) < 0)
+        goto fail;
     for (int i = 0; i < p.nbuilds; i++) {
-        if (p.builds[i].phase == BUILD_PGO)
+        if (p.builds[i].phase == BUILD_PGO || p.builds[i].bolt_input)
             continue;
         if (pgo_build_run(&p, &p.builds[i]) < 0)
             goto fail;
         CHECK_INTERRUPT();
+        if (run_bolt(&p, &p.builds[i]) < 0)
+            goto fail;
+        CHECK_INTERRUPT();
     }
     /* 3. training, one profile per trainer */
-    if (make_rundir(&p) < 0)
-        goto fail;
     for (int i = 0; i < p.ntrainers; i++) {
         if (pgo_train(&p, &p.trainers[i]) < 0)
             goto fail;
@@ -407,9 +469,12 @@ int pgo_pipeline_run(const struct pgo_request *rq)
     }
     /* 4. pgo builds: the profile's identity is part of their stamp */
     for (int i = 0; i < p.nbuilds; i++) {
-        if (p.builds[i].phase != BUILD_PGO)
+        if (p.builds[i].phase != BUILD_PGO || p.builds[i].bolt_input)
             continue;
         if (pgo_build_flags(&p, &p.builds[i]) < 0 || pgo_build_run(&p, &p.builds[i]) < 0)
+            goto fail;
+        CHECK_INTERRUPT();
+        if (run_bolt(&p, &p.builds[i]) < 0) /* pgo+bolt */
             goto fail;
         CHECK_INTERRUPT();
     }

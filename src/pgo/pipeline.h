@@ -38,7 +38,7 @@ struct pgo_request {
     int *threads;
     int nthreads;
     int rounds, time_s, tables, table_size, jobs;
-    char **variants;              /* baseline (always first), pgo, lto, pgo+lto */
+    char **variants;              /* baseline (always first), pgo, lto, pgo+lto, bolt, pgo+bolt */
     int nvariants;
     enum pgo_gate gate;
     bool measure, rebuild;
@@ -83,6 +83,13 @@ struct pgo_build {
     char *why;                    /* why it was built now ("not built before", "the profile changed") */
     double seconds;
     int profile_missing;          /* pgo: objects the compiler found no profile data for */
+    char *bolt_flags;             /* baseline and pgo with a BOLT variant: the recipe's "bolt"
+                                   * cflags and link_flags (also in pgo_flags and flags) */
+    /* BOLT variants ("bolt", "pgo+bolt"): not compiled; a copy of the input build's prefix
+     * with the server binary optimized by llvm-bolt (bolt_server.c) */
+    struct pgo_build *bolt_input;
+    struct bolt_variant *bolt;    /* owned: the instrument/merge/optimize state and figures */
+    double bolt_train_seconds;
 };
 
 /* Run the whole pipeline for rq and print its summary and tables on stdout. Returns the

@@ -348,26 +348,39 @@ static int load_pgo(const struct ctx *c, json_t *root, struct recipe *r)
     return 0;
 }
 
-/* "bolt": {"cflags": [...], "link_flags": [...], "binary": "..."}; link_flags must keep the
- * relocations BOLT needs to move functions (-Wl,--emit-relocs or -Wl,-q). */
+/* "bolt": {"cflags": [...], "link_flags": [...], "binary": "...", "append_pid": bool,
+ * "sleep_time": seconds}; link_flags must keep the relocations BOLT needs to move functions
+ * (-Wl,--emit-relocs or -Wl,-q). */
 static int load_bolt(const struct ctx *c, json_t *root, struct recipe *r)
 {
-    static const char *const known[] = { "cflags", "link_flags", "binary", NULL };
+    static const char *const known[] = { "cflags", "link_flags", "binary", "append_pid",
+                                         "sleep_time", "instrument_options", NULL };
     json_t *b = json_object_get(root, "bolt");
     if (!b)
         return 0;
     if (!json_is_object(b))
         return fail_at(c, "bolt", "'bolt' must be an object");
     json_t *cf = json_object_get(b, "cflags"), *lf = json_object_get(b, "link_flags");
+    json_t *io = json_object_get(b, "instrument_options");
     if (check_keys(c, b, "bolt", known) < 0 ||
         (cf && get_strings(c, cf, "cflags", &r->bolt_cflags) < 0) ||
         (lf && get_strings(c, lf, "link_flags", &r->bolt_link_flags) < 0) ||
-        get_string(c, b, "binary", false, &r->bolt_binary) < 0)
+        (io && get_strings(c, io, "instrument_options", &r->bolt_instrument_options) < 0) ||
+        get_string(c, b, "binary", false, &r->bolt_binary) < 0 ||
+        get_bool(c, b, "append_pid", true, &r->bolt_append_pid) < 0)
         return -1;
+    json_t *st = json_object_get(b, "sleep_time");
+    if (st && (!json_is_integer(st) || json_integer_value(st) < 0 ||
+               json_integer_value(st) > 86400))
+        return fail_at(c, "sleep_time", "bolt.sleep_time must be a number of seconds (0 to "
+                       "86400; 0: the profile is written only at exit)");
+    r->bolt_sleep_s = st ? (int)json_integer_value(st) : 0;
     if (!r->bolt_cflags)
         r->bolt_cflags = xcalloc(1, sizeof(char *));
     if (!r->bolt_link_flags)
         r->bolt_link_flags = xcalloc(1, sizeof(char *));
+    if (!r->bolt_instrument_options)
+        r->bolt_instrument_options = xcalloc(1, sizeof(char *));
     if (!r->bolt_binary)
         r->bolt_binary = xstrdup(r->product == RECIPE_LIBRARY ? r->library : r->server_binary);
     r->has_bolt = true;
@@ -588,6 +601,7 @@ void recipe_release(struct recipe *r)
     free_strings(r->train_options);
     free_strings(r->bolt_cflags);
     free_strings(r->bolt_link_flags);
+    free_strings(r->bolt_instrument_options);
     free(r->bolt_binary);
     memset(r, 0, sizeof(*r));
 }

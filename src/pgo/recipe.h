@@ -107,6 +107,11 @@ struct recipe {
     char **bolt_link_flags;    /* link flags, at least -Wl,--emit-relocs */
     char *bolt_binary;         /* what BOLT optimizes: library recipes the library (default),
                                 * servers relative to the prefix (default server.binary) */
+    bool bolt_append_pid;      /* one BOLT profile per process (forked servers; default true) */
+    char **bolt_instrument_options; /* more llvm-bolt -instrument options (never NULL once
+                                     * loaded with a "bolt" key), e.g. --instrument-calls=false */
+    int bolt_sleep_s;          /* > 0: the instrumented binary also dumps its profile every N s
+                                * (daemons whose exit is not the end of the work); 0: at exit */
 };
 
 /* Read and validate a recipe file. Errors are one line naming the file (and line where the

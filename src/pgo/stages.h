@@ -29,8 +29,10 @@ struct pgo_pipeline {
     char *rundir;                 /* tmpfs scratch for datadirs: /dev/shm/pgolab-pgo-PID */
     struct pgo_trainer *trainers;
     int ntrainers;
-    struct pgo_build *builds;     /* [0] baseline, [1] instrumented, then the rest */
+    struct pgo_build *builds;     /* [0] baseline, [1] instrumented, then the rest (the BOLT
+                                   * variants last) */
     int nbuilds;
+    int nbolt;                    /* BOLT variants among the builds */
     char *gate_checksum;
     long long gate_rows;
     bool suite_ran;
@@ -54,6 +56,28 @@ void pgo_build_vars(const struct pgo_pipeline *p, const struct pgo_build *b,
 /* Train t on the instrumented build (train.c): skipped when the stamp of an identical
  * training matches and its profile is there; then the profile check. 0 or -1. */
 int pgo_train(struct pgo_pipeline *p, struct pgo_trainer *t);
+/* Trainer t's workloads (prepare, then each run) on a server started from prefix with the
+ * recipe's train_options, then a clean shutdown, which is when instrumented processes write
+ * their profiles (train.c; BOLT's training uses it too). Not for the suite trainer. log gets
+ * the bench output. 0 or -1 (one line). */
+int pgo_train_server(struct pgo_pipeline *p, struct pgo_trainer *t, const char *prefix,
+                     const char *log);
+
+/* The BOLT variant b (bolt_server.c): b->prefix a copy of b->bolt_input's prefix, its server
+ * binary instrumented by llvm-bolt, trained with the pipeline's trainer like the pgo build,
+ * the profiles merged and the binary optimized into b->prefix; reused when its stamp (the
+ * input's sha256, the training, BOLT's options) matches. A failed BOLT step is one line with
+ * its command and log tail. 0 or -1. */
+int pgo_bolt_build(struct pgo_pipeline *p, struct pgo_build *b);
+/* The BOLT options of the recipe and request that refuse to run, checked before anything is
+ * fetched or built (bolt_server.c; reads p->rq and p->recipe only): the recipe's "bolt" key, llvm-bolt-16, one workload trainer, pgo
+ * for pgo+bolt, no --gate=suite where the suite runs the build tree's own server. 0 or -1. */
+int pgo_bolt_check(const struct pgo_pipeline *p);
+/* The summary lines of BOLT variant b: its binary, the profile figure and the -dyno-stats
+ * file. */
+void pgo_bolt_print(const struct pgo_build *b);
+/* Release what pgo_bolt_build allocated in b. */
+void pgo_bolt_release(struct pgo_build *b);
 
 /* The correctness gate (gate.c): checksum on every pgo build against the baseline, and the
  * regression suite with PGO_GATE_SUITE. 0 or -1. */

@@ -53,6 +53,20 @@ int pgo_build_flags(struct pgo_pipeline *p, struct pgo_build *b)
     }
     if (b->lto)
         argvec_push(&fl, p->cc.family == CC_CLANG ? "-flto=thin" : "-flto=auto");
+    /* with a BOLT variant, baseline and pgo are BOLT's inputs: built the recipe's bolt way
+     * (-Wl,--emit-relocs, ...), so that each BOLT variant differs from its input by BOLT
+     * alone and baseline against pgo stays a like-for-like pair */
+    free(b->bolt_flags);
+    b->bolt_flags = NULL;
+    if (p->nbolt && !b->lto && b->phase != BUILD_INSTRUMENTED) {
+        struct argvec bf = ARGVEC_INIT;
+        argvec_pushv(&bf, (const char *const *)p->recipe.bolt_cflags);
+        argvec_pushv(&bf, (const char *const *)p->recipe.bolt_link_flags);
+        for (int i = 0; i < bf.n; i++)
+            argvec_push(&fl, bf.v[i]);
+        b->bolt_flags = argvec_join(&bf);
+        argvec_clear(&bf);
+    }
     free(b->pgo_flags);
     b->pgo_flags = argvec_join(&fl);
     argvec_split(&all, p->rq->cflags);
@@ -111,6 +125,8 @@ static char *build_stamp(const struct pgo_pipeline *p, const struct pgo_build *b
     strbuf_addf(&sb, "steps: %s\nsource: %s\ncompiler: %s\ncflags: %s\nphase-flags: %s\n",
                 steps, p->source_sha, p->cc.version, p->rq->cflags, b->pgo_flags);
     free(steps);
+    if (b->bolt_flags) /* only then: a stamp from before BOLT variants still matches */
+        strbuf_addf(&sb, "bolt-flags: %s\n", b->bolt_flags);
     if (p->recipe.flags == RECIPE_FLAGS_OPTIONS) {
         strbuf_addstr(&sb, "phase-options:");
         for (char **o = p->recipe.phase_options[b->phase]; o && *o; o++)
@@ -128,6 +144,8 @@ static char *stamp_why(const char *path, const char *want)
     static const struct {
         const char *key, *words;
     } names[] = {
+        /* first: BOLT's flags also change the expanded steps */
+        { "bolt-flags", "the BOLT build flags changed (a bolt variant was added or dropped)" },
         { "steps", "the recipe's build steps changed" }, { "source", "the source tree changed" },
         { "compiler", "the compiler changed" }, { "cflags", "--cflags changed" },
         { "phase-flags", "the PGO flags changed" }, { "phase-options", "the recipe's phase options changed" },

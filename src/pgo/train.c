@@ -187,6 +187,28 @@ static int check_profile(struct pgo_pipeline *p, struct pgo_trainer *t)
     return profile_collect(&p->cc, t->profile_dir, t->profdata, &t->profile);
 }
 
+int pgo_train_server(struct pgo_pipeline *p, struct pgo_trainer *t, const char *prefix,
+                     const char *log)
+{
+    struct server s;
+    progress("training %s: starting the instrumented server", t->name);
+    if (pgo_server_start(p, prefix, NULL, p->recipe.train_options, &s) < 0)
+        return -1;
+    int trc = train_on(p, t, &s, log);
+    /* a clean shutdown writes the profile, also after a failed trainer */
+    progress("training %s: clean shutdown (writes the profile)", t->name);
+    int src = server_stop(&s, STOP_TIMEOUT_S);
+    progress_done();
+    server_release(&s);
+    if (trc < 0 || *p->interrupted)
+        return -1;
+    if (src < 0)
+        return error("training %s: the instrumented server %s/%s did not shut down cleanly, "
+                     "so its profile data may be incomplete; not using it", t->name, prefix,
+                     p->recipe.server_binary);
+    return 0;
+}
+
 int pgo_train(struct pgo_pipeline *p, struct pgo_trainer *t)
 {
     char *stamp = train_stamp(p, t);
@@ -194,7 +216,6 @@ int pgo_train(struct pgo_pipeline *p, struct pgo_trainer *t)
     char *log = xasprintf("%s/train-%s.log", p->root, t->key);
     const char *raw = p->profile_raw;
     char *cpath = counts_path(t);
-    struct server s;
     int rc = -1;
 
     if (!p->rq->rebuild && stamp_matches(stamp_path, stamp) && is_dir(t->profile_dir)) {
@@ -219,23 +240,8 @@ int pgo_train(struct pgo_pipeline *p, struct pgo_trainer *t)
         if (rc < 0)
             goto out;
         rc = -1;
-    } else {
-        progress("training %s: starting the instrumented server", t->name);
-        if (pgo_server_start(p, ins->prefix, NULL, p->recipe.train_options, &s) < 0)
-            goto out;
-        int trc = train_on(p, t, &s, log);
-        /* a clean shutdown writes the profile, also after a failed trainer */
-        progress("training %s: clean shutdown (writes the profile)", t->name);
-        int src = server_stop(&s, STOP_TIMEOUT_S);
-        progress_done();
-        server_release(&s);
-        if (trc < 0 || *p->interrupted)
-            goto out;
-        if (src < 0) {
-            error("training %s: the instrumented server did not shut down cleanly, so its "
-                  "profile data may be incomplete; not using it", t->name);
-            goto out;
-        }
+    } else if (pgo_train_server(p, t, ins->prefix, log) < 0) {
+        goto out;
     }
     t->seconds = (double)(now_ns() - t0) / 1e9;
     if (move_profile(raw, t->profile_dir) < 0)

@@ -51,6 +51,36 @@ static void test_dyno_stats(void **state)
     assert_null(bolt_dyno_stats("BOLT-INFO: nothing here\n"));
 }
 
+/* The figures of a -dyno-stats summary as bolt-16 prints it (two blocks, the second with the
+ * change in parentheses); a name is matched whole. */
+static void test_dyno_figure(void **state)
+{
+    (void)state;
+    static const char *const dyno =
+        "BOLT-INFO: program-wide dynostats after all optimizations before SCTC and FOP:\n"
+        "\n"
+        "                   4 : taken forward branches\n"
+        "                4353 : executed instructions\n"
+        "                2100 : taken branches\n"
+        "\n"
+        "                   2 : taken forward branches (-50.0%)\n"
+        "                4353 : executed instructions (=)\n"
+        "                2098 : taken branches (-0.1%)\n";
+    long long b = -1, a = -1;
+    assert_int_equal(bolt_dyno_figure(dyno, "taken branches", &b, &a), 0);
+    assert_int_equal(b, 2100);
+    assert_int_equal(a, 2098);
+    assert_int_equal(bolt_dyno_figure(dyno, "taken forward branches", &b, &a), 0);
+    assert_int_equal(b, 4);
+    assert_int_equal(a, 2);
+    assert_int_equal(bolt_dyno_figure(dyno, "executed instructions", &b, &a), 0);
+    assert_int_equal(b, a);
+    /* a prefix of a name is not the name; one block is not enough */
+    assert_int_equal(bolt_dyno_figure(dyno, "taken", &b, &a), -1);
+    assert_int_equal(bolt_dyno_figure("  7 : taken branches\n", "taken branches", &b, &a), -1);
+    assert_int_equal(bolt_dyno_figure("", "taken branches", &b, &a), -1);
+}
+
 static void test_step_base(void **state)
 {
     (void)state;
@@ -79,6 +109,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse_profiled),
         cmocka_unit_test(test_dyno_stats),
+        cmocka_unit_test(test_dyno_figure),
         cmocka_unit_test(test_step_base),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

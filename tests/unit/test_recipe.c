@@ -515,8 +515,33 @@ static void test_bolt_key(void **state)
     assert_string_equal(r.bolt_binary, "bin/postgres");
     assert_null(r.bolt_cflags[0]);
     assert_string_equal(r.bolt_link_flags[0], "-Wl,-q");
+    assert_true(r.bolt_append_pid);   /* the default: one profile per process */
+    assert_int_equal(r.bolt_sleep_s, 0);
+    assert_null(r.bolt_instrument_options[0]);
     recipe_release(&r);
     free(err);
+    free(t);
+    /* a daemon's periodic dump, per-process files off */
+    t = edit("  \"steps\"", "  \"bolt\": { \"link_flags\": [\"-Wl,-q\"], \"append_pid\": false, "
+             "\"sleep_time\": 30 },\n  \"steps\"");
+    err = NULL;
+    assert_int_equal(load_text(t, &r, &err), 0);
+    assert_false(r.bolt_append_pid);
+    assert_int_equal(r.bolt_sleep_s, 30);
+    recipe_release(&r);
+    free(err);
+    free(t);
+    t = edit("  \"steps\"", "  \"bolt\": { \"sleep_time\": \"30\" },\n  \"steps\"");
+    expect_error(t, "bolt.sleep_time must be a number of seconds");
+    free(t);
+    t = edit("  \"steps\"", "  \"bolt\": { \"sleep_time\": -1 },\n  \"steps\"");
+    expect_error(t, "bolt.sleep_time must be a number of seconds");
+    free(t);
+    t = edit("  \"steps\"", "  \"bolt\": { \"instrument_options\": \"--instrument-calls=false\" },\n  \"steps\"");
+    expect_error(t, "instrument_options");
+    free(t);
+    t = edit("  \"steps\"", "  \"bolt\": { \"append_pid\": 1 },\n  \"steps\"");
+    expect_error(t, "'append_pid' must be true or false");
     free(t);
     assert_int_equal(load_text(good, &r, &err), 0);
     assert_false(r.has_bolt);
@@ -548,6 +573,18 @@ static void test_shipped(void **state)
         /* MariaDB's mysql-test-run starts the build's servers itself (an --extern server lacks
          * its test and mtr databases and its server options) */
         assert_int_equal(r.suite_own_server, !strcmp(names[i], "mariadb"));
+        /* BOLT: the server binary, linked with its relocations, one profile per process; the
+         * daemons (not PostgreSQL, whose backends exit) also dump periodically */
+        assert_true(r.has_bolt);
+        assert_string_equal(r.bolt_binary, r.server_binary);
+        assert_string_equal(r.bolt_link_flags[0], "-Wl,--emit-relocs");
+        assert_true(r.bolt_append_pid);
+        assert_non_null(r.bolt_instrument_options);
+        if (!strcmp(names[i], "postgresql")) {
+            assert_int_equal(r.bolt_sleep_s, 0);
+            assert_string_equal(r.bolt_instrument_options[0], "--instrument-calls=false");
+        } else
+            assert_true(r.bolt_sleep_s > 0 && r.bolt_sleep_s < 20); /* < the default --train-time */
         recipe_release(&r);
         free(path);
     }
