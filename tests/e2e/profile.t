@@ -110,7 +110,10 @@ like "$(cat "$TMP/pg.out")" "CPU profile: oltp_point_select, threads=1: A vs B" 
 pg_share=$(sed -n '/^By DSO/,/^$/p' "$TMP/pg.out" | grep -o '[0-9.]* \[[ 0-9.-]*\][ !] <postgres>' |
     head -1 | awk '{ print int($1) }')
 note "postgres DSO share on side A: ${pg_share:-none}%"
-cmp_ok "${pg_share:-0}" '>=' 20 "the postgres binary has >= 20% of the samples (backends forked during the run were followed)"
+# the postmaster alone sleeps in poll() (kernel and libc samples, next to none in postgres):
+# a share of several percent means the forked backends were followed. Measured here: 18%,
+# both quiet and in a loaded CI run (the old bound of 20 failed CI), so the bound is low.
+cmp_ok "${pg_share:-0}" '>=' 5 "the postgres binary has >= 5% of the samples (backends forked during the run were followed)"
 is "$(pgrep -f -- "postgres.*$WD" | wc -l)" 0 "no postgres left running"
 
 # ---- unprivileged: kernel left out at paranoid 2, refused at 3
