@@ -5,6 +5,7 @@
 #include "cli/common.h"
 #include "experiment/experiment.h"
 #include "report/html.h"
+#include "report/profiles.h"
 #include "report/tables.h"
 #include "report/trainers.h"
 #include "store/store.h"
@@ -25,7 +26,7 @@ static const struct opt_def report_options[] = {
     { "results", OPT_STRING, STORE_DEFAULT_PATH, "results database" },
     { "format", OPT_STRING, "text", "text, markdown, csv, json or html (one self-contained page with charts; Chart.js from libjs-chart.js inlined; use with --output); folded (with --profile): the stacks of every profiled run, VARIANT;WORKLOAD;frame;...;frame COUNT" },
     { "shape", OPT_STRING, "seed000", "seed000 (tps/avg/p95 per thread count), seed003 (min/avg/max/p95 latency and QPS per variant), seed002 (speedup (x) per variant)" },
-    { "profile", OPT_BOOL, "off", "also the CPU profiles of a --profile experiment: every variant's top-30 functions beside the baseline's, with their spread across rounds (text); with --format=folded only the folded stacks, for flame-graph tools" },
+    { "profile", OPT_BOOL, "off", "also the CPU profiles of a --profile experiment: every variant's top-30 functions beside the baseline's, with their spread across rounds (text; markdown appends them as tables); with --format=csv or json only the profiles, one row per DSO or function (docs/results-format.md); with --format=folded only the folded stacks, for flame-graph tools" },
     { "output", OPT_STRING, NULL, "write the report to FILE instead of stdout (e.g. report.html)" },
     { "fail-if-slower", OPT_DOUBLE, NULL, "exit 3 when a variant is significantly slower than the baseline (tps) by more than PCT percent (with --compare: ID2 than ID1)" },
     OPT_END,
@@ -130,7 +131,7 @@ int cmd_report(int argc, char **argv)
     int64_t id = 0, id2 = 0;
     double fail_pct = -1;
     char **ids = NULL;
-    int rc = 1, nids = 0, loaded = 0;
+    int rc = 1, nids = 0, loaded = 0, profile_bad = 0;
 
     memset(&a, 0, sizeof(a));
     memset(&b, 0, sizeof(b));
@@ -150,8 +151,9 @@ int cmd_report(int argc, char **argv)
         error("--format=html includes the CPU profiles when the experiment has them; drop --profile");
         goto out;
     }
-    if (output && want_profile) {
-        error("--output is for the report, not --profile's text: redirect stdout instead");
+    if (output && want_profile && !strcmp(opt_str(&o, "format"), "text")) {
+        error("--output is for the report, not --profile's text: redirect stdout, or use "
+              "--format=markdown, csv or json");
         goto out;
     }
     if (output && check_writable("--output", output) < 0)
@@ -160,11 +162,6 @@ int cmd_report(int argc, char **argv)
         goto out;
     if (folded && !want_profile) {
         error("--format=folded is the profiles' stacks: add --profile");
-        goto out;
-    }
-    if (want_profile && !folded && strcmp(opt_str(&o, "format"), "text")) {
-        error("--profile prints text (or --format=folded stacks), not --format=%s",
-              opt_str(&o, "format"));
         goto out;
     }
     if (want_profile && opt_is_set(&o, "compare")) {
@@ -227,11 +224,23 @@ int cmd_report(int argc, char **argv)
         char *profiles = html_profiles(path, id, &a);
         report_html_experiment(&out, &a, chartjs.buf, profiles);
         free(profiles);
-    } else if (!folded) {
+    } else if (!folded && !(want_profile && (fmt == REPORT_CSV || fmt == REPORT_JSON))) {
         /* a pgo experiment with several trainers: the matrix pgo printed after the tables */
         const char **trainer_of = report_trainers_of(&a);
         report_experiment_trainers(&out, &a.cfg, &a.res, shape, fmt, trainer_of);
         free(trainer_of);
+    }
+    if (want_profile && (fmt == REPORT_MARKDOWN || fmt == REPORT_CSV || fmt == REPORT_JSON)) {
+        /* the profiles as data (csv, json: they alone) or appended to the markdown report */
+        if (!experiment_has_profiles(&a.res)) {
+            error("experiment %lld has no CPU profiles (it ran without --profile)",
+                  (long long)id);
+            goto out;
+        }
+        char *dir = experiment_profile_dir(path, id);
+        profile_bad = report_profiles(&out, fmt, &a.cfg, &a.res, dir, PROFILE_TOP_DEFAULT);
+        free(dir);
+        want_profile = false;  /* done: not printed again as text below */
     }
     if (output) {
         if (write_output(output, &out) < 0)
@@ -241,7 +250,7 @@ int cmd_report(int argc, char **argv)
         fputs(out.buf, stdout);
     }
     fflush(stdout);
-    rc = 0;
+    rc = profile_bad ? 1 : 0;  /* a profile file was missing or truncated: said, rest written */
     if (want_profile) {
         char *dir = experiment_profile_dir(path, id);
         if (!experiment_has_profiles(&a.res)) {

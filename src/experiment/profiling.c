@@ -195,8 +195,9 @@ static void free_runs(struct profile_run *runs, int n)
     free(runs);
 }
 
-int experiment_profile_report(FILE *out, const struct experiment_config *cfg,
-                              const struct experiment_result *res, const char *dir, int top)
+int experiment_profile_each(const struct experiment_config *cfg,
+                            const struct experiment_result *res, const char *dir,
+                            experiment_profile_pair_fn fn, void *ctx)
 {
     if (!experiment_has_profiles(res))
         return 0;
@@ -210,17 +211,35 @@ int experiment_profile_report(FILE *out, const struct experiment_config *cfg,
                 struct profile_side b;
                 struct profile_run *rb;
                 bad += load_side(cfg, res, dir, v, w, cfg->threads[t], &b, &rb);
-                if (a.nruns || b.nruns) {
-                    char *title = xasprintf("CPU profile: %s, threads=%d: %s vs %s",
-                                            cfg->workloads[w], cfg->threads[t], a.variant,
-                                            b.variant);
-                    profile_print_side_by_side(out, title, &a, &b, top);
-                    free(title);
-                }
+                if (a.nruns || b.nruns)
+                    fn(ctx, cfg->workloads[w], cfg->threads[t], &a, &b);
                 free_runs(rb, b.nruns);
             }
             free_runs(ra, a.nruns);
         }
+    return bad;
+}
+
+struct text_ctx {
+    FILE *out;
+    int top;
+};
+
+static void text_pair(void *ctx, const char *workload, int threads, const struct profile_side *a,
+                      const struct profile_side *b)
+{
+    struct text_ctx *c = ctx;
+    char *title = xasprintf("CPU profile: %s, threads=%d: %s vs %s", workload, threads,
+                            a->variant, b->variant);
+    profile_print_side_by_side(c->out, title, a, b, c->top);
+    free(title);
+}
+
+int experiment_profile_report(FILE *out, const struct experiment_config *cfg,
+                              const struct experiment_result *res, const char *dir, int top)
+{
+    struct text_ctx c = { out, top };
+    int bad = experiment_profile_each(cfg, res, dir, text_pair, &c);
     if (bad)
         fprintf(out, "\n%d profile file%s could not be read (warnings above); those runs are "
                      "left out of the profiles, the tables are complete\n", bad,

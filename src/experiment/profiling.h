@@ -53,6 +53,17 @@ void profile_run_finish(const struct experiment_config *cfg, int seq,
 int experiment_profile_report(FILE *out, const struct experiment_config *cfg,
                               const struct experiment_result *res, const char *dir, int top);
 
+/* Called once per (workload, thread count, variant) with the baseline's side a and the
+ * variant's side b (either may have 0 runs, not both); the sides live until fn returns. */
+typedef void (*experiment_profile_pair_fn)(void *ctx, const char *workload, int threads,
+                                           const struct profile_side *a,
+                                           const struct profile_side *b);
+/* Walk the profiles as experiment_profile_report does (same warnings, same return), handing
+ * each pair to fn: the machine-readable reports (report/profiles.c) are built on it. */
+int experiment_profile_each(const struct experiment_config *cfg,
+                            const struct experiment_result *res, const char *dir,
+                            experiment_profile_pair_fn fn, void *ctx);
+
 /* true when some run of res has a "profile" object. */
 bool experiment_has_profiles(const struct experiment_result *res);
 

@@ -110,4 +110,40 @@ bool profile_unstable(double share_pct, double min_pct, double max_pct, int nrou
 void profile_print_side_by_side(FILE *out, const char *title, const struct profile_side *a,
                                 const struct profile_side *b, int top);
 
+/* One function's (or DSO's) share on one side of a comparison, pooled over the side's rounds. */
+struct profile_share {
+    bool present;         /* false: not in this side's profiles (the numbers are 0) */
+    double share;         /* % of the side's samples (instructions) */
+    double min, max;      /* % in the round where it was lowest / highest */
+    double per_txn;       /* instructions per transaction (instruction profiles), else NAN */
+    int rank;             /* 1-based by share within the side; 0 when absent */
+    bool unstable;        /* profile_unstable() of its range */
+};
+
+/* A row of the diff view: one function (or DSO) on both sides. */
+struct profile_diff_row {
+    const char *name, *dso;     /* borrowed from the sides' profile_run (DSO rows: dso = name) */
+    struct profile_share a, b;
+    double change;              /* b.share - a.share, percentage points */
+    bool within_noise;          /* |change| <= the larger round range (both sides >= 2 rounds) */
+};
+
+/* Two sides compared, as data (the machine-readable forms of the side-by-side): the union of
+ * both sides' top `top` DSOs and functions, each list sorted by |change| (ties by name). */
+struct profile_diff {
+    const char *event;          /* of the first run ("cycles", "cpu-clock", "instructions") */
+    int frequency;              /* Hz, 0 for instructions */
+    bool kernel;                /* kernel space was sampled */
+    int nruns_a, nruns_b;
+    uint64_t samples_a, samples_b;
+    struct profile_diff_row *dsos, *fns;
+    int ndsos, nfns;
+};
+
+/* Fill d (owned; profile_diff_release frees it) from sides a and b; borrows their names, so
+ * the sides' runs must outlive d. */
+void profile_diff_make(struct profile_diff *d, const struct profile_side *a,
+                       const struct profile_side *b, int top);
+void profile_diff_release(struct profile_diff *d);
+
 #endif

@@ -140,28 +140,113 @@ static void side_table(FILE *out, const struct profile_side *a, const struct pro
     }
 }
 
-struct diff {
-    const char *name, *dso;
-    const struct row *a, *b;
-    double change;
-};
+static struct profile_share share_of(const struct row *r, int nrounds)
+{
+    struct profile_share s = { .per_txn = NAN };
+    if (!r)
+        return s;
+    s.present = true;
+    s.share = r->share;
+    s.min = r->min;
+    s.max = r->max;
+    s.per_txn = r->per_txn;
+    s.rank = r->rank;
+    s.unstable = profile_unstable(r->share, r->min, r->max, nrounds);
+    return s;
+}
 
 static int diff_cmp(const void *x, const void *y)
 {
-    const struct diff *p = x, *q = y;
+    const struct profile_diff_row *p = x, *q = y;
     double a = fabs(p->change), b = fabs(q->change);
     if (a != b)
         return a > b ? -1 : 1;
     return strcmp(p->name, q->name);
 }
 
-static void fmt_share(char *buf, size_t n, const struct row *r, int nrounds)
+/* The union of both sides' top `top` rows, by the size of the change. */
+static struct profile_diff_row *diff_rows(const struct row *ra, int na, int nruns_a,
+                                          const struct row *rb, int nb, int nruns_b, int top,
+                                          int *nout)
 {
-    if (!r)
+    struct profile_diff_row *d = xcalloc((size_t)(2 * top + 1), sizeof(*d));
+    int nd = 0;
+    for (int s = 0; s < 2; s++) {
+        const struct row *rows = s ? rb : ra;
+        int n = s ? nb : na;
+        for (int i = 0; i < n && i < top; i++) {
+            bool seen = false;
+            for (int k = 0; k < nd && !seen; k++)
+                seen = !strcmp(d[k].name, rows[i].name);
+            if (seen)
+                continue;
+            struct profile_diff_row *x = &d[nd++];
+            x->name = rows[i].name;
+            x->dso = rows[i].dso;
+            x->a = share_of(find_row(ra, na, rows[i].name), nruns_a);
+            x->b = share_of(find_row(rb, nb, rows[i].name), nruns_b);
+            x->change = x->b.share - x->a.share;
+            double range_a = x->a.present ? x->a.max - x->a.min : 0;
+            double range_b = x->b.present ? x->b.max - x->b.min : 0;
+            x->within_noise = nruns_a >= 2 && nruns_b >= 2 &&
+                              fabs(x->change) <= fmax(range_a, range_b);
+        }
+    }
+    qsort(d, (size_t)nd, sizeof(*d), diff_cmp);
+    *nout = nd;
+    return d;
+}
+
+static void fmt_share(char *buf, size_t n, const struct profile_share *s)
+{
+    if (!s->present)
         snprintf(buf, n, "%7.3f %-16s", 0.0, "(absent)");
     else
-        snprintf(buf, n, "%7.3f [%6.3f-%6.3f]%c", r->share, r->min, r->max,
-                 profile_unstable(r->share, r->min, r->max, nrounds) ? '!' : ' ');
+        snprintf(buf, n, "%7.3f [%6.3f-%6.3f]%c", s->share, s->min, s->max,
+                 s->unstable ? '!' : ' ');
+}
+
+static uint64_t side_samples(const struct profile_side *s)
+{
+    uint64_t n = 0;
+    for (int i = 0; i < s->nruns; i++)
+        n += s->runs[i].samples;
+    return n;
+}
+
+void profile_diff_make(struct profile_diff *d, const struct profile_side *a,
+                       const struct profile_side *b, int top)
+{
+    memset(d, 0, sizeof(*d));
+    const struct profile_run *r0 = a->nruns ? &a->runs[0] : b->nruns ? &b->runs[0] : NULL;
+    d->event = r0 ? r0->event : "";
+    d->frequency = r0 ? r0->frequency : 0;
+    d->kernel = r0 && r0->kernel;
+    d->nruns_a = a->nruns;
+    d->nruns_b = b->nruns;
+    d->samples_a = side_samples(a);
+    d->samples_b = side_samples(b);
+    for (int dsos = 0; dsos < 2; dsos++) {
+        int na, nb, n;
+        struct row *ra = side_rows(a, dsos, &na), *rb = side_rows(b, dsos, &nb);
+        struct profile_diff_row *rows = diff_rows(ra, na, a->nruns, rb, nb, b->nruns, top, &n);
+        if (dsos) {
+            d->dsos = rows;
+            d->ndsos = n;
+        } else {
+            d->fns = rows;
+            d->nfns = n;
+        }
+        free(ra);
+        free(rb);
+    }
+}
+
+void profile_diff_release(struct profile_diff *d)
+{
+    free(d->dsos);
+    free(d->fns);
+    memset(d, 0, sizeof(*d));
 }
 
 void profile_print_side_by_side(FILE *out, const char *title, const struct profile_side *a,
@@ -173,11 +258,7 @@ void profile_print_side_by_side(FILE *out, const char *title, const struct profi
     const struct profile_run *r0 = a->nruns ? &a->runs[0] : b->nruns ? &b->runs[0] : NULL;
     bool instr = r0 && !strcmp(r0->event, "instructions");
     const char *unit = instr ? "Instr%" : "Samples%";
-    uint64_t sa = 0, sb = 0;
-    for (int i = 0; i < a->nruns; i++)
-        sa += a->runs[i].samples;
-    for (int i = 0; i < b->nruns; i++)
-        sb += b->runs[i].samples;
+    uint64_t sa = side_samples(a), sb = side_samples(b);
 
     fprintf(out, "\n%s\n", title);
     if (instr)
@@ -201,41 +282,21 @@ void profile_print_side_by_side(FILE *out, const char *title, const struct profi
     side_table(out, a, b, fa, nfa, fb, nfb, top, false, unit);
 
     /* the diff view: the union of both top lists, by the size of the change */
-    struct diff *d = xcalloc((size_t)(2 * top + 1), sizeof(*d));
-    int nd = 0;
-    for (int s = 0; s < 2; s++) {
-        const struct row *rows = s ? fb : fa;
-        int n = s ? nfb : nfa;
-        for (int i = 0; i < n && i < top; i++) {
-            bool seen = false;
-            for (int k = 0; k < nd && !seen; k++)
-                seen = !strcmp(d[k].name, rows[i].name);
-            if (seen)
-                continue;
-            d[nd].name = rows[i].name;
-            d[nd].dso = rows[i].dso;
-            d[nd].a = find_row(fa, nfa, rows[i].name);
-            d[nd].b = find_row(fb, nfb, rows[i].name);
-            d[nd].change = (d[nd].b ? d[nd].b->share : 0) - (d[nd].a ? d[nd].a->share : 0);
-            nd++;
-        }
-    }
-    qsort(d, (size_t)nd, sizeof(*d), diff_cmp);
+    int nd;
+    struct profile_diff_row *d = diff_rows(fa, nfa, a->nruns, fb, nfb, b->nruns, top, &nd);
     fprintf(out, "\nDiff %s - %s (points of %s, largest change first; ~ = within the rounds' "
                  "range)\n", b->variant, a->variant, unit);
     fprintf(out, "%8s  %-25s  %-25s  %s%s\n", "change", a->variant, b->variant,
             instr ? "Ir/txn a -> b     " : "", "function (DSO)");
     for (int i = 0; i < nd; i++) {
         char ca[64], cb[64];
-        fmt_share(ca, sizeof(ca), d[i].a, a->nruns);
-        fmt_share(cb, sizeof(cb), d[i].b, b->nruns);
-        double ra = d[i].a ? d[i].a->max - d[i].a->min : 0;
-        double rb = d[i].b ? d[i].b->max - d[i].b->min : 0;
-        bool noise = a->nruns >= 2 && b->nruns >= 2 && fabs(d[i].change) <= fmax(ra, rb);
-        fprintf(out, "%+8.3f%c %-25s  %-25s  ", d[i].change, noise ? '~' : ' ', ca, cb);
+        fmt_share(ca, sizeof(ca), &d[i].a);
+        fmt_share(cb, sizeof(cb), &d[i].b);
+        fprintf(out, "%+8.3f%c %-25s  %-25s  ", d[i].change, d[i].within_noise ? '~' : ' ', ca,
+                cb);
         if (instr)
-            fprintf(out, "%8.0f -> %-8.0f ", d[i].a ? d[i].a->per_txn : 0,
-                    d[i].b ? d[i].b->per_txn : 0);
+            fprintf(out, "%8.0f -> %-8.0f ", d[i].a.present ? d[i].a.per_txn : 0,
+                    d[i].b.present ? d[i].b.per_txn : 0);
         fprintf(out, "%s (%s)\n", d[i].name, d[i].dso);
     }
     /* the files' notes, once each */

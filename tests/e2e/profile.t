@@ -79,6 +79,54 @@ is "$sum_f" "$sum_h" "folded stacks add up to every run's samples"
 is "$?" 1 "--format=folded without --profile: exit 1"
 like "$(cat "$TMP/fe.err")" "^FATAL: --format=folded is the profiles' stacks: add --profile$" "one line says why"
 
+# report --profile as data: CSV and JSON hold the profiles alone, markdown appends them
+"$PGOLAB" report --results="$DB" --profile --format=csv >"$TMP/p.csv" 2>/dev/null
+is "$?" 0 "report --profile --format=csv: exit 0"
+is "$(head -1 "$TMP/p.csv" | cut -d, -f1-8,19)" "workload,threads,baseline,variant,event,kind,name,dso,change_points" \
+    "CSV header: the pair, the row, then each side and the change"
+ncsv=$(python3 -c 'import csv,sys; print(len(list(csv.DictReader(open(sys.argv[1])))))' "$TMP/p.csv")
+ok "CSV: a row per DSO and function (union of both top-30 lists)" test "$ncsv" -gt 10 -a "$ncsv" -le 70
+is "$(python3 - "$TMP/p.csv" <<'PY'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+bad = []
+for kind in ("dso",):
+    for side in ("baseline", "variant"):
+        s = sum(float(r[side + "_pct"]) for r in rows if r["kind"] == kind)
+        if abs(s - 100) > 0.01: bad.append("%s %s sum %.3f" % (kind, side, s))
+for r in rows:
+    if abs(float(r["variant_pct"]) - float(r["baseline_pct"]) - float(r["change_points"])) > 1e-6:
+        bad.append("change of " + r["name"])
+    if r["baseline_rank"] and not float(r["baseline_min_pct"]) <= float(r["baseline_pct"]) + 1e-9 <= float(r["baseline_max_pct"]) + 2e-9:
+        bad.append("range of " + r["name"])
+fns = [abs(float(r["change_points"])) for r in rows if r["kind"] == "function"]
+if fns != sorted(fns, reverse=True): bad.append("functions not by |change|")
+print(" ".join(bad) or "consistent")
+PY
+)" "consistent" "CSV: every DSO side sums to 100%, change = variant - baseline, pooled share within the round range, functions by |change|"
+first_txt=$(sed -n '/^Diff B - A/,$p' "$TMP/rp.out" | sed -n 3p | awk '{ print $1 }' | tr -d '~')
+first_csv=$(awk -F, '$6 == "function" { printf "%+.3f\n", $19; exit }' "$TMP/p.csv")
+is "$first_csv" "$first_txt" "CSV: the first function's change is the text diff view's first"
+"$PGOLAB" report --results="$DB" --profile --format=json >"$TMP/p.json" 2>/dev/null
+is "$?" 0 "report --profile --format=json: exit 0"
+is "$(jq -r '[.id, .kind, (.profiles | length), .profiles[0].workload, .profiles[0].baseline, .profiles[0].variant, .profiles[0].rounds.baseline] | join(" ")' "$TMP/p.json")" \
+    "1 compare 1 oltp_point_select A B 2" "JSON: the experiment's head and one pair (A vs B, 2 rounds)"
+is "$(jq '.profiles[0] | (.dsos | length) + (.functions | length)' "$TMP/p.json")" "$ncsv" \
+    "JSON: as many rows as the CSV"
+is "$(jq '[.profiles[0].samples.baseline, .profiles[0].samples.variant] | add' "$TMP/p.json")" "$sum_h" \
+    "JSON: the sides' samples add up to every run's"
+"$PGOLAB" report --results="$DB" --profile --format=markdown >"$TMP/p.md" 2>/dev/null
+is "$?" 0 "report --profile --format=markdown: exit 0"
+like "$(cat "$TMP/p.md")" "### CPU profile: oltp_point_select, threads=1: A vs B" "markdown: a section per pair"
+like "$(cat "$TMP/p.md")" "\| change \(points\) \| +A % \| +B % \| +function \(DSO\) \|" "markdown: the function table's header"
+ok "markdown: after the report's own tables" grep -q "Transactions per second" "$TMP/p.md"
+"$PGOLAB" report --results="$DB" --profile --output="$TMP/x.txt" >/dev/null 2>"$TMP/po.err"
+is "$?" 1 "--profile text with --output: exit 1"
+like "$(cat "$TMP/po.err")" "^FATAL: --output is for the report, not --profile's text: redirect stdout, or use --format=markdown, csv or json$" \
+    "one line says what to do"
+"$PGOLAB" report --results="$DB" --profile --format=csv --output="$TMP/o.csv" 2>/dev/null
+ok "--profile --format=csv --output writes the CSV" cmp "$TMP/o.csv" "$TMP/p.csv"
+
 # a truncated and a missing file: named, left out, the rest of the report intact
 cp -a "$DB.profiles/1" "$TMP/saved"
 f2=$(sq "$DB" "SELECT json_extract(report_json, '\$.profile.file') FROM runs ORDER BY seq LIMIT 1 OFFSET 1")
@@ -94,6 +142,10 @@ like "$(cat "$TMP/bad.err")" "WARNING: profile .*/$f3: No such file or directory
 like "$(cat "$TMP/bad.out")" "Table 1\. Transactions per second, oltp_point_select" "the tables are intact"
 like "$(cat "$TMP/bad.out")" "Top 30 functions" "the side-by-side of the other runs is printed"
 like "$(cat "$TMP/bad.out")" "2 profile files could not be read" "and says what is missing"
+"$PGOLAB" report --results="$DB" --profile --format=json >"$TMP/badj.out" 2>/dev/null
+is "$?" 1 "report --profile --format=json with them: exit 1"
+is "$(jq '[.unreadable_profiles, .profiles[0].rounds.baseline + .profiles[0].rounds.variant] | join(" ")' -r "$TMP/badj.out")" "2 2" \
+    "JSON: says 2 files could not be read, the 2 other rounds are in"
 rm -rf "$DB.profiles/1" && cp -a "$TMP/saved" "$DB.profiles/1"
 
 # ---- a managed PostgreSQL variant: the server's process tree is sampled, backends included
