@@ -25,7 +25,7 @@ static const struct opt_def report_options[] = {
     { "compare", OPT_STRING, NULL, "ID1,ID2: compare two experiments (e.g. the same builds on two machines)" },
     { "results", OPT_STRING, STORE_DEFAULT_PATH, "results database" },
     { "format", OPT_STRING, "text", "text, markdown, csv, json or html (one self-contained page with charts; Chart.js from libjs-chart.js inlined; use with --output); folded (with --profile): the stacks of every profiled run, VARIANT;WORKLOAD;frame;...;frame COUNT" },
-    { "shape", OPT_STRING, "seed000", "seed000 (tps/avg/p95 per thread count), seed003 (min/avg/max/p95 latency and QPS per variant), seed002 (speedup (x) per variant)" },
+    { "shape", OPT_STRING, "seed000", "seed000 (tps/avg/p95 per thread count), seed003 (min/avg/max/p95 latency and QPS per variant), seed002 (speedup (x) per variant), runs (every measured run as a row, with its system metrics and trust; csv for a spreadsheet)" },
     { "profile", OPT_BOOL, "off", "also the CPU profiles of a --profile experiment: every variant's top-30 functions beside the baseline's, with their spread across rounds (text; markdown appends them as tables); with --format=csv or json only the profiles, one row per DSO or function (docs/results-format.md); with --format=folded only the folded stacks, for flame-graph tools" },
     { "output", OPT_STRING, NULL, "write the report to FILE instead of stdout (e.g. report.html)" },
     { "fail-if-slower", OPT_DOUBLE, NULL, "exit 3 when a variant is significantly slower than the baseline (tps) by more than PCT percent (with --compare: ID2 than ID1)" },
@@ -47,6 +47,8 @@ static void report_usage(void)
            "           max and 95th percentile latency (ms) and QPS\n"
            "  seed002  a row per variant: speedup (x) = baseline time per transaction over\n"
            "           the variant's (the tps ratio), its 95%% CI, p and verdict\n"
+           "or --shape=runs: every measured run as a row in the order it ran (tps, qps,\n"
+           "latency, errors, its system metrics, load and trust; csv: one row per run).\n"
            "Every cell is the median over the rounds; \"~\" = no significant difference\n"
            "(Mann-Whitney U, alpha 0.05); with fewer than 2 rounds there are no statistics.\n"
            "csv gives one row per cell with every number, json every cell with its rounds.\n"

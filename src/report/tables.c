@@ -6,6 +6,7 @@
 #include "report/rep.h"
 #include "report/trainers.h"
 #include "report/precision.h"
+#include "report/runs.h"
 #include "experiment/cells.h"
 #include "experiment/model.h"
 #include "report/common.h"
@@ -32,8 +33,10 @@ int report_shape_parse(const char *s, enum report_shape *out)
         *out = REPORT_SEED003;
     else if (!strcmp(s, "seed002") || !strcmp(s, "002"))
         *out = REPORT_SEED002;
+    else if (!strcmp(s, "runs"))
+        *out = REPORT_RUNS;
     else
-        return error("invalid --shape=%s (expected seed000, seed003 or seed002)", s);
+        return error("invalid --shape=%s (expected seed000, seed003, seed002 or runs)", s);
     return 0;
 }
 
@@ -708,7 +711,12 @@ void report_experiment_trainers(struct strbuf *out, const struct experiment_conf
         strbuf_release(&title);
         strbuf_release(&body);
     }
+    if (shape == REPORT_RUNS) {  /* the runs themselves, no cells or statistics */
+        report_runs(out, cfg, res, fmt);
+        return;
+    }
     switch (shape) {
+    case REPORT_RUNS:
     case REPORT_SEED000: shape_seed000(&r); break;
     /* instruction counts have no latency or tps: every shape is the instruction table */
     case REPORT_SEED003:

@@ -42,9 +42,11 @@
  * the results store prints the same numbers as the one printed when the experiment ended.
  * The formats are common.h's.
  */
-enum report_shape { REPORT_SEED000, REPORT_SEED003, REPORT_SEED002 };
+/* REPORT_RUNS is no seed's table: every measured run as a row (report/runs.h). */
+enum report_shape { REPORT_SEED000, REPORT_SEED003, REPORT_SEED002, REPORT_RUNS };
 
-/* "seed000" | "seed003" | "seed002" (or "000", "003", "002"); -1 with a message otherwise. */
+/* "seed000" | "seed003" | "seed002" (or "000", "003", "002") | "runs"; -1 with a message
+ * otherwise. */
 int report_shape_parse(const char *s, enum report_shape *out);
 
 /* ---- Reports */

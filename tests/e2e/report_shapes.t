@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `pgolab report` of a stored compare in each shape (seed000, seed003, seed002) and format
 # (text, markdown, csv, json): the tables, rows and columns each shape promises, CSV with one
-# row per cell and a constant column count, JSON that parses with every cell; an experiment
+# row per cell and a constant column count, JSON that parses with every cell; --shape=runs a
+# row per run whose medians are the cells'; an experiment
 # of 1 round says "no statistics with 1 round" instead of a CI; without --experiment the
 # latest one is reported.
 . "$(dirname "$0")/lib.sh"
@@ -131,6 +132,37 @@ is "$(perl -MJSON::PP -e 'local $/; my $j = decode_json(<STDIN>);
       print join(" ", $c->{metric}, defined $v->{ratio} ? "ratio" : "-", scalar @{$v->{ratio_ci}},
                  defined $v->{p_value} ? "p" : "-", $v->{pooled} ? "pooled" : "single")' <"$TMP/s2json.out")" \
     "speedup ratio 2 p pooled" "seed002 json: the all-cells speedup has ratio, CI, p (pooled)"
+
+# ---- runs: every measured run as a row, the material of the cells above
+rep runs --experiment=1 --shape=runs
+is "$RC" 0 "runs text: exit 0"
+block=$(awk '/^Runs$/ { on = 1 } on' "$TMP/runs.out")
+like "$block" "^\| run \| variant \| +workload \| threads \| round \| +tps \| +qps \| avg ms \| p95 ms \| errors \| load1 \|" "runs text: the header"
+is "$(grep -cE '^\| +[0-9]+ \| +[AB] \| oltp_point_select \| +[12] \| +[12] \| +[0-9.]+ \|' <<<"$block")" 8 \
+    "runs text: 8 rows (2 variants x 2 thread counts x 2 rounds)"
+rep runscsv --experiment=1 --shape=runs --format=csv
+csv_check "$TMP/runscsv.out" 8 "runs csv"
+like "$(head -1 "$TMP/runscsv.out")" "^experiment,run,variant,baseline,workload,threads,round,started_at,duration_s,tps,qps,lat_avg_ms,lat_p95_ms,.*,intr_per_s,.*,distrusted,distrust$" \
+    "runs csv: the header names the run, its numbers and its metrics"
+is "$(perl -e '
+    my (%runs, %cell);
+    open my $r, "<", $ARGV[0] or die; <$r>;
+    while (<$r>) { my @f = split /,/; push @{$runs{"$f[2] $f[5]"}}, $f[9] }
+    open my $c, "<", $ARGV[1] or die;
+    while (<$c>) { my @f = split /,/; $cell{"$f[6] $f[4]"} = $f[12] if $f[2] eq "1" && $f[5] eq "tps" && $f[11] eq "2" }
+    my @bad;
+    for my $k (sort keys %runs) {
+        my @v = sort { $a <=> $b } @{$runs{$k}};
+        my $median = ($v[0] + $v[1]) / 2;
+        push @bad, $k unless defined $cell{$k} && abs($median - $cell{$k}) <= 1e-6 * $cell{$k};
+    }
+    print scalar(keys %runs), " cells", (@bad ? " differ: @bad" : " agree")' "$TMP/runscsv.out" "$TMP/s0csv.out")" \
+    "4 cells agree" "runs csv: the median tps of each cell'"'"'s 2 runs is the seed000 CSV'"'"'s median"
+is "$(awk -F, 'NR > 1 { print $3 "/" $4 }' "$TMP/runscsv.out" | sort | uniq -c | awk '{ print $1 $2 }' | tr '\n' ' ')" \
+    "4A/1 4B/0 " "runs csv: the baseline column marks A's 4 runs"
+rep runsjson --experiment=1 --shape=runs --format=json
+is "$(jq -r '[.report, .experiment.id, (.runs | length), ([.runs[].run] == [range(1; 9)]), (.runs[0].metrics | has("available"))] | join(" ")' "$TMP/runsjson.out")" \
+    "runs 1 8 true true" "runs json: 8 runs numbered in order, each with its metrics"
 
 # ---- 1 round: no statistics
 for shape in seed000 seed003 seed002; do
