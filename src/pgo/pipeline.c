@@ -343,6 +343,20 @@ static void print_summary(const struct pgo_pipeline *p)
 
 /* ---- the pipeline ------------------------------------------------------------------- */
 
+/* Off a terminal, one line per finished phase (util/progress.h): a build, made or cached. */
+static void build_phase_line(const struct pgo_build *b)
+{
+    if (b->cached)
+        progress_phase_done("build: %s (cached)", b->name);
+    else if (b->bolt_input)
+        progress_phase_done("bolt: %s made in %.0f s (BOLT profile for %d of %d functions)",
+                            b->name, b->seconds, b->bolt ? b->bolt->profiled : 0,
+                            b->bolt ? b->bolt->functions : 0);
+    else
+        progress_phase_done("build: %s made in %.0f s (%s)", b->name, b->seconds,
+                            b->why ? b->why : "not built before");
+}
+
 /* The BOLT variants whose input is the finished build in (their flags are the input's: the
  * fingerprint's cflags, the suite's client build). 0 or -1. */
 static int run_bolt(struct pgo_pipeline *p, const struct pgo_build *in)
@@ -357,6 +371,7 @@ static int run_bolt(struct pgo_pipeline *p, const struct pgo_build *in)
         b->flags = xstrdup(in->flags);
         if (pgo_bolt_build(p, b) < 0 || *p->interrupted)
             return -1;
+        build_phase_line(b);
     }
     return 0;
 }
@@ -429,6 +444,7 @@ int pgo_pipeline_run(const struct pgo_request *rq)
     if (!p.source_sha)
         goto fail;
     p.source_version = pgo_source_debian_version(p.source);
+    progress_phase_done("source: %s (sha256 %.12s)", p.source, p.source_sha);
     char *keytext = xasprintf("%s\n%s\n%s", rq->cc, p.cc.version, rq->cflags);
     char *key = path_key(keytext);
     char *name = xasprintf("%s-%s-%s", p.recipe.name, cc_family_name(p.cc.family), key);
@@ -457,6 +473,7 @@ int pgo_pipeline_run(const struct pgo_request *rq)
         if (pgo_build_run(&p, &p.builds[i]) < 0)
             goto fail;
         CHECK_INTERRUPT();
+        build_phase_line(&p.builds[i]);
         if (run_bolt(&p, &p.builds[i]) < 0)
             goto fail;
         CHECK_INTERRUPT();
@@ -466,6 +483,12 @@ int pgo_pipeline_run(const struct pgo_request *rq)
         if (pgo_train(&p, &p.trainers[i]) < 0)
             goto fail;
         CHECK_INTERRUPT();
+        if (p.trainers[i].cached)
+            progress_phase_done("training: %s, the profile of an earlier training (cached)",
+                                p.trainers[i].name);
+        else
+            progress_phase_done("training: %s on the instrumented build in %.0f s",
+                                p.trainers[i].name, p.trainers[i].seconds);
     }
     /* 4. pgo builds: the profile's identity is part of their stamp */
     for (int i = 0; i < p.nbuilds; i++) {
@@ -474,14 +497,19 @@ int pgo_pipeline_run(const struct pgo_request *rq)
         if (pgo_build_flags(&p, &p.builds[i]) < 0 || pgo_build_run(&p, &p.builds[i]) < 0)
             goto fail;
         CHECK_INTERRUPT();
+        build_phase_line(&p.builds[i]);
         if (run_bolt(&p, &p.builds[i]) < 0) /* pgo+bolt */
             goto fail;
         CHECK_INTERRUPT();
     }
     /* 5. correctness gate */
+    uint64_t gate_t0 = now_ns();
     if (pgo_gate(&p) < 0)
         goto fail;
     CHECK_INTERRUPT();
+    progress_phase_done("correctness gate: every variant returns the baseline's results%s "
+                        "(%.0f s)", p.suite_ran ? ", and the regression suite passed" : "",
+                        (double)(now_ns() - gate_t0) / 1e9);
     print_summary(&p);
 
     /* 6. measurement (the engine catches SIGINT/SIGTERM itself) */

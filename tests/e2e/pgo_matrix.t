@@ -226,7 +226,7 @@ before=$(history_count)
 pgo bad "$TMP/bad/standin-matrix.json" "${RUN[@]}" "${MEASURE[@]}" --rounds=1 --train=oltp_point_select \
     --bench=oltp_point_select --gate=suite
 is "$RC" 1 "failing suite: exit 1"
-like "$(head -1 "$TMP/bad.err")" "regression suite failed: step sum-check \(exit 1\): mariadb --no-defaults --socket=" \
+like "$(errors_of "$TMP/bad.err" | head -1)" "regression suite failed: step sum-check \(exit 1\): mariadb --no-defaults --socket=" \
     "failing suite: says so, with the step and its command"
 like "$(cat "$TMP/bad.err")" "CONSTRAINT .suite_ok\.ok. failed" "failing suite: the log tail shows the check that failed"
 like "$(cat "$ROOT/gate.log")" "^# suite: $ROOT/pgo/prefix/bin/mariadbd " "failing suite: it ran on the pgo build"

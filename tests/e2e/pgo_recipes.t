@@ -151,6 +151,27 @@ is "$RC" 0 "mariadb: exit 0"
 [ "$RC" = 0 ] || diag "$(tail -20 "$TMP/maria.err")"
 MROOT=$(ls -d "$WD"/standin-mariadb-gcc-*/ 2>/dev/null | head -1)
 MROOT=${MROOT%/}
+# off a terminal (stderr is a file here): one line per finished phase, in order, nothing else
+is "$(grep -vE '^(WARNING|note):' "$TMP/maria.err" | sed -E 's/[0-9]+ s/N s/; s/sha256 [0-9a-f]{12}/sha256 X/')" \
+"source: $SRC (sha256 X)
+build: baseline made in N s (not built before)
+build: instrumented made in N s (not built before)
+training: oltp_point_select on the instrumented build in N s
+build: pgo made in N s (not built before)
+correctness gate: every variant returns the baseline's results (N s)" \
+    "mariadb, off a terminal: a line per finished phase (source, 3 builds, training, gate)"
+# on a terminal (script(1)'s pseudo-terminal): the status line redrawn in place, no phase lines
+have script || bail_out "script (util-linux) not found (scripts/install-deps.sh installs bsdutils)"
+cmd=$(printf '%q ' timeout -k 5 300 "$PGOLAB" pgo standin-mariadb "${RUN[@]}" --measure=off --rebuild)
+script -qec "$cmd >$(printf '%q' "$TMP/tty.out")" "$TMP/tty.raw" </dev/null >/dev/null
+is "$?" 0 "mariadb under a pseudo-terminal (--rebuild): exit 0"
+tty=$(tr '\r' '\n' <"$TMP/tty.raw" | sed 's/\x1b\[K//g')
+like "$tty" "^build baseline: .*[0-9]+ s" "terminal: the build's status line (phase, elapsed time)"
+like "$tty" "^training oltp_point_select: " "terminal: the training's status line"
+ok "terminal: each status is redrawn in place (carriage return, clear to end of line)" \
+    grep -q $'\r\x1b\[K' "$TMP/tty.raw"
+unlike "$tty" "^(build: |training: |correctness gate: )" "terminal: no phase lines (they are for logs)"
+like "$(cat "$TMP/tty.out")" "^  pgo +$MROOT/pgo/prefix/bin/mariadbd .*built: --rebuild" "terminal: the summary on stdout, every build redone"
 configure=$(grep -m1 '^\$ cd ' "$MROOT/instrumented/build.log")
 like "$configure" "-DCMAKE_C_FLAGS=-O2 -fprofile-generate=/" "mariadb: the instrumented configure passes -fprofile-generate in CMAKE_C_FLAGS"
 unlike "$configure" "FPROFILE" "mariadb: and no FPROFILE option"
@@ -176,6 +197,8 @@ for v in baseline instrumented pgo; do
     like "$(cat "$TMP/edit.out")" "^  $v +.*built: the source tree changed\)$" "edited source: $v rebuilt, because the source tree changed"
 done
 unlike "$(cat "$TMP/edit.out")" "^  training .*\(cached\)$" "edited source: retrained (the instrumented build changed)"
+like "$(cat "$TMP/edit.err")" "^build: baseline made in [0-9]+ s \(the source tree changed\)$" \
+    "edited source: the phase line says why it was built"
 
 note "---- bad input: one line, exit 1"
 mkdir -p "$TMP/notsrc"
@@ -198,7 +221,7 @@ grep -q not_c "$SRC/standin.c" || bail_out "could not break standin.c"
 ok "failing build: the baseline of the earlier run is there before" test -x "$ROOT/baseline/prefix/bin/mysqld"
 pgo bad3 standin-mysql "${RUN[@]}" --measure=off
 is "$RC" 1 "failing build: exit 1"
-like "$(head -1 "$TMP/bad3.err")" "build baseline: step build failed \(exit [0-9]+\): cmake --build \. --parallel [0-9]+$" \
+like "$(errors_of "$TMP/bad3.err" | head -1)" "build baseline: step build failed \(exit [0-9]+\): cmake --build \. --parallel [0-9]+$" \
     "failing build: names the build, the step and its command"
 like "$(cat "$TMP/bad3.err")" "standin\.c:[0-9]+:.*error" "failing build: shows the compiler's error from the log tail"
 ok "failing build: no half variant left (the baseline prefix is gone)" test ! -e "$ROOT/baseline/prefix"
@@ -208,7 +231,7 @@ sed -i 's/ not_c$//' "$SRC/standin.c"
 derive mysql standin-noprof '.pgo.phase_options.instrumented = ["-DFPROFILE_DIR={profile_dir}"]'
 pgo bad4 standin-noprof "${RUN[@]}" --measure=off
 is "$RC" 1 "trainer writes no profile (server not instrumented): exit 1"
-is "$(wc -l <"$TMP/bad4.err")" 1 "trainer writes no profile: one line" || diag "$(cat "$TMP/bad4.err")"
+is "$(errors_of "$TMP/bad4.err" | wc -l)" 1 "trainer writes no profile: one line" || diag "$(cat "$TMP/bad4.err")"
 like "$(cat "$TMP/bad4.err")" "training with oltp_point_select wrote no profile data in $WD/.*: the instrumented server $WD/.*/bin/mysqld has no profiling code" \
     "trainer writes no profile: says so, and why (the server is not instrumented)"
 
@@ -219,7 +242,7 @@ if mount -t tmpfs -o size=32m pgolab-e2e-small "$SMALL" 2>"$TMP/mount.err"; then
     before=$("$PGOLAB" history --results="$DB" 2>&1)
     STANDIN_FILL=1 pgo full5 standin-mysql "${RUN[@]}" --workdir="$SMALL/wd" "${MEASURE[@]}"
     is "$RC" 1 "disk full: exit 1"
-    like "$(head -1 "$TMP/full5.err")" "build baseline: step build failed \(exit [0-9]+\): cmake --build " \
+    like "$(errors_of "$TMP/full5.err" | head -1)" "build baseline: step build failed \(exit [0-9]+\): cmake --build " \
         "disk full: names the build, the step and its command"
     like "$(cat "$TMP/full5.err")" "the file system of $SMALL/wd/standin-mysql-gcc-[0-9a-f]+ is full \([0-9]+ KiB free\).*--resume" \
         "disk full: says the work directory's file system is full, and how to go on"
