@@ -61,7 +61,7 @@ ok "the recipe copy has no emit-relocs" sh -c "! grep -q emit-relocs '$TMP/norel
 timeout 900 "$PGOLAB" pgo "$TMP/norelocs.json" "${common[@]}" --variants=baseline,pgo,bolt \
     --results="$TMP/fail.db" >"$TMP/fail.out" 2>"$TMP/fail.err"
 is "$?" 1 "BOLT without relocations: exit 1"
-err=$(grep -v '^\s*$' "$TMP/fail.err" | grep -vE '^(source|amalgamation|build|training|bolt|correctness gate): ')
+err=$(errors_of "$TMP/fail.err")
 is "$(printf '%s\n' "$err" | wc -l)" 1 "BOLT without relocations: one line"
 like "$err" "bolt: BOLT instrument failed \(exit [0-9]+\): .*llvm-bolt .* -instrument .*; log .*instrument.log: .*BOLT-ERROR" \
     "the line has the command and the log tail with BOLT's error"

@@ -28,7 +28,11 @@ common=(--workdir="$WD" --results="$TMP/r.db" --cflags=-O1 --train=oltp_read_wri
 timeout 3600 "$PGOLAB" pgo postgresql "${common[@]}" --output="$TMP/out.json" \
     >"$TMP/pgo.out" 2>"$TMP/pgo.err"
 is "$?" 0 "pgo postgresql: exit 0"
-[ -s "$TMP/pgo.err" ] && diag "stderr: $(tail -20 "$TMP/pgo.err")"
+errors_of "$TMP/pgo.err" >/dev/null && diag "stderr: $(errors_of "$TMP/pgo.err" | tail -20)"
+like "$(cat "$TMP/pgo.err")" "^bolt: pgo\\+bolt made in [0-9]+ s \\(BOLT profile for [1-9][0-9]* of [1-9][0-9]* functions\\)$" \
+    "off a terminal: the BOLT variant's phase line, with BOLT's profile figure"
+like "$(cat "$TMP/pgo.err")" "^correctness gate: every variant returns the baseline's results \\([0-9]+ s\\)$" \
+    "off a terminal: the gate's phase line"
 out=$(cat "$TMP/pgo.out")
 
 root=$(ls -d "$WD"/postgresql-gcc-*/ 2>/dev/null | head -1)
@@ -139,7 +143,7 @@ sed -e 's|"binary": "bin/postgres",|"binary": "share/postgres.bki",|' \
 ok "the recipe copy names another bolt binary" grep -q 'postgres.bki' "$TMP/badbolt.json"
 timeout 900 "$PGOLAB" pgo "$TMP/badbolt.json" "${common[@]}" --measure=off >"$TMP/bolt-fail.out" 2>"$TMP/bolt-fail.err"
 is "$?" 1 "failing BOLT step: exit 1"
-err=$(grep -v '^\s*$' "$TMP/bolt-fail.err")
+err=$(errors_of "$TMP/bolt-fail.err")
 is "$(printf '%s\n' "$err" | wc -l)" 1 "failing BOLT step: one line"
 like "$err" "pgo\\+bolt: BOLT instrument failed \\(exit [0-9]+\\): .*llvm-bolt.* .*postgres\\.bki -instrument .*; log .*instrument\\.log: ." \
     "failing BOLT step: its command and log tail"
