@@ -246,6 +246,79 @@ static void test_callgrind_functions(void **state)
     rmdir(dir);
 }
 
+/* profile_diff_make: two rounds a side, a function only the baseline has and one only the
+ * variant has. Hand-computed: f is 60/100 and 40/100 in a's rounds (pooled 50%, range 40-60),
+ * 45/100 twice in b (45%): change -5 points, within a's 20-point range; g is 40 and 60 in a
+ * (50%) and absent in b: -50 points; h is 55 twice in b only: +55, beyond both ranges. */
+static void test_diff_rows(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/pgolab-test-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    const char *head = "# pgolab-profile-folded 1\n# event cpu-clock\n# frequency 999\n# kernel no\n";
+    char *txt[4] = {
+        xasprintf("%sx.so`f 60\nx.so`g 40\n# samples 100\n# end\n", head),
+        xasprintf("%sx.so`f 40\nx.so`g 60\n# samples 100\n# end\n", head),
+        xasprintf("%sx.so`f 45\ny.so`h 55\n# samples 100\n# end\n", head),
+        xasprintf("%sx.so`f 45\ny.so`h 55\n# samples 100\n# end\n", head),
+    };
+    struct profile_run runs[4];
+    char *paths[4];
+    for (int i = 0; i < 4; i++) {
+        char name[16];
+        snprintf(name, sizeof(name), "r%d.folded", i);
+        paths[i] = write_text(dir, name, txt[i]);
+        assert_int_equal(profile_read(paths[i], &runs[i]), 0);
+    }
+    struct profile_side a = { "baseline", &runs[0], 2 }, b = { "pgo", &runs[2], 2 };
+    struct profile_diff d;
+    profile_diff_make(&d, &a, &b, 30);
+    assert_string_equal(d.event, "cpu-clock");
+    assert_int_equal(d.samples_a, 200);
+    assert_int_equal(d.samples_b, 200);
+    assert_int_equal(d.nfns, 3);
+    /* by |change|: h (+55), g (-50), f (-5) */
+    assert_string_equal(d.fns[0].name, "h");
+    assert_false(d.fns[0].a.present);
+    assert_int_equal(d.fns[0].a.rank, 0);
+    assert_true(d.fns[0].b.present);
+    assert_float_equal(d.fns[0].change, 55, 1e-9);
+    assert_false(d.fns[0].within_noise);
+    assert_string_equal(d.fns[1].name, "g");
+    assert_false(d.fns[1].b.present);
+    assert_float_equal(d.fns[1].change, -50, 1e-9);
+    assert_string_equal(d.fns[2].name, "f");
+    assert_float_equal(d.fns[2].a.share, 50, 1e-9);
+    assert_float_equal(d.fns[2].a.min, 40, 1e-9);
+    assert_float_equal(d.fns[2].a.max, 60, 1e-9);
+    assert_true(d.fns[2].a.unstable);      /* 20 points > max(0.5, 12.5) */
+    assert_false(d.fns[2].b.unstable);
+    assert_int_equal(d.fns[2].b.rank, 2);  /* h (55%) ranks first in b */
+    assert_float_equal(d.fns[2].change, -5, 1e-9);
+    assert_true(d.fns[2].within_noise);
+    /* DSOs: x.so 100% in a, 45% in b; y.so 0 -> 55% */
+    assert_int_equal(d.ndsos, 2);
+    assert_string_equal(d.dsos[0].name, "x.so");
+    assert_float_equal(d.dsos[0].change, -55, 1e-9);
+    assert_string_equal(d.dsos[1].name, "y.so");
+    assert_false(d.dsos[1].a.present);
+    profile_diff_release(&d);
+    /* top = 1: each side's first function only: a's is f (50% like g, ties by name), b's h;
+     * g is left out */
+    profile_diff_make(&d, &a, &b, 1);
+    assert_int_equal(d.nfns, 2);
+    assert_string_equal(d.fns[0].name, "h");
+    assert_string_equal(d.fns[1].name, "f");
+    profile_diff_release(&d);
+    for (int i = 0; i < 4; i++) {
+        profile_run_release(&runs[i]);
+        unlink(paths[i]);
+        free(paths[i]);
+        free(txt[i]);
+    }
+    rmdir(dir);
+}
+
 static void test_unstable_rule(void **state)
 {
     (void)state;
@@ -449,6 +522,7 @@ int main(void)
         cmocka_unit_test(test_pairing),
         cmocka_unit_test(test_read_folded),
         cmocka_unit_test(test_callgrind_functions),
+        cmocka_unit_test(test_diff_rows),
         cmocka_unit_test(test_unstable_rule),
         cmocka_unit_test(test_hot_cold_profile),
         cmocka_unit_test(test_stripped_profile),
