@@ -265,7 +265,7 @@ static void test_diff_rows(void **state)
     struct profile_run runs[4];
     char *paths[4];
     for (int i = 0; i < 4; i++) {
-        char name[16];
+        char name[32];
         snprintf(name, sizeof(name), "r%d.folded", i);
         paths[i] = write_text(dir, name, txt[i]);
         assert_int_equal(profile_read(paths[i], &runs[i]), 0);
