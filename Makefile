@@ -1,6 +1,9 @@
 # pgolab: build, test and demo. `make demo` and `make check` install missing
 # Debian packages first (scripts/install-deps.sh), so both work on a fresh machine.
 
+# the first rule below is MPI's object: a plain `make` builds the binary and its man page
+.DEFAULT_GOAL := all
+
 CC      ?= cc
 # The pgolab binary does not link libsqlite3: the SQLite it measures is the variant's, loaded
 # by src/db/sqlite.c, and the results store loads the system one at run time

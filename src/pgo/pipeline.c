@@ -145,8 +145,12 @@ static struct pgo_build *add_build(struct pgo_pipeline *p, const char *name,
     char *safe = safe_key(name);
     b->dir = path_join(p->root, safe);
     free(safe);
-    b->build_dir = p->recipe.shared_build_dir ? path_join(p->root, "build")
-                                              : path_join(b->dir, "build");
+    if (p->recipe.build_dir == RECIPE_BUILD_DIR_SHARED)
+        b->build_dir = path_join(p->root, "build");
+    else if (p->recipe.build_dir == RECIPE_BUILD_DIR_PGO_REUSES && phase == BUILD_PGO)
+        b->build_dir = xstrdup(p->builds[1].build_dir); /* setup_builds: [1] = instrumented */
+    else
+        b->build_dir = path_join(b->dir, "build");
     b->prefix = path_join(b->dir, "prefix");
     b->log = path_join(b->dir, "build.log");
     b->product = path_join(b->prefix, p->recipe.product == RECIPE_SERVER ? p->recipe.server_binary

@@ -539,9 +539,14 @@ int recipe_load(const char *path, struct recipe *out)
     char *bd = NULL;
     if (get_string(&c, root, "build_dir", false, &bd) < 0)
         goto out;
-    out->shared_build_dir = bd && !strcmp(bd, "shared");
-    if (bd && !out->shared_build_dir && strcmp(bd, "per-variant")) {
-        fail_at(&c, "build_dir", "build_dir '%s': expected \"per-variant\" or \"shared\"", bd);
+    out->build_dir = RECIPE_BUILD_DIR_PER_VARIANT;
+    if (bd && !strcmp(bd, "shared"))
+        out->build_dir = RECIPE_BUILD_DIR_SHARED;
+    else if (bd && !strcmp(bd, "pgo-reuses-instrumented"))
+        out->build_dir = RECIPE_BUILD_DIR_PGO_REUSES;
+    else if (bd && strcmp(bd, "per-variant")) {
+        fail_at(&c, "build_dir", "build_dir '%s': expected \"per-variant\", \"shared\" or "
+                "\"pgo-reuses-instrumented\"", bd);
         free(bd);
         goto out;
     }

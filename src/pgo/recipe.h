@@ -33,6 +33,19 @@ enum recipe_flags {
                              * {pgo_flags} is then empty */
 };
 
+/* Where each phase compiles (recipe "build_dir"). GCC's profile of a function carries a
+ * checksum of its source file name and line (-Werror=coverage-mismatch: "source locations
+ * for function F have changed"), and a generated source's #line names its absolute path in the
+ * build directory (bison's parsers in MariaDB's sql/yy_*.cc): such a function matches its
+ * profile only when the pgo build compiles where the instrumented build did. */
+enum recipe_build_dir {
+    RECIPE_BUILD_DIR_PER_VARIANT,  /* "per-variant" (default): every build its own directory */
+    RECIPE_BUILD_DIR_SHARED,       /* "shared": every phase reuses ROOT/build (MySQL's rule) */
+    RECIPE_BUILD_DIR_PGO_REUSES,   /* "pgo-reuses-instrumented": the baseline (and lto) its
+                                    * own; every pgo build compiles in the instrumented build's
+                                    * directory once it is trained (replacing its tree) */
+};
+
 /* One command: an argv template (placeholders, docs/recipes.md) run in a directory. */
 struct recipe_step {
     char *name;       /* "configure", "build", "install", ... (for progress and errors) */
@@ -81,8 +94,7 @@ struct recipe {
     struct recipe_tool *prepare_tools;  /* what the prepare steps need (with "unless") */
     int nprepare_tools;
     /* build */
-    bool shared_build_dir;     /* "build_dir": "shared": every phase reuses one directory
-                                * (MySQL's rule: GCC names .gcda files after object paths) */
+    enum recipe_build_dir build_dir;  /* "build_dir": where each phase compiles */
     enum recipe_flags flags;
     char **phase_options[BUILD_NPHASES];  /* RECIPE_FLAGS_OPTIONS: spliced at {phase_options} */
     bool strict_profile;       /* missing profile data is an error (SQLite: one object);

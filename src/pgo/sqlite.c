@@ -597,7 +597,7 @@ int pgo_sqlite_run(const struct pgo_settings *s)
     }
     if (p.nbolt && bolt_tools_check() < 0)
         goto out;
-    if (p.r->nsteps != 1 || !p.r->strict_profile || p.r->shared_build_dir ||
+    if (p.r->nsteps != 1 || !p.r->strict_profile || p.r->build_dir != RECIPE_BUILD_DIR_PER_VARIANT ||
         p.r->nlog_errors) {
         error("%s: a library recipe has one step (the library's compile), a strict profile "
               "check, and no build_dir or log_errors (docs/recipes.md)", p.r->path);

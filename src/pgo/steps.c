@@ -296,6 +296,23 @@ static void disk_full_hint(const struct pgo_pipeline *p, const struct pgo_build 
               p->root, free_b / 1024, b->name);
 }
 
+/* A pgo build that stopped on GCC's "source locations for function F have changed" while it
+ * compiled in another directory than the instrumented build: the usual cause is a generated
+ * source whose #line names its absolute build path (recipe.h, enum recipe_build_dir). */
+static void moved_source_hint(const struct pgo_pipeline *p, const struct pgo_build *b,
+                              const char *log_text)
+{
+    if (b->phase != BUILD_PGO || !strcmp(b->build_dir, p->builds[1].build_dir))
+        return;
+    /* GCC's message only: no echoed command line holds the phrase */
+    if (strstr(log_text, "source locations for function"))
+        error("the profile's source locations do not match because %s compiled in %s and the "
+              "instrumented build in %s: a generated source (a bison parser, say) names its "
+              "build directory in #line; set the recipe's \"build_dir\" to "
+              "\"pgo-reuses-instrumented\" (docs/recipes.md)", b->name, b->build_dir,
+              p->builds[1].build_dir);
+}
+
 static int run_step(struct pgo_pipeline *p, struct pgo_build *b, int i, const char *done_path)
 {
     const struct recipe_step *st = &p->recipe.steps[i];
@@ -353,6 +370,8 @@ static int run_step(struct pgo_pipeline *p, struct pgo_build *b, int i, const ch
                   st->name, status, cmd, b->log, tail);
             free(tail);
             disk_full_hint(p, b);
+            if ((off_t)logtext.len >= from)
+                moved_source_hint(p, b, logtext.buf + from);
         }
         free(count_path);
         goto out;

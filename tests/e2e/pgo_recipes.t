@@ -8,8 +8,11 @@
 # with prefer-atomic; -fprofile-use=DIR with -fprofile-correction; baseline neither), every
 # phase builds in the same directory ("shared"), the .gcda names carry that directory mangled,
 # the summary has the gate line and the seed-000 tables, `pgolab history` a complete pgo
-# experiment. mariadb recipe: the flags arrive through CMAKE_C_FLAGS and the linker flags, each
-# variant builds in its own directory. Resume: a run interrupted inside the instrumented build
+# experiment. mariadb recipe: the flags arrive through CMAKE_C_FLAGS and the linker flags, the
+# baseline builds in its own directory and the pgo build in the instrumented build's
+# ("pgo-reuses-instrumented": the stand-in's bison parser, like MariaDB's, names its generated
+# path in #line; with a directory per variant the pgo build stops on GCC's coverage mismatch and
+# says which build_dir to set). Resume: a run interrupted inside the instrumented build
 # step continues with --resume (baseline cached, the finished configure step not redone); an
 # edited source rebuilds every phase and says why. Bad input: a --source that is not the
 # recipe's, an unknown recipe key (file:line), a failing build step (command, log tail, no half
@@ -145,7 +148,7 @@ done
 like "$(cat "$TMP/hist.out")" "^ +[0-9]+ +[0-9-]+ [0-9:]+ +pgo +complete +baseline,pgo +oltp_point_select +4/4$" \
     "history: a complete pgo experiment, 2 rounds x 2 variants"
 
-note "---- mariadb recipe: flags through CMAKE_C_FLAGS, a build directory per variant"
+note "---- mariadb recipe: flags through CMAKE_C_FLAGS, the pgo build where the instrumented one was"
 pgo maria standin-mariadb "${RUN[@]}" --measure=off
 is "$RC" 0 "mariadb: exit 0"
 [ "$RC" = 0 ] || diag "$(tail -20 "$TMP/maria.err")"
@@ -183,11 +186,26 @@ like "$MUSE" "^$MROOT/" "mariadb pgo: compiled with -fprofile-use=DIR in the wor
 like "$P" "(^| )-fprofile-correction( |$)" "mariadb pgo: compiled with -fprofile-correction"
 unlike "$B" "-fprofile" "mariadb baseline: no profile flag"
 cmp_ok "$(find "$MUSE" -name '*standin.c.gcda' -size +0 | wc -l)" '==' 1 "mariadb: the pgo build's profile directory holds the trained .gcda"
-dirs=$(for v in baseline instrumented pgo; do info "$MROOT/$v" binary_dir; done)
-is "$(printf '%s\n' "$dirs" | sort -u | grep -c ^/)" 3 "mariadb: baseline, instrumented and pgo built in three different directories"
-for v in baseline instrumented pgo; do
-    like "$(info "$MROOT/$v" binary_dir)" "^$MROOT/$v/" "mariadb $v: its build directory is its own"
-done
+is "$(info "$MROOT/baseline" binary_dir)" "$MROOT/baseline/build" "mariadb baseline: its build directory is its own"
+is "$(info "$MROOT/instrumented" binary_dir)" "$MROOT/instrumented/build" "mariadb instrumented: its build directory is its own"
+is "$(info "$MROOT/pgo" binary_dir)" "$MROOT/instrumented/build" "mariadb pgo: compiled in the instrumented build's directory (build_dir pgo-reuses-instrumented)"
+like "$(grep -m1 '^#line .*statement\.c"' "$MROOT/instrumented/build/statement.c")" "^#line [0-9]+ \"$MROOT/instrumented/build/statement.c\"$" \
+    "mariadb: the stand-in's bison parser names its generated path in #line (as MariaDB's sql/yy_*.cc do)"
+is "$(count "$MROOT/pgo/build.log" 'source locations for function')" 0 "mariadb pgo: no coverage mismatch on the generated parser"
+
+note "---- mariadb recipe with a build directory per variant: the generated parser's profile does not match"
+derive mariadb standin-maria-pv '.build_dir = "per-variant"'
+pgo pv standin-maria-pv "${RUN[@]}" --measure=off
+is "$RC" 1 "per-variant: exit 1"
+PVROOT=$(ls -d "$WD"/standin-maria-pv-gcc-*/ 2>/dev/null | head -1)
+PVROOT=${PVROOT%/}
+like "$(errors_of "$TMP/pv.err" | head -n 1)" "^FATAL: build pgo: step build failed \(exit [0-9]+\): cmake --build " \
+    "per-variant: the failing step and its command"
+like "$(cat "$TMP/pv.err")" "statement\.c:[0-9]+:[0-9]+: error: source locations for function .standin_yyparse. have changed.*coverage-mismatch" \
+    "per-variant: GCC's coverage mismatch on the bison parser, in the log tail"
+like "$(errors_of "$TMP/pv.err" | tail -n 1)" "^FATAL: the profile's source locations do not match because pgo compiled in $PVROOT/pgo/build and the instrumented build in $PVROOT/instrumented/build: a generated source \(a bison parser, say\) names its build directory in #line; set the recipe's \"build_dir\" to \"pgo-reuses-instrumented\" \(docs/recipes.md\)$" \
+    "per-variant: the last line says why and which build_dir to set"
+ok "per-variant: no half pgo variant is left" test ! -e "$PVROOT/pgo/prefix"
 
 note "---- an edited source rebuilds every phase and says why (also with --resume)"
 echo "/* edited by pgo_recipes.t */" >>"$SRC/standin.c"

@@ -1,7 +1,8 @@
 /* standin: the "server" of the PGO stand-in project (tests/e2e/pgo_recipes.t). Every time it
  * runs it
- *   1. does a little real work worth profiling (tokenizing and hashing a batch of generated
- *      SQL statements: branches a profile can say something about),
+ *   1. does a little real work worth profiling (tokenizing, hashing and parsing a batch of
+ *      generated SQL statements: branches a profile can say something about; the parser is
+ *      bison's, generated into the build directory from statement.y, as MariaDB's is),
  *   2. writes how it was built into PREFIX/share/standin/build-info.txt: the C flags and link
  *      flags cmake gave the compiler, CMAKE_BINARY_DIR, the source directory, the prefix (the
  *      test reads it to see where each recipe phase put the PGO flags),
@@ -24,6 +25,8 @@
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "statement.h"
 
 extern const char standin_c_flags[], standin_link_flags[], standin_binary_dir[],
     standin_source_dir[], standin_prefix[], standin_real_server[];
@@ -126,6 +129,8 @@ static uint64_t work(unsigned statements)
     for (unsigned i = 0; i < statements; i++) {
         make_statement(buf, sizeof(buf));
         sum += tokenize(buf, kw);
+        unsigned columns = 0;
+        sum += standin_parse(buf, &columns) == 0 ? columns : 1000003; /* a syntax error */
     }
     for (size_t i = 0; i < sizeof(kw) / sizeof(*kw); i++)
         sum = sum * 31 + kw[i];

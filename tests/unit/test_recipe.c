@@ -103,7 +103,7 @@ static void test_good(void **state)
     assert_int_equal(r.nsteps, 2);
     assert_string_equal(r.steps[0].name, "configure");
     assert_string_equal(r.steps[1].name, "make"); /* unnamed: its program */
-    assert_false(r.shared_build_dir);
+    assert_int_equal(r.build_dir, RECIPE_BUILD_DIR_PER_VARIANT);
     assert_int_equal(r.flags, RECIPE_FLAGS_COMPILER);
     assert_false(r.strict_profile); /* servers: missing profile data is counted, not fatal */
     assert_null(r.debian_package);
@@ -142,6 +142,20 @@ static void test_bad(void **state)
     t = xasprintf("%.*s  \"build_dir\": \"per-variant\"\n}\n", (int)(at - good), good);
     expect_error(t, "missing key 'steps'");
     free(t);
+    t = edit("\"steps\"", "\"build_dir\": \"instrumented\",\n  \"steps\"");
+    expect_error(t, "build_dir 'instrumented': expected \"per-variant\", \"shared\" or "
+                    "\"pgo-reuses-instrumented\"");
+    free(t);
+    {
+        struct recipe r;
+        char *err = NULL;
+        t = edit("\"steps\"", "\"build_dir\": \"pgo-reuses-instrumented\",\n  \"steps\"");
+        assert_int_equal(load_text(t, &r, &err), 0);
+        assert_int_equal(r.build_dir, RECIPE_BUILD_DIR_PGO_REUSES);
+        recipe_release(&r);
+        free(err);
+        free(t);
+    }
     t = edit("\"server\": { \"driver\": \"pgsql\", \"binary\": \"bin/postgres\" },", "");
     expect_error(t, "needs exactly one of 'server'");
     free(t);
@@ -202,7 +216,7 @@ static void test_options_need_phase_options(void **state)
     struct recipe r;
     char *err = NULL;
     assert_int_equal(load_text(t, &r, &err), 0);
-    assert_true(r.shared_build_dir);
+    assert_int_equal(r.build_dir, RECIPE_BUILD_DIR_SHARED);
     assert_int_equal(r.flags, RECIPE_FLAGS_OPTIONS);
     assert_string_equal(r.phase_options[BUILD_PGO][1], "-DFPROFILE_DIR={profile_dir}");
     assert_null(r.phase_options[BUILD_BASELINE]);
