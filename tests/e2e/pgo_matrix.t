@@ -5,7 +5,8 @@
 # failure fails the step). All runs share one work directory, so the baseline and instrumented
 # builds and the trainings are built once and reused.
 # Trainer matrix: three trainers (a workload, another, a mix) give three pgo builds, each with
-# its own profile and build directory, all measured against the baseline; the "Trainer matrix"
+# its own profile, each compiled in the instrumented build's directory (the mariadb recipe's
+# build_dir), all measured against the baseline; the "Trainer matrix"
 # table has a row per trainer and a column per workload plus overall, its cells agree with the
 # seed-000 tps tables of the same report, the best trainer per column is the highest, and '*'
 # marks exactly the cells whose workload the trainer is or includes.
@@ -99,7 +100,7 @@ for t in "${TRAINERS[@]}"; do
     use=$(printf '%s\n' "$flags" | grep -o -- '-fprofile-use=[^ ]*' | cut -d= -f2-)
     is "$use" "$ROOT/profile-$k" "matrix: pgo-$t compiled with -fprofile-use of its own trainer's directory"
     cmp_ok "$(find "$use" -name '*standin.c.gcda' -size +0 2>/dev/null | wc -l)" == 1 "matrix: $t's profile directory holds the stand-in's .gcda"
-    is "$(info "$ROOT/pgo-$k" binary_dir)" "$ROOT/pgo-$k/build" "matrix: pgo-$t built in its own directory"
+    is "$(info "$ROOT/pgo-$k" binary_dir)" "$ROOT/instrumented/build" "matrix: pgo-$t compiled in the instrumented build's directory"
     uses+=("$use") bdirs+=("$(info "$ROOT/pgo-$k" binary_dir)")
     # the training log ran exactly the trainer's workloads
     IFS=+ read -ra parts <<<"$t"
@@ -107,7 +108,7 @@ for t in "${TRAINERS[@]}"; do
     is "$ran" "$t" "matrix: training $t ran its workloads (${#parts[@]})"
 done
 is "$(printf '%s\n' "${uses[@]}" | sort -u | grep -c .)" 3 "matrix: three different profile directories"
-is "$(printf '%s\n' "${bdirs[@]}" | sort -u | grep -c .)" 3 "matrix: three different build directories"
+is "$(printf '%s\n' "${bdirs[@]}" | sort -u | grep -c .)" 1 "matrix: one build directory for the three pgo builds"
 like "$("$PGOLAB" history --results="$DB")" "^ +1 +.* pgo +complete +baseline,pgo-oltp_point_select,pgo-oltp_read_only,pgo-oltp_read_only\+oltp_write_only +oltp_point_select,oltp_read_only +16/16$" \
     "matrix: every pgo build measured against the baseline: 4 variants x 2 workloads x 2 rounds"
 
@@ -181,10 +182,12 @@ for t in oltp_point_select oltp_read_only; do
     like "$PL" "(^| )-fprofile-use=$ROOT/profile-$t( |$)" "pgo+lto-$t: compiled with -fprofile-use of its trainer's profile"
     like "$PL" "(^| )-flto=auto( |$)" "pgo+lto-$t: ... and -flto=auto"
     like "$PLL" "(^| )-fprofile-use=$ROOT/profile-$t .*-flto=auto( |$)" "pgo+lto-$t: linked with both"
-    cmp_ok "$(lto_obj "$ROOT/pgo,lto-$t")" '>' 0 "pgo+lto-$t: standin.c.o is an LTO object"
     is "$(count "$ROOT/pgo,lto-$t/build.log" 'profile count data file not found')" 0 "pgo+lto-$t: the compiler found the profile"
     unlike "$(info "$ROOT/pgo-$t" c_flags)" "-flto" "pgo-$t: no -flto"
 done
+# the pgo builds share the instrumented build's directory: it holds the tree built last
+# (pgo-* are cached from the matrix run, pgo+lto-oltp_read_only is built after ..._point_select)
+cmp_ok "$(lto_obj "$ROOT/instrumented")" '>' 0 "pgo+lto-oltp_read_only, built last in instrumented/build: standin.c.o is an LTO object"
 like "$(cat "$OUT")" "^  gate +checksum: oltp_read_only verify, [0-9a-f]{16} over [1-9][0-9]* rows, identical for $(re "$(echo "${VARIANTS[*]}" | sed 's/ /, /g')")$" \
     "variants: the gate compared all of them with the baseline"
 for v in "${VARIANTS[@]}"; do
