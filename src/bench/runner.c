@@ -45,7 +45,9 @@ struct shared {
     struct arrivals *arr; /* --rate: the arrival queue (&arr_buf), else NULL */
     struct arrivals arr_buf;
     /* One failure, one line: the first worker error (under mu), and how many workers hit the
-     * same one (same code and message); a different error is printed at once. */
+     * same one (same code and message, or both the server's connection limit: PostgreSQL
+     * says "too many clients already" or "connection slots are reserved" for one cause,
+     * depending on which slot a backend raced for); a different error is printed at once. */
     struct db_error first_err;
     const char *first_what;
     int first_thread, same_errs;
@@ -113,6 +115,7 @@ static void gate_open(struct shared *sh)
 
 static void print_failure(const char *what, int thread, const struct db_error *e, int same,
                           int nthreads, const char *extra);
+static bool conn_limit_error(const struct db_error *e);
 
 /* A worker's error (what: "cannot connect", "SQL error", ...): the first is kept for one line
  * printed by runner_run (print_failure), the same error in other workers only counted; a
@@ -128,14 +131,15 @@ static void note_failure(struct worker *w, const char *what)
         sh->first_err = *e;
         sh->first_thread = w->id;
         sh->same_errs = 1;
-    } else if (e->code == sh->first_err.code && !strcmp(e->msg, sh->first_err.msg)) {
+    } else if ((e->code == sh->first_err.code && !strcmp(e->msg, sh->first_err.msg)) ||
+               (conn_limit_error(e) && conn_limit_error(&sh->first_err))) {
         sh->same_errs++;
     } else {
         print_now = true;
     }
     pthread_mutex_unlock(&sh->mu);
     if (print_now)
-        print_failure(what, w->id, e, 1, 1, "");
+        print_failure(what, w->id, e, 1, sh->cfg->threads, "");
 }
 
 /* A worker's fatal error: noted, and the run stops. */
