@@ -2,6 +2,7 @@
  * The struct lib_build's inputs belong to the caller, its results to the struct. */
 #include "build/build.h"
 #include "util/progress.h"
+#include "util/signals.h"
 #include "util/strbuf.h"
 #include "util/subprocess.h"
 #include "util/util.h"
@@ -74,6 +75,8 @@ int lib_build_run(struct lib_build *b)
 {
     b->status = -1;
     b->skipped = false;
+    if (sig_caught())
+        return -1; /* interrupted before this build started: nothing touched, nothing said */
     b->seconds = 0;
     free(b->lib);
     free(b->log);
@@ -116,7 +119,8 @@ int lib_build_run(struct lib_build *b)
         goto out;
     if (st != 0) {
         char *why = xasprintf("failed (exit %d)", st);
-        build_failed(b, why);
+        if (!sig_child_interrupted(st)) /* else the user's Ctrl-C: the caller says so */
+            build_failed(b, why);
         free(why);
         goto out;
     }

@@ -3,6 +3,7 @@
  * from an argv array, never a shell. */
 #include "build/sqlite.h"
 #include "util/progress.h"
+#include "util/signals.h"
 #include "util/strbuf.h"
 #include "util/subprocess.h"
 #include "util/util.h"
@@ -42,6 +43,8 @@ void sqlite_remove_db(const char *db)
 
 int sqlite_bench_run(const struct sqlite_bench *b, const char *const *args, struct strbuf *out)
 {
+    if (sig_caught())
+        return -1; /* interrupted between children: start no other (the caller says so) */
     struct argvec argv = ARGVEC_INIT;
     argvec_push(&argv, b->pgolab);
     argvec_push(&argv, "bench");
@@ -61,10 +64,12 @@ int sqlite_bench_run(const struct sqlite_bench *b, const char *const *args, stru
     struct subprocess sp = { .argv = argvec_argv(&argv), .env = b->env, .log_path = b->log,
                              .out = out };
     int st = subprocess_run(&sp);
-    if (st == 2 || st >= 128) {
+    /* a child the user's interrupt reached too is not a failure: the caller says "interrupted" */
+    bool failed = st != 0 && !sig_child_interrupted(st);
+    if (failed && (st == 2 || st >= 128)) {
         /* 2: the bench's forced shutdown (sysbench's meaning); 128+N: killed by signal N */
         error("benchmark child stopped by a signal (exit %d): %s", st, cmd);
-    } else if (st > 0) {
+    } else if (failed && st > 0) {
         char *tail = file_tail(b->log, LOG_TAIL_LINES);
         error("benchmark child failed (exit %d): %s\n--- last lines of %s ---\n%s", st, cmd,
               b->log, tail);

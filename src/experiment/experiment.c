@@ -189,6 +189,11 @@ int experiment_run(const struct experiment_config *cfg, struct experiment_result
 
     for (int w = 0; w < cfg->nworkloads && rc == 0; w++) {
         int pending;
+        if (run_signal()) { /* before this workload's data was prepared */
+            res->signal = run_signal();
+            rc = run_fail(res, "interrupted by %s", run_signal_name(run_signal()));
+            break;
+        }
         if (workload_pending(cfg, res, w, &pending) < 0) {
             rc = run_fail(res, "cannot read the runs of experiment %lld",
                           (long long)cfg->experiment_id);

@@ -74,6 +74,9 @@ void run_catch_signals(struct sig_saved *saved)
 {
     got_signal = 0;
     sig_catch(on_signal, saved);
+    /* a signal that reached an enclosing catch (pgo's, before its measurement) counts too */
+    if (sig_caught())
+        got_signal = sig_caught();
 }
 
 int run_signal(void)
@@ -739,7 +742,17 @@ out:
 
 char *experiment_default_workdir(void)
 {
-    if (access("/dev/shm", W_OK) == 0)
-        return xasprintf("/dev/shm/pgolab-%ld", (long)getpid());
-    return xasprintf("./.pgolab/run-%ld", (long)getpid());
+    char *d = NULL;
+    if (access("/dev/shm", W_OK | X_OK) == 0)
+        d = private_tmpdir("/dev/shm", "pgolab");
+    else if (mkdir_p("./.pgolab") == 0)
+        d = private_tmpdir("./.pgolab", "run");
+    /* traversable by a managed server's own user (postgres when pgolab is root), not listable */
+    if (d && chmod(d, 0711) < 0) {
+        error("chmod %s: %s", d, strerror(errno));
+        remove_tree(d);
+        free(d);
+        d = NULL;
+    }
+    return d;
 }

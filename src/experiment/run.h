@@ -20,13 +20,16 @@
  * gets a copy of the text). Indices are left alone. -1 with a message if it is not one. */
 int experiment_parse_run(const char *json, struct run_result *r);
 
-/* Default directory for an experiment's databases and logs: /dev/shm/pgolab-PID when /dev/shm
- * is writable (tmpfs, the seeds' "RAM disk"), else ./.pgolab/run-PID. Caller frees. */
+/* Create the default directory for an experiment's databases and logs: a new private
+ * /dev/shm/pgolab.XXXXXX when /dev/shm is writable (tmpfs, the seeds' "RAM disk"), else
+ * ./.pgolab/run.XXXXXX (mkdtemp, then mode 0711: a managed server's user can pass through it).
+ * Caller frees (and removes it); NULL with a message. */
 char *experiment_default_workdir(void);
 
 /* ---- for the engine's own files (src/experiment/) */
 
-/* Catch SIGINT and SIGTERM into this file's flag (cleared first) until sig_restore(saved). */
+/* Catch SIGINT, SIGTERM and SIGHUP into this file's flag until sig_restore(saved); the flag
+ * starts as sig_caught() (a signal an enclosing catch took, such as pgo's), else 0. */
 void run_catch_signals(struct sig_saved *saved);
 /* The signal caught since run_catch_signals(), or 0. */
 int run_signal(void);

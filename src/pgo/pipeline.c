@@ -221,11 +221,10 @@ static void setup_builds(struct pgo_pipeline *p)
 
 static int make_rundir(struct pgo_pipeline *p)
 {
-    const char *base = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
-    p->rundir = xasprintf("%s/pgolab-pgo-%d", base, (int)getpid());
-    if (remove_tree(p->rundir) < 0 || mkdir_p(p->rundir) < 0)
+    if (!(p->rundir = private_tmpdir(NULL, "pgolab-pgo")))
         return -1;
-    /* the server's own user (postgres when pgolab is root) creates datadirs here */
+    /* the server's own user (postgres when pgolab is root) creates datadirs here: sticky and
+     * world-writable like /tmp, under a name nobody could create first */
     if (geteuid() == 0 && chmod(p->rundir, 01777) < 0)
         return error("chmod %s: %s", p->rundir, strerror(errno));
     return 0;
@@ -516,13 +515,14 @@ int pgo_pipeline_run(const struct pgo_request *rq)
                         (double)(now_ns() - gate_t0) / 1e9);
     print_summary(&p);
 
-    /* 6. measurement (the engine catches SIGINT/SIGTERM itself) */
+    /* 6. measurement (the engine's catch nests in this one and
+     * takes over a signal that arrived before it) */
     rc = 0;
     if (rq->measure) {
-        sig_restore(&saved);
         printf("\n");
         rc = pgo_measure(&p, store);
-        sig_catch(on_signal, &saved);
+        if (rc == 1)
+            CHECK_INTERRUPT(); /* stopped before the engine's own catch */
     }
     goto out;
 fail:

@@ -5,6 +5,7 @@
 #include "build/build.h"
 #include "util/fs.h"
 #include "util/progress.h"
+#include "util/signals.h"
 #include "util/strbuf.h"
 #include "util/subprocess.h"
 #include "util/util.h"
@@ -50,6 +51,8 @@ static void stamp_steps(const struct recipe *r, const struct recipe_vars *v, str
  * appended to log after a "$ cd DIR && COMMAND" line. */
 static int run_one(const struct recipe *r, int i, const struct recipe_vars *v, const char *log)
 {
+    if (sig_caught())
+        return -1; /* interrupted between steps: start no other (the caller says so) */
     struct argvec argv = ARGVEC_INIT, env = ARGVEC_INIT;
     char *cwd = NULL;
     recipe_expand_step(&r->prepare[i], v, &argv, &env, &cwd);
@@ -63,7 +66,7 @@ static int run_one(const struct recipe *r, int i, const struct recipe_vars *v, c
         int st = subprocess_run(&sp);
         if (st == 0) {
             rc = 0;
-        } else if (st > 0) {
+        } else if (st > 0 && !sig_child_interrupted(st)) { /* else interrupted: the caller says so */
             char *tail = file_tail(log, LOG_TAIL_LINES);
             error("%s: step %s failed (exit %d): %s\n--- last lines of %s ---\n%s",
                   r->prepare_name, r->prepare[i].name, st, cmd, log, tail);

@@ -52,7 +52,7 @@ struct sqlite_pgo {
     struct cc_info cc;
     char *root;                  /* WORKDIR/build-<cc>-<key> */
     char *profile_dir, *profdata;
-    char *rundir;                /* database files: /dev/shm/pgolab-PID or WORKDIR/run */
+    char *rundir;                /* database files: a private /dev/shm/pgolab.XXXXXX or WORKDIR/run */
     bool rundir_is_shm;
     char *dir[BUILD_NPHASES];
     struct argvec argv[BUILD_NPHASES];
@@ -118,16 +118,12 @@ static char *read_version(const char *dir)
     return v ? v : xstrdup("unknown");
 }
 
-/* The run directory for database files: tmpfs when it is writable. */
+/* The run directory for database files: a private one on tmpfs when /dev/shm is writable. */
 static int make_rundir(struct sqlite_pgo *p)
 {
-    if (access("/dev/shm", W_OK) == 0) {
-        p->rundir = xasprintf("/dev/shm/pgolab-%d", (int)getpid());
-        if (remove_tree(p->rundir) == 0 && mkdir_p(p->rundir) == 0) {
-            p->rundir_is_shm = true;
-            return 0;
-        }
-        free(p->rundir);
+    if (access("/dev/shm", W_OK | X_OK) == 0 && (p->rundir = private_tmpdir("/dev/shm", "pgolab"))) {
+        p->rundir_is_shm = true;
+        return 0;
     }
     p->rundir = path_join(p->workdir, "run");
     return mkdir_p(p->rundir);
@@ -569,7 +565,8 @@ out:
     do {                                                                    \
         if (interrupted) {                                                  \
             progress_done();                                                \
-            error("interrupted (signal %d)", (int)interrupted);             \
+            error("interrupted (signal %d); the same command continues "    \
+                  "(what finished is reused)", (int)interrupted);           \
             rc = 2;                                                         \
             goto out;                                                       \
         }                                                                   \
@@ -639,11 +636,13 @@ int pgo_sqlite_run(const struct pgo_settings *s)
     free(srcdir);
     if (src_rc < 0)
         goto fail;
+    CHECK_INTERRUPT();
     progress_phase_done("source: %s", p.source);
     struct recipe_vars pv = { .cc = s->cc, .cflags = s->cflags, .cxxflags = s->cflags,
                               .jobs = ncpu > 0 ? (int)ncpu : 1 };
     if (pgo_prepare(p.r, p.source, p.workdir, &pv, s->rebuild, &p.prep) < 0)
         goto fail;
+    CHECK_INTERRUPT();
     p.version = read_version(p.prep.dir);
     if (p.prep.cached || !p.prep.ran)
         progress_phase_done("%s: %s (%s)", p.r->prepare_name, p.prep.main,
@@ -715,13 +714,14 @@ int pgo_sqlite_run(const struct pgo_settings *s)
                         (double)(now_ns() - gate_t0) / 1e9);
     print_summary(&p, s);
 
-    /* 7. measurement (the engine catches SIGINT/SIGTERM itself) */
+    /* 7. measurement (the engine's catch nests in this one and
+     * takes over a signal that arrived before it) */
     rc = 0;
     if (s->measure) {
-        sig_restore(&saved);
         printf("\n");
         rc = measure(&p, s, pgolab, store);
-        sig_catch(on_signal, &saved);
+        if (rc == 1)
+            CHECK_INTERRUPT(); /* stopped before the engine's own catch */
     }
     goto out;
 fail:

@@ -9,10 +9,12 @@
 #include <cmocka.h>
 
 #include "experiment/experiment.h"
+#include "util/signals.h"
 #include "util/util.h"
 
 #include "experiment_fixtures.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -223,6 +225,42 @@ static void test_target_ci_stops(void **state)
     assert_int_equal(fake_dir_remove(&fd), 0);
 }
 
+static volatile sig_atomic_t outer_got;
+
+static void outer(int sig)
+{
+    outer_got = sig;
+}
+
+/* A Ctrl-C that reached an enclosing catch (pgo's, between its correctness gate and its
+ * measurement) before the engine installed its own: the engine stops before any prepare or
+ * run, says so, and records the signal; without that signal the same config runs. */
+static void test_signal_before_run(void **state)
+{
+    (void)state;
+    struct fake_dir fd;
+    fake_dir_make(&fd);
+    struct variant v[2];
+    struct experiment_config cfg;
+    struct experiment_result res;
+    struct sig_saved saved;
+    fake_config(&cfg, v, &fd, fd.dir, 1, 9);
+    sig_catch(outer, &saved);
+    raise(SIGINT);
+    assert_int_equal(outer_got, SIGINT);
+    assert_int_equal(experiment_run(&cfg, &res), -1);
+    assert_int_equal(res.signal, SIGINT);
+    assert_non_null(strstr(res.error, "interrupted by SIGINT"));
+    assert_int_equal(res.nruns, 0);
+    assert_int_equal(count_files(fd.dir, ".log"), 0); /* not even the prepare ran */
+    experiment_result_release(&res);
+    sig_restore(&saved);
+    assert_int_equal(experiment_run(&cfg, &res), 0);
+    assert_int_equal(res.nruns, 2 * 2);
+    experiment_result_release(&res);
+    assert_int_equal(fake_dir_remove(&fd), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -230,6 +268,7 @@ int main(void)
         cmocka_unit_test(test_warmup_runs),
         cmocka_unit_test(test_reset_modes),
         cmocka_unit_test(test_target_ci_stops),
+        cmocka_unit_test(test_signal_before_run),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
