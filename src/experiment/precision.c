@@ -188,8 +188,16 @@ int experiment_change_cfg(const struct experiment_config *cfg,
                           const int *workloads, const int *threads, int ncells, uint64_t seed,
                           struct experiment_change *out)
 {
+    return experiment_change_cfg_over(cfg, res, m, 0, v, workloads, threads, ncells, seed, out);
+}
+
+int experiment_change_cfg_over(const struct experiment_config *cfg,
+                               const struct experiment_result *res, enum experiment_metric m,
+                               int base, int v, const int *workloads, const int *threads,
+                               int ncells, uint64_t seed, struct experiment_change *out)
+{
     if (cfg->target_ci <= 0 || cfg->measure != MEASURE_TIME)
-        return experiment_change(res, m, v, workloads, threads, ncells, seed, out);
+        return experiment_change_over(res, m, base, v, workloads, threads, ncells, seed, out);
     /* per round, the mean over the cells of their log ratios (rounds every cell has) */
     int rounds = max_round(res), nc = 0, n = 0;
     double *sum = xcalloc((size_t)rounds + 1, sizeof(double));
@@ -200,7 +208,7 @@ int experiment_change_cfg(const struct experiment_config *cfg,
     out->p_value = 1;
     out->sequential = true;
     for (int i = 0; i < ncells; i++) {
-        double *a = values_by_round(res, m, 0, workloads[i], threads[i], rounds);
+        double *a = values_by_round(res, m, base, workloads[i], threads[i], rounds);
         double *b = values_by_round(res, m, v, workloads[i], threads[i], rounds);
         int any = 0;
         for (int r = 0; r < rounds; r++) {

@@ -1,7 +1,9 @@
 /* steps: what each step added (see steps.h). */
 #include "report/steps.h"
 #include "experiment/cells.h"
+#include "experiment/precision.h"
 #include "report/common.h"
+#include "stats/sequential.h"
 #include "util/util.h"
 
 #include <math.h>
@@ -47,9 +49,11 @@ void report_steps(struct strbuf *out, const struct experiment_config *cfg,
         uint64_t seed = report_cell_seed(cfg, 0, v, cfg->nthreads, m) + (uint64_t)base;
         strbuf_addf(out, "  %-10s %s over %s: ", name, step, cfg->variants[base].name);
         double lo, hi, pct;
-        if (experiment_change_over(res, m, base, v, ws, ts, nc, seed, &ch) < 0 ||
+        if (experiment_change_cfg_over(cfg, res, m, base, v, ws, ts, nc, seed, &ch) < 0 ||
             isnan(pct = experiment_change_pct(&ch, &lo, &hi)))
             strbuf_addf(out, "-");
+        else if (!ch.stats && ch.sequential)
+            strbuf_addf(out, "%+.1f%% (no statistics before %d rounds)", pct, STATS_CS_MIN_ROUNDS);
         else if (!ch.stats)
             strbuf_addf(out, "%+.1f%% (no statistics with 1 round)", pct);
         else

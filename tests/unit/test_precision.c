@@ -11,6 +11,7 @@
 
 #include "experiment_fixtures.h"
 #include "experiment/precision.h"
+#include "report/steps.h"
 #include "stats/compare.h"
 #include "stats/sequential.h"
 
@@ -166,12 +167,89 @@ static void test_change_few_rounds_and_pooled(void **state)
     experiment_result_release(&x.res);
 }
 
+/* "what each step added" under --target-ci: pgo+bolt over pgo is the sequence of the per-round
+ * log ratios pgo+bolt / pgo (the runs of a round paired), not a comparison of medians. The
+ * rounds are built so that the two disagree: pgo+bolt is 2% above pgo in every round, while
+ * the rounds' shared noise (+-10%) swamps that for an unpaired test. */
+static void test_step_over_paired(void **state)
+{
+    (void)state;
+    struct experiment_config cfg;
+    struct variant v[3];
+    struct experiment_result res;
+    static const double noise[] = { 1.00, 1.10, 0.90, 1.05, 0.95, 1.08, 0.92, 1.02, 0.98, 1.06 };
+    static const double wig[] = { 0.001, -0.002, 0.0015, 0.0, -0.001, 0.002, -0.0005, 0.001,
+                                  -0.0015, 0.0005 };
+    enum { R = 10 };
+    synthetic_config(&cfg, v, R);
+    v[2] = v[1];
+    v[2].name = "pgo+bolt";
+    cfg.nvariants = 3;
+    cfg.nthreads = 1;
+    memset(&res, 0, sizeof(res));
+    for (int k = 1; k <= R; k++) {
+        add_run(&res, 0, 1, k, 100 * noise[k - 1], 2, 4);
+        add_run(&res, 1, 1, k, 110 * noise[k - 1], 2, 4);
+        add_run(&res, 2, 1, k, 110 * 1.02 * (1 + wig[k - 1]) * noise[k - 1], 2, 4);
+    }
+    int ws[1] = { 0 }, ts[1] = { 1 };
+    struct experiment_change ch, fixed;
+
+    /* fixed rounds: experiment_change_over()'s ratio of medians, not significant */
+    assert_int_equal(experiment_change_cfg_over(&cfg, &res, METRIC_TPS, 1, 2, ws, ts, 1, 1, &fixed), 0);
+    assert_false(fixed.sequential);
+    assert_false(fixed.significant);
+
+    cfg.target_ci = 2;
+    cfg.cs_rounds = 10;
+    double d[R];
+    for (int k = 0; k < R; k++)
+        d[k] = log(1.02 * (1 + wig[k]));
+    struct stats_cs cs;
+    assert_int_equal(stats_cs_mean(d, R, 0.05, 10, &cs), 0);
+    assert_int_equal(experiment_change_cfg_over(&cfg, &res, METRIC_TPS, 1, 2, ws, ts, 1, 1, &ch), 0);
+    assert_true(ch.sequential);
+    assert_true(ch.stats);
+    assert_true(ch.significant);
+    assert_close(ch.ratio, exp(cs.mean), 1e-12);
+    assert_close(ch.ci_lo, exp(cs.lo), 1e-12);
+    assert_close(ch.ci_hi, exp(cs.hi), 1e-12);
+    /* base 0 is experiment_change_cfg() */
+    struct experiment_change c0, c1;
+    assert_int_equal(experiment_change_cfg_over(&cfg, &res, METRIC_TPS, 0, 1, ws, ts, 1, 1, &c0), 0);
+    assert_int_equal(experiment_change_cfg(&cfg, &res, METRIC_TPS, 1, ws, ts, 1, 1, &c1), 0);
+    assert_close(c0.ratio, c1.ratio, 0);
+    assert_close(c0.ratio, 1.10, 1e-12);
+
+    /* the report line shows the sequence's numbers */
+    struct strbuf sb = STRBUF_INIT;
+    report_steps(&sb, &cfg, &res);
+    char want[160];
+    snprintf(want, sizeof(want), "pgo+bolt   bolt over pgo: %+.1f%% (95%% CI %+.1f%% .. %+.1f%%)\n",
+             (exp(cs.mean) - 1) * 100, (exp(cs.lo) - 1) * 100, (exp(cs.hi) - 1) * 100);
+    if (!strstr(sb.buf, want))
+        fail_msg("no line '%s' in:\n%s", want, sb.buf);
+    strbuf_release(&sb);
+
+    /* before STATS_CS_MIN_ROUNDS paired rounds: the point estimate, no statistics */
+    for (int i = 0; i < res.nruns; i++)
+        if (res.runs[i].round > 3)
+            res.runs[i].variant = 9; /* no such variant: rounds 4.. are not pgo+bolt's */
+    sb = (struct strbuf)STRBUF_INIT;
+    report_steps(&sb, &cfg, &res);
+    if (!strstr(sb.buf, "(no statistics before 5 rounds)"))
+        fail_msg("no 'no statistics before 5 rounds' in:\n%s", sb.buf);
+    strbuf_release(&sb);
+    experiment_result_release(&res);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_log_ratios_paired_by_round),
         cmocka_unit_test(test_cell_fixed_and_sequential),
         cmocka_unit_test(test_change_few_rounds_and_pooled),
+        cmocka_unit_test(test_step_over_paired),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
