@@ -1,6 +1,8 @@
 /* files: directory and hashing helpers of the build pipeline (mkdir -p, rm -rf, PATH lookup,
  * sha256 via sha256sum, cache keys) and stamp files. Strings returned are owned by the caller. */
 #include "build/build.h"
+#include "util/fs.h"
+#include "util/signals.h"
 #include "util/strbuf.h"
 #include "util/subprocess.h"
 #include "util/util.h"
@@ -205,6 +207,8 @@ char *tree_sha256(const char *dir)
     if (files.n)
         qsort(files.v, (size_t)files.n, sizeof(*files.v), cmp_str);
     for (int i = 0; i < files.n; i += HASH_BATCH) {
+        if (sig_caught())
+            goto out; /* interrupted: the caller says so */
         struct argvec argv = ARGVEC_INIT;
         argvec_push(&argv, "sha256sum");
         argvec_push(&argv, "--");
@@ -214,15 +218,26 @@ char *tree_sha256(const char *dir)
         int st = subprocess_run(&sp);
         argvec_clear(&argv);
         if (st != 0) {
-            error("hashing the source tree %s: sha256sum failed (exit %d)", dir, st);
+            if (!sig_child_interrupted(st)) /* else the user's interrupt: the caller says so */
+                error("hashing the source tree %s: sha256sum failed (exit %d)", dir, st);
             goto out;
         }
     }
     strbuf_addstr(&all, links.buf);
-    tmp = xasprintf("%s/pgolab-treehash.%d", access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp",
-                    (int)getpid());
-    if (stamp_write(tmp, all.buf) == 0)
-        out = sha256_file(tmp);
+    int fd = private_tmpfile("pgolab-treehash", &tmp);
+    if (fd < 0)
+        goto out;
+    FILE *f = fdopen(fd, "w");
+    if (!f) {
+        close(fd);
+    } else {
+        int bad_write = fputs(all.buf, f) < 0;
+        int bad_close = fclose(f) != 0; /* always closed, whatever the write did */
+        if (bad_write || bad_close)
+            error("cannot write %s: %s", tmp, strerror(errno));
+        else
+            out = sha256_file(tmp);
+    }
     unlink(tmp);
 out:
     free(tmp);

@@ -8,6 +8,7 @@
 #include "profile/profile.h"
 #include "profile/session.h"
 #include "report/report.h"
+#include "util/fs.h"
 #include "util/knobs.h"
 #include "util/options.h"
 #include "util/util.h"
@@ -356,7 +357,7 @@ static int do_run(struct bench_info *bi, const struct db_driver *drv, const stru
      * it creates from here on */
     struct profile_session ps;
     bool profiling = opt_bool(opts, "profile");
-    char *raw = NULL;
+    char *raw = NULL, *raw_dir = NULL; /* raw_dir: the private directory of a temporary raw */
     if (profiling) {
         int64_t freq = opt_int(opts, "profile-frequency");
         if (freq < 1 || freq > 100000) {
@@ -364,10 +365,15 @@ static int do_run(struct bench_info *bi, const struct db_driver *drv, const stru
             return error("--profile-frequency=%s: expected 1..100000 samples per second",
                          opt_str(opts, "profile-frequency")), 1;
         }
-        raw = opt_str(opts, "profile-file")
-                  ? xstrdup(opt_str(opts, "profile-file"))
-                  : xasprintf("%s/pgolab-profile-%ld.raw",
-                              getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (long)getpid());
+        const char *tmp = getenv("TMPDIR");
+        if (opt_str(opts, "profile-file")) {
+            raw = xstrdup(opt_str(opts, "profile-file"));
+        } else if ((raw_dir = private_tmpdir(tmp && *tmp ? tmp : "/tmp", "pgolab-profile"))) {
+            raw = path_join(raw_dir, "profile.raw"); /* and profile.raw.folded beside it */
+        } else {
+            free(jc.ivs);
+            return 1;
+        }
         profile_session_start(&ps, getpid(), raw, (int)freq, false);
     }
     rc = runner_run(&rc_cfg, &st);
@@ -377,6 +383,9 @@ static int do_run(struct bench_info *bi, const struct db_driver *drv, const stru
         free(jc.ivs);
         if (profiling)
             profile_session_release(&ps);
+        if (raw_dir)
+            remove_tree(raw_dir);
+        free(raw_dir);
         free(raw);
         if (st.abandoned) {  /* a worker is still blocked in connect */
             fflush(stdout);
@@ -403,8 +412,12 @@ static int do_run(struct bench_info *bi, const struct db_driver *drv, const stru
             json_object_set_new(j, "unfinished_events", json_integer((json_int_t)st.unfinished));
         if (st.queue_full)
             json_object_set_new(j, "queue_full", json_true());
-        if (profiling)
-            json_object_set_new(j, "profile", profile_session_json(&ps));
+        if (profiling) {
+            json_t *pj = profile_session_json(&ps);
+            if (raw_dir) /* a temporary raw file, removed below: keep it with --profile-file */
+                json_object_set_new(pj, "raw", json_null());
+            json_object_set_new(j, "profile", pj);
+        }
         json_t *ranks = ranks_json();
         if (ranks)
             json_object_set_new(j, "ranks", ranks);
@@ -441,6 +454,9 @@ static int do_run(struct bench_info *bi, const struct db_driver *drv, const stru
     }
     if (profiling)
         profile_session_release(&ps);
+    if (raw_dir)
+        remove_tree(raw_dir);
+    free(raw_dir);
     free(raw);
     if (st.abandoned) {
         /* workers still blocked in the client library: end the process here, without the

@@ -45,7 +45,7 @@ static const struct opt_def calibrate_options[] = {
     { "tables", OPT_INT, "1", "number of tables" },
     { "table-size", OPT_INT, "10000", "rows per table" },
     { "rand-seed", OPT_INT, NULL, "seed of the run-order shuffle, also passed to every bench child (default: from the clock)" },
-    { "workdir", OPT_STRING, NULL, "directory for databases and logs (default /dev/shm/pgolab-PID, else ./.pgolab/run-PID; removed at the end)" },
+    { "workdir", OPT_STRING, NULL, "directory for databases and logs (default a new private /dev/shm/pgolab.XXXXXX, else ./.pgolab/run.XXXXXX; removed at the end)" },
     { "output", OPT_STRING, NULL, "also write every run and the calibration to this JSON file" },
     { "results", OPT_STRING, STORE_DEFAULT_PATH, "results database: the A/A experiment and every run are recorded here as they finish (kind calibrate; `pgolab report` shows it as a comparison)" },
     OPT_END,

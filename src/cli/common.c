@@ -264,10 +264,15 @@ int cli_experiment_setup(const struct opts *o, struct experiment_config *cfg,
         cfg->seed = now_ns() ^ ((uint64_t)getpid() << 32);
     }
 
-    x->workdir = opt_str(o, "workdir") ? xstrdup(opt_str(o, "workdir"))
-                                       : experiment_default_workdir();
     struct stat st;
-    x->made_workdir = stat(x->workdir, &st) < 0;
+    if (opt_str(o, "workdir")) {
+        x->workdir = xstrdup(opt_str(o, "workdir"));
+        x->made_workdir = stat(x->workdir, &st) < 0;
+    } else if ((x->workdir = experiment_default_workdir())) {
+        x->made_workdir = x->temp_workdir = true;
+    } else {
+        return -1;
+    }
     cfg->workdir = x->workdir;
     x->pgolab = self_exe();
     cfg->pgolab = x->pgolab;
@@ -277,7 +282,7 @@ int cli_experiment_setup(const struct opts *o, struct experiment_config *cfg,
 
 void cli_experiment_release(struct cli_experiment *x, bool ran)
 {
-    if (ran && x->made_workdir)
+    if ((ran && x->made_workdir) || x->temp_workdir)
         remove_tree(x->workdir);
     free(x->bench_args[0]);
     free(x->workdir);

@@ -90,6 +90,7 @@ struct cli_experiment {
     char *bench_args[2];  /* { "--rand-seed=N", NULL } with --rand-seed, else { NULL } */
     char *workdir;        /* --workdir or experiment_default_workdir() */
     bool made_workdir;    /* workdir did not exist yet: the experiment makes it */
+    bool temp_workdir;    /* no --workdir: experiment_default_workdir() made it, removed always */
     char *pgolab;         /* this binary, for the bench children */
     struct store *store;  /* --results, open */
 };

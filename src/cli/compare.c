@@ -49,7 +49,7 @@ static const struct opt_def compare_options[] = {
     { "table-size", OPT_INT, "10000", "rows per table" },
     { "output", OPT_STRING, NULL, "also write every run, the fingerprints and the summary to this JSON file" },
     { "rand-seed", OPT_INT, NULL, "seed of the run-order shuffle, also passed to every bench child (default: from the clock)" },
-    { "workdir", OPT_STRING, NULL, "directory for databases and logs (default /dev/shm/pgolab-PID, else ./.pgolab/run-PID; removed at the end)" },
+    { "workdir", OPT_STRING, NULL, "directory for databases and logs (default a new private /dev/shm/pgolab.XXXXXX, else ./.pgolab/run.XXXXXX; removed at the end)" },
     { "results", OPT_STRING, STORE_DEFAULT_PATH, "results database: the experiment and every run are recorded here as they finish" },
     { "resume", OPT_INT, NULL, "continue experiment ID of the results database (same options; finished runs are not redone)" },
     { "fail-if-slower", OPT_DOUBLE, NULL, "exit 3 when a variant is significantly slower than the baseline (tps) by more than PCT percent" },

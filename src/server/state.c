@@ -12,6 +12,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,16 +32,32 @@ char *server_registry_dir(void)
     return xasprintf("%s/pgolab-servers-%d", tmp && *tmp ? tmp : "/tmp", (int)getuid());
 }
 
+/* Whether dir is a registry only this user can change: a real directory (not a symlink) of
+ * ours, writable by nobody else. In /tmp another user could have made it first. */
+static bool registry_ours(const char *dir)
+{
+    struct stat st;
+    return lstat(dir, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid() &&
+           !(st.st_mode & (S_IWGRP | S_IWOTH));
+}
+
 /* REGISTRY/PID = the datadir; a failure is only a warning (status --datadir still works). */
 static void registry_add(const struct server *s)
 {
     char *dir = server_registry_dir();
     char *path = xasprintf("%s/%d", dir, (int)s->pid);
-    FILE *f;
+    FILE *f = NULL;
+    int fd = -1;
     if (mkdir(dir, 0700) < 0 && errno != EEXIST)
         warning("cannot make the server registry %s: %s", dir, strerror(errno));
-    else if (!(f = fopen(path, "w")) || (fprintf(f, "%s\n", s->datadir), fclose(f)) != 0)
+    else if (!registry_ours(dir))
+        warning("not using the server registry %s: it is not a directory of this user's that "
+                "only it can write (remove it, or set PGOLAB_RUNTIME_DIR)", dir);
+    else if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600)) < 0 ||
+             !(f = fdopen(fd, "w")) || (fprintf(f, "%s\n", s->datadir), fclose(f)) != 0)
         warning("cannot write %s: %s", path, strerror(errno));
+    if (fd >= 0 && !f)
+        close(fd);
     free(path);
     free(dir);
 }
@@ -48,7 +65,7 @@ static void registry_add(const struct server *s)
 int server_registry_list(void (*fn)(const struct server *s, void *ctx), void *ctx)
 {
     char *dir = server_registry_dir();
-    DIR *d = opendir(dir);
+    DIR *d = registry_ours(dir) ? opendir(dir) : NULL;
     struct dirent *e;
     int n = 0;
     while (d && (e = readdir(d))) {

@@ -1,5 +1,6 @@
 /* fs: file-system helpers shared by the commands and the build pipeline: mkdir -p, rm -rf,
- * type and size checks, path joining, absolute paths. Strings returned are caller-owned. */
+ * type and size checks, path joining, absolute paths, private temporary files and
+ * directories. Strings returned are caller-owned. */
 #include "util/fs.h"
 #include "util/util.h"
 
@@ -193,4 +194,38 @@ int file_copy(const char *src, const char *dst)
     }
     errno = e;
     return rc;
+}
+
+/* The default directory of private temporaries (fs.h). */
+static const char *private_tmp_base(void)
+{
+    const char *t = getenv("TMPDIR");
+    if (is_dir("/dev/shm") && access("/dev/shm", W_OK | X_OK) == 0)
+        return "/dev/shm";
+    return t && *t ? t : "/tmp";
+}
+
+char *private_tmpdir(const char *base, const char *prefix)
+{
+    char *tmpl = xasprintf("%s/%s.XXXXXX", base ? base : private_tmp_base(), prefix);
+    if (!mkdtemp(tmpl)) {
+        error("cannot create a private directory %s: %s", tmpl, strerror(errno));
+        free(tmpl);
+        return NULL;
+    }
+    return tmpl;
+}
+
+int private_tmpfile(const char *prefix, char **path)
+{
+    char *tmpl = xasprintf("%s/%s.XXXXXX", private_tmp_base(), prefix);
+    int fd = mkstemp(tmpl);
+    if (fd < 0) {
+        error("cannot create a private file %s: %s", tmpl, strerror(errno));
+        free(tmpl);
+        *path = NULL;
+        return -1;
+    }
+    *path = tmpl;
+    return fd;
 }

@@ -34,4 +34,15 @@ int file_copy(const char *src, const char *dst);
 /* The running pgolab binary (for child processes), absolute. Caller frees. */
 char *self_exe(void);
 
+/* Temporary files and directories, private (the issue-11 security rule: in a shared
+ * directory such as /dev/shm or /tmp a predictable name like NAME-PID can be created or
+ * symlinked first by another local user). The default directory they go in: /dev/shm when
+ * it is writable (tmpfs, the seeds' RAM disk), else $TMPDIR, else /tmp. */
+/* A new directory BASE/PREFIX.XXXXXX (mkdtemp: mode 0700, created exclusively with a name
+ * nobody can guess; base NULL: the default directory). Caller frees; NULL with a message. */
+char *private_tmpdir(const char *base, const char *prefix);
+/* A new file PREFIX.XXXXXX in the default directory (mkstemp: mode 0600, O_EXCL), its path in *path
+ * (caller frees); returns the open descriptor, or -1 with a message. */
+int private_tmpfile(const char *prefix, char **path);
+
 #endif
