@@ -1,5 +1,8 @@
 #!/bin/sh
 # Install the Debian 12 packages pgolab needs to build, test and run its demo.
+# The last line of PKGS is what recipes/*.json require ("package" of each requirement) beyond
+# the lines above: the server PGO tests run the mariadb recipe on a stand-in, and
+# tests/e2e/pgo_recipes.t checks that every recipe's packages are listed here.
 # Idempotent: installs only what is missing and prints nothing when nothing is.
 set -eu
 
@@ -7,7 +10,8 @@ PKGS="build-essential pkg-config libsqlite3-dev libjansson-dev libgsl-dev libcmo
 tcl clang llvm bolt-16 dpkg-dev perl sqlite3 valgrind
 libmariadb-dev libpq-dev mariadb-server mariadb-client postgresql sysbench
 cmake bison jq libdw-dev libjs-chart.js chromium libopenmpi-dev openmpi-bin
-iproute2 socat bsdutils"
+iproute2 socat bsdutils
+make libfmt-dev libpcre2-dev libssl-dev zlib1g-dev libncurses-dev"
 
 missing=""
 for p in $PKGS; do

@@ -291,10 +291,16 @@ void machine_recommend(const struct experiment_config *cfg, const struct experim
     for (int i = 0; i < res->nruns; i++)
         rounds = res->runs[i].round > rounds ? res->runs[i].round : rounds;
     /* the time between one run's start and the next's, less --time: copies, server start,
-     * the child's start-up (the median over consecutive runs) */
+     * the child's start-up (the median over consecutive runs). The gap across a resume (the
+     * first run of this process after runs loaded from the store) spans the interruption and
+     * is left out; an experiment loaded whole (resumed == nruns, e.g. the calibration that
+     * --from-calibration reads back) has no such boundary, so it gives the same overhead, and
+     * the same recommendation, as when calibrate computed it live. */
     double *gap = xcalloc((size_t)res->nruns + 1, sizeof(double));
     int ng = 0;
-    for (int i = res->resumed + 1; i < res->nruns; i++) {
+    for (int i = 1; i < res->nruns; i++) {
+        if (i == res->resumed)
+            continue;
         double g = res->runs[i].started_at - res->runs[i - 1].started_at - cfg->time_s;
         if (isfinite(g) && g >= 0)
             gap[ng++] = g;

@@ -40,6 +40,16 @@ for r in mysql:standin-mysql mariadb:standin-mariadb; do
     done
 done
 
+# Every package a shipped recipe requires is one `make deps` installs (scripts/install-deps.sh),
+# so a fresh machine runs these tests and `pgolab pgo` of each recipe without a manual apt-get.
+deps_pkgs=" $(sed -n '/^PKGS="/,/"$/p' "$REPO_DIR/scripts/install-deps.sh" | tr -d '"' | sed 's/^PKGS=//' | tr '\n' ' ') "
+for f in "$REPO_DIR"/recipes/*.json; do
+    for p in $(jq -r '.. | objects | select(has("package")) | .package' "$f" | sort -u); do
+        case $deps_pkgs in *" $p "*) in=0 ;; *) in=1 ;; esac
+        is "$in" 0 "$(basename "$f") requires package $p: scripts/install-deps.sh installs it"
+    done
+done
+
 WD=$TMP/wd
 DB=$TMP/results.db
 RUN=(--source="$SRC" --workdir="$WD" --train=oltp_point_select --train-time=2 --table-size=1000)

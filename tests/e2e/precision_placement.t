@@ -31,11 +31,13 @@ common=(--bench=oltp_point_select --threads=1 --table-size=1000)
 
 # cpus PID: its Cpus_allowed_list (empty when it is gone)
 cpus() { sed -n 's/^Cpus_allowed_list:\t*//p' "/proc/$1/status" 2>/dev/null; }
+# cmdline PID: its argv joined by spaces (empty when it is gone)
+cmdline() { tr '\0' ' ' 2>/dev/null <"/proc/$1/cmdline"; }
 # watch PID OUT: until PID exits, every 0.05 s, append "WHO CPUS" to OUT for every process below
 # PID that is a time-mode bench child (a pgolab whose argv has --report-interval=1: the runs,
 # not the prepare), a postmaster (a postgres pgolab started) or a backend (a postgres's postgres).
 watch() {
-    local top=$1 out=$2 p q cmd todo
+    local top=$1 out=$2 p q todo
     : >"$out"
     while kill -0 "$top" 2>/dev/null; do
         todo=$(pgrep -P "$top")
@@ -48,13 +50,18 @@ watch() {
             [ "$todo" = " " ] && todo=
             case $(cat "/proc/$p/comm" 2>/dev/null) in
             pgolab)
-                cmd=$(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null)
-                case $cmd in *--report-interval=1*) echo "bench $(cpus "$p")" >>"$out" ;; esac ;;
+                case $(cmdline "$p") in *--report-interval=1*) echo "bench $(cpus "$p")" >>"$out" ;; esac ;;
             postgres)
                 q=$(awk '{ print $4 }' "/proc/$p/stat" 2>/dev/null)
                 case $(cat "/proc/$q/comm" 2>/dev/null) in
                 postgres) echo "backend $(cpus "$p")" >>"$out" ;;
-                pgolab) echo "postmaster $(cpus "$p")" >>"$out" ;;  # not initdb's bootstrap
+                pgolab) # not initdb's bootstrap, nor the `postgres --version` check that
+                        # pgolab runs before it places the server (under load, the 0.05 s poll
+                        # catches that short process too)
+                    case $(cmdline "$p") in
+                    *--version*) ;;
+                    *) echo "postmaster $(cpus "$p")" >>"$out" ;;
+                    esac ;;
                 esac ;;
             esac
         done

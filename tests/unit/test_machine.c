@@ -348,6 +348,27 @@ static void test_recommend(void **state)
     for (int i = 0; i < 3; i++)
         assert_true(rec.wall_s <= rec.cand[i].wall_s);
 
+    /* The same calibration read back from the store (every run "resumed", as
+     * experiment_load gives it to --from-calibration), with runs 3.3 s apart (overhead 0.3 s,
+     * not the 0.5 s default): the same overhead and recommendation as live; a resume
+     * boundary inside the runs (a 100 s gap) is left out of the median. */
+    struct machine_recommendation live, loaded, resumed;
+    for (int i = 0; i < x.res.nruns; i++)
+        x.res.runs[i].started_at = 1000 + 3.3 * i;
+    machine_recommend(&x.cfg, &x.res, 2, &live);
+    assert_close(live.overhead_s, 0.3, 1e-9);
+    x.res.resumed = x.res.nruns;
+    machine_recommend(&x.cfg, &x.res, 2, &loaded);
+    assert_close(loaded.overhead_s, 0.3, 1e-9);
+    assert_close(loaded.run_s, live.run_s, 0);
+    assert_int_equal(loaded.rounds, live.rounds);
+    assert_close(loaded.wall_s, live.wall_s, 1e-9);
+    for (int i = 4; i < x.res.nruns; i++)
+        x.res.runs[i].started_at += 100;
+    x.res.resumed = 4;
+    machine_recommend(&x.cfg, &x.res, 2, &resumed);
+    assert_close(resumed.overhead_s, 0.3, 1e-9);
+
     /* too few rounds: no recommendation, and why */
     experiment_result_release(&x.res);
     memset(&x.res, 0, sizeof(x.res));
