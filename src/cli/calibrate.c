@@ -694,6 +694,7 @@ int cmd_calibrate(int argc, char **argv)
     }
 
     ran = 1;
+    cfg.keep_run_json = true; /* the recommendation cuts every run's per-second series */
     int run_rc = experiment_run(&cfg, &res);
     if (experiment_record_finish(&cfg, &res, run_rc) < 0 && run_rc == 0)
         run_rc = -1;

@@ -371,6 +371,7 @@ int cmd_compare(int argc, char **argv)
         goto out;
     if (opt_bool(&o, "profile") && experiment_profile_setup(&cfg, opt_int(&o, "profile-frequency")) < 0)
         goto out;
+    cfg.keep_run_json = opt_str(&o, "output") != NULL; /* else read back from the store */
     ran = 1;
     int run_rc = experiment_run(&cfg, &res);
     if (experiment_record_finish(&cfg, &res, run_rc) < 0 && run_rc == 0)

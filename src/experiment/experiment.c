@@ -168,6 +168,11 @@ int experiment_run(const struct experiment_config *cfg, struct experiment_result
             goto done;
         }
         res->resumed = res->nruns;
+        if (!run_keeps_json(cfg))
+            for (int i = 0; i < res->nruns; i++) {
+                free(res->runs[i].json);
+                res->runs[i].json = NULL;
+            }
         /* The experiment's environment is the one recorded when it began, so this report
          * and one rebuilt from the store later (`pgolab report`) are the same. */
         struct store_experiment e;

@@ -108,6 +108,12 @@ struct experiment_config {
     int64_t experiment_id;     /* > 0: reports name it ("pgolab experiment 12: ...") */
     const char *kind;          /* "compare" | "pgo" | "calibrate" (or NULL): for reports */
     bool experiment_new;       /* experiment_record_begin made it (not a resume) */
+    /* Keep every run's full JSON report (run_result.json, ~40 KiB: its histogram and
+     * per-second series) in memory: --output and calibrate's recommendation read it. Else,
+     * with a store, a run's JSON is dropped once it is recorded (the store has it;
+     * experiment_load() reads it back), so a long experiment's memory stays its numbers.
+     * --profile and instruction mode keep it always. */
+    bool keep_run_json;
     /* --measure=instructions: measure is MEASURE_INSTRUCTIONS, events (>= 5) the fixed event
      * count N of each run, valgrind the program to run (NULL = "valgrind" on PATH). time_s
      * is then unused by the runs; threads should be {1} (the CLIs force it). Settings record

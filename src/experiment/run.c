@@ -79,6 +79,12 @@ void run_catch_signals(struct sig_saved *saved)
         got_signal = sig_caught();
 }
 
+bool run_keeps_json(const struct experiment_config *cfg)
+{
+    return cfg->keep_run_json || cfg->profile || cfg->measure != MEASURE_TIME ||
+           !cfg->store || cfg->experiment_id <= 0;
+}
+
 int run_signal(void)
 {
     return got_signal;
@@ -721,6 +727,10 @@ int run_once(const struct experiment_config *cfg, struct experiment_result *res,
                      (long long)cfg->experiment_id);
             goto out;
         }
+    }
+    if (!run_keeps_json(cfg)) { /* recorded: the store has it */
+        free(r.json);
+        r.json = NULL;
     }
     res->runs = xrealloc(res->runs, sizeof(*res->runs) * (size_t)(res->nruns + 1));
     res->runs[res->nruns++] = r;

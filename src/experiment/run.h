@@ -31,6 +31,8 @@ char *experiment_default_workdir(void);
 /* Catch SIGINT, SIGTERM and SIGHUP into this file's flag until sig_restore(saved); the flag
  * starts as sig_caught() (a signal an enclosing catch took, such as pgo's), else 0. */
 void run_catch_signals(struct sig_saved *saved);
+/* Whether the runs' JSON reports stay in memory once recorded (see keep_run_json in model.h). */
+bool run_keeps_json(const struct experiment_config *cfg);
 /* The signal caught since run_catch_signals(), or 0. */
 int run_signal(void);
 /* "SIGINT", "SIGTERM" or "a signal". */

@@ -124,6 +124,7 @@ int pgo_measure(struct pgo_pipeline *p, struct store *store)
         rc = 1;
         goto out;
     }
+    cfg.keep_run_json = rq->output != NULL;
     int run_rc = experiment_run(&cfg, &res);
     if (experiment_record_finish(&cfg, &res, run_rc) < 0 && run_rc == 0)
         run_rc = -1;

@@ -460,6 +460,7 @@ static int measure(struct sqlite_pgo *p, const struct pgo_settings *s, const cha
         goto out;
     if (s->profile && (rc = experiment_profile_setup(&cfg, s->profile_freq)) < 0)
         goto out;
+    cfg.keep_run_json = s->output != NULL;
     int run_rc = experiment_run(&cfg, &res);
     if (experiment_record_finish(&cfg, &res, run_rc) < 0 && run_rc == 0)
         run_rc = -1;
