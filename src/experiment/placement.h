@@ -4,7 +4,7 @@
  * competing for one, which the scheduler otherwise decides anew in every run: one source of
  * run-to-run variance (BENCHMARKS.md, placement, measures whether it helps here).
  *
- * Modes: off (the scheduler decides), auto (the default: with at least 2 CPUs allowed to
+ * Modes: off (the scheduler decides; the CLIs' default), auto (with at least 2 CPUs allowed to
  * pgolab, the client on the first of them and a managed server on the rest; an in-process
  * SQLite client with --threads=1 is pinned to that one CPU, with more threads it is left
  * alone, as its threads would share one CPU), or CLIENT[:SERVER], two CPU lists in taskset's
