@@ -44,7 +44,6 @@ interrupt() {
     poll 18000 0.05 "$@"
     ok "$what: reached (the phase before it finished)" "$@" || diag "$(tail -5 "$TMP/$name.err")"
     kill -INT -- "-$BGPID"
-    kill -CONT -- "-$BGPID" 2>/dev/null  # a child CMD stopped (see 5.) gets its Ctrl-C now
     wait "$BGPID"
     rc=$?
     kill -- "-$WDOG" 2>/dev/null
