@@ -27,12 +27,15 @@ struct pgo_flagset {
 /* Sources: reference/pgo.md 4.1 (flags), 4.2 (GCC names .gcda files after the mangled
  * absolute object path; -fprofile-prefix-path strips the build dir so the instrumented and
  * pgo builds may live in different directories), 4.3 (threads: prefer-atomic / atomic
- * counters; -fprofile-correction), 4.4 (missing or stale profiles become hard errors). */
+ * counters; -fprofile-correction), 4.4 (missing or stale profiles become hard errors).
+ * -ftest-coverage only writes a .gcno notes file beside each instrumented object (the same
+ * instrumentation, code and checksums): it names the functions of the .gcda counts, which the
+ * profile health check (pgo/profile_check.c) reads with gcov-dump. */
 static const struct pgo_flagset pgo_flag_table[] = {
     { CC_GCC, BUILD_BASELINE, { NULL } },
     { CC_GCC, BUILD_INSTRUMENTED,
       { "-fprofile-generate={profile_dir}", "-fprofile-update=prefer-atomic",
-        "-fprofile-prefix-path={build_dir}", NULL } },
+        "-fprofile-prefix-path={build_dir}", "-ftest-coverage", NULL } },
     { CC_GCC, BUILD_PGO,
       { "-fprofile-use={profile_dir}", "-fprofile-correction",
         "-fprofile-prefix-path={build_dir}", "-Wmissing-profile", "-Werror=missing-profile",

@@ -56,7 +56,7 @@ static int verify_on(struct pgo_pipeline *p, const struct pgo_build *b, const ch
     if (rc < 0)
         goto out;
     rc = -1;
-    if (pgo_server_start(p, prefix, datadir, NULL, &s) < 0)
+    if (pgo_server_start(p, prefix, datadir, NULL, NULL, &s) < 0)
         goto out;
     const char *prep[] = { "--threads=1", "oltp_read_write", "prepare", NULL };
     const char *ver[] = { "--format=json", "oltp_read_only", "verify", NULL };
@@ -131,7 +131,10 @@ int pgo_run_suite(struct pgo_pipeline *p, const struct pgo_build *b, char **opti
                      "and a workload trainer", p->recipe.name);
     bool own = p->recipe.suite_own_server; /* the suite starts the build's servers */
     memset(&s, 0, sizeof(s));
-    if (!own && pgo_server_start(p, prefix, NULL, options, &s) < 0)
+    char *server_log = xasprintf("%s.server", log);
+    int started = own ? 0 : pgo_server_start(p, prefix, NULL, options, server_log, &s);
+    free(server_log);
+    if (started < 0)
         return -1;
     char *line = own ? xasprintf("# suite: %s (it starts the build's own servers)\n", b->name)
                      : xasprintf("# suite: %s (pid %d) on %s\n", s.binary, (int)s.pid, s.datadir);

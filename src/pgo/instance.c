@@ -16,7 +16,7 @@
 #define BENCH_TIMEOUT_SLACK_S 600.0  /* prepare of big tables, verify: generous, but bounded */
 
 int pgo_server_start(struct pgo_pipeline *p, const char *prefix, const char *datadir,
-                     char **options, struct server *s)
+                     char **options, const char *save_log, struct server *s)
 {
     int n = 0;
     while (options && options[n])
@@ -29,6 +29,7 @@ int pgo_server_start(struct pgo_pipeline *p, const char *prefix, const char *dat
         .noptions = n,
         .stop_with_parent = true,
         .start_timeout_s = 120,
+        .save_log = save_log,
     };
     return server_start(s, &cfg);
 }

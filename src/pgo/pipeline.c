@@ -252,6 +252,7 @@ static void release(struct pgo_pipeline *p)
         free(t->profile_dir);
         free(t->profdata);
         profile_info_release(&t->profile);
+        profile_health_release(&t->health);
     }
     free(p->trainers);
     for (int i = 0; i < p->nbuilds; i++) {
@@ -290,12 +291,12 @@ static void print_training(const struct pgo_pipeline *p, const struct pgo_traine
     printf("  %-13s %s", "training", t->name);
     if (!t->suite)
         printf(", %d s each, %d threads", rq->train_time, rq->train_threads);
+    char *cov = profile_health_line(&t->health, p->cc.family == CC_GCC);
     if (p->cc.family == CC_GCC)
-        printf(": profile data for %d of %d objects, %lld bytes ", t->objects_profiled,
-               t->objects, (long long)t->profile.bytes);
+        printf(": profile %s (%d objects compiled) ", cov, t->objects);
     else
-        printf(": %d .profraw files merged, %lld bytes ", t->profile.files,
-               (long long)t->profile.bytes);
+        printf(": profile %s (%d .profraw files merged) ", cov, t->profile.files);
+    free(cov);
     if (t->cached)
         printf("(cached)\n");
     else

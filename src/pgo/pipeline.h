@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "build/build.h"
+#include "pgo/profile_check.h"
 #include "pgo/recipe.h"
 
 /* Which gate runs after the pgo builds. */
@@ -62,7 +63,8 @@ struct pgo_trainer {
     char *key;                    /* directory-safe name */
     char *profile_dir, *profdata; /* profdata: clang only */
     struct profile_info profile;
-    int objects, objects_profiled;/* gcc: instrumented objects (.gcno) and those with .gcda */
+    int objects, objects_profiled;/* gcc: instrumented objects (.o) and those with .gcda */
+    struct profile_health health; /* the profile check's counts (profile_check.h) */
     bool cached;
     double seconds;
 };

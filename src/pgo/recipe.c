@@ -311,7 +311,8 @@ static int check_own_suite(const struct ctx *c, const struct recipe *r)
 
 static int load_pgo(const struct ctx *c, json_t *root, struct recipe *r)
 {
-    static const char *const known[] = { "flags", "phase_options", "strict_profile", NULL };
+    static const char *const known[] = { "flags", "phase_options", "strict_profile",
+                                         "hot_functions", NULL };
     static const char *const phase_keys[] = { "baseline", "instrumented", "pgo", NULL };
     json_t *pgo = json_object_get(root, "pgo");
     r->flags = RECIPE_FLAGS_COMPILER;
@@ -332,6 +333,14 @@ static int load_pgo(const struct ctx *c, json_t *root, struct recipe *r)
                        "\"options\" (the recipe's phase_options)");
     }
     free(flags);
+    json_t *hot = json_object_get(pgo, "hot_functions");
+    if (hot && get_strings(c, hot, "hot_functions", &r->hot_functions) < 0)
+        return -1;
+    for (char **h = r->hot_functions; h && *h; h++)
+        if (!**h || **h == ':' || (*h)[strlen(*h) - 1] == ':' || strchr(strchr(*h, ':') ? strchr(*h, ':') + 1 : *h, ':'))
+            return fail_at(c, "hot_functions", "pgo.hot_functions: '%s': expected "
+                           "\"OBJECT:FUNCTION\" (the source file's name without its extension, "
+                           "e.g. \"execExprInterp:ExecInterpExpr\") or \"FUNCTION\"", *h);
     json_t *po = json_object_get(pgo, "phase_options");
     if (r->flags == RECIPE_FLAGS_OPTIONS && !po)
         return fail_at(c, "flags", "pgo.flags \"options\" needs pgo.phase_options "
@@ -604,6 +613,7 @@ void recipe_release(struct recipe *r)
     free(r->log_errors);
     release_tools(r->tools, r->ntools);
     free_strings(r->train_options);
+    free_strings(r->hot_functions);
     free_strings(r->bolt_cflags);
     free_strings(r->bolt_link_flags);
     free_strings(r->bolt_instrument_options);

@@ -99,6 +99,9 @@ struct recipe {
     char **phase_options[BUILD_NPHASES];  /* RECIPE_FLAGS_OPTIONS: spliced at {phase_options} */
     bool strict_profile;       /* missing profile data is an error (SQLite: one object);
                                 * servers: counted and reported (untrained programs) */
+    char **hot_functions;      /* pgo.hot_functions: "OBJECT:FUNCTION" the training must reach
+                                * (the profile check refuses a profile without their counts;
+                                * NULL-terminated, NULL = none) */
     struct recipe_step *steps; /* in order */
     int nsteps;
     struct recipe_step *suite; /* "suite": the database's own regression tests, run against a

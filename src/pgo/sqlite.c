@@ -8,6 +8,7 @@
 #include "build/bolt.h"
 #include "build/build.h"
 #include "build/sqlite.h"
+#include "pgo/profile_check.h"
 #include "pgo/recipe.h"
 #include "pgo/source.h"
 #include "experiment/experiment.h"
@@ -59,6 +60,7 @@ struct sqlite_pgo {
     char *flags[BUILD_NPHASES];  /* cflags + PGO flags of each build, for the fingerprint */
     struct lib_build build[BUILD_NPHASES];
     struct profile_info profile;
+    struct profile_health health;/* the profile check's counts */
     bool trained_now;
     double train_seconds;
     char *checksum;
@@ -92,6 +94,7 @@ static void sqlite_pgo_release(struct sqlite_pgo *p)
         lib_build_release(&p->build[i]);
     }
     profile_info_release(&p->profile);
+    profile_health_release(&p->health);
     free(p->checksum);
     free(p->stamp_extra);
     free(p->pgo_stamp_extra);
@@ -257,6 +260,22 @@ static bool profile_present(const struct sqlite_pgo *p)
     return found;
 }
 
+/* The profile check (profile_check.h): the training ran in pgolab's own children, as this
+ * user; log (NULL for a cached profile) is where they printed. */
+static int check_health(struct sqlite_pgo *p, const char *log, int64_t start)
+{
+    char *path = path_join(p->root, "profile.health");
+    char *const logs[] = { (char *)log, NULL };
+    struct profile_check_in in = {
+        .cc = &p->cc, .profile_dir = p->profile_dir, .profdata = p->profdata,
+        .notes_dir = p->dir[BUILD_INSTRUMENTED], .hot = p->r->hot_functions, .logs = logs,
+        .train_uid = geteuid(), .train_user = NULL, .train_start = start,
+    };
+    int rc = profile_health_run(&in, "training", path, log != NULL, &p->health);
+    free(path);
+    return rc;
+}
+
 /* Train unless the profile data of an identical training is already there. */
 static int train(struct sqlite_pgo *p, const struct pgo_settings *s, const char *pgolab)
 {
@@ -277,6 +296,8 @@ static int train(struct sqlite_pgo *p, const struct pgo_settings *s, const char 
 
     if (!s->rebuild && stamp_matches(stamp_path, stamp.buf) && profile_present(p)) {
         rc = profile_collect(&p->cc, p->profile_dir, p->profdata, &p->profile);
+        if (rc == 0)
+            rc = check_health(p, NULL, 0);
         goto out;
     }
     unlink(stamp_path);
@@ -288,11 +309,13 @@ static int train(struct sqlite_pgo *p, const struct pgo_settings *s, const char 
         .env = p->cc.family == CC_CLANG ? env : NULL, .log = log,
     };
     uint64_t t0 = now_ns();
+    int64_t start = (int64_t)wall_time();
     if (sqlite_train(&b, s->train, s->ntrain, s->train_time, s->train_threads) < 0)
         goto out;
     p->train_seconds = (double)(now_ns() - t0) / 1e9;
     p->trained_now = true;
-    if (profile_collect(&p->cc, p->profile_dir, p->profdata, &p->profile) < 0)
+    if (profile_collect(&p->cc, p->profile_dir, p->profdata, &p->profile) < 0 ||
+        check_health(p, log, start) < 0)
         goto out;
     rc = stamp_write(stamp_path, stamp.buf);
 out:
@@ -334,9 +357,11 @@ static void print_summary(const struct sqlite_pgo *p, const struct pgo_settings 
     printf("  %-13s", "training");
     for (int i = 0; i < s->ntrain; i++)
         printf("%s%s", i ? "," : " ", s->train[i]);
-    printf(", %d s each, %d threads: %d %s file%s, %lld bytes ", s->train_time, s->train_threads,
-           p->profile.files, p->cc.family == CC_GCC ? ".gcda" : ".profraw",
-           p->profile.files == 1 ? "" : "s", (long long)p->profile.bytes);
+    char *cov = profile_health_line(&p->health, p->cc.family == CC_GCC);
+    printf(", %d s each, %d threads: profile %s (%d %s file%s) ", s->train_time, s->train_threads,
+           cov, p->profile.files, p->cc.family == CC_GCC ? ".gcda" : ".profraw",
+           p->profile.files == 1 ? "" : "s");
+    free(cov);
     if (p->trained_now)
         printf("(%.1f s)\n", p->train_seconds);
     else

@@ -88,7 +88,8 @@ int pgo_gate(struct pgo_pipeline *p);
  * ({pgo_flags} of its phase, so a client the suite builds links like the build did) plus the
  * server's. A recipe whose server.suite_server is "own" gets no started server: its suite
  * (MariaDB's mysql-test-run) starts the build's servers from the build tree itself, and
- * options are not used. log gets the output. 0 or -1. */
+ * options are not used. log gets the output, LOG.server the started server's own log (the
+ * profile check of the "suite" trainer reads it). 0 or -1. */
 int pgo_run_suite(struct pgo_pipeline *p, const struct pgo_build *b, char **options,
                   const char *log);
 
@@ -96,10 +97,11 @@ int pgo_run_suite(struct pgo_pipeline *p, const struct pgo_build *b, char **opti
 int pgo_measure(struct pgo_pipeline *p, struct store *store);
 
 /* Start a managed server of the recipe from prefix on a fresh datadir (NULL: generated on
- * tmpfs) with extra options; the caller stops it with server_stop(). 0 or -1. */
+ * tmpfs) with extra options; the caller stops it with server_stop(), which copies the
+ * server's log to save_log when that is not NULL. 0 or -1. */
 struct server;
 int pgo_server_start(struct pgo_pipeline *p, const char *prefix, const char *datadir,
-                     char **options, struct server *s);
+                     char **options, const char *save_log, struct server *s);
 /* Run one `pgolab bench` child against a started server (args after the connection options);
  * output appended to log, stdout collected in out when given. 0 or -1 with the log tail. */
 struct strbuf;

@@ -462,6 +462,10 @@ int pgo_build_run(struct pgo_pipeline *p, struct pgo_build *b)
     }
     free(b->why);
     b->why = p->rq->rebuild ? xstrdup("--rebuild") : stamp_why(stamp_path, stamp);
+    if (strcmp(b->why, "not built before")) {
+        progress_done();
+        fprintf(stderr, "rebuilding %s: %s since the cached build\n", b->name, b->why);
+    }
     unlink(stamp_path);
 
     /* resume: the same build (same inputs, same build directory owner) continues after its

@@ -123,14 +123,16 @@ static int train_on(struct pgo_pipeline *p, struct pgo_trainer *t, const struct 
 }
 
 /* The raw profile directory must be writable by the server's user (PostgreSQL runs as
- * postgres when pgolab is root): the instrumented processes create the files themselves. */
+ * postgres when pgolab is root), and so must every file in it: the instrumented processes
+ * create the files themselves, and each later process that runs the same object adds its
+ * counts to the same file. A default ACL makes every file created there rw for all users
+ * whatever the creator's umask; where the file system has none, the profile check after the
+ * training (profile_check.c) still finds any file the server's user could not update. */
 static int open_raw_dir(const char *raw)
 {
     if (profile_wipe(raw) < 0)
         return -1;
-    if (chmod(raw, 0777) < 0)
-        return error("chmod %s: %s", raw, strerror(errno));
-    return 0;
+    return dir_share_files(raw) < 0 ? -1 : 0;
 }
 
 /* Where the counts of a cached training are kept (the instrumented build directory of a
@@ -153,7 +155,35 @@ static int has_gcov(const char *path)
     return rc;
 }
 
-static int check_profile(struct pgo_pipeline *p, struct pgo_trainer *t)
+/* The profile check (profile_check.h) of t's profile: read the counters, refuse an unhealthy
+ * profile with its one line, and keep the counts beside the profile for a cached run. A
+ * fresh training (log: its bench log; the server logs are LOG.server) is checked in full; a
+ * cached one reads the saved counts back, or, saved by an older pgolab, is read again (its
+ * logs are gone, its files are still checked). */
+static int health_check(struct pgo_pipeline *p, struct pgo_trainer *t, const char *log,
+                        int64_t start)
+{
+    uid_t uid = geteuid();
+    char *user = NULL;
+    if (p->recipe.product == RECIPE_SERVER && server_run_user(p->recipe.server_kind, &uid, &user) < 0)
+        return -1;
+    char *path = xasprintf("%s.health", t->profile_dir);
+    char *server_log = log ? xasprintf("%s.server", log) : NULL;
+    char *const logs[] = { server_log, NULL };
+    struct profile_check_in in = {
+        .cc = &p->cc, .profile_dir = t->profile_dir, .profdata = t->profdata,
+        .notes_dir = p->builds[1].build_dir, .hot = p->recipe.hot_functions, .logs = logs,
+        .train_uid = uid, .train_user = user, .train_start = start,
+    };
+    int rc = profile_health_run(&in, t->name, path, log != NULL, &t->health);
+    free(server_log);
+    free(user);
+    free(path);
+    return rc;
+}
+
+static int check_profile(struct pgo_pipeline *p, struct pgo_trainer *t, const char *log,
+                         int64_t start)
 {
     if (p->cc.family == CC_GCC) {
         off_t bytes = 0;
@@ -180,19 +210,24 @@ static int check_profile(struct pgo_pipeline *p, struct pgo_trainer *t)
         free(t->profile.id);
         t->profile.id = path_key(list);
         free(list);
-        return 0;
+        return health_check(p, t, log, start);
     }
     /* clang: merge the raw files; profile_collect checks they are there and non-zero */
     profile_info_release(&t->profile);
-    return profile_collect(&p->cc, t->profile_dir, t->profdata, &t->profile);
+    if (profile_collect(&p->cc, t->profile_dir, t->profdata, &t->profile) < 0)
+        return -1;
+    return health_check(p, t, log, start);
 }
 
 int pgo_train_server(struct pgo_pipeline *p, struct pgo_trainer *t, const char *prefix,
                      const char *log)
 {
     struct server s;
+    char *server_log = xasprintf("%s.server", log);
     progress("training %s: starting the instrumented server", t->name);
-    if (pgo_server_start(p, prefix, NULL, p->recipe.train_options, &s) < 0)
+    int started = pgo_server_start(p, prefix, NULL, p->recipe.train_options, server_log, &s);
+    free(server_log);
+    if (started < 0)
         return -1;
     int trc = train_on(p, t, &s, log);
     /* a clean shutdown writes the profile, also after a failed trainer */
@@ -200,7 +235,13 @@ int pgo_train_server(struct pgo_pipeline *p, struct pgo_trainer *t, const char *
     int src = server_stop(&s, STOP_TIMEOUT_S);
     progress_done();
     server_release(&s);
-    if (trc < 0 || *p->interrupted)
+    if (*p->interrupted)
+        return -1;
+    if (trc < 0 && src < 0)
+        return error("training %s: the instrumented server died during the training, so the "
+                     "profile of this run is incomplete and is not used; its log is %s.server; "
+                     "run the same command again to retrain", t->name, log);
+    if (trc < 0)
         return -1;
     if (src < 0)
         return error("training %s: the instrumented server %s/%s did not shut down cleanly, "
@@ -218,6 +259,8 @@ int pgo_train(struct pgo_pipeline *p, struct pgo_trainer *t)
     char *cpath = counts_path(t);
     int rc = -1;
 
+    if (!p->rq->rebuild && stamp_matches(stamp_path, stamp) && !is_dir(t->profile_dir))
+        fprintf(stderr, "retraining %s: its profile %s was removed\n", t->name, t->profile_dir);
     if (!p->rq->rebuild && stamp_matches(stamp_path, stamp) && is_dir(t->profile_dir)) {
         struct strbuf c = STRBUF_INIT;
         strbuf_init(&c, 0);
@@ -225,13 +268,14 @@ int pgo_train(struct pgo_pipeline *p, struct pgo_trainer *t)
             t->objects = atoi(c.buf);
         strbuf_release(&c);
         t->cached = true;
-        rc = check_profile(p, t);
+        rc = check_profile(p, t, NULL, 0);
         goto out;
     }
     unlink(stamp_path);
     if (open_raw_dir(raw) < 0 || stamp_write(log, "") < 0)
         goto out;
     uint64_t t0 = now_ns();
+    int64_t start = (int64_t)wall_time();
     const struct pgo_build *ins = &p->builds[1];
     if (t->suite) {
         progress("training %s: the regression suite on the instrumented build", t->name);
@@ -252,7 +296,7 @@ int pgo_train(struct pgo_pipeline *p, struct pgo_trainer *t)
     char num[32];
     snprintf(num, sizeof(num), "%d\n", t->objects);
     stamp_write(cpath, num);
-    if (check_profile(p, t) < 0)
+    if (check_profile(p, t, log, start) < 0)
         goto out;
     rc = stamp_write(stamp_path, stamp);
 out:

@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -291,12 +292,16 @@ static int resolve_binary(const struct server_config *cfg, char **bin, char **la
     return 0;
 }
 
-/* `BINARY --version` must name a server of the right kind: sets s->version and s->flavor. */
-static int check_version(struct server *s, const char *label)
+/* `BINARY --version` must name a server of the right kind: sets s->version and s->flavor.
+ * It runs as the user the server will run as (ra): an instrumented server writes profile
+ * files on every run, and files root made would be read-only to the server's user, whose
+ * training counts would then be lost (the profile would hold `--version` alone). */
+static int check_version(struct server *s, const char *label, const struct srv_run_as *ra)
 {
     const char *argv[] = { s->binary, "--version", NULL };
     struct strbuf out = STRBUF_INIT;
-    struct subprocess sp = { .argv = argv, .out = &out, .quiet_stderr = 1, .timeout_s = VERSION_TIMEOUT_S };
+    struct subprocess sp = { .argv = argv, .out = &out, .quiet_stderr = 1, .timeout_s = VERSION_TIMEOUT_S,
+                             .run_as = ra->drop, .run_uid = ra->uid, .run_gid = ra->gid };
     int rc = subprocess_run(&sp);
     if (rc < 0 || srv_got_signal) { /* interrupted: server_start says so */
         strbuf_release(&out);
@@ -700,7 +705,10 @@ int server_start(struct server *s, const struct server_config *cfg)
         error("--port=%d: expected 1..65535 (or 0 = pick a free one)", cfg->port);
         goto fail;
     }
-    if (resolve_binary(cfg, &s->binary, &label) < 0 || check_version(s, label) < 0 || srv_got_signal)
+    if (srv_run_identity(f, &ctx.ra) < 0)
+        goto fail;
+    if (resolve_binary(cfg, &s->binary, &label) < 0 || check_version(s, label, &ctx.ra) < 0 ||
+        srv_got_signal)
         goto fail;
     for (int i = 0; i < cfg->noptions; i++)
         if (server_option_args(s->kind, cfg->options[i], &ctx.user_args) < 0)
@@ -713,8 +721,6 @@ int server_start(struct server *s, const struct server_config *cfg)
             goto fail;
         }
     }
-    if (srv_run_identity(f, &ctx.ra) < 0)
-        goto fail;
     if (cfg->prefix)
         ctx.prefix = abs_path(cfg->prefix);
 
@@ -789,6 +795,7 @@ int server_start(struct server *s, const struct server_config *cfg)
     }
     s->log = path_join(s->datadir, LOG_FILE);
     s->keep_log = cfg->keep_log ? xstrdup(cfg->keep_log) : xasprintf("%s.log", s->datadir);
+    s->save_log = cfg->save_log ? xstrdup(cfg->save_log) : NULL;
     if (init) {
         /* PostgreSQL's datadir belongs to the server's user, mode 0700 (initdb insists) */
         if (f->private_datadir && srv_give_dir(s->datadir, &ctx.ra) < 0)
@@ -927,6 +934,8 @@ int server_stop(struct server *s, double timeout_s)
     }
     if (!gone)
         return rc; /* keep every file of a process that is still there */
+    if (s->save_log && s->log && file_copy(s->log, s->save_log) < 0)
+        rc = error("cannot copy the server log %s to %s: %s", s->log, s->save_log, strerror(errno));
     if (f->after_stop && s->datadir)
         f->after_stop(s);
     if (s->socket_dir_private && s->socket_dir && remove_tree(s->socket_dir) < 0)
@@ -943,6 +952,22 @@ int server_stop(struct server *s, double timeout_s)
         }
     }
     return rc;
+}
+
+int server_run_user(enum server_kind kind, uid_t *uid, char **name)
+{
+    struct srv_run_as ra;
+    if (srv_run_identity(srv_flavor(kind), &ra) < 0)
+        return -1;
+    if (ra.drop) {
+        *uid = ra.uid;
+        *name = ra.name;
+        return 0;
+    }
+    struct passwd *pw = getpwuid(geteuid());
+    *uid = geteuid();
+    *name = pw ? xstrdup(pw->pw_name) : xasprintf("uid %d", (int)*uid);
+    return 0;
 }
 
 /* ------------------------------------------------------------------ client side */

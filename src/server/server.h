@@ -81,6 +81,9 @@ struct server_config {
     const char *keep_log;   /* a server that fails to start has its log copied here, and the
                              * message names the copy (the datadir may be removed); NULL =
                              * DATADIR.log, beside the datadir */
+    const char *save_log;   /* non-NULL: server_stop() copies the log here once every process
+                             * of the server is gone, before it removes the datadir (the
+                             * profile check reads what instrumented processes printed) */
 };
 
 /* A started server (server_start) or one found through its state file (server_state_read).
@@ -100,6 +103,7 @@ struct server {
     char *datadir;               /* absolute */
     char *log;                   /* DATADIR/pgolab-server.log */
     char *keep_log;              /* where a failed start copies the log (server_config) */
+    char *save_log;              /* where server_stop() copies the log (server_config) */
     char *binary;                /* absolute path of the server binary */
     char *version;               /* e.g. "10.11.19", "15.20" (from `BINARY --version`) */
     char *flavor;                /* "MariaDB", "MySQL" or "PostgreSQL" */
@@ -163,6 +167,11 @@ int server_start(struct server *s, const struct server_config *cfg);
  * process already gone: no signal, only the cleanup. Bounded: at most timeout_s + 20 s.
  * 0, or -1 with a message (plus the log tail). */
 int server_stop(struct server *s, double timeout_s);
+
+/* The user a managed server of kind runs as when pgolab starts it: the family's own user
+ * (PostgreSQL's postgres) when pgolab is root, else pgolab's own user (MariaDB runs as root
+ * with --user=root). *name is caller-owned. 0, or -1 with a message (no such user). */
+int server_run_user(enum server_kind kind, uid_t *uid, char **name);
 
 /* Print the last `lines` lines of the server's log on out, under a header naming the file. */
 void server_log_tail(const struct server *s, FILE *out, int lines);

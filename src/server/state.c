@@ -234,6 +234,7 @@ void server_release(struct server *s)
     free(s->datadir);
     free(s->log);
     free(s->keep_log);
+    free(s->save_log);
     free(s->binary);
     free(s->version);
     free(s->flavor);

@@ -12,7 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <endian.h>
+#include <stdint.h>
 #include <sys/statvfs.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 int mkdir_p(const char *path)
@@ -228,4 +231,30 @@ int private_tmpfile(const char *prefix, char **path)
     }
     *path = tmpl;
     return fd;
+}
+
+/* The ACL's extended-attribute form (Linux's posix_acl_xattr: a version word, then one entry
+ * per tag, all little-endian; acl(5) for the tags and permission bits). */
+int dir_share_files(const char *dir)
+{
+    enum { ACL_XATTR_VERSION = 2, TAG_USER_OBJ = 0x01, TAG_GROUP_OBJ = 0x04, TAG_OTHER = 0x20,
+           PERM_RWX = 7 };
+    static const uint16_t tags[] = { TAG_USER_OBJ, TAG_GROUP_OBJ, TAG_OTHER };
+    unsigned char buf[4 + 3 * 8];
+    uint32_t v = htole32(ACL_XATTR_VERSION);
+    memcpy(buf, &v, 4);
+    for (size_t i = 0; i < 3; i++) {
+        uint16_t tag = htole16(tags[i]), perm = htole16(PERM_RWX);
+        uint32_t id = htole32(UINT32_MAX); /* ACL_UNDEFINED_ID: the base entries name nobody */
+        memcpy(buf + 4 + i * 8, &tag, 2);
+        memcpy(buf + 4 + i * 8 + 2, &perm, 2);
+        memcpy(buf + 4 + i * 8 + 4, &id, 4);
+    }
+    if (chmod(dir, 0777) < 0)
+        return error("chmod 0777 %s: %s", dir, strerror(errno));
+    if (setxattr(dir, "system.posix_acl_default", buf, sizeof(buf), 0) == 0)
+        return 1;
+    if (errno == ENOTSUP || errno == EOPNOTSUPP)
+        return 0;
+    return error("setting a default ACL on %s: %s", dir, strerror(errno));
 }

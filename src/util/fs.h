@@ -31,6 +31,14 @@ int file_append(const char *path, const char *text);
 /* Copy the file src to dst (created or truncated, mode 0644). 0, or -1 with errno set (no
  * message). */
 int file_copy(const char *src, const char *dst);
+/* Make dir a place every user can create and update files in whatever their umask: mode
+ * 0777 and a default POSIX ACL user::rwx,group::rwx,other::rwx (the system.posix_acl_default
+ * extended attribute; with a default ACL the kernel ignores the creating process's umask), so
+ * a file one user creates there (an instrumented program's profile, written at exit) stays
+ * writable for the next program that runs as another user. Returns 1 with the ACL set, 0 when
+ * the file system has no ACLs (mode 0777 only: files then follow each creator's umask), -1
+ * with a message. */
+int dir_share_files(const char *dir);
 /* The running pgolab binary (for child processes), absolute. Caller frees. */
 char *self_exe(void);
 

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -88,6 +89,9 @@ int subprocess_run(const struct subprocess *sp)
             dup2(fd, STDIN_FILENO);
             close(fd);
         }
+        if (sp->run_as && (setgroups(1, &sp->run_gid) < 0 || setgid(sp->run_gid) < 0 ||
+                           setuid(sp->run_uid) < 0))
+            goto fail;
         if (sp->cwd && chdir(sp->cwd) < 0)
             goto fail;
         if (sp->cpus && sched_setaffinity(0, sizeof(*sp->cpus), sp->cpus) < 0)

@@ -8,6 +8,7 @@
 #include <sched.h>
 #include <sys/resource.h>
 #include <signal.h>
+#include <sys/types.h>
 
 struct subprocess {
     const char *const *argv;  /* NULL-terminated; argv[0] is looked up in PATH */
@@ -32,6 +33,12 @@ struct subprocess {
                                * own, and once *stop is non-zero (the caller's signal handler
                                * set it) the whole group gets SIGTERM, SIGKILL 5 s later: a
                                * signal to pgolab alone also ends a long build step */
+    /* run_as: non-zero = setgroups/setgid/setuid to run_uid/run_gid in the child before exec
+     * (pgolab is root and the program must run as the user a server runs as, e.g. an
+     * instrumented server's `--version`: its profile files must belong to that user) */
+    int run_as;
+    uid_t run_uid;
+    gid_t run_gid;
 };
 
 /* Run to completion. Returns the exit status (0..255), 128+signal when killed,

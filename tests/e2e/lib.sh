@@ -488,10 +488,11 @@ standin_setup() {
 }
 
 # derive FROM NAME [JQ-FILTER]: recipes/FROM.json as RECIPES/NAME.json, for the stand-in's
-# source (source.expect, source.hint), with JQ-FILTER applied after
+# source (source.expect, source.hint) and its hot function (pgo.hot_functions: main), with
+# JQ-FILTER applied after
 STANDIN_EXPECT='["CMakeLists.txt", "cmake/fprofile.cmake", "standin.c"]'
 derive() {
-    jq --argjson e "$STANDIN_EXPECT" ".name = \"$2\" | .source.expect = \$e | .source.hint = \"the stand-in (tests/standin)\" ${3:+| $3}" \
+    jq --argjson e "$STANDIN_EXPECT" ".name = \"$2\" | .source.expect = \$e | .source.hint = \"the stand-in (tests/standin)\" | .pgo.hot_functions = [\"standin:main\"] ${3:+| $3}" \
         "$REPO_DIR/recipes/$1.json" >"$RECIPES/$2.json"
 }
 

@@ -68,8 +68,12 @@ gcda=$(find "$root/profile-oltp_read_write" -name '*.gcda' -size +0 | wc -l)
 cmp_ok "$gcda" '>=' 300 "training: .gcda files for hundreds of objects (the backend ran)"
 ok "training: the executor's objects have profile data" \
     sh -c "ls '$root/profile-oltp_read_write' | grep -q 'executor#execMain.gcda'"
-like "$out" "training +oltp_read_write, 5 s each, 2 threads: profile data for $gcda of [0-9]+ objects" \
-    "summary: profile data for N of M objects, N = the .gcda files"
+like "$out" "training +oltp_read_write, 5 s each, 2 threads: profile counts in [1-9][0-9]* of $gcda objects, [1-9][0-9]* of [1-9][0-9]* functions, [^;]* counts in all; ExecInterpExpr [1-9][^ ,]*, PostgresMain [1-9]" \
+    "summary: the profile's counts (of the .gcda files), the executor's interpreter and the protocol loop among them"
+is "$(stat -c %U "$root"/profile-oltp_read_write/*.gcda | sort -u | grep -cv '^postgres$')" 0 \
+    "training: every .gcda file written by postgres, the user the server runs as (none by root's BINARY --version)"
+is "$(grep -c 'profiling:' "$root/train-oltp_read_write.log.server")" 0 \
+    "training: the server's log holds no lost profile counts (libgcov's profiling: lines)"
 text_of() { objcopy -O binary --only-section=.text "$1" "$2" && sha256sum <"$2" | cut -c1-16; }
 isnt "$(text_of "$root/baseline/prefix/bin/postgres" "$TMP/b.text")" \
      "$(text_of "$root/pgo/prefix/bin/postgres" "$TMP/p.text")" "the pgo server's code differs from the baseline's"

@@ -15,7 +15,9 @@
  * every phase, so the instrumented build's profile matches the pgo build. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pwd.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -168,11 +170,61 @@ static void forward(int sig)
         kill(child, sig);
 }
 
+/* STANDIN_KILL_AFTER=S (tests/e2e/pgo_train_user.t): S seconds into serving, the real server
+ * is killed (SIGKILL), as a crash mid-training would. */
+static void kill_server(int sig)
+{
+    (void)sig;
+    if (child > 0)
+        kill(child, SIGKILL);
+}
+
+/* Is this run the server serving (not `--version`, not mariadb-install-db's bootstrap)? */
+static bool serving(char **argv)
+{
+    for (char **a = argv + 1; *a; a++)
+        if (!strcmp(*a, "--version") || !strcmp(*a, "--bootstrap"))
+            return false;
+    return true;
+}
+
+/* STANDIN_TRAIN_USER=NAME (tests/e2e/pgo_train_user.t): a server whose serving processes run
+ * as another user than the one that started it, as PostgreSQL's do when root starts it: a
+ * child switches to NAME, does the work again and exits, which is when it adds its counts to
+ * the profile files the earlier runs (`--version`, as root) created. What it and libgcov
+ * say on the way out (e.g. "profiling:FILE:Cannot open") goes to the server's log, as a
+ * PostgreSQL backend's does. */
+static void work_as_user(const char *name)
+{
+    struct passwd *pw = getpwnam(name);
+    if (!pw) {
+        fprintf(stderr, "standin: STANDIN_TRAIN_USER=%s: no such user\n", name);
+        exit(1);
+    }
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (setgid(pw->pw_gid) < 0 || setuid(pw->pw_uid) < 0) {
+            fprintf(stderr, "standin: cannot switch to user %s: %s\n", name, strerror(errno));
+            _exit(1);
+        }
+        work(20000);
+        fprintf(stderr, "standin: worked as user %s\n", name);
+        exit(0); /* exit, not _exit: the profile is written at exit */
+    }
+    int st;
+    while (pid > 0 && waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+}
+
 int main(int argc, char **argv)
 {
     static const int sigs[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT };
     (void)argc;
     write_build_info(work(20000));
+    const char *user = getenv("STANDIN_TRAIN_USER"), *kill_after = getenv("STANDIN_KILL_AFTER");
+    if (user && *user && serving(argv))
+        work_as_user(user);
 
     /* no signal is lost between fork and knowing the child's pid */
     sigset_t block, old;
@@ -203,6 +255,10 @@ int main(int argc, char **argv)
         _exit(127);
     }
     child = pid;
+    if (kill_after && atoi(kill_after) > 0 && serving(argv)) {
+        signal(SIGALRM, kill_server);
+        alarm((unsigned)atoi(kill_after));
+    }
     sigprocmask(SIG_SETMASK, &old, NULL);
     int st;
     while (waitpid(pid, &st, 0) < 0)

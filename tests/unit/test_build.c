@@ -105,6 +105,7 @@ static void test_gcc_flags(void **state)
     assert_int_equal(pgo_phase_flags(&gen, CC_GCC, BUILD_INSTRUMENTED, &t_paths), 0);
     assert_true(t_has(&gen, "-fprofile-generate=/w/profile"));
     assert_true(t_has(&gen, "-fprofile-update=prefer-atomic"));
+    assert_true(t_has(&gen, "-ftest-coverage"));
     assert_true(t_has(&gen, "-fprofile-prefix-path=/w/build"));
     assert_false(t_has_prefix(&gen, "-fprofile-use"));
 
