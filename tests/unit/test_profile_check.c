@@ -234,8 +234,10 @@ static void test_clang(void **state)
 {
     (void)state;
     struct cc_info cc;
-    if (!find_in_path("clang"))
+    char *clang = find_in_path("clang");
+    if (!clang)
         UNIT_SKIP("clang (make deps installs it)", NULL);
+    free(clang);
     assert_int_equal(cc_probe("clang", &cc), 0);
     assert_non_null(cc.profdata);
     char *dir = xasprintf("%s/clang", tmpdir);
