@@ -51,7 +51,7 @@ DATADIR ?= $(PREFIX)/share
 MANDIR  ?= $(DATADIR)/man
 INSTALL ?= install
 
-.PHONY: all deps check unit unit-build e2e demo bench clean install uninstall \
+.PHONY: all deps check check-layers unit unit-build e2e demo bench clean install uninstall \
         check-asan check-tsan check-san san-build fuzz fuzz-build
 all: pgolab pgolab.1
 
@@ -111,12 +111,17 @@ unit: $(UNIT)
 e2e: pgolab
 	prove -v tests/e2e/
 
+# The layering: a folder of src/ includes only folders on lower floors (scripts/check-layers.sh).
+check-layers:
+	@sh scripts/check-layers.sh
+
 # Quiet: one line per test file and the totals (tests/check.sh); a failing file's whole
 # output and every skip's reason are shown, everything else is in build/check.log.
 CHECK_LOG := build/check.log
 E2E_DIR ?= tests/e2e
 check: deps
 	@mkdir -p build && : >$(CHECK_LOG)
+	@sh scripts/check-layers.sh
 	@echo "make check: building (output in $(CHECK_LOG))"
 	@if ! $(MAKE) pgolab unit-build $(BUILD)/pgolab-nompi >>$(CHECK_LOG) 2>&1; then \
 	    tail -n 40 $(CHECK_LOG); echo "make check: FAIL: the build failed (see $(CHECK_LOG))"; exit 1; fi

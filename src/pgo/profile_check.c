@@ -9,8 +9,6 @@
 
 #include <assert.h>
 #include <ctype.h>
-#include <errno.h>
-#include <inttypes.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -287,11 +285,8 @@ char *gcov_dump_program(int gcc_major)
 /* Run argv; its stdout into out. -1 with a message naming the command. */
 static int run_tool(const char *const *argv, struct strbuf *out)
 {
-    struct strbuf err = STRBUF_INIT;
-    strbuf_init(&err, 0);
     struct subprocess sp = { .argv = argv, .out = out, .quiet_stderr = 1 };
     int st = subprocess_run(&sp);
-    strbuf_release(&err);
     if (st != 0) {
         char *cmd = subprocess_argv_str(argv);
         if (st > 0)
