@@ -32,6 +32,14 @@ static char *extra_settings(const struct pgo_pipeline *p)
                           "train", train, "train_time", rq->train_time,
                           "train_threads", rq->train_threads,
                           "gate", rq->gate == PGO_GATE_SUITE ? "suite" : "checksum");
+    /* what each trainer's profile holds (the profile check's counts) */
+    json_t *profiles = json_object();
+    for (int i = 0; i < p->ntrainers; i++)
+        json_object_set_new(profiles, p->trainers[i].name, profile_health_json(&p->trainers[i].health));
+    if (o)
+        json_object_set_new(json_object_get(o, "pgo"), "profiles", profiles);
+    else
+        json_decref(profiles);
     char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
     json_decref(o);
     if (!text)

@@ -8,6 +8,8 @@
 #include "util/util.h"
 
 #include <assert.h>
+#include <jansson.h>
+#include <limits.h>
 #include <ctype.h>
 #include <pwd.h>
 #include <stdio.h>
@@ -550,6 +552,19 @@ char *profile_health_line(const struct profile_health *h, bool gcc)
             strbuf_addf(&sb, " (object %s)", h->hot[k].object ? h->hot[k].object : "?");
     }
     return strbuf_detach(&sb);
+}
+
+json_t *profile_health_json(const struct profile_health *h)
+{
+    json_t *hot = json_object();
+    for (int k = 0; k < h->nhot; k++)
+        json_object_set_new(hot, h->hot[k].spec,
+                            json_integer(h->hot[k].count > LLONG_MAX ? LLONG_MAX
+                                                                     : (json_int_t)h->hot[k].count));
+    return json_pack("{s:i,s:i,s:I,s:I,s:I,s:o}", "files", h->files, "objects_counted",
+                     h->objects_counted, "functions", (json_int_t)h->functions,
+                     "functions_counted", (json_int_t)h->functions_counted, "counts",
+                     h->total > LLONG_MAX ? (json_int_t)LLONG_MAX : (json_int_t)h->total, "hot", hot);
 }
 
 int profile_health_save(const struct profile_health *h, const char *path)

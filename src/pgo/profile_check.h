@@ -81,6 +81,12 @@ int profile_health_verdict(const struct profile_health *h, const char *trainer);
  * 30,112 functions, 4.6e10 in all; ExecInterpExpr 3.1e9, PostgresMain 1.2e6". Caller frees. */
 char *profile_health_line(const struct profile_health *h, bool gcc);
 
+/* The coverage as a JSON object for the results database's settings: files, objects_counted
+ * (gcc), functions, functions_counted, counts, and hot {"OBJECT:FUNCTION": count}. New
+ * reference. */
+struct json_t;
+struct json_t *profile_health_json(const struct profile_health *h);
+
 /* Save h as "key: value" lines at path (beside a cached profile) / read it back. 0 or -1
  * (load: -1 quietly when the file is missing or not of this format). */
 int profile_health_save(const struct profile_health *h, const char *path);

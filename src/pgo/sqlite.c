@@ -397,6 +397,8 @@ static char *pgo_extra_settings(const struct sqlite_pgo *p, const struct pgo_set
     json_t *o = json_pack("{s:{s:o,s:i,s:i,s:s}}", "pgo", "train", train, "train_time",
                           s->train_time, "train_threads", s->train_threads,
                           "amalgamation_version", p->version ? p->version : "?");
+    if (o) /* what the profile holds (the profile check's counts) */
+        json_object_set_new(json_object_get(o, "pgo"), "profile", profile_health_json(&p->health));
     char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
     json_decref(o);
     if (!text)

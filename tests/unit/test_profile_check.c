@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "build/build.h"
+#include <jansson.h>
 #include "pgo/profile_check.h"
 #include "util/fs.h"
 #include "util/strbuf.h"
@@ -303,6 +304,12 @@ static void test_names_and_save(void **state)
                                .count = 77 };
     h.hot = &hot;
     h.nhot = 1;
+    json_t *j = profile_health_json(&h);
+    assert_int_equal((int)json_integer_value(json_object_get(j, "files")), 5);
+    assert_int_equal((int)json_integer_value(json_object_get(j, "functions_counted")), 40);
+    assert_true(json_integer_value(json_object_get(j, "counts")) == 123456789LL);
+    assert_int_equal((int)json_integer_value(json_object_get(json_object_get(j, "hot"), "a:f")), 77);
+    json_decref(j);
     char *path = xasprintf("%s/saved.health", tmpdir);
     assert_int_equal(profile_health_save(&h, path), 0);
     struct profile_health back;
