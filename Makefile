@@ -51,7 +51,7 @@ DATADIR ?= $(PREFIX)/share
 MANDIR  ?= $(DATADIR)/man
 INSTALL ?= install
 
-.PHONY: all deps check check-layers unit unit-build e2e demo bench clean install uninstall \
+.PHONY: all deps check check-full check-layers unit unit-build e2e demo bench clean install uninstall \
         check-asan check-tsan check-san san-build fuzz fuzz-build
 all: pgolab pgolab.1
 
@@ -117,15 +117,22 @@ check-layers:
 
 # Quiet: one line per test file and the totals (tests/check.sh); a failing file's whole
 # output and every skip's reason are shown, everything else is in build/check.log.
+# Two tiers: an e2e script with the header line "# tier: full" (it builds a database from
+# source, or runs valgrind) runs only in `make check-full`; `make check` runs the others.
 CHECK_LOG := build/check.log
-E2E_DIR ?= tests/e2e
+E2E_ALL  := $(sort $(wildcard tests/e2e/*.t))
+E2E_FULL := $(sort $(shell grep -l '^\# tier: full' $(E2E_ALL) 2>/dev/null))
+E2E_FAST := $(filter-out $(E2E_FULL),$(E2E_ALL))
+E2E_DIR ?= $(E2E_FAST)
+check-full: deps
+	@$(MAKE) --no-print-directory check E2E_DIR="$(E2E_ALL)"
 check: deps
 	@mkdir -p build && : >$(CHECK_LOG)
 	@sh scripts/check-layers.sh
 	@echo "make check: building (output in $(CHECK_LOG))"
 	@if ! $(MAKE) pgolab unit-build $(BUILD)/pgolab-nompi >>$(CHECK_LOG) 2>&1; then \
 	    tail -n 40 $(CHECK_LOG); echo "make check: FAIL: the build failed (see $(CHECK_LOG))"; exit 1; fi
-	@bash tests/check.sh --log=$(CHECK_LOG) --e2e=$(E2E_DIR) $(UNIT)
+	@bash tests/check.sh --log=$(CHECK_LOG) --e2e="$(E2E_DIR)" $(UNIT)
 
 # ---- sanitizers (tests/sanitizers.sh): pgolab and the unit tests built with ASan + UBSan
 # (check-asan) or TSan (check-tsan) into build-asan/ or build-tsan/, then the unit tests and the

@@ -11,9 +11,10 @@
 #     a read (oltp_point_select) and a write (oltp_update_index) workload, the cheapest under
 #     valgrind (3 variants x 2 workloads x 4 rounds x 2 callgrind children);
 #   - every cell of A2: ratio within 0.01% of 1 (a copy of one library at a path of another
-#     length counts a few instructions per transaction more or less on writes, the same in
-#     every round: the heap and stack layout follows the length of the child's arguments;
-#     see docs/ARCHITECTURE.md), so tiny it never trips --fail-if-slower;
+#     length counts a few instructions per transaction more or less, the same in every round:
+#     the heap and stack layout follows the length of the child's arguments and environment;
+#     see docs/ARCHITECTURE.md; on reads too: 0.999975 in one CI run, so no check asks for
+#     exactly 1), so tiny it never trips --fail-if-slower;
 #   - --fail-if-slower=10: exit 3, B's cells named on stderr, A2 never.
 # The statistics' coverage on noisy time measurements (a CI holds the true ratio in ~95% of
 # trials, an A/A pair is significant in <= 5%) is checked on a synthetic noise model in
@@ -62,8 +63,6 @@ is "$(awk '$1 == "B" && !($6 == 1 && $4 > 1.2)' "$TMP/cells" | wc -l)" 0 \
     "every cell of B: significantly more instructions (CI above 1.2)"
 is "$(awk '$1 == "A2" && !($3 > 0.9999 && $3 < 1.0001 && $4 > 0.9999 && $5 < 1.0001)' "$TMP/cells" | wc -l)" 0 \
     "every cell of A2: ratio and CI within 0.01% of 1"
-is "$(awk '$1 == "A2" && $2 == "oltp_point_select" && $3 == 1 && $4 == 1 && $5 == 1' "$TMP/cells" | wc -l)" 1 \
-    "A2 on oltp_point_select (reads only): ratio exactly 1 (CI 1-1)"
 like "$(cat "$TMP/c.out")" "Instructions per transaction" "the report was printed"
 
 # The knob is checked: a malformed value is refused in one line.
