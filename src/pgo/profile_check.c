@@ -8,6 +8,7 @@
 #include "util/util.h"
 
 #include <assert.h>
+#include <ftw.h>
 #include <jansson.h>
 #include <limits.h>
 #include <ctype.h>
@@ -243,7 +244,8 @@ void profdata_show_parse(const char *text, struct profile_health *h)
     }
 }
 
-bool gcda_is_object(const char *path, const char *object)
+/* Is the data or notes file path (ext ".gcda" or ".gcno") the object's? (gcda_is_object) */
+static bool file_is_object(const char *path, const char *ext, const char *object)
 {
     static const char *const src_ext[] = { ".c", ".cc", ".cpp", ".cxx" };
     const char *base = strrchr(path, '/');
@@ -252,7 +254,7 @@ bool gcda_is_object(const char *path, const char *object)
     if (hash)
         base = hash + 1;
     size_t bl = strlen(base), ol = strlen(object);
-    if (bl < 5 || strcmp(base + bl - 5, ".gcda"))
+    if (bl < 5 || strcmp(base + bl - 5, ext))
         return false;
     bl -= 5;
     /* CMake names objects after the whole source name: sql_parse.cc.o, sql_parse.cc.gcda */
@@ -266,6 +268,11 @@ bool gcda_is_object(const char *path, const char *object)
     if (bl == ol)
         return !strncmp(base, object, ol);
     return bl > ol && base[bl - ol - 1] == '-' && !strncmp(base + bl - ol, object, ol);
+}
+
+bool gcda_is_object(const char *path, const char *object)
+{
+    return file_is_object(path, ".gcda", object);
 }
 
 char *gcov_dump_program(int gcc_major)
@@ -486,6 +493,57 @@ int profile_health_read(const struct profile_check_in *in, struct profile_health
     argvec_clear(&files);
     assert(h->functions_counted <= h->functions);
     return rc;
+}
+
+/* ---- keeping the notes ------------------------------------------------------------------ */
+
+static struct {
+    size_t from_len;
+    const char *to;
+    char *const *hot;
+    int rc;
+} keep;
+
+static int keep_one(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+    (void)st;
+    (void)ftw;
+    size_t n = strlen(path);
+    if (type != FTW_F || n < 5 || strcmp(path + n - 5, ".gcno"))
+        return 0;
+    bool wanted = false;
+    for (char *const *h = keep.hot; h && *h && !wanted; h++) {
+        const char *colon = strchr(*h, ':');
+        char *object = colon ? xstrndup(*h, (size_t)(colon - *h)) : NULL;
+        wanted = object && file_is_object(path, ".gcno", object);
+        free(object);
+    }
+    if (!wanted)
+        return 0;
+    char *dest = path_join(keep.to, path + keep.from_len + 1);
+    char *dir = xstrndup(dest, (size_t)(strrchr(dest, '/') - dest));
+    if (mkdir_p(dir) < 0 || file_copy(path, dest) < 0) {
+        keep.rc = error("keeping the profile notes: cannot copy %s to %s", path, dest);
+        free(dir);
+        free(dest);
+        return 1;
+    }
+    free(dir);
+    free(dest);
+    return 0;
+}
+
+int profile_notes_keep(const char *build_dir, const char *notes_dir, char *const *hot)
+{
+    if (remove_tree(notes_dir) < 0 || mkdir_p(notes_dir) < 0)
+        return -1;
+    keep.from_len = strlen(build_dir);
+    keep.to = notes_dir;
+    keep.hot = hot;
+    keep.rc = 0;
+    if (is_dir(build_dir))
+        nftw(build_dir, keep_one, 32, FTW_PHYS);
+    return keep.rc;
 }
 
 /* ---- the verdict and the report --------------------------------------------------------- */

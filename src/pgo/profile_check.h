@@ -81,6 +81,14 @@ int profile_health_verdict(const struct profile_health *h, const char *trainer);
  * 30,112 functions, 4.6e10 in all; ExecInterpExpr 3.1e9, PostgresMain 1.2e6". Caller frees. */
 char *profile_health_line(const struct profile_health *h, bool gcc);
 
+/* Keep the .gcno notes of an instrumented GCC build that the check reads: the notes of the
+ * objects of hot ("OBJECT:FUNCTION", NULL-terminated) under build_dir, copied to the same
+ * relative path under notes_dir (replaced whole), so the check can name their functions after
+ * the build directory was reused or removed (a recipe whose pgo build compiles in the
+ * instrumented build's directory). None is fine (clang, a target's own PGO options). 0 or -1
+ * with a message. */
+int profile_notes_keep(const char *build_dir, const char *notes_dir, char *const *hot);
+
 /* The coverage as a JSON object for the results database's settings: files, objects_counted
  * (gcc), functions, functions_counted, counts, and hot {"OBJECT:FUNCTION": count}. New
  * reference. */

@@ -536,7 +536,16 @@ int pgo_build_run(struct pgo_pipeline *p, struct pgo_build *b)
         goto out;
     }
     b->sha256 = sha256_file(b->product);
-    if (!b->sha256 || stamp_write(stamp_path, stamp) < 0)
+    if (!b->sha256)
+        goto out;
+    if (b->phase == BUILD_INSTRUMENTED) { /* the notes outlive a reused build directory */
+        char *notes = path_join(b->dir, "notes");
+        int nrc = profile_notes_keep(b->build_dir, notes, p->recipe.hot_functions);
+        free(notes);
+        if (nrc < 0)
+            goto out;
+    }
+    if (stamp_write(stamp_path, stamp) < 0)
         goto out;
     unlink(progress_path);
     unlink(done_path);

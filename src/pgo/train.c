@@ -170,12 +170,16 @@ static int health_check(struct pgo_pipeline *p, struct pgo_trainer *t, const cha
     char *path = xasprintf("%s.health", t->profile_dir);
     char *server_log = log ? xasprintf("%s.server", log) : NULL;
     char *const logs[] = { server_log, NULL };
+    /* the instrumented build's notes as steps.c kept them (an older pgolab kept none: then
+     * its build directory, while it is there) */
+    char *notes = path_join(p->builds[1].dir, "notes");
     struct profile_check_in in = {
         .cc = &p->cc, .profile_dir = t->profile_dir, .profdata = t->profdata,
-        .notes_dir = p->builds[1].build_dir, .hot = p->recipe.hot_functions, .logs = logs,
+        .notes_dir = is_dir(notes) ? notes : p->builds[1].build_dir, .hot = p->recipe.hot_functions, .logs = logs,
         .train_uid = uid, .train_user = user, .train_start = start,
     };
     int rc = profile_health_run(&in, t->name, path, log != NULL, &t->health);
+    free(notes);
     free(server_log);
     free(user);
     free(path);

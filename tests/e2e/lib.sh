@@ -507,9 +507,10 @@ pgo() {
 }
 
 # errors_of FILE: a pgo run's stderr without the phase lines it prints off a terminal
-# ("source: ...", "build: ...", "training: ...", "bolt: ...", "correctness gate: ...") and
+# ("source: ...", "build: ...", "training: ...", "bolt: ...", "correctness gate: ...") and the
+# lines that say why a cached phase is redone ("rebuilding B: ...", "retraining T: ...), and
 # without blank lines: what is left are its warnings and errors.
-errors_of() { grep -vE '^(source|amalgamation|build|training|bolt|correctness gate): ' "$1" | grep -v '^[[:space:]]*$'; }
+errors_of() { grep -vE '^(source|amalgamation|build|training|bolt|correctness gate|rebuilding [^ :]+|retraining [^ :]+): ' "$1" | grep -v '^[[:space:]]*$'; }
 # info VARIANT-DIR KEY: KEY's value in the build-info.txt the stand-in of that build wrote
 info() { sed -n "s/^$2: //p" "$1/prefix/share/standin/build-info.txt" 2>/dev/null; }
 # count FILE RE: the number of lines of FILE matching RE (grep's basic regex; 0 for a missing file)

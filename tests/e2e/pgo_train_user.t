@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: full (make check-full, .ci/run): it builds a database or the stand-in from source, or runs valgrind
 # pgo_train_user.t: what happens to a trainer's profile, on the stand-in (tests/standin, the real
 # mariadbd as its child) and the real recipes/mariadb.json.
 # Training user: pgolab runs as root and the stand-in's serving processes switch to user nobody
@@ -48,6 +49,9 @@ is "$unwritable" 0 "every .gcda file is writable for nobody"
 like "$(cat "$TMP/user.out")" "^  training +oltp_point_select, 2 s each, 2 threads: profile counts in [1-9][0-9]* of $gcda objects, [1-9][0-9]* of [1-9][0-9]* functions, [^;]* counts in all; main [1-9]" \
     "summary: the profile check's counts, main's among them"
 like "$(head -1 "$PROF.health")" "^pgolab-profile-health: 1$" "the counts are saved beside the profile"
+ok "the notes of the hot function's object are kept beside the instrumented build" \
+    test -s "$ROOT/instrumented/notes/CMakeFiles/mariadbd.dir/standin.c.gcno"
+is "$(find "$ROOT/instrumented/notes" -name '*.gcno' | wc -l)" 1 "... and only those (statement.c's are not)"
 
 note "---- a removed cached profile is retrained, and said so"
 rm -rf "$PROF"
