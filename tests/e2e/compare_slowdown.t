@@ -1,4 +1,5 @@
 #!/bin/bash
+# tier: full (make check-full, .ci/run): it builds a database or the stand-in from source, or runs valgrind
 # compare_slowdown.t: a real slowdown of known size is found, exactly, and trips
 # --fail-if-slower live; an A/A pair in the same experiment does not.
 # Three variants of the same SQLite library: A (baseline), A2 (a copy: the A/A pair) and B (a

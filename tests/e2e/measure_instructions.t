@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: full (make check-full, .ci/run): it builds a database or the stand-in from source, or runs valgrind
 # `pgolab compare --measure=instructions`: the deterministic mode for noisy machines. An A/A
 # run of the system libsqlite3 against a copy of itself under valgrind callgrind: exit 0, the
 # report says it shows instructions per transaction (not time), the two variants agree within

@@ -1,4 +1,5 @@
 #!/bin/bash
+# tier: full (make check-full, .ci/run): it builds a database or the stand-in from source, or runs valgrind
 # memcheck.t: a short multi-threaded `pgolab bench run` of each driver under valgrind memcheck:
 # SQLite on a file, MariaDB and PostgreSQL on servers this test starts with `pgolab server
 # start` (stopped at the end). The run exits 0 with transactions counted, and memcheck finds no

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: full (make check-full, .ci/run): it builds a database or the stand-in from source, or runs valgrind
 # `pgolab pgo sqlite --variants=baseline,pgo,bolt,pgo+bolt` end to end (issue 14), small: -O1,
 # short BOLT training and a 2-round measurement. BOLT instruments each input library, the
 # instrumented copies write one .fdata per process, the merged profile covers SQLite's hot

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: full (make check-full, .ci/run): it builds a database or the stand-in from source, or runs valgrind
 # pgo_interrupt.t: `pgolab pgo sqlite` stopped by Ctrl-C (SIGINT to its process group) in each
 # phase in turn, and run again each time with the same options: the amalgamation, the baseline
 # and instrumented builds, training, the pgo build and the measurement (the gate is run through once: see 5).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: full (make check-full, .ci/run): it builds a database or the stand-in from source, or runs valgrind
 # `pgolab pgo postgresql --variants=baseline,pgo,pgo+bolt` end to end with reduced but real
 # settings (-O1 builds): Debian's postgresql-15 source (apt-get source), three real builds of
 # the server (recipes/postgresql.json; baseline and pgo linked for BOLT with the recipe's bolt

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: full (make check-full, .ci/run): it builds a database or the stand-in from source, or runs valgrind
 # pgo_recipes.t: the mechanics of the mysql and mariadb recipes on the stand-in cmake project
 # (tests/standin: a small C program that records how it was built and runs the real MariaDB
 # server as its child), with a real managed MariaDB server for training, gate and measurement.

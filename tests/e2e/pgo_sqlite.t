@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: full (make check-full, .ci/run): it builds a database or the stand-in from source, or runs valgrind
 # `pgolab pgo sqlite` end to end, small and fast (-O1, short training and runs): the three
 # builds exist and differ, training left non-empty profile data that the pgo build was compiled
 # with (and no missing-profile warning), the correctness gate passed, the report has every

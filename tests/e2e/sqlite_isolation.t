@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: full (make check-full, .ci/run): it builds a database or the stand-in from source, or runs valgrind
 # Proves the SQLite variant under test is the only SQLite code running in the measured process.
 # The variant is built from Debian's SQLite source with a marked source id and without
 # -Bsymbolic (so its internal calls to its own exported functions could be interposed). Plainly
