@@ -171,7 +171,10 @@ int subprocess_run(const struct subprocess *sp)
     }
     if (got == (ssize_t)sizeof(child_errno)) {
         char *cmd = subprocess_argv_str(sp->argv);
-        error("cannot run '%s'%s%s: %s", cmd, sp->cwd ? " in " : "", sp->cwd ? sp->cwd : "",
+        char who[40] = "";
+        if (sp->run_as)
+            snprintf(who, sizeof(who), " as uid %d", (int)sp->run_uid);
+        error("cannot run '%s'%s%s%s: %s", cmd, sp->cwd ? " in " : "", sp->cwd ? sp->cwd : "", who,
               strerror(child_errno));
         free(cmd);
         return -1;
