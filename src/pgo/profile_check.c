@@ -3,6 +3,7 @@
 #include "pgo/profile_check.h"
 #include "util/fs.h"
 #include "util/progress.h"
+#include "util/signals.h"
 #include "util/strbuf.h"
 #include "util/subprocess.h"
 #include "util/util.h"
@@ -298,7 +299,7 @@ static int run_tool(const char *const *argv, struct strbuf *out)
     int st = subprocess_run(&sp);
     if (st != 0) {
         char *cmd = subprocess_argv_str(argv);
-        if (st > 0)
+        if (st > 0 && !sig_child_interrupted(st)) /* else the user's interrupt: the caller says so */
             error("profile check: %s failed (exit %d)", cmd, st);
         free(cmd);
         return -1;
