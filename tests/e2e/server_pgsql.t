@@ -175,6 +175,10 @@ is "$RC" 0 "kill -9: start exit 0"
 started k1
 isnt "$(comm -13 <(echo "$dsm_before") <(dsm) | wc -l)" 0 "kill -9: the server made /dev/shm/PostgreSQL.* segments"
 kill -KILL "$PID"
+# SIGKILL is delivered asynchronously: stop must find the postmaster gone (or a zombie), not
+# still dying (then it would signal it and warn about its log instead)
+dead() { local st; st=$(ps -o stat= -p "$1" 2>/dev/null); [ -z "$st" ] || [ "${st#Z}" != "$st" ]; }
+poll 200 0.05 dead "$PID"
 srv k1stop stop --datadir="$D"
 is "$RC" 0 "kill -9: stop exit 0"
 like "$(cat "$TMP/k1stop.err")" "^WARNING: .*postgres \(pid $PID\) was not running$" "kill -9: stop warns it was not running (and nothing else)"
