@@ -391,6 +391,22 @@ int srv_run_identity(const struct server_flavor *f, struct srv_run_as *ra)
     return 0;
 }
 
+int server_run_user(enum server_kind kind, uid_t *uid, char **name)
+{
+    struct srv_run_as ra;
+    if (srv_run_identity(srv_flavor(kind), &ra) < 0)
+        return -1;
+    if (ra.drop) {
+        *uid = ra.uid;
+        *name = ra.name;
+        return 0;
+    }
+    struct passwd *pw = getpwuid(geteuid());
+    *uid = geteuid();
+    *name = pw ? xstrdup(pw->pw_name) : xasprintf("uid %d", (int)*uid);
+    return 0;
+}
+
 /* Can ra's user search (x) directory st? The owner, group (incl. supplementary) or other
  * bits apply, whichever class matches first, like the kernel's check. */
 static bool searchable(const struct stat *st, const struct srv_run_as *ra)

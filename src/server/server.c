@@ -20,7 +20,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
-#include <pwd.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -952,22 +951,6 @@ int server_stop(struct server *s, double timeout_s)
         }
     }
     return rc;
-}
-
-int server_run_user(enum server_kind kind, uid_t *uid, char **name)
-{
-    struct srv_run_as ra;
-    if (srv_run_identity(srv_flavor(kind), &ra) < 0)
-        return -1;
-    if (ra.drop) {
-        *uid = ra.uid;
-        *name = ra.name;
-        return 0;
-    }
-    struct passwd *pw = getpwuid(geteuid());
-    *uid = geteuid();
-    *name = pw ? xstrdup(pw->pw_name) : xasprintf("uid %d", (int)*uid);
-    return 0;
 }
 
 /* ------------------------------------------------------------------ client side */
