@@ -501,7 +501,7 @@ int profile_health_read(const struct profile_check_in *in, struct profile_health
 static struct {
     size_t from_len;
     const char *to;
-    char *const *hot;
+    struct profile_health hot; /* the hot specs, parsed once (parse_hot) */
     int rc;
 } keep;
 
@@ -513,12 +513,8 @@ static int keep_one(const char *path, const struct stat *st, int type, struct FT
     if (type != FTW_F || n < 5 || strcmp(path + n - 5, ".gcno"))
         return 0;
     bool wanted = false;
-    for (char *const *h = keep.hot; h && *h && !wanted; h++) {
-        const char *colon = strchr(*h, ':');
-        char *object = colon ? xstrndup(*h, (size_t)(colon - *h)) : NULL;
-        wanted = object && file_is_object(path, ".gcno", object);
-        free(object);
-    }
+    for (int k = 0; k < keep.hot.nhot && !wanted; k++)
+        wanted = keep.hot.hot[k].object && file_is_object(path, ".gcno", keep.hot.hot[k].object);
     if (!wanted)
         return 0;
     char *dest = path_join(keep.to, path + keep.from_len + 1);
@@ -540,10 +536,12 @@ int profile_notes_keep(const char *build_dir, const char *notes_dir, char *const
         return -1;
     keep.from_len = strlen(build_dir);
     keep.to = notes_dir;
-    keep.hot = hot;
+    memset(&keep.hot, 0, sizeof(keep.hot));
+    parse_hot(&keep.hot, hot);
     keep.rc = 0;
     if (is_dir(build_dir))
         nftw(build_dir, keep_one, 32, FTW_PHYS);
+    profile_health_release(&keep.hot);
     return keep.rc;
 }
 
