@@ -140,7 +140,7 @@ MPIRUN=$!
 victim=
 for _ in $(seq 1 100); do  # rank 1, once the job runs (at most 10 s)
     if grep -q '^\[ 1s \]' "$TMP/sqdie.out" 2>/dev/null; then
-        for p in $(pgrep -f "^$PGOLAB bench"); do
+        for p in $(pgrep -f "^$PGOLAB bench .*--sqlite-db=$TMP/sb.db"); do  # this file's ranks only
             grep -qz '^OMPI_COMM_WORLD_RANK=1$' "/proc/$p/environ" 2>/dev/null && victim=$p
         done
         break

@@ -22,11 +22,14 @@ t skips 'ok "first" true; skip 2 "needs the moon; runs in space.t"; skip_anywher
 note "---- a passing suite"
 bash "$CHECK" --log="$TMP/pass.log" --e2e="$S" "$REPO_DIR/build/tests/test_strbuf" >"$TMP/pass.out" 2>&1
 is "$?" 0 "passing suite: exit 0"
-is "$(grep -c '^e2e   ' "$TMP/pass.out")" 2 "one line per e2e file"
+is "$(grep -c "^e2e   $S/" "$TMP/pass.out")" 2 "one line per e2e file"
 like "$(cat "$TMP/pass.out")" "^e2e   $S/pass\.t \.+ ok   2 checks$" "a passing file: ok and its number of checks"
 like "$(cat "$TMP/pass.out")" "^unit  test_strbuf \.+ ok   [0-9]+ tests$" "a unit binary: one line"
 like "$(cat "$TMP/pass.out")" "^unit  total: 1 files, [0-9]+ tests, 0 skipped, 0 files failed$" "unit totals"
-like "$(cat "$TMP/pass.out")" "^Files=2, Tests=6," "prove's totals"
+like "$(cat "$TMP/pass.out")" "^e2e   total: 2 files, 6 checks, [0-9]+ s, 4 at a time, 0 files failed$" "e2e totals"
+# each file's output is in the log in one piece, under its own header, however many ran at once
+is "$(awk -v f="$S/pass.t" '/^==== e2e / { on = ($3 == f) } on && /^(not )?ok [0-9]+/' "$TMP/pass.log" | wc -l)" 2 \
+    "the log: pass.t's checks under its own header"
 like "$(cat "$TMP/pass.out")" "^      SKIP: needs the moon; runs in space\.t$" "a skip's reason is shown"
 like "$(cat "$TMP/pass.out")" "^      SKIP: lost a race; runs only here$" "... every skip's"
 unlike "$(cat "$TMP/pass.out")" "noise on stderr|^ok 1|\[ RUN" "no test output of passing files"
@@ -42,8 +45,21 @@ like "$(cat "$TMP/fail.out")" "^e2e   $S/fail\.t \.+ FAILED$" "its line says FAI
 like "$(cat "$TMP/fail.out")" "^    \| not ok 2 - second$" "its whole output is shown: the failing check"
 like "$(cat "$TMP/fail.out")" "^    \| ok 1 - first$" "... the passing ones"
 like "$(cat "$TMP/fail.out")" "^    \| # context for the failure$" "... and its stderr (diag)"
+like "$(cat "$TMP/fail.out")" "^e2e   failed: $S/fail\.t$" "the failed files are listed at the end"
 like "$(tail -1 "$TMP/fail.out")" "^make check: FAIL" "the last line says FAIL"
 rm "$S/fail.t"
+
+note "---- CHECK_JOBS, and a serial file"
+t alone 'ok "alone" true'
+sed -i '2i # serial' "$S/alone.t"
+CHECK_JOBS=1 bash "$CHECK" --log="$TMP/j1.log" --e2e="$S" >"$TMP/j1.out" 2>&1
+is "$?" 0 "CHECK_JOBS=1: exit 0"
+like "$(cat "$TMP/j1.out")" "^e2e   total: 3 files, 7 checks, [0-9]+ s, 1 at a time, 0 files failed$" "CHECK_JOBS=1: one at a time"
+is "$(grep "^e2e   $S/" "$TMP/j1.out" | tail -1 | awk '{print $2}')" "$S/alone.t" "a '# serial' file runs after the others"
+rm "$S/alone.t"
+CHECK_JOBS=x bash "$CHECK" --log="$TMP/jx.log" --e2e="$S" >"$TMP/jx.out" 2>&1
+is "$?" 1 "CHECK_JOBS=x: exit 1"
+like "$(cat "$TMP/jx.out")" "^check\.sh: CHECK_JOBS=x: expected a number of parallel e2e files, 1 or more$" "... in one line"
 
 note "---- a failing unit binary stops before e2e"
 printf '#!/bin/sh\necho "[ RUN      ] test_x"\necho "[  FAILED  ] test_x"\nexit 1\n' >"$TMP/test_broken"

@@ -139,14 +139,15 @@ if have mariadbd || [ -x /usr/sbin/mariadbd ]; then
     (cd "$W" && timeout 180 "$PGOLAB" compare --variant a=mysql:/usr/sbin/mariadbd --variant b=mysql:/usr/sbin/mariadbd \
         --server-option=innodb_no_such_option=1 --bench=oltp_point_select --threads=1 --rounds=1 --time=1 \
         --table-size=100 --results="$R" >"$TMP/cmp.out" 2>"$TMP/cmp.err")
-    is "$?" 1 "compare with a bad --server-option: exit 1"
+    is "$?" 1 "compare with a bad --server-option: exit 1" || diag "$(cat "$TMP/cmp.err")"
     like "$(cat "$TMP/cmp.err")" "^experiment 1 removed from $R: it failed before its first run$" \
         "compare: the experiment is removed again"
     unlike "$(cat "$TMP/cmp.err")" "resume" "compare: no --resume suggested"
     "$PGOLAB" history --results="$R" >"$TMP/h.out" 2>&1
     is "$(cat "$TMP/h.out")" "no experiments in $R" "compare: no junk row in history"
     log=$(sed -n 's/^---- last lines of \(.*\):$/\1/p' "$TMP/cmp.err" | head -1)
-    is "$log" "$R.logs/experiment-1-a-server-start.log" "the message names a server log beside the results"
+    is "$log" "$R.logs/experiment-1-a-server-start.log" "the message names a server log beside the results" ||
+        diag "$(grep -v '^20' "$TMP/cmp.err")"
     ok "that log is kept" grep -q "innodb_no_such_option" "$log"
 
     note "---- server status without --datadir: the running pgolab servers"
