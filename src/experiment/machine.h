@@ -1,8 +1,9 @@
 /* machine: how busy the machine was during an experiment, compared with its latest
  * calibration, and what a calibration recommends for a target precision. A layer beside
- * precision.h (pure functions of configs and results, plus the lookup of a calibration in the
- * results store); used by calibrate (it prints the state and the recommendation), compare
- * (--from-calibration; the warning) and the reports (report/precision.c).
+ * precision.h (pure functions of configs and results; finding the calibration in the results
+ * store is machine_calibration_find(), record.h, as it loads an experiment); used by
+ * calibrate (it prints the state and the recommendation), compare (--from-calibration; the
+ * warning) and the reports (report/precision.c).
  *
  * A calibration's machine state is computed from its recorded runs (their system metrics and
  * tps, stored in the results database by `pgolab calibrate`), so nothing beyond the runs is
@@ -16,7 +17,6 @@
 #include <jansson.h>
 
 #include "experiment/model.h"
-#include "store/store.h"
 #include "util/strbuf.h"
 
 /* The state of the machine over an experiment's time-mode runs: medians over the runs with
@@ -49,13 +49,6 @@ struct machine_state {
 /* The state of res's runs (of cfg) into *out (experiment_id 0, created_at res->started_at). */
 void machine_state_of(const struct experiment_config *cfg, const struct experiment_result *res,
                       struct machine_state *out);
-
-/* The latest complete `pgolab calibrate` experiment in s recorded on host (the hostname of its
- * environment; NULL = this host) with an id below before_id (the experiment it is for; 0 = any),
- * loaded into *out (experiment_loaded_release() it). 0 found, 1 none, -1 after a message (the
- * store failed). */
-int machine_calibration_find(struct store *s, const char *host, int64_t before_id,
-                             struct experiment_loaded *out);
 
 /* Is now busier than cal? The reasons ("load1 2.4 vs 0.3 at calibration") are appended to
  * why (may be NULL), "; "-separated. Returns the number of reasons (0 = not busier; also when

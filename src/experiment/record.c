@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 char *experiment_settings_json(const struct experiment_config *cfg, const char *extra_json)
 {
@@ -573,4 +574,40 @@ out:
     if (rc < 0)
         experiment_loaded_release(out);
     return rc;
+}
+
+/* ---- the latest calibration of a host (for experiment/machine.h's comparisons) */
+
+struct calib_ctx {
+    char host[256];
+    int64_t best, before;
+};
+
+static int calib_cb(const struct store_experiment *e, void *ctx)
+{
+    struct calib_ctx *f = ctx;
+    if (strcmp(e->kind, "calibrate") || strcmp(e->status, "complete") || e->id <= f->best ||
+        (f->before > 0 && e->id >= f->before))
+        return 0;
+    json_t *env = e->environment_json ? json_loads(e->environment_json, 0, NULL) : NULL;
+    const char *h = json_string_value(json_object_get(env, "hostname"));
+    if (h && !strcmp(h, f->host))
+        f->best = e->id;
+    json_decref(env);
+    return 0;
+}
+
+int machine_calibration_find(struct store *s, const char *host, int64_t before_id,
+                             struct experiment_loaded *out)
+{
+    struct calib_ctx f = { .best = 0, .before = before_id };
+    if (host)
+        snprintf(f.host, sizeof(f.host), "%s", host);
+    else if (gethostname(f.host, sizeof(f.host) - 1) < 0)
+        return 1;
+    if (store_experiments_list(s, calib_cb, &f) < 0)
+        return -1;
+    if (!f.best)
+        return 1;
+    return experiment_load(s, f.best, out) < 0 ? -1 : 0;
 }

@@ -1,9 +1,10 @@
 /* record: an experiment in the results store (src/store): the settings that define it, the
  * experiment row and its variants when it begins, --resume (refusals, the stored seed), its
  * final status, and reading it back (experiment_load(): the config and result a report needs,
- * as struct experiment_loaded, src/experiment/model.h). Each run itself is committed by
- * run_once() (src/experiment/run.c) as soon as it ends. The store stays the caller's; what
- * experiment_load() fills is owned by the struct experiment_loaded. */
+ * as struct experiment_loaded, src/experiment/model.h; machine_calibration_find(): the latest
+ * calibration of a host). Each run itself is committed by run_once() (src/experiment/run.c)
+ * as soon as it ends. The store stays the caller's; what experiment_load() fills is owned by
+ * the struct experiment_loaded. */
 #ifndef PGOLAB_EXPERIMENT_RECORD_H
 #define PGOLAB_EXPERIMENT_RECORD_H
 
@@ -63,6 +64,13 @@ int experiment_lookup(struct store *s, int64_t id, struct store_experiment *out)
  * appearance, rounds = the largest round). An experiment that is not complete gets a
  * res.error saying so, so the report marks it INCOMPLETE. -1 with a message on error. */
 int experiment_load(struct store *s, int64_t id, struct experiment_loaded *out);
+
+/* The latest complete `pgolab calibrate` experiment in s recorded on host (the hostname of its
+ * environment; NULL = this host) with an id below before_id (the experiment it is for; 0 = any),
+ * loaded into *out (experiment_loaded_release() it). 0 found, 1 none, -1 after a message (the
+ * store failed). Here, not in machine.h, because it loads with experiment_load(). */
+int machine_calibration_find(struct store *s, const char *host, int64_t before_id,
+                             struct experiment_loaded *out);
 
 /* ---- for the engine's own files (src/experiment/) */
 
