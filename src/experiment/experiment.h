@@ -28,13 +28,16 @@
 #include <jansson.h>
 
 #include "experiment/callgrind.h"
-#include "experiment/profiling.h"
 #include "experiment/cells.h"
 #include "experiment/environment.h"
 #include "experiment/machine.h"
 #include "experiment/model.h"
+#include "experiment/pinning.h"
+#include "experiment/placement.h"
 #include "experiment/plan.h"
 #include "experiment/precision.h"
+#include "experiment/profiles.h"
+#include "experiment/profiling.h"
 #include "experiment/record.h"
 #include "experiment/results_json.h"
 #include "experiment/run.h"

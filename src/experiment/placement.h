@@ -10,8 +10,10 @@
  * alone, as its threads would share one CPU), or CLIENT[:SERVER], two CPU lists in taskset's
  * syntax ("0", "2-3,6"): the client on CLIENT, a managed server on SERVER (the rest of the
  * allowed CPUs when SERVER is left out).
- * The struct is a value (no heap); the engine (run.c) asks it for each run's sets and hands
- * them to the child's fork (util/subprocess) and the server's (server/process.c). */
+ * This header is the data type, read by the reports too: the struct, CPU lists, the report's
+ * description and the settings' JSON. Parsing the option, resolving it against the allowed
+ * CPUs and each run's sets are the engine's (experiment/pinning.h). The struct is a value (no
+ * heap). */
 #ifndef PGOLAB_EXPERIMENT_PLACEMENT_H
 #define PGOLAB_EXPERIMENT_PLACEMENT_H
 
@@ -38,20 +40,6 @@ struct cpu_placement {
 int cpu_list_parse(const char *s, cpu_set_t *set);
 /* *set as a CPU list ("0-1,3") into buf (size bytes). */
 void cpu_list_format(const cpu_set_t *set, char *buf, size_t size);
-
-/* --cpu-placement=auto|off|CLIENT[:SERVER] into *p (zeroed first, then resolved by
- * cpu_placement_resolve() against the CPUs this process may use: a list naming a CPU outside
- * them is refused). -1 after a one-line message naming the option and what would be right. */
-int cpu_placement_parse(const char *s, struct cpu_placement *p);
-
-/* Resolve p->mode against the CPUs allowed to this process (sched_getaffinity): fills active,
- * the sets and their strings. 0, or -1 after a message (a list outside the allowed CPUs). */
-int cpu_placement_resolve(struct cpu_placement *p);
-
-/* The CPUs for one run's client (the bench child) and managed server, NULL = leave it alone.
- * in_process: the client is the engine (SQLite); threads: the run's client threads. */
-const cpu_set_t *cpu_placement_client(const struct cpu_placement *p, bool in_process, int threads);
-const cpu_set_t *cpu_placement_server(const struct cpu_placement *p);
 
 /* One line for the report header: "client on CPU 0, managed server on CPU 1 (auto)" (without
  * server: the client's part alone, noting auto's SQLite rule), or "off (1 CPU allowed)" /

@@ -3,6 +3,7 @@
 #include "experiment/run.h"
 #include "experiment/callgrind.h"
 #include "experiment/loading.h"
+#include "experiment/pinning.h"
 #include "experiment/profiling.h"
 #include "metrics/sampler.h"
 #include "server/server.h"

@@ -1,5 +1,5 @@
-/* Unit tests for the rest of issue 16's precision work: experiment/placement.c (CPU lists,
- * --cpu-placement), the CPU time per transaction metric and its paired statistics, and
+/* Unit tests for the rest of issue 16's precision work: experiment/placement.c and pinning.c (CPU
+ * lists, --cpu-placement), the CPU time per transaction metric and its paired statistics, and
  * experiment/machine.c (the machine state, "busier than at calibration", the rounds a target
  * needs and calibrate's recommendation), on synthetic runs with hand-computed values. */
 #include <stdarg.h>
@@ -15,6 +15,7 @@
 
 #include "experiment_fixtures.h"
 #include "experiment/machine.h"
+#include "experiment/pinning.h"
 #include "experiment/placement.h"
 #include "experiment/precision.h"
 #include "stats/sequential.h"
