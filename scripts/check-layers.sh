@@ -15,8 +15,8 @@ floor() {
     build | db | metrics | profile | server | stats | store) echo 1 ;;
     oltp) echo 2 ;;
     bench) echo 3 ;;
-    experiment) echo 4 ;;
-    report) echo 5 ;;
+    model) echo 4 ;;
+    experiment | report) echo 5 ;;
     pgo) echo 6 ;;
     cli) echo 7 ;;
     *) echo "" ;;

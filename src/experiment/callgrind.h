@@ -10,7 +10,7 @@
 
 #include <stdint.h>
 
-#include "experiment/model.h"
+#include "model/model.h"
 #include "util/argvec.h"
 
 /* Switch cfg to --measure=instructions with `events` per run (>= 5): checks that valgrind

@@ -4,9 +4,9 @@
  * (run.c), skipping what the results store already holds. Owned by the experiment engine;
  * used by compare, pgo and calibrate. */
 #include "experiment/experiment.h"
-#include "experiment/environment.h"
+#include "model/environment.h"
 #include "experiment/plan.h"
-#include "experiment/precision.h"
+#include "model/precision.h"
 #include "experiment/record.h"
 #include "experiment/run.h"
 #include "stats/sequential.h"

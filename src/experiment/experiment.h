@@ -3,19 +3,22 @@
  * shuffled per round), every run a child `pgolab bench ... run --format=json` on a fresh copy
  * of the same prepared data. experiment_run() (experiment.c) is the loop; each other concern
  * of the engine has its own file and header, all included here so that a command needs only
- * this one:
- *   model.h         the data model: config, variants, runs, results, loaded experiments
- *   cells.h         per-cell statistics (a layer below both the engine and the reports)
+ * this one (it includes src/model's headers too):
  *   plan.h          the run order and its seeds
- *   precision.h     paired per-round CIs, --target-ci's stopping rule, the noise per cell
  *   run.h           one run: its data, the managed server, the child and its JSON report
  *   callgrind.h     --measure=instructions
+ *   pinning.h       --cpu-placement resolved, and each run's CPU sets
+ *   profiling.h     --profile: each run's profile and its "profile" object
  *   variants.h      the variants' fingerprints
  *   record.h        recording in, resuming from and loading from the results store
  *   results_json.h  the --output JSON file
- *   environment.h   the machine's environment and the diff of two
- * The reports (src/report) include model.h and cells.h (and environment.h), never this
- * header, and nothing here includes src/report. The config and its strings are owned by the
+ * What the engine and the reports share is src/model, the layer below both: model.h (the
+ * data model: config, variants, runs, results, loaded experiments), cells.h (per-cell
+ * statistics), precision.h (paired per-round CIs, --target-ci's stopping rule, the noise per
+ * cell), machine.h (the machine state against a calibration), environment.h (the machine's
+ * environment and the diff of two), placement.h (the CPU placement as data) and profiles.h
+ * (stored profiles read back). The reports (src/report) include those, never this header,
+ * and nothing here includes src/report. The config and its strings are owned by the
  * caller; results are owned by the experiment_result and freed by
  * experiment_result_release(). */
 #ifndef PGOLAB_EXPERIMENT_H
@@ -28,20 +31,20 @@
 #include <jansson.h>
 
 #include "experiment/callgrind.h"
-#include "experiment/cells.h"
-#include "experiment/environment.h"
-#include "experiment/machine.h"
-#include "experiment/model.h"
 #include "experiment/pinning.h"
-#include "experiment/placement.h"
 #include "experiment/plan.h"
-#include "experiment/precision.h"
-#include "experiment/profiles.h"
 #include "experiment/profiling.h"
 #include "experiment/record.h"
 #include "experiment/results_json.h"
 #include "experiment/run.h"
 #include "experiment/variants.h"
+#include "model/cells.h"
+#include "model/environment.h"
+#include "model/machine.h"
+#include "model/model.h"
+#include "model/placement.h"
+#include "model/precision.h"
+#include "model/profiles.h"
 #include "server/server.h"
 #include "store/store.h"
 

@@ -10,7 +10,7 @@
 #include <sched.h>
 #include <stdbool.h>
 
-#include "experiment/placement.h"
+#include "model/placement.h"
 
 /* --cpu-placement=auto|off|CLIENT[:SERVER] into *p (zeroed first, then resolved by
  * cpu_placement_resolve() against the CPUs this process may use: a list naming a CPU outside

@@ -1,6 +1,6 @@
 /* profiling: --profile in the experiment engine (see profiling.h). */
 #include "experiment/profiling.h"
-#include "experiment/profiles.h"
+#include "model/profiles.h"
 #include "profile/sampler.h"
 #include "util/fs.h"
 #include "util/strbuf.h"

@@ -9,7 +9,7 @@
 
 #include <stdbool.h>
 
-#include "experiment/model.h"
+#include "model/model.h"
 #include "profile/profile.h"
 #include "profile/session.h"
 #include "util/argvec.h"

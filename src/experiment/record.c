@@ -1,9 +1,9 @@
 /* record: recording, resuming and reading back an experiment in the results store (see
  * record.h). Owns no state. */
 #include "experiment/record.h"
-#include "experiment/precision.h"
+#include "model/precision.h"
 #include "experiment/callgrind.h"
-#include "experiment/environment.h"
+#include "model/environment.h"
 #include "server/server.h"
 #include "store/store.h"
 #include "util/fmt.h"
@@ -576,7 +576,7 @@ out:
     return rc;
 }
 
-/* ---- the latest calibration of a host (for experiment/machine.h's comparisons) */
+/* ---- the latest calibration of a host (for model/machine.h's comparisons) */
 
 struct calib_ctx {
     char host[256];

@@ -1,7 +1,7 @@
 /* record: an experiment in the results store (src/store): the settings that define it, the
  * experiment row and its variants when it begins, --resume (refusals, the stored seed), its
  * final status, and reading it back (experiment_load(): the config and result a report needs,
- * as struct experiment_loaded, src/experiment/model.h; machine_calibration_find(): the latest
+ * as struct experiment_loaded, src/model/model.h; machine_calibration_find(): the latest
  * calibration of a host). Each run itself is committed by run_once() (src/experiment/run.c)
  * as soon as it ends. The store stays the caller's; what experiment_load() fills is owned by
  * the struct experiment_loaded. */
@@ -10,7 +10,7 @@
 
 #include <stdint.h>
 
-#include "experiment/model.h"
+#include "model/model.h"
 #include "store/store.h"
 
 /* The settings that define the measurement, as JSON object text (caller frees):

@@ -1,7 +1,7 @@
 /* results_json: the JSON results file of an experiment (see results_json.h). */
 #include "experiment/results_json.h"
-#include "experiment/cells.h"
-#include "experiment/precision.h"
+#include "model/cells.h"
+#include "model/precision.h"
 #include "util/fmt.h"
 #include "util/strbuf.h"
 #include "util/util.h"

@@ -5,7 +5,7 @@
 #ifndef PGOLAB_EXPERIMENT_RESULTS_JSON_H
 #define PGOLAB_EXPERIMENT_RESULTS_JSON_H
 
-#include "experiment/model.h"
+#include "model/model.h"
 
 /* Write every run, the variants' fingerprints, settings, environment, run order and the
  * summary cells as JSON (via path.tmp + rename, so a reader never sees half a file).

@@ -11,7 +11,7 @@
 #ifndef PGOLAB_EXPERIMENT_RUN_H
 #define PGOLAB_EXPERIMENT_RUN_H
 
-#include "experiment/model.h"
+#include "model/model.h"
 #include "server/server.h"
 #include "util/argvec.h"
 #include "util/signals.h"

@@ -3,11 +3,11 @@
  * binary, the version and source id the library reports (asked of a `pgolab bench ... info`
  * child) and the file it was loaded from; a managed server's flavor and version from its
  * --version; a running server's version as it reports it. The fingerprint strings are heap
- * strings owned by the variant (experiment_variant_release(), src/experiment/model.h). */
+ * strings owned by the variant (experiment_variant_release(), src/model/model.h). */
 #ifndef PGOLAB_EXPERIMENT_VARIANTS_H
 #define PGOLAB_EXPERIMENT_VARIANTS_H
 
-#include "experiment/model.h"
+#include "model/model.h"
 
 /* Fill sha256/version/source_id/loaded_from of every variant where NULL (sha256 via the
  * sha256sum program, the rest by asking `pgolab bench --sqlite-library=LIB --format=json

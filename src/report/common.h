@@ -1,7 +1,7 @@
 /* common: what the reports of experiments share (the shapes of tables.c, the comparison of
  * compare.c, the --fail-if-slower lines of slower.c): the output formats, the header of a
  * report in text or markdown, the tables' metric titles, the bootstrap seed of a report cell,
- * and the pieces of the CSV and JSON formats. Reads results only (src/experiment/model.h,
+ * and the pieces of the CSV and JSON formats. Reads results only (src/model/model.h,
  * cells.h); owns no state; what it writes goes to the caller's strbuf, and JSON values it
  * returns are new references. */
 #ifndef PGOLAB_REPORT_COMMON_H
@@ -11,8 +11,8 @@
 
 #include <jansson.h>
 
-#include "experiment/cells.h"
-#include "experiment/model.h"
+#include "model/cells.h"
+#include "model/model.h"
 #include "util/strbuf.h"
 
 /* Formats: REPORT_TEXT (pipe tables that line up in a terminal), REPORT_MARKDOWN (the same

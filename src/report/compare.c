@@ -1,8 +1,8 @@
 /* compare: `pgolab report --compare=A,B`, two stored experiments side by side (see
  * compare.h). Reads results only; owns no state. */
 #include "report/compare.h"
-#include "experiment/cells.h"
-#include "experiment/environment.h"
+#include "model/cells.h"
+#include "model/environment.h"
 #include "report/common.h"
 #include "report/table.h"
 #include "stats/compare.h"

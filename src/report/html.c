@@ -1,7 +1,7 @@
 /* html: the self-contained HTML report (see html.h): the page around the markdown report and
  * the JSON data block the page's script draws its charts from. Owns no state. */
 #include "report/html.h"
-#include "experiment/cells.h"
+#include "model/cells.h"
 #include "metrics/metrics.h"
 #include "report/tables.h"
 #include "report/trainers.h"

@@ -12,7 +12,7 @@
 #ifndef PGOLAB_REPORT_HTML_H
 #define PGOLAB_REPORT_HTML_H
 
-#include "experiment/model.h"
+#include "model/model.h"
 #include "util/strbuf.h"
 
 /* Where Debian's libjs-chart.js puts the UMD build the page inlines. */

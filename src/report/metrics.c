@@ -1,6 +1,6 @@
 /* report/metrics: the system metrics tables of an experiment report (see metrics.h). */
 #include "report/metrics.h"
-#include "experiment/cells.h"
+#include "model/cells.h"
 #include "metrics/metrics.h"
 #include "report/rep.h"
 #include "report/table.h"

@@ -1,7 +1,7 @@
 /* report/precision: the noise and precision tables of an experiment report (see precision.h). */
 #include "report/precision.h"
-#include "experiment/machine.h"
-#include "experiment/precision.h"
+#include "model/machine.h"
+#include "model/precision.h"
 #include "report/rep.h"
 #include "report/tables.h"
 #include "report/table.h"

@@ -4,7 +4,7 @@
  * detect, the CI half-width of the ratio and, under --target-ci, whether the target was
  * reached; then one plain sentence on the noise (text and markdown: in the default shape,
  * seed000, only). The JSON format gets the same as
- * "precision" (experiment_precision_json(), src/experiment/precision.h), CSV the same
+ * "precision" (experiment_precision_json(), src/model/precision.h), CSV the same
  * numbers as rows of their own table in every shape. Reads results only. */
 #ifndef PGOLAB_REPORT_PRECISION_H
 #define PGOLAB_REPORT_PRECISION_H

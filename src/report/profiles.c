@@ -2,7 +2,7 @@
  * form is profile/side.c's side-by-side. */
 #include "report/profiles.h"
 
-#include "experiment/profiles.h"
+#include "model/profiles.h"
 #include "report/table.h"
 #include "util/fmt.h"
 #include "util/util.h"

@@ -7,8 +7,8 @@
 
 #include <stdbool.h>
 
-#include "experiment/cells.h"
-#include "experiment/model.h"
+#include "model/cells.h"
+#include "model/model.h"
 #include "report/common.h"
 #include "report/table.h"
 #include "stats/compare.h"

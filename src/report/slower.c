@@ -1,7 +1,7 @@
 /* slower: the --fail-if-slower check of one experiment and of two (see slower.h). */
 #include "report/slower.h"
-#include "experiment/cells.h"
-#include "experiment/precision.h"
+#include "model/cells.h"
+#include "model/precision.h"
 #include "report/common.h"
 #include "report/compare.h"
 #include "util/strbuf.h"

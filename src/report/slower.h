@@ -7,7 +7,7 @@
 #ifndef PGOLAB_REPORT_SLOWER_H
 #define PGOLAB_REPORT_SLOWER_H
 
-#include "experiment/model.h"
+#include "model/model.h"
 #include "util/strbuf.h"
 
 /* --fail-if-slower=pct (percent >= 0): the tps cells (each workload and thread count, and

@@ -1,7 +1,7 @@
 /* steps: what each step added (see steps.h). */
 #include "report/steps.h"
-#include "experiment/cells.h"
-#include "experiment/precision.h"
+#include "model/cells.h"
+#include "model/precision.h"
 #include "report/common.h"
 #include "stats/sequential.h"
 #include "util/util.h"

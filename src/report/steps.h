@@ -6,7 +6,7 @@
 #ifndef PGOLAB_REPORT_STEPS_H
 #define PGOLAB_REPORT_STEPS_H
 
-#include "experiment/model.h"
+#include "model/model.h"
 #include "util/strbuf.h"
 
 /* The variant that variant v builds on (see above): an index < cfg->nvariants, 0 for the

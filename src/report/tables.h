@@ -6,9 +6,11 @@
  *   table.h    the text tables
  *   compare.h  the comparison of two stored experiments (report --compare)
  *   slower.h   --fail-if-slower
- * The report layer only reads results: the structs of src/experiment/model.h and the cell
- * statistics of src/experiment/cells.h (plus the environment diff); it never runs, records or
- * loads an experiment, and nothing in src/experiment includes it. Output goes to a strbuf the
+ * The report layer only reads results: the structs of src/model/model.h and the cell
+ * statistics of src/model/cells.h (plus the rest of src/model: the environment diff,
+ * precision, the machine state, stored profiles); it never runs, records or loads an
+ * experiment. src/report and src/experiment (the engine) are siblings above src/model and
+ * never include each other. Output goes to a strbuf the
  * caller owns (experiment_report_text(): to a FILE). */
 #ifndef PGOLAB_REPORT_TABLES_H
 #define PGOLAB_REPORT_TABLES_H
@@ -16,9 +18,9 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "experiment/cells.h"
-#include "experiment/precision.h"
-#include "experiment/model.h"
+#include "model/cells.h"
+#include "model/precision.h"
+#include "model/model.h"
 #include "report/common.h"
 #include "report/compare.h"
 #include "report/slower.h"

@@ -5,8 +5,8 @@
 #ifndef PGOLAB_REPORT_TRAINERS_H
 #define PGOLAB_REPORT_TRAINERS_H
 
-#include "experiment/cells.h"
-#include "experiment/model.h"
+#include "model/cells.h"
+#include "model/model.h"
 #include <jansson.h>
 #include "util/strbuf.h"
 

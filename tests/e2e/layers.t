@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # layers.t: scripts/check-layers.sh (run by `make check`) passes on src/ and fails, naming the
 # file, the line and both floors, when a lower folder includes a higher one, when a folder
-# crosses to a sibling on its floor, and when a new folder has no floor.
+# crosses to a sibling on its floor (report/ and experiment/, both above model/, too), and when
+# a new folder has no floor.
 . "$(dirname "$0")/lib.sh"
 trap _e2e_cleanup EXIT
 
@@ -21,6 +22,19 @@ printf '#include "server/server.h"\n' >>"$TMP/src/db/driver.h"
 out=$(sh "$CHECK" "$TMP/src" 2>&1)
 is "$?" 1 "a sibling on the same floor: exit 1"
 like "$out" "db/ \(floor 1\) includes server/ \(floor 1\)" "a sibling on the same floor: named"
+
+cp -a "$REPO_DIR/src/." "$TMP/src/"
+printf '#include "experiment/run.h"\n' >>"$TMP/src/report/tables.c"
+out=$(sh "$CHECK" "$TMP/src" 2>&1)
+is "$?" 1 "the reports include the engine: exit 1"
+like "$out" "report/ \(floor 5\) includes experiment/ \(floor 5\)" \
+    "the reports and the engine are siblings above model/: named"
+
+cp -a "$REPO_DIR/src/." "$TMP/src/"
+printf '#include "experiment/record.h"\n' >>"$TMP/src/model/machine.c"
+out=$(sh "$CHECK" "$TMP/src" 2>&1)
+is "$?" 1 "the model includes the engine: exit 1"
+like "$out" "model/ \(floor 4\) includes experiment/ \(floor 5\)" "the model includes the engine: named"
 
 cp -a "$REPO_DIR/src/." "$TMP/src/"
 mkdir -p "$TMP/src/newthing"

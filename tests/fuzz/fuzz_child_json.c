@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "experiment/model.h"
+#include "model/model.h"
 #include "experiment/run.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

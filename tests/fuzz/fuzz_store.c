@@ -11,7 +11,7 @@
 #include <stdlib.h>
 
 #include "cli/cli.h"
-#include "experiment/model.h"
+#include "model/model.h"
 #include "experiment/record.h"
 #include "store/store.h"
 

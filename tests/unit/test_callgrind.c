@@ -8,8 +8,8 @@
 #include <cmocka.h>
 
 #include "experiment/callgrind.h"
-#include "experiment/cells.h"
-#include "experiment/model.h"
+#include "model/cells.h"
+#include "model/model.h"
 #include "util/util.h"
 
 #include "experiment_fixtures.h"

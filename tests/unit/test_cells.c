@@ -1,4 +1,4 @@
-/* Unit tests of the cell statistics (src/experiment/cells): a cell's median, min and max over
+/* Unit tests of the cell statistics (src/model/cells): a cell's median, min and max over
  * the rounds (odd and even counts), and the % improvement in both directions. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "experiment/cells.h"
+#include "model/cells.h"
 #include "util/util.h"
 
 #include "experiment_fixtures.h"

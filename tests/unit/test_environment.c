@@ -1,4 +1,4 @@
-/* Unit tests of the environment of an experiment (src/experiment/environment): the differences
+/* Unit tests of the environment of an experiment (src/model/environment): the differences
  * between two recorded environments, with and without the load. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "experiment/environment.h"
+#include "model/environment.h"
 #include "util/strbuf.h"
 
 static void test_env_diff(void **state)

@@ -1,6 +1,6 @@
-/* Unit tests for the rest of issue 16's precision work: experiment/placement.c and pinning.c (CPU
- * lists, --cpu-placement), the CPU time per transaction metric and its paired statistics, and
- * experiment/machine.c (the machine state, "busier than at calibration", the rounds a target
+/* Unit tests for the rest of issue 16's precision work: model/placement.c and
+ * experiment/pinning.c (CPU lists, --cpu-placement), the CPU time per transaction metric and its paired statistics, and
+ * model/machine.c (the machine state, "busier than at calibration", the rounds a target
  * needs and calibrate's recommendation), on synthetic runs with hand-computed values. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,10 +14,10 @@
 #include <gsl/gsl_statistics_double.h>
 
 #include "experiment_fixtures.h"
-#include "experiment/machine.h"
+#include "model/machine.h"
 #include "experiment/pinning.h"
-#include "experiment/placement.h"
-#include "experiment/precision.h"
+#include "model/placement.h"
+#include "model/precision.h"
 #include "stats/sequential.h"
 
 static void assert_close(double got, double want, double tol)

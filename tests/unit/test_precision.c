@@ -1,4 +1,4 @@
-/* Unit tests for experiment/precision.c: the paired per-round log ratios, one cell's precision
+/* Unit tests for model/precision.c: the paired per-round log ratios, one cell's precision
  * (fixed and sequential), --target-ci's cell count and stop reason, and the change the
  * reports show under --target-ci, on synthetic runs with hand-computed values. */
 #include <stdarg.h>
@@ -10,7 +10,7 @@
 #include <math.h>
 
 #include "experiment_fixtures.h"
-#include "experiment/precision.h"
+#include "model/precision.h"
 #include "report/steps.h"
 #include "stats/compare.h"
 #include "stats/sequential.h"

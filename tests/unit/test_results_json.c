@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "experiment/model.h"
+#include "model/model.h"
 #include "experiment/results_json.h"
 #include "util/util.h"
 

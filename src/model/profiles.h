@@ -4,14 +4,14 @@
  * machine-readable reports (report/profiles.c), and the folded stacks for flame-graph tools.
  * Reads the files the runs' "profile" objects name and prints; runs nothing and keeps no
  * state (what it loads is freed before it returns). */
-#ifndef PGOLAB_EXPERIMENT_PROFILES_H
-#define PGOLAB_EXPERIMENT_PROFILES_H
+#ifndef PGOLAB_MODEL_PROFILES_H
+#define PGOLAB_MODEL_PROFILES_H
 
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
-#include "experiment/model.h"
+#include "model/model.h"
 #include "profile/profile.h"
 
 /* RESULTS.profiles/EXPERIMENT (caller frees). */

@@ -3,15 +3,15 @@
  * thread count, over the rounds), the % improvement, and the change of a variant against the
  * baseline with its confidence interval and Mann-Whitney test (experiment_change(), the one
  * place the statistics of src/stats/compare.h are applied to an experiment). Pure functions
- * of a struct experiment_result (src/experiment/model.h); they run nothing, read no store and
+ * of a struct experiment_result (src/model/model.h); they run nothing, read no store and
  * print nothing. Returned arrays are the caller's. */
-#ifndef PGOLAB_EXPERIMENT_CELLS_H
-#define PGOLAB_EXPERIMENT_CELLS_H
+#ifndef PGOLAB_MODEL_CELLS_H
+#define PGOLAB_MODEL_CELLS_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "experiment/model.h"
+#include "model/model.h"
 #include "util/strbuf.h"
 
 /* The quantities of the reports. The first METRIC_COUNT are the seed-000 tables' (tps, avg

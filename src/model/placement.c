@@ -1,6 +1,6 @@
 /* placement: the CPU placement as data: CPU lists, its description and JSON (see
  * placement.h). No state of its own. */
-#include "experiment/placement.h"
+#include "model/placement.h"
 
 #include <errno.h>
 #include <stdio.h>

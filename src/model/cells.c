@@ -1,5 +1,5 @@
 /* cells: per-cell statistics of an experiment's results (see cells.h). Owns no state. */
-#include "experiment/cells.h"
+#include "model/cells.h"
 #include "stats/compare.h"
 #include "stats/sequential.h"
 #include "util/strbuf.h"

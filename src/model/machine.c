@@ -1,8 +1,8 @@
 /* machine: the machine's state against its calibration, and calibrate's recommendation (see
  * machine.h). Owns no state. */
-#include "experiment/machine.h"
-#include "experiment/cells.h"
-#include "experiment/precision.h"
+#include "model/machine.h"
+#include "model/cells.h"
+#include "model/precision.h"
 #include "stats/sequential.h"
 #include "util/fmt.h"
 #include "util/util.h"

@@ -10,15 +10,15 @@
  * --target-ci its CI is the confidence sequence of src/stats/sequential.h (valid however
  * often it is looked at, so stopping when it is narrow enough biases nothing); the rounds
  * stop when every tps cell's half-width is at most the target, or at the caps. */
-#ifndef PGOLAB_EXPERIMENT_PRECISION_H
-#define PGOLAB_EXPERIMENT_PRECISION_H
+#ifndef PGOLAB_MODEL_PRECISION_H
+#define PGOLAB_MODEL_PRECISION_H
 
 #include <stdbool.h>
 
 #include <jansson.h>
 
-#include "experiment/cells.h"
-#include "experiment/model.h"
+#include "model/cells.h"
+#include "model/model.h"
 
 /* Defaults of --max-rounds with --target-ci (and the round count the confidence sequence is
  * tuned for: half the cap, at least 10). */

@@ -14,8 +14,8 @@
  * description and the settings' JSON. Parsing the option, resolving it against the allowed
  * CPUs and each run's sets are the engine's (experiment/pinning.h). The struct is a value (no
  * heap). */
-#ifndef PGOLAB_EXPERIMENT_PLACEMENT_H
-#define PGOLAB_EXPERIMENT_PLACEMENT_H
+#ifndef PGOLAB_MODEL_PLACEMENT_H
+#define PGOLAB_MODEL_PLACEMENT_H
 
 #include <sched.h>
 #include <stdbool.h>

@@ -1,20 +1,21 @@
-/* model: the data model of an experiment, shared by the engine (src/experiment), the reports
- * (src/report) and the commands (src/cli): what is measured (struct variant, struct
- * experiment_config), what came out (struct run_result, struct experiment_result) and an
- * experiment read back from the results store (struct experiment_loaded); plus what can be said
- * of them without running anything: the runs a config plans, the --reset and --measure names,
- * the variants and the measurement settings as JSON, and the release functions.
+/* model: the data model of an experiment, the head of src/model (the layer below both the
+ * engine, src/experiment, and the reports, src/report; the commands of src/cli use it too):
+ * what is measured (struct variant, struct experiment_config), what came out (struct
+ * run_result, struct experiment_result) and an experiment read back from the results store
+ * (struct experiment_loaded); plus what can be said of them without running anything: the
+ * runs a config plans, the --reset and --measure names, the variants and the measurement
+ * settings as JSON, and the release functions.
  * The config and its strings are owned by the caller; results are owned by the
  * experiment_result and freed by experiment_result_release(). */
-#ifndef PGOLAB_EXPERIMENT_MODEL_H
-#define PGOLAB_EXPERIMENT_MODEL_H
+#ifndef PGOLAB_MODEL_MODEL_H
+#define PGOLAB_MODEL_MODEL_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
 #include <jansson.h>
 
-#include "experiment/placement.h"
+#include "model/placement.h"
 #include "metrics/metrics.h"
 #include "server/server.h"
 #include "store/store.h"
@@ -133,7 +134,7 @@ struct experiment_config {
     /* --metrics=off: no system metrics sampled (src/metrics; on by default in time mode).
      * Not a setting of the measurement: an experiment may be resumed either way. */
     bool no_metrics;
-    /* --target-ci (src/experiment/precision.h): > 0 = rounds go on until the CI half-width of
+    /* --target-ci (src/model/precision.h): > 0 = rounds go on until the CI half-width of
      * every tps cell (a variant against the baseline at one workload and thread count; a
      * confidence sequence, valid however often it is looked at) is at most target_ci
      * percent; rounds is then the cap (--max-rounds), max_time_s (> 0) a cap on the
@@ -146,8 +147,8 @@ struct experiment_config {
     /* --target-metric: the metric whose cells --target-ci waits for: METRIC_TPS (0, the
      * default) or METRIC_CPU_US. Settings record it in "target_ci" only when not tps. */
     int target_metric;
-    /* --cpu-placement (experiment/placement.h): the CPUs of each run's bench child and managed
-     * server. Zero = auto but not resolved, i.e. off (a config no CLI resolved). Settings
+    /* --cpu-placement (model/placement.h; resolved by experiment/pinning.h): the CPUs of
+     * each run's bench child and managed server. Zero = auto but not resolved, i.e. off (a config no CLI resolved). Settings
      * record "cpu_placement" only when active. */
     struct cpu_placement placement;
     /* --clients=mpirun:N[:HOSTFILE]: each measured run's bench child is an MPI job of
@@ -157,7 +158,7 @@ struct experiment_config {
     int clients_np;
     char *clients_hostfile;  /* NULL: this host only (--oversubscribe) */
     char *clients;           /* the option as given, for the settings and the report */
-    /* The latest calibration of this host (experiment/machine.h), for the reports' "busier
+    /* The latest calibration of this host (model/machine.h), for the reports' "busier
      * than at calibration" warning; NULL = none looked up or found. Not a setting. */
     const struct machine_state *calibration;
 };

@@ -2,8 +2,8 @@
  * memory, load, CPU governor, pgolab version) and the differences between two such records
  * that can move results (a resume on another machine; `pgolab report --compare`). Reads /proc,
  * /sys and uname; owns no state; returned strings are the caller's. */
-#ifndef PGOLAB_EXPERIMENT_ENVIRONMENT_H
-#define PGOLAB_EXPERIMENT_ENVIRONMENT_H
+#ifndef PGOLAB_MODEL_ENVIRONMENT_H
+#define PGOLAB_MODEL_ENVIRONMENT_H
 
 #include <stdbool.h>
 

@@ -1,6 +1,6 @@
 /* environment: the machine an experiment runs on, as JSON, and the differences between two
  * (see environment.h). Owns no state. */
-#include "experiment/environment.h"
+#include "model/environment.h"
 #include "util/fmt.h"
 #include "util/knobs.h"
 #include "util/strbuf.h"

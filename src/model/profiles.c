@@ -1,5 +1,5 @@
 /* profiles: an experiment's stored CPU profiles read back (see profiles.h). */
-#include "experiment/profiles.h"
+#include "model/profiles.h"
 #include "util/fs.h"
 #include "util/util.h"
 

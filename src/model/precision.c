@@ -1,7 +1,7 @@
 /* precision: paired per-round statistics and --target-ci's stopping rule (see precision.h).
  * Owns no state. */
-#include "experiment/precision.h"
-#include "experiment/machine.h"
+#include "model/precision.h"
+#include "model/machine.h"
 #include "stats/compare.h"
 #include "stats/sequential.h"
 #include "util/fmt.h"

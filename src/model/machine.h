@@ -1,22 +1,22 @@
 /* machine: how busy the machine was during an experiment, compared with its latest
  * calibration, and what a calibration recommends for a target precision. A layer beside
  * precision.h (pure functions of configs and results; finding the calibration in the results
- * store is machine_calibration_find(), record.h, as it loads an experiment); used by
- * calibrate (it prints the state and the recommendation), compare (--from-calibration; the
- * warning) and the reports (report/precision.c).
+ * store is machine_calibration_find() of experiment/record.h, as it loads an experiment);
+ * used by calibrate (it prints the state and the recommendation), compare
+ * (--from-calibration; the warning) and the reports (report/precision.c).
  *
  * A calibration's machine state is computed from its recorded runs (their system metrics and
  * tps, stored in the results database by `pgolab calibrate`), so nothing beyond the runs is
  * stored and an older calibration works too. */
-#ifndef PGOLAB_EXPERIMENT_MACHINE_H
-#define PGOLAB_EXPERIMENT_MACHINE_H
+#ifndef PGOLAB_MODEL_MACHINE_H
+#define PGOLAB_MODEL_MACHINE_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
 #include <jansson.h>
 
-#include "experiment/model.h"
+#include "model/model.h"
 #include "util/strbuf.h"
 
 /* The state of the machine over an experiment's time-mode runs: medians over the runs with

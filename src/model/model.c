@@ -1,8 +1,8 @@
 /* model: the experiment's data model without running anything: release functions, the runs
  * a config plans, the --reset and --measure names, and the variants and measurement settings
  * as JSON (see model.h). Owns no state. */
-#include "experiment/model.h"
-#include "experiment/cells.h"
+#include "model/model.h"
+#include "model/cells.h"
 #include "util/fmt.h"
 #include "util/util.h"
 
