@@ -104,6 +104,36 @@ int experiment_change(const struct experiment_result *res, enum experiment_metri
     return experiment_change_over(res, m, 0, v, workloads, threads, ncells, seed, out);
 }
 
+int experiment_change_values(const double *a, int n1, const double *b, int n2,
+                             enum experiment_metric m, uint64_t seed,
+                             struct experiment_change *out)
+{
+    struct stats_opts so = STATS_OPTS_DEFAULT;
+    struct stats_verdict vd;
+
+    memset(out, 0, sizeof(*out));
+    so.seed = seed;
+    out->lower_is_better = experiment_metric_lower_is_better(m);
+    out->level = 1 - so.alpha;
+    out->p_value = 1;
+    if (n1 < 1 || n2 < 1)
+        return 0; /* no data for both: nothing to compare */
+    out->ncells = 1;
+    out->n1 = n1;
+    out->n2 = n2;
+    out->stats = n1 >= 2 && n2 >= 2;
+    if (stats_compare(a, n1, b, n2, &so, &vd) < 0) {
+        memset(out, 0, sizeof(*out));
+        return -1;
+    }
+    out->ratio = vd.ratio;
+    out->ci_lo = out->stats ? vd.ci_lo : vd.ratio;
+    out->ci_hi = out->stats ? vd.ci_hi : vd.ratio;
+    out->p_value = vd.p_value;
+    out->significant = out->stats && vd.significant;
+    return 0;
+}
+
 int experiment_change_over(const struct experiment_result *res, enum experiment_metric m,
                            int base, int v, const int *workloads, const int *threads,
                            int ncells, uint64_t seed, struct experiment_change *out)
@@ -136,17 +166,9 @@ int experiment_change_over(const struct experiment_result *res, enum experiment_
     out->stats = nc > 0 && !small;
     if (!nc)
         goto done;
-    if (nc == 1) {
-        struct stats_verdict vd;
-        if (stats_compare(cells[0].a, cells[0].n1, cells[0].b, cells[0].n2, &so, &vd) < 0) {
-            rc = -1;
-            goto done;
-        }
-        out->ratio = vd.ratio;
-        out->ci_lo = out->stats ? vd.ci_lo : vd.ratio;
-        out->ci_hi = out->stats ? vd.ci_hi : vd.ratio;
-        out->p_value = vd.p_value;
-        out->significant = out->stats && vd.significant;
+    if (nc == 1) { /* the cell with data for both, as its values alone give it */
+        rc = experiment_change_values(cells[0].a, cells[0].n1, cells[0].b, cells[0].n2, m, seed,
+                                      out);
         goto done;
     }
     struct stats_interval iv;

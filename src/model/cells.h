@@ -1,8 +1,9 @@
 /* cells: the statistics of an experiment's results, a layer below both the engine and the
  * reports: the metrics of a run, one report cell (a metric of one variant at one workload and
  * thread count, over the rounds), the % improvement, and the change of a variant against the
- * baseline with its confidence interval and Mann-Whitney test (experiment_change(), the one
- * place the statistics of src/stats/compare.h are applied to an experiment). Pure functions
+ * baseline with its confidence interval and Mann-Whitney test (experiment_change() and its
+ * one-cell case experiment_change_values(), the one place the statistics of
+ * src/stats/compare.h are applied to an experiment). Pure functions
  * of a struct experiment_result (src/model/model.h); they run nothing, read no store and
  * print nothing. Returned arrays are the caller's. */
 #ifndef PGOLAB_MODEL_CELLS_H
@@ -97,6 +98,14 @@ struct experiment_change {
 int experiment_change(const struct experiment_result *res, enum experiment_metric m, int v,
                       const int *workloads, const int *threads, int ncells, uint64_t seed,
                       struct experiment_change *out);
+
+/* The change of values b (n2 rounds) against values a (n1 rounds) as one cell: what
+ * experiment_change() gives for a cell, computed from the values themselves (e.g. the same
+ * cell of two stored experiments, report/compare.c). 0 on success (out->ncells 0 when either
+ * side has no values), -1 (no message; *out zeroed) when they are unusable. */
+int experiment_change_values(const double *a, int n1, const double *b, int n2,
+                             enum experiment_metric m, uint64_t seed,
+                             struct experiment_change *out);
 
 /* experiment_change() of variant v over variant base instead of the baseline (variant 0):
  * what one step added, e.g. pgo+bolt over pgo. */

@@ -87,24 +87,8 @@ double *compare_values(const struct experiment_loaded *l, int v, int w, int thre
 void compare_change(const double *a, int n1, const double *b, int n2, enum experiment_metric m,
                     uint64_t seed, struct experiment_change *ch)
 {
-    struct stats_opts so = STATS_OPTS_DEFAULT;
-    struct stats_verdict vd;
-    memset(ch, 0, sizeof(*ch));
-    ch->lower_is_better = experiment_metric_lower_is_better(m);
-    ch->level = 1 - so.alpha;
-    ch->p_value = 1;
-    so.seed = seed;
-    if (n1 < 1 || n2 < 1 || stats_compare(a, n1, b, n2, &so, &vd) < 0)
-        return;
-    ch->ncells = 1;
-    ch->n1 = n1;
-    ch->n2 = n2;
-    ch->stats = n1 >= 2 && n2 >= 2;
-    ch->ratio = vd.ratio;
-    ch->ci_lo = ch->stats ? vd.ci_lo : vd.ratio;
-    ch->ci_hi = ch->stats ? vd.ci_hi : vd.ratio;
-    ch->p_value = vd.p_value;
-    ch->significant = ch->stats && vd.significant;
+    if (experiment_change_values(a, n1, b, n2, m, seed, ch) < 0)
+        experiment_change_values(a, 0, b, 0, m, seed, ch); /* unusable: shown as no data */
 }
 
 uint64_t compare_seed(const struct experiment_loaded *a, const struct experiment_loaded *b, int i,

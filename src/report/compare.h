@@ -40,8 +40,9 @@ struct compare_cell *compare_cells(const struct experiment_config *a,
 /* Values of one side of a cell (caller frees; *n = 0 when absent). */
 double *compare_values(const struct experiment_loaded *l, int v, int w, int threads,
                        enum experiment_metric m, int *n);
-/* The change of b's rounds against a's in one cell, as experiment_change() gives it for one
- * cell of one experiment. */
+/* The change of b's rounds against a's in one cell: experiment_change_values() (model/cells.h,
+ * as experiment_change() gives it for one cell of one experiment); values it cannot use give
+ * the change of no data ("-"). */
 void compare_change(const double *a, int n1, const double *b, int n2, enum experiment_metric m,
                     uint64_t seed, struct experiment_change *ch);
 /* The bootstrap seed of cell i of metric m in the comparison of a and b. */

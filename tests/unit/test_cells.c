@@ -1,5 +1,6 @@
 /* Unit tests of the cell statistics (src/model/cells): a cell's median, min and max over
- * the rounds (odd and even counts), and the % improvement in both directions. */
+ * the rounds (odd and even counts), the % improvement in both directions, and the change of
+ * one cell from its values (experiment_change_values) as experiment_change() gives it. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +13,7 @@
 #include "experiment_fixtures.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void test_cell_median_min_max(void **state)
@@ -79,10 +81,54 @@ static void test_cell_median_min_max(void **state)
     experiment_result_release(&res);
 }
 
+static void test_change_values(void **state)
+{
+    (void)state;
+    struct experiment_result res;
+    synthetic_runs(&res, 3);
+    int w = 0, t = 4, n1, n2;
+    struct experiment_change c, d;
+
+    /* one cell of one experiment: the same struct, field by field */
+    assert_int_equal(experiment_change(&res, METRIC_TPS, 1, &w, &t, 1, 42, &c), 0);
+    double *a = experiment_cell_values(&res, 0, 0, 4, METRIC_TPS, &n1);
+    double *b = experiment_cell_values(&res, 1, 0, 4, METRIC_TPS, &n2);
+    assert_int_equal(experiment_change_values(a, n1, b, n2, METRIC_TPS, 42, &d), 0);
+    assert_int_equal(c.ncells, 1);
+    assert_int_equal(d.ncells, c.ncells);
+    assert_int_equal(d.n1, c.n1);
+    assert_int_equal(d.n2, c.n2);
+    assert_int_equal(d.stats, c.stats);
+    assert_int_equal(d.pooled, c.pooled);
+    assert_int_equal(d.lower_is_better, c.lower_is_better);
+    assert_int_equal(d.significant, c.significant);
+    assert_true(d.ratio == c.ratio && d.ci_lo == c.ci_lo && d.ci_hi == c.ci_hi);
+    assert_true(d.level == c.level && d.p_value == c.p_value);
+
+    /* no values on one side: nothing to compare, p 1 */
+    assert_int_equal(experiment_change_values(a, n1, b, 0, METRIC_LAT_AVG_MS, 42, &d), 0);
+    assert_int_equal(d.ncells, 0);
+    assert_int_equal(d.n1, 0);
+    assert_true(d.lower_is_better);
+    assert_float_equal(d.p_value, 1, 0);
+    assert_float_equal(d.level, 0.95, 1e-12);
+
+    /* one round each: the point estimate, no statistics */
+    assert_int_equal(experiment_change_values(a, 1, b, 1, METRIC_TPS, 42, &d), 0);
+    assert_int_equal(d.ncells, 1);
+    assert_false(d.stats);
+    assert_false(d.significant);
+    assert_true(d.ci_lo == d.ratio && d.ci_hi == d.ratio);
+    free(a);
+    free(b);
+    experiment_result_release(&res);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cell_median_min_max),
+        cmocka_unit_test(test_change_values),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
