@@ -9,7 +9,9 @@
 # Usage: tests/check.sh [--log=FILE] [--e2e=DIR] UNIT_BINARY...
 #   --log=FILE  full output, appended (default build/check.log)
 #   --e2e=DIR   the prove directory (default tests/e2e), or a space-separated list of .t files
-# Environment: PROVE (default prove); CHECK_JOBS (e2e files run at once, default 4); PGOLAB_CI=1
+# Environment: PROVE (default prove); CHECK_JOBS (e2e files run at once, default 4); CHECK_TIMES
+# (the e2e files' times, seconds and name per line: read to run the longest first, then
+# updated; default build/e2e-times); PGOLAB_CI=1
 # (set by .ci/run: skips of checks CI must run fail; see tests/e2e/lib.sh `skip` and
 # tests/unit/unit_helpers.h UNIT_SKIP).
 set -u
@@ -71,7 +73,8 @@ fi
 
 # ---- e2e tests: each file under its own `prove -v --merge`, JOBS files at a time (the files
 # use private directories, ports and server instances: tests/e2e/lib.sh), the longest first by
-# the times of the last run (build/e2e-times, else tests/e2e/times). A file's whole output goes
+# the times of the last run (CHECK_TIMES, default build/e2e-times, else tests/e2e/times, where
+# each run writes its own). A file's whole output goes
 # to the log in one piece when it ends, and the filter prints its line: ok with its count of
 # checks and skips, or FAILED with the whole output.
 read -ra E2E_PATHS <<<"$E2E"
@@ -80,7 +83,8 @@ for p in "${E2E_PATHS[@]}"; do
     [ -e "$p" ] || { echo "make check: no e2e directory or file $p" >&2; exit 1; }
     if [ -d "$p" ]; then FILES+=("$p"/*.t); else FILES+=("$p"); fi
 done
-TIMES=build/e2e-times
+SAVE_TIMES=${CHECK_TIMES:-build/e2e-times}
+TIMES=$SAVE_TIMES
 [ -s "$TIMES" ] || TIMES=tests/e2e/times
 # order: the known longest first, then the files with no time (new ones) in name order
 mapfile -t FILES < <(printf '%s\n' "${FILES[@]}" | awk -v times="$TIMES" '
@@ -173,9 +177,9 @@ t0=$(date +%s)
 [ "${#SER[@]}" -eq 0 ] || run_all 1 "${SER[@]}"
 wall=$(( $(date +%s) - t0 ))
 # the times of this run, and the earlier ones of the files it did not run
-mkdir -p build
-awk 'NR == FNR { seen[$2] = 1; print; next } !($2 in seen)' "$WORK/times" build/e2e-times 2>/dev/null |
-    sort -k1,1nr >build/e2e-times.new && mv build/e2e-times.new build/e2e-times
+mkdir -p "$(dirname "$SAVE_TIMES")"
+awk 'NR == FNR { seen[$2] = 1; print; next } !($2 in seen)' "$WORK/times" "$SAVE_TIMES" 2>/dev/null |
+    sort -k1,1nr >"$SAVE_TIMES.new" && mv "$SAVE_TIMES.new" "$SAVE_TIMES"
 echo "e2e   total: $e_files files, $e_checks checks, ${wall} s, $JOBS at a time, $e_failed files failed"
 if [ "$e_failed" -eq 0 ]; then
     echo "make check: PASS (full output in $LOG)"

@@ -8,6 +8,7 @@
 
 # This file runs under .ci/run's PGOLAB_CI=1 too: each case below sets it or not itself.
 unset PGOLAB_CI
+export CHECK_TIMES=$TMP/e2e-times  # the made-up suite's times stay out of the real ones
 CHECK=$REPO_DIR/tests/check.sh
 S=$TMP/suite
 mkdir -p "$S"
@@ -52,10 +53,11 @@ rm "$S/fail.t"
 note "---- CHECK_JOBS, and a serial file"
 t alone 'ok "alone" true'
 sed -i '2i # serial' "$S/alone.t"
-CHECK_JOBS=1 bash "$CHECK" --log="$TMP/j1.log" --e2e="$S" >"$TMP/j1.out" 2>&1
+CHECK_JOBS=1 CHECK_TIMES=$TMP/j1-times bash "$CHECK" --log="$TMP/j1.log" --e2e="$S" >"$TMP/j1.out" 2>&1
 is "$?" 0 "CHECK_JOBS=1: exit 0"
 like "$(cat "$TMP/j1.out")" "^e2e   total: 3 files, 7 checks, [0-9]+ s, 1 at a time, 0 files failed$" "CHECK_JOBS=1: one at a time"
 is "$(grep "^e2e   $S/" "$TMP/j1.out" | tail -1 | awk '{print $2}')" "$S/alone.t" "a '# serial' file runs after the others"
+is "$(awk '{print $2}' "$TMP/j1-times" | sort | paste -sd' ')" "$S/alone.t $S/pass.t $S/skips.t" "CHECK_TIMES: a time for each file run"
 rm "$S/alone.t"
 CHECK_JOBS=x bash "$CHECK" --log="$TMP/jx.log" --e2e="$S" >"$TMP/jx.out" 2>&1
 is "$?" 1 "CHECK_JOBS=x: exit 1"
