@@ -119,6 +119,7 @@ check-layers:
 # output and every skip's reason are shown, everything else is in build/check.log.
 # Two tiers: an e2e script with the header line "# tier: full" (it builds a database from
 # source, or runs valgrind) runs only in `make check-full`; `make check` runs the others.
+# The build uses every CPU; tests/check.sh runs CHECK_JOBS e2e files at a time (default 4).
 CHECK_LOG := build/check.log
 E2E_ALL  := $(sort $(wildcard tests/e2e/*.t))
 E2E_FULL := $(sort $(shell grep -l '^\# tier: full' $(E2E_ALL) 2>/dev/null))
@@ -130,7 +131,7 @@ check: deps
 	@mkdir -p build && : >$(CHECK_LOG)
 	@sh scripts/check-layers.sh
 	@echo "make check: building (output in $(CHECK_LOG))"
-	@if ! $(MAKE) pgolab unit-build $(BUILD)/pgolab-nompi >>$(CHECK_LOG) 2>&1; then \
+	@if ! $(MAKE) -j$$(nproc) pgolab unit-build $(BUILD)/pgolab-nompi >>$(CHECK_LOG) 2>&1; then \
 	    tail -n 40 $(CHECK_LOG); echo "make check: FAIL: the build failed (see $(CHECK_LOG))"; exit 1; fi
 	@bash tests/check.sh --log=$(CHECK_LOG) --e2e="$(E2E_DIR)" $(UNIT)
 
