@@ -5,6 +5,7 @@
 #include "util/strbuf.h"
 #include "util/util.h"
 
+#include <assert.h>
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
 #include <math.h>
@@ -16,8 +17,11 @@ static const char *const metric_key[METRIC_ALL] = { "tps",        "lat_avg_ms", 
                                                    "instr_per_txn", "i1_miss_per_txn",
                                                    "branch_miss_per_txn", "cpu_us_per_txn" };
 
+_Static_assert(sizeof(metric_key) / sizeof(metric_key[0]) == METRIC_ALL, "a key per metric");
+
 double experiment_metric_value(const struct run_result *r, enum experiment_metric m)
 {
+    assert(r);
     switch (m) {
     case METRIC_TPS: return r->tps;
     case METRIC_LAT_AVG_MS: return r->lat_avg_ms;
@@ -51,6 +55,8 @@ bool experiment_metric_lower_is_better(enum experiment_metric m)
 double *experiment_cell_values(const struct experiment_result *res, int variant, int workload,
                                int threads, enum experiment_metric m, int *n)
 {
+    assert(res->nruns >= 0 && (res->nruns == 0 || res->runs));
+    assert(variant >= 0 && workload >= 0 && threads >= 1);  /* indices and a thread count */
     double *x = xcalloc((size_t)res->nruns + 1, sizeof(double));
     *n = 0;
     for (int i = 0; i < res->nruns; i++) {
@@ -143,6 +149,8 @@ int experiment_change_over(const struct experiment_result *res, enum experiment_
     double **vals = xcalloc((size_t)ncells * 2 + 1, sizeof(*vals));
     int nc = 0, small = 0, rc = 0;
 
+    assert(ncells >= 0 && (ncells == 0 || (workloads && threads)));
+    assert(base >= 0 && v >= 0);
     memset(out, 0, sizeof(*out));
     so.seed = seed;
     out->lower_is_better = experiment_metric_lower_is_better(m);
@@ -192,6 +200,7 @@ int experiment_change_over(const struct experiment_result *res, enum experiment_
             for (int k = 0; k < cells[i].n2; k++)
                 pb[nb++] = cells[i].b[k] / med;
         }
+        assert(na == out->n1 && nb == out->n2);  /* every round of every cell, once */
         if (stats_mann_whitney(pa, na, pb, nb, &mw) < 0) {
             rc = -1;
         } else {

@@ -3,6 +3,7 @@
 #include "stats/histogram.h"
 #include "util/util.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -43,13 +44,16 @@ static inline size_t raw_index(uint64_t v)
 static inline size_t index_of(uint64_t ns)
 {
     uint64_t v = ns < HIST_LO ? HIST_LO : ns > HIST_HI ? HIST_HI : ns;
-    return ns > HIST_HI ? OVERFLOW : raw_index(v) - RAW_OFFSET;
+    size_t i = ns > HIST_HI ? OVERFLOW : raw_index(v) - RAW_OFFSET;
+    assert(i < NBUCKETS);
+    return i;
 }
 
 /* [lo, lo+width) of array bucket i, in ns (the natural HDR bounds, before clamping). */
 static void bucket_bounds(size_t i, uint64_t *lo, uint64_t *width)
 {
     size_t r = i + RAW_OFFSET;
+    assert(i < OVERFLOW);  /* the overflow bucket has no bounds */
     if (r < 2 * SUB) {
         *lo = r;
         *width = 1;
@@ -141,6 +145,7 @@ void histogram_reset(struct histogram *h)
 
 void histogram_add(struct histogram *h, uint64_t ns)
 {
+    assert(h->counts && h->nbuckets == NBUCKETS);
     uint64_t *c = &h->counts[index_of(ns)];
     st(c, ld(c) + 1);
     st(&h->total, ld(&h->total) + 1);

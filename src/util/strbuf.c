@@ -2,6 +2,7 @@
 #include "util/strbuf.h"
 #include "util/util.h"
 
+#include <assert.h>
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
@@ -9,6 +10,15 @@
 #include <string.h>
 
 static char strbuf_empty[1];
+
+/* The invariants of strbuf.h: after init, buf is never NULL and buf[len] is the NUL; without
+ * an allocation, buf is the shared empty string and len 0. */
+static inline void strbuf_check(const struct strbuf *sb)
+{
+    assert(sb->buf);
+    assert(sb->alloc ? sb->len < sb->alloc : sb->len == 0 && sb->buf == strbuf_empty);
+    assert(sb->buf[sb->len] == '\0');
+}
 
 void strbuf_init(struct strbuf *sb, size_t hint)
 {
@@ -59,6 +69,7 @@ void strbuf_grow(struct strbuf *sb, size_t extra)
         sb->buf[0] = '\0';
     }
     sb->alloc = n;
+    assert(sb->len + extra < sb->alloc);
 }
 
 void strbuf_add(struct strbuf *sb, const void *data, size_t len)
@@ -67,6 +78,7 @@ void strbuf_add(struct strbuf *sb, const void *data, size_t len)
     memcpy(sb->buf + sb->len, data, len);
     sb->len += len;
     sb->buf[sb->len] = '\0';
+    strbuf_check(sb);
 }
 
 void strbuf_addstr(struct strbuf *sb, const char *s)
@@ -95,6 +107,7 @@ void strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap)
         vsnprintf(sb->buf + sb->len, sb->alloc - sb->len, fmt, ap);
     }
     sb->len += (size_t)n;
+    strbuf_check(sb);
 }
 
 void strbuf_addf(struct strbuf *sb, const char *fmt, ...)
@@ -107,10 +120,13 @@ void strbuf_addf(struct strbuf *sb, const char *fmt, ...)
 
 void strbuf_rtrim(struct strbuf *sb)
 {
+    if (!sb->buf)
+        strbuf_init(sb, 0);
     while (sb->len && isspace((unsigned char)sb->buf[sb->len - 1]))
         sb->len--;
     if (sb->alloc)
         sb->buf[sb->len] = '\0';
+    strbuf_check(sb);
 }
 
 int strbuf_read_file(struct strbuf *sb, const char *path)
