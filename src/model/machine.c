@@ -2,7 +2,6 @@
  * machine.h). Owns no state. */
 #include "model/machine.h"
 #include "model/cells.h"
-#include "model/precision.h"
 #include "stats/sequential.h"
 #include "util/fmt.h"
 #include "util/util.h"

@@ -149,3 +149,11 @@ void experiment_measurement_json(json_t *set, const struct experiment_config *cf
         json_object_set_new(set, "events", json_integer(cfg->events));
     }
 }
+
+void experiment_placement_describe(const struct experiment_config *cfg, char *buf, size_t size)
+{
+    bool server = false;
+    for (int v = 0; v < cfg->nvariants; v++)
+        server |= cfg->variants[v].kind == VARIANT_SERVER;
+    cpu_placement_describe(&cfg->placement, server, buf, size);
+}

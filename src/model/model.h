@@ -220,6 +220,10 @@ void experiment_result_release(struct experiment_result *res);
 /* Free everything an experiment_load() filled in l. */
 void experiment_loaded_release(struct experiment_loaded *l);
 
+/* cpu_placement_describe() of cfg's placement, knowing whether a variant is a managed
+ * server (VARIANT_SERVER). */
+void experiment_placement_describe(const struct experiment_config *cfg, char *buf, size_t size);
+
 /* Runs the config plans: variants x workloads x thread counts x rounds. */
 int experiment_runs_planned(const struct experiment_config *cfg);
 

@@ -258,14 +258,6 @@ enum experiment_metric experiment_target_metric(const struct experiment_config *
     return cfg->target_metric == METRIC_CPU_US ? METRIC_CPU_US : METRIC_TPS;
 }
 
-void experiment_placement_describe(const struct experiment_config *cfg, char *buf, size_t size)
-{
-    bool server = false;
-    for (int v = 0; v < cfg->nvariants; v++)
-        server |= cfg->variants[v].kind == VARIANT_SERVER;
-    cpu_placement_describe(&cfg->placement, server, buf, size);
-}
-
 const char *experiment_target_metric_name(const struct experiment_config *cfg)
 {
     return experiment_target_metric(cfg) == METRIC_CPU_US ? "CPU time per transaction" : "tps";

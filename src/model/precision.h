@@ -72,10 +72,6 @@ const char *experiment_target_stop_reason(const struct experiment_config *cfg,
 /* The metric --target-ci waits for: METRIC_TPS, or METRIC_CPU_US with --target-metric=cpu. */
 enum experiment_metric experiment_target_metric(const struct experiment_config *cfg);
 
-/* cpu_placement_describe() of cfg's placement, knowing whether a variant is a managed
- * server (VARIANT_SERVER). */
-void experiment_placement_describe(const struct experiment_config *cfg, char *buf, size_t size);
-
 /* "tps", or "CPU time per transaction" with --target-metric=cpu: for the reports' sentences. */
 const char *experiment_target_metric_name(const struct experiment_config *cfg);
 
