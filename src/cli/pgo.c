@@ -3,9 +3,9 @@
  * Every target is a recipe file (recipes/NAME.json, or a file given as TARGET): a library
  * recipe (sqlite) runs in the library pipeline (pgo/sqlite.h), a server recipe in the
  * target-agnostic server pipeline (pgo/pipeline.h); this file hands either validated options. */
-#include "build/bolt.h"
-#include "build/build.h"
-#include "build/sqlite.h"
+#include "toolchain/bolt.h"
+#include "toolchain/toolchain.h"
+#include "pgo/library_bench.h"
 #include "cli/cli.h"
 #include "cli/common.h"
 #include "experiment/experiment.h"

@@ -3,7 +3,7 @@
  * source, builds, training, pgo builds, gate, summary, measurement. The stages live in
  * steps.c, train.c, gate.c and measure.c; this file owns their shared state. */
 #include "pgo/pipeline.h"
-#include "build/bolt.h"
+#include "toolchain/bolt.h"
 #include "pgo/source.h"
 #include "pgo/stages.h"
 #include "report/trainers.h"

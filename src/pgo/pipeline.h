@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "build/build.h"
+#include "toolchain/toolchain.h"
 #include "pgo/profile_check.h"
 #include "pgo/recipe.h"
 

@@ -21,7 +21,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "build/build.h"
+#include "toolchain/toolchain.h"
 
 /* A function the training must reach, as a recipe names it: "OBJECT:FUNCTION" (OBJECT is
  * the source file's name without directory and extension, e.g. "execExprInterp") or just

@@ -2,7 +2,7 @@
  * docs/recipes.md), read with jansson into a struct recipe that the target-agnostic pipeline
  * (pgo/pipeline.h) runs. A recipe says where the source comes from and how to recognise it,
  * the configure/build/install steps as argv templates, where the PGO flags go (the compiler
- * flag table of build/flags.c, or the target's own per-phase options as for MySQL), whether
+ * flag table of toolchain/flags.c, or the target's own per-phase options as for MySQL), whether
  * the phases share one build directory, what the product is (a server binary under the
  * install prefix, or a library), and the optional regression-suite gate. Everything a recipe
  * holds is owned by the struct and freed by recipe_release(). */
@@ -11,7 +11,7 @@
 
 #include <stdbool.h>
 
-#include "build/build.h"
+#include "toolchain/toolchain.h"
 #include "server/server.h"
 #include "util/argvec.h"
 
@@ -27,7 +27,7 @@ enum recipe_product {
 
 /* Where the instrumentation and profile-use flags come from. */
 enum recipe_flags {
-    RECIPE_FLAGS_COMPILER,  /* build/flags.c's table for (compiler, phase): {pgo_flags} */
+    RECIPE_FLAGS_COMPILER,  /* toolchain/flags.c's table for (compiler, phase): {pgo_flags} */
     RECIPE_FLAGS_OPTIONS,   /* the recipe's own "phase_options" (e.g. MySQL's
                              * -DFPROFILE_GENERATE=ON / -DFPROFILE_USE=ON with FPROFILE_DIR);
                              * {pgo_flags} is then empty */

@@ -3,11 +3,11 @@
  * make the amalgamation, the compile step, where the PGO flags go, the library's name) comes
  * from the recipe (recipes/sqlite.json); what is the same for every SQLite library (training
  * and the gate with `pgolab bench --sqlite-library`, measurement of library variants) is here
- * and in build/sqlite.c. */
+ * and in pgo/library_bench.c. */
 #include "pgo/sqlite.h"
-#include "build/bolt.h"
-#include "build/build.h"
-#include "build/sqlite.h"
+#include "toolchain/bolt.h"
+#include "toolchain/toolchain.h"
+#include "pgo/library_bench.h"
 #include "pgo/profile_check.h"
 #include "pgo/recipe.h"
 #include "pgo/source.h"

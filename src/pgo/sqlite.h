@@ -3,7 +3,7 @@
  * instrumented libraries compiled in parallel from the recipe's step, training with
  * `pgolab bench --sqlite-library` children on the instrumented library, profile check, pgo
  * build, correctness gate (`bench verify`), measurement of the library variants with the
- * experiment engine. Server recipes run in pgo/pipeline.h. The building blocks are src/build/
+ * experiment engine. Server recipes run in pgo/pipeline.h. The building blocks are src/toolchain/
  * (flag table, compiles, profile data, bench children) and pgo/recipe.h, pgo/source.h; cli/pgo.c
  * owns the options and the loaded recipe and hands them over as a struct pgo_settings, whose
  * strings stay the caller's. */

@@ -8,7 +8,7 @@
 #include <signal.h>
 #include <stdbool.h>
 
-#include "build/build.h"
+#include "toolchain/toolchain.h"
 #include "pgo/pipeline.h"
 #include "pgo/recipe.h"
 #include "util/argvec.h"

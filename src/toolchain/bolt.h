@@ -7,8 +7,8 @@
  * with `pgolab bench --sqlite-library`); so is the correctness gate. Strings in struct
  * bolt_variant marked "in" are the caller's, the others are owned and freed by
  * bolt_variant_release(). */
-#ifndef PGOLAB_BUILD_BOLT_H
-#define PGOLAB_BUILD_BOLT_H
+#ifndef PGOLAB_TOOLCHAIN_BOLT_H
+#define PGOLAB_TOOLCHAIN_BOLT_H
 
 #include <stdbool.h>
 #include <sys/types.h>
