@@ -12,7 +12,7 @@ SRC=${1:-src}
 floor() {
     case $1 in
     util) echo 0 ;;
-    build | db | metrics | profile | server | stats | store) echo 1 ;;
+    db | metrics | profile | server | stats | store | toolchain) echo 1 ;;
     oltp) echo 2 ;;
     bench) echo 3 ;;
     model) echo 4 ;;

@@ -1,18 +1,17 @@
 /* pgo: `pgolab pgo TARGET [options]`: build baseline, instrumented and PGO variants from one
  * source with one compiler, train, gate on equal results, measure with the experiment engine.
- * Every target is a recipe file (recipes/NAME.json, or a file given as TARGET): a library
- * recipe (sqlite) runs in the library pipeline (pgo/sqlite.h), a server recipe in the
- * target-agnostic server pipeline (pgo/pipeline.h); this file hands either validated options. */
-#include "build/bolt.h"
-#include "build/build.h"
-#include "build/sqlite.h"
+ * Every target is a recipe file (recipes/NAME.json, or a file given as TARGET), a library
+ * (sqlite) or a server; both run in the one pipeline (pgo/pipeline.h), which gets the options
+ * validated here for the kind of target (a library has fewer). */
+#include "toolchain/bolt.h"
+#include "toolchain/toolchain.h"
+#include "pgo/library_bench.h"
 #include "cli/cli.h"
 #include "cli/common.h"
 #include "experiment/experiment.h"
 #include "oltp/oltp.h"
 #include "pgo/pipeline.h"
 #include "pgo/recipe.h"
-#include "pgo/sqlite.h"
 #include "report/tables.h"
 #include "store/store.h"
 #include "util/fs.h"
@@ -88,7 +87,31 @@ static void usage(void)
            "is significantly slower than baseline by more than PCT percent in some tps cell.\n");
 }
 
-/* Validated options: struct pgo_settings (pgo/sqlite.h), filled by settings_load(). */
+/* The options both kinds of target share, validated by settings_load(); strings point into
+ * the opts or are its lists. */
+struct pgo_settings {
+    const char *source, *workdir_opt, *cc, *cflags, *output, *results;
+    int64_t resume_id;         /* 0 = a new experiment */
+    double fail_pct;           /* < 0 = no --fail-if-slower */
+    char **train, **bench, **threads_list;
+    int ntrain, nbench, nthreads;
+    int *threads;
+    int train_time, train_threads, rounds, time_s, tables, table_size;
+    uint64_t seed;
+    bool measure, rebuild;
+    bool no_metrics;                      /* --metrics=off */
+    enum experiment_measure measure_kind; /* --measure=time|instructions */
+    int64_t events;                       /* --events (instructions) */
+    bool threads_set;                     /* --threads given (not the default) */
+    bool profile;                         /* --profile (src/experiment/profiling.h) */
+    int64_t profile_freq;                 /* --profile-frequency, Hz */
+    double target_ci, max_time_s;         /* --target-ci, --max-time (cli_target_ci; rounds
+                                           * is then --max-rounds) */
+    int cs_rounds;
+    char **variants;                      /* a library's --variants: baseline first, then
+                                           * pgo, bolt, pgo+bolt in the order given */
+    int nvariants;
+};
 
 static void settings_release(struct pgo_settings *s)
 {
@@ -322,6 +345,47 @@ static int check_variants(char **v, int n)
     return 0;
 }
 
+/* The request of the options both kinds of target share (cli/pgo.c keeps the strings). */
+static void request_fill(struct pgo_request *rq, const struct pgo_settings *s, const char *target,
+                         const char *recipe, const char *workdir)
+{
+    rq->target = target;
+    rq->recipe_path = recipe;
+    rq->source = s->source;
+    rq->workdir = workdir;
+    rq->workdir_opt = s->workdir_opt;
+    rq->cc = s->cc;
+    rq->cflags = s->cflags;
+    rq->train = s->train;
+    rq->ntrain = s->ntrain;
+    rq->train_time = s->train_time;
+    rq->train_threads = s->train_threads;
+    rq->bench = s->bench;
+    rq->nbench = s->nbench;
+    rq->threads = s->threads;
+    rq->nthreads = s->nthreads;
+    rq->rounds = s->rounds;
+    rq->target_ci = s->target_ci;
+    rq->max_time_s = s->max_time_s;
+    rq->cs_rounds = s->cs_rounds;
+    rq->time_s = s->time_s;
+    rq->tables = s->tables;
+    rq->table_size = s->table_size;
+    rq->measure = s->measure;
+    rq->measure_kind = s->measure_kind;
+    rq->events = s->events;
+    rq->threads_set = s->threads_set;
+    rq->rebuild = s->rebuild;
+    rq->no_metrics = s->no_metrics;
+    rq->seed = s->seed;
+    rq->results = s->results;
+    rq->output = s->output;
+    rq->resume_id = s->resume_id;
+    rq->fail_pct = s->fail_pct;
+    rq->profile = s->profile;
+    rq->profile_freq = s->profile_freq;
+}
+
 static int pgo_server(const struct opts *o, const char *target, const char *recipe)
 {
     struct pgo_settings s;
@@ -357,48 +421,14 @@ static int pgo_server(const struct opts *o, const char *target, const char *reci
     }
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     const char *resume = opt_str(o, "resume");
-    rq.target = target;
-    rq.recipe_path = recipe;
-    rq.source = s.source;
     char *workdir = abs_path(s.workdir_opt);
-    rq.workdir = workdir;
-    if (file_size(workdir) >= 0 && !is_dir(workdir)) {
-        error("--workdir=%s: not a directory", s.workdir_opt);
-        free(workdir);
-        goto out;
-    }
-    rq.cc = s.cc;
+    request_fill(&rq, &s, target, recipe, workdir);
     rq.cxx = opt_str(o, "cxx");
-    rq.cflags = s.cflags;
-    rq.train = s.train;
-    rq.ntrain = s.ntrain;
-    rq.train_time = s.train_time;
-    rq.train_threads = s.train_threads;
-    rq.bench = s.bench;
-    rq.nbench = s.nbench;
-    rq.threads = s.threads;
-    rq.nthreads = s.nthreads;
-    rq.rounds = s.rounds;
-    rq.target_ci = s.target_ci;
-    rq.max_time_s = s.max_time_s;
-    rq.cs_rounds = s.cs_rounds;
-    rq.time_s = s.time_s;
-    rq.tables = s.tables;
-    rq.table_size = s.table_size;
     rq.jobs = jobs ? (int)jobs : (ncpu > 0 ? (int)ncpu : 1);
     rq.variants = variants;
     rq.nvariants = nvariants;
     rq.gate = !strcmp(gate, "suite") ? PGO_GATE_SUITE : PGO_GATE_CHECKSUM;
-    rq.measure = s.measure;
-    rq.rebuild = s.rebuild;
-    rq.no_metrics = s.no_metrics;
-    rq.seed = s.seed;
-    rq.results = s.results;
-    rq.output = s.output;
     rq.resume_id = !resume ? 0 : !strcmp(resume, "on") ? -1 : s.resume_id;
-    rq.fail_pct = s.fail_pct;
-    rq.profile = s.profile;
-    rq.profile_freq = s.profile_freq;
     rc = pgo_pipeline_run(&rq);
     free(workdir);
 out:
@@ -407,16 +437,23 @@ out:
     return rc;
 }
 
-/* A library recipe (sqlite): the library pipeline. */
-static int pgo_library(const struct opts *o, const struct recipe *r)
+/* A library recipe (sqlite): the pipeline with a library's options. */
+static int pgo_library(const struct opts *o, const struct recipe *r, const char *target,
+                       const char *recipe)
 {
     struct pgo_settings s;
     if (sqlite_refuses(o) < 0)
         return 1;
     int rc = 1;
     if (settings_load(o, &s, false) == 0 && library_variants(o, r, &s) == 0) {
-        s.recipe = r;
-        rc = pgo_sqlite_run(&s);
+        struct pgo_request rq;
+        memset(&rq, 0, sizeof(rq));
+        char *workdir = abs_path(s.workdir_opt);
+        request_fill(&rq, &s, target, recipe, workdir);
+        rq.variants = s.variants;
+        rq.nvariants = s.nvariants;
+        rc = pgo_pipeline_run(&rq);
+        free(workdir);
     }
     settings_release(&s);
     return rc;
@@ -471,7 +508,8 @@ int cmd_pgo(int argc, char **argv)
     }
     struct recipe r;
     if (recipe_load(path, &r) == 0) {
-        rc = r.product == RECIPE_LIBRARY ? pgo_library(&o, &r) : pgo_server(&o, target, path);
+        rc = r.product == RECIPE_LIBRARY ? pgo_library(&o, &r, target, path)
+                                          : pgo_server(&o, target, path);
         recipe_release(&r);
     }
     free(path);

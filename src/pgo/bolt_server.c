@@ -4,9 +4,9 @@
  * by the llvm-bolt-instrumented binary, which is trained with the pipeline's trainer like the
  * pgo build (every forked process writing its own profile with the recipe's append_pid,
  * periodic dumps with its sleep_time; a clean shutdown), then by the binary llvm-bolt
- * optimized with the merged profile. The steps are build/bolt.c's; this file puts them
+ * optimized with the merged profile. The steps are toolchain/bolt.c's; this file puts them
  * around a server. The gate and the measurement take the variant like any other build. */
-#include "build/bolt.h"
+#include "toolchain/bolt.h"
 #include "pgo/stages.h"
 #include "util/fs.h"
 #include "util/progress.h"

@@ -3,7 +3,10 @@
  * (each run on a fresh copy of the prepared datadir, its server restarted, interleaved
  * rounds, CIs), recorded in the results database run by run, then the seed-000 tables, with
  * more than two variants "what each step added" (report/steps.c: pgo+bolt over pgo, ...) and,
- * with several trainers, the trainer x workload table of gains (a row per trainer). */
+ * with several trainers, the trainer x workload table of gains (a row per trainer). A
+ * library's variants (library.c: baseline, pgo, the BOLT variants) are library variants
+ * loaded by the bench child, proven to be the variant's own file, and may be measured by
+ * instructions (--measure=instructions). */
 #include "pgo/stages.h"
 #include "experiment/experiment.h"
 #include "report/steps.h"
@@ -60,10 +63,26 @@ static int newest_unfinished(const struct store_experiment *e, void *ctx)
     return 0;
 }
 
+/* The library variants' isolation proof: the bench child must have mapped the variant's own
+ * file (experiment_fingerprint()'s loaded_from). 0 or -1. */
+static int check_loaded(const struct variant *v, int nv)
+{
+    int rc = 0;
+    for (int i = 0; i < nv; i++) {
+        char *want = abs_path(v[i].library);
+        char *got = v[i].loaded_from ? abs_path(v[i].loaded_from) : NULL;
+        if (got && strcmp(want, got))
+            rc = error("variant %s: the benchmark loaded %s instead of %s", v[i].name, got, want);
+        free(want);
+        free(got);
+    }
+    return rc;
+}
+
 int pgo_measure(struct pgo_pipeline *p, struct store *store)
 {
     const struct pgo_request *rq = p->rq;
-    int nv = p->nbuilds - 1, rc = 0;
+    int nv = p->library ? 2 + p->nbolt : p->nbuilds - 1, rc = 0;
     struct variant *v = xcalloc((size_t)nv, sizeof(*v));
     const char **trainer_of = xcalloc((size_t)nv, sizeof(*trainer_of));
     struct experiment_config cfg;
@@ -88,6 +107,8 @@ int pgo_measure(struct pgo_pipeline *p, struct store *store)
         trainer_of[k] = b->trainer && (plain_pgo ? !b->lto : b->lto) ? b->trainer->name : NULL;
         k++;
     }
+    if (p->library)
+        pgo_library_variants(p, v);
     memset(&cfg, 0, sizeof(cfg));
     cfg.variants = v;
     cfg.nvariants = nv;
@@ -105,10 +126,20 @@ int pgo_measure(struct pgo_pipeline *p, struct store *store)
     cfg.workdir = p->rundir;
     cfg.pgolab = p->pgolab;
     cfg.seed = rq->seed;
-    cfg.progress = stderr_is_tty();
+    /* a status line on a terminal; off one, a library's runs also get a line per phase */
+    cfg.progress = p->library || stderr_is_tty();
     cfg.no_metrics = rq->no_metrics;
+    int one_thread[1] = { rq->threads[0] };
+    if (rq->measure_kind == MEASURE_INSTRUCTIONS) { /* a library only (cli/pgo.c) */
+        cfg.threads = one_thread; /* rq->threads stays as given */
+        cfg.nthreads = rq->threads_set ? rq->nthreads : 1; /* default 1,2: 1, no warning */
+        if (experiment_instructions_setup(&cfg, rq->events) < 0) {
+            rc = 1;
+            goto out;
+        }
+    }
 
-    if (experiment_fingerprint(&cfg) < 0) {
+    if (experiment_fingerprint(&cfg) < 0 || (p->library && check_loaded(v, nv) < 0)) {
         rc = 1;
         goto out;
     }
@@ -124,7 +155,7 @@ int pgo_measure(struct pgo_pipeline *p, struct store *store)
                     store_path(store));
         resume = n.id;
     }
-    char *extra = extra_settings(p);
+    char *extra = p->library ? pgo_library_settings(p) : extra_settings(p);
     int brc = resume > 0 ? experiment_record_resume(&cfg, store, resume, "pgo", extra)
                          : experiment_record_begin(&cfg, store, "pgo", extra);
     free(extra);
@@ -137,8 +168,9 @@ int pgo_measure(struct pgo_pipeline *p, struct store *store)
     if (experiment_record_finish(&cfg, &res, run_rc) < 0 && run_rc == 0)
         run_rc = -1;
     if (res.nruns > 0) {
+        /* a library's report has "what each step added" before the profiles */
         experiment_report_text(stdout, &cfg, &res);
-        if (cfg.profile)
+        if (cfg.profile && !p->library)
             experiment_profile_report(stdout, &cfg, &res, cfg.profile_dir, PROFILE_TOP_DEFAULT);
         if (nv > 2) {
             struct strbuf sb = STRBUF_INIT;
@@ -147,7 +179,9 @@ int pgo_measure(struct pgo_pipeline *p, struct store *store)
             fputs(sb.buf, stdout);
             strbuf_release(&sb);
         }
-        if (rq->ntrain > 1) {
+        if (cfg.profile && p->library)
+            experiment_profile_report(stdout, &cfg, &res, cfg.profile_dir, PROFILE_TOP_DEFAULT);
+        if (rq->ntrain > 1 && !p->library) {
             struct strbuf sb = STRBUF_INIT;
             strbuf_init(&sb, 0);
             report_trainers(&sb, &cfg, &res, trainer_of);

@@ -3,7 +3,8 @@
  * source, builds, training, pgo builds, gate, summary, measurement. The stages live in
  * steps.c, train.c, gate.c and measure.c; this file owns their shared state. */
 #include "pgo/pipeline.h"
-#include "build/bolt.h"
+#include "toolchain/bolt.h"
+#include "experiment/experiment.h"
 #include "pgo/source.h"
 #include "pgo/stages.h"
 #include "report/trainers.h"
@@ -380,13 +381,139 @@ static int run_bolt(struct pgo_pipeline *p, const struct pgo_build *in)
     return 0;
 }
 
+/* ---- the server branch of the stages --------------------------------------------- */
+
+/* After the source: its content hash and Debian version, then the root of every build. */
+static int server_source(struct pgo_pipeline *p)
+{
+    const struct pgo_request *rq = p->rq;
+    progress("source: hashing %s", p->source);
+    p->source_sha = tree_sha256(p->source);
+    progress_done();
+    if (!p->source_sha)
+        return -1;
+    p->source_version = pgo_source_debian_version(p->source);
+    progress_phase_done("source: %s (sha256 %.12s)", p->source, p->source_sha);
+    char *keytext = xasprintf("%s\n%s\n%s", rq->cc, p->cc.version, rq->cflags);
+    char *key = path_key(keytext);
+    char *name = xasprintf("%s-%s-%s", p->recipe.name, cc_family_name(p->cc.family), key);
+    p->root = path_join(rq->workdir, name);
+    free(keytext);
+    free(key);
+    free(name);
+    p->profile_raw = path_join(p->root, "profile-raw");
+    return mkdir_p(p->root);
+}
+
+/* baseline, instrumented (and lto): each build uses every core; the bolt variant right after
+ * the baseline, its only input (a failing BOLT step fails before the long builds) */
+static int server_builds(struct pgo_pipeline *p)
+{
+    setup_trainers(p);
+    setup_builds(p);
+    for (int i = 0; i < p->nbuilds; i++)
+        if (p->builds[i].phase != BUILD_PGO && !p->builds[i].bolt_input &&
+            pgo_build_flags(p, &p->builds[i]) < 0)
+            return -1;
+    if (make_rundir(p) < 0)
+        return -1;
+    for (int i = 0; i < p->nbuilds; i++) {
+        if (p->builds[i].phase == BUILD_PGO || p->builds[i].bolt_input)
+            continue;
+        if (pgo_build_run(p, &p->builds[i]) < 0 || *p->interrupted)
+            return -1;
+        build_phase_line(&p->builds[i]);
+        if (run_bolt(p, &p->builds[i]) < 0 || *p->interrupted)
+            return -1;
+    }
+    return 0;
+}
+
+/* Training, one profile per trainer. */
+static int server_train(struct pgo_pipeline *p)
+{
+    for (int i = 0; i < p->ntrainers; i++) {
+        if (pgo_train(p, &p->trainers[i]) < 0 || *p->interrupted)
+            return -1;
+        if (p->trainers[i].cached)
+            progress_phase_done("training: %s, the profile of an earlier training (cached)",
+                                p->trainers[i].name);
+        else
+            progress_phase_done("training: %s on the instrumented build in %.0f s",
+                                p->trainers[i].name, p->trainers[i].seconds);
+    }
+    return 0;
+}
+
+/* The pgo builds (the profile's identity is part of their stamp), each followed by its BOLT
+ * variant (pgo+bolt). */
+static int server_pgo_builds(struct pgo_pipeline *p)
+{
+    for (int i = 0; i < p->nbuilds; i++) {
+        if (p->builds[i].phase != BUILD_PGO || p->builds[i].bolt_input)
+            continue;
+        if (pgo_build_flags(p, &p->builds[i]) < 0 || pgo_build_run(p, &p->builds[i]) < 0 ||
+            *p->interrupted)
+            return -1;
+        build_phase_line(&p->builds[i]);
+        if (run_bolt(p, &p->builds[i]) < 0 || *p->interrupted)
+            return -1;
+    }
+    return 0;
+}
+
+/* ---- the pipeline ------------------------------------------------------------------- */
+
+/* The stages after the source is there, in order, each with its library branch (library.c):
+ * 0 or -1 (also when interrupted). */
+static const struct {
+    int (*server)(struct pgo_pipeline *p);
+    int (*library)(struct pgo_pipeline *p);
+    bool gate;                    /* timed for its phase line */
+} stages[] = {
+    /* 1. the source hashed by content; a library's prepare steps (the amalgamation) */
+    { server_source, pgo_library_prepare, false },
+    /* 2. the builds that read no profile: baseline, instrumented (lto; bolt) */
+    { server_builds, pgo_library_builds, false },
+    /* 3. training */
+    { server_train, pgo_library_train, false },
+    /* 4. the pgo builds (pgo+bolt; a library: then every BOLT variant) */
+    { server_pgo_builds, pgo_library_pgo_build, false },
+    /* 5. the correctness gate */
+    { pgo_gate, pgo_library_gate, true },
+};
+
+/* --resume=ID of a library: refused before anything is built when the experiment is
+ * complete. */
+static int check_resumable(struct store *store, int64_t id)
+{
+    struct store_experiment e;
+    if (experiment_lookup(store, id, &e) < 0)
+        return -1;
+    int done = !strcmp(e.status, "complete");
+    store_experiment_release(&e);
+    if (done)
+        return error("experiment %lld is complete; nothing to resume", (long long)id);
+    return 0;
+}
+
+/* The one line of an interruption: what the next run does about it, in each branch's words. */
+static void say_interrupted(const struct pgo_pipeline *p, int sig)
+{
+    if (p->library)
+        error("interrupted (signal %d); the same command continues (what finished is reused)",
+              sig);
+    else
+        error("interrupted (signal %d); `pgolab pgo %s --resume` continues where this stopped",
+              sig, p->rq->target);
+}
+
+/* Stop with exit code 2 when a signal arrived (the children died with it). */
 #define CHECK_INTERRUPT()                                                   \
     do {                                                                    \
         if (interrupted) {                                                  \
             progress_done();                                                \
-            error("interrupted (signal %d); `pgolab pgo %s --resume` "      \
-                  "continues where this stopped", (int)interrupted,         \
-                  rq->target);                                              \
+            say_interrupted(&p, (int)interrupted);                          \
             rc = 2;                                                         \
             goto out;                                                       \
         }                                                                   \
@@ -412,109 +539,63 @@ int pgo_pipeline_run(const struct pgo_request *rq)
     interrupted = 0;
     sig_catch(on_signal, &saved);
 
+    /* checks of everything cheap first; directories are created as each phase needs them,
+     * so bad input leaves nothing behind */
     if (recipe_load(rq->recipe_path, &p.recipe) < 0)
         goto fail;
-    if (p.recipe.product != RECIPE_SERVER) {
-        error("%s: a library recipe (cli/pgo.c runs those in pgo/sqlite.h)", p.recipe.path);
+    p.library = p.recipe.product == RECIPE_LIBRARY;
+    if (p.library && pgo_library_check(&p) < 0)
+        goto fail;
+    if (file_size(rq->workdir) >= 0 && !is_dir(rq->workdir)) {
+        error("--workdir=%s: not a directory", rq->workdir_opt);
         goto fail;
     }
+    /* the results file (a foreign or newer one is refused untouched), then the compiler */
     if (rq->measure && store_open(rq->results, &store) < 0)
+        goto fail;
+    if (p.library && rq->measure && rq->resume_id > 0 && check_resumable(store, rq->resume_id) < 0)
         goto fail;
     if (cc_probe(rq->cc, &p.cc) < 0)
         goto fail;
     p.cxx = rq->cxx ? xstrdup(rq->cxx) : cxx_for(rq->cc);
     p.pgolab = self_exe();
-    if (check_tools(&p) < 0 || check_reachable(&p) < 0 || pgo_bolt_check(&p) < 0)
+    if (check_tools(&p) < 0 ||
+        (!p.library && (check_reachable(&p) < 0 || pgo_bolt_check(&p) < 0)))
         goto fail;
-    if (rq->source && is_dir(rq->source)) {
-        char *dir = NULL;
-        if (pgo_source_resolve(&p.recipe, rq->source, NULL, &dir) < 0)
-            goto fail;
-        free(dir);
-    }
-    if ((lock_fd = workdir_lock(rq->workdir, rq->workdir)) < 0)
+    /* a source directory is checked before anything is written */
+    if (rq->source && is_dir(rq->source) &&
+        pgo_source_resolve(&p.recipe, rq->source, NULL, &p.source) < 0)
+        goto fail;
+    /* (a library's messages name the --workdir as given) */
+    if ((lock_fd = workdir_lock(rq->workdir, p.library ? rq->workdir_opt : rq->workdir)) < 0)
         goto fail;
 
-    /* 1. source, hashed by content */
+    /* the source, then the stages */
     char *srcdir = path_join(rq->workdir, "src");
-    int src_rc = pgo_source_resolve(&p.recipe, rq->source, srcdir, &p.source);
+    int src_rc = p.source ? 0 : pgo_source_resolve(&p.recipe, rq->source, srcdir, &p.source);
     free(srcdir);
     if (src_rc < 0)
         goto fail;
     CHECK_INTERRUPT();
-    progress("source: hashing %s", p.source);
-    p.source_sha = tree_sha256(p.source);
-    progress_done();
-    if (!p.source_sha)
-        goto fail;
-    p.source_version = pgo_source_debian_version(p.source);
-    progress_phase_done("source: %s (sha256 %.12s)", p.source, p.source_sha);
-    char *keytext = xasprintf("%s\n%s\n%s", rq->cc, p.cc.version, rq->cflags);
-    char *key = path_key(keytext);
-    char *name = xasprintf("%s-%s-%s", p.recipe.name, cc_family_name(p.cc.family), key);
-    p.root = path_join(rq->workdir, name);
-    free(keytext);
-    free(key);
-    free(name);
-    p.profile_raw = path_join(p.root, "profile-raw");
-    if (mkdir_p(p.root) < 0)
-        goto fail;
-    setup_trainers(&p);
-    setup_builds(&p);
-    for (int i = 0; i < p.nbuilds; i++)
-        if (p.builds[i].phase != BUILD_PGO && !p.builds[i].bolt_input &&
-            pgo_build_flags(&p, &p.builds[i]) < 0)
-            goto fail;
-
-    /* 2. baseline, instrumented (and lto): each build uses every core; the bolt variant
-     * right after the baseline, its only input (a failing BOLT step fails before the long
-     * builds) */
-    if (make_rundir(&p) < 0)
-        goto fail;
-    for (int i = 0; i < p.nbuilds; i++) {
-        if (p.builds[i].phase == BUILD_PGO || p.builds[i].bolt_input)
-            continue;
-        if (pgo_build_run(&p, &p.builds[i]) < 0)
-            goto fail;
-        CHECK_INTERRUPT();
-        build_phase_line(&p.builds[i]);
-        if (run_bolt(&p, &p.builds[i]) < 0)
+    uint64_t gate_t0 = 0;
+    for (size_t i = 0; i < ARRAY_SIZE(stages); i++) {
+        if (stages[i].gate)
+            gate_t0 = now_ns();
+        if ((p.library ? stages[i].library : stages[i].server)(&p) < 0)
             goto fail;
         CHECK_INTERRUPT();
     }
-    /* 3. training, one profile per trainer */
-    for (int i = 0; i < p.ntrainers; i++) {
-        if (pgo_train(&p, &p.trainers[i]) < 0)
-            goto fail;
-        CHECK_INTERRUPT();
-        if (p.trainers[i].cached)
-            progress_phase_done("training: %s, the profile of an earlier training (cached)",
-                                p.trainers[i].name);
-        else
-            progress_phase_done("training: %s on the instrumented build in %.0f s",
-                                p.trainers[i].name, p.trainers[i].seconds);
-    }
-    /* 4. pgo builds: the profile's identity is part of their stamp */
-    for (int i = 0; i < p.nbuilds; i++) {
-        if (p.builds[i].phase != BUILD_PGO || p.builds[i].bolt_input)
-            continue;
-        if (pgo_build_flags(&p, &p.builds[i]) < 0 || pgo_build_run(&p, &p.builds[i]) < 0)
-            goto fail;
-        CHECK_INTERRUPT();
-        build_phase_line(&p.builds[i]);
-        if (run_bolt(&p, &p.builds[i]) < 0) /* pgo+bolt */
-            goto fail;
-        CHECK_INTERRUPT();
-    }
-    /* 5. correctness gate */
-    uint64_t gate_t0 = now_ns();
-    if (pgo_gate(&p) < 0)
-        goto fail;
-    CHECK_INTERRUPT();
-    progress_phase_done("correctness gate: every variant returns the baseline's results%s "
-                        "(%.0f s)", p.suite_ran ? ", and the regression suite passed" : "",
-                        (double)(now_ns() - gate_t0) / 1e9);
-    print_summary(&p);
+    if (p.library && !p.nbolt)
+        progress_phase_done("correctness gate: baseline and pgo return the same results "
+                            "(%.0f s)", (double)(now_ns() - gate_t0) / 1e9);
+    else
+        progress_phase_done("correctness gate: every variant returns the baseline's results%s "
+                            "(%.0f s)", p.suite_ran ? ", and the regression suite passed" : "",
+                            (double)(now_ns() - gate_t0) / 1e9);
+    if (p.library)
+        pgo_library_summary(&p);
+    else
+        print_summary(&p);
 
     /* 6. measurement (the engine's catch nests in this one and
      * takes over a signal that arrived before it) */
@@ -530,7 +611,9 @@ fail:
     CHECK_INTERRUPT();
 out:
     progress_done();
-    if (p.rundir)
+    if (p.library)
+        pgo_library_release(&p); /* keeps the run directory's logs */
+    else if (p.rundir)
         remove_tree(p.rundir);
     sig_restore(&saved);
     if (lock_fd >= 0)

@@ -1,7 +1,8 @@
-/* pipeline: the target-agnostic PGO pipeline of `pgolab pgo TARGET` for recipe targets
- * (pgo/recipe.h): source -> baseline build -> instrumented build -> training (one profile per
- * trainer) -> profile check -> pgo build (one per trainer) -> correctness gate -> measurement
- * with the experiment engine -> report. Every phase is cached under the work directory with a
+/* pipeline: the PGO pipeline of `pgolab pgo TARGET` for every recipe target (pgo/recipe.h),
+ * servers and libraries (SQLite) alike: source [-> the recipe's prepare steps] -> baseline
+ * build -> instrumented build -> training (one profile per trainer) -> profile check -> pgo
+ * build (one per trainer) [-> BOLT variants] -> correctness gate -> measurement with the
+ * experiment engine -> report. Every phase is cached under the work directory with a
  * stamp of exactly what it read (recipe text, source tree content hash, compiler version,
  * flags, profile hash), so an interrupted run continues where it stopped and a changed input
  * redoes the phases it feeds, saying why. cli/pgo.c owns the options and hands a validated
@@ -12,7 +13,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "build/build.h"
+#include "experiment/experiment.h"
+#include "toolchain/toolchain.h"
 #include "pgo/profile_check.h"
 #include "pgo/recipe.h"
 
@@ -30,6 +32,7 @@ struct pgo_request {
     const char *recipe_path;      /* resolved recipe file */
     const char *source;           /* --source or NULL */
     const char *workdir;          /* absolute */
+    const char *workdir_opt;      /* as given (messages) */
     const char *cc, *cxx, *cflags;
     char **train;                 /* trainers: a workload, a mix "a+b", or "suite" */
     int ntrain;
@@ -39,11 +42,15 @@ struct pgo_request {
     int *threads;
     int nthreads;
     int rounds, time_s, tables, table_size, jobs;
-    char **variants;              /* baseline (always first), pgo, lto, pgo+lto, bolt, pgo+bolt */
+    char **variants;              /* baseline (always first), pgo, lto, pgo+lto, bolt, pgo+bolt;
+                                   * a library: baseline, pgo, then bolt, pgo+bolt as given */
     int nvariants;
     enum pgo_gate gate;
     bool measure, rebuild;
     bool no_metrics;                      /* --metrics=off */
+    enum experiment_measure measure_kind; /* --measure=time|instructions (a library only) */
+    int64_t events;                       /* --events (instructions) */
+    bool threads_set;                     /* --threads given (not the default) */
     uint64_t seed;
     const char *results, *output;
     int64_t resume_id;            /* > 0: continue that measurement; -1: the newest

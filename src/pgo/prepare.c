@@ -2,7 +2,7 @@
  * steps make the prepared files (SQLite: the amalgamation) from a full source tree, once per
  * tree, out of tree. Every command runs from an argv array, never a shell. */
 #include "pgo/source.h"
-#include "build/build.h"
+#include "toolchain/toolchain.h"
 #include "util/fs.h"
 #include "util/progress.h"
 #include "util/signals.h"

@@ -2,7 +2,7 @@
  * docs/recipes.md). jansson parses the JSON; this file checks the shape and says where a
  * mistake is. */
 #include "pgo/recipe.h"
-#include "build/build.h"
+#include "toolchain/toolchain.h"
 #include "util/fs.h"
 #include "util/strbuf.h"
 #include "util/util.h"

@@ -2,7 +2,7 @@
  * docs/recipes.md), read with jansson into a struct recipe that the target-agnostic pipeline
  * (pgo/pipeline.h) runs. A recipe says where the source comes from and how to recognise it,
  * the configure/build/install steps as argv templates, where the PGO flags go (the compiler
- * flag table of build/flags.c, or the target's own per-phase options as for MySQL), whether
+ * flag table of toolchain/flags.c, or the target's own per-phase options as for MySQL), whether
  * the phases share one build directory, what the product is (a server binary under the
  * install prefix, or a library), and the optional regression-suite gate. Everything a recipe
  * holds is owned by the struct and freed by recipe_release(). */
@@ -11,7 +11,7 @@
 
 #include <stdbool.h>
 
-#include "build/build.h"
+#include "toolchain/toolchain.h"
 #include "server/server.h"
 #include "util/argvec.h"
 
@@ -22,12 +22,12 @@ enum recipe_product {
     RECIPE_SERVER,   /* a server under PREFIX (recipe "server.binary"), started by src/server */
     RECIPE_LIBRARY,  /* a SQLite library (recipe "library", relative to the build directory),
                       * loaded by bench's embedded driver with --sqlite-library; built and
-                      * measured by the library pipeline (pgo/sqlite.h) */
+                      * measured by the library branch of the pipeline (pgo/library.c) */
 };
 
 /* Where the instrumentation and profile-use flags come from. */
 enum recipe_flags {
-    RECIPE_FLAGS_COMPILER,  /* build/flags.c's table for (compiler, phase): {pgo_flags} */
+    RECIPE_FLAGS_COMPILER,  /* toolchain/flags.c's table for (compiler, phase): {pgo_flags} */
     RECIPE_FLAGS_OPTIONS,   /* the recipe's own "phase_options" (e.g. MySQL's
                              * -DFPROFILE_GENERATE=ON / -DFPROFILE_USE=ON with FPROFILE_DIR);
                              * {pgo_flags} is then empty */

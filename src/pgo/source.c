@@ -1,7 +1,7 @@
 /* source: finding, fetching and hashing a recipe target's source tree (see source.h). Every
  * command runs from an argv array, never a shell. */
 #include "pgo/source.h"
-#include "build/build.h"
+#include "toolchain/toolchain.h"
 #include "util/fs.h"
 #include "util/progress.h"
 #include "util/strbuf.h"

@@ -1,32 +1,40 @@
 /* stages: the pipeline's shared state and its stages, one file each: steps.c (a build from
  * the recipe's steps), train.c (training and the profile check), gate.c (the correctness
- * gate), measure.c (the experiment). Private to src/pgo/; pipeline.c owns the state and runs
- * the stages in order. */
+ * gate), measure.c (the experiment); library.c is the library branch of the stages (a recipe
+ * whose product is a library: SQLite). Private to src/pgo/; pipeline.c owns the state and
+ * runs the stages in order. */
 #ifndef PGOLAB_PGO_STAGES_H
 #define PGOLAB_PGO_STAGES_H
 
 #include <signal.h>
 #include <stdbool.h>
 
-#include "build/build.h"
+#include "toolchain/toolchain.h"
 #include "pgo/pipeline.h"
 #include "pgo/recipe.h"
 #include "util/argvec.h"
 
 struct store;
+struct variant;
+struct pgo_library;
 
 /* Everything one run of the pipeline made; pipeline.c releases it. */
 struct pgo_pipeline {
     const struct pgo_request *rq;
     struct recipe recipe;
+    bool library;                 /* a library recipe: the library branch of the stages,
+                                   * whose state is lib (library.c) */
+    struct pgo_library *lib;
     struct cc_info cc;
     char *cxx;                    /* the C++ compiler matching cc */
     char *pgolab;                 /* this binary, for bench children */
     char *source, *source_sha, *source_version;
-    char *root;                   /* WORKDIR/TARGET-CC-KEY: every build, profile and log */
+    char *root;                   /* WORKDIR/TARGET-CC-KEY: every build, profile and log
+                                   * (a library: WORKDIR/build-CC-KEY) */
     char *profile_raw;            /* ROOT/profile-raw: compiled into the instrumented build;
                                    * each training moves its data to the trainer's dir */
-    char *rundir;                 /* tmpfs scratch for datadirs: /dev/shm/pgolab-pgo-PID */
+    char *rundir;                 /* tmpfs scratch for datadirs: /dev/shm/pgolab-pgo-PID (a
+                                   * library: its database files, library.c) */
     struct pgo_trainer *trainers;
     int ntrainers;
     struct pgo_build *builds;     /* [0] baseline, [1] instrumented, then the rest (the BOLT
@@ -95,6 +103,33 @@ int pgo_run_suite(struct pgo_pipeline *p, const struct pgo_build *b, char **opti
 
 /* Measure every variant against the baseline (measure.c); returns the exit code. */
 int pgo_measure(struct pgo_pipeline *p, struct store *store);
+
+/* ---- the library branch (library.c) ---- every stage 0 or -1 (one line said why), also -1
+ * when *p->interrupted is set, so that the pipeline stops with its interruption message. */
+/* Before the results file is opened: p->lib allocated, the BOLT variants' tools, the recipe's
+ * shape (one compile step, a strict profile check). */
+int pgo_library_check(struct pgo_pipeline *p);
+/* After the source: the recipe's prepare steps (the amalgamation, cached), phase lines. */
+int pgo_library_prepare(struct pgo_pipeline *p);
+/* p->root and every build's command; the baseline and instrumented libraries in parallel. */
+int pgo_library_builds(struct pgo_pipeline *p);
+/* The run directory, then training with `bench --sqlite-library` children (cached when the
+ * stamp of an identical training matches) and the profile check. */
+int pgo_library_train(struct pgo_pipeline *p);
+/* The pgo build (the profile's identity in its stamp), then the BOLT variants. */
+int pgo_library_pgo_build(struct pgo_pipeline *p);
+/* The correctness gate: `bench verify` on fresh data with every variant's library; sets
+ * p->gate_checksum, p->gate_rows. */
+int pgo_library_gate(struct pgo_pipeline *p);
+/* The summary that opens the report (stdout). */
+void pgo_library_summary(const struct pgo_pipeline *p);
+/* The measured variants (baseline, pgo, the BOLT variants) into v[0..]; returns how many. */
+int pgo_library_variants(const struct pgo_pipeline *p, struct variant *v);
+/* The pgo settings recorded with the experiment (JSON object text with "pgo.profile"; caller
+ * frees). */
+char *pgo_library_settings(const struct pgo_pipeline *p);
+/* Keep the run directory's logs in WORKDIR/last-run and remove it (tmpfs), free p->lib. */
+void pgo_library_release(struct pgo_pipeline *p);
 
 /* Start a managed server of the recipe from prefix on a fresh datadir (NULL: generated on
  * tmpfs) with extra options; the caller stops it with server_stop(), which copies the

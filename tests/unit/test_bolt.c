@@ -1,4 +1,4 @@
-/* Unit tests for the pure parts of src/build/bolt.c (the profile figure and the -dyno-stats
+/* Unit tests for the pure parts of src/toolchain/bolt.c (the profile figure and the -dyno-stats
  * summary read from llvm-bolt's output, as bolt-16 prints them) and src/report/steps.c (which
  * variant each one builds on). */
 #include <stdarg.h>
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "build/bolt.h"
+#include "toolchain/bolt.h"
 #include "report/steps.h"
 
 static const char *const log_text =

@@ -14,8 +14,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "build/build.h"
-#include "build/sqlite.h"
+#include "toolchain/toolchain.h"
+#include "pgo/library_bench.h"
 #include "util/strbuf.h"
 #include "util/subprocess.h"
 #include "util/util.h"

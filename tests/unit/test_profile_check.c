@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "build/build.h"
+#include "toolchain/toolchain.h"
 #include <jansson.h>
 #include "pgo/profile_check.h"
 #include "util/fs.h"

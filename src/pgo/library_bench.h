@@ -1,11 +1,12 @@
-/* sqlite: what every SQLite library of the PGO pipeline shares: its version (sqlite3.h) and
- * the training and correctness-gate runs of `pgolab bench --sqlite-library`. Where the source
+/* library_bench: the `pgolab bench --sqlite-library` children of a library recipe's PGO
+ * pipeline (recipes/sqlite.json): the library's version (sqlite3.h), and the training and
+ * correctness-gate runs on a built library. Where the source
  * comes from and how it is built is the recipe's (recipes/sqlite.json, pgo/recipe.h). Inputs
  * are owned by the caller; strings returned are the caller's to free. */
-#ifndef PGOLAB_BUILD_SQLITE_H
-#define PGOLAB_BUILD_SQLITE_H
+#ifndef PGOLAB_PGO_LIBRARY_BENCH_H
+#define PGOLAB_PGO_LIBRARY_BENCH_H
 
-#include "build/build.h"
+#include "toolchain/toolchain.h"
 #include "util/strbuf.h"
 
 #include <stdbool.h>

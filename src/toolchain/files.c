@@ -1,6 +1,6 @@
 /* files: directory and hashing helpers of the build pipeline (mkdir -p, rm -rf, PATH lookup,
  * sha256 via sha256sum, cache keys) and stamp files. Strings returned are owned by the caller. */
-#include "build/build.h"
+#include "toolchain/toolchain.h"
 #include "util/fs.h"
 #include "util/signals.h"
 #include "util/strbuf.h"

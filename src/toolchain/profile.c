@@ -1,6 +1,6 @@
 /* profile: wiping and checking the profile data a training run leaves behind (GCC .gcda,
  * clang .profraw merged into .profdata). A PGO build without profile data is an error. */
-#include "build/build.h"
+#include "toolchain/toolchain.h"
 #include "util/strbuf.h"
 #include "util/subprocess.h"
 #include "util/util.h"

@@ -3,12 +3,12 @@
  * process), let the caller train the instrumented copy, merge the per-process profiles
  * (`merge-fdata`) and optimize (`llvm-bolt -data ... -dyno-stats`). Every step runs in the
  * variant's own directory with its log there; a failed step is one error line with its command
- * and the last lines of its log. The training itself is the caller's (pgo/sqlite.c trains
+ * and the last lines of its log. The training itself is the caller's (pgo/library.c trains
  * with `pgolab bench --sqlite-library`); so is the correctness gate. Strings in struct
  * bolt_variant marked "in" are the caller's, the others are owned and freed by
  * bolt_variant_release(). */
-#ifndef PGOLAB_BUILD_BOLT_H
-#define PGOLAB_BUILD_BOLT_H
+#ifndef PGOLAB_TOOLCHAIN_BOLT_H
+#define PGOLAB_TOOLCHAIN_BOLT_H
 
 #include <stdbool.h>
 #include <sys/types.h>

@@ -1,6 +1,6 @@
 /* compile: one library build (stamp, log, skip when up to date) and a few of them in parallel.
  * The struct lib_build's inputs belong to the caller, its results to the struct. */
-#include "build/build.h"
+#include "toolchain/toolchain.h"
 #include "util/progress.h"
 #include "util/signals.h"
 #include "util/strbuf.h"

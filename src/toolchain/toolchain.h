@@ -1,8 +1,9 @@
-/* build: the target-independent pieces of the PGO pipeline: the compiler flag table
- * (gcc/clang x baseline/instrumented/pgo), compiler probing, stamps, library builds with logs,
- * and profile data checks. Owned by the pgo pipeline; strings returned are owned by the caller. */
-#ifndef PGOLAB_BUILD_H
-#define PGOLAB_BUILD_H
+/* toolchain: the compilers and tools a PGO build runs, wrapped: the compiler flag table
+ * (gcc/clang x baseline/instrumented/pgo), compiler probing, stamps and content hashes,
+ * library compiles with logs, and profile data checks and merges (BOLT in bolt.h). Knows
+ * nothing of targets or recipes: src/pgo/ drives it. Strings returned are owned by the caller. */
+#ifndef PGOLAB_TOOLCHAIN_H
+#define PGOLAB_TOOLCHAIN_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -1,7 +1,7 @@
-/* sqlite: what every SQLite library build of the PGO pipeline shares (see sqlite.h): its
- * version, and the training and correctness-gate runs of `pgolab bench`. Every command runs
+/* library_bench: the bench children of a library recipe's pipeline (see library_bench.h): the
+ * library's version, and the training and correctness-gate runs of `pgolab bench`. Every command runs
  * from an argv array, never a shell. */
-#include "build/sqlite.h"
+#include "pgo/library_bench.h"
 #include "util/progress.h"
 #include "util/signals.h"
 #include "util/strbuf.h"

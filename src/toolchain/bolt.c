@@ -1,6 +1,6 @@
 /* bolt: instrument, merge and optimize one binary with LLVM BOLT (see bolt.h). */
-#include "build/bolt.h"
-#include "build/build.h"
+#include "toolchain/bolt.h"
+#include "toolchain/toolchain.h"
 #include "util/argvec.h"
 #include "util/fs.h"
 #include "util/progress.h"

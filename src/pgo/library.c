@@ -1,0 +1,607 @@
+/* library: the library branch of the PGO pipeline's stages (pipeline.c runs them in order
+ * for a recipe whose product is a library: `pgolab pgo sqlite`, recipes/sqlite.json, or a
+ * copy). Every fact about the target (source package, expected files, the prepare steps that
+ * make the amalgamation, the compile step, where the PGO flags go, the library's name) comes
+ * from the recipe; what is the same for every library is here: the prepare steps, the
+ * baseline and instrumented libraries compiled in parallel (toolchain/compile.c), training
+ * and the gate with `pgolab bench --sqlite-library` children (library_bench.c), the profile
+ * check, the pgo build, the BOLT variants of a library, the summary, and what measure.c needs
+ * to measure library variants. The cache layout under the work directory is this file's:
+ * WORKDIR/amalg-KEY, WORKDIR/build-CC-KEY/{baseline,instrumented,pgo,profile,bolt,pgo-bolt}.
+ * struct pgo_library is this branch's part of the pipeline's state; pipeline.c owns the rest
+ * (recipe, compiler, source, root, run directory, gate result). */
+#include "pgo/library_bench.h"
+#include "pgo/source.h"
+#include "pgo/stages.h"
+#include "toolchain/bolt.h"
+#include "util/fs.h"
+#include "util/progress.h"
+#include "util/strbuf.h"
+#include "util/util.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* What the library branch made; pgo_library_release() frees it. */
+struct pgo_library {
+    struct pgo_prepared prep;    /* the amalgamation (or the source, prepared already) */
+    char *version;               /* SQLITE_VERSION of the prepared sqlite3.h */
+    char *profile_dir, *profdata;
+    bool rundir_is_shm;          /* p->rundir is a private /dev/shm/pgolab.XXXXXX, else
+                                  * WORKDIR/run */
+    char *dir[BUILD_NPHASES];
+    struct argvec argv[BUILD_NPHASES];
+    char *flags[BUILD_NPHASES];  /* cflags + PGO flags of each build, for the fingerprint */
+    struct lib_build build[BUILD_NPHASES];
+    struct profile_info profile;
+    struct profile_health health;/* the profile check's counts */
+    bool trained_now;
+    double train_seconds;
+    char *stamp_extra, *pgo_stamp_extra, *progress_what;
+    /* BOLT variants (--variants=...,bolt,pgo+bolt): bolt[i] optimizes the baseline (bolt) or
+     * the pgo build (pgo+bolt), in ROOT/bolt, ROOT/pgo-bolt */
+    struct bolt_variant bolt[2];
+    char *bolt_dir[2];
+    bool bolt_cached[2];
+    double bolt_train_seconds[2];
+};
+
+/* SQLITE_VERSION from dir/sqlite3.h, or "unknown". Caller frees. */
+static char *read_version(const char *dir)
+{
+    struct strbuf sb = STRBUF_INIT;
+    char *h = path_join(dir, "sqlite3.h");
+    char *v = NULL;
+    strbuf_init(&sb, 0);
+    if (strbuf_read_file(&sb, h) == 0)
+        v = sqlite_version_from_header(sb.buf);
+    strbuf_release(&sb);
+    free(h);
+    return v ? v : xstrdup("unknown");
+}
+
+/* The run directory for database files: a private one on tmpfs when /dev/shm is writable. */
+static int make_rundir(struct pgo_pipeline *p)
+{
+    struct pgo_library *l = p->lib;
+    const struct pgo_request *rq = p->rq;
+    if (access("/dev/shm", W_OK | X_OK) == 0 && (p->rundir = private_tmpdir("/dev/shm", "pgolab"))) {
+        l->rundir_is_shm = true;
+        return 0;
+    }
+    p->rundir = path_join(rq->workdir, "run");
+    return mkdir_p(p->rundir);
+}
+
+/* Copy the *.log files of the run directory to WORKDIR/last-run before it is removed. */
+static void save_run_logs(const struct pgo_pipeline *p)
+{
+    const struct pgo_request *rq = p->rq;
+    struct argvec logs = ARGVEC_INIT;
+    list_files(&logs, p->rundir, ".log");
+    if (logs.n) {
+        char *dest = path_join(rq->workdir, "last-run");
+        if (remove_tree(dest) == 0 && mkdir_p(dest) == 0) {
+            for (int i = 0; i < logs.n; i++) {
+                struct strbuf sb = STRBUF_INIT;
+                strbuf_init(&sb, 0);
+                const char *base = strrchr(logs.v[i], '/') + 1;
+                char *to = path_join(dest, base);
+                if (strbuf_read_file(&sb, logs.v[i]) == 0)
+                    stamp_write(to, sb.buf);
+                free(to);
+                strbuf_release(&sb);
+            }
+        }
+        free(dest);
+    }
+    argvec_clear(&logs);
+}
+
+/* The recipe's build step expanded for phase ph into l->argv[ph] (the step runs in the
+ * phase's directory, which is also its {prefix}). */
+static int expand_build(struct pgo_pipeline *p, int ph,
+                        struct argvec *pgo_flags)
+{
+    struct pgo_library *l = p->lib;
+    const struct pgo_request *rq = p->rq;
+    const struct recipe *r = &p->recipe;
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    char *flags_str = argvec_join(pgo_flags);
+    struct recipe_vars v = {
+        .source = p->source, .build = l->dir[ph], .prefix = l->dir[ph],
+        .profile_dir = l->profile_dir, .phase = build_phase_name((enum build_phase)ph),
+        .prepared = l->prep.dir, .cc = rq->cc, .cflags = rq->cflags, .cxxflags = rq->cflags,
+        .pgo_flags = flags_str, .pgo_flags_list = argvec_argv(pgo_flags),
+        .jobs = ncpu > 0 ? (int)ncpu : 1,
+        .phase_options = (const char *const *)r->phase_options[ph],
+    };
+    struct argvec env = ARGVEC_INIT;
+    char *cwd = NULL;
+    recipe_expand_step(&r->steps[0], &v, &l->argv[ph], &env, &cwd);
+    int rc = 0;
+    if (strcmp(cwd, l->dir[ph]) || env.n)
+        rc = error("%s: a library recipe's step runs in {build} with no env (steps[0] %s)",
+                   r->path, r->steps[0].name);
+    free(flags_str);
+    free(cwd);
+    argvec_clear(&env);
+    return rc;
+}
+
+static int prepare_builds(struct pgo_pipeline *p)
+{
+    struct pgo_library *l = p->lib;
+    const struct pgo_request *rq = p->rq;
+    char *keytext = xasprintf("%s\n%s\n%s\n%s%s", l->prep.main, rq->cc, p->cc.version,
+                              rq->cflags, p->nbolt ? "\nbolt" : "");
+    char *key = path_key(keytext);
+    char *name = xasprintf("build-%s-%s", cc_family_name(p->cc.family), key);
+    p->root = path_join(rq->workdir, name);
+    free(keytext);
+    free(key);
+    free(name);
+    l->profile_dir = path_join(p->root, "profile");
+    if (p->cc.family == CC_CLANG) {
+        char *name2 = xasprintf("%s.profdata", p->recipe.name);
+        l->profdata = path_join(p->root, name2);
+        free(name2);
+    }
+
+    for (int ph = 0; ph < BUILD_NPHASES; ph++) {
+        l->dir[ph] = path_join(p->root, build_phase_name((enum build_phase)ph));
+        struct pgo_paths paths = { l->profile_dir, l->profdata, l->dir[ph] };
+        struct argvec pf = ARGVEC_INIT, fl = ARGVEC_INIT;
+        if (p->recipe.flags == RECIPE_FLAGS_COMPILER &&
+            pgo_phase_flags(&pf, p->cc.family, (enum build_phase)ph, &paths) < 0) {
+            argvec_clear(&pf);
+            return -1;
+        }
+        /* with a BOLT variant, baseline and pgo are BOLT's inputs: linked the recipe's bolt
+         * way, so that each BOLT variant differs from its input by BOLT alone */
+        if (p->nbolt && ph != BUILD_INSTRUMENTED) {
+            argvec_pushv(&pf, (const char *const *)p->recipe.bolt_cflags);
+            argvec_pushv(&pf, (const char *const *)p->recipe.bolt_link_flags);
+        }
+        int erc = expand_build(p, ph, &pf);
+        argvec_split(&fl, rq->cflags);
+        argvec_pushv(&fl, argvec_argv(&pf));
+        argvec_clear(&pf);
+        if (erc < 0) {
+            argvec_clear(&fl);
+            return -1;
+        }
+        /* The PGOLAB_PGO_EXTRA_CFLAGS test knob (util/knobs.h): flags for the pgo build only,
+         * last on its command line (after pgolab's own, so a -Wno-... can undo one), e.g. a
+         * -D that changes a query's answer, so the correctness gate's failure path can be
+         * tested. They are in the build's command (its stamp) and its recorded flags. */
+        const char *extra = ph == BUILD_PGO ? getenv("PGOLAB_PGO_EXTRA_CFLAGS") : NULL;
+        if (extra && *extra) {
+            argvec_split(&l->argv[ph], extra);
+            argvec_split(&fl, extra);
+        }
+        l->flags[ph] = argvec_join(&fl);
+        argvec_clear(&fl);
+
+        struct lib_build *b = &l->build[ph];
+        b->name = build_phase_name((enum build_phase)ph);
+        b->phase = (enum build_phase)ph;
+        b->dir = l->dir[ph];
+        b->output = p->recipe.library;
+        b->argv = argvec_argv(&l->argv[ph]);
+        b->force = rq->rebuild;
+    }
+    return mkdir_p(p->root);
+}
+
+/* 1 if the profile dir holds non-empty raw profile data (checked quietly). */
+static bool profile_present(const struct pgo_pipeline *p)
+{
+    struct pgo_library *l = p->lib;
+    struct argvec files = ARGVEC_INIT;
+    bool found = false;
+    list_files(&files, l->profile_dir, p->cc.family == CC_GCC ? ".gcda" : ".profraw");
+    for (int i = 0; i < files.n && !found; i++)
+        found = file_size(files.v[i]) > 0;
+    argvec_clear(&files);
+    return found;
+}
+
+/* The profile check (profile_check.h): the training ran in pgolab's own children, as this
+ * user; log (NULL for a cached profile) is where they printed. */
+static int check_health(struct pgo_pipeline *p, const char *log, int64_t start)
+{
+    struct pgo_library *l = p->lib;
+    char *path = path_join(p->root, "profile.health");
+    char *const logs[] = { (char *)log, NULL };
+    struct profile_check_in in = {
+        .cc = &p->cc, .profile_dir = l->profile_dir, .profdata = l->profdata,
+        .notes_dir = l->dir[BUILD_INSTRUMENTED], .hot = p->recipe.hot_functions, .logs = logs,
+        .train_uid = geteuid(), .train_user = NULL, .train_start = start,
+    };
+    int rc = profile_health_run(&in, "training", path, log != NULL, &l->health);
+    free(path);
+    return rc;
+}
+
+/* The training's lines of a stamp: the workloads and how they ran. */
+static void stamp_training(struct strbuf *sb, const struct pgo_request *rq)
+{
+    strbuf_addstr(sb, "train:");
+    for (int i = 0; i < rq->ntrain; i++)
+        strbuf_addf(sb, " %s", rq->train[i]);
+    strbuf_addf(sb, "\ntime: %d\nthreads: %d\ntables: %d\ntable-size: %d\n", rq->train_time,
+                rq->train_threads, rq->tables, rq->table_size);
+}
+
+/* The training workloads on library (an instrumented build, or BOLT's instrumented copy) in
+ * `pgolab bench` children with env added, their output in log; *seconds its wall time. */
+static int train_library(const struct pgo_pipeline *p, const char *library, const char *db,
+                         const char *const *env, const char *log, double *seconds)
+{
+    const struct pgo_request *rq = p->rq;
+    struct sqlite_bench b = {
+        .pgolab = p->pgolab, .library = library, .db = db, .tables = rq->tables,
+        .table_size = rq->table_size, .env = env, .log = log,
+    };
+    uint64_t t0 = now_ns();
+    if (sqlite_train(&b, rq->train, rq->ntrain, rq->train_time, rq->train_threads) < 0)
+        return -1;
+    *seconds = (double)(now_ns() - t0) / 1e9;
+    return 0;
+}
+
+/* Train unless the profile data of an identical training is already there. */
+static int train(struct pgo_pipeline *p)
+{
+    struct pgo_library *l = p->lib;
+    const struct pgo_request *rq = p->rq;
+    struct strbuf stamp = STRBUF_INIT;
+    char *stamp_path = path_join(p->root, "training.stamp");
+    char *db = path_join(p->rundir, "train.db");
+    char *log = path_join(p->root, "training.log");
+    char *env_profile = xasprintf("LLVM_PROFILE_FILE=%s/%%p-%%m.profraw", l->profile_dir);
+    const char *env[] = { env_profile, NULL };
+    int rc = -1;
+
+    strbuf_init(&stamp, 0);
+    strbuf_addf(&stamp, "instrumented-sha256: %s\n", l->build[BUILD_INSTRUMENTED].sha256);
+    stamp_training(&stamp, rq);
+
+    if (!rq->rebuild && stamp_matches(stamp_path, stamp.buf) && profile_present(p)) {
+        rc = profile_collect(&p->cc, l->profile_dir, l->profdata, &l->profile);
+        if (rc == 0)
+            rc = check_health(p, NULL, 0);
+        goto out;
+    }
+    unlink(stamp_path);
+    if (profile_wipe(l->profile_dir) < 0 || stamp_write(log, "") < 0)
+        goto out;
+    int64_t start = (int64_t)wall_time();
+    if (train_library(p, l->build[BUILD_INSTRUMENTED].lib, db,
+                      p->cc.family == CC_CLANG ? env : NULL, log, &l->train_seconds) < 0)
+        goto out;
+    l->trained_now = true;
+    if (profile_collect(&p->cc, l->profile_dir, l->profdata, &l->profile) < 0 ||
+        check_health(p, log, start) < 0)
+        goto out;
+    rc = stamp_write(stamp_path, stamp.buf);
+out:
+    strbuf_release(&stamp);
+    free(stamp_path);
+    free(db);
+    free(log);
+    free(env_profile);
+    return rc;
+}
+
+static void print_build_line(const char *label, const struct lib_build *b)
+{
+    printf("  %-13s %s  sha256 %.16s  ", label, b->lib, b->sha256);
+    if (b->skipped)
+        printf("(cached)\n");
+    else
+        printf("(%.1f s)\n", b->seconds);
+}
+
+void pgo_library_summary(const struct pgo_pipeline *p)
+{
+    struct pgo_library *l = p->lib;
+    const struct pgo_request *rq = p->rq;
+    const struct recipe *r = &p->recipe;
+    printf("pgolab pgo %s: %s %s, %s, %s\n", r->name, r->title, l->version, p->cc.version,
+           *rq->cflags ? rq->cflags : "(no cflags)");
+    printf("  %-13s %s%s%s%s\n", "source", p->source, r->nprepare && !l->prep.ran ? " (" : "",
+           r->nprepare && !l->prep.ran ? r->prepare_name : "",
+           r->nprepare && !l->prep.ran ? ")" : "");
+    if (l->prep.ran) {
+        printf("  %-13s %s  ", r->prepare_name, l->prep.main);
+        if (l->prep.cached)
+            printf("(cached)\n");
+        else
+            printf("(%.1f s)\n", l->prep.seconds);
+    }
+    print_build_line("baseline", &l->build[BUILD_BASELINE]);
+    print_build_line("instrumented", &l->build[BUILD_INSTRUMENTED]);
+    printf("  %-13s", "training");
+    for (int i = 0; i < rq->ntrain; i++)
+        printf("%s%s", i ? "," : " ", rq->train[i]);
+    char *cov = profile_health_line(&l->health, p->cc.family == CC_GCC);
+    printf(", %d s each, %d threads: profile %s (%d %s file%s) ", rq->train_time, rq->train_threads,
+           cov, l->profile.files, p->cc.family == CC_GCC ? ".gcda" : ".profraw",
+           l->profile.files == 1 ? "" : "s");
+    free(cov);
+    if (l->trained_now)
+        printf("(%.1f s)\n", l->train_seconds);
+    else
+        printf("(cached)\n");
+    print_build_line("pgo", &l->build[BUILD_PGO]);
+    printf("  %-13s pgo flags: %s\n", "", l->flags[BUILD_PGO]);
+    for (int i = 0; i < p->nbolt; i++) {
+        const struct bolt_variant *v = &l->bolt[i];
+        printf("  %-13s %s  ", v->name, v->output);
+        if (l->bolt_cached[i])
+            printf("(cached)\n");
+        else
+            printf("(BOLT %.1f s, training %.1f s)\n", v->seconds, l->bolt_train_seconds[i]);
+        printf("  %-13s BOLT profile: %d of %d functions with profile, %d .fdata file%s merged "
+               "into %lld bytes; dyno-stats: %s\n", "", v->profiled, v->functions,
+               v->fdata_files, v->fdata_files == 1 ? "" : "s", (long long)v->fdata_bytes,
+               v->dyno_stats);
+    }
+    printf("  %-13s oltp_read_only verify: checksum %s over %lld rows, identical for ", "gate",
+           p->gate_checksum, p->gate_rows);
+    for (int i = 0; i < rq->nvariants; i++)
+        printf("%s%s", i ? ", " : "", rq->variants[i]);
+    printf("\n");
+    fflush(stdout);
+}
+
+/* The pgo-specific settings recorded with the experiment (JSON object text; caller frees). */
+char *pgo_library_settings(const struct pgo_pipeline *p)
+{
+    struct pgo_library *l = p->lib;
+    const struct pgo_request *rq = p->rq;
+    json_t *train = json_array();
+    for (int i = 0; i < rq->ntrain; i++)
+        json_array_append_new(train, json_string(rq->train[i]));
+    json_t *o = json_pack("{s:{s:o,s:i,s:i,s:s}}", "pgo", "train", train, "train_time",
+                          rq->train_time, "train_threads", rq->train_threads,
+                          "amalgamation_version", l->version ? l->version : "?");
+    if (o) /* what the profile holds (the profile check's counts) */
+        json_object_set_new(json_object_get(o, "pgo"), "profile", profile_health_json(&l->health));
+    char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
+    json_decref(o);
+    if (!text)
+        die("out of memory");
+    return text;
+}
+
+/* Correctness gate on fresh data in the run directory (log: ROOT/gate.log). */
+int pgo_library_gate(struct pgo_pipeline *p)
+{
+    struct pgo_library *l = p->lib;
+    const struct pgo_request *rq = p->rq;
+    char *db = path_join(p->rundir, "gate.db");
+    char *log = path_join(p->root, "gate.log");
+    struct sqlite_bench b = { .pgolab = p->pgolab, .db = db, .tables = rq->tables,
+                              .table_size = rq->table_size, .log = log };
+    const char *names[4] = { "baseline", "pgo" };
+    const char *libs[4] = { l->build[BUILD_BASELINE].lib, l->build[BUILD_PGO].lib };
+    for (int i = 0; i < p->nbolt; i++) {
+        names[2 + i] = l->bolt[i].name;
+        libs[2 + i] = l->bolt[i].output;
+    }
+    int rc = stamp_write(log, "");
+    if (rc == 0)
+        rc = sqlite_gate(&b, names, libs, 2 + p->nbolt, &p->gate_checksum, &p->gate_rows);
+    free(db);
+    free(log);
+    return rc;
+}
+
+/* The BOLT variant i: instrument its input, train the instrumented copy with the training
+ * workloads of the pgo build, merge, optimize; reused when the stamp (input, training, BOLT
+ * options) matches and the optimize log and output are there. */
+static int bolt_variant_build(struct pgo_pipeline *p, int i)
+{
+    struct pgo_library *l = p->lib;
+    const struct pgo_request *rq = p->rq;
+    struct bolt_variant *v = &l->bolt[i];
+    const struct lib_build *in = &l->build[strcmp(v->name, "bolt") ? BUILD_PGO : BUILD_BASELINE];
+    struct strbuf stamp = STRBUF_INIT;
+    char *stamp_path = path_join(v->dir, "bolt.stamp");
+    char *db = path_join(p->rundir, "train-bolt.db");
+    char *log = path_join(v->dir, "training.log");
+    const char *opt[] = { BOLT_OPT_OPTIONS, NULL };
+    int rc = -1;
+
+    strbuf_init(&stamp, 0);
+    strbuf_addf(&stamp, "input-sha256: %s\n", in->sha256);
+    stamp_training(&stamp, rq);
+    strbuf_addstr(&stamp, "options:");
+    for (int k = 0; opt[k]; k++)
+        strbuf_addf(&stamp, " %s", opt[k]);
+    strbuf_addf(&stamp, "\n");
+    v->input = in->lib;
+    if (!rq->rebuild && stamp_matches(stamp_path, stamp.buf) && bolt_read_log(v) == 0) {
+        l->bolt_cached[i] = true;
+        rc = 0;
+        goto out;
+    }
+    unlink(stamp_path);
+    if (bolt_instrument(v) < 0 || stamp_write(log, "") < 0)
+        goto out;
+    if (train_library(p, v->instrumented, db, NULL, log, &l->bolt_train_seconds[i]) < 0)
+        goto out;
+    if (bolt_merge(v) < 0 || bolt_optimize(v) < 0)
+        goto out;
+    rc = stamp_write(stamp_path, stamp.buf);
+out:
+    strbuf_release(&stamp);
+    free(stamp_path);
+    free(db);
+    free(log);
+    return rc;
+}
+
+
+/* ---- the stages ----------------------------------------------------------------------- */
+
+int pgo_library_check(struct pgo_pipeline *p)
+{
+    const struct pgo_request *rq = p->rq;
+    struct pgo_library *l = p->lib = xcalloc(1, sizeof(*p->lib));
+    /* --variants of a library (cli/pgo.c): baseline, pgo, then the BOLT variants */
+    for (int i = 2; i < rq->nvariants && p->nbolt < 2; i++) {
+        int k = p->nbolt++;
+        l->bolt[k].name = rq->variants[i];
+        l->bolt[k].append_pid = true; /* every process that loads the library writes its own */
+    }
+    if (p->nbolt && bolt_tools_check() < 0)
+        return -1;
+    const struct recipe *r = &p->recipe;
+    if (r->nsteps != 1 || !r->strict_profile || r->build_dir != RECIPE_BUILD_DIR_PER_VARIANT ||
+        r->nlog_errors)
+        return error("%s: a library recipe has one step (the library's compile), a strict "
+                     "profile check, and no build_dir or log_errors (docs/recipes.md)", r->path);
+    return 0;
+}
+
+int pgo_library_prepare(struct pgo_pipeline *p)
+{
+    const struct pgo_request *rq = p->rq;
+    struct pgo_library *l = p->lib;
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    progress_phase_done("source: %s", p->source);
+    struct recipe_vars pv = { .cc = rq->cc, .cflags = rq->cflags, .cxxflags = rq->cflags,
+                              .jobs = ncpu > 0 ? (int)ncpu : 1 };
+    if (pgo_prepare(&p->recipe, p->source, rq->workdir, &pv, rq->rebuild, &l->prep) < 0 ||
+        *p->interrupted)
+        return -1;
+    l->version = read_version(l->prep.dir);
+    if (l->prep.cached || !l->prep.ran)
+        progress_phase_done("%s: %s (%s)", p->recipe.prepare_name, l->prep.main,
+                            l->prep.cached ? "cached" : "prepared already");
+    else
+        progress_phase_done("%s: %s made in %.0f s", p->recipe.prepare_name, l->prep.main,
+                            l->prep.seconds);
+    return 0;
+}
+
+int pgo_library_builds(struct pgo_pipeline *p)
+{
+    const struct pgo_request *rq = p->rq;
+    struct pgo_library *l = p->lib;
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    if (prepare_builds(p) < 0)
+        return -1;
+    for (int i = 0; i < p->nbolt; i++) {
+        l->bolt_dir[i] = path_join(p->root, !strcmp(l->bolt[i].name, "bolt") ? "bolt" : "pgo-bolt");
+        l->bolt[i].dir = l->bolt_dir[i];
+    }
+    char *src_sha = sha256_file(l->prep.main);
+    if (!src_sha)
+        return -1;
+    l->stamp_extra = xasprintf("source-sha256: %s\ncompiler: %s", src_sha, p->cc.version);
+    free(src_sha);
+    l->build[BUILD_BASELINE].stamp_extra = l->stamp_extra;
+    l->build[BUILD_INSTRUMENTED].stamp_extra = l->stamp_extra;
+    l->progress_what = xasprintf("build: baseline + instrumented (%s %s)", rq->cc, rq->cflags);
+    return lib_build_parallel(&l->build[BUILD_BASELINE], 2, ncpu >= 2 ? 2 : 1, l->progress_what);
+}
+
+int pgo_library_train(struct pgo_pipeline *p)
+{
+    const struct pgo_request *rq = p->rq;
+    struct pgo_library *l = p->lib;
+    if (make_rundir(p) < 0 || train(p) < 0 || *p->interrupted)
+        return -1;
+    if (l->trained_now)
+        progress_phase_done("training: %d workload%s on the instrumented build in %.0f s",
+                            rq->ntrain, rq->ntrain == 1 ? "" : "s", l->train_seconds);
+    else
+        progress_phase_done("training: the profile of an earlier training (cached)");
+    return 0;
+}
+
+int pgo_library_pgo_build(struct pgo_pipeline *p)
+{
+    const struct pgo_request *rq = p->rq;
+    struct pgo_library *l = p->lib;
+    /* the pgo build reads the profile: its identity is part of the stamp */
+    l->pgo_stamp_extra = xasprintf("%s\nprofile: %s", l->stamp_extra, l->profile.id);
+    l->build[BUILD_PGO].stamp_extra = l->pgo_stamp_extra;
+    free(l->progress_what);
+    l->progress_what = xasprintf("build: pgo (%s %s)", rq->cc, rq->cflags);
+    if (lib_build_parallel(&l->build[BUILD_PGO], 1, 1, l->progress_what) < 0 || *p->interrupted)
+        return -1;
+    /* the BOLT variants, on the baseline and pgo builds */
+    for (int i = 0; i < p->nbolt; i++) {
+        uint64_t bolt_t0 = now_ns();
+        if (bolt_variant_build(p, i) < 0 || *p->interrupted)
+            return -1;
+        if (l->bolt_cached[i])
+            progress_phase_done("bolt: %s from an earlier run (cached)", l->bolt[i].name);
+        else
+            progress_phase_done("bolt: %s made in %.0f s (BOLT profile for %d of %d functions)",
+                                l->bolt[i].name, (double)(now_ns() - bolt_t0) / 1e9,
+                                l->bolt[i].profiled, l->bolt[i].functions);
+    }
+    return 0;
+}
+
+int pgo_library_variants(const struct pgo_pipeline *p, struct variant *v)
+{
+    const struct pgo_library *l = p->lib;
+    v[0].name = "baseline";
+    v[0].library = l->build[BUILD_BASELINE].lib;
+    v[0].compiler = p->cc.version;
+    v[0].cflags = l->flags[BUILD_BASELINE];
+    v[1].name = "pgo";
+    v[1].library = l->build[BUILD_PGO].lib;
+    v[1].compiler = p->cc.version;
+    v[1].cflags = l->flags[BUILD_PGO];
+    for (int i = 0; i < p->nbolt; i++) {
+        v[2 + i].name = l->bolt[i].name;
+        v[2 + i].library = l->bolt[i].output;
+        v[2 + i].compiler = p->cc.version;
+        v[2 + i].cflags = l->flags[strcmp(l->bolt[i].name, "bolt") ? BUILD_PGO : BUILD_BASELINE];
+    }
+    return 2 + p->nbolt;
+}
+
+void pgo_library_release(struct pgo_pipeline *p)
+{
+    struct pgo_library *l = p->lib;
+    if (!l)
+        return;
+    if (p->rundir && l->rundir_is_shm) {
+        save_run_logs(p);
+        remove_tree(p->rundir);
+    }
+    pgo_prepared_release(&l->prep);
+    free(l->version);
+    free(l->profile_dir);
+    free(l->profdata);
+    for (int i = 0; i < BUILD_NPHASES; i++) {
+        free(l->dir[i]);
+        argvec_clear(&l->argv[i]);
+        free(l->flags[i]);
+        lib_build_release(&l->build[i]);
+    }
+    profile_info_release(&l->profile);
+    profile_health_release(&l->health);
+    free(l->stamp_extra);
+    free(l->pgo_stamp_extra);
+    free(l->progress_what);
+    for (int i = 0; i < p->nbolt; i++) {
+        bolt_variant_release(&l->bolt[i]);
+        free(l->bolt_dir[i]);
+    }
+    free(l);
+    p->lib = NULL;
+}
