@@ -7,7 +7,7 @@
 #include "oltp/oltp.h"
 #include "profile/profile.h"
 #include "profile/session.h"
-#include "report/report.h"
+#include "bench/output.h"
 #include "util/fs.h"
 #include "util/knobs.h"
 #include "util/options.h"
@@ -106,7 +106,7 @@ static void keep_interval(const struct interval_stats *iv, void *ud)
     jc->ivs[jc->n++] = *iv;
     jc->ivs[jc->n - 1].hist = NULL;  /* valid during the call only */
     if (jc->text)
-        report_text_interval(iv, jc->percentile, jc->us);
+        bench_text_interval(iv, jc->percentile, jc->us);
 }
 
 static void on_interval(const struct interval_stats *iv, void *ud)
@@ -326,7 +326,7 @@ static int do_run(struct bench_info *bi, const struct db_driver *drv, const stru
     if (!bi->time_s && !bi->events)
         warning("Both event and time limits are disabled, running an endless test");
     if (!json)
-        report_text_run_header(bi);
+        bench_text_run_header(bi);
 
     double throttle = throttle_knob(opts);
     if (throttle < 0)
@@ -406,7 +406,7 @@ static int do_run(struct bench_info *bi, const struct db_driver *drv, const stru
     ranks_intervals_end(bi->report_interval, jc.line_percentile, keep_interval, &jc);
     ranks_reduce(&st);
     if (json) {
-        json_t *j = report_json(bi, &st, jc.ivs, jc.n);
+        json_t *j = bench_json(bi, &st, jc.ivs, jc.n);
         json_object_set_new(j, "forced_shutdown", json_boolean(st.forced));
         if (st.forced)
             json_object_set_new(j, "unfinished_events", json_integer((json_int_t)st.unfinished));
@@ -421,7 +421,7 @@ static int do_run(struct bench_info *bi, const struct db_driver *drv, const stru
         json_t *ranks = ranks_json();
         if (ranks)
             json_object_set_new(j, "ranks", ranks);
-        report_json_print(j);
+        bench_json_print(j);
         json_decref(j);
     } else {
         if (st.failed)
@@ -435,7 +435,7 @@ static int do_run(struct bench_info *bi, const struct db_driver *drv, const stru
                    "ran.\n\n");
         else if (st.interrupted)
             printf("\nInterrupted (SIGINT): summary of what ran.\n\n");
-        report_text_final(bi, &st, opt_bool(opts, "histogram"));
+        bench_text_final(bi, &st, opt_bool(opts, "histogram"));
         if (profiling && ps.written) {
             char *folded = xasprintf("%s.folded", raw);
             struct profile_run pr;
@@ -486,11 +486,11 @@ static int do_verify(const struct db_driver *drv, const struct oltp_opts *o, str
         return 1;
     if (json) {
         json_t *j = json_pack("{s:s,s:I,s:o}", "checksum", "", "rows", (json_int_t)rows, "library",
-                              report_json_libinfo(&bi->lib));
+                              bench_json_libinfo(&bi->lib));
         char hex[17];
         snprintf(hex, sizeof(hex), "%016llx", (unsigned long long)sum);
         json_object_set_new(j, "checksum", json_string(hex));
-        report_json_print(j);
+        bench_json_print(j);
         json_decref(j);
     } else {
         printf("verify checksum: %016llx (%llu rows)\n", (unsigned long long)sum, (unsigned long long)rows);
@@ -661,8 +661,8 @@ int cmd_bench(int argc, char **argv)
             drv->disconnect(&c);
         }
         if (json) {
-            json_t *j = json_pack("{s:o}", "library", report_json_libinfo(&bi.lib));
-            report_json_print(j);
+            json_t *j = json_pack("{s:o}", "library", bench_json_libinfo(&bi.lib));
+            bench_json_print(j);
             json_decref(j);
         } else {
             /* what a driver does not know (a server's client library has no source id) is
@@ -682,14 +682,14 @@ int cmd_bench(int argc, char **argv)
         rc = do_verify(drv, &o, &bi, json);
     } else if (!strcmp(command, "run")) {
         if (!json)
-            report_text_banner(&bi);
+            bench_text_banner(&bi);
         rc = do_run(&bi, drv, wl, &o, &opts, json);
     } else if (ranks_rank() > 0) {
         rc = ranks_bcast_int(0);  /* prepare and cleanup run once, on rank 0: wait for it */
     } else {
         struct db_conn c = { 0 };
         if (!json)
-            report_text_banner(&bi);
+            bench_text_banner(&bi);
         if (!strcmp(command, "prepare") || !strcmp(command, "prewarm") || !strcmp(command, "warmup")) {
             rc = do_prepare(drv, &o, bi.threads, strcmp(command, "prepare") != 0);
             rc = rc < 0 ? 1 : rc;
