@@ -2,7 +2,7 @@
  * `pgolab help [COMMAND|--man]` and `pgolab --version`. */
 #include "cli/cli.h"
 #include "cli/man.h"
-#include "report/report.h"
+#include "version.h"
 #include "util/knobs.h"
 
 #include <stdio.h>

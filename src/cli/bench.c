@@ -1,25 +1,17 @@
 /* bench: `pgolab bench [options] TESTNAME prepare|run|cleanup|help|verify|info`, the
- * sysbench-compatible front end: option parsing, prepare/cleanup, and run via the runner. */
+ * sysbench-compatible front end: its options, help and checks; bench/commands.c does the
+ * command. */
 #include "cli/cli.h"
+#include "bench/commands.h"
 #include "bench/mpi.h"
-#include "bench/runner.h"
 #include "db/driver.h"
 #include "oltp/oltp.h"
-#include "profile/profile.h"
-#include "profile/session.h"
-#include "report/report.h"
-#include "util/fs.h"
-#include "util/knobs.h"
 #include "util/options.h"
 #include "util/util.h"
 
-#include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 static const struct opt_def general_options[] = {
     { "threads", OPT_INT, "1", "number of threads to use" },
@@ -86,61 +78,6 @@ static void usage(void)
     printf("\nSee 'pgolab bench <testname> help' for a list of test-specific options.\n");
 }
 
-struct json_ctx {
-    struct interval_stats *ivs;
-    int n, cap;
-    int percentile;
-    double interval, line_percentile;  /* --report-interval, and the lines' percentile */
-    bool text;
-    bool us;  /* --latency-unit=us */
-};
-
-/* A line of the whole job (merged over the ranks by ranks_interval): kept and printed. */
-static void keep_interval(const struct interval_stats *iv, void *ud)
-{
-    struct json_ctx *jc = ud;
-    if (jc->n == jc->cap) {
-        jc->cap = jc->cap ? jc->cap * 2 : 64;
-        jc->ivs = xrealloc(jc->ivs, sizeof(*jc->ivs) * (size_t)jc->cap);
-    }
-    jc->ivs[jc->n++] = *iv;
-    jc->ivs[jc->n - 1].hist = NULL;  /* valid during the call only */
-    if (jc->text)
-        report_text_interval(iv, jc->percentile, jc->us);
-}
-
-static void on_interval(const struct interval_stats *iv, void *ud)
-{
-    struct json_ctx *jc = ud;
-    ranks_interval(iv, jc->interval, jc->line_percentile, keep_interval, jc);
-}
-
-/* runner_config.agree_start under mpirun: every rank's workers ready, or no rank starts. */
-static bool agree_start(bool ok, void *ud)
-{
-    (void)ud;
-    return ranks_all_ok(ok, "start its workers");
-}
-
-/* The PGOLAB_LATENCY_FILE test knob: every counted event's latency in ns, one a line, in
- * PATH.RANK (rank 0 without mpirun), for the tests that check merged histograms. */
-static void write_latencies(const struct run_stats *st)
-{
-    const char *path = getenv("PGOLAB_LATENCY_FILE");
-    if (!path || !*path)
-        return;
-    char *p = xasprintf("%s.%d", path, ranks_rank());
-    FILE *f = fopen(p, "w");
-    if (!f) {
-        error("PGOLAB_LATENCY_FILE: cannot write %s", p);
-    } else {
-        for (size_t i = 0; i < st->nlatencies; i++)
-            fprintf(f, "%llu\n", (unsigned long long)st->latencies[i]);
-        fclose(f);
-    }
-    free(p);
-}
-
 /* --forced-shutdown=N|N%|on|off: the grace after --time in seconds (on = 5% of --time, as
  * the bare flag in sysbench), -1 for off; -2 (message printed) when malformed. */
 static double forced_shutdown_grace(const char *v, double time_s)
@@ -157,370 +94,30 @@ static double forced_shutdown_grace(const char *v, double time_s)
     return *end ? time_s * x / 100 : x;
 }
 
-static void on_start(void *ud)
+/* The option tables of bench into tables (general, random numbers, OLTP, the databases' and
+ * every driver's); how many. */
+static int option_tables(const struct opt_def **tables)
 {
-    struct json_ctx *jc = ud;
-    if (jc->text) {
-        printf("Threads started!\n\n");
-        fflush(stdout);
-    }
-}
-
-struct prep_arg {
-    const struct db_driver *drv;
-    const struct oltp_opts *o;
-    int first, step, rc;
-    bool prewarm;
-};
-
-static void *prepare_worker(void *arg)
-{
-    struct prep_arg *a = arg;
-    struct db_conn c = { .drv = a->drv, .create = true };
-    if (a->drv->connect(&c) < 0) {
-        error("cannot connect: %s", c.err.msg);
-        a->rc = -1;
-        return NULL;
-    }
-    a->rc = a->prewarm ? oltp_prewarm_tables(&c, a->o, a->first, a->step)
-                       : oltp_prepare_tables(&c, a->o, a->first, a->step);
-    a->drv->disconnect(&c);
-    return NULL;
-}
-
-static void on_prepare_sigint(int sig)
-{
-    (void)sig;
-    oltp_prepare_interrupted = 1;
-}
-
-/* sysbench's parallel prepare (and prewarm): worker t loads tables t+1, t+1+T, ...
- * SIGINT stops it between two bulk INSERTs (returns 2: interrupted). */
-static int do_prepare(const struct db_driver *drv, const struct oltp_opts *o, int threads,
-                      bool prewarm)
-{
-    struct sigaction sa = { 0 };
-    sa.sa_handler = on_prepare_sigint;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    int n = threads < o->tables ? threads : o->tables;
-    struct prep_arg *args = xcalloc((size_t)n, sizeof(*args));
-    pthread_t *tids = xcalloc((size_t)n, sizeof(*tids));
-    int rc = 0;
-    /* Create the database (and switch it to WAL) once, before the workers connect. */
-    struct db_conn first = { .drv = drv, .create = true };
-    if (drv->connect(&first) < 0) {
-        error("%s", first.err.msg);
-        free(args);
-        free(tids);
-        return -1;
-    }
-    if (threads > 1)
-        printf("Initializing worker threads...\n\n");
-    for (int i = 0; i < n; i++) {
-        args[i] = (struct prep_arg){ drv, o, i + 1, threads, 0, prewarm };
-        if (n == 1)
-            prepare_worker(&args[i]);
-        else
-            pthread_create(&tids[i], NULL, prepare_worker, &args[i]);
-    }
-    for (int i = 0; i < n; i++) {
-        if (n > 1)
-            pthread_join(tids[i], NULL);
-        if (args[i].rc < 0)
-            rc = -1;
-    }
-    drv->disconnect(&first);
-    free(args);
-    free(tids);
-    return oltp_prepare_interrupted ? 2 : rc;
-}
-
-static int with_conn(const struct db_driver *drv, struct db_conn *c)
-{
-    char buf[256];
-    c->drv = drv;
-    if (drv->connect(c) < 0) {
-        const char *hint = runner_error_hint(&c->err, 1, buf, sizeof(buf));
-        return error("%s%s%s", c->err.msg, hint ? "; " : "", hint ? hint : "");
-    }
-    return 0;
-}
-
-/* The runner's throttle test knob from PGOLAB_THROTTLE=F:LIBRARY: run at fraction F of full
- * speed when --sqlite-library is LIBRARY (so one variant of an experiment can be slowed by a
- * known factor: 1/F times the work per transaction, see runner.h). 0 when unset or for another library, -1 (message printed) when malformed. */
-static double throttle_knob(const struct opts *opts)
-{
-    const char *e = getenv("PGOLAB_THROTTLE");
-    char *end;
-    if (!e || !*e)
-        return 0;
-    double f = strtod(e, &end);
-    if (*end != ':' || !(f > 0 && f < 1))
-        return error("PGOLAB_THROTTLE=%s: expected F:LIBRARY with 0 < F < 1", e);
-    const char *lib = opt_str(opts, "sqlite-library");
-    return lib && !strcmp(lib, end + 1) ? f : 0;
-}
-
-/* bi->lib.server from the connection c (server drivers only). */
-static void note_server(struct bench_info *bi, struct db_conn *c)
-{
-    static char buf[160];
-    if (!c->drv->server_version)
-        return;
-    c->drv->server_version(c, buf, sizeof(buf));
-    bi->lib.server = buf;
-}
-
-/* How many connections the server allows this user (0: unknown), and why into limit:
- * max_connections, less PostgreSQL's superuser_reserved_connections. For the one line of a
- * start refused for too many connections. */
-static int server_conn_limit(struct db_conn *c, char *limit, size_t n)
-{
-    char v[32], r[32];
-    *limit = '\0';
-    if (!c->drv->server_setting || c->drv->server_setting(c, "max_connections", v, sizeof(v)) < 0)
-        return 0;
-    int max = atoi(v), reserved = 0;
-    if (!strcmp(c->drv->name, "pgsql") &&
-        c->drv->server_setting(c, "superuser_reserved_connections", r, sizeof(r)) == 0)
-        reserved = atoi(r);
-    if (reserved > 0)
-        snprintf(limit, n, "max_connections=%d, %d reserved for superusers", max, reserved);
-    else
-        snprintf(limit, n, "max_connections=%d", max);
-    return max - reserved > 0 ? max - reserved : 0;
-}
-
-/* runner_config.conn_limit: a fresh connection asks (after a refused start). */
-static int conn_limit(const struct runner_config *cfg, char *buf, size_t n)
-{
-    struct db_conn c = { .drv = cfg->drv };
-    *buf = '\0';
-    if (!cfg->drv->server_setting || cfg->drv->connect(&c) < 0)
-        return 0;
-    int allowed = server_conn_limit(&c, buf, n);
-    cfg->drv->disconnect(&c);
-    return allowed;
-}
-
-static int do_run(struct bench_info *bi, const struct db_driver *drv, const struct workload *wl,
-                  const struct oltp_opts *o, const struct opts *opts, bool json)
-{
-    struct db_conn c = { .drv = drv };
-    struct json_ctx jc = { .percentile = bi->percentile, .text = !json, .us = bi->latency_us };
-    struct run_stats st;
-    int rc;
-
-    rc = with_conn(drv, &c);
-    if (rc == 0) {
-        rc = oltp_check_tables(&c, o);
-        note_server(bi, &c);
-        drv->disconnect(&c);
-    }
-    if (!ranks_all_ok(rc == 0, "reach the server and its tables"))
-        return 1;
-    int threads = bi->threads;  /* this rank's; the job's in the reports */
-    bi->threads *= ranks_size();
-    if (!bi->time_s && !bi->events)
-        warning("Both event and time limits are disabled, running an endless test");
-    if (!json)
-        report_text_run_header(bi);
-
-    double throttle = throttle_knob(opts);
-    if (throttle < 0)
-        return 1;
-    uint64_t seed = o->seed;
-    if (!seed) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        seed = (uint64_t)ts.tv_sec * 1000000007ull ^ (uint64_t)ts.tv_nsec;
-    }
-    seed += 0xD1B54A32D192ED03ull * (uint64_t)ranks_rank();  /* each rank its own streams */
-    /* under mpirun --rate and --events are the job's: each rank runs its share (independent
-     * Poisson arrivals at rate/N add up to a Poisson process at the rate) */
-    jc.interval = bi->report_interval;
-    jc.line_percentile = bi->percentile > 0 ? bi->percentile : 95;
-    struct runner_config rc_cfg = {
-        .drv = drv, .wl = wl, .o = o, .threads = threads, .time_s = bi->time_s,
-        .events = ranks_share(bi->events), .report_interval = bi->report_interval,
-        .percentile = bi->percentile > 0 ? bi->percentile : 95, .seed = seed, .throttle = throttle,
-        .rate = bi->rate / ranks_size(), .warmup_s = bi->warmup_s, .forced_shutdown_s = bi->forced_shutdown_s,
-        .init_timeout_s = (double)opt_int(opts, "thread-init-timeout"),
-        .conn_limit = conn_limit,
-        .on_interval = on_interval, .on_start = on_start, .ud = &jc,
-        .keep_latencies = getenv("PGOLAB_LATENCY_FILE") && *getenv("PGOLAB_LATENCY_FILE"),
-        .agree_start = ranks_active() ? agree_start : NULL,
-    };
-    /* --profile: the sampler (a child process) follows this process and the worker threads
-     * it creates from here on */
-    struct profile_session ps;
-    bool profiling = opt_bool(opts, "profile");
-    char *raw = NULL, *raw_dir = NULL; /* raw_dir: the private directory of a temporary raw */
-    if (profiling) {
-        int64_t freq = opt_int(opts, "profile-frequency");
-        if (freq < 1 || freq > 100000) {
-            free(jc.ivs);
-            return error("--profile-frequency=%s: expected 1..100000 samples per second",
-                         opt_str(opts, "profile-frequency")), 1;
-        }
-        const char *tmp = getenv("TMPDIR");
-        if (opt_str(opts, "profile-file")) {
-            raw = xstrdup(opt_str(opts, "profile-file"));
-        } else if ((raw_dir = private_tmpdir(tmp && *tmp ? tmp : "/tmp", "pgolab-profile"))) {
-            raw = path_join(raw_dir, "profile.raw"); /* and profile.raw.folded beside it */
-        } else {
-            free(jc.ivs);
-            return 1;
-        }
-        profile_session_start(&ps, getpid(), raw, (int)freq, false);
-    }
-    rc = runner_run(&rc_cfg, &st);
-    if (profiling)
-        profile_session_stop(&ps);
-    if (rc < 0 && !st.thread_events) {
-        free(jc.ivs);
-        if (profiling)
-            profile_session_release(&ps);
-        if (raw_dir)
-            remove_tree(raw_dir);
-        free(raw_dir);
-        free(raw);
-        if (st.abandoned) {  /* a worker is still blocked in connect */
-            fflush(stdout);
-            fflush(stderr);
-            _exit(rc == 2 ? 2 : 1);
-        }
-        return 1; /* workers never started: nothing measured */
-    }
-    if (rc == 2 && !st.thread_events) {  /* the start timed out */
-        fflush(stdout);
-        fflush(stderr);
-        _exit(2);
-    }
-    /* under mpirun a rank stopped by an error stops the job (its message printed) */
-    if (st.failed && ranks_active())
-        ranks_abort(1, "its run failed (the error above)");
-    write_latencies(&st);
-    ranks_intervals_end(bi->report_interval, jc.line_percentile, keep_interval, &jc);
-    ranks_reduce(&st);
-    if (json) {
-        json_t *j = report_json(bi, &st, jc.ivs, jc.n);
-        json_object_set_new(j, "forced_shutdown", json_boolean(st.forced));
-        if (st.forced)
-            json_object_set_new(j, "unfinished_events", json_integer((json_int_t)st.unfinished));
-        if (st.queue_full)
-            json_object_set_new(j, "queue_full", json_true());
-        if (profiling) {
-            json_t *pj = profile_session_json(&ps);
-            if (raw_dir) /* a temporary raw file, removed below: keep it with --profile-file */
-                json_object_set_new(pj, "raw", json_null());
-            json_object_set_new(j, "profile", pj);
-        }
-        json_t *ranks = ranks_json();
-        if (ranks)
-            json_object_set_new(j, "ranks", ranks);
-        report_json_print(j);
-        json_decref(j);
-    } else {
-        if (st.failed)
-            printf("\nFAILED: the run was stopped by the error above; partial summary of what "
-                   "ran before it.\n\n");
-        else if (st.forced)
-            printf("\nFORCED SHUTDOWN: --time and the --forced-shutdown grace passed with "
-                   "events still running; summary of what ran.\n\n");
-        else if (st.interrupted && ranks_active())
-            printf("\nInterrupted (mpirun's SIGTERM, e.g. after Ctrl-C): summary of what "
-                   "ran.\n\n");
-        else if (st.interrupted)
-            printf("\nInterrupted (SIGINT): summary of what ran.\n\n");
-        report_text_final(bi, &st, opt_bool(opts, "histogram"));
-        if (profiling && ps.written) {
-            char *folded = xasprintf("%s.folded", raw);
-            struct profile_run pr;
-            if (profile_symbolize(raw, folded) == 0 && profile_read(folded, &pr) == 0) {
-                profile_print_top(stdout, &pr, PROFILE_TOP_DEFAULT);
-                profile_run_release(&pr);
-            }
-            if (!opt_str(opts, "profile-file")) {
-                unlink(raw);
-                unlink(folded);
-            } else {
-                printf("\nraw profile: %s, folded stacks: %s\n", raw, folded);
-            }
-            free(folded);
-        }
-    }
-    if (profiling)
-        profile_session_release(&ps);
-    if (raw_dir)
-        remove_tree(raw_dir);
-    free(raw_dir);
-    free(raw);
-    if (st.abandoned) {
-        /* workers still blocked in the client library: end the process here, without the
-         * driver's teardown under their feet (the kernel closes their sockets) */
-        fflush(stdout);
-        fflush(stderr);
-        _exit(2);
-    }
-    run_stats_release(&st);
-    free(jc.ivs);
-    return rc == 0 ? 0 : rc == 1 || rc == 2 ? 2 : 1;
-}
-
-static int do_verify(const struct db_driver *drv, const struct oltp_opts *o, struct bench_info *bi,
-                     bool json)
-{
-    struct db_conn c = { 0 };
-    uint64_t sum, rows;
-    int rc;
-    if (with_conn(drv, &c) < 0)
-        return 1;
-    rc = oltp_check_tables(&c, o);
-    if (rc == 0)
-        rc = oltp_verify(&c, o, &sum, &rows);
-    drv->disconnect(&c);
-    if (rc < 0)
-        return 1;
-    if (json) {
-        json_t *j = json_pack("{s:s,s:I,s:o}", "checksum", "", "rows", (json_int_t)rows, "library",
-                              report_json_libinfo(&bi->lib));
-        char hex[17];
-        snprintf(hex, sizeof(hex), "%016llx", (unsigned long long)sum);
-        json_object_set_new(j, "checksum", json_string(hex));
-        report_json_print(j);
-        json_decref(j);
-    } else {
-        printf("verify checksum: %016llx (%llu rows)\n", (unsigned long long)sum, (unsigned long long)rows);
-    }
-    return 0;
-}
-
-int cmd_bench(int argc, char **argv)
-{
-    const struct opt_def *tables[OPTS_MAX_TABLES];
-    int nt = 0, ndt, rc = 1;
+    int nt = 0, ndt;
     const struct opt_def *const *dt = db_driver_option_tables(&ndt);
-    struct opts opts;
-    struct oltp_opts o;
-    const struct workload *wl = NULL;
-    const struct db_driver *drv;
-    const char *test = NULL, *command = NULL;
-
-    if (ranks_start(argc, argv) < 0) {  /* under mpirun: the ranks' options agree */
-        ranks_finish();
-        return 1;
-    }
     tables[nt++] = general_options;
     tables[nt++] = rand_options;
     tables[nt++] = oltp_options;
     tables[nt++] = db_common_options;
     for (int i = 0; i < ndt && nt < OPTS_MAX_TABLES; i++)
         tables[nt++] = dt[i];
-    /* --help / -h as sysbench takes it: the general usage, or with a test name that test's
-     * options (as the command "help") */
+    return nt;
+}
+
+/* argv into opts (initialized here either way), the test *wl (NULL for a bare `info`) and
+ * *command. --help / -h as sysbench takes it: the general usage, or with a test name that
+ * test's options (as the command "help"). 0 to go on, 1 when the help was printed (exit 0),
+ * -1 after a message. */
+static int parse_command(int argc, char **argv, struct opts *opts, const struct workload **wl,
+                         const char **command)
+{
+    const struct opt_def *tables[OPTS_MAX_TABLES];
+    int nt = option_tables(tables);
     bool want_help = false;
     char **av = xcalloc((size_t)argc + 1, sizeof(char *));
     int ac = 0;
@@ -530,177 +127,132 @@ int cmd_bench(int argc, char **argv)
         else
             av[ac++] = argv[i];
     }
-    opts_init(&opts, tables, nt);
-    opts.cmd = "bench";
-    rc = opts_parse(&opts, ac - 1, av + 1) < 0 ? 1 : 0;
+    opts_init(opts, tables, nt);
+    opts->cmd = "bench";
+    int rc = opts_parse(opts, ac - 1, av + 1);
     free(av);  /* opts copied what it keeps */
-    if (rc)
-        goto out;
-    rc = 1;
-    if (opts.nargs == 0 && !want_help) {
-        error("a test name and a command are required (see `pgolab bench help`)");
-        goto out;
-    }
-    if (opts.nargs == 0 || (opts.nargs == 1 && !strcmp(opts.args[0], "help"))) {
+    if (rc < 0)
+        return -1;
+    if (opts->nargs == 0 && !want_help)
+        return error("a test name and a command are required (see `pgolab bench help`)");
+    if (opts->nargs == 0 || (opts->nargs == 1 && !strcmp(opts->args[0], "help"))) {
         usage();
-        rc = 0;
-        goto out;
+        return 1;
     }
-    if (opts.nargs > 2) {
-        error("too many arguments: '%s' (expected: pgolab bench [options] TESTNAME COMMAND)", opts.args[2]);
-        goto out;
-    }
-    test = opts.args[0];
-    command = opts.nargs > 1 ? opts.args[1] : NULL;
+    if (opts->nargs > 2)
+        return error("too many arguments: '%s' (expected: pgolab bench [options] TESTNAME COMMAND)",
+                     opts->args[2]);
+    const char *test = opts->args[0];
+    *command = opts->nargs > 1 ? opts->args[1] : NULL;
     if (want_help)
-        command = "help";
-    if (!strcmp(test, "info") && !command) {
-        command = "info";
+        *command = "help";
+    if (!strcmp(test, "info") && !*command) {
+        *command = "info";
         test = NULL;
-    } else if (!(wl = workload_find(test))) {
-        error("unknown test '%s' (known tests: %s)", test, workload_names());
-        goto out;
+    } else if (!(*wl = workload_find(test))) {
+        return error("unknown test '%s' (known tests: %s)", test, workload_names());
     }
-    if (!command) {
-        error("Command is required. Supported commands: prepare, prewarm, run, cleanup, help, verify, info");
-        goto out;
-    }
-    if (!strcmp(command, "help")) {
-        printf("%s options:\n", wl->name);
+    if (!*command)
+        return error("Command is required. Supported commands: prepare, prewarm, run, cleanup, help, verify, info");
+    if (!strcmp(*command, "help")) {
+        printf("%s options:\n", (*wl)->name);
         opts_print_help(oltp_options);
-        rc = 0;
-        goto out;
+        return 1;
     }
     static const char *const commands[] = { "prepare", "prewarm", "warmup", "run", "cleanup",
                                             "verify", "info" };
     bool known = false;
     for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
-        known |= !strcmp(command, commands[i]);
-    if (!known) {
-        error("unknown command '%s' for test %s (expected prepare, prewarm, run, cleanup, help, "
-              "verify or info)",
-              command, test);
-        goto out;
-    }
+        known |= !strcmp(*command, commands[i]);
+    if (!known)
+        return error("unknown command '%s' for test %s (expected prepare, prewarm, run, cleanup, "
+                     "help, verify or info)",
+                     *command, test);
+    return 0;
+}
 
-    const char *fmt = opt_str(&opts, "format");
-    if (strcmp(fmt, "text") && strcmp(fmt, "json")) {
-        error("--format=%s: expected text or json", fmt);
-        goto out;
-    }
-    bool json = !strcmp(fmt, "json");
-    const char *unit = opt_str(&opts, "latency-unit");
-    if (strcmp(unit, "ms") && strcmp(unit, "us")) {
-        error("--latency-unit=%s: expected ms (sysbench's, the default) or us", unit);
-        goto out;
-    }
-    struct bench_info bi = {
-        .test = wl ? wl->name : "", .command = command, .driver = opt_str(&opts, "db-driver"),
-        .threads = (int)opt_int(&opts, "threads"), .time_s = (double)opt_int(&opts, "time"),
-        .events = (uint64_t)opt_int(&opts, "events"),
-        .report_interval = (double)opt_int(&opts, "report-interval"),
-        .percentile = (int)opt_int(&opts, "percentile"), .opts = &opts,
+/* --format and --latency-unit: *json, and bi's settings of the run from the general options
+ * (threads, limits, interval, percentile, rate, warm-up, forced shutdown). -1 after a
+ * message. */
+static int run_settings(const struct opts *opts, const struct workload *wl, const char *command,
+                        struct bench_info *bi, bool *json)
+{
+    const char *fmt = opt_str(opts, "format");
+    if (strcmp(fmt, "text") && strcmp(fmt, "json"))
+        return error("--format=%s: expected text or json", fmt);
+    *json = !strcmp(fmt, "json");
+    const char *unit = opt_str(opts, "latency-unit");
+    if (strcmp(unit, "ms") && strcmp(unit, "us"))
+        return error("--latency-unit=%s: expected ms (sysbench's, the default) or us", unit);
+    *bi = (struct bench_info){
+        .test = wl ? wl->name : "", .command = command, .driver = opt_str(opts, "db-driver"),
+        .threads = (int)opt_int(opts, "threads"), .time_s = (double)opt_int(opts, "time"),
+        .events = (uint64_t)opt_int(opts, "events"),
+        .report_interval = (double)opt_int(opts, "report-interval"),
+        .percentile = (int)opt_int(opts, "percentile"), .opts = opts,
         .latency_us = !strcmp(unit, "us"),
     };
-    if (opt_int(&opts, "threads") < 1 || opt_int(&opts, "threads") > 100000) {
-        error("--threads=%s: expected a number of threads from 1 to 100000", opt_str(&opts, "threads"));
-        goto out;
-    }
+    if (opt_int(opts, "threads") < 1 || opt_int(opts, "threads") > 100000)
+        return error("--threads=%s: expected a number of threads from 1 to 100000",
+                     opt_str(opts, "threads"));
     static const char *const nonneg[] = { "time", "events", "report-interval", "rate",
                                           "warmup-time" };
     for (size_t i = 0; i < ARRAY_SIZE(nonneg); i++)
-        if (opt_int(&opts, nonneg[i]) < 0) {
-            error("--%s=%s: expected a number >= 0", nonneg[i], opt_str(&opts, nonneg[i]));
-            goto out;
-        }
-    bi.rate = (double)opt_int(&opts, "rate");
-    bi.warmup_s = (double)opt_int(&opts, "warmup-time");
-    if (opt_int(&opts, "thread-init-timeout") < 1) {
-        error("--thread-init-timeout=%s: expected a number of seconds >= 1",
-              opt_str(&opts, "thread-init-timeout"));
-        goto out;
-    }
-    bi.forced_shutdown_s = forced_shutdown_grace(opt_str(&opts, "forced-shutdown"), bi.time_s);
-    if (bi.forced_shutdown_s < -1.5)
-        goto out;
-    if (bi.forced_shutdown_s >= 0 && bi.time_s <= 0) {
-        error("--forced-shutdown=%s needs a --time limit to count from",
-              opt_str(&opts, "forced-shutdown"));
-        goto out;
-    }
-    if (bi.percentile < 0 || bi.percentile > 100) {
-        error("--percentile=%d: expected 0..100", bi.percentile);
-        goto out;
-    }
-    if (bi.percentile == 0 && opt_bool(&opts, "histogram")) {
-        error("--histogram cannot be used with --percentile=0");
-        goto out;
-    }
-    if (!(drv = db_driver_find(bi.driver))) {
-        error("Unsupported database driver: %s (known: %s)", bi.driver, db_driver_names());
-        goto out;
-    }
-    if (bi.events && bi.events < (uint64_t)ranks_size()) {
-        error("--events=%llu is fewer than the %d ranks (each runs its share of the events)",
-              (unsigned long long)bi.events, ranks_size());
-        goto out;
-    }
-    if (oltp_opts_load(&o, &opts, wl) < 0)
-        goto out;
-    bi.seed = o.seed;
-    if (drv->init(&opts) < 0)
-        goto out;
-    drv->libinfo(&bi.lib);
+        if (opt_int(opts, nonneg[i]) < 0)
+            return error("--%s=%s: expected a number >= 0", nonneg[i], opt_str(opts, nonneg[i]));
+    bi->rate = (double)opt_int(opts, "rate");
+    bi->warmup_s = (double)opt_int(opts, "warmup-time");
+    if (opt_int(opts, "thread-init-timeout") < 1)
+        return error("--thread-init-timeout=%s: expected a number of seconds >= 1",
+                     opt_str(opts, "thread-init-timeout"));
+    bi->forced_shutdown_s = forced_shutdown_grace(opt_str(opts, "forced-shutdown"), bi->time_s);
+    if (bi->forced_shutdown_s < -1.5)
+        return -1;
+    if (bi->forced_shutdown_s >= 0 && bi->time_s <= 0)
+        return error("--forced-shutdown=%s needs a --time limit to count from",
+                     opt_str(opts, "forced-shutdown"));
+    if (bi->percentile < 0 || bi->percentile > 100)
+        return error("--percentile=%d: expected 0..100", bi->percentile);
+    if (bi->percentile == 0 && opt_bool(opts, "histogram"))
+        return error("--histogram cannot be used with --percentile=0");
+    return 0;
+}
 
-    if (!strcmp(command, "info")) {
-        if (drv->server_version) {
-            struct db_conn c = { .drv = drv };
-            if (with_conn(drv, &c) < 0)
-                goto out;
-            note_server(&bi, &c);
-            drv->disconnect(&c);
-        }
-        if (json) {
-            json_t *j = json_pack("{s:o}", "library", report_json_libinfo(&bi.lib));
-            report_json_print(j);
-            json_decref(j);
-        } else {
-            /* what a driver does not know (a server's client library has no source id) is
-             * left out */
-            const char *const rows[][2] = {
-                { "library", bi.lib.path }, { "version", bi.lib.version },
-                { "source id", bi.lib.source_id }, { "engine source id", bi.lib.engine_source_id },
-                { "loaded from", bi.lib.loaded_from }, { "isolation", bi.lib.isolation },
-                { "server", bi.lib.server },
-            };
-            for (size_t i = 0; i < ARRAY_SIZE(rows); i++)
-                if (rows[i][1])
-                    printf("%s:%*s %s\n", rows[i][0], 16 - (int)strlen(rows[i][0]), "", rows[i][1]);
-        }
-        rc = 0;
-    } else if (!strcmp(command, "verify")) {
-        rc = do_verify(drv, &o, &bi, json);
-    } else if (!strcmp(command, "run")) {
-        if (!json)
-            report_text_banner(&bi);
-        rc = do_run(&bi, drv, wl, &o, &opts, json);
-    } else if (ranks_rank() > 0) {
-        rc = ranks_bcast_int(0);  /* prepare and cleanup run once, on rank 0: wait for it */
-    } else {
-        struct db_conn c = { 0 };
-        if (!json)
-            report_text_banner(&bi);
-        if (!strcmp(command, "prepare") || !strcmp(command, "prewarm") || !strcmp(command, "warmup")) {
-            rc = do_prepare(drv, &o, bi.threads, strcmp(command, "prepare") != 0);
-            rc = rc < 0 ? 1 : rc;
-        } else if (with_conn(drv, &c) == 0) {
-            rc = oltp_cleanup(&c, &o) < 0 ? 1 : 0;
-            drv->disconnect(&c);
-        }
-        rc = ranks_bcast_int(rc);
+/* The driver (--db-driver) into *drv and the OLTP settings into o (bi->seed from them), once
+ * the run's settings are in bi. -1 after a message. */
+static int db_settings(const struct opts *opts, const struct workload *wl, struct bench_info *bi,
+                       const struct db_driver **drv, struct oltp_opts *o)
+{
+    if (!(*drv = db_driver_find(bi->driver)))
+        return error("Unsupported database driver: %s (known: %s)", bi->driver, db_driver_names());
+    if (bi->events && bi->events < (uint64_t)ranks_size())
+        return error("--events=%llu is fewer than the %d ranks (each runs its share of the events)",
+                     (unsigned long long)bi->events, ranks_size());
+    if (oltp_opts_load(o, opts, wl) < 0)
+        return -1;
+    bi->seed = o->seed;
+    return 0;
+}
+
+int cmd_bench(int argc, char **argv)
+{
+    struct opts opts;
+    struct oltp_opts o;
+    struct bench_info bi;
+    const struct workload *wl = NULL;
+    const struct db_driver *drv = NULL;
+    const char *command = NULL;
+    bool json = false;
+
+    if (ranks_start(argc, argv) < 0) {  /* under mpirun: the ranks' options agree */
+        ranks_finish();
+        return 1;
     }
-    drv->done();
-out:
+    int st = parse_command(argc, argv, &opts, &wl, &command);  /* 1: help printed */
+    if (st == 0 && (run_settings(&opts, wl, command, &bi, &json) < 0 ||
+                    db_settings(&opts, wl, &bi, &drv, &o) < 0))
+        st = -1;
+    int rc = st < 0 ? 1 : st > 0 ? 0 : bench_command(&bi, drv, wl, &o, json);
     opts_release(&opts);
     ranks_finish();
     return rc;

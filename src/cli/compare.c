@@ -211,205 +211,226 @@ static int parse_variant(char *spec, struct variant *v)
     return 0;
 }
 
-int cmd_compare(int argc, char **argv)
-{
-    const struct opt_def *tables[] = { compare_options };
+/* What cmd_compare() sets up and releases: the options, the experiment, what they own. */
+struct compare {
     struct opts o;
     struct experiment_config cfg;
     struct experiment_result res;
     struct cli_experiment x;
     struct cli_calibration cal;
-    char **specs = NULL, **workloads = NULL;
-    struct argvec external = ARGVEC_INIT;
-    int nspecs = 0, rc = 1, ran = 0;
-    int64_t resume_id = 0;
-    double fail_pct = -1;
+    char **specs, **workloads;
+    int nspecs;
+    struct argvec external;
+    int64_t resume_id;
+    double fail_pct;
+};
 
-    memset(&cfg, 0, sizeof(cfg));
-    memset(&res, 0, sizeof(res));
-    memset(&x, 0, sizeof(x));
-    memset(&cal, 0, sizeof(cal));
-    if (cli_help(argc, argv, compare_usage))
-        return 0;
-    if (cli_parse(&o, tables, 1, argc, argv, "compare") < 0)
-        goto out;
-
-    const char *const *given = opt_multi(&o, "variant", &nspecs);
-    if (nspecs < 2) {
-        error("compare needs at least two --variant NAME=KIND:PATH, e.g. "
-              "NAME=sqlite:/path/to/libsqlite3.so (the first is the baseline; see `pgolab "
-              "compare help`)");
-        goto out;
-    }
-    specs = xcalloc((size_t)nspecs, sizeof(char *));
-    cfg.variants = xcalloc((size_t)nspecs, sizeof(struct variant));
-    for (int i = 0; i < nspecs; i++) {
-        specs[i] = xstrdup(given[i]);
-        if (parse_variant(specs[i], &cfg.variants[i]) < 0)
-            goto out;
-        cfg.nvariants++;
+/* --variant (two or more, unique names) into cfg->variants. -1 after a message. */
+static int compare_variants(struct compare *c)
+{
+    struct experiment_config *cfg = &c->cfg;
+    const char *const *given = opt_multi(&c->o, "variant", &c->nspecs);
+    if (c->nspecs < 2)
+        return error("compare needs at least two --variant NAME=KIND:PATH, e.g. "
+                     "NAME=sqlite:/path/to/libsqlite3.so (the first is the baseline; see `pgolab "
+                     "compare help`)");
+    c->specs = xcalloc((size_t)c->nspecs, sizeof(char *));
+    cfg->variants = xcalloc((size_t)c->nspecs, sizeof(struct variant));
+    for (int i = 0; i < c->nspecs; i++) {
+        c->specs[i] = xstrdup(given[i]);
+        if (parse_variant(c->specs[i], &cfg->variants[i]) < 0)
+            return -1;
+        cfg->nvariants++;
         for (int j = 0; j < i; j++)
-            if (!strcmp(cfg.variants[j].name, cfg.variants[i].name)) {
-                error("variant name '%s' is given twice; names must be unique",
-                      cfg.variants[i].name);
-                goto out;
-            }
+            if (!strcmp(cfg->variants[j].name, cfg->variants[i].name))
+                return error("variant name '%s' is given twice; names must be unique",
+                             cfg->variants[i].name);
     }
+    return 0;
+}
 
+/* --server-option (checked against each managed server's kind now) and the account on
+ * running servers: user and database on the children's command lines, the password in their
+ * environment (inherited; MYSQL_PWD / PGPASSWORD as the drivers read it). -1 after a
+ * message. */
+static int compare_servers(struct compare *c)
+{
+    struct experiment_config *cfg = &c->cfg;
     int nsopt = 0;
-    const char *const *sopts = opt_multi(&o, "server-option", &nsopt);
-    for (int i = 0; i < nsopt; i++) { /* checked against each managed server's kind now */
-        for (int v = 0; v < cfg.nvariants; v++) {
+    const char *const *sopts = opt_multi(&c->o, "server-option", &nsopt);
+    for (int i = 0; i < nsopt; i++) {
+        for (int v = 0; v < cfg->nvariants; v++) {
             struct argvec tmp = ARGVEC_INIT;
-            int bad = cfg.variants[v].kind == VARIANT_SERVER &&
-                      server_option_args(cfg.variants[v].server_kind, sopts[i], &tmp) < 0;
+            int bad = cfg->variants[v].kind == VARIANT_SERVER &&
+                      server_option_args(cfg->variants[v].server_kind, sopts[i], &tmp) < 0;
             argvec_clear(&tmp);
             if (bad)
-                goto out;
+                return -1;
         }
     }
-    cfg.server_options = (char **)sopts;
-    cfg.nserver_options = nsopt;
-
-    /* the account on running servers: user and database on the children's command lines, the
-     * password in their environment (inherited; MYSQL_PWD / PGPASSWORD as the drivers read it) */
+    cfg->server_options = (char **)sopts;
+    cfg->nserver_options = nsopt;
     for (int k = 0; k < 2; k++) {
         const char *kind = k ? "pgsql" : "mysql";
         char name[32];
         snprintf(name, sizeof(name), "%s-user", kind);
-        argvec_pushf(&external, "--%s=%s", name, opt_str(&o, name));
+        argvec_pushf(&c->external, "--%s=%s", name, opt_str(&c->o, name));
         snprintf(name, sizeof(name), "%s-db", kind);
-        argvec_pushf(&external, "--%s=%s", name, opt_str(&o, name));
+        argvec_pushf(&c->external, "--%s=%s", name, opt_str(&c->o, name));
         snprintf(name, sizeof(name), "%s-password", kind);
-        if (opt_is_set(&o, name) && setenv(k ? "PGPASSWORD" : "MYSQL_PWD", opt_str(&o, name), 1) < 0) {
-            error("--%s: cannot put it in the environment: %s", name, strerror(errno));
-            goto out;
-        }
+        if (opt_is_set(&c->o, name) &&
+            setenv(k ? "PGPASSWORD" : "MYSQL_PWD", opt_str(&c->o, name), 1) < 0)
+            return error("--%s: cannot put it in the environment: %s", name, strerror(errno));
     }
-    cfg.external_args = argvec_argv(&external);
+    cfg->external_args = argvec_argv(&c->external);
+    return 0;
+}
 
-    workloads = opt_list(&o, "bench", &cfg.nworkloads);
-    if (workload_check_list("bench", workloads, cfg.nworkloads) < 0)
-        goto out;
-    if (opt_str(&o, "output") && check_writable("--output", opt_str(&o, "output")) < 0)
-        goto out;
-    cfg.workloads = workloads;
-    if (cli_threads(&o, "--threads=1,2", &cfg) < 0)
-        goto out;
-    int64_t rounds = opt_int(&o, "rounds");
-    if (rounds < 1 || rounds > 100000) {
-        error("invalid --rounds=%s (expected an integer >= 1)", opt_str(&o, "rounds"));
-        goto out;
-    }
-    if (cli_time_tables(&o, &cfg) < 0)
-        goto out;
-    int64_t warmups = opt_int(&o, "warmup-runs");
-    if (warmups < 0 || warmups > 100) {
-        error("invalid --warmup-runs=%s (expected 0..100)", opt_str(&o, "warmup-runs"));
-        goto out;
-    }
-    if (experiment_reset_parse(opt_str(&o, "reset"), &cfg.reset) < 0)
-        goto out;
-    for (int w = 0; w < cfg.nworkloads; w++) {
-        if (strcmp(cfg.workloads[w], "bulk_insert"))
+/* --bench, --output, --threads, --rounds, --time, --tables, --table-size, --warmup-runs,
+ * --reset (bulk_insert needs fresh tables every run), --metrics. -1 after a message. */
+static int compare_runs(struct compare *c)
+{
+    struct experiment_config *cfg = &c->cfg;
+    const struct opts *o = &c->o;
+    c->workloads = opt_list(o, "bench", &cfg->nworkloads);
+    if (workload_check_list("bench", c->workloads, cfg->nworkloads) < 0)
+        return -1;
+    if (opt_str(o, "output") && check_writable("--output", opt_str(o, "output")) < 0)
+        return -1;
+    cfg->workloads = c->workloads;
+    if (cli_threads(o, "--threads=1,2", cfg) < 0)
+        return -1;
+    int64_t rounds = opt_int(o, "rounds");
+    if (rounds < 1 || rounds > 100000)
+        return error("invalid --rounds=%s (expected an integer >= 1)", opt_str(o, "rounds"));
+    if (cli_time_tables(o, cfg) < 0)
+        return -1;
+    int64_t warmups = opt_int(o, "warmup-runs");
+    if (warmups < 0 || warmups > 100)
+        return error("invalid --warmup-runs=%s (expected 0..100)", opt_str(o, "warmup-runs"));
+    if (experiment_reset_parse(opt_str(o, "reset"), &cfg->reset) < 0)
+        return -1;
+    for (int w = 0; w < cfg->nworkloads; w++) {
+        if (strcmp(cfg->workloads[w], "bulk_insert"))
             continue;
         /* its ids start at 1 in every run: a table that already has them fails (or, on
          * PostgreSQL, retries the duplicate key until --time) */
-        if (cfg.reset != RESET_RUN) {
-            error("--bench=bulk_insert needs empty tables for every run: use --reset=run (the default), "
-                  "not --reset=%s", opt_str(&o, "reset"));
-            goto out;
-        }
-        for (int v = 0; v < cfg.nvariants; v++)
-            if (cfg.variants[v].kind == VARIANT_EXTERNAL) {
-                error("--bench=bulk_insert needs empty tables for every run, and variant %s is a running "
-                      "server whose tables pgolab does not reset between runs", cfg.variants[v].name);
-                goto out;
-            }
+        if (cfg->reset != RESET_RUN)
+            return error("--bench=bulk_insert needs empty tables for every run: use --reset=run (the default), "
+                         "not --reset=%s", opt_str(o, "reset"));
+        for (int v = 0; v < cfg->nvariants; v++)
+            if (cfg->variants[v].kind == VARIANT_EXTERNAL)
+                return error("--bench=bulk_insert needs empty tables for every run, and variant %s is a running "
+                             "server whose tables pgolab does not reset between runs", cfg->variants[v].name);
     }
-    cfg.rounds = (int)rounds;
-    cfg.warmup_runs = (int)warmups;
-    cfg.no_metrics = !opt_bool(&o, "metrics");
+    cfg->rounds = (int)rounds;
+    cfg->warmup_runs = (int)warmups;
+    cfg->no_metrics = !opt_bool(o, "metrics");
+    return 0;
+}
+
+/* --measure (instructions: 1 thread by default, SQLite variants only), --clients,
+ * --target-ci and the precision options, --resume, --fail-if-slower, --results. -1 after a
+ * message. */
+static int compare_measure(struct compare *c)
+{
+    struct experiment_config *cfg = &c->cfg;
+    const struct opts *o = &c->o;
     enum experiment_measure measure;
-    if (experiment_measure_parse(opt_str(&o, "measure"), &measure) < 0)
-        goto out;
-    if (opt_str(&o, "clients") && parse_clients(opt_str(&o, "clients"), measure, &o, &cfg) < 0)
-        goto out;
-    if (measure == MEASURE_INSTRUCTIONS && !opt_is_set(&o, "threads"))
-        cfg.nthreads = 1; /* the default 1,2: 1 without a warning */
-    for (int v = 0; measure == MEASURE_INSTRUCTIONS && v < cfg.nvariants; v++)
-        if (cfg.variants[v].kind != VARIANT_SQLITE) {
-            error("--measure=instructions counts the client process only; variant %s is a "
-                  "server (use --measure=time)", cfg.variants[v].name);
-            goto out;
-        }
+    if (experiment_measure_parse(opt_str(o, "measure"), &measure) < 0)
+        return -1;
+    if (opt_str(o, "clients") && parse_clients(opt_str(o, "clients"), measure, o, cfg) < 0)
+        return -1;
+    if (measure == MEASURE_INSTRUCTIONS && !opt_is_set(o, "threads"))
+        cfg->nthreads = 1; /* the default 1,2: 1 without a warning */
+    for (int v = 0; measure == MEASURE_INSTRUCTIONS && v < cfg->nvariants; v++)
+        if (cfg->variants[v].kind != VARIANT_SQLITE)
+            return error("--measure=instructions counts the client process only; variant %s is a "
+                         "server (use --measure=time)", cfg->variants[v].name);
     if (measure == MEASURE_INSTRUCTIONS &&
-        experiment_instructions_setup(&cfg, opt_int(&o, "events")) < 0)
-        goto out;
-    if (cli_target_ci(&o, &cfg) < 0 || cli_precision(&o, &cfg) < 0)
-        goto out;
-    if (opt_is_set(&o, "resume")) {
-        resume_id = opt_int(&o, "resume");
-        if (resume_id < 1) {
-            error("invalid --resume=%s (expected an experiment id; see pgolab history)",
-                  opt_str(&o, "resume"));
-            goto out;
-        }
+        experiment_instructions_setup(cfg, opt_int(o, "events")) < 0)
+        return -1;
+    if (cli_target_ci(o, cfg) < 0 || cli_precision(o, cfg) < 0)
+        return -1;
+    if (opt_is_set(o, "resume")) {
+        c->resume_id = opt_int(o, "resume");
+        if (c->resume_id < 1)
+            return error("invalid --resume=%s (expected an experiment id; see pgolab history)",
+                         opt_str(o, "resume"));
     }
-    if (cli_fail_if_slower(&o, &fail_pct) < 0)
-        goto out;
-    if (!opt_str(&o, "results") || !*opt_str(&o, "results")) {
-        error("--results: empty path");
-        goto out;
-    }
-    if (cli_experiment_setup(&o, &cfg, &x) < 0)
-        goto out;
-    if (cli_calibration_apply(&o, &cfg, x.store, &cal) < 0)
-        goto out;
-    if (experiment_fingerprint(&cfg) < 0)
-        goto out;
-    if (resume_id ? experiment_record_resume(&cfg, x.store, resume_id, "compare", NULL) < 0
-                  : experiment_record_begin(&cfg, x.store, "compare", NULL) < 0)
-        goto out;
-    if (opt_bool(&o, "profile") && experiment_profile_setup(&cfg, opt_int(&o, "profile-frequency")) < 0)
-        goto out;
-    cfg.keep_run_json = opt_str(&o, "output") != NULL; /* else read back from the store */
-    ran = 1;
-    int run_rc = experiment_run(&cfg, &res);
-    if (experiment_record_finish(&cfg, &res, run_rc) < 0 && run_rc == 0)
-        run_rc = -1;
-    if (res.nruns > 0 || run_rc == 0)
-        experiment_report_text(stdout, &cfg, &res);
-    if (cfg.profile && res.nruns > 0)
-        experiment_profile_report(stdout, &cfg, &res, cfg.profile_dir, PROFILE_TOP_DEFAULT);
-    rc = run_rc == 0 ? 0 : res.signal ? 2 : 1;
-    if (opt_str(&o, "output")) {
-        if (experiment_write_json(opt_str(&o, "output"), &cfg, &res) < 0)
+    if (cli_fail_if_slower(o, &c->fail_pct) < 0)
+        return -1;
+    if (!opt_str(o, "results") || !*opt_str(o, "results"))
+        return error("--results: empty path");
+    return 0;
+}
+
+/* After the experiment ran (run_rc): the report, the profiles, --output, --fail-if-slower;
+ * the exit code. */
+static int compare_finish(struct compare *c, int run_rc)
+{
+    const struct experiment_config *cfg = &c->cfg;
+    const struct experiment_result *res = &c->res;
+    const char *output = opt_str(&c->o, "output");
+    if (res->nruns > 0 || run_rc == 0)
+        experiment_report_text(stdout, cfg, res);
+    if (cfg->profile && res->nruns > 0)
+        experiment_profile_report(stdout, cfg, res, cfg->profile_dir, PROFILE_TOP_DEFAULT);
+    int rc = run_rc == 0 ? 0 : res->signal ? 2 : 1;
+    if (output) {
+        if (experiment_write_json(output, cfg, res) < 0)
             rc = rc ? rc : 1;
         else
-            fprintf(stderr, "%d runs written to %s\n", res.nruns, opt_str(&o, "output"));
+            fprintf(stderr, "%d runs written to %s\n", res->nruns, output);
     }
-    if (rc == 0 && fail_pct >= 0 && report_fail_if_slower(&cfg, &res, fail_pct))
+    if (rc == 0 && c->fail_pct >= 0 && report_fail_if_slower(cfg, res, c->fail_pct))
         rc = 3;
+    return rc;
+}
 
-out:
-    cli_calibration_release(&cal);
-    experiment_profile_release(&cfg);
-    cli_experiment_release(&x, ran);
-    experiment_result_release(&res);
-    for (int i = 0; i < cfg.nvariants; i++) {
-        experiment_variant_release(&cfg.variants[i]);
-        free((char *)cfg.variants[i].host);
+static void compare_release(struct compare *c, bool ran)
+{
+    struct experiment_config *cfg = &c->cfg;
+    cli_calibration_release(&c->cal);
+    experiment_profile_release(cfg);
+    cli_experiment_release(&c->x, ran);
+    experiment_result_release(&c->res);
+    for (int i = 0; i < cfg->nvariants; i++) {
+        experiment_variant_release(&cfg->variants[i]);
+        free((char *)cfg->variants[i].host);
     }
-    free(cfg.variants);
-    free(cfg.threads);
-    free(cfg.clients);
-    free(cfg.clients_hostfile);
-    for (int i = 0; specs && i < nspecs; i++)
-        free(specs[i]);
-    free(specs);
-    argvec_clear(&external);
-    opt_list_free(workloads);
-    opts_release(&o);
+    free(cfg->variants);
+    free(cfg->threads);
+    free(cfg->clients);
+    free(cfg->clients_hostfile);
+    for (int i = 0; c->specs && i < c->nspecs; i++)
+        free(c->specs[i]);
+    free(c->specs);
+    argvec_clear(&c->external);
+    opt_list_free(c->workloads);
+    opts_release(&c->o);
+}
+
+int cmd_compare(int argc, char **argv)
+{
+    const struct opt_def *tables[] = { compare_options };
+    struct compare c = { .external = ARGVEC_INIT, .fail_pct = -1 };
+    bool ran = false;
+    int rc = 1;
+
+    if (cli_help(argc, argv, compare_usage))
+        return 0;
+    if (cli_parse(&c.o, tables, 1, argc, argv, "compare") == 0 && compare_variants(&c) == 0 &&
+        compare_servers(&c) == 0 && compare_runs(&c) == 0 && compare_measure(&c) == 0 &&
+        cli_experiment_setup(&c.o, &c.cfg, &c.x) == 0 &&
+        cli_calibration_apply(&c.o, &c.cfg, c.x.store, &c.cal) == 0) {
+        c.cfg.keep_run_json = opt_str(&c.o, "output") != NULL; /* else read back from the store */
+        int run_rc = experiment_conduct(&c.cfg, c.x.store, "compare", c.resume_id,
+                                        opt_bool(&c.o, "profile"),
+                                        opt_int(&c.o, "profile-frequency"), &c.res, &ran);
+        if (ran)
+            rc = compare_finish(&c, run_rc);
+    }
+    compare_release(&c, ran);
     return rc;
 }

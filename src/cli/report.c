@@ -5,9 +5,8 @@
 #include "cli/common.h"
 #include "experiment/experiment.h"
 #include "report/html.h"
-#include "report/profiles.h"
+#include "report/stored.h"
 #include "report/tables.h"
-#include "report/trainers.h"
 #include "store/store.h"
 #include "util/fs.h"
 #include "util/options.h"
@@ -84,24 +83,6 @@ static int parse_id(const char *s, const char *what, int64_t *id)
     return 0;
 }
 
-/* The side-by-side CPU profiles of experiment id as text (for the HTML page), or NULL when
- * it has none. */
-static char *html_profiles(const char *results, int64_t id, const struct experiment_loaded *l)
-{
-    char *buf = NULL;
-    size_t len = 0;
-    if (!experiment_has_profiles(&l->res))
-        return NULL;
-    FILE *f = open_memstream(&buf, &len);
-    if (!f)
-        die("out of memory");
-    char *dir = experiment_profile_dir(results, id);
-    experiment_profile_report(f, &l->cfg, &l->res, dir, PROFILE_TOP_DEFAULT);
-    free(dir);
-    fclose(f);
-    return buf;
-}
-
 /* Write the report to path (through path.tmp, renamed: a failed write leaves no half file). */
 static int write_output(const char *path, const struct strbuf *sb)
 {
@@ -120,166 +101,157 @@ static int write_output(const char *path, const struct strbuf *sb)
     return rc;
 }
 
+/* What cmd_report() parses, loads and releases. */
+struct report_cmd {
+    struct opts o;
+    struct report_stored_request rq;
+    const char *output;       /* --output, or NULL */
+    double fail_pct;
+    int64_t id2;              /* --compare's second id, or 0 */
+    char **ids;
+    int nids;
+    struct strbuf chartjs;
+};
+
+/* --format, --shape, --profile, --output and --fail-if-slower, and what goes with what.
+ * -1 after a message. */
+static int report_formats(struct report_cmd *r)
+{
+    struct report_stored_request *rq = &r->rq;
+    const struct opts *o = &r->o;
+    rq->profile = opt_bool(o, "profile");
+    rq->folded = !strcmp(opt_str(o, "format"), "folded");
+    rq->html = !strcmp(opt_str(o, "format"), "html");
+    r->output = opt_is_set(o, "output") ? opt_str(o, "output") : NULL;
+    if (rq->html && opt_is_set(o, "shape"))
+        return error("--shape is for the text formats; --format=html shows the seed-000 tables and charts");
+    if (rq->html && rq->profile)
+        return error("--format=html includes the CPU profiles when the experiment has them; drop --profile");
+    if (r->output && rq->profile && !strcmp(opt_str(o, "format"), "text"))
+        return error("--output is for the report, not --profile's text: redirect stdout, or use "
+                     "--format=markdown, csv or json");
+    if (r->output && check_writable("--output", r->output) < 0)
+        return -1;
+    if (rq->html && report_html_chartjs(&r->chartjs) < 0)
+        return -1;
+    rq->chartjs = r->chartjs.buf;
+    if (rq->folded && !rq->profile)
+        return error("--format=folded is the profiles' stacks: add --profile");
+    if (rq->profile && opt_is_set(o, "compare"))
+        return error("--profile is for one experiment (its variants side by side), not --compare");
+    if ((!rq->folded && !rq->html && report_format_parse(opt_str(o, "format"), &rq->fmt) < 0) ||
+        report_shape_parse(opt_str(o, "shape"), &rq->shape) < 0)
+        return -1;
+    if (rq->folded || rq->html)
+        rq->fmt = REPORT_TEXT;
+    return cli_fail_if_slower(o, &r->fail_pct);
+}
+
+/* --experiment or --compare=ID1,ID2 into rq.id (0: the latest) and id2. -1 after a message. */
+static int report_ids(struct report_cmd *r)
+{
+    const struct opts *o = &r->o;
+    if (opt_is_set(o, "experiment") && parse_id(opt_str(o, "experiment"), "--experiment", &r->rq.id) < 0)
+        return -1;
+    if (!opt_is_set(o, "compare"))
+        return 0;
+    if (opt_is_set(o, "experiment"))
+        return error("--experiment and --compare do not go together (--compare=ID1,ID2 names both)");
+    if (opt_is_set(o, "shape"))
+        return error("--shape is for one experiment; --compare has its own table");
+    r->ids = split_list(opt_str(o, "compare"), &r->nids);
+    if (r->nids != 2)
+        return error("--compare wants two experiment ids, ID1,ID2 (got '%s')", opt_str(o, "compare"));
+    if (parse_id(r->ids[0], "--compare id", &r->rq.id) < 0 || parse_id(r->ids[1], "--compare id", &r->id2) < 0)
+        return -1;
+    return 0;
+}
+
+/* The experiment(s) from store into a (and b with --compare; *loaded counts them), the
+ * latest when no id was given (said on stderr), and the calibration a was compared with.
+ * -1 after a message. */
+static int report_load(struct report_cmd *r, struct store *store, struct experiment_loaded *a,
+                       struct experiment_loaded *b, struct cli_calibration *cal, int *loaded)
+{
+    const char *path = r->rq.results;
+    if (!r->rq.id) {
+        if (store_experiments_list(store, latest_cb, &r->rq.id) < 0)
+            return -1;
+        if (!r->rq.id)
+            return error("no experiments in %s yet", path);
+        fprintf(stderr, "reporting experiment %lld, the latest in %s (see pgolab history)\n",
+                (long long)r->rq.id, path);
+    }
+    if (experiment_load(store, r->rq.id, a) < 0)
+        return -1;
+    *loaded = 1;
+    if (!r->id2 && cli_calibration_for(store, a, cal) < 0)
+        return -1;
+    if (r->id2) {
+        if (experiment_load(store, r->id2, b) < 0)
+            return -1;
+        *loaded = 2;
+    }
+    return 0;
+}
+
+/* The report of the loaded experiments to --output or stdout, then --profile's text and
+ * --fail-if-slower: the exit code, or -1 (said) when nothing was written. */
+static int report_write(struct report_cmd *r, const struct experiment_loaded *a,
+                        const struct experiment_loaded *b)
+{
+    struct strbuf out = STRBUF_INIT;
+    bool profile_done;
+    int rc = report_stored(&out, &r->rq, a, r->id2 ? b : NULL, &profile_done);
+    if (rc < 0 || (r->output && write_output(r->output, &out) < 0)) {
+        strbuf_release(&out);
+        return -1;
+    }
+    if (r->output)
+        fprintf(stderr, "report written to %s\n", r->output);
+    else if (out.len)
+        fputs(out.buf, stdout);
+    fflush(stdout);
+    strbuf_release(&out);
+    /* rc 1: a profile file was missing or truncated: said, rest written */
+    if (r->rq.profile && !profile_done && report_stored_profiles_text(stdout, &r->rq, a))
+        rc = 1;
+    if (r->fail_pct >= 0 && (r->id2 ? report_compare_fail_if_slower(a, b, r->fail_pct)
+                                    : report_fail_if_slower(&a->cfg, &a->res, r->fail_pct)))
+        rc = 3;
+    return rc;
+}
+
 int cmd_report(int argc, char **argv)
 {
     const struct opt_def *tables[] = { report_options };
+    struct report_cmd r = { .fail_pct = -1, .chartjs = STRBUF_INIT };
     struct experiment_loaded a, b;
     struct cli_calibration cal = { 0 };
-    struct strbuf out = STRBUF_INIT, chartjs = STRBUF_INIT;
     struct store *store = NULL;
-    enum report_format fmt;
-    enum report_shape shape;
-    struct opts o;
-    int64_t id = 0, id2 = 0;
-    double fail_pct = -1;
-    char **ids = NULL;
-    int rc = 1, nids = 0, loaded = 0, profile_bad = 0;
+    int rc = 1, loaded = 0;
 
     memset(&a, 0, sizeof(a));
     memset(&b, 0, sizeof(b));
     if (cli_help(argc, argv, report_usage))
         return 0;
-    if (cli_parse(&o, tables, 1, argc, argv, "report") < 0)
-        goto out;
-    bool want_profile = opt_bool(&o, "profile");
-    bool folded = !strcmp(opt_str(&o, "format"), "folded");
-    bool html = !strcmp(opt_str(&o, "format"), "html");
-    const char *output = opt_is_set(&o, "output") ? opt_str(&o, "output") : NULL;
-    if (html && opt_is_set(&o, "shape")) {
-        error("--shape is for the text formats; --format=html shows the seed-000 tables and charts");
-        goto out;
-    }
-    if (html && want_profile) {
-        error("--format=html includes the CPU profiles when the experiment has them; drop --profile");
-        goto out;
-    }
-    if (output && want_profile && !strcmp(opt_str(&o, "format"), "text")) {
-        error("--output is for the report, not --profile's text: redirect stdout, or use "
-              "--format=markdown, csv or json");
-        goto out;
-    }
-    if (output && check_writable("--output", output) < 0)
-        goto out;
-    if (html && report_html_chartjs(&chartjs) < 0)
-        goto out;
-    if (folded && !want_profile) {
-        error("--format=folded is the profiles' stacks: add --profile");
-        goto out;
-    }
-    if (want_profile && opt_is_set(&o, "compare")) {
-        error("--profile is for one experiment (its variants side by side), not --compare");
-        goto out;
-    }
-    if ((!folded && !html && report_format_parse(opt_str(&o, "format"), &fmt) < 0) ||
-        report_shape_parse(opt_str(&o, "shape"), &shape) < 0)
-        goto out;
-    if (folded || html)
-        fmt = REPORT_TEXT;
-    if (cli_fail_if_slower(&o, &fail_pct) < 0)
-        goto out;
-    if (opt_is_set(&o, "experiment") && parse_id(opt_str(&o, "experiment"), "--experiment", &id) < 0)
-        goto out;
-    if (opt_is_set(&o, "compare")) {
-        if (opt_is_set(&o, "experiment")) {
-            error("--experiment and --compare do not go together (--compare=ID1,ID2 names both)");
-            goto out;
+    if (cli_parse(&r.o, tables, 1, argc, argv, "report") == 0 && report_formats(&r) == 0 &&
+        report_ids(&r) == 0) {
+        r.rq.results = opt_str(&r.o, "results");
+        if (cli_results_open_existing(r.rq.results, &store) == 0 &&
+            report_load(&r, store, &a, &b, &cal, &loaded) == 0) {
+            int w = report_write(&r, &a, &b);
+            rc = w < 0 ? 1 : w;
         }
-        if (opt_is_set(&o, "shape")) {
-            error("--shape is for one experiment; --compare has its own table");
-            goto out;
-        }
-        ids = split_list(opt_str(&o, "compare"), &nids);
-        if (nids != 2) {
-            error("--compare wants two experiment ids, ID1,ID2 (got '%s')", opt_str(&o, "compare"));
-            goto out;
-        }
-        if (parse_id(ids[0], "--compare id", &id) < 0 || parse_id(ids[1], "--compare id", &id2) < 0)
-            goto out;
     }
-    const char *path = opt_str(&o, "results");
-    if (cli_results_open_existing(path, &store) < 0)
-        goto out;
-    if (!id) {
-        if (store_experiments_list(store, latest_cb, &id) < 0)
-            goto out;
-        if (!id) {
-            error("no experiments in %s yet", path);
-            goto out;
-        }
-        fprintf(stderr, "reporting experiment %lld, the latest in %s (see pgolab history)\n",
-                (long long)id, path);
-    }
-    if (experiment_load(store, id, &a) < 0)
-        goto out;
-    loaded = 1;
-    if (!id2 && cli_calibration_for(store, &a, &cal) < 0)
-        goto out;
-    if (id2) {
-        if (experiment_load(store, id2, &b) < 0)
-            goto out;
-        loaded = 2;
-        if (html)
-            report_html_compare(&out, &a, &b, chartjs.buf);
-        else
-            report_compare(&out, &a, &b, fmt);
-    } else if (html) {
-        char *profiles = html_profiles(path, id, &a);
-        report_html_experiment(&out, &a, chartjs.buf, profiles);
-        free(profiles);
-    } else if (!folded && !(want_profile && (fmt == REPORT_CSV || fmt == REPORT_JSON))) {
-        /* a pgo experiment with several trainers: the matrix pgo printed after the tables */
-        const char **trainer_of = report_trainers_of(&a);
-        report_experiment_trainers(&out, &a.cfg, &a.res, shape, fmt, trainer_of);
-        free(trainer_of);
-    }
-    if (want_profile && (fmt == REPORT_MARKDOWN || fmt == REPORT_CSV || fmt == REPORT_JSON)) {
-        /* the profiles as data (csv, json: they alone) or appended to the markdown report */
-        if (!experiment_has_profiles(&a.res)) {
-            error("experiment %lld has no CPU profiles (it ran without --profile)",
-                  (long long)id);
-            goto out;
-        }
-        char *dir = experiment_profile_dir(path, id);
-        profile_bad = report_profiles(&out, fmt, &a.cfg, &a.res, dir, PROFILE_TOP_DEFAULT);
-        free(dir);
-        want_profile = false;  /* done: not printed again as text below */
-    }
-    if (output) {
-        if (write_output(output, &out) < 0)
-            goto out;
-        fprintf(stderr, "report written to %s\n", output);
-    } else if (out.len) {
-        fputs(out.buf, stdout);
-    }
-    fflush(stdout);
-    rc = profile_bad ? 1 : 0;  /* a profile file was missing or truncated: said, rest written */
-    if (want_profile) {
-        char *dir = experiment_profile_dir(path, id);
-        if (!experiment_has_profiles(&a.res)) {
-            error("experiment %lld has no CPU profiles (it ran without --profile)",
-                  (long long)id);
-            rc = 1;
-        } else if ((folded ? experiment_profile_folded(stdout, &a.cfg, &a.res, dir)
-                           : experiment_profile_report(stdout, &a.cfg, &a.res, dir,
-                                                       PROFILE_TOP_DEFAULT)) > 0) {
-            rc = 1;  /* a profile file was missing or truncated: said, the rest printed */
-        }
-        free(dir);
-        fflush(stdout);
-    }
-    if (fail_pct >= 0 && (id2 ? report_compare_fail_if_slower(&a, &b, fail_pct)
-                              : report_fail_if_slower(&a.cfg, &a.res, fail_pct)))
-        rc = 3;
-out:
     cli_calibration_release(&cal);
     if (loaded >= 1)
         experiment_loaded_release(&a);
     if (loaded >= 2)
         experiment_loaded_release(&b);
-    opt_list_free(ids);
-    strbuf_release(&out);
-    strbuf_release(&chartjs);
+    opt_list_free(r.ids);
+    strbuf_release(&r.chartjs);
     store_close(store);
-    opts_release(&o);
+    opts_release(&r.o);
     return rc;
 }

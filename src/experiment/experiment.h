@@ -12,6 +12,7 @@
  *   variants.h      the variants' fingerprints
  *   record.h        recording in, resuming from and loading from the results store
  *   results_json.h  the --output JSON file
+ *   conduct.h       fingerprint, record, run and record the end: compare's sequence
  * What the engine and the reports share is src/model, the layer below both: model.h (the
  * data model: config, variants, runs, results, loaded experiments), cells.h (per-cell
  * statistics), precision.h (paired per-round CIs, --target-ci's stopping rule, the noise per
@@ -31,6 +32,7 @@
 #include <jansson.h>
 
 #include "experiment/callgrind.h"
+#include "experiment/conduct.h"
 #include "experiment/pinning.h"
 #include "experiment/plan.h"
 #include "experiment/profiling.h"

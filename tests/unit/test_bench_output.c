@@ -1,5 +1,5 @@
-/* Unit tests of the bench reports (src/report): the sysbench 1.0.20 text layout of the final
- * block and the interval line (stdout captured into a temp file), and report_json's figures
+/* Unit tests of bench's own output (src/bench/output*.c): the sysbench 1.0.20 text layout of
+ * the final block and the interval line (stdout captured into a temp file), and bench_json's figures
  * against a synthetic run_stats with a histogram filled by the test. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "report/report.h"
+#include "bench/output.h"
 #include "stats/histogram.h"
 #include "util/fs.h"
 #include "util/strbuf.h"
@@ -136,17 +136,17 @@ struct final_args {
 static void call_final(void *arg)
 {
     struct final_args *a = arg;
-    report_text_final(a->bi, a->st, a->histogram);
+    bench_text_final(a->bi, a->st, a->histogram);
 }
 
 static void call_interval(void *arg)
 {
-    report_text_interval(arg, 95, false);
+    bench_text_interval(arg, 95, false);
 }
 
 static void call_interval_us(void *arg)
 {
-    report_text_interval(arg, 95, true);
+    bench_text_interval(arg, 95, true);
 }
 
 static int group_setup(void **state)
@@ -330,7 +330,7 @@ static void test_overflow_shown(void **state)
     assert_null(strstr(out, "\n  100000.000 |")); /* never as a plain bucket value */
     free(out);
 
-    json_t *j = report_json(&bi, &st, NULL, 0);
+    json_t *j = bench_json(&bi, &st, NULL, 0);
     json_t *lat = json_object_get(j, "latency_ms");
     json_t *over = json_object_get(lat, "overflow");
     assert_true(json_is_array(over));
@@ -380,7 +380,7 @@ static void test_json(void **state)
         { .time_s = 1, .threads = 2, .tps = 90, .qps = 1800, .lat_ms = 18.5 },
         { .time_s = 2, .threads = 2, .tps = 110, .qps = 2200, .lat_ms = 19.5, .errors_per_s = 1 },
     };
-    json_t *j = report_json(&bi, &st, ivs, 2);
+    json_t *j = bench_json(&bi, &st, ivs, 2);
     assert_non_null(j);
     assert_string_equal(json_string_value(json_object_get(j, "test")), "oltp_read_write");
     assert_string_equal(json_string_value(json_object_get(j, "command")), "run");
@@ -464,7 +464,7 @@ static void test_json(void **state)
     json_decref(j);
 
     /* no intervals */
-    j = report_json(&bi, &st, NULL, 0);
+    j = bench_json(&bi, &st, NULL, 0);
     assert_int_equal(json_array_size(json_object_get(j, "intervals")), 0);
     json_decref(j);
     synth_release(&st);

@@ -1,6 +1,6 @@
-/* json: `pgolab bench --format=json`: the text report's figures machine-readable, plus
+/* output_json: `pgolab bench --format=json`: the text report's figures machine-readable, plus
  * p50/p90/p95/p99/p99.9, the histogram, the interval series and the library identity. */
-#include "report/report.h"
+#include "bench/output.h"
 #include "util/fmt.h"
 #include "util/knobs.h"
 #include "util/util.h"
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-json_t *report_json_libinfo(const struct db_libinfo *lib)
+json_t *bench_json_libinfo(const struct db_libinfo *lib)
 {
     json_t *j = json_pack("{s:o,s:o,s:o,s:o,s:o,s:o}", "path", jstr(lib->path), "version",
                           jstr(lib->version), "source_id", jstr(lib->source_id),
@@ -39,7 +39,7 @@ static json_t *options_json(const struct opts *o, const char *driver)
     return j;
 }
 
-json_t *report_json(const struct bench_info *bi, const struct run_stats *st,
+json_t *bench_json(const struct bench_info *bi, const struct run_stats *st,
                     const struct interval_stats *ivs, int niv)
 {
     const struct histogram *h = &st->hist;
@@ -105,7 +105,7 @@ json_t *report_json(const struct bench_info *bi, const struct run_stats *st,
     json_object_set_new(j, "command", json_string(bi->command));
     json_object_set_new(j, "db_driver", json_string(bi->driver));
     json_object_set_new(j, "options", options_json(bi->opts, bi->driver));
-    json_object_set_new(j, "library", report_json_libinfo(&bi->lib));
+    json_object_set_new(j, "library", bench_json_libinfo(&bi->lib));
     json_object_set_new(j, "threads", json_integer(bi->threads));
     json_object_set_new(j, "total_time_s", json_real(st->total_time_s));
     json_object_set_new(j, "events", json_integer((json_int_t)st->events));
@@ -133,7 +133,7 @@ json_t *report_json(const struct bench_info *bi, const struct run_stats *st,
     return j;
 }
 
-void report_json_print(json_t *j)
+void bench_json_print(json_t *j)
 {
     char *s = json_dumps(j, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
     if (s) {

@@ -1,6 +1,6 @@
-/* text: sysbench 1.0.20's text output, line for line (formats from reference/sysbench.md §7),
- * so existing sysbench parsers read pgolab's output. */
-#include "report/report.h"
+/* output_text: `pgolab bench`'s text output, sysbench 1.0.20's line for line (formats from
+ * reference/sysbench.md §7), so existing sysbench parsers read pgolab's output. */
+#include "bench/output.h"
 #include "util/util.h"
 
 #include <math.h>
@@ -18,14 +18,14 @@ void mean_stddev(const double *v, int n, double *mean, double *sd)
     *sd = n ? sqrt(ss / n) : 0;
 }
 
-void report_text_banner(const struct bench_info *bi)
+void bench_text_banner(const struct bench_info *bi)
 {
     printf("sysbench 1.0.20 (pgolab %s, %s%s%s)\n\n", PGOLAB_VERSION,
            bi->lib.product ? bi->lib.product : bi->driver, bi->lib.version ? " " : "",
            bi->lib.version ? bi->lib.version : "");
 }
 
-void report_text_run_header(const struct bench_info *bi)
+void bench_text_run_header(const struct bench_info *bi)
 {
     printf("Running the test with following options:\n");
     printf("Number of threads: %d\n", bi->threads);
@@ -59,7 +59,7 @@ static void format_latency(char *buf, size_t n, double ms, bool overflow, bool u
     snprintf(buf, n, "%*s", width, v);
 }
 
-void report_text_interval(const struct interval_stats *iv, int percentile, bool us)
+void bench_text_interval(const struct interval_stats *iv, int percentile, bool us)
 {
     char lat[48];
     format_latency(lat, sizeof(lat), iv->lat_ms, iv->lat_overflow, us, 0);
@@ -117,7 +117,7 @@ static void print_histogram(const struct histogram *h, bool us)
     free(count);
 }
 
-void report_text_final(const struct bench_info *bi, const struct run_stats *st, bool histogram)
+void bench_text_final(const struct bench_info *bi, const struct run_stats *st, bool histogram)
 {
     double t = st->total_time_s;
     const struct db_counters *c = &st->cnt;

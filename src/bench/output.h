@@ -1,8 +1,10 @@
-/* report: output of `pgolab bench`: the sysbench 1.0.20 text format line for line (header,
- * intermediate lines, final block) and the same figures as JSON (plus several percentiles,
- * the histogram, the per-interval series and the library's identity). Text goes to stdout. */
-#ifndef PGOLAB_REPORT_H
-#define PGOLAB_REPORT_H
+/* output: what `pgolab bench` prints of its own run, beside the runner that measures it: the
+ * sysbench 1.0.20 text format line for line (header, intermediate lines, final block;
+ * output_text.c) and the same figures as JSON (plus several percentiles, the histogram, the
+ * per-interval series and the library's identity; output_json.c). Text goes to stdout. The
+ * experiment reports (src/report) are another thing: they read stored runs. */
+#ifndef PGOLAB_BENCH_OUTPUT_H
+#define PGOLAB_BENCH_OUTPUT_H
 
 #include <jansson.h>
 #include <stdbool.h>
@@ -35,24 +37,24 @@ struct bench_info {
 };
 
 /* First line of every text output (sysbench's version line, naming pgolab). */
-void report_text_banner(const struct bench_info *bi);
+void bench_text_banner(const struct bench_info *bi);
 /* "Running the test with following options:" ... "Initializing worker threads..." */
-void report_text_run_header(const struct bench_info *bi);
+void bench_text_run_header(const struct bench_info *bi);
 /* "[ 1s ] thds: ... tps: ... qps: ... (r/w/o: ...) lat (ms,95%): ... err/s: ... reconn/s: ..."
  * (us: "lat (us,95%)", the value in microseconds). */
-void report_text_interval(const struct interval_stats *iv, int percentile, bool us);
+void bench_text_interval(const struct interval_stats *iv, int percentile, bool us);
 /* The cumulative block: optional latency histogram, SQL statistics, General statistics,
  * Latency (ms), Threads fairness; with bi->latency_us the histogram and "Latency (us):" in
  * microseconds, same layout. */
-void report_text_final(const struct bench_info *bi, const struct run_stats *st, bool histogram);
+void bench_text_final(const struct bench_info *bi, const struct run_stats *st, bool histogram);
 
 /* The whole run as a JSON object (new reference; caller decrefs). ivs may be NULL. */
-json_t *report_json(const struct bench_info *bi, const struct run_stats *st,
+json_t *bench_json(const struct bench_info *bi, const struct run_stats *st,
                     const struct interval_stats *ivs, int niv);
 /* {"path","version","source_id","loaded_from","isolation"} (new reference). */
-json_t *report_json_libinfo(const struct db_libinfo *lib);
+json_t *bench_json_libinfo(const struct db_libinfo *lib);
 /* Print a JSON value on stdout with a trailing newline. */
-void report_json_print(json_t *j);
+void bench_json_print(json_t *j);
 
 /* Population mean and standard deviation of n values (sysbench's fairness stddev). */
 void mean_stddev(const double *v, int n, double *mean, double *sd);
