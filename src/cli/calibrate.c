@@ -203,123 +203,142 @@ out:
 
 /* ---------------------------------------------------------------- command */
 
-int cmd_calibrate(int argc, char **argv)
-{
-    const struct opt_def *tables[] = { calibrate_options };
+/* One `pgolab calibrate`: what its steps share; calibrate_release() frees it. */
+struct calibrate_cmd {
     struct opts o;
     struct experiment_config cfg;
     struct experiment_result res;
-    struct variant variants[2];
-    struct sig_saved saved;
-    struct calibrate_cell *cells = NULL;
+    struct variant variants[2];   /* A and A', the same library */
+    struct calibrate_cell *cells;
+    int ncells;
     struct cli_experiment x;
-    char **workloads = NULL, *name = NULL, *library = NULL;
-    int ncells = 0, rc = 1, ran = 0;
+    char **workloads, *name, *library;
+    int ran;                      /* the experiment row was written */
+};
 
-    memset(&cfg, 0, sizeof(cfg));
-    memset(&res, 0, sizeof(res));
-    memset(variants, 0, sizeof(variants));
-    memset(&x, 0, sizeof(x));
+/* Options -> config: everything is checked before the experiment row is written (compare
+ * does the same). 0, or -1 after one error line. */
+static int calibrate_config(struct calibrate_cmd *c, int argc, char **argv)
+{
+    const struct opt_def *tables[] = { calibrate_options };
+    struct experiment_config *cfg = &c->cfg;
+    if (cli_parse(&c->o, tables, 1, argc, argv, "calibrate") < 0)
+        return -1;
+    int64_t rounds = opt_int(&c->o, "rounds");
+    if (rounds < 2 || rounds > 100000)
+        return error("invalid --rounds=%s (calibrate needs at least 2 rounds per variant to "
+                     "measure the variation; %d or more can detect a change)",
+                     opt_str(&c->o, "rounds"), stats_min_rounds(CALIBRATE_ALPHA));
+    if (cli_time_tables(&c->o, cfg) < 0)
+        return -1;
+    c->workloads = opt_list(&c->o, "bench", &cfg->nworkloads);
+    if (workload_check_list("bench", c->workloads, cfg->nworkloads) < 0)
+        return -1;
+    if (opt_str(&c->o, "output") && check_writable("--output", opt_str(&c->o, "output")) < 0)
+        return -1;
+    cfg->workloads = c->workloads;
+    if (cli_threads(&c->o, "--threads=1", cfg) < 0)
+        return -1;
+    if (choose_library(&c->o, &c->name, &c->library) < 0)
+        return -1;
+    /* One library, two variants: A' is A under another name, so the order shuffle and the
+     * per-run processes are exactly those of a real comparison. */
+    c->variants[0].name = "A";
+    c->variants[1].name = "A'";
+    c->variants[0].library = c->variants[1].library = c->library;
+    cfg->variants = c->variants;
+    cfg->nvariants = 2;
+    cfg->rounds = (int)rounds;
+    if (cli_target_ci(&c->o, cfg) < 0 || cli_precision(&c->o, cfg) < 0)
+        return -1;
+    return cli_experiment_setup(&c->o, cfg, &c->x);
+}
+
+/* Fingerprint the library once (A' is the same file: its fingerprint is a copy) and write
+ * the experiment row. 0; 1 on an error; 2 when a signal came before the first run. */
+static int calibrate_begin(struct calibrate_cmd *c)
+{
+    struct experiment_config *cfg = &c->cfg;
+    struct variant *v = c->variants;
+    cfg->nvariants = 1;
+    int fp = experiment_fingerprint(cfg);
+    cfg->nvariants = 2;
+    if (fp < 0)
+        return got_signal ? 2 : 1;
+    if (got_signal) {
+        error("interrupted by %s before the first run", run_signal_name(got_signal));
+        return 2;
+    }
+    v[1].sha256 = v[0].sha256 ? xstrdup(v[0].sha256) : NULL;
+    v[1].version = v[0].version ? xstrdup(v[0].version) : NULL;
+    v[1].source_id = v[0].source_id ? xstrdup(v[0].source_id) : NULL;
+    v[1].loaded_from = v[0].loaded_from ? xstrdup(v[0].loaded_from) : NULL;
+    if (experiment_record_begin(cfg, c->x.store, "calibrate", NULL) < 0)
+        return 1;
+    if (stderr_is_tty()) {
+        int total = cfg->nworkloads * cfg->nthreads * cfg->rounds * 2;
+        fprintf(stderr, "calibrate: %s%s%s, %d runs of %g s (about %.0f min); Ctrl-C stops "
+                        "and reports what ran\n",
+                c->name ? c->name : "", c->name ? " = " : "", c->library, total, cfg->time_s,
+                ceil(total * (cfg->time_s + 1) / 60));
+    }
+    c->ran = 1;
+    return 0;
+}
+
+/* Run the A/A experiment, record its end, print the calibration and write --output. The
+ * exit code: 0, 1 (a failure), 2 (interrupted; what ran is reported). */
+static int calibrate_measure(struct calibrate_cmd *c)
+{
+    struct experiment_config *cfg = &c->cfg;
+    const char *output = opt_str(&c->o, "output");
+    cfg->keep_run_json = true; /* the recommendation cuts every run's per-second series */
+    int run_rc = experiment_run(cfg, &c->res);
+    if (experiment_record_finish(cfg, &c->res, run_rc) < 0 && run_rc == 0)
+        run_rc = -1;
+    c->cells = report_calibrate_cells(cfg, &c->res, &c->ncells);
+    if (c->res.nruns > 0)
+        report_calibrate_text(stdout, cfg, &c->res, c->cells, c->ncells);
+    int rc = run_rc == 0 ? 0 : c->res.signal ? 2 : 1;
+    if (output) {
+        if (write_output(output, cfg, &c->res, c->cells, c->ncells) < 0)
+            rc = rc ? rc : 1;
+        else
+            fprintf(stderr, "%d runs and the calibration written to %s\n", c->res.nruns, output);
+    }
+    return rc == 0 && got_signal ? 2 : rc;
+}
+
+static void calibrate_release(struct calibrate_cmd *c)
+{
+    cli_experiment_release(&c->x, c->ran);
+    free(c->cells);
+    experiment_result_release(&c->res);
+    experiment_variant_release(&c->variants[0]);
+    experiment_variant_release(&c->variants[1]);
+    free(c->cfg.threads);
+    opt_list_free(c->workloads);
+    free(c->name);
+    free(c->library);
+    opts_release(&c->o);
+}
+
+int cmd_calibrate(int argc, char **argv)
+{
+    struct calibrate_cmd c;
+    struct sig_saved saved;
+    int rc = 1;
+
+    memset(&c, 0, sizeof(c));
     if (cli_help(argc, argv, calibrate_usage))
         return 0;
     /* Ctrl-C before or after the experiment (which catches it itself while it runs) also
      * ends with exit 2 and whatever was measured. */
     got_signal = 0;
     sig_catch(on_signal, &saved);
-
-    if (cli_parse(&o, tables, 1, argc, argv, "calibrate") < 0)
-        goto out;
-
-    int64_t rounds = opt_int(&o, "rounds");
-    if (rounds < 2 || rounds > 100000) {
-        error("invalid --rounds=%s (calibrate needs at least 2 rounds per variant to measure "
-              "the variation; %d or more can detect a change)",
-              opt_str(&o, "rounds"), stats_min_rounds(CALIBRATE_ALPHA));
-        goto out;
-    }
-    if (cli_time_tables(&o, &cfg) < 0)
-        goto out;
-    workloads = opt_list(&o, "bench", &cfg.nworkloads);
-    /* everything is checked before the experiment row is written (compare does the same) */
-    if (workload_check_list("bench", workloads, cfg.nworkloads) < 0)
-        goto out;
-    if (opt_str(&o, "output") && check_writable("--output", opt_str(&o, "output")) < 0)
-        goto out;
-    cfg.workloads = workloads;
-    if (cli_threads(&o, "--threads=1", &cfg) < 0)
-        goto out;
-    if (choose_library(&o, &name, &library) < 0)
-        goto out;
-
-    /* One library, two variants: A' is A under another name, so the order shuffle and the
-     * per-run processes are exactly those of a real comparison. */
-    variants[0].name = "A";
-    variants[1].name = "A'";
-    variants[0].library = variants[1].library = library;
-    cfg.variants = variants;
-    cfg.nvariants = 2;
-    cfg.rounds = (int)rounds;
-    if (cli_target_ci(&o, &cfg) < 0 || cli_precision(&o, &cfg) < 0)
-        goto out;
-    if (cli_experiment_setup(&o, &cfg, &x) < 0)
-        goto out;
-    /* A' is the same file as A: fingerprint it once and copy. */
-    cfg.nvariants = 1;
-    int fp = experiment_fingerprint(&cfg);
-    cfg.nvariants = 2;
-    if (fp < 0) {
-        rc = got_signal ? 2 : 1;
-        goto out;
-    }
-    if (got_signal) {
-        error("interrupted by %s before the first run", run_signal_name(got_signal));
-        rc = 2;
-        goto out;
-    }
-    variants[1].sha256 = variants[0].sha256 ? xstrdup(variants[0].sha256) : NULL;
-    variants[1].version = variants[0].version ? xstrdup(variants[0].version) : NULL;
-    variants[1].source_id = variants[0].source_id ? xstrdup(variants[0].source_id) : NULL;
-    variants[1].loaded_from = variants[0].loaded_from ? xstrdup(variants[0].loaded_from) : NULL;
-    if (experiment_record_begin(&cfg, x.store, "calibrate", NULL) < 0)
-        goto out;
-    if (stderr_is_tty()) {
-        int total = cfg.nworkloads * cfg.nthreads * cfg.rounds * 2;
-        fprintf(stderr, "calibrate: %s%s%s, %d runs of %g s (about %.0f min); Ctrl-C stops "
-                        "and reports what ran\n",
-                name ? name : "", name ? " = " : "", library, total, cfg.time_s,
-                ceil(total * (cfg.time_s + 1) / 60));
-    }
-
-    ran = 1;
-    cfg.keep_run_json = true; /* the recommendation cuts every run's per-second series */
-    int run_rc = experiment_run(&cfg, &res);
-    if (experiment_record_finish(&cfg, &res, run_rc) < 0 && run_rc == 0)
-        run_rc = -1;
-    cells = report_calibrate_cells(&cfg, &res, &ncells);
-    if (res.nruns > 0)
-        report_calibrate_text(stdout, &cfg, &res, cells, ncells);
-    rc = run_rc == 0 ? 0 : res.signal ? 2 : 1;
-    if (opt_str(&o, "output")) {
-        if (write_output(opt_str(&o, "output"), &cfg, &res, cells, ncells) < 0)
-            rc = rc ? rc : 1;
-        else
-            fprintf(stderr, "%d runs and the calibration written to %s\n", res.nruns,
-                    opt_str(&o, "output"));
-    }
-    if (rc == 0 && got_signal)
-        rc = 2;
-
-out:
-    cli_experiment_release(&x, ran);
+    if (calibrate_config(&c, argc, argv) == 0 && (rc = calibrate_begin(&c)) == 0)
+        rc = calibrate_measure(&c);
+    calibrate_release(&c);
     sig_restore(&saved);
-    free(cells);
-    experiment_result_release(&res);
-    experiment_variant_release(&variants[0]);
-    experiment_variant_release(&variants[1]);
-    free(cfg.threads);
-    opt_list_free(workloads);
-    free(name);
-    free(library);
-    opts_release(&o);
     return rc;
 }
