@@ -12,7 +12,7 @@ static const struct man_command commands[] = {
     { "bench", cmd_bench, "sysbench-compatible OLTP benchmark (prepare|run|cleanup|help|verify|info)" },
     { "pgo", cmd_pgo, "build baseline/instrumented/PGO variants, train, measure the gain" },
     { "compare", cmd_compare, "measure and compare existing builds (variants)" },
-    { "report", cmd_report, "report a stored experiment (text, markdown, csv, json)" },
+    { "report", cmd_report, "report a stored experiment (text, markdown, csv, json, html)" },
     { "history", cmd_history, "list the experiments in the results database" },
     { "calibrate", cmd_calibrate, "A/A experiment: this machine's noise floor" },
     { "server", cmd_server, "managed MariaDB/PostgreSQL server instances (start|stop|status)" },

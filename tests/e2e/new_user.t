@@ -48,6 +48,12 @@ for c in bench pgo compare report history calibrate server; do
     like "$(cat "$TMP/help.out")" "^  $c " "pgolab help lists $c"
 done
 like "$(cat "$TMP/help.out")" 'pgolab help --man' "pgolab help names --man"
+# every format `pgolab report --format` takes is named on report's line
+fmts=$("$PGOLAB" report --help | sed -n 's/^  --format=[A-Z]* *\([^(]*\).*/\1/p' | grep -oE '[a-z]+' | grep -vx or)
+is "$(echo $fmts)" "text markdown csv json html" "report --help: the formats"
+for f in $fmts; do
+    like "$(grep '^  report ' "$TMP/help.out")" "[ (]$f[,)]" "pgolab help: report's line names --format=$f"
+done
 "$PGOLAB" help history >"$TMP/hh.out" 2>&1
 is "$?/$(cmp -s "$TMP/hh.out" "$TMP/help-history.txt" && echo same)" "0/same" "pgolab help history = pgolab history --help"
 "$PGOLAB" help frob >"$TMP/hf.out" 2>&1
