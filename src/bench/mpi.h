@@ -4,14 +4,19 @@
  * run as one of several ranks. The rest of pgolab calls these functions unconditionally; with
  * one process (no mpirun, or -np 1) every one of them is a no-op that returns the local value.
  *
- * What a job does (docs/ARCHITECTURE.md, "Several client processes"): ranks given different
+ * What a job does (cmd_bench's path in docs/ARCHITECTURE.md): ranks given different
  * options are refused with the first difference; prepare/cleanup run on rank 0 while the
  * others wait; every rank runs its --threads workers, seeded from --rand-seed and its rank, on
  * its share of --events; all pass one barrier before the clock starts; rank 0 alone prints,
  * intervals and the final block from exact merges of the ranks' counters and latency
  * histograms (bucket counts summed, min/max/sum reduced: percentiles over all samples).
  * Owns the MPI state (initialised by ranks_start, ended by ranks_finish) and the per-rank
- * figures gathered by ranks_reduce. MPI is called only from the thread that ran ranks_start. */
+ * figures gathered by ranks_reduce. MPI is called only from the thread that ran ranks_start.
+ * Interval lines are merged per slot number, so ranks that end at different times line up (the
+ * slots reported after rank 0's last come from ranks_intervals_end). A failed rank MPI_Aborts
+ * the job after its message. Checked by tests/e2e/bench_mpi*.t with the PGOLAB_LATENCY_FILE
+ * knob (every counted latency per rank, recomputed by mpi_merge_check.pl); the Makefile's
+ * build/pgolab-nompi links the stub, so a build without MPI is tested on a machine with it. */
 #ifndef PGOLAB_BENCH_MPI_H
 #define PGOLAB_BENCH_MPI_H
 

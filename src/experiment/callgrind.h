@@ -4,7 +4,16 @@
  * instructions I (and of the simulated I1 misses and branch mispredictions) over the
  * transactions T. This file owns what is callgrind's: the mode's setup, valgrind's command
  * line, reading callgrind's output files, and the "callgrind" object of a run's stored report
- * (written here, read back by the results store's loader). No state. */
+ * (written here, read back by the results store's loader). No state.
+ *
+ * Start-up, library loading and statement preparation are the same in both children and cancel
+ * out. Only bench/runner.c's worker_main is counted (--toggle-collect; keep that name): a
+ * reporter follows the wall time and would make counts vary. Nothing in the worker branches on
+ * the clock, so two runs of one library give the same counts exactly. Two copies of one library
+ * at paths of different lengths can differ by a few instructions per transaction on writes, the
+ * same in every round: the child's heap and stack layout follows the length of its arguments,
+ * and glibc's memory functions cost more or less on other alignments (compare_slowdown.t allows
+ * 0.01% for its A/A pair). Threads are forced to 1: with more, lock spinning is counted. */
 #ifndef PGOLAB_EXPERIMENT_CALLGRIND_H
 #define PGOLAB_EXPERIMENT_CALLGRIND_H
 

@@ -14,7 +14,7 @@
 #   - every cell of A2: ratio within 0.01% of 1 (a copy of one library at a path of another
 #     length counts a few instructions per transaction more or less, the same in every round:
 #     the heap and stack layout follows the length of the child's arguments and environment;
-#     see docs/ARCHITECTURE.md; on reads too: 0.999975 in one CI run, so no check asks for
+#     see src/experiment/callgrind.h; on reads too: 0.999975 in one CI run, so no check asks for
 #     exactly 1), so tiny it never trips --fail-if-slower;
 #   - --fail-if-slower=10: exit 3, B's cells named on stderr, A2 never.
 # The statistics' coverage on noisy time measurements (a CI holds the true ratio in ~95% of
