@@ -36,7 +36,7 @@ while IFS='|' read -r t m cv aa det r5 r2; do
     nrows=$((nrows + 1))
     cvn=${cv%\%}
     cmp_ok "$cvn" '>' 0 "threads=$t $m: CV $cv > 0"
-    cmp_ok "$cvn" '<' 100 "threads=$t $m: CV $cv < 100%"
+    like "$cvn" '^[0-9]+\.[0-9]{2}$' "threads=$t $m: CV $cv is a number (no upper bound: a busy machine's can pass 100%)"
     case $aa in "~ (p="*) nsame=$((nsame + 1)) ;; esac
     # The CV is printed to 0.01 points, the detectable change too: allow both roundings.
     want=$(calc "($Z) * $cvn * sqrt(2 / 4) / sqrt(3 / 3.141592653589793)")

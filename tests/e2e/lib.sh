@@ -45,6 +45,10 @@ _e2e_cleanup() {
 }
 trap _e2e_cleanup EXIT
 trap 'exit 130' INT TERM
+# The registry of running pgolab servers (`pgolab server status` without --datadir) is this
+# file's own: test files run side by side (tests/check.sh) and must not list or ping each
+# other's servers. A file that tests the registry sets PGOLAB_RUNTIME_DIR itself.
+mkdir -m 0700 "$TMP/registry" && export PGOLAB_RUNTIME_DIR=$TMP/registry
 
 plan() {
     _tap_planned=$1
@@ -291,9 +295,27 @@ poll() {
     return 1
 }
 
-# free_port: a TCP port on 127.0.0.1 that nothing listens on (python3).
+# free_port: a TCP port on 127.0.0.1 that nothing listens on (python3). Free when asked: a
+# server of another test file may take it later, so to connect to nothing use refused_port.
 free_port() {
     python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+# refused_port VAR: sets VAR to a TCP port on 127.0.0.1 that a helper process holds bound and
+# not listening until the test's shell ends (it watches that pid; it is no job of the shell, so
+# a bare `wait` does not wait for it): a connection to it is refused, whatever else runs.
+refused_port() {
+    local f=$TMP/refused.$RANDOM
+    (python3 -c 'import os, socket, sys, time
+s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1], flush=True)
+for _ in range(36000):
+    try:
+        os.kill(int(sys.argv[1]), 0)
+    except OSError:
+        break
+    time.sleep(0.1)' "$$" >"$f" 2>/dev/null </dev/null &)
+    poll 100 0.05 test -s "$f" || bail_out "refused_port: the helper gave no port"
+    printf -v "$1" '%s' "$(cat "$f")"
 }
 
 # exited PID: no process PID (kill -0 fails).

@@ -225,7 +225,7 @@ is "$(grep -c -F -- "$PW" "$TMP/json.out")" 0 "--format=json: the password is no
 like "$(cat "$TMP/json.out")" '"mysql-password": *"\(hidden\)"' "--format=json: the options say only that a password was given"
 
 note "---- bad input"
-BADPORT=$(free_port)
+refused_port BADPORT
 t0=$(date +%s.%N)
 bench_fails "wrong port" "cannot connect to MySQL server at 127\.0\.0\.1:$BADPORT: .*\(errno 20[0-9][0-9]\)" \
     --db-driver=mysql --mysql-host=127.0.0.1 --mysql-port="$BADPORT" "${SMALL[@]}" --time=1 oltp_read_write run

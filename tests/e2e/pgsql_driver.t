@@ -277,7 +277,7 @@ note "---- errors"
 bench_fails "run before prepare" '^FATAL: table sbtest1 does not exist: run prepare first$' "${P[@]}" oltp_read_write run
 bench_fails "run before prepare, disable" '^FATAL: table sbtest1 does not exist: run prepare first$' \
     "${P[@]}" --db-ps-mode=disable oltp_read_write run
-BADPORT=$(free_port)
+refused_port BADPORT
 t0=$(date +%s.%N)
 bench_fails "wrong port" "^FATAL: cannot connect to PostgreSQL server at 127\.0\.0\.1:$BADPORT: .*[Cc]onnection refused" \
     --db-driver=pgsql --pgsql-host=127.0.0.1 --pgsql-port="$BADPORT" oltp_read_write run
