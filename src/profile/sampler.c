@@ -416,7 +416,6 @@ static int open_rings(struct sampler_state *st, const struct event_choice *c, pi
     process_tree(target, &procs);
     for (int i = 0; i < procs.n; i++) {
         struct pidlist tasks = { 0 };
-        write_proc_maps(side, procs.v[i]);
         tasks_of(procs.v[i], &tasks);
         for (int t = 0; t < tasks.n; t++)
             for (int cpu = 0; cpu < ncpu && st->nrings < MAX_EVENTS; cpu++) {
@@ -432,6 +431,10 @@ static int open_rings(struct sampler_state *st, const struct event_choice *c, pi
                 }
                 st->rings[st->nrings++] = (struct ring){ (int)fd, base, st->page * RING_PAGES };
             }
+        /* The mappings after the events are open: an exec before this read is in them, one
+         * after it comes as exec and mmap records. Read before, an exec in between (a process
+         * forked just now) left only the old image's mappings, and its samples unresolved. */
+        write_proc_maps(side, procs.v[i]);
         free(tasks.v);
     }
     free(procs.v);
