@@ -105,6 +105,7 @@ int arrivals_pop(struct arrivals *a, uint64_t *t_ns, const volatile int *stop)
     *t_ns = a->ring[a->head];
     a->head = (a->head + 1) % a->cap;
     a->len--;
+    a->taken++;
     pthread_mutex_unlock(&a->mu);
     return 0;
 }
@@ -113,6 +114,14 @@ size_t arrivals_length(struct arrivals *a)
 {
     pthread_mutex_lock(&a->mu);
     size_t n = a->len;
+    pthread_mutex_unlock(&a->mu);
+    return n;
+}
+
+uint64_t arrivals_taken(struct arrivals *a)
+{
+    pthread_mutex_lock(&a->mu);
+    uint64_t n = a->taken;
     pthread_mutex_unlock(&a->mu);
     return n;
 }

@@ -20,6 +20,7 @@ struct arrivals {
     pthread_cond_t cv;
     uint64_t *ring;
     size_t cap, head, len;     /* under mu */
+    uint64_t taken;            /* arrivals popped so far: events started (under mu) */
     double rate;               /* arrivals per second */
     uint64_t rng;              /* splitmix64 state (generator thread only) */
     uint64_t start_ns, end_ns; /* arrivals in [start_ns, end_ns); end_ns 0 = no end */
@@ -39,6 +40,9 @@ int arrivals_start(struct arrivals *a, double rate, size_t cap, uint64_t seed, u
 int arrivals_pop(struct arrivals *a, uint64_t *t_ns, const volatile int *stop);
 /* Arrivals waiting now. */
 size_t arrivals_length(struct arrivals *a);
+/* Arrivals taken by workers so far (events started): with the time since start_ns, the rate
+ * actually achieved, which a full queue's message names beside the requested one. */
+uint64_t arrivals_taken(struct arrivals *a);
 /* Whether the queue overflowed (the generator has stopped). */
 bool arrivals_overflowed(const struct arrivals *a);
 /* Stop generating and wake every waiting worker (they return -1 once the queue is empty or

@@ -554,9 +554,14 @@ static int report_loop(struct shared *sh, struct worker *ws, int n)
             sh->queue_full = 1;
             __atomic_store_n(&sh->fatal, 1, __ATOMIC_RELAXED);
             __atomic_store_n(&sh->stop, 1, __ATOMIC_RELAXED);
+            /* the rate achieved: events started (arrivals taken) since the clock started */
+            double el = now > sh->start_ns ? (double)(now - sh->start_ns) / 1e9 : 1e-9;
+            uint64_t taken = arrivals_taken(sh->arr);
             error("The event queue is full. This means the worker threads are unable to keep "
-                  "up with the specified event generation rate (--rate=%.0f; the queue holds %d "
-                  "arrivals): lower --rate or add --threads", cfg->rate, ARRIVALS_QUEUE_SLOTS);
+                  "up with the specified event generation rate (--rate=%.0f requested, %.0f/s "
+                  "achieved: %llu events started in %.2f s; the queue holds %d arrivals): lower "
+                  "--rate or add --threads", cfg->rate, (double)taken / el,
+                  (unsigned long long)taken, el, ARRIVALS_QUEUE_SLOTS);
         }
         if (__atomic_load_n(&sh->stop, __ATOMIC_RELAXED) && sh->arr)
             arrivals_stop(sh->arr);

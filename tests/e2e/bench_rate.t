@@ -2,8 +2,8 @@
 # bench_rate.t: sysbench's runner options on SQLite. --rate: Poisson arrivals at the target
 # rate, the "[ Ns ] queue length: Q, concurrency: C" line after every interval line, the wait
 # for a worker counted in the latency (workers that fall behind: the queue and the latencies
-# grow), a queue that overflows ends the run with sysbench's message, exit 1 and a partial
-# summary under a FAILED heading. --warmup-time: the events before it run but are not counted.
+# grow), a queue that overflows ends the run with sysbench's message (and the rate achieved
+# beside the requested one), exit 1 and a partial summary under a FAILED heading. --warmup-time: the events before it run but are not counted.
 # Interval lines: stamps one interval apart, a final partial interval divided by its real
 # length (the lines add up to the run's events), nothing after the final block. Bad values of
 # the new options fail in one line.
@@ -56,6 +56,10 @@ is "$RC" 1 "queue full: exit 1 (sysbench's)"
 is "$(grep -c 'The event queue is full' "$TMP/r3.err")" 1 "queue full: sysbench's message, once"
 like "$(cat "$TMP/r3.err")" '^FATAL: The event queue is full\. This means the worker threads are unable to keep up with the specified event generation rate' \
     "queue full: sysbench's wording"
+like "$(cat "$TMP/r3.err")" '\(--rate=1000000 requested, [0-9]+/s achieved: [0-9]+ events started in [0-9.]+ s; the queue holds 131072 arrivals\): lower --rate or add --threads$' \
+    "queue full: the achieved rate beside the requested one"
+achieved=$(sed -n 's/.*requested, \([0-9]*\)\/s achieved.*/\1/p' "$TMP/r3.err")
+cmp_ok "${achieved:-1000000}" '<' 1000000 "queue full: the achieved rate is below the requested one (${achieved}/s)"
 ok "queue full: a heading says the run failed" grep -q '^FAILED: ' "$TMP/r3.out"
 f=$(grep -n '^FAILED: ' "$TMP/r3.out" | cut -d: -f1)
 s=$(grep -nxF 'SQL statistics:' "$TMP/r3.out" | cut -d: -f1)

@@ -1,6 +1,7 @@
 /* Unit tests for bench/arrivals.c (--rate): the arrivals of a time window number about
  * rate x window (a Poisson count), come in time order inside the window, a queue nobody empties
- * overflows and stops at its capacity, and a popper is released by stop. */
+ * overflows and stops at its capacity, pops are counted as events started (the achieved rate),
+ * and a popper is released by stop. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -51,6 +52,7 @@ static void test_count_and_order(void **state)
         prev = t;
     }
     assert_false(arrivals_overflowed(&a));
+    assert_int_equal(arrivals_taken(&a), n);  /* every pop is an event started */
     assert_true(n >= 850 && n <= 1150);  /* about 5 sd either side */
     /* the window is over: nothing more comes, and a stopped queue releases its popper */
     arrivals_stop(&a);
@@ -92,6 +94,7 @@ static void test_overflow(void **state)
         nap_ms(5);
     assert_true(arrivals_overflowed(&a));
     assert_int_equal(arrivals_length(&a), 1000);
+    assert_int_equal(arrivals_taken(&a), 0);  /* none started: the achieved rate is 0 */
     arrivals_release(&a);
 }
 
