@@ -9,6 +9,8 @@
 #include "util/fs.h"
 #include "util/util.h"
 
+#include <assert.h>
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -208,6 +210,87 @@ static int server_conn_limit(struct db_conn *c, char *limit, size_t n)
     return max - reserved > 0 ? max - reserved : 0;
 }
 
+/* `run`'s check before the workers: connect, the tables exist, the server's version into bi.
+ * 0, or -1 (said). */
+static int check_server(struct bench_info *bi, const struct db_driver *drv,
+                        const struct oltp_opts *o)
+{
+    struct db_conn c = { .drv = drv };
+    int rc = with_conn(drv, &c);
+    if (rc == 0) {
+        rc = oltp_check_tables(&c, o);
+        note_server(bi, &c);
+        drv->disconnect(&c);
+    }
+    return rc;
+}
+
+/* check_server on its own thread, waited for under a time limit. */
+struct bounded_check {
+    struct bench_info *bi;
+    const struct db_driver *drv;
+    const struct oltp_opts *o;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool done;  /* under mu */
+    int rc;     /* check_server's, once done */
+};
+
+static void *check_thread(void *arg)
+{
+    struct bounded_check *k = arg;
+    int rc = check_server(k->bi, k->drv, k->o);
+    pthread_mutex_lock(&k->mu);
+    k->rc = rc;
+    k->done = true;
+    pthread_cond_signal(&k->cv);
+    pthread_mutex_unlock(&k->mu);
+    return NULL;
+}
+
+/* check_server bounded by tmo seconds, the first part of --thread-init-timeout: a server that
+ * accepts the connection and never answers (a frozen process) would hold it for the client's
+ * own connect timeout (10 s, or --mysql-connect-timeout / --pgsql-connect-timeout). 0, -1
+ * (said), or -2 when tmo passed first (nothing said): the check's thread is then left blocked
+ * in the client library, with what it uses, and the caller ends the process. An in-process
+ * engine is checked on this thread (no server to wait for, and a thread would end glibc's
+ * single-threaded fast path for the inline worker, see runner_run). */
+static int check_server_bounded(struct bench_info *bi, const struct db_driver *drv,
+                                const struct oltp_opts *o, double tmo)
+{
+    assert(tmo > 0);
+    if (drv->in_process)
+        return check_server(bi, drv, o);
+    struct bounded_check *k = xcalloc(1, sizeof(*k));
+    *k = (struct bounded_check){ .bi = bi, .drv = drv, .o = o };
+    pthread_mutex_init(&k->mu, NULL);
+    pthread_cond_init(&k->cv, NULL);
+    pthread_t tid;
+    int e = pthread_create(&tid, NULL, check_thread, k);
+    if (e) {
+        free(k);
+        return error("cannot create the thread of the table check: %s", strerror(e));
+    }
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    uint64_t ns = (uint64_t)until.tv_nsec + (uint64_t)((tmo - (double)(uint64_t)tmo) * 1e9);
+    until.tv_sec += (time_t)tmo + (time_t)(ns / 1000000000ull);
+    until.tv_nsec = (long)(ns % 1000000000ull);
+    pthread_mutex_lock(&k->mu);
+    while (!k->done && pthread_cond_timedwait(&k->cv, &k->mu, &until) != ETIMEDOUT)
+        ;
+    bool done = k->done;
+    int rc = k->rc;
+    pthread_mutex_unlock(&k->mu);
+    if (!done)
+        return -2;  /* k stays with the blocked thread */
+    pthread_join(tid, NULL);
+    pthread_mutex_destroy(&k->mu);
+    pthread_cond_destroy(&k->cv);
+    free(k);
+    return rc;
+}
+
 /* runner_config.conn_limit: a fresh connection asks (after a refused start). */
 static int conn_limit(const struct runner_config *cfg, char *buf, size_t n)
 {
@@ -361,21 +444,23 @@ static void exit_now(int code)
 static int do_run(struct bench_info *bi, const struct db_driver *drv, const struct workload *wl,
                   const struct oltp_opts *o, const struct opts *opts, bool json)
 {
-    struct db_conn c = { .drv = drv };
     struct json_ctx jc = { .percentile = bi->percentile, .text = !json, .us = bi->latency_us };
     struct run_profile prof = { 0 };
     struct run_stats st;
+    int threads = bi->threads;  /* this rank's; the job's in the reports */
     int rc;
 
-    rc = with_conn(drv, &c);
-    if (rc == 0) {
-        rc = oltp_check_tables(&c, o);
-        note_server(bi, &c);
-        drv->disconnect(&c);
+    /* --thread-init-timeout bounds everything before "Threads started!": from here */
+    uint64_t init_since = now_ns();
+    double init_tmo = (double)opt_int(opts, "thread-init-timeout");
+    rc = check_server_bounded(bi, drv, o, init_tmo);
+    if (rc == -2) {
+        runner_print_init_timeout(init_tmo, 0, threads, "the server does not answer the "
+                                  "first connection (the table check, before any worker)");
+        exit_now(2);  /* the check's thread is blocked in the client library */
     }
     if (!ranks_all_ok(rc == 0, "reach the server and its tables"))
         return 1;
-    int threads = bi->threads;  /* this rank's; the job's in the reports */
     bi->threads *= ranks_size();
     if (!bi->time_s && !bi->events)
         warning("Both event and time limits are disabled, running an endless test");
@@ -388,6 +473,7 @@ static int do_run(struct bench_info *bi, const struct db_driver *drv, const stru
     jc.interval = bi->report_interval;
     jc.line_percentile = bi->percentile > 0 ? bi->percentile : 95;
     struct runner_config rc_cfg = run_config(bi, drv, wl, o, opts, threads, throttle, &jc);
+    rc_cfg.init_since_ns = init_since;
     if (profile_begin(&prof, opts)) {
         free(jc.ivs);
         return 1;

@@ -6,6 +6,7 @@
 #include "bench/arrivals.h"
 #include "util/util.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -621,6 +622,23 @@ static void print_start_failure(struct shared *sh, int n, bool lookup)
     print_failure(what, thread, &err, same, n, extra);
 }
 
+/* --thread-init-timeout in seconds (30 when unset). */
+static double init_timeout(const struct runner_config *cfg)
+{
+    return cfg->init_timeout_s > 0 ? cfg->init_timeout_s : 30;
+}
+
+/* What is left of --thread-init-timeout, counted from cfg->init_since_ns (a start that
+ * already used it up still waits 1 ms: wait_ready takes a positive timeout). */
+static double init_time_left(const struct runner_config *cfg)
+{
+    double left = init_timeout(cfg);
+    uint64_t now = now_ns();
+    if (cfg->init_since_ns && now > cfg->init_since_ns)
+        left -= (double)(now - cfg->init_since_ns) / 1e9;
+    return left > 1e-3 ? left : 1e-3;
+}
+
 /* Start the workers and wait for them (bounded by --thread-init-timeout). Returns the number
  * started; *outcome as wait_ready (with a message printed for a failure or a timeout). */
 static int start_workers(struct shared *sh, struct worker *ws, int n, int *outcome)
@@ -641,7 +659,7 @@ static int start_workers(struct shared *sh, struct worker *ws, int n, int *outco
         started++;
     }
     pthread_mutex_lock(&sh->mu);
-    double tmo = sh->cfg->init_timeout_s > 0 ? sh->cfg->init_timeout_s : 30;
+    double tmo = init_time_left(sh->cfg);
     *outcome = wait_ready(sh, started, true, tmo);
     /* a refusal ends the start at once; the others' answers make its count (up to 5 s: a
      * loaded server takes over 1 s to answer 14 connects, and the count then fell short) */
@@ -665,13 +683,17 @@ static int start_workers(struct shared *sh, struct worker *ws, int n, int *outco
     int ok = sh->started_ok;
     pthread_mutex_unlock(&sh->mu);
     /* a refused start (*outcome -1) is printed by runner_run once the workers are gone */
-    if (*outcome == -2) {
-        error("Worker threads failed to initialize within %g seconds! (%d of %d threads had "
-              "connected and prepared; the server does not answer: check it, or raise "
-              "--thread-init-timeout)", sh->cfg->init_timeout_s > 0 ? sh->cfg->init_timeout_s : 30,
-              ok, n);
-    }
+    if (*outcome == -2)
+        runner_print_init_timeout(init_timeout(sh->cfg), ok, n, "the server does not answer");
     return started;
+}
+
+void runner_print_init_timeout(double timeout_s, int ready, int nthreads, const char *why)
+{
+    assert(ready >= 0 && ready <= nthreads);
+    error("Worker threads failed to initialize within %g seconds! (%d of %d threads had "
+          "connected and prepared; %s: check it, or raise --thread-init-timeout)", timeout_s,
+          ready, nthreads, why);
 }
 
 int runner_run(const struct runner_config *cfg, struct run_stats *st)
@@ -735,7 +757,7 @@ int runner_run(const struct runner_config *cfg, struct run_stats *st)
         /* a failed start: the others finish their connect and see the abort; bounded by the
          * client's own connect timeout */
         pthread_mutex_lock(&sh->mu);
-        st->abandoned = wait_ready(sh, started, false, cfg->init_timeout_s > 0 ? cfg->init_timeout_s : 30) == -2;
+        st->abandoned = wait_ready(sh, started, false, init_timeout(cfg)) == -2;
         pthread_mutex_unlock(&sh->mu);
     }
     uint64_t end_ns = 0;

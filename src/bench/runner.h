@@ -49,6 +49,9 @@ struct runner_config {
     double warmup_s;          /* --warmup-time: events that start before it run uncounted */
     double forced_shutdown_s; /* --forced-shutdown: grace after --time in s, < 0 = off */
     double init_timeout_s;    /* --thread-init-timeout: connect + prepare of every worker */
+    /* When the start began (now_ns()), 0: at runner_run. --thread-init-timeout counts from
+     * it, so that what ran before the workers (`run`'s table check) is inside the bound. */
+    uint64_t init_since_ns;
     /* For the one line of a start refused for too many connections, called after the
      * workers have disconnected (may be NULL): how many connections the server allows this
      * user (0: unknown) and why into buf ("max_connections=6, 3 reserved for superusers"). */
@@ -104,6 +107,10 @@ struct run_stats {
  * what was measured. st->abandoned: see run_stats. */
 int runner_run(const struct runner_config *cfg, struct run_stats *st);
 void run_stats_release(struct run_stats *st);
+/* sysbench's FATAL for a start that --thread-init-timeout ended, one line on stderr: "Worker
+ * threads failed to initialize within N seconds!", how many of nthreads had connected and
+ * prepared, and what was waited for (why: "the server does not answer"). */
+void runner_print_init_timeout(double timeout_s, int ready, int nthreads, const char *why);
 /* The fix for an error that every worker can hit (too many connections, too many prepared
  * statements, a missing table, a refused connection), by native code, SQLSTATE or message, in
  * one clause ("raise max_connections or lower --threads"); for too many connections with what

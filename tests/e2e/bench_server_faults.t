@@ -3,7 +3,8 @@
 # servers started with `pgolab server start` on loopback. --forced-shutdown: a server frozen with SIGSTOP
 # mid-run (workers blocked in reads) still ends the run at --time plus the grace, with the
 # work done, the events cut off and exit 2. --thread-init-timeout: workers that cannot connect
-# to a silent server end the start after the timeout (exit 2); a refusal (too many
+# to a silent server end the start after the timeout (exit 2), and so does the table check's
+# connection before them (a silent or frozen server from the start); a refusal (too many
 # connections) ends it at once. One failure, one line: an error every worker hits (a refused
 # connection, a table dropped mid-run) is one FATAL line with the native code and the fix,
 # and a run stopped by it prints its partial summary under a FAILED heading.
@@ -123,8 +124,8 @@ cmp_ok "$F_transactions" '>' 0 "MariaDB frozen: the work done is kept ($F_transa
 ok "MariaDB frozen: the events cut off are counted" grep -qE '^Number of unfinished transactions on forced shutdown: [12]$' "$TMP/fs-my.out"
 
 note "---- --thread-init-timeout: a silent server"
-# the first connection (pgolab's table check) goes to the real server; later ones are accepted
-# and never answered
+# the first connection (pgolab's table check) goes to the real server (none when the target
+# port is 0); later ones are accepted and never answered
 cat >"$TMP/silent.py" <<'PY'
 import socket, sys, threading, time
 target, life = int(sys.argv[1]), float(sys.argv[2])
@@ -145,7 +146,7 @@ def serve():
     first = True
     while True:
         c, _ = ls.accept()
-        if first:
+        if first and target:
             first = False
             u = socket.create_connection(('127.0.0.1', target))
             for a, b in ((c, u), (u, c)):
@@ -170,6 +171,38 @@ is "$(wc -l <"$TMP/init.err")" 1 "silent server: one line"
 like "$(cat "$TMP/init.err")" '^FATAL: Worker threads failed to initialize within 2 seconds! \(0 of 4 threads had connected' \
     "silent server: sysbench's message and how many threads had started"
 ok "silent server: no report" test "$(grep -c 'SQL statistics' "$TMP/init.out")" -eq 0
+
+note "---- --thread-init-timeout bounds the table check's connection too"
+# every connection is held unanswered, the check's first: the timeout ends it, not the client's
+# 60 s connect timeout (before, the check ran outside the bound: exit 1 after the connect timeout)
+python3 "$TMP/silent.py" 0 80 >"$TMP/silent0.port" &
+silent=$!
+poll 50 0.1 test -s "$TMP/silent0.port"
+SPORT=$(cat "$TMP/silent0.port")
+timed check-pg --db-driver=pgsql --pgsql-host=127.0.0.1 --pgsql-port="$SPORT" --pgsql-user=sbtest \
+    --pgsql-db=sbtest --pgsql-connect-timeout=60 --table-size=1000 --threads=4 --thread-init-timeout=3 \
+    oltp_read_write run
+kill "$silent" 2>/dev/null
+wait "$silent" 2>/dev/null
+is "$RC" 2 "silent server, table check: exit 2"
+cmp_ok "$ELAPSED" '<' 11 "silent server, table check: ended by the timeout, not the 60 s connect timeout (${ELAPSED}s)"
+is "$(wc -l <"$TMP/check-pg.err")" 1 "silent server, table check: one line"
+like "$(cat "$TMP/check-pg.err")" '^FATAL: Worker threads failed to initialize within 3 seconds! \(0 of 4 threads had connected and prepared; the server does not answer the first connection \(the table check' \
+    "silent server, table check: sysbench's message, the thread counts and what got no answer"
+ok "silent server, table check: no report" test "$(grep -c 'SQL statistics' "$TMP/check-pg.out")" -eq 0
+
+# a frozen MariaDB (SIGSTOP) accepts TCP in the kernel and never answers
+kill -STOP "$MY_PID"
+PG_PIDS=("$MY_PID")
+timed check-my "${MY[@]}" --mysql-connect-timeout=60 --table-size=100 --threads=2 \
+    --thread-init-timeout=3 --format=json oltp_point_select run
+kill -CONT "$MY_PID"
+PG_PIDS=()
+is "$RC" 2 "MariaDB frozen before the run: exit 2"
+cmp_ok "$ELAPSED" '<' 11 "MariaDB frozen before the run: ended by the timeout, not the 60 s connect timeout (${ELAPSED}s)"
+like "$(cat "$TMP/check-my.err")" '^FATAL: Worker threads failed to initialize within 3 seconds! \(0 of 2 threads had connected and prepared' \
+    "MariaDB frozen before the run: sysbench's message with the thread counts"
+is "$(wc -c <"$TMP/check-my.out")" 0 "MariaDB frozen before the run (json): nothing on stdout"
 
 note "---- a refusal ends the start at once: too many connections"
 timed many "${SMALL[@]}" --table-size=100 --threads=8 --time=2 oltp_point_select run
