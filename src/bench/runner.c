@@ -190,12 +190,13 @@ const char *runner_error_hint(const struct db_error *e, int nthreads, char *buf,
     return NULL;
 }
 
-/* One line for an error `same` of nthreads workers hit, with its native code and the fix
- * (extra: appended as is). */
+/* One line for an error `same` of nthreads workers hit, with its native code, the fix, and
+ * the table and statement it came from when it came from one (the first worker's, with its
+ * values; extra: appended as is). */
 static void print_failure(const char *what, int thread, const struct db_error *e, int same,
                           int nthreads, const char *extra)
 {
-    char code[48] = "", num[16] = "", who[64], hint_buf[256];
+    char code[48] = "", num[16] = "", who[64], hint_buf[256], stmt[sizeof(e->sql) + 96] = "";
     if (e->code > 0)  /* the native code, unless the message already names it */
         snprintf(num, sizeof(num), "%d", e->code);
     else if (e->state[0])
@@ -207,8 +208,12 @@ static void print_failure(const char *what, int thread, const struct db_error *e
     else
         snprintf(who, sizeof(who), "thread #%d", thread);
     const char *hint = runner_error_hint(e, nthreads, hint_buf, sizeof(hint_buf));
-    error("%s (%s): %s%s%s%s%s", what, who, e->msg, code, hint ? "; " : "", hint ? hint : "",
-          extra);
+    if (e->sql[0] && e->table[0])
+        snprintf(stmt, sizeof(stmt), "; table %s, statement: %s", e->table, e->sql);
+    else if (e->sql[0])
+        snprintf(stmt, sizeof(stmt), "; statement: %s", e->sql);
+    error("%s (%s): %s%s%s%s%s%s", what, who, e->msg, code, hint ? "; " : "", hint ? hint : "",
+          stmt, extra);
 }
 
 /* The throttle test knob (runner_config.throttle = F): after each counted event the worker

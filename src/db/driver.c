@@ -1,10 +1,12 @@
 /* driver: driver registry and the counting wrappers workloads call (see driver.h). */
 #include "db/driver.h"
+#include "db/failed_stmt.h"
 #include "db/mysql.h"
 #include "db/pgsql.h"
 #include "db/sqlite.h"
 #include "util/strbuf.h"
 
+#include <assert.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -218,6 +220,10 @@ enum db_status db_execute(struct db_conn *c, struct db_stmt *s, const struct db_
                       : inject_fault(c) ? DB_RETRY
                                         : c->drv->execute(c, s, p, np, &cls);
     count(c, st, cls);
+    if (st == DB_FATAL) {
+        assert(c->drv->stmt_sql);  /* every driver has it (driver.h) */
+        db_error_set_stmt(&c->err, c->drv->stmt_sql(s), p, np);
+    }
     return st;
 }
 
@@ -226,6 +232,8 @@ enum db_status db_query(struct db_conn *c, const char *sql)
     enum db_qclass cls = DB_OTHER;
     enum db_status st = walk_fault(c) ? c->err.status : c->drv->query(c, sql, &cls);
     count(c, st, cls);
+    if (st == DB_FATAL)
+        db_error_set_stmt(&c->err, sql, NULL, 0);
     return st;
 }
 
@@ -233,6 +241,8 @@ enum db_status db_begin(struct db_conn *c, bool will_write)
 {
     enum db_status st = walk_fault(c) ? c->err.status : c->drv->begin(c, will_write);
     count(c, st, DB_OTHER);
+    if (st == DB_FATAL)
+        db_error_set_stmt(&c->err, "BEGIN", NULL, 0);
     return st;
 }
 
@@ -240,5 +250,7 @@ enum db_status db_commit(struct db_conn *c)
 {
     enum db_status st = walk_fault(c) ? c->err.status : c->drv->commit(c);
     count(c, st, DB_OTHER);
+    if (st == DB_FATAL)
+        db_error_set_stmt(&c->err, "COMMIT", NULL, 0);
     return st;
 }

@@ -26,12 +26,20 @@ enum db_status {
  * else other. */
 enum db_qclass { DB_READ, DB_WRITE, DB_OTHER };
 
+/* Characters of a failed statement kept in its error (db_error.sql), "..." after. */
+#define DB_ERR_SQL_MAX 200
+
 struct db_error {
     enum db_status status;
     int code;          /* native code (SQLite extended result code, MySQL errno; 0 for
                         * PostgreSQL, whose SQLSTATE is in `state`) */
     char state[8];     /* SQLSTATE when the driver has one ("40P01"), else "" */
     char msg[512];     /* native message */
+    /* The statement of a fatal error, with its values, and the table it names ("" when the
+     * error came from no statement, e.g. a connect): set by the db_* wrappers below and by
+     * a workload whose prepare failed (db/failed_stmt.h). */
+    char sql[DB_ERR_SQL_MAX + 4];
+    char table[64];
 };
 
 enum db_ptype { DB_INT, DB_TEXT };
@@ -115,6 +123,8 @@ struct db_driver {
     /* Prepare sql with '?' placeholders; NULL with c->err filled on failure. */
     struct db_stmt *(*prepare)(struct db_conn *c, const char *sql);
     void (*stmt_close)(struct db_conn *c, struct db_stmt *s);
+    /* The text s was prepared from ('?' placeholders): what a fatal error names. */
+    const char *(*stmt_sql)(const struct db_stmt *s);
     /* Execute a prepared statement with params, fetch and discard all rows. Returns DB_OK or
      * the error class (c->err filled); sets *cls on success. */
     enum db_status (*execute)(struct db_conn *c, struct db_stmt *s, const struct db_param *p,
@@ -160,8 +170,9 @@ const struct opt_def *const *db_driver_option_tables(int *count);
 bool db_option_of_other_driver(const struct opt_def *d, const struct db_driver *in_use);
 
 /* Wrappers used by workloads: they count r/w/o and errors in c->cnt. Return DB_OK or the
- * error class. Tests can inject a retryable error into db_execute every N calls with the
- * environment variable PGOLAB_FAULT_RETRY_EVERY=N (read once); at most once per event, so the
+ * error class; a DB_FATAL one with the statement and its table in c->err (sql, table; BEGIN
+ * and COMMIT for db_begin and db_commit). Tests can inject a retryable error into db_execute
+ * every N calls with the environment variable PGOLAB_FAULT_RETRY_EVERY=N (read once); at most once per event, so the
  * retried event always completes (the caller re-arms c->fault_armed for each new event).
  * The fault walk's knob PGOLAB_FAULT_AT=N:KIND makes the process's Nth wrapper call (all four
  * wrappers, all threads, counted from 1; the real call is not made) fail once with KIND: retry

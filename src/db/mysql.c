@@ -704,6 +704,11 @@ static void mdb_stmt_close(struct db_conn *c, struct db_stmt *s)
     free_stmt(s);
 }
 
+static const char *mdb_stmt_sql(const struct db_stmt *s)
+{
+    return s->sql;
+}
+
 static void debug_execute(const struct db_stmt *s, const struct db_param *p, int np)
 {
     struct strbuf sb = STRBUF_INIT;
@@ -947,6 +952,7 @@ const struct db_driver mysql_driver = {
     .server_setting = mdb_server_setting,
     .prepare = mdb_prepare,
     .stmt_close = mdb_stmt_close,
+    .stmt_sql = mdb_stmt_sql,
     .execute = mdb_execute,
     .query = mdb_query,
     .begin = mdb_begin,

@@ -413,6 +413,11 @@ static struct db_stmt *pgsql_prepare(struct db_conn *c, const char *sql)
     return NULL;
 }
 
+static const char *pgsql_stmt_sql(const struct db_stmt *s)
+{
+    return s->sql;
+}
+
 static void pgsql_stmt_close(struct db_conn *c, struct db_stmt *s)
 {
     struct pg_conn *pc = c->priv;
@@ -657,6 +662,7 @@ const struct db_driver pgsql_driver = {
     .server_setting = pgsql_server_setting,
     .prepare = pgsql_prepare,
     .stmt_close = pgsql_stmt_close,
+    .stmt_sql = pgsql_stmt_sql,
     .execute = pgsql_execute,
     .query = pgsql_query,
     .begin = pgsql_begin,

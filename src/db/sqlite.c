@@ -103,6 +103,7 @@ static void write_turn_give(struct sqlite_conn *sc)
 struct db_stmt {
     sqlite3_stmt *st;
     int ncol;  /* result columns, fixed at prepare */
+    char *sql; /* the text prepared, for the message of a failed execution */
 };
 
 /* Ask the engine itself (SQL function sqlite_source_id()) on an in-memory database. */
@@ -488,6 +489,7 @@ static struct db_stmt *sqlite_prepare(struct db_conn *c, const char *sql)
     s = xmalloc(sizeof(*s));
     s->st = st;
     s->ncol = api.column_count(st);
+    s->sql = xstrdup(sql);
     return s;
 }
 
@@ -496,8 +498,14 @@ static void sqlite_stmt_close(struct db_conn *c, struct db_stmt *s)
     (void)c;
     if (s) {
         api.finalize(s->st);
+        free(s->sql);
         free(s);
     }
+}
+
+static const char *sqlite_stmt_sql(const struct db_stmt *s)
+{
+    return s->sql;
 }
 
 /* Step st to the end and classify it: a result set is a read; otherwise a change in
@@ -611,6 +619,7 @@ const struct db_driver sqlite_driver = {
     .disconnect = sqlite_disconnect,
     .prepare = sqlite_prepare,
     .stmt_close = sqlite_stmt_close,
+    .stmt_sql = sqlite_stmt_sql,
     .execute = sqlite_execute,
     .query = sqlite_query,
     .begin = sqlite_begin,

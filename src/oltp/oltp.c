@@ -2,6 +2,7 @@
  * query set (see oltp.h). Statement texts, per-transaction counts and order, and the table/id
  * choice granularity follow sysbench 1.0.20's oltp_common.lua (reference/sysbench.md §2-3). */
 #include "oltp/oltp.h"
+#include "db/failed_stmt.h"
 #include "oltp/loaded.h"
 #include "util/strbuf.h"
 #include "util/util.h"
@@ -383,6 +384,8 @@ int oltp_thread_init(struct oltp_thread *t, struct db_conn *c, const struct oltp
                 continue;
             char *sql = stmt_text(o, (enum oltp_stmt)k, n + 1);
             t->stmts[n * ST_COUNT + k] = c->drv->prepare(c, sql);
+            if (!t->stmts[n * ST_COUNT + k])
+                db_error_set_stmt(&c->err, sql, NULL, 0);  /* its message names it */
             free(sql);
             if (!t->stmts[n * ST_COUNT + k])
                 return -1;

@@ -316,8 +316,8 @@ is "$RC" 0 "prepare for the SQL error check: exit 0"
 psql_at sbtest "REVOKE ALL ON ALL TABLES IN SCHEMA public FROM pwuser" >/dev/null
 pg sqlerr "${P[@]}" --table-size=100 --pgsql-user=pwuser --pgsql-password="$PW" --events=5 oltp_point_select run
 is "$RC" 1 "permission denied at run time: exit 1"
-like "$(cat "$TMP/sqlerr.err")" '^FATAL: SQL error \(thread #0\): ERROR 42501: permission denied for table sbtest1$' \
-    "permission denied: SQLSTATE and the server's message on one line"
+like "$(cat "$TMP/sqlerr.err")" '^FATAL: SQL error \(thread #0\): ERROR 42501: permission denied for table sbtest1; table sbtest1, statement: SELECT c FROM sbtest1 WHERE id=[0-9]+$' \
+    "permission denied: SQLSTATE, the server's message, the table and the statement with its value on one line"
 # Ids drawn from 1..10^8 on a 100-row table: the UPDATEs and the DELETE match no row (other,
 # as in sysbench: a command that changed nothing), each INSERT adds one (write).
 pg miss "${P[@]}" --table-size=100000000 --events=20 oltp_write_only run
