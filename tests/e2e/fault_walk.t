@@ -161,7 +161,7 @@ for k in $kinds; do
             if [ "$n" -le "$CP" ]; then
                 re="^FATAL: prepare of oltp_point_select with A failed \(exit 1\): .*injected ${word[$k]} fault at driver call $n \(PGOLAB_FAULT_AT\)$"
             else
-                re="^FATAL: run failed: variant [AB], oltp_point_select, threads=1, round 1/1: exit 1: FATAL: SQL error \(thread #0\): injected fatal fault at driver call $n \(PGOLAB_FAULT_AT\); (table sbtest1, )?statement: [A-Z].*$"
+                re="^FATAL: run failed: variant [AB], oltp_point_select, threads=1, round 1/1: exit 1: FATAL: SQL error \(thread #0\): injected fatal fault at driver call $n \(PGOLAB_FAULT_AT\); (table sbtest[0-9]+, )?statement: [A-Z].*$"
             fi
             grep -qE "$re" "$TMP/m.err" || flag "cmp-msg" "$k:$n"
             grep -qx "experiment 1 removed from $rdb: it failed before its first run" "$TMP/m.err" || flag "cmp-removed" "$k:$n"
