@@ -172,8 +172,9 @@ bool db_option_of_other_driver(const struct opt_def *d, const struct db_driver *
 /* Wrappers used by workloads: they count r/w/o and errors in c->cnt. Return DB_OK or the
  * error class; a DB_FATAL one with the statement and its table in c->err (sql, table; BEGIN
  * and COMMIT for db_begin and db_commit). Tests can inject a retryable error into db_execute
- * every N calls with the environment variable PGOLAB_FAULT_RETRY_EVERY=N (read once); at most once per event, so the
- * retried event always completes (the caller re-arms c->fault_armed for each new event).
+ * every N calls with the environment variable PGOLAB_FAULT_RETRY_EVERY=N (read once); at
+ * most once per event, so the retried event always completes (the caller re-arms
+ * c->fault_armed for each new event).
  * The fault walk's knob PGOLAB_FAULT_AT=N:KIND makes the process's Nth wrapper call (all four
  * wrappers, all threads, counted from 1; the real call is not made) fail once with KIND: retry
  * (DB_RETRY), reconnect (DB_RECONNECT: the connection is left as a successful reconnect would
