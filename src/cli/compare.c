@@ -42,7 +42,7 @@ static const struct opt_def compare_options[] = {
     { "time", OPT_INT, "10", "seconds per run" },
     { "reset", OPT_STRING, "run", "when a variant's data returns to the prepared state: run (every run starts from a fresh copy), round (at each round), variant (each variant prepares its own data with its own build, once per workload)" },
     { "warmup-runs", OPT_INT, "0", "runs per variant, workload and thread count made before round 1 and discarded (warms caches, the page cache and the CPU clock)" },
-    { "measure", OPT_STRING, "time", "what to measure: time (tps and latency) or instructions (instructions per transaction under valgrind callgrind: deterministic, for noisy machines; 1 thread)" },
+    { "measure", OPT_STRING, "time", "what to measure: time (tps and latency) or instructions (instructions, simulated cache and branch misses and estimated cycles per transaction under valgrind callgrind, of the bench child or of a managed server: deterministic, for noisy machines; 1 thread)" },
     { "metrics", OPT_BOOL, "on", "system metrics of every run (/proc: intr/s, ctxsw/s, us/sys/idle/iowait/steal %, CPU per transaction of client and server; the report's metrics table): on, or off (no sampling, e.g. to measure its overhead)" },
     { "events", OPT_INT, "2000", "--measure=instructions: transactions per run (each run is repeated with EVENTS/5 so the start-up cost cancels out)" },
     { "tables", OPT_INT, "1", "number of tables" },
@@ -122,12 +122,16 @@ static void compare_usage(void)
            "machine (BENCHMARKS.md).\n"
            "\n"
            "On a noisy machine, --measure=instructions counts instructions per transaction\n"
-           "instead of time: every run is `pgolab bench` under valgrind callgrind at 1 thread\n"
-           "with --events=N, repeated with N/5 events, and the value is the marginal cost\n"
-           "(I(N) - I(N/5)) / (transactions(N) - transactions(N/5)), so start-up, library\n"
-           "loading and statement preparation cancel out. The counts are deterministic for\n"
-           "identical inputs (tiny CIs), but they are not time: cache misses, branch\n"
-           "mispredictions and I/O do not count.\n"
+           "instead of time, and simulates the caches and branch predictors: every run is\n"
+           "`pgolab bench` at 1 thread with --events=N, repeated with N/5 events, and the\n"
+           "value is the marginal cost (I(N) - I(N/5)) / (transactions(N) - transactions(N/5)),\n"
+           "so start-up, library loading and statement preparation cancel out. SQLite: the\n"
+           "bench child runs under valgrind callgrind. A managed server (mysql:, pgsql:): the\n"
+           "server runs under callgrind, started for each child, the client outside it; the\n"
+           "processes or threads that served the connections are counted, the server's\n"
+           "background (checkpointer, InnoDB's threads) is reported beside. The report adds\n"
+           "estimated cycles, Ir + 10 Bm + 10 L1m + 100 LLm. The counts are deterministic for\n"
+           "identical inputs (tiny CIs), but they are a simulation, not time.\n"
            "\n"
            "The experiment is recorded in the results database (--results) as it runs: it\n"
            "prints \"experiment N recorded in FILE\" first, and each run is committed when it\n"
@@ -344,9 +348,11 @@ static int compare_measure(struct compare *c)
     if (measure == MEASURE_INSTRUCTIONS && !opt_is_set(o, "threads"))
         cfg->nthreads = 1; /* the default 1,2: 1 without a warning */
     for (int v = 0; measure == MEASURE_INSTRUCTIONS && v < cfg->nvariants; v++)
-        if (cfg->variants[v].kind != VARIANT_SQLITE)
-            return error("--measure=instructions counts the client process only; variant %s is a "
-                         "server (use --measure=time)", cfg->variants[v].name);
+        if (cfg->variants[v].kind == VARIANT_EXTERNAL)
+            return error("--measure=instructions counts a server pgolab starts under valgrind; "
+                         "variant %s is a running server at %s:%d (give its binary or prefix, "
+                         "e.g. pgsql:/usr/lib/postgresql/15/bin/postgres, or use --measure=time)",
+                         cfg->variants[v].name, cfg->variants[v].host, cfg->variants[v].port);
     if (measure == MEASURE_INSTRUCTIONS &&
         experiment_instructions_setup(cfg, opt_int(o, "events")) < 0)
         return -1;

@@ -6,6 +6,7 @@
 #include "util/subprocess.h"
 #include "util/util.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
@@ -83,6 +84,10 @@ int experiment_callgrind_counts(const char *path, struct callgrind_counts *out)
                 found = 1;
             } else if (!strcmp(name, "I1mr")) {
                 out->i1_miss = v;
+            } else if (!strcmp(name, "D1mr") || !strcmp(name, "D1mw")) {
+                out->d1_miss += v;
+            } else if (!strcmp(name, "ILmr") || !strcmp(name, "DLmr") || !strcmp(name, "DLmw")) {
+                out->ll_miss += v;
             } else if (!strcmp(name, "Bcm") || !strcmp(name, "Bim")) {
                 out->branch_miss += v;
             }
@@ -93,6 +98,21 @@ int experiment_callgrind_counts(const char *path, struct callgrind_counts *out)
         return error("%s has no \"totals:\" or \"summary:\" line (not a callgrind output?)",
                      path);
     return 0;
+}
+
+void experiment_callgrind_add(struct callgrind_counts *sum, const struct callgrind_counts *x)
+{
+    sum->ir += x->ir;
+    sum->i1_miss += x->i1_miss;
+    sum->d1_miss += x->d1_miss;
+    sum->ll_miss += x->ll_miss;
+    sum->branch_miss += x->branch_miss;
+}
+
+double experiment_callgrind_est_cycles(const struct callgrind_counts *c)
+{
+    return (double)c->ir + 10.0 * (double)c->branch_miss +
+           10.0 * ((double)c->i1_miss + (double)c->d1_miss) + 100.0 * (double)c->ll_miss;
 }
 
 int experiment_callgrind_total(const char *path, uint64_t *out)
@@ -119,10 +139,57 @@ void callgrind_argv(struct argvec *a, const struct experiment_config *cfg, const
     argvec_pushf(a, "--callgrind-out-file=%s", cg_out);
 }
 
-/* The "callgrind" object of an instruction-mode run (its counts and the marginal cost), added
- * to the report JSON text *json (replaced by the new text). */
+/* The per-transaction keys of a run's "callgrind" object, in run_result order. */
+static const char *const per_txn_key[] = {
+    "instructions_per_transaction", "i1_misses_per_transaction",
+    "branch_mispredicts_per_transaction", "d1_misses_per_transaction",
+    "ll_misses_per_transaction", "est_cycles_per_transaction",
+};
+
+/* The per-transaction fields of r, in per_txn_key's order. */
+static void per_txn_fields(struct run_result *r, double **dst)
+{
+    dst[0] = &r->instr_per_txn;
+    dst[1] = &r->i1_miss_per_txn;
+    dst[2] = &r->branch_miss_per_txn;
+    dst[3] = &r->d1_miss_per_txn;
+    dst[4] = &r->ll_miss_per_txn;
+    dst[5] = &r->est_cycles_per_txn;
+}
+
+/* The marginal per-transaction values of counts cc[0] (txns[0]) and cc[1] (txns[1]) into v,
+ * in per_txn_key's order. Misses can go down between N/5 and N (warm caches): signed. */
+static void marginal_values(const struct callgrind_counts *cc, const uint64_t *txns, double *v)
+{
+    assert(txns[1] > txns[0]);
+    double dt = (double)(txns[1] - txns[0]);
+    v[0] = ((double)cc[1].ir - (double)cc[0].ir) / dt;
+    v[1] = ((double)cc[1].i1_miss - (double)cc[0].i1_miss) / dt;
+    v[2] = ((double)cc[1].branch_miss - (double)cc[0].branch_miss) / dt;
+    v[3] = ((double)cc[1].d1_miss - (double)cc[0].d1_miss) / dt;
+    v[4] = ((double)cc[1].ll_miss - (double)cc[0].ll_miss) / dt;
+    v[5] = (experiment_callgrind_est_cycles(&cc[1]) - experiment_callgrind_est_cycles(&cc[0])) / dt;
+}
+
+/* The counts of one child as JSON fields with suffix sfx ("" or "_small"). */
+static void counts_json(json_t *o, const struct callgrind_counts *c, const char *sfx)
+{
+    const char *names[] = { "instructions", "i1_misses", "d1_misses", "ll_misses",
+                            "branch_mispredicts" };
+    uint64_t vals[] = { c->ir, c->i1_miss, c->d1_miss, c->ll_miss, c->branch_miss };
+    for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
+        char key[64];
+        snprintf(key, sizeof(key), "%s%s", names[i], sfx);
+        json_object_set_new(o, key, json_integer((json_int_t)vals[i]));
+    }
+}
+
+/* The "callgrind" object of an instruction-mode run (its counts and the marginal cost; with
+ * bg, the server's background processes and threads beside it), added to the report JSON
+ * text *json (replaced by the new text). */
 static void add_callgrind_json(char **json, int events, const struct callgrind_counts *cc,
-                               const uint64_t *txns, const struct run_result *r)
+                               const uint64_t *txns, struct run_result *r,
+                               const struct callgrind_counts *bg, const char *counted)
 {
     json_t *root = json_loads(*json, 0, NULL);
     if (!json_is_object(root)) {
@@ -132,18 +199,28 @@ static void add_callgrind_json(char **json, int events, const struct callgrind_c
     json_t *cg = json_object();
     json_object_set_new(cg, "tool", json_string("valgrind --tool=callgrind"));
     json_object_set_new(cg, "events", json_integer(events));
-    json_object_set_new(cg, "instructions_small", json_integer((json_int_t)cc[0].ir));
+    if (counted)
+        json_object_set_new(cg, "counted", json_string(counted));
+    counts_json(cg, &cc[0], "_small");
+    counts_json(cg, &cc[1], "");
     json_object_set_new(cg, "transactions_small", json_integer((json_int_t)txns[0]));
-    json_object_set_new(cg, "instructions", json_integer((json_int_t)cc[1].ir));
     json_object_set_new(cg, "transactions", json_integer((json_int_t)txns[1]));
-    json_object_set_new(cg, "instructions_per_transaction", json_real(r->instr_per_txn));
-    json_object_set_new(cg, "i1_misses_small", json_integer((json_int_t)cc[0].i1_miss));
-    json_object_set_new(cg, "i1_misses", json_integer((json_int_t)cc[1].i1_miss));
-    json_object_set_new(cg, "i1_misses_per_transaction", json_real(r->i1_miss_per_txn));
-    json_object_set_new(cg, "branch_mispredicts_small", json_integer((json_int_t)cc[0].branch_miss));
-    json_object_set_new(cg, "branch_mispredicts", json_integer((json_int_t)cc[1].branch_miss));
-    json_object_set_new(cg, "branch_mispredicts_per_transaction",
-                        json_real(r->branch_miss_per_txn));
+    double *dst[ARRAY_SIZE(per_txn_key)];
+    per_txn_fields(r, dst);
+    for (size_t i = 0; i < ARRAY_SIZE(per_txn_key); i++)
+        json_object_set_new(cg, per_txn_key[i], json_real(*dst[i]));
+    if (bg) {  /* the server's other processes and threads: beside, never mixed in */
+        json_t *b = json_object();
+        double v[ARRAY_SIZE(per_txn_key)];
+        marginal_values(bg, txns, v);
+        r->bg_instr_per_txn = v[0];
+        r->bg_est_cycles_per_txn = v[5];
+        counts_json(b, &bg[0], "_small");
+        counts_json(b, &bg[1], "");
+        for (size_t i = 0; i < ARRAY_SIZE(per_txn_key); i++)
+            json_object_set_new(b, per_txn_key[i], json_real(v[i]));
+        json_object_set_new(cg, "background", b);
+    }
     json_object_set_new(root, "callgrind", cg);
     char *text = json_dumps(root, JSON_COMPACT);
     json_decref(root);
@@ -155,29 +232,33 @@ static void add_callgrind_json(char **json, int events, const struct callgrind_c
 }
 
 void callgrind_marginal(struct run_result *r, int events, const struct callgrind_counts *cc,
-                        const uint64_t *txns)
+                        const uint64_t *txns, const struct callgrind_counts *bg,
+                        const char *counted)
 {
-    double dt = (double)(txns[1] - txns[0]);
-    r->instr_per_txn = (double)(cc[1].ir - cc[0].ir) / dt;
-    /* Misses can go down between N/5 and N (warm caches): a signed difference. */
-    r->i1_miss_per_txn = ((double)cc[1].i1_miss - (double)cc[0].i1_miss) / dt;
-    r->branch_miss_per_txn = ((double)cc[1].branch_miss - (double)cc[0].branch_miss) / dt;
+    double v[ARRAY_SIZE(per_txn_key)], *dst[ARRAY_SIZE(per_txn_key)];
+    marginal_values(cc, txns, v);
+    per_txn_fields(r, dst);
+    for (size_t i = 0; i < ARRAY_SIZE(per_txn_key); i++)
+        *dst[i] = v[i];
     r->tps = r->qps = NAN;
     r->lat_avg_ms = r->lat_p95_ms = r->lat_min_ms = r->lat_max_ms = NAN;
-    add_callgrind_json(&r->json, events, cc, txns, r);
+    r->bg_instr_per_txn = r->bg_est_cycles_per_txn = NAN;
+    add_callgrind_json(&r->json, events, cc, txns, r, bg, counted);
 }
 
 void callgrind_from_json(const char *json, struct run_result *r)
 {
     json_t *root = json ? json_loads(json, 0, NULL) : NULL;
     json_t *cg = json_object_get(root, "callgrind");
-    static const char *const keys[] = { "instructions_per_transaction",
-                                        "i1_misses_per_transaction",
-                                        "branch_mispredicts_per_transaction" };
-    double *dst[] = { &r->instr_per_txn, &r->i1_miss_per_txn, &r->branch_miss_per_txn };
-    for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
-        json_t *v = json_object_get(cg, keys[i]);
+    double *dst[ARRAY_SIZE(per_txn_key)];
+    per_txn_fields(r, dst);
+    for (size_t i = 0; i < ARRAY_SIZE(per_txn_key); i++) {
+        json_t *v = json_object_get(cg, per_txn_key[i]);
         *dst[i] = json_is_number(v) ? json_number_value(v) : NAN;
     }
+    json_t *bg = json_object_get(cg, "background");
+    json_t *bi = json_object_get(bg, per_txn_key[0]), *bc = json_object_get(bg, per_txn_key[5]);
+    r->bg_instr_per_txn = json_is_number(bi) ? json_number_value(bi) : NAN;
+    r->bg_est_cycles_per_txn = json_is_number(bc) ? json_number_value(bc) : NAN;
     json_decref(root);
 }

@@ -29,13 +29,20 @@
 int experiment_instructions_setup(struct experiment_config *cfg, int64_t events);
 
 /* Totals of a callgrind output file, from its "events:" line and its "totals:" line (else its
- * "summary:" line): ir = instructions (Ir), i1_miss = I1mr, branch_miss = Bcm + Bim (0 when
- * the file has no such events: no --cache-sim / --branch-sim). -1 with a message when the
- * file has no totals. */
+ * "summary:" line): ir = instructions (Ir), i1_miss = I1mr, d1_miss = D1mr + D1mw, ll_miss =
+ * ILmr + DLmr + DLmw (last level), branch_miss = Bcm + Bim (0 when the file has no such
+ * events: no --cache-sim / --branch-sim). -1 with a message when the file has no totals. */
 struct callgrind_counts {
-    uint64_t ir, i1_miss, branch_miss;
+    uint64_t ir, i1_miss, d1_miss, ll_miss, branch_miss;
 };
 int experiment_callgrind_counts(const char *path, struct callgrind_counts *out);
+/* sum += x, field by field. */
+void experiment_callgrind_add(struct callgrind_counts *sum, const struct callgrind_counts *x);
+/* The estimated cycles of counts c: KCachegrind's "Cycle Estimation" (its default formula for
+ * the CEst event): CEst = Ir + 10 Bm + 10 L1m + 100 LLm, with Bm the branch mispredictions,
+ * L1m the first-level misses (I1mr + D1mr + D1mw) and LLm the last-level ones (ILmr + DLmr +
+ * DLmw). A model of a CPU, not a measurement of time. */
+double experiment_callgrind_est_cycles(const struct callgrind_counts *c);
 /* Only the instruction count (Ir) of experiment_callgrind_counts(). */
 int experiment_callgrind_total(const char *path, uint64_t *out);
 
@@ -48,10 +55,14 @@ void callgrind_argv(struct argvec *a, const struct experiment_config *cfg, const
 
 /* Fill r from the counts of the two children of an instruction-mode run (cc[0], txns[0]: the
  * N/5 child; cc[1], txns[1]: the N child, with txns[1] > txns[0]): the marginal instructions,
- * I1 misses and branch mispredictions per transaction; the time metrics become NaN (valgrind
- * slowed the run down); r->json gets the "callgrind" object with every count. */
+ * cache and branch misses and estimated cycles per transaction; the time metrics become NaN
+ * (valgrind slowed the run down); r->json gets the "callgrind" object with every count. bg
+ * (NULL for SQLite): a server's background processes or threads in the two runs, recorded
+ * beside as "background", never in r's values; counted: what was counted, in words (or
+ * NULL). */
 void callgrind_marginal(struct run_result *r, int events, const struct callgrind_counts *cc,
-                        const uint64_t *txns);
+                        const uint64_t *txns, const struct callgrind_counts *bg,
+                        const char *counted);
 
 /* The marginal counts per transaction stored in a run's report JSON ("callgrind":
  * {instructions_per_transaction, ...}) into r; NAN where missing (json may be NULL). */

@@ -20,10 +20,9 @@ static json_t *summary_json(const struct experiment_config *cfg,
     json_t *arr = json_array();
     for (int w = 0; w < cfg->nworkloads; w++)
         for (int t = 0; t < cfg->nthreads; t++)
-            for (int k = 0; k < METRIC_COUNT; k++) {
+            for (int k = 0; k < (cfg->measure == MEASURE_INSTRUCTIONS ? INSTR_METRICS
+                                                                     : METRIC_COUNT); k++) {
                 /* instruction mode: the metrics it measures */
-                if (cfg->measure == MEASURE_INSTRUCTIONS && k >= INSTR_METRICS)
-                    break;
                 int m = cfg->measure == MEASURE_INSTRUCTIONS ? METRIC_INSTR + k : k;
                 json_t *row = json_object(), *cells = json_array();
                 struct cell_stats base = experiment_cell(res, 0, w, cfg->threads[t],

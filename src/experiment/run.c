@@ -2,6 +2,7 @@
  * experiment is caught into this file's flag while experiment_run() runs. */
 #include "experiment/run.h"
 #include "experiment/callgrind.h"
+#include "experiment/callgrind_server.h"
 #include "experiment/loading.h"
 #include "experiment/pinning.h"
 #include "experiment/profiling.h"
@@ -285,17 +286,33 @@ static char *keep_log_path(const struct experiment_config *cfg, const char *what
     return path;
 }
 
-/* Start variant var's server on datadir (initialized there when new). 0, or -1 after
- * run_fail() (server_start printed why, with the server's log tail). */
+/* Start variant var's server on datadir (initialized there when new); with cg_dir, under
+ * valgrind callgrind writing its files there (callgrind_server.h). 0, or -1 after run_fail()
+ * (server_start printed why, with the server's log tail). */
 static int start_server(const struct experiment_config *cfg, struct experiment_result *res,
-                        const struct variant *var, const char *datadir, struct server *srv)
+                        const struct variant *var, const char *datadir, struct server *srv,
+                        const char *cg_dir)
 {
+    struct argvec wrapper = ARGVEC_INIT;
+    if (cg_dir && (callgrind_server_dir(cg_dir, var->server_kind) < 0 ||
+                   callgrind_server_wrapper(&wrapper, cfg, var->server_kind, cg_dir) < 0)) {
+        argvec_clear(&wrapper);
+        return run_fail(res, "variant %s: cannot run its server under callgrind", var->name);
+    }
+    struct argvec options = ARGVEC_INIT;  /* under callgrind: the deterministic defaults */
+    if (cg_dir)
+        callgrind_server_options(var->server_kind, cfg->server_options, cfg->nserver_options,
+                                 &options);
     struct server_config sc = {
         .kind = var->server_kind, .datadir = datadir, .options = cfg->server_options,
         .stop_with_parent = true,
         .noptions = cfg->nserver_options,
         .cpus = cpu_placement_server(&cfg->placement),
     };
+    if (cg_dir) {
+        sc.options = options.v;
+        sc.noptions = options.n;
+    }
     char *what = xasprintf("%s-server-start", var->name);
     char *keep = keep_log_path(cfg, what);
     free(what);
@@ -304,7 +321,13 @@ static int start_server(const struct experiment_config *cfg, struct experiment_r
         sc.prefix = var->library;
     else
         sc.server = var->library;
+    if (cg_dir) {  /* valgrind starts a server some 20-50 times slower */
+        sc.wrapper = argvec_argv(&wrapper);
+        sc.start_timeout_s = 600;
+    }
     int st = server_start(srv, &sc);
+    argvec_clear(&wrapper);
+    argvec_clear(&options);
     free(keep);
     if (st == 0)
         return 0;
@@ -364,7 +387,7 @@ int run_prepare_template(const struct experiment_config *cfg, struct experiment_
     }
     if (var->kind == VARIANT_SERVER) {
         remove_tree(template);
-        if (start_server(cfg, res, var, template, &srv) < 0) {
+        if (start_server(cfg, res, var, template, &srv, NULL) < 0) {
             if (cfg->progress)
                 loading_end(&load, false);
             free(log);
@@ -454,7 +477,11 @@ int run_child(const struct experiment_config *cfg, struct experiment_result *res
         return -2;
     /* A managed server is started for this run alone (restarted between runs, seed 001's
      * method) and stopped cleanly after it. */
-    if (var->kind == VARIANT_SERVER && start_server(cfg, res, var, rundb, &srv) < 0)
+    /* --measure=instructions on a server: the server runs under callgrind (cg_out is then the
+     * directory of its files), the client outside it */
+    bool server_cg = cg_out && var->kind == VARIANT_SERVER;
+    if (var->kind == VARIANT_SERVER &&
+        start_server(cfg, res, var, rundb, &srv, server_cg ? cg_out : NULL) < 0)
         return -2;
     unlink(log);
     strbuf_reset(out);
@@ -476,7 +503,7 @@ int run_child(const struct experiment_config *cfg, struct experiment_result *res
         argvec_pushv(&a, argvec_argv(&c));
         argvec_clear(&c);
     } else {
-        run_child_argv(&a, cfg, var, rundb, &srv, threads, cg_out);
+        run_child_argv(&a, cfg, var, rundb, &srv, threads, server_cg ? NULL : cg_out);
     }
     if (cg_out) {
         argvec_pushf(&a, "--events=%d", events);
@@ -543,7 +570,10 @@ int run_child(const struct experiment_config *cfg, struct experiment_result *res
 
 /* The two callgrind children of an instruction-mode run (N/5 events, then N): fills r from
  * the big child's report plus instr_per_txn and the "callgrind" JSON; the time metrics are
- * set to NaN (they were slowed down by valgrind and mean nothing). 0, or -1 after run_fail(). */
+ * set to NaN (they were slowed down by valgrind and mean nothing). A managed server's variant:
+ * each child runs outside valgrind against a server started for it alone under callgrind,
+ * and the counts are its serving processes' or threads' (callgrind_server.h), the rest of
+ * the server beside them. 0, or -1 after run_fail(). */
 static int run_instructions(const struct experiment_config *cfg, struct experiment_result *res,
                             int v, const char *workload, int round, const char *template,
                             const char *rundb, const char *log, struct strbuf *out,
@@ -552,12 +582,15 @@ static int run_instructions(const struct experiment_config *cfg, struct experime
     const struct variant *var = &cfg->variants[v];
     int seq = res->nruns;
     int counts[2] = { cfg->events / 5, cfg->events };
-    struct callgrind_counts cc[2];
+    struct callgrind_counts cc[2], bg[2];
     struct profile_counts pc[2] = { { 0 }, { 0 } };  /* --profile: per function */
     uint64_t txns[2] = { 0, 0 };
+    bool server = var->kind == VARIANT_SERVER;
+    struct callgrind_server_counts sc[2];
     for (int k = 0; k < 2; k++) {
-        char *cg = xasprintf("%s/cg.%03d.%s.out", cfg->workdir, seq + 1, k ? "n" : "n5");
-        unlink(cg);
+        char *cg = xasprintf("%s/cg.%03d.%s.%s", cfg->workdir, seq + 1, k ? "n" : "n5",
+                             server ? "d" : "out");
+        remove_tree(cg);
         int st = run_child(cfg, res, var, workload, 1, template, rundb, log, cg, counts[k], out,
                            NULL);
         int rc = 0;
@@ -578,16 +611,22 @@ static int run_instructions(const struct experiment_config *cfg, struct experime
             if (experiment_parse_run(out->buf, &tmp) < 0) {
                 rc = run_fail(res, "run failed under callgrind: variant %s, %s: unusable report",
                               var->name, workload);
-            } else if (experiment_callgrind_counts(cg, &cc[k]) < 0) {
+            } else if (server ? callgrind_server_read(cg, var->server_kind, &sc[k],
+                                                      cfg->profile ? &pc[k] : NULL) < 0
+                              : experiment_callgrind_counts(cg, &cc[k]) < 0) {
                 rc = run_fail(res, "run %d (variant %s, %s): no instruction count from callgrind",
                               seq + 1, var->name, workload);
                 free(tmp.json);
-            } else if (cfg->profile && profile_callgrind_read(cg, &pc[k]) < 0) {
+            } else if (!server && cfg->profile && profile_callgrind_read(cg, &pc[k]) < 0) {
                 rc = run_fail(res, "run %d (variant %s, %s): no profile from callgrind",
                               seq + 1, var->name, workload);
                 free(tmp.json);
             } else {
                 txns[k] = tmp.transactions;
+                if (server) {
+                    cc[k] = sc[k].serving;
+                    bg[k] = sc[k].background;
+                }
                 if (k) {
                     free(r->json);
                     *r = tmp;
@@ -596,7 +635,7 @@ static int run_instructions(const struct experiment_config *cfg, struct experime
                 }
             }
         }
-        unlink(cg);
+        remove_tree(cg);
         free(cg);
         if (rc < 0) {
             profile_counts_release(&pc[0]);
@@ -617,7 +656,13 @@ static int run_instructions(const struct experiment_config *cfg, struct experime
                              "%llu transactions vs %llu for %llu", seq + 1, var->name, workload,
                         (unsigned long long)cc[1].ir, (unsigned long long)txns[1],
                         (unsigned long long)cc[0].ir, (unsigned long long)txns[0]);
-    callgrind_marginal(r, cfg->events, cc, txns);
+    char *counted = server ? xasprintf("server: %d processes or threads that served "
+                                       "connections (%s...), %d more beside as background",
+                                       sc[1].nserving, callgrind_server_marker(var->server_kind),
+                                       sc[1].nbackground)
+                           : NULL;
+    callgrind_marginal(r, cfg->events, cc, txns, server ? bg : NULL, counted);
+    free(counted);
     return 0;
 }
 
@@ -638,6 +683,8 @@ int run_once(const struct experiment_config *cfg, struct experiment_result *res,
 
     memset(&r, 0, sizeof(r));
     r.instr_per_txn = r.i1_miss_per_txn = r.branch_miss_per_txn = NAN;
+    r.d1_miss_per_txn = r.ll_miss_per_txn = r.est_cycles_per_txn = NAN;
+    r.bg_instr_per_txn = r.bg_est_cycles_per_txn = NAN;
     double started_at = wall_time();
     uint64_t t0 = now_ns();
     if (instr) {

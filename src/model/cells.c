@@ -15,7 +15,9 @@
 static const char *const metric_key[METRIC_ALL] = { "tps",        "lat_avg_ms", "lat_p95_ms",
                                                    "qps",        "lat_min_ms", "lat_max_ms",
                                                    "instr_per_txn", "i1_miss_per_txn",
-                                                   "branch_miss_per_txn", "cpu_us_per_txn" };
+                                                   "branch_miss_per_txn", "d1_miss_per_txn",
+                                                   "ll_miss_per_txn", "est_cycles_per_txn",
+                                                   "cpu_us_per_txn" };
 
 _Static_assert(sizeof(metric_key) / sizeof(metric_key[0]) == METRIC_ALL, "a key per metric");
 
@@ -32,6 +34,9 @@ double experiment_metric_value(const struct run_result *r, enum experiment_metri
     case METRIC_INSTR: return r->instr_per_txn;
     case METRIC_I1_MISS: return r->i1_miss_per_txn;
     case METRIC_BRANCH_MISS: return r->branch_miss_per_txn;
+    case METRIC_D1_MISS: return r->d1_miss_per_txn;
+    case METRIC_LL_MISS: return r->ll_miss_per_txn;
+    case METRIC_EST_CYCLES: return r->est_cycles_per_txn;
     case METRIC_CPU_US: {
         const struct run_metrics *x = &r->metrics;
         if (!x->available || !isfinite(x->client_us_per_txn))

@@ -31,6 +31,10 @@ enum experiment_metric {
                            improves */
     METRIC_BRANCH_MISS, /* simulated branch mispredictions per transaction (--branch-sim);
                            lower is better */
+    METRIC_D1_MISS,     /* simulated D1 cache misses (reads + writes) per transaction */
+    METRIC_LL_MISS,     /* simulated last-level cache misses per transaction */
+    METRIC_EST_CYCLES,  /* estimated cycles per transaction (experiment_callgrind_est_cycles:
+                           Ir + 10 Bm + 10 L1m + 100 LLm); lower is better */
     METRIC_CPU_US,      /* CPU time per transaction of the measured processes, us: the
                            client's plus the managed server's tree's (src/metrics,
                            client_us_per_txn + server_us_per_txn; the client's alone for
@@ -39,8 +43,8 @@ enum experiment_metric {
                            measured processes got. NAN without metrics */
 };
 #define METRIC_COUNT 3      /* the seed-000 metrics */
-#define METRIC_ALL 10       /* every metric */
-#define INSTR_METRICS 3     /* the instruction mode's: METRIC_INSTR .. METRIC_BRANCH_MISS */
+#define METRIC_ALL 13       /* every metric */
+#define INSTR_METRICS 6     /* the instruction mode's: METRIC_INSTR .. METRIC_EST_CYCLES */
 
 /* One report cell: a metric of one variant at one workload and thread count over rounds. */
 struct cell_stats {

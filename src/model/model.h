@@ -184,6 +184,19 @@ struct run_result {
     double branch_miss_per_txn;              /* and its simulated branch mispredictions,
                                                 conditional + indirect
                                                 ("branch_mispredicts_per_transaction") */
+    double d1_miss_per_txn;                  /* simulated D1 misses, reads + writes
+                                                ("d1_misses_per_transaction") */
+    double ll_miss_per_txn;                  /* simulated last-level misses, instruction +
+                                                data ("ll_misses_per_transaction") */
+    double est_cycles_per_txn;               /* estimated cycles (experiment_callgrind_
+                                                est_cycles: Ir + 10 Bm + 10 L1m + 100 LLm;
+                                                "est_cycles_per_transaction") */
+    double bg_instr_per_txn;                 /* a managed server under callgrind: the marginal
+                                                instructions and estimated cycles of its other
+                                                processes and threads (background, not in the
+                                                values above: "callgrind": {"background": ...});
+                                                NAN otherwise */
+    double bg_est_cycles_per_txn;
     struct run_metrics metrics;              /* system metrics sampled during the run
                                                 (src/metrics; .available false when not
                                                 sampled: instruction mode, --metrics=off,

@@ -130,7 +130,7 @@ int pgo_measure(struct pgo_pipeline *p, struct store *store)
     cfg.progress = p->library || stderr_is_tty();
     cfg.no_metrics = rq->no_metrics;
     int one_thread[1] = { rq->threads[0] };
-    if (rq->measure_kind == MEASURE_INSTRUCTIONS) { /* a library only (cli/pgo.c) */
+    if (rq->measure_kind == MEASURE_INSTRUCTIONS) { /* a server runs under callgrind */
         cfg.threads = one_thread; /* rq->threads stays as given */
         cfg.nthreads = rq->threads_set ? rq->nthreads : 1; /* default 1,2: 1, no warning */
         if (experiment_instructions_setup(&cfg, rq->events) < 0) {

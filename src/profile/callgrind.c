@@ -134,6 +134,16 @@ int profile_callgrind_read(const char *cg_path, struct profile_counts *out)
     return 0;
 }
 
+void profile_counts_merge(struct profile_counts *into, const struct profile_counts *x)
+{
+    int cap = into->n;  /* key_index grows the arrays when n reaches cap */
+    for (int i = 0; i < x->n; i++) {
+        int k = key_index(into, x->keys[i], &cap);
+        into->counts[k] += x->counts[i];
+    }
+    into->total += x->total;
+}
+
 void profile_counts_release(struct profile_counts *c)
 {
     for (int i = 0; i < c->n; i++)

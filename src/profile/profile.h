@@ -47,6 +47,8 @@ struct profile_counts {
 };
 int profile_callgrind_read(const char *cg_path, struct profile_counts *out);
 void profile_counts_release(struct profile_counts *c);
+/* into += x, function by function (the processes of one server: its backends' files). */
+void profile_counts_merge(struct profile_counts *into, const struct profile_counts *x);
 /* The exact profile of an instruction-mode run: big - small per function (N and N/5 events;
  * negative differences count 0) over `transactions` = T(N) - T(N/5), as a folded file with
  * event "instructions" and a "# transactions" header. */

@@ -57,6 +57,12 @@ const char *report_metric_title(enum experiment_metric m)
     case METRIC_INSTR: return "Instructions per transaction (callgrind; deterministic, not time)";
     case METRIC_I1_MISS: return "Simulated I1 cache misses per transaction (callgrind --cache-sim)";
     case METRIC_CPU_US: return "CPU time per transaction (us, client + server)";
+    case METRIC_D1_MISS: return "Simulated D1 cache misses per transaction (callgrind --cache-sim)";
+    case METRIC_LL_MISS:
+        return "Simulated last-level cache misses per transaction (callgrind --cache-sim)";
+    case METRIC_EST_CYCLES:
+        return "Estimated cycles per transaction (Ir + 10 Bm + 10 L1m + 100 LLm; simulated "
+               "counts, not time)";
     case METRIC_BRANCH_MISS:
         return "Simulated branch mispredictions per transaction (callgrind --branch-sim)";
     default: return (int)m < METRIC_COUNT ? seed000_title[m] : experiment_metric_key(m);

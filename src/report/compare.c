@@ -249,7 +249,8 @@ void report_compare(struct strbuf *out, const struct experiment_loaded *a,
     static const enum experiment_metric time_metrics[] = { METRIC_TPS, METRIC_LAT_AVG_MS,
                                                            METRIC_LAT_P95_MS };
     static const enum experiment_metric instr_metrics[INSTR_METRICS] = {
-        METRIC_INSTR, METRIC_I1_MISS, METRIC_BRANCH_MISS };
+        METRIC_INSTR, METRIC_I1_MISS, METRIC_BRANCH_MISS, METRIC_D1_MISS, METRIC_LL_MISS,
+        METRIC_EST_CYCLES };
     bool ia = a->cfg.measure == MEASURE_INSTRUCTIONS, ib = b->cfg.measure == MEASURE_INSTRUCTIONS;
     const enum experiment_metric *metrics = ia ? instr_metrics : time_metrics;
     int nmetrics = ia != ib ? 0 : ia ? INSTR_METRICS : 3;

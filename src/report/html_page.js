@@ -265,8 +265,10 @@
     if (d.report.experiment.settings.measure === 'instructions') {
       parent.appendChild(el('p', 'note', 'An instruction-count experiment (valgrind callgrind; ' +
                             'not time): no tps, latency or timeline charts.'));
-      barCharts(parent, d, idx, ['instr_per_txn', 'i1_miss_per_txn', 'branch_miss_per_txn'],
-                ['instructions per transaction', 'simulated I1 cache misses per transaction',
+      barCharts(parent, d, idx, ['est_cycles_per_txn', 'instr_per_txn', 'i1_miss_per_txn',
+                                 'branch_miss_per_txn'],
+                ['estimated cycles per transaction', 'instructions per transaction',
+                 'simulated I1 cache misses per transaction',
                  'simulated branch mispredictions per transaction'],
                 'Instructions per transaction', 'instr');
       return;

@@ -20,6 +20,7 @@
 #include <gsl/gsl_statistics_double.h>
 #include <jansson.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -227,6 +228,20 @@ static void header_lines(struct rep *r, struct strbuf *title, struct strbuf *bod
                     base->name, base->name, base->name,
                     r->shape != REPORT_SEED000 ? "; the instruction table is the only shape"
                                                : "");
+        bool servers = false;
+        for (int v = 0; v < cfg->nvariants; v++)
+            servers |= cfg->variants[v].kind == VARIANT_SERVER;
+        if (servers)
+            strbuf_addstr(body, "servers: each child runs outside valgrind against a server "
+                                "started for it alone under callgrind; counted are the "
+                                "processes or threads that served connections (PostgreSQL's "
+                                "backends, MariaDB's connection threads), the server's other "
+                                "processes and threads are recorded beside (the background "
+                                "table), never in these numbers; PostgreSQL runs with "
+                                "autovacuum=off, MariaDB with innodb-stats-auto-recalc=0 "
+                                "(timer-driven work would make the counts vary); estimated "
+                                "cycles = Ir + 10 Bm + 10 L1m + 100 LLm (KCachegrind's "
+                                "formula): simulated counts, not time\n");
     } else {
     switch (r->shape) {
     case REPORT_SEED000:
@@ -412,12 +427,87 @@ static void seed000_table(struct rep *r, int w, enum experiment_metric m)
     free(ws);
 }
 
+/* Whether any run of the report has metric m (runs recorded before a metric existed have
+ * none: no empty table for it). */
+static bool metric_measured(const struct rep *r, enum experiment_metric m)
+{
+    for (int i = 0; i < r->res->nruns; i++)
+        if (isfinite(experiment_metric_value(&r->res->runs[i], m)))
+            return true;
+    return false;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The median of field f (a double of struct run_result at that offset) over the runs of
+ * variant v at workload w; NAN when no run has it. */
+static double run_field_median(const struct experiment_result *res, int v, int w, size_t f)
+{
+    double *x = xcalloc((size_t)res->nruns + 1, sizeof(double));
+    int n = 0;
+    for (int i = 0; i < res->nruns; i++) {
+        const struct run_result *run = &res->runs[i];
+        double val = *(const double *)((const char *)run + f);
+        if (run->variant == v && run->workload == w && isfinite(val))
+            x[n++] = val;
+    }
+    qsort(x, (size_t)n, sizeof(double), cmp_double);
+    double m = n == 0 ? NAN : n % 2 ? x[n / 2] : (x[n / 2 - 1] + x[n / 2]) / 2;
+    free(x);
+    return m;
+}
+
+/* Instruction mode on managed servers: what the servers' other processes and threads
+ * (checkpointer, WAL writer, InnoDB's background threads, the main thread) cost per
+ * transaction, beside the serving cost of the tables above and never in it. */
+static void server_background_table(struct rep *r, int w)
+{
+    const struct experiment_config *cfg = r->cfg;
+    bool any = false;
+    for (int v = 0; v < cfg->nvariants; v++)
+        any |= isfinite(run_field_median(r->res, v, w,
+                                         offsetof(struct run_result, bg_instr_per_txn)));
+    if (!any)
+        return;
+    char *title = xasprintf("Server background per transaction (its other processes and "
+                            "threads, marginal; not in the tables above), %s",
+                            cfg->workloads[w]);
+    rep_table_title(r, title);
+    free(title);
+    struct table t;
+    table_init(&t, 4, cfg->nvariants);
+    t.head[0] = xstrdup("variant");
+    t.head[1] = xstrdup("instructions");
+    t.head[2] = xstrdup("est. cycles");
+    t.head[3] = xstrdup("% of the server's est. cycles");
+    for (int v = 0; v < cfg->nvariants; v++) {
+        double bi = run_field_median(r->res, v, w, offsetof(struct run_result, bg_instr_per_txn));
+        double bc = run_field_median(r->res, v, w,
+                                     offsetof(struct run_result, bg_est_cycles_per_txn));
+        double sc = run_field_median(r->res, v, w,
+                                     offsetof(struct run_result, est_cycles_per_txn));
+        table_set(&t, v, 0, xstrdup(cfg->variants[v].name), NULL);
+        table_set(&t, v, 1, isfinite(bi) ? xasprintf("%.0f", bi) : xstrdup("-"), NULL);
+        table_set(&t, v, 2, isfinite(bc) ? xasprintf("%.0f", bc) : xstrdup("-"), NULL);
+        table_set(&t, v, 3, isfinite(bc) && isfinite(sc) && bc + sc > 0
+                                ? xasprintf("%.1f", 100 * bc / (bc + sc)) : xstrdup("-"), NULL);
+    }
+    rep_table_emit(r, &t);
+}
+
 static void shape_seed000(struct rep *r)
 {
     if (r->cfg->measure == MEASURE_INSTRUCTIONS) {
-        for (int w = 0; w < r->cfg->nworkloads; w++)
+        for (int w = 0; w < r->cfg->nworkloads; w++) {
             for (int k = 0; k < INSTR_METRICS; k++)
-                seed000_table(r, w, (enum experiment_metric)(METRIC_INSTR + k));
+                if (metric_measured(r, (enum experiment_metric)(METRIC_INSTR + k)))
+                    seed000_table(r, w, (enum experiment_metric)(METRIC_INSTR + k));
+            server_background_table(r, w);
+        }
         return;
     }
     for (int w = 0; w < r->cfg->nworkloads; w++)

@@ -583,6 +583,8 @@ static int start_once(struct server *s, struct server_start_ctx *ctx)
     int fd;
 
     set_socket_path(s);
+    for (const char *const *w = ctx->cfg->wrapper; w && *w; w++)
+        argvec_push(&argv, *w);
     argvec_push(&argv, s->binary);
     f->server_args(s, ctx, &argv);
     for (int i = 0; i < ctx->user_args.n; i++)

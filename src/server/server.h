@@ -81,6 +81,10 @@ struct server_config {
     const char *keep_log;   /* a server that fails to start has its log copied here, and the
                              * message names the copy (the datadir may be removed); NULL =
                              * DATADIR.log, beside the datadir */
+    const char *const *wrapper; /* non-NULL: a NULL-terminated argv prefix the server runs
+                             * under (wrapper[0] an absolute path; e.g. valgrind
+                             * --tool=callgrind ...). The version check and the datadir's
+                             * initialization run the binary alone. */
     const char *save_log;   /* non-NULL: server_stop() copies the log here once every process
                              * of the server is gone, before it removes the datadir (the
                              * profile check reads what instrumented processes printed) */

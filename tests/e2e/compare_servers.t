@@ -205,8 +205,8 @@ bad "not a server" "variant B: /bin/ls is not a MariaDB/MySQL server" \
 bad "external without a port" "variant B: 'mysql://localhost' is not mysql://HOST:PORT" \
     --variant "A=mysql:$MARIADBD" --variant "B=mysql://localhost"
 bad "unknown kind" "variant B: unknown kind 'oracle'" --variant "A=mysql:$MARIADBD" --variant "B=oracle:/x"
-bad "instructions on a server" "--measure=instructions counts the client process only" \
-    --variant "A=mysql:$MARIADBD" --variant "B=mysql:$MARIADBD" --measure=instructions
+bad "instructions on a running server" "--measure=instructions counts a server pgolab starts under valgrind; variant B is a running server at 127\.0\.0\.1:3306" \
+    --variant "A=mysql:$MARIADBD" --variant "B=mysql://127.0.0.1:3306" --measure=instructions
 bad "a managed option" "server-option=datadir=/x" \
     --variant "A=mysql:$MARIADBD" --variant "B=mysql:$MARIADBD" --server-option=datadir=/x
 bad "mysql://localhost:PORT (libmariadb would use its socket)" \

@@ -8,6 +8,7 @@
 #include <cmocka.h>
 
 #include "experiment/callgrind.h"
+#include "experiment/callgrind_server.h"
 #include "model/cells.h"
 #include "model/model.h"
 #include "util/util.h"
@@ -53,6 +54,13 @@ static void test_measure_instructions(void **state)
     struct callgrind_counts cc;
     assert_int_equal(experiment_callgrind_counts(sim, &cc), 0);
     assert_true(cc.ir == 1000 && cc.i1_miss == 17 && cc.branch_miss == 15);
+    assert_true(cc.d1_miss == 70 && cc.ll_miss == 18);  /* D1mr + D1mw; ILmr + DLmr + DLmw */
+    /* KCachegrind's CEst: 1000 + 10 * 15 + 10 * (17 + 70) + 100 * 18 */
+    assert_float_equal(experiment_callgrind_est_cycles(&cc), 1000 + 150 + 870 + 1800, 1e-9);
+    struct callgrind_counts sum = cc;
+    experiment_callgrind_add(&sum, &cc);
+    assert_true(sum.ir == 2000 && sum.i1_miss == 34 && sum.d1_miss == 140 && sum.ll_miss == 36 &&
+                sum.branch_miss == 30);
     assert_int_equal(experiment_callgrind_counts(both, &cc), 0);
     assert_true(cc.ir == 246881240u && cc.i1_miss == 0 && cc.branch_miss == 0);
     unlink(sim);
@@ -76,10 +84,97 @@ static void test_measure_instructions(void **state)
     assert_true(fabs(experiment_improvement(METRIC_INSTR, 1000, 1010) + 1.0) < 1e-9);
 }
 
+/* callgrind_text_names: a function as a defined name, with and without name compression, as
+ * a callee, a C++ signature by its "name(" prefix; a longer name or a mention elsewhere is
+ * no match. */
+static void test_text_names(void **state)
+{
+    (void)state;
+    assert_true(callgrind_text_names("events: Ir\nfn=(12) PostgresMain\n1 5\n", "PostgresMain"));
+    assert_true(callgrind_text_names("fn=(1) BackendRun\ncfn=(2) PostgresMain\ncalls=1 0\n",
+                                     "PostgresMain"));
+    assert_true(callgrind_text_names("fn=PostgresMain\n", "PostgresMain"));
+    assert_false(callgrind_text_names("fn=(12) PostgresMainLoop\n", "PostgresMain"));
+    assert_false(callgrind_text_names("cmd: PostgresMain\nfn=(3) main\n", "PostgresMain"));
+    assert_false(callgrind_text_names("fn=(12)\n", "PostgresMain"));
+    assert_true(callgrind_text_names("fn=(7) do_command(THD*, bool)\n", "do_command("));
+    assert_false(callgrind_text_names("fn=(7) do_commands(THD*)\n", "do_command("));
+    assert_string_equal(callgrind_server_marker(SERVER_PGSQL), "PostgresMain");
+    assert_string_equal(callgrind_server_marker(SERVER_MYSQL), "do_command(");
+}
+
+/* callgrind_server_read: the files naming the marker are serving, the others background;
+ * an empty file (a process killed before its dump) is an error; a directory where nothing
+ * served is an error. The wrapper zeroes PostgreSQL's counts at the fork. */
+static void test_server_read(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/pgolab-test-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    const char *ev = "events: Ir I1mr D1mr D1mw ILmr DLmr DLmw Bc Bcm Bi Bim\n";
+    char *t1 = xasprintf("%sfn=(1) BackendRun\ncfn=(2) PostgresMain\ncalls=1 0\n"
+                         "1 900 0 0 0 0 0 0 0 0 0 0\nfn=(2)\n1 100 1 2 3 0 0 0 0 4 0 0\n"
+                         "totals: 1000 10 20 30 1 2 3 40 5 60 6\n", ev);
+    char *t2 = xasprintf("%sfn=(1) CheckpointerMain\n1 70 0 0 0 0 0 0 0 0 0 0\n"
+                         "totals: 70 1 2 3 0 0 1 4 1 6 1\n", ev);
+    char *a = write_file(dir, "cg.101", t1, 0644);
+    char *b = write_file(dir, "cg.102", t1, 0644);
+    char *c = write_file(dir, "cg.103", t2, 0644);
+    char *other = write_file(dir, "server.log", "not a callgrind file\n", 0644);
+    struct callgrind_server_counts sc;
+    assert_int_equal(callgrind_server_read(dir, SERVER_PGSQL, &sc, NULL), 0);
+    assert_int_equal(sc.nserving, 2);
+    assert_int_equal(sc.nbackground, 1);
+    assert_true(sc.serving.ir == 2000 && sc.serving.i1_miss == 20 && sc.serving.d1_miss == 100);
+    assert_true(sc.serving.ll_miss == 12 && sc.serving.branch_miss == 22);
+    assert_true(sc.background.ir == 70 && sc.background.branch_miss == 2);
+    /* MariaDB's marker is not in these files: nothing served */
+    assert_int_equal(callgrind_server_read(dir, SERVER_MYSQL, &sc, NULL), -1);
+    char *empty = write_file(dir, "cg.104", "", 0644);
+    assert_int_equal(callgrind_server_read(dir, SERVER_PGSQL, &sc, NULL), -1);
+    struct argvec w = ARGVEC_INIT;
+    struct experiment_config cfg;
+    memset(&cfg, 0, sizeof(cfg));
+    cfg.valgrind = "/bin/true";  /* any executable: the wrapper only names it */
+    assert_int_equal(callgrind_server_wrapper(&w, &cfg, SERVER_PGSQL, dir), 0);
+    char *joined = argvec_join(&w);
+    assert_non_null(strstr(joined, "--zero-before=fork_process"));
+    assert_non_null(strstr(joined, "--cache-sim=yes --branch-sim=yes"));
+    assert_null(strstr(joined, "--separate-threads"));
+    free(joined);
+    argvec_clear(&w);
+    assert_int_equal(callgrind_server_wrapper(&w, &cfg, SERVER_MYSQL, dir), 0);
+    joined = argvec_join(&w);
+    assert_non_null(strstr(joined, "--separate-threads=yes"));
+    assert_null(strstr(joined, "--zero-before"));
+    free(joined);
+    argvec_clear(&w);
+    cfg.valgrind = "/nonexistent/valgrind";
+    assert_int_equal(callgrind_server_wrapper(&w, &cfg, SERVER_PGSQL, dir), -1);
+    argvec_clear(&w);
+    /* the deterministic defaults first, the user's after them (they override) */
+    char *user[] = { "autovacuum=on", "shared_buffers=64MB" };
+    callgrind_server_options(SERVER_PGSQL, user, 2, &w);
+    assert_int_equal(w.n, 3);
+    assert_string_equal(w.v[0], "autovacuum=off");
+    assert_string_equal(w.v[1], "autovacuum=on");
+    argvec_clear(&w);
+    char *paths[] = { a, b, c, other, empty };
+    for (size_t i = 0; i < ARRAY_SIZE(paths); i++) {
+        unlink(paths[i]);
+        free(paths[i]);
+    }
+    rmdir(dir);
+    free(t1);
+    free(t2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_measure_instructions),
+        cmocka_unit_test(test_text_names),
+        cmocka_unit_test(test_server_read),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

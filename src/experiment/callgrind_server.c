@@ -1,0 +1,177 @@
+/* callgrind_server: a managed server under valgrind callgrind, and the reading of the files its
+ * processes and threads write (see callgrind_server.h). No state. */
+#include "experiment/callgrind_server.h"
+#include "server/server.h"
+#include "toolchain/toolchain.h"
+#include "util/strbuf.h"
+#include "util/util.h"
+
+#include <assert.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+const char *callgrind_server_marker(enum server_kind kind)
+{
+    /* PostgreSQL: a backend's main loop (exported by the postgres binary for extensions);
+     * MariaDB/MySQL: the loop step of a connection thread (exported by mariadbd) */
+    return kind == SERVER_PGSQL ? "PostgresMain" : "do_command(";
+}
+
+int callgrind_server_wrapper(struct argvec *a, const struct experiment_config *cfg,
+                             enum server_kind kind, const char *dir)
+{
+    const char *vg = cfg->valgrind ? cfg->valgrind : "valgrind";
+    char *path = strchr(vg, '/') ? xstrdup(vg) : find_in_path(vg);
+    if (!path || access(path, X_OK) < 0) {
+        free(path);
+        return error("--measure=instructions needs valgrind to run the server under, but %s "
+                     "was not found; install it (apt-get install valgrind)", vg);
+    }
+    argvec_push(a, path);
+    free(path);
+    argvec_push(a, "--tool=callgrind");
+    argvec_push(a, "--cache-sim=yes");
+    argvec_push(a, "--branch-sim=yes");
+    if (kind == SERVER_PGSQL) {
+        /* a forked child starts with the postmaster's counts: zero them at the fork, so a
+         * backend's file is its own work (the postmaster's own file then holds only what it
+         * did since its last fork: background, never counted) */
+        argvec_push(a, "--zero-before=fork_process");
+    } else {
+        argvec_push(a, "--separate-threads=yes");  /* a file per thread: DIR/cg.PID-NN */
+    }
+    argvec_pushf(a, "--callgrind-out-file=%s/cg.%%p", dir);
+    return 0;
+}
+
+void callgrind_server_options(enum server_kind kind, char *const *user, int n,
+                              struct argvec *out)
+{
+    if (kind == SERVER_PGSQL) {
+        argvec_push(out, "autovacuum=off");
+    } else {
+        /* what valgrind can run: MariaDB 10.11 reserves address space for an 8 TiB buffer
+         * pool (valgrind cannot map it, and the start hangs or fails), and its native AIO
+         * (io_uring) is not among the system calls valgrind knows */
+        argvec_push(out, "innodb-buffer-pool-size-max=1g");
+        argvec_push(out, "innodb-use-native-aio=0");
+        /* InnoDB's persistent statistics recalculate in the background after 10% of a
+         * table changed; when depends on the clock */
+        argvec_push(out, "innodb-stats-auto-recalc=0");
+    }
+    for (int i = 0; i < n; i++)
+        argvec_push(out, user[i]);
+}
+
+int callgrind_server_dir(const char *dir, enum server_kind kind)
+{
+    if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+        return error("cannot create %s: %s", dir, strerror(errno));
+    if (geteuid() == 0) {
+        uid_t uid;
+        char *name = NULL;
+        if (server_run_user(kind, &uid, &name) < 0)
+            return -1;
+        free(name);
+        if (uid != 0 && chown(dir, uid, (gid_t)-1) < 0)
+            return error("cannot give %s to the server's user: %s", dir, strerror(errno));
+    }
+    return 0;
+}
+
+bool callgrind_text_names(const char *text, const char *fn)
+{
+    assert(text && fn && *fn);
+    size_t n = strlen(fn);
+    bool prefix = fn[n - 1] == '(';
+    for (const char *line = text; *line; ) {
+        const char *end = strchr(line, '\n');
+        size_t len = end ? (size_t)(end - line) : strlen(line);
+        const char *p = line;
+        if (*p == 'c')
+            p++;
+        if (!strncmp(p, "fn=", 3)) {
+            p += 3;
+            if (*p == '(') {  /* name compression: "(N) NAME" defines N, "(N)" alone uses it */
+                const char *close = memchr(p, ')', len - (size_t)(p - line));
+                p = close && close[1] == ' ' ? close + 2 : line + len;
+            }
+            size_t rest = len - (size_t)(p - line);
+            if (rest >= n && !memcmp(p, fn, n) && (prefix || rest == n))
+                return true;
+        }
+        line += len + (end ? 1 : 0);
+    }
+    return false;
+}
+
+/* Whether dir has files NAME-* (the per-thread files of a --separate-threads process). */
+static bool has_thread_files(const char *dir, const char *name)
+{
+    DIR *d = opendir(dir);
+    bool found = false;
+    size_t n = strlen(name);
+    struct dirent *e;
+    while (d && !found && (e = readdir(d)))
+        found = !strncmp(e->d_name, name, n) && e->d_name[n] == '-';
+    if (d)
+        closedir(d);
+    return found;
+}
+
+int callgrind_server_read(const char *dir, enum server_kind kind,
+                          struct callgrind_server_counts *out, struct profile_counts *profile)
+{
+    memset(out, 0, sizeof(*out));
+    if (profile)
+        memset(profile, 0, sizeof(*profile));
+    DIR *d = opendir(dir);
+    if (!d)
+        return error("cannot read the server's callgrind files in %s: %s", dir, strerror(errno));
+    const char *marker = callgrind_server_marker(kind);
+    int rc = 0;
+    struct dirent *e;
+    while (rc == 0 && (e = readdir(d))) {
+        if (strncmp(e->d_name, "cg.", 3) != 0)
+            continue;
+        char *path = xasprintf("%s/%s", dir, e->d_name);
+        struct strbuf sb = STRBUF_INIT;
+        struct callgrind_counts c;
+        if (strbuf_read_file(&sb, path) < 0) {
+            rc = error("cannot read %s: %s", path, strerror(errno));
+        } else if (sb.len == 0 && has_thread_files(dir, e->d_name)) {
+            /* --separate-threads: the process's own name stays empty, its threads'
+             * files (NAME-NN) hold the counts */
+        } else if (sb.len == 0) {
+            rc = error("%s is empty: the server process ended before callgrind wrote its "
+                       "counts (killed?)", path);
+        } else if (experiment_callgrind_counts(path, &c) < 0) {
+            rc = -1;
+        } else if (callgrind_text_names(sb.buf, marker)) {
+            experiment_callgrind_add(&out->serving, &c);
+            out->nserving++;
+            struct profile_counts pc;
+            if (profile && profile_callgrind_read(path, &pc) == 0) {
+                profile_counts_merge(profile, &pc);
+                profile_counts_release(&pc);
+            } else if (profile) {
+                rc = -1;
+            }
+        } else {
+            experiment_callgrind_add(&out->background, &c);
+            out->nbackground++;
+        }
+        strbuf_release(&sb);
+        free(path);
+    }
+    closedir(d);
+    if (rc == 0 && out->nserving == 0)
+        rc = error("no callgrind file in %s is of a process or thread that served a connection "
+                   "(none names %s%s): is the server's binary stripped of that symbol?", dir,
+                   marker, kind == SERVER_PGSQL ? "" : "...)");
+    return rc;
+}

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# tier: full (make check-full, .ci/run): it runs database servers under valgrind
+# `pgolab compare --measure=instructions` on managed servers: Debian's postgres (and mariadbd)
+# as an A/A pair, each run's two children (N/5 and N events) against a server started for
+# each under valgrind callgrind. The report has the instruction, cache, branch and
+# estimated-cycles tables and the servers' background beside them; the two variants' counts
+# agree within 0.1% (deterministic: the same build twice); what was counted (the processes
+# or threads that served connections) and the background are in each run's stored JSON;
+# --profile gives the exact per-function side-by-side of the server (compiler clones
+# folded); nothing is left running. A running server (pgsql://HOST:PORT) is refused: pgolab
+# can only count a server it starts.
+. "$(dirname "$0")/lib.sh"
+
+have valgrind || bail_out "valgrind is not installed (run scripts/install-deps.sh)"
+PGBIN=/usr/lib/postgresql/15/bin
+MARIADBD=/usr/sbin/mariadbd
+[ -x "$PGBIN/postgres" ] || bail_out "$PGBIN/postgres missing (scripts/install-deps.sh installs postgresql)"
+[ -x "$MARIADBD" ] || bail_out "$MARIADBD missing (scripts/install-deps.sh installs mariadb-server)"
+DB=$TMP/r.db
+# on tmpfs, searchable by the postgres user PostgreSQL runs as ($TMP is mode 0700)
+WD=$(mktemp -u /dev/shm/pgolab-e2e-wd.XXXXXX)
+trap 'rm -rf "$WD" "$WD.my"; _e2e_cleanup' EXIT
+
+# relative difference of two numbers, in percent
+rel() { calc "($1 - $2) / $2 * 100"; }
+absval() { calc "($1 < 0) ? -($1) : $1"; }
+
+# ---- PostgreSQL A/A: 100 events per run (children of 20 and 100), with the exact profile
+timeout 900 "$PGOLAB" compare --variant "A=pgsql:$PGBIN/postgres" --variant "B=pgsql:$PGBIN/postgres" \
+    --bench=oltp_read_only --measure=instructions --events=100 --rounds=1 --table-size=500 \
+    --profile --results="$DB" --workdir="$WD" >"$TMP/pg.out" 2>"$TMP/pg.err"
+is "$?" 0 "PostgreSQL A/A --measure=instructions: exit 0" || diag "$(tail -5 "$TMP/pg.err")"
+out=$(cat "$TMP/pg.out")
+like "$out" "100 events per run: INSTRUCTIONS per transaction" "header: instructions, not time"
+like "$out" "servers: each child runs outside valgrind against a server started for it alone under callgrind" \
+    "header: how a server is counted"
+like "$out" "simulated counts, not time" "header: the estimate is simulated, not time"
+for t in "Instructions per transaction" "Simulated I1 cache misses per transaction" \
+         "Simulated branch mispredictions per transaction" "Simulated D1 cache misses per transaction" \
+         "Simulated last-level cache misses per transaction" \
+         "Estimated cycles per transaction \(Ir \+ 10 Bm \+ 10 L1m \+ 100 LLm"; do
+    like "$out" "Table [0-9]+\. $t" "table: $t"
+done
+like "$out" "Table [0-9]+\. Server background per transaction \(its other processes and threads, marginal; not in the tables above\), oltp_read_only" \
+    "the servers' background table"
+unlike "$out" "Transactions per second|response time" "no tps or latency tables"
+
+is "$(sq "$DB" "SELECT count(*) FROM runs WHERE experiment_id = 1")" 2 "two runs recorded"
+counted=$(sq "$DB" "SELECT json_extract(report_json, '\$.callgrind.counted') FROM runs WHERE experiment_id = 1 LIMIT 1")
+like "$counted" "^server: [0-9]+ processes or threads that served connections \(PostgresMain\.\.\.\), [0-9]+ more beside as background" \
+    "the run says what it counted ($counted)"
+ia=$(sq "$DB" "SELECT json_extract(report_json, '\$.callgrind.instructions_per_transaction') FROM runs r JOIN variants v ON v.experiment_id = r.experiment_id AND v.idx = r.variant_idx WHERE r.experiment_id = 1 AND v.name = 'A'")
+ib=$(sq "$DB" "SELECT json_extract(report_json, '\$.callgrind.instructions_per_transaction') FROM runs r JOIN variants v ON v.experiment_id = r.experiment_id AND v.idx = r.variant_idx WHERE r.experiment_id = 1 AND v.name = 'B'")
+cmp_ok "${ia%.*}" '>' 100000 "a read-only transaction costs the backend over 100k instructions ($ia)"
+cmp_ok "${ia%.*}" '<' 50000000 "... and not the whole server's start-up ($ia)"
+d=$(absval "$(rel "$ib" "$ia")")
+cmp_ok "$d" '<' 0.1 "A/A: the same build twice counts the same per transaction within 0.1% ($ia vs $ib: $d%)"
+ca=$(sq "$DB" "SELECT json_extract(report_json, '\$.callgrind.est_cycles_per_transaction') FROM runs WHERE experiment_id = 1 LIMIT 1")
+cmp_ok "${ca%.*}" '>=' "${ia%.*}" "estimated cycles are at least the instructions ($ca >= $ia)"
+bg=$(sq "$DB" "SELECT json_extract(report_json, '\$.callgrind.background.instructions') FROM runs WHERE experiment_id = 1 LIMIT 1")
+cmp_ok "${bg:-0}" '>' 0 "the background's counts are recorded beside ($bg instructions)"
+
+# the exact profile of the server: per function, clones folded, the backend's own functions
+like "$out" "Exact profile: instructions per function \(callgrind" "--profile: the exact side-by-side"
+like "$out" "[0-9.]+ \[[ 0-9.-]+\]  <postgres> " "--profile: the server's own code by DSO"
+like "$out" "[0-9.]+ \[[ 0-9.-]+\]  hash_bytes " "--profile: a backend's function by name (hash_bytes)"
+unlike "$(sed -n '/^Top 30 functions/,$p' "$TMP/pg.out")" "\.(isra|part|constprop|cold)[. ]" "--profile: compiler clones folded"
+
+is "$(pgrep -f -- "valgrind.*$WD" | wc -l)" 0 "no server left running under valgrind"
+[ -d "$WD" ] && is "$(ls "$WD" | grep -c '^cg\.')" 0 "the callgrind files are removed after each run"
+
+# ---- MariaDB A/A: connection threads counted (--separate-threads), InnoDB beside
+timeout 900 "$PGOLAB" compare --variant "A=mysql:$MARIADBD" --variant "B=mysql:$MARIADBD" \
+    --bench=oltp_read_only --measure=instructions --events=100 --rounds=1 --table-size=500 \
+    --results="$DB" --workdir="$WD.my" >"$TMP/my.out" 2>"$TMP/my.err"
+is "$?" 0 "MariaDB A/A --measure=instructions: exit 0" || diag "$(grep -v 'Note\]' "$TMP/my.err" | tail -8)"
+counted=$(sq "$DB" "SELECT json_extract(report_json, '\$.callgrind.counted') FROM runs WHERE experiment_id = 2 LIMIT 1")
+like "$counted" "served connections \(do_command\(\.\.\.\), [0-9]+ more beside as background" \
+    "MariaDB: connection threads counted, the rest beside ($counted)"
+ma=$(sq "$DB" "SELECT json_extract(report_json, '\$.callgrind.instructions_per_transaction') FROM runs WHERE experiment_id = 2 ORDER BY variant_idx LIMIT 1")
+mb=$(sq "$DB" "SELECT json_extract(report_json, '\$.callgrind.instructions_per_transaction') FROM runs WHERE experiment_id = 2 ORDER BY variant_idx DESC LIMIT 1")
+cmp_ok "${ma%.*}" '>' 100000 "MariaDB: over 100k instructions per read-only transaction ($ma)"
+d=$(absval "$(rel "$mb" "$ma")")
+cmp_ok "$d" '<' 0.1 "MariaDB A/A: within 0.1% ($ma vs $mb: $d%)"
+
+# ---- bad input: a running server cannot be counted
+"$PGOLAB" compare --variant "A=pgsql:$PGBIN/postgres" --variant "B=pgsql://127.0.0.1:5432" \
+    --measure=instructions --results="$DB" >"$TMP/bad.out" 2>"$TMP/bad.err"
+is "$?" 1 "a running server with --measure=instructions: exit 1"
+is "$(wc -l <"$TMP/bad.err")" 1 "... one line"
+like "$(cat "$TMP/bad.err")" "counts a server pgolab starts under valgrind; variant B is a running server at 127\.0\.0\.1:5432" \
+    "... naming the variant and what would be right"
+
+done_testing
