@@ -247,6 +247,8 @@ static int apply(struct opts *o, const struct resume_options *ro, const char *na
     if (opt_is_set(o, name)) {
         int ngiven = 1;
         const char *one[1] = { opt_str(o, name) };
+        if (!strcmp(name, "measure") && parse_bool(one[0]) == 1)
+            one[0] = "time"; /* pgo's --measure=on */
         const char *const *given = multi ? opt_multi(o, name, &ngiven) : one;
         bool same = ngiven == nrec;
         for (int i = 0; same && i < nrec; i++)
@@ -306,12 +308,12 @@ int cli_resume_settings(struct opts *o, const char *cmd)
         store_close(s);
         return -1;
     }
-    if (strcmp(e.kind, cmd))
+    if (!strcmp(e.status, "complete"))
+        error("experiment %lld is complete; nothing to resume", (long long)id);
+    else if (strcmp(e.kind, cmd))
         error("experiment %lld was recorded by `pgolab %s`, not `pgolab %s`; resume it with "
               "`pgolab %s%s --resume=%lld`", (long long)id, e.kind, cmd, e.kind,
               !strcmp(e.kind, "pgo") ? " TARGET" : "", (long long)id);
-    else if (!strcmp(e.status, "complete"))
-        error("experiment %lld is complete; nothing to resume", (long long)id);
     else if (resume_options_from_settings(e.settings_json, cmd, &ro) < 0)
         error("cannot resume experiment %lld: its recorded settings are unreadable; give the "
               "options it started with", (long long)id);
