@@ -135,7 +135,7 @@ static int workload_pending(const struct experiment_config *cfg,
     return 0;
 }
 
-/* ETA of the runs left: the mean duration of the ran runs made so far (before any: --time
+/* ETA of the runs left: the mean duration of the runs made so far (before any: --time
  * + 1 s) times the runs not recorded yet, the next one included; appended to sb. */
 static void add_eta(struct strbuf *sb, const struct experiment_config *cfg, int total,
                     int recorded, int ran, uint64_t run_ns)
