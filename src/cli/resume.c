@@ -135,7 +135,8 @@ int resume_options_from_settings(const char *settings, const char *kind,
         const char *reset = json_string_value(json_object_get(set, "reset"));
         add(out, "reset", "%s", reset ? reset : "run");
         json_t *wr = json_object_get(set, "warmup_runs");
-        add(out, "warmup-runs", "%lld", json_is_integer(wr) ? (long long)json_integer_value(wr) : 0);
+        add(out, "warmup-runs", "%lld",
+            json_is_integer(wr) ? (long long)json_integer_value(wr) : 0LL);
         const char *clients = json_string_value(json_object_get(set, "clients"));
         if (clients)
             add(out, "clients", "%s", clients);
