@@ -275,7 +275,8 @@ static int apply(struct opts *o, const struct resume_options *ro, const char *na
 
 /* Options that are settings but recorded only when given: given now and absent from ro, they
  * would change the experiment. -1 after a message. */
-static int refuse_unrecorded(const struct opts *o, const struct resume_options *ro, long long id)
+static int refuse_unrecorded(const struct opts *o, const struct resume_options *ro,
+                             const char *cmd, long long id)
 {
     static const char *const only_when_given[] = { "server-option", "target-ci", "max-rounds",
                                                    "max-time", "clients", "rand-seed" };
@@ -284,6 +285,10 @@ static int refuse_unrecorded(const struct opts *o, const struct resume_options *
         bool recorded = false;
         for (int i = 0; i < ro->n && !recorded; i++)
             recorded = !strcmp(ro->names[i], name);
+        /* pgo's --rand-seed is not a setting (the seed is stored apart, and a resume keeps
+         * it) */
+        if (!strcmp(name, "rand-seed") && strcmp(cmd, "compare"))
+            continue;
         if (!recorded && def_of(o, name) && opt_is_set(o, name))
             return error("cannot resume experiment %lld: --%s=%s differs from its recorded "
                          "settings, which have no --%s (leave --%s out to continue with the "
@@ -315,11 +320,13 @@ int cli_resume_settings(struct opts *o, const char *cmd)
         error("experiment %lld was recorded by `pgolab %s`, not `pgolab %s`; resume it with "
               "`pgolab %s%s --resume=%lld`", (long long)id, e.kind, cmd, e.kind,
               !strcmp(e.kind, "pgo") ? " TARGET" : "", (long long)id);
-    else if (resume_options_from_settings(e.settings_json, cmd, &ro) < 0)
-        error("cannot resume experiment %lld: its recorded settings are unreadable; give the "
-              "options it started with", (long long)id);
-    else
-        rc = refuse_unrecorded(o, &ro, (long long)id);
+    else if (resume_options_from_settings(e.settings_json, cmd, &ro) < 0) {
+        warning("experiment %lld: its recorded settings are unreadable; the options given are "
+                "taken as they are", (long long)id);
+        rc = 0;
+    } else {
+        rc = refuse_unrecorded(o, &ro, cmd, (long long)id);
+    }
     /* each option once, in the order recorded */
     for (int i = 0; rc == 0 && i < ro.n; i++) {
         bool first = true;

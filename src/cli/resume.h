@@ -38,7 +38,9 @@ bool resume_same_value(enum opt_type type, const char *given, const char *record
  * settings from --results and fill every recorded option of cmd that o was not given; an
  * option given with another value is refused: "cannot resume experiment 2: --rounds=3
  * differs from its recorded --rounds=2 (leave --rounds out to continue with the recorded
- * settings)". Refused too: no such experiment, one of another command, a complete one.
+ * settings)"; so is a setting recorded only when given (--target-ci, --server-option, ...)
+ * given now. Refused too: no such experiment, a complete one, one of another command.
+ * Unreadable recorded settings: a warning, and the options given are taken as they are.
  * 0 (nothing to do without --resume), or -1 after one line. */
 int cli_resume_settings(struct opts *o, const char *cmd);
 

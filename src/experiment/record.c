@@ -309,11 +309,13 @@ int experiment_record_finish(const struct experiment_config *cfg,
         else if (resumable) {
             char *again = experiment_resume_command(cfg->kind, cfg->target, cfg->experiment_id,
                                                     store_path(cfg->store));
-            fprintf(stderr, "experiment %lld %s: `%s` continues it (with the settings it "
-                            "recorded)\n", id, status, again);
+            /* pgo's builds are a cache the store does not describe: its options stay */
+            fprintf(stderr, "experiment %lld %s: `%s`%s continues it (with the settings it "
+                            "recorded)\n", id, status, again,
+                    strcmp(cfg->kind, "pgo") ? "" : " with the build options it had (--cc, "
+                    "--cflags, --source, --variants, --workdir)");
             free(again);
-        }
-        else
+        } else
             fprintf(stderr, "experiment %lld failed: the same options would fail again "
                             "(--resume would too); fix the cause and start a new one\n", id);
     }
