@@ -4,6 +4,7 @@
 #include "toolchain/toolchain.h"
 #include "cli/cli.h"
 #include "cli/common.h"
+#include "cli/resume.h"
 #include "experiment/profiling.h"
 #include "experiment/experiment.h"
 #include "report/tables.h"
@@ -51,7 +52,7 @@ static const struct opt_def compare_options[] = {
     { "rand-seed", OPT_INT, NULL, "seed of the run-order shuffle, also passed to every bench child (default: from the clock)" },
     { "workdir", OPT_STRING, NULL, "directory for databases and logs (default a new private /dev/shm/pgolab.XXXXXX, else ./.pgolab/run.XXXXXX; removed at the end)" },
     { "results", OPT_STRING, STORE_DEFAULT_PATH, "results database: the experiment and every run are recorded here as they finish" },
-    { "resume", OPT_INT, NULL, "continue experiment ID of the results database (same options; finished runs are not redone)" },
+    { "resume", OPT_INT, NULL, "continue experiment ID of the results database with the settings it recorded (variants, workloads, threads, rounds, time, tables, ...): `pgolab compare --resume=ID --results=FILE` alone; an option given again must agree with the recorded one; finished runs are not redone" },
     { "fail-if-slower", OPT_DOUBLE, NULL, "exit 3 when a variant is significantly slower than the baseline (tps) by more than PCT percent" },
     { "profile", OPT_BOOL, "off", "CPU profile of every run (perf_event_open; with --measure=instructions: callgrind's instructions per function), kept in RESULTS.profiles/ID; the report adds the top-30 functions of each variant against the baseline side by side, with their spread across rounds" },
     { "profile-frequency", OPT_INT, "999", "--profile: samples per second per CPU" },
@@ -136,9 +137,11 @@ static void compare_usage(void)
            "The experiment is recorded in the results database (--results) as it runs: it\n"
            "prints \"experiment N recorded in FILE\" first, and each run is committed when it\n"
            "ends, so Ctrl-C, a crash or a power cut loses at most the run in progress.\n"
-           "--resume=N with the same options runs only what is missing. `pgolab report\n"
-           "--experiment=N` prints it again (other shapes and formats), `pgolab history`\n"
-           "lists the experiments.\n"
+           "`pgolab compare --resume=N --results=FILE` continues experiment N with the\n"
+           "settings it recorded and runs only what is missing (an option given again must\n"
+           "agree with the recorded one; a stopped experiment prints this command).\n"
+           "`pgolab report --experiment=N` prints it again (other shapes and formats),\n"
+           "`pgolab history` lists the experiments.\n"
            "\n"
            "Options:\n");
     opts_print_help(compare_options);
@@ -426,7 +429,9 @@ int cmd_compare(int argc, char **argv)
 
     if (cli_help(argc, argv, compare_usage))
         return 0;
-    if (cli_parse(&c.o, tables, 1, argc, argv, "compare") == 0 && compare_variants(&c) == 0 &&
+    /* --resume=ID: the options it recorded, unless given (then they must agree) */
+    if (cli_parse(&c.o, tables, 1, argc, argv, "compare") == 0 &&
+        cli_resume_settings(&c.o, "compare") == 0 && compare_variants(&c) == 0 &&
         compare_servers(&c) == 0 && compare_runs(&c) == 0 && compare_measure(&c) == 0 &&
         cli_experiment_setup(&c.o, &c.cfg, &c.x) == 0 &&
         cli_calibration_apply(&c.o, &c.cfg, c.x.store, &c.cal) == 0) {

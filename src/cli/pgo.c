@@ -8,6 +8,7 @@
 #include "pgo/library_bench.h"
 #include "cli/cli.h"
 #include "cli/common.h"
+#include "cli/resume.h"
 #include "experiment/experiment.h"
 #include "oltp/oltp.h"
 #include "pgo/pipeline.h"
@@ -61,7 +62,7 @@ static const struct opt_def pgo_options[] = {
     { "metrics", OPT_BOOL, "on", "system metrics of every run (/proc: intr/s, ctxsw/s, us/sys/idle/iowait/steal %, CPU per transaction of client and server; the report's metrics table): on, or off (no sampling, e.g. to measure its overhead)" },
     { "rebuild", OPT_BOOL, "off", "ignore cached amalgamation, builds and profile data" },
     { "results", OPT_STRING, STORE_DEFAULT_PATH, "results database: the measurement and every run are recorded here as they finish" },
-    { "resume", OPT_STRING, NULL, "continue the measurement of experiment ID (same options; builds are reused, finished runs not redone); server targets: --resume alone continues the newest unfinished pgo experiment" },
+    { "resume", OPT_STRING, NULL, "continue the measurement of experiment ID with the measurement and training settings it recorded (--bench, --threads, --rounds or --target-ci, --time, --tables, --table-size, --measure, --train, --train-time, --train-threads, --gate; one given again must agree): `pgolab pgo TARGET --resume=ID --results=FILE` plus the build options it had (--cc, --cflags, --source, --variants, --workdir: builds are reused from the cache); finished runs are not redone; server targets: --resume alone continues the newest unfinished pgo experiment" },
     { "fail-if-slower", OPT_DOUBLE, NULL, "exit 3 when pgo is significantly slower than baseline (tps) by more than PCT percent" },
     { "profile", OPT_BOOL, "off", "CPU profile of every run (perf_event_open; with --measure=instructions: callgrind's instructions per function), kept in RESULTS.profiles/ID; the report adds the top-30 functions of each variant against the baseline side by side, with their spread across rounds" },
     { "profile-frequency", OPT_INT, "999", "--profile: samples per second per CPU" },
@@ -76,7 +77,9 @@ static void usage(void)
            "checks that baseline and pgo return identical results, then measures baseline\n"
            "against pgo in interleaved rounds and prints the tables on stdout.\n"
            "The measurement is recorded in the results database (--results) run by run;\n"
-           "--resume=ID continues an interrupted one, `pgolab report` prints it again.\n\n"
+           "`pgolab pgo TARGET --resume=ID --results=FILE` (with the build options it had)\n"
+           "continues an interrupted one with the settings it recorded; `pgolab report`\n"
+           "prints it again.\n\n"
            "Targets (recipes/NAME.json, $PGOLAB_RECIPES; or a recipe file):\n");
     char *names = recipe_names();
     printf("  %s\n  (sqlite is the SQLite library, the embedded default; the others are "
@@ -475,7 +478,8 @@ int cmd_pgo(int argc, char **argv)
             argv[i] = (char *)"--resume=on";
     opts_init(&o, tables, 1);
     o.cmd = "pgo";
-    if (opts_parse(&o, argc - 1, argv + 1) < 0 || cli_results_env(&o) < 0)
+    if (opts_parse(&o, argc - 1, argv + 1) < 0 || cli_results_env(&o) < 0 ||
+        cli_resume_settings(&o, "pgo") < 0)
         goto out;
     if (o.nargs == 0) {
         usage();

@@ -1,10 +1,12 @@
 /* experiment: experiment_run(), the loop of an experiment (see experiment.h): per workload,
  * the data prepared once (run_prepare_template), the warm-up runs, then every round's blocks
  * in the order experiment_order() gives (plan.c), each variant's run made by run_once()
- * (run.c), skipping what the results store already holds. Owned by the experiment engine;
- * used by compare, pgo and calibrate. */
+ * (run.c), skipping what the results store already holds. Its progress: a status line on a
+ * terminal; off one, plain lines per phase and at the pace of pace.h (with the ETA). Owned
+ * by the experiment engine; used by compare, pgo and calibrate. */
 #include "experiment/experiment.h"
 #include "model/environment.h"
+#include "experiment/pace.h"
 #include "experiment/plan.h"
 #include "model/precision.h"
 #include "experiment/record.h"
@@ -17,6 +19,7 @@
 #include "util/strbuf.h"
 #include "util/util.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <math.h>
 #include <stdbool.h>
@@ -25,18 +28,6 @@
 #include <string.h>
 
 /* ---------------------------------------------------------------- small helpers */
-
-/* "45s", "3m10s", "1h02m". */
-static void add_duration(struct strbuf *sb, double s)
-{
-    long t = s > 0 ? (long)(s + 0.5) : 0;
-    if (t >= 3600)
-        strbuf_addf(sb, "%ldh%02ldm", t / 3600, t / 60 % 60);
-    else if (t >= 60)
-        strbuf_addf(sb, "%ldm%02lds", t / 60, t % 60);
-    else
-        strbuf_addf(sb, "%lds", t);
-}
 
 /* The widest CI half-width for the progress line: "+/-4.1%", or (NAN) "none before round 5". */
 static const char *fmt_half(struct strbuf *sb, double pct)
@@ -59,6 +50,9 @@ static int warmup(const struct experiment_config *cfg, struct experiment_result 
 {
     struct strbuf out = STRBUF_INIT;
     int rc = 0;
+    if (cfg->progress)
+        progress_log("warm-up of %s: %d run%s per variant and thread count (discarded)",
+                     cfg->workloads[w], cfg->warmup_runs, cfg->warmup_runs == 1 ? "" : "s");
     for (int k = 1; k <= cfg->warmup_runs && rc == 0; k++)
         for (int t = 0; t < cfg->nthreads && rc == 0; t++) {
             experiment_order(cfg->seed, -k, w * cfg->nthreads + t, cfg->nvariants, order);
@@ -141,6 +135,47 @@ static int workload_pending(const struct experiment_config *cfg,
     return 0;
 }
 
+/* ETA of the runs left: the mean duration of the runs made so far (before any: --time
+ * + 1 s) times the runs not recorded yet, the next one included; appended to sb. */
+static void add_eta(struct strbuf *sb, const struct experiment_config *cfg, int total,
+                    int recorded, int ran, uint64_t run_ns)
+{
+    double per = ran ? run_ns / 1e9 / ran : cfg->time_s + 1.0;
+    pace_add_duration(sb, per * (total - recorded));
+}
+
+/* The progress of round `round` of workload w (ended: its end, else at the start of the
+ * run of thread count t and variant v) into line. */
+static void round_line(struct strbuf *line, const struct experiment_config *cfg,
+                       const struct experiment_result *res, int w, int round, int t, int v,
+                       bool ended, int total, int ran, uint64_t run_ns, double worst)
+{
+    struct strbuf tmp = STRBUF_INIT;
+    strbuf_reset(line);
+    if (cfg->target_ci > 0)
+        strbuf_addf(line, "round %d (at most %d)", round, cfg->rounds);
+    else
+        strbuf_addf(line, "round %d/%d", round, cfg->rounds);
+    strbuf_addf(line, "%s  %s", ended ? " done" : "", cfg->workloads[w]);
+    if (!ended)
+        strbuf_addf(line, "  threads=%d  %s", cfg->threads[t], cfg->variants[v].name);
+    if (cfg->target_ci > 0) {
+        strbuf_addf(line, "  [--target-ci=%g%%: widest CI now %s", cfg->target_ci,
+                    fmt_half(&tmp, worst));
+        if (ended) {
+            strbuf_addf(line, "; %d runs recorded, ETA at most ", res->nruns);
+            add_eta(line, cfg, total, res->nruns, ran, run_ns);
+        }
+        strbuf_addch(line, ']');
+    } else {
+        strbuf_addf(line, ended ? "  [%d of %d runs recorded, ETA " : "  [run %d/%d, ETA ",
+                    ended ? res->nruns : res->nruns + 1, total);
+        add_eta(line, cfg, total, res->nruns, ran, run_ns);
+        strbuf_addch(line, ']');
+    }
+    strbuf_release(&tmp);
+}
+
 int experiment_run(const struct experiment_config *cfg, struct experiment_result *res)
 {
     struct sig_saved saved;
@@ -152,6 +187,8 @@ int experiment_run(const struct experiment_config *cfg, struct experiment_result
     bool instr_mode = cfg->measure == MEASURE_INSTRUCTIONS; /* same data for every count */
     uint64_t run_ns = 0;
     int rc = 0, ran = 0;
+    struct strbuf line = STRBUF_INIT;
+    struct pace pace;
 
     memset(res, 0, sizeof(*res));
     res->started_at = wall_time();
@@ -241,6 +278,16 @@ int experiment_run(const struct experiment_config *cfg, struct experiment_result
             wl_budget = (left > 0 ? left : 0) / (cfg->nworkloads - w);
         }
         int wl_rounds_run = 0, wl_ran = ran;
+        if (rc == 0 && cfg->progress) { /* off a terminal: the measurement's phase line */
+            strbuf_reset(&line);
+            add_eta(&line, cfg, total, res->nruns, ran, run_ns);
+            progress_log("measuring %s: %s%d rounds x %d thread count%s x %d variants, "
+                         "%d of %d runs recorded, ETA %s%s", cfg->workloads[w],
+                         cfg->target_ci > 0 ? "at most " : "", cfg->rounds, cfg->nthreads,
+                         cfg->nthreads == 1 ? "" : "s", cfg->nvariants, res->nruns, total,
+                         cfg->target_ci > 0 ? "at most " : "", line.buf);
+        }
+        pace_begin(&pace, wall_time(), pace_interval());
         for (int round = 1; round <= cfg->rounds && rc == 0; round++) {
             if (cfg->target_ci > 0 && round > 1) {
                 if (target_reached(cfg, res, w, &worst))
@@ -251,6 +298,7 @@ int experiment_run(const struct experiment_config *cfg, struct experiment_result
                     break;
             }
             bool ran_round = false;
+            pace_round(&pace, wall_time());
             if (cfg->reset == RESET_ROUND)
                 for (int v = 0; v < cfg->nvariants; v++)
                     fresh[v] = true;
@@ -267,22 +315,16 @@ int experiment_run(const struct experiment_config *cfg, struct experiment_result
                     }
                     if (recorded)
                         continue;
-                    if (cfg->progress) {
-                        /* ETA: mean duration of the runs made so far (before any: --time +
-                         * 1 s) times the runs left, this one included. */
-                        double per = ran ? run_ns / 1e9 / ran : cfg->time_s + 1.0;
-                        struct strbuf eta = STRBUF_INIT;
-                        add_duration(&eta, per * (total - done));
-                        if (cfg->target_ci > 0)
-                            progress("round %d (at most %d)  %s  threads=%d  %s  [--target-ci=%g%%: "
-                                     "widest CI now %s]", round, cfg->rounds, cfg->workloads[w],
-                                     cfg->threads[t], cfg->variants[order[i]].name,
-                                     cfg->target_ci, fmt_half(&eta, worst));
-                        else
-                            progress("round %d/%d  %s  threads=%d  %s  [run %d/%d, ETA %s]", round,
-                                     cfg->rounds, cfg->workloads[w], cfg->threads[t],
-                                     cfg->variants[order[i]].name, done + 1, total, eta.buf);
-                        strbuf_release(&eta);
+                    if (cfg->progress) { /* the status line; off a terminal, paced */
+                        assert(done == res->nruns);
+                        round_line(&line, cfg, res, w, round, t, order[i], false, total, ran,
+                                   run_ns, worst);
+                        progress("%s", line.buf);
+                        double now = wall_time();
+                        if (pace_due(&pace, now, false)) {
+                            progress_log("%s", line.buf);
+                            pace_printed(&pace, now);
+                        }
                     }
                     uint64_t t0 = now_ns();
                     int v = order[i];
@@ -299,10 +341,18 @@ int experiment_run(const struct experiment_config *cfg, struct experiment_result
                 }
             }
             wl_rounds_run += ran_round;
+            double now = wall_time();
+            if (rc == 0 && ran_round && cfg->progress && pace_due(&pace, now, true)) {
+                if (cfg->target_ci > 0)
+                    target_reached(cfg, res, w, &worst);
+                round_line(&line, cfg, res, w, round, 0, 0, true, total, ran, run_ns, worst);
+                progress_log("%s", line.buf);
+                pace_printed(&pace, now);
+            }
         }
         if (rc == 0 && cfg->progress) {
             struct strbuf took = STRBUF_INIT;
-            add_duration(&took, wall_time() - wl_start);
+            pace_add_duration(&took, wall_time() - wl_start);
             progress_phase_done("measured %s: %d runs in %s (%d of %d runs recorded)",
                                 cfg->workloads[w], ran - wl_ran, took.buf, res->nruns, total);
             strbuf_release(&took);
@@ -317,6 +367,7 @@ int experiment_run(const struct experiment_config *cfg, struct experiment_result
     progress_done();
     sig_restore(&saved);
 done:
+    strbuf_release(&line);
     res->finished_at = wall_time();
     for (int v = 0; v < cfg->nvariants; v++) {
         free(template[v]);

@@ -9,8 +9,10 @@
 #include "util/fmt.h"
 #include "util/progress.h"
 #include "util/strbuf.h"
+#include "util/subprocess.h"
 #include "util/util.h"
 
+#include <assert.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -258,6 +260,25 @@ static bool kind_resumes(const char *kind)
     return kind && (!strcmp(kind, "compare") || !strcmp(kind, "pgo"));
 }
 
+char *experiment_resume_command(const char *kind, const char *target, int64_t id,
+                                const char *results)
+{
+    assert(kind && id > 0 && results);
+    char *resume = xasprintf("--resume=%lld", (long long)id);
+    char *res = xasprintf("--results=%s", results);
+    const char *argv[] = { "pgolab", kind, resume, res, NULL };
+    if (!strcmp(kind, "pgo")) { /* pgolab pgo TARGET --resume=ID --results=PATH */
+        argv[2] = target ? target : "TARGET";
+        argv[3] = resume;
+        argv[4] = res;
+    }
+    const char *full[6] = { argv[0], argv[1], argv[2], argv[3], argv[4], NULL };
+    char *cmd = subprocess_argv_str(full);
+    free(resume);
+    free(res);
+    return cmd;
+}
+
 int experiment_record_finish(const struct experiment_config *cfg,
                              const struct experiment_result *res, int run_rc)
 {
@@ -285,10 +306,16 @@ int experiment_record_finish(const struct experiment_config *cfg,
         if (resumable && !kind_resumes(cfg->kind))
             fprintf(stderr, "experiment %lld %s: `pgolab %s` with the same options starts it "
                             "again (it has no --resume)\n", id, status, cmd ? cmd : "");
-        else if (resumable)
-            fprintf(stderr, "experiment %lld %s: `pgolab %s --resume=%lld` with the same options "
-                            "continues it\n", id, status, cmd, id);
-        else
+        else if (resumable) {
+            char *again = experiment_resume_command(cfg->kind, cfg->target, cfg->experiment_id,
+                                                    store_path(cfg->store));
+            /* pgo's builds are a cache the store does not describe: its options stay */
+            fprintf(stderr, "experiment %lld %s: `%s`%s continues it (with the settings it "
+                            "recorded)\n", id, status, again,
+                    strcmp(cfg->kind, "pgo") ? "" : " with the build options it had (--cc, "
+                    "--cflags, --source, --variants, --workdir)");
+            free(again);
+        } else
             fprintf(stderr, "experiment %lld failed: the same options would fail again "
                             "(--resume would too); fix the cause and start a new one\n", id);
     }
@@ -543,6 +570,9 @@ int experiment_load(struct store *s, int64_t id, struct experiment_loaded *out)
         size_t np = strlen(EXPERIMENT_NOTE_RESUMABLE);
         bool resumable = e->note && !strncmp(e->note, EXPERIMENT_NOTE_RESUMABLE, np);
         const char *why = resumable ? e->note + np : e->note;
+        const char *target = json_string_value(json_object_get(json_object_get(set, "pgo"),
+                                                               "target"));
+        char *again = experiment_resume_command(e->kind, target, id, store_path(s));
         if (!kind_resumes(e->kind))
             res->error = xasprintf("experiment %lld %s%s%s", (long long)id,
                                    !strcmp(e->status, "running")
@@ -551,18 +581,14 @@ int experiment_load(struct store *s, int64_t id, struct experiment_loaded *out)
                                    why ? ": " : "", why ? why : "");
         else if (!strcmp(e->status, "running"))
             res->error = xasprintf("experiment %lld is still running, or was stopped by a crash "
-                                   "or power cut (`pgolab %s --resume=%lld` continues it)",
-                                   (long long)id, !strcmp(e->kind, "pgo") ? "pgo TARGET" : e->kind,
-                                   (long long)id);
+                                   "or power cut (`%s` continues it)", (long long)id, again);
         else if (!strcmp(e->status, "failed") && e->note && !resumable)
             /* a cause that would fail again: no --resume */
             res->error = xasprintf("experiment %lld failed: %s", (long long)id, why);
         else
-            res->error = xasprintf("experiment %lld %s%s%s (`pgolab %s --resume=%lld` with the "
-                                   "same options continues it)",
-                                   (long long)id, e->status, why ? ": " : "", why ? why : "",
-                                   !strcmp(e->kind, "pgo") ? "pgo TARGET" : e->kind,
-                                   (long long)id);
+            res->error = xasprintf("experiment %lld %s%s%s (`%s` continues it)", (long long)id,
+                                   e->status, why ? ": " : "", why ? why : "", again);
+        free(again);
     }
     rc = 0;
 out:

@@ -44,12 +44,19 @@ int experiment_record_resume(struct experiment_config *cfg, struct store *s, int
  * or res->transient); the rest of the note is the error. */
 #define EXPERIMENT_NOTE_RESUMABLE "resumable: "
 
+/* The command that continues experiment id of the results file results:
+ * "pgolab compare --resume=ID --results=PATH" (kind "pgo": "pgolab pgo TARGET --resume=ID
+ * --results=PATH", target NULL = the word TARGET), words shell-quoted where needed. The
+ * resume takes every setting from the store (src/cli/resume.h). Caller frees. */
+char *experiment_resume_command(const char *kind, const char *target, int64_t id,
+                                const char *results);
+
 /* Mark the recorded experiment finished after experiment_run() returned run_rc: "complete"
  * (0), "interrupted" (a signal stopped it) or "failed". A new experiment that failed before
  * its first run (not a signal) is removed instead ("experiment N removed from FILE: ..."): a
  * failure before the first run leaves no row. Otherwise a stopped one gets res->error as its
- * note and one line on stderr: the --resume command when a signal or a transient failure
- * (res->transient) stopped it, else that the same options would fail again. Nothing when
+ * note and one line on stderr: the exact --resume command (experiment_resume_command())
+ * when a signal or a transient failure (res->transient) stopped it, else that the same options would fail again. Nothing when
  * cfg->store is NULL. */
 int experiment_record_finish(const struct experiment_config *cfg,
                              const struct experiment_result *res, int run_rc);

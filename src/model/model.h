@@ -108,6 +108,7 @@ struct experiment_config {
     struct store *store;
     int64_t experiment_id;     /* > 0: reports name it ("pgolab experiment 12: ...") */
     const char *kind;          /* "compare" | "pgo" | "calibrate" (or NULL): for reports */
+    const char *target;        /* pgo: its TARGET, for the --resume command it prints; or NULL */
     bool experiment_new;       /* experiment_record_begin made it (not a resume) */
     /* Keep every run's full JSON report (run_result.json, ~40 KiB: its histogram and
      * per-second series) in memory: --output and calibrate's recommendation read it. Else,

@@ -126,6 +126,7 @@ int pgo_measure(struct pgo_pipeline *p, struct store *store)
     cfg.workdir = p->rundir;
     cfg.pgolab = p->pgolab;
     cfg.seed = rq->seed;
+    cfg.target = rq->target;
     /* a status line on a terminal; off one, a library's runs also get a line per phase */
     cfg.progress = p->library || stderr_is_tty();
     cfg.no_metrics = rq->no_metrics;

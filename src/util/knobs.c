@@ -14,6 +14,7 @@ const struct test_knob test_knobs[] = {
     { "PGOLAB_LATENCY_FILE", "bench writes every counted latency to that path.RANK" },
     { "PGOLAB_MPI_MERGE_TIMES", "rank 0 says what merging the ranks' interval lines cost" },
     { "PGOLAB_CHARTJS", "the HTML report inlines another chart library file" },
+    { "PGOLAB_PROGRESS_EVERY", "seconds between an experiment's progress lines off a terminal" },
     { NULL, NULL },
 };
 

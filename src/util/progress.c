@@ -60,3 +60,20 @@ void progress_phase_done(const char *fmt, ...)
     fputc('\n', stderr);
     fflush(stderr);
 }
+
+void progress_log(const char *fmt, ...)
+{
+    char line[512];
+    va_list ap;
+    if (stderr_is_tty())
+        return;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    for (char *c = line; *c; c++)
+        if ((unsigned char)*c < 0x20 || *c == 0x7f)
+            *c = '?';
+    fputs(line, stderr);
+    fputc('\n', stderr);
+    fflush(stderr);
+}

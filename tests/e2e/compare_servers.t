@@ -137,7 +137,7 @@ like "$(cat "$TMP/k.err")" "run failed: variant [AB], oltp_read_only, threads=1,
     "the error names the run and carries the server's log"
 like "$(cat "$TMP/k.err")" "the server is gone" "... and says the server is gone"
 # a server that died is a transient cause: --resume is worth trying, and the log it names is kept
-like "$(cat "$TMP/k.err")" '^experiment 4 failed: `pgolab compare --resume=4` with the same options continues it$' \
+like "$(cat "$TMP/k.err")" "^experiment 4 failed: \`pgolab compare --resume=4 --results=$DB\` continues it \\(with the settings it recorded\\)\$" \
     "... and suggests --resume (a server that died may not die again)"
 klog=$(sed -n 's/.*server log \([^:]*\.log\): .*/\1/p' "$TMP/k.err" | head -1)
 like "$klog" "$DB\.logs/experiment-4-run-00[0-9]-[AB]-server\.log$" "... the server log it names is beside the results"
@@ -184,7 +184,7 @@ is "$rc" 1 "paused server: compare exits 1"
 cmp_ok "$took" '<' 40 "paused server: the experiment ended ${took} s after the pause (run: 2 s + 10 s grace, then the server's stop)"
 like "$(cat "$TMP/s.err")" "run failed: variant [AB], oltp_read_only, threads=1, round [12]/2: exit 2: FATAL: The --max-time limit has expired, forcing shutdown\.\.\.; the server is paused \(SIGSTOP\); server log " \
     "paused server: the error names the run, the forced shutdown and the paused server"
-like "$(cat "$TMP/s.err")" '^experiment 5 failed: `pgolab compare --resume=5` with the same options continues it$' \
+like "$(cat "$TMP/s.err")" "^experiment 5 failed: \`pgolab compare --resume=5 --results=$DB\` continues it \\(with the settings it recorded\\)\$" \
     "paused server: --resume is suggested (a stall may not come back)"
 is "$(sq "$DB" "SELECT count(*) FROM runs WHERE experiment_id = 5")" 1 "paused server: the run before it is kept, the cut one not recorded"
 is "$(ours mariadbd)" 0 "no mariadbd left running (the paused one was continued and stopped)"
