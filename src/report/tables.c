@@ -117,6 +117,44 @@ void rep_table_emit(struct rep *r, struct table *t)
 
 /* ---------------------------------------------------------------- header */
 
+/* Instruction mode: which counters moved between the rounds of one variant (identical runs),
+ * and by how much at most: (max - min) / |median| over the rounds of each cell. A line into
+ * body only when some cell has two rounds or more. */
+static void repeatability_line(const struct rep *r, struct strbuf *body)
+{
+    const struct experiment_config *cfg = r->cfg;
+    struct strbuf moved = STRBUF_INIT, still = STRBUF_INIT;
+    bool any = false;
+    for (int k = 0; k < INSTR_METRICS; k++) {
+        enum experiment_metric m = (enum experiment_metric)(METRIC_INSTR + k);
+        double worst = -1;
+        for (int v = 0; v < cfg->nvariants; v++)
+            for (int w = 0; w < cfg->nworkloads; w++)
+                for (int t = 0; t < cfg->nthreads; t++) {
+                    struct cell_stats c = experiment_cell(r->res, v, w, cfg->threads[t], m);
+                    if (c.n < 2 || c.median == 0)
+                        continue;
+                    double spread = (c.max - c.min) / fabs(c.median) * 100;
+                    if (spread > worst)
+                        worst = spread;
+                }
+        if (worst < 0)
+            continue;
+        any = true;
+        const char *key = experiment_metric_key(m);
+        if (worst > 0)
+            strbuf_addf(&moved, "%s%s up to %.3g%%", moved.len ? ", " : "", key, worst);
+        else
+            strbuf_addf(&still, "%s%s", still.len ? ", " : "", key);
+    }
+    if (any)
+        strbuf_addf(body, "repeatability: between the rounds of one variant %s%s%s%s\n",
+                    moved.len ? "moved: " : "nothing moved", moved.buf,
+                    still.len ? "; identical: " : "", still.buf);
+    strbuf_release(&moved);
+    strbuf_release(&still);
+}
+
 /* The report header: its first line into title, the others (one per line) into body. */
 static void header_lines(struct rep *r, struct strbuf *title, struct strbuf *body)
 {
@@ -228,6 +266,7 @@ static void header_lines(struct rep *r, struct strbuf *title, struct strbuf *bod
                     base->name, base->name, base->name,
                     r->shape != REPORT_SEED000 ? "; the instruction table is the only shape"
                                                : "");
+        repeatability_line(r, body);
         bool servers = false;
         for (int v = 0; v < cfg->nvariants; v++)
             servers |= cfg->variants[v].kind == VARIANT_SERVER;
