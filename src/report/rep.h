@@ -1,7 +1,8 @@
-/* rep: private to src/report (tables.c and metrics.c): one report being built (struct rep)
- * and the cells it shows as CSV and JSON records (struct rec), so that every table of an
- * experiment report, the tps tables and the system metrics table alike, lands in the same CSV
- * rows and JSON cells. Owned by tables.c (report_experiment() makes and frees them). */
+/* rep: private to src/report (tables.c and the parts it calls: metrics.c, server_cpu.c, ...):
+ * one report being built (struct rep) and the cells it shows as CSV and JSON records (struct
+ * rec), so that every table of an experiment report, the tps tables and the system metrics
+ * table alike, lands in the same CSV rows and JSON cells, with its changes computed one way
+ * (rep_change_cell()). Owned by tables.c (report_experiment() makes and frees them). */
 #ifndef PGOLAB_REPORT_REP_H
 #define PGOLAB_REPORT_REP_H
 
