@@ -1,6 +1,8 @@
 /* pgolab HTML report (src/report/html_page.js): draws the charts from the JSON data block
  * with Chart.js, then writes what it drew into #pgolab-status, one line per chart
- * ("chart ID TYPE datasets=N points=a,b,... painted=PIXELS ink=PIXELS"), plus "errors=N" and
+ * ("chart ID TYPE datasets=N points=a,b,... painted=PIXELS ink=PIXELS"), one line per canvas
+ * on how it is laid out ("layout ID legend=ENTRIES legend_h=PX plot_h=PX canvas_h=PX": the
+ * legend's entries and height and the plot area's height, CSS pixels), plus "errors=N" and
  * "resources=N" (requests the page made: none is right), for the browser test. */
 (function () {
   'use strict';
@@ -309,6 +311,15 @@
     return 'painted=' + painted + ' ink=' + ink;
   }
 
+  /* How a canvas is shared out: a legend that grows with the data squeezes the plot. */
+  function layout(c) {
+    var chart = c.chart, a = chart.chartArea, lg = chart.legend;
+    var items = lg && lg.options.display && lg.legendItems ? lg.legendItems.length : 0;
+    return 'layout ' + c.id + ' legend=' + items + ' legend_h=' +
+           Math.round(items && lg.height ? lg.height : 0) + ' plot_h=' +
+           Math.round(a.bottom - a.top) + ' canvas_h=' + Math.round(chart.height);
+  }
+
   function status() {
     var lines = charts.map(function (c) {
       if (c.heat) return 'chart ' + c.id + ' heatmap datasets=1 points=' +
@@ -319,6 +330,7 @@
       return 'chart ' + c.id + ' ' + c.chart.config.type + ' datasets=' + counts.length +
              ' points=' + counts.join(',') + ' ' + pixels(c);
     });
+    charts.forEach(function (c) { if (c.chart) lines.push(layout(c)); });
     lines.push('charts=' + charts.length);
     lines.push('errors=' + window.pgolabErrors.length +
                (window.pgolabErrors.length ? ' ' + window.pgolabErrors.join(' | ') : ''));
