@@ -8,7 +8,6 @@
   'use strict';
   var COLORS = ['#1f5fa8', '#d9480f', '#2b8a3e', '#862e9c', '#c2255c', '#0b7285', '#5c940d',
                 '#e67700', '#364fc7', '#495057'];
-  var DASHES = [[], [6, 3], [2, 2], [10, 3, 2, 3], [1, 4]];
   var charts = [];
 
   function el(tag, cls, text) {
@@ -149,28 +148,120 @@
     return groups.length > 0;
   }
 
-  /* The per-second tps of every run, rounds overlaid (a dash per round). */
+  /* A variant's runs give a band from this many runs on: p10-p90 (below it, min-max: with a
+   * few runs every run is the band's edge or inside it). */
+  var BAND_P_RUNS = 10;
+
+  /* The q-quantile (0..1) of sorted numbers, linear between neighbours. */
+  function quantile(sorted, q) {
+    var h = (sorted.length - 1) * q, i = Math.floor(h);
+    return i + 1 < sorted.length ? sorted[i] + (h - i) * (sorted[i + 1] - sorted[i]) : sorted[i];
+  }
+
+  /* One variant's runs (timeline rows) as a series per second: {x, y: median tps, lo, hi:
+   * the band, n: runs with that second}, in time order. */
+  function bandSeries(rows, pband) {
+    var bySec = {}, secs = [];
+    rows.forEach(function (r) {
+      r.points.forEach(function (p) {
+        if (!num(p[0]) || !num(p[1])) return;
+        var k = String(Math.round(p[0] * 10) / 10);
+        if (!bySec[k]) { bySec[k] = []; secs.push(Math.round(p[0] * 10) / 10); }
+        bySec[k].push(p[1]);
+      });
+    });
+    secs.sort(function (a, b) { return a - b; });
+    return secs.map(function (x) {
+      var ys = bySec[String(x)].slice().sort(function (a, b) { return a - b; });
+      return { x: x, y: quantile(ys, 0.5), n: ys.length,
+               lo: pband ? quantile(ys, 0.1) : ys[0],
+               hi: pband ? quantile(ys, 0.9) : ys[ys.length - 1] };
+    });
+  }
+
+  /* '#rrggbb' as [r, g, b], and as a CSS color of that opacity. */
+  function rgb(hex) {
+    var n = parseInt(String(hex).slice(1), 16);
+    return [(n >> 16) & 255, (n >> 8) & 255, n & 255];
+  }
+  function rgba(hex, alpha) {
+    var c = rgb(hex);
+    return 'rgba(' + c[0] + ',' + c[1] + ',' + c[2] + ',' + alpha + ')';
+  }
+
+  /* Shaded bands behind the lines: a dataset's band[j] = {x, lo, hi}, filled between lo and
+   * hi in the dataset's color, pale; one second alone is a short bar. Hidden with its line. */
+  var bands = {
+    id: 'pgolabBands',
+    beforeDatasetsDraw: function (chart) {
+      var ctx = chart.ctx, xs = chart.scales.x, ys = chart.scales.y, a = chart.chartArea;
+      chart.data.datasets.forEach(function (ds, i) {
+        if (!ds.band || !chart.isDatasetVisible(i)) return;
+        var b = ds.band.filter(function (p) { return num(p.lo) && num(p.hi); });
+        if (!b.length) return;
+        ctx.save();
+        ctx.beginPath();
+        ctx.rect(a.left, a.top, a.right - a.left, a.bottom - a.top);
+        ctx.clip();
+        ctx.fillStyle = rgba(ds.borderColor, 0.2);
+        ctx.beginPath();
+        if (b.length === 1) {
+          var y1 = ys.getPixelForValue(b[0].hi), y2 = ys.getPixelForValue(b[0].lo);
+          ctx.rect(xs.getPixelForValue(b[0].x) - 6, y1, 12, Math.max(1, y2 - y1));
+        } else {
+          b.forEach(function (p, j) {
+            var px = xs.getPixelForValue(p.x), py = ys.getPixelForValue(p.hi);
+            if (j) ctx.lineTo(px, py); else ctx.moveTo(px, py);
+          });
+          for (var j = b.length - 1; j >= 0; j--)
+            ctx.lineTo(xs.getPixelForValue(b[j].x), ys.getPixelForValue(b[j].lo));
+          ctx.closePath();
+        }
+        ctx.fill();
+        ctx.restore();
+      });
+    }
+  };
+
+  /* The per-second tps per variant: the median across the variant's runs as a line, their
+   * spread (min-max, or p10-p90 with many runs) as a band; a legend entry per variant however
+   * many rounds there are. */
   function timelineCharts(parent, d, idx) {
     var groups = uniq(d.timelines.map(function (r) { return r.workload + ', ' + r.threads; }));
     groups.forEach(function (g, gi) {
       var rows = d.timelines.filter(function (r) { return r.workload + ', ' + r.threads === g; });
-      rows.sort(function (a, b) { return a.v - b.v || a.round - b.round; });
-      var datasets = rows.map(function (r) {
-        return { label: r.variant + ' r' + r.round,
-                 data: r.points.map(function (p) { return { x: p[0], y: p[1] }; }),
-                 borderColor: COLORS[r.v % COLORS.length], backgroundColor: COLORS[r.v % COLORS.length],
-                 borderDash: DASHES[(r.round - 1) % DASHES.length], borderWidth: 1.5,
-                 pointRadius: r.points.length < 4 ? 3 : 0, tension: 0 };
+      var vs = uniq(rows.map(function (r) { return r.v; })).sort(function (a, b) { return a - b; });
+      var byV = vs.map(function (v) { return rows.filter(function (r) { return r.v === v; }); });
+      var fewest = Math.min.apply(null, byV.map(function (rs) { return rs.length; }));
+      var pband = fewest >= BAND_P_RUNS, top = 0;
+      var datasets = byV.map(function (rs, i) {
+        var v = vs[i], series = bandSeries(rs, pband), color = COLORS[v % COLORS.length];
+        series.forEach(function (p) { top = Math.max(top, p.hi, p.y); });
+        return { label: rs[0].variant + ' (' + rs.length + ' run' + (rs.length === 1 ? '' : 's') +
+                        ')',
+                 data: series.map(function (p) { return { x: p.x, y: p.y }; }), band: series,
+                 borderColor: color, backgroundColor: color, borderWidth: 2,
+                 pointRadius: series.length < 4 ? 3 : 0, tension: 0 };
       });
       var t = rows[0].threads;
+      var most = Math.max.apply(null, byV.map(function (rs) { return rs.length; }));
       addChart(parent, 'time-' + idx + '-' + gi, {
         type: 'line',
-        title: 'tps per second, every run, ' + rows[0].workload + ', ' + t + ' thread' +
-               (t === 1 ? '' : 's') + ' (rounds overlaid)',
+        title: ['tps per second, ' + rows[0].workload + ', ' + t + ' thread' + (t === 1 ? '' : 's')]
+               .concat(most > 1 ? ['median of each variant\'s runs; band: ' +
+                                   (pband ? 'p10-p90' : 'min-max') + ' of the runs'] : []),
         data: { datasets: datasets },
-        options: { parsing: true,
-                   scales: { x: { type: 'linear', title: axisTitle('time (s)') },
-                             y: { title: axisTitle('tps'), beginAtZero: true } } }
+        options: {
+          parsing: true,
+          scales: { x: { type: 'linear', title: axisTitle('time (s)') },
+                    y: { title: axisTitle('tps'), beginAtZero: true, suggestedMax: top * 1.05 } },
+          plugins: { tooltip: { callbacks: { label: function (c) {
+            var p = c.dataset.band[c.dataIndex];
+            return c.dataset.label + ': ' + Math.round(p.y) + ' tps' + (p.n > 1 ?
+              ' (' + Math.round(p.lo) + ' .. ' + Math.round(p.hi) + ' over ' + p.n + ' runs)' : '');
+          } } } }
+        },
+        plugins: [bands]
       });
     });
     return groups.length > 0;
@@ -286,10 +377,6 @@
   /* Pixels a chart painted (non-transparent), to tell a drawn canvas from a blank one, and
    * "ink": the pixels inside its plot area in one of its datasets' colors (grid lines and
    * axes are grey), to tell a chart that drew its data from one that drew only its axes. */
-  function rgb(hex) {
-    var n = parseInt(String(hex).slice(1), 16);
-    return [(n >> 16) & 255, (n >> 8) & 255, n & 255];
-  }
   function pixels(c) {
     var canvas = c.canvas, chart = c.chart, ctx = canvas.getContext('2d');
     var px = ctx.getImageData(0, 0, canvas.width, canvas.height).data;
