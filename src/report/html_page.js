@@ -61,8 +61,10 @@
       maintainAspectRatio: false,
       plugins: {}
     }, config.options || {});
+    /* a compact title and legend (a legend entry per variant): the plot keeps the canvas */
     config.options.plugins = Object.assign({
-      title: { display: true, text: config.title }
+      title: { display: true, text: config.title, padding: { top: 4, bottom: 4 } },
+      legend: { labels: { boxWidth: 24, padding: 6 } }
     }, config.options.plugins || {});
     /* the status block reads the pixels back once (willReadFrequently: no console warning) */
     var chart = new Chart(canvas.getContext('2d', { willReadFrequently: true }), config);
@@ -111,7 +113,7 @@
       var pad = (hi - lo) * 0.1 || hi * 0.05 || 1;
       addChart(parent, 'tps-' + idx + '-' + wi, {
         type: 'line',
-        title: 'tps vs threads, ' + w + ' (median of the rounds; whiskers: 95% CI / min-max)',
+        title: ['tps vs threads, ' + w, 'median of the rounds; whiskers: 95% CI / min-max'],
         data: { labels: threads.map(String), datasets: datasets },
         options: { scales: { x: { title: axisTitle('threads') },
                              y: { title: axisTitle('tps'), suggestedMin: Math.max(0, lo - pad),
@@ -309,6 +311,28 @@
     return true;
   }
 
+  /* The x labels of a bar chart's cells (keys by keyOf): "2 threads" when the cells share one
+   * workload, else the workload (less the prefix all share) over the threads on two lines; a
+   * label in one line of "workload threads" is too wide for a small chart's bars and turns,
+   * eating the plot. */
+  function cellLabels(cells, keys, keyOf) {
+    var ws = uniq(cells.map(function (c) { return c.workload; }));
+    var cut = ws.length > 1 ? commonPrefix(ws).length : 0;
+    return keys.map(function (k) {
+      var c = cells.filter(function (x) { return keyOf(x) === k; })[0];
+      var t = c.threads + ' thread' + (c.threads === 1 ? '' : 's');
+      return ws.length === 1 ? t : [c.workload.slice(cut), t];
+    });
+  }
+
+  /* The prefix of the names up to a '_' that all share ("oltp_" of oltp_point_select and
+   * oltp_read_only), to leave out where the rest tells them apart. */
+  function commonPrefix(names) {
+    var p = names[0];
+    names.forEach(function (n) { while (n.indexOf(p) !== 0) p = p.slice(0, -1); });
+    return p.slice(0, p.lastIndexOf('_') + 1);
+  }
+
   /* A bar chart per metric key, a bar per variant in every (workload, threads) cell, the
    * value the tables show (the median over the cell's runs), under one heading. A metric that
    * is 0 or absent everywhere (idle% of a busy machine, the server's CPU of an embedded
@@ -320,12 +344,13 @@
     keys.forEach(function (key, k) {
       var cells = rep.cells.filter(function (c) { return c.metric === key && c.threads !== null; });
       if (!cells.some(function (c) { return num(c.value) && c.value !== 0; })) return;
-      var labels = uniq(cells.map(function (c) { return c.workload + ' ' + c.threads + 't'; }));
+      var keyOf = function (c) { return c.workload + ' ' + c.threads + 't'; };
+      var cellKeys = uniq(cells.map(keyOf));
       var datasets = variants.map(function (name, v) {
         return { label: name, backgroundColor: COLORS[v % COLORS.length],
-                 data: labels.map(function (l) {
+                 data: cellKeys.map(function (l) {
                    var c = cells.filter(function (x) {
-                     return x.variant === name && x.workload + ' ' + x.threads + 't' === l;
+                     return x.variant === name && keyOf(x) === l;
                    })[0];
                    return c && num(c.value) ? c.value : null;
                  }) };
@@ -338,8 +363,9 @@
       drawn = true;
       addChart(grid, prefix + '-' + idx + '-' + k, {
         type: 'bar', title: titles[k] + ' (median over the cell\'s runs)',
-        data: { labels: labels, datasets: datasets },
-        options: { scales: { y: { beginAtZero: true } } }
+        data: { labels: cellLabels(cells, cellKeys, keyOf), datasets: datasets },
+        options: { scales: { x: { ticks: { maxRotation: 0, autoSkip: false } },
+                             y: { beginAtZero: true } } }
       }, true);
     });
     return drawn;

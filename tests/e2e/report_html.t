@@ -76,6 +76,7 @@ for i in $(seq 0 9); do
 done
 out=$(page_check "$TMP/r.html" "${SPEC[@]}")
 is "$out" "" "every chart drew its data (point counts, ink), no error, no request, no console message"
+is "$(layout_check "$TMP/r.html" 2)" "" "legends name the 2 variants and leave the plots their room"
 note "$(cat "$TMP/r.html.status")"
 
 # ---- a broken data block fails the same checks
@@ -185,6 +186,7 @@ for e in 0 1; do
 done
 out=$(page_check "$TMP/cmp.html" "${CSPEC[@]}")
 is "$out" "" "compare page: both experiments' charts drew their data, no error, no request"
+is "$(layout_check "$TMP/cmp.html" 2)" "" "... side by side, legends of the 2 variants, plots with their room"
 
 # ---- the trainer x workload heat map: a pgo experiment with two trainers, stood in for by a
 # compare with pgo's variant names and the trainers pgo records in its settings
@@ -204,6 +206,7 @@ for i in $(seq 0 9); do
 done
 out=$(page_check "$TMP/t.html" "${TSPEC[@]}")
 is "$out" "" "a heat map of 2 trainers x (1 workload + overall), and every chart drew its data"
+is "$(layout_check "$TMP/t.html" 3)" "" "... legends of the 3 variants, plots with their room"
 like "$(cat "$TMP/t.html.status")" "^chart heat-0 heatmap datasets=1 points=4 " "... the heat map's cells"
 timeout 60 "$PGOLAB" report --results="$TDB" >"$TMP/t.txt" 2>/dev/null
 like "$(cat "$TMP/t.txt")" "^Trainer matrix: tps change" "the text report has the trainer matrix too"
