@@ -102,8 +102,8 @@ cmp_ok "$(wc -c <"$TMP/shot.png")" ">" 50000 "screenshot is not an empty page"
 # both pages every chart draws its data (a timeline per variant: its median per second, its runs
 # a band) and reads well (layout_check).
 MDB=$TMP/m5.db
-timeout 120 "$PGOLAB" compare "${vars[@]}" --bench=oltp_point_select --threads=1 --rounds=5 --time=1 \
-    --table-size=1000 --results="$MDB" >"$TMP/m5.out" 2>"$TMP/m5.err"
+timeout 120 "$PGOLAB" compare "${vars[@]}" --bench=oltp_point_select --threads=1 --rounds=5 \
+    --time=1 --table-size=1000 --results="$MDB" >"$TMP/m5.out" 2>"$TMP/m5.err"
 is "$?" 0 "a 5-round experiment: exit 0"
 cp "$MDB" "$TMP/m40.db"
 sq "$TMP/m40.db" "WITH RECURSIVE k(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM k WHERE n < 7)
@@ -121,7 +121,8 @@ sq "$TMP/m40.db" "WITH RECURSIVE k(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM k
 is "$(sq "$TMP/m40.db" "SELECT count(DISTINCT round) || ' ' || count(*) FROM runs")" "40 80" \
     "... made 40 rounds: 80 runs"
 for r in 5 40; do
-    timeout 60 "$PGOLAB" report --results="$TMP/m$r.db" --format=html --output="$TMP/m$r.html" 2>/dev/null
+    timeout 60 "$PGOLAB" report --results="$TMP/m$r.db" --format=html --output="$TMP/m$r.html" \
+        2>/dev/null
     is "$?" 0 "$r rounds: report --format=html: exit 0"
     MSPEC=("tps-0-0 2 1,1" "pct-0-0 2 6,6" "time-0-0 2 1,1")
     browse "$TMP/m$r.html"
@@ -131,18 +132,20 @@ for r in 5 40; do
     out=$(page_check "$TMP/m$r.html" "${MSPEC[@]}")
     is "$out" "" "$r rounds: every chart drew its data, a timeline per variant, no error"
     is "$(layout_check "$TMP/m$r.html" 2)" "" \
-        "$r rounds: legends of 2 variants (not $((2 * r)) runs), under 1/4 of a canvas, plots over 1/2"
+        "$r rounds: legends of 2 variants (not $((2 * r)) runs) under 1/4 of a canvas, plots > 1/2"
     note "$(grep '^layout ' "$TMP/m$r.html.status")"
 done
 # the 40-round page with a line per run (as the page drew its timelines before its bands): the
 # check fails, on the legend's entries, its height and the plot's
-perl -pe 's/var byV = vs\.map\(.*$/var byV = rows.map(function (r) { return [r]; }); vs = rows.map(function (r) { return r.v; });/' \
-    "$TMP/m40.html" >"$TMP/perrun.html"
-ok "... (a page drawing a line per run made from it)" fails cmp -s "$TMP/m40.html" "$TMP/perrun.html"
+perrun='var byV = rows.map(function (r) { return [r]; });'
+perrun+=' vs = rows.map(function (r) { return r.v; });'
+PERRUN=$perrun perl -pe 's/var byV = vs\.map\(.*$/$ENV{PERRUN}/' "$TMP/m40.html" >"$TMP/perrun.html"
+ok "... (a page drawing a line per run made from it)" \
+    fails cmp -s "$TMP/m40.html" "$TMP/perrun.html"
 browse "$TMP/perrun.html"
 like "$(grep '^chart time-0-0 ' "$TMP/perrun.html.status")" " datasets=80 " "... draws 80 lines"
 like "$(layout_check "$TMP/perrun.html" 2 | tr '\n' ' ')" \
-    "^time-0-0: 80 legend entries for 2 variants time-0-0: the legend takes .* time-0-0: the plot keeps " \
+    "^time-0-0: 80 legend entries for 2 variants time-0-0: the legend takes .* the plot keeps " \
     "... and fails the check: a legend of 80 entries that takes the plot's room"
 
 # ---- one source of statistics: the page's cells are the JSON report's, its tables the
@@ -186,7 +189,8 @@ for e in 0 1; do
 done
 out=$(page_check "$TMP/cmp.html" "${CSPEC[@]}")
 is "$out" "" "compare page: both experiments' charts drew their data, no error, no request"
-is "$(layout_check "$TMP/cmp.html" 2)" "" "... side by side, legends of the 2 variants, plots with their room"
+is "$(layout_check "$TMP/cmp.html" 2)" "" \
+    "... side by side, legends of the 2 variants, plots with their room"
 
 # ---- the trainer x workload heat map: a pgo experiment with two trainers, stood in for by a
 # compare with pgo's variant names and the trainers pgo records in its settings
