@@ -1,4 +1,4 @@
-/* rep: private to src/report (tables.c and metrics.c): one report being built (struct rep)
+/* rep: private to src/report (tables.c, metrics.c, verdict.c): one report being built (struct rep)
  * and the cells it shows as CSV and JSON records (struct rec), so that every table of an
  * experiment report, the tps tables and the system metrics table alike, lands in the same CSV
  * rows and JSON cells. Owned by tables.c (report_experiment() makes and frees them). */
@@ -44,6 +44,7 @@ struct rep {
     struct rec *recs;
     int nrecs;
     json_t *extra;            /* more top-level keys of the JSON format (owned), or NULL */
+    bool trust_table;         /* struct report_options (tables.h) */
 };
 
 /* A new record of the current table (improvement_pct is NAN for the baseline, v == 0). */

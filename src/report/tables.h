@@ -6,6 +6,7 @@
  *   table.h    the text tables
  *   compare.h  the comparison of two stored experiments (report --compare)
  *   slower.h   --fail-if-slower
+ *   verdict.h  the closing verdict
  * The report layer only reads results: the structs of src/model/model.h and the cell
  * statistics of src/model/cells.h (plus the rest of src/model: the environment diff,
  * precision, the machine state, stored profiles); it never runs, records or loads an
@@ -25,6 +26,7 @@
 #include "report/compare.h"
 #include "report/slower.h"
 #include "report/table.h"
+#include "report/verdict.h"
 #include "util/strbuf.h"
 
 /*
@@ -61,6 +63,22 @@ void report_experiment(struct strbuf *out, const struct experiment_config *cfg,
                        const struct experiment_result *res, enum report_shape shape,
                        enum report_format fmt);
 
+/* What a report shows beyond its tables (all zero: the defaults). */
+struct report_options {
+    bool trust_table;  /* --trust-table: the "Load and trust per run" table (a row per run) in
+                        * text and markdown; without it one line counts the distrusted runs.
+                        * JSON always has every run's metrics ("runs_metrics"). */
+    bool no_verdict;   /* leave the closing verdict (report/verdict.h) out of text and
+                        * markdown: the caller prints it last itself (compare, pgo) */
+};
+
+/* report_experiment_trainers() with options (NULL: the defaults). The closing verdict
+ * (report/verdict.h) ends the text and markdown reports and is "verdict" in JSON. */
+void report_experiment_opts(struct strbuf *out, const struct experiment_config *cfg,
+                            const struct experiment_result *res, enum report_shape shape,
+                            enum report_format fmt, const char *const *trainer_of,
+                            const struct report_options *opt);
+
 /* report_experiment() of a pgo experiment whose variants have trainers (trainer_of[v], from
  * report_trainers_of(); NULL: none): the trainer matrix follows the tables in every format
  * (report/trainers.h). */
@@ -76,5 +94,11 @@ void report_experiment_trainers(struct strbuf *out, const struct experiment_conf
  * when an experiment ends (named for the engine, where it used to live). */
 void experiment_report_text(FILE *out, const struct experiment_config *cfg,
                             const struct experiment_result *res);
+/* experiment_report_text() with options: compare and pgo pass no_verdict and print the
+ * verdict last (experiment_report_verdict(), report/verdict.h), after what follows the
+ * tables. */
+void experiment_report_text_opts(FILE *out, const struct experiment_config *cfg,
+                                 const struct experiment_result *res,
+                                 const struct report_options *opt);
 
 #endif
