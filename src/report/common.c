@@ -193,3 +193,10 @@ bool report_p_decides(const struct experiment_change *ch)
         return true;
     return !(ch->ci_lo <= 1.0 && ch->ci_hi >= 1.0);
 }
+
+uint64_t report_all_cells_seed(const struct experiment_config *cfg, int v,
+                               enum experiment_metric m)
+{
+    return cfg->nworkloads == 1 ? report_cell_seed(cfg, 0, v, cfg->nthreads, m)
+                                : report_cell_seed(cfg, cfg->nworkloads, v, cfg->nthreads + 1, m);
+}

@@ -58,6 +58,13 @@ char *report_improvement_cell(const struct experiment_change *ch);
  * CI excludes 1) only when the CI excludes 1: where the CI holds 1 the CI alone says "~". */
 bool report_p_decides(const struct experiment_change *ch);
 
+/* The bootstrap seed of a change over every cell of variant v in metric m: the one workload's
+ * Average row's (report_cell_seed(cfg, 0, v, nthreads, m)), or with several workloads
+ * report_cell_seed(cfg, nworkloads, v, nthreads + 1, m): what seed 002's "all" row and the
+ * closing verdict use, so that they print the same change. */
+uint64_t report_all_cells_seed(const struct experiment_config *cfg, int v,
+                               enum experiment_metric m);
+
 /* ---- CSV and JSON */
 
 /* A CSV field (quoted when it holds a comma, quote or line break; nothing for NULL). */

@@ -662,7 +662,7 @@ static void shape_seed002(struct rep *r)
     for (int v = 0; v < nv; v++) {
         if (all)
             seed002_row(r, &t, row++, v, -1, 0, ws, ts, ncells,
-                        report_cell_seed(cfg, cfg->nworkloads, v, cfg->nthreads + 1, METRIC_TPS));
+                        report_all_cells_seed(cfg, v, METRIC_TPS));
         for (int i = 0; i < ncells; i++)
             seed002_row(r, &t, row++, v, ws[i], ts[i], &ws[i], &ts[i], 1,
                         report_cell_seed(cfg, ws[i], v, i % cfg->nthreads, METRIC_TPS));

@@ -157,9 +157,8 @@ void report_verdict_compute(const struct experiment_config *cfg,
         vv->rounds = -1;
         for (int g = 0; g < ng; g++) {
             enum experiment_metric m = gains[g];
-            /* the seed of the one workload's Average row, or of seed 002's "all" row */
-            uint64_t seed = nw == 1 ? report_cell_seed(cfg, 0, v, nt, m)
-                                    : report_cell_seed(cfg, nw, v, nt + 1, m);
+            /* the seed of the Average row (one workload) and of seed 002's "all" row */
+            uint64_t seed = report_all_cells_seed(cfg, v, m);
             vv->gain[g].m = m;
             if (experiment_change_cfg(cfg, res, m, v, ws, ts, nc, seed, &vv->gain[g].ch) < 0)
                 memset(&vv->gain[g].ch, 0, sizeof(vv->gain[g].ch));

@@ -63,8 +63,8 @@ struct verdict {
 };
 
 /* Compute the verdict of every variant of res against the baseline. The pooled gain of the
- * primary metric uses the bootstrap seed of the only workload's Average row (one workload)
- * or of seed 002's "all" row (several), so its numbers are those rows'. The next step of an
+ * primary metric uses report_all_cells_seed() (common.h), the seed of the Average row of a
+ * single workload and of seed 002's "all" row, so its numbers are those rows'. The next step of an
  * unresolved variant, in this order: VERDICT_STATISTICS without a CI (the rounds a CI needs:
  * stats_min_rounds(0.05), or STATS_CS_MIN_ROUNDS under --target-ci); VERDICT_SAME in
  * instruction mode; VERDICT_BUSY on a busy machine; else the rounds a change of the observed
