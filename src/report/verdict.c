@@ -398,6 +398,8 @@ void experiment_report_verdict(FILE *out, const struct experiment_config *cfg,
 {
     struct verdict vd;
     struct strbuf sb = STRBUF_INIT;
+    if (cfg->nvariants < 2)
+        return;
     report_verdict_compute(cfg, res, &vd);
     report_verdict_format(&sb, cfg, &vd, REPORT_TEXT);
     fputs(sb.buf, out);
@@ -409,6 +411,8 @@ void experiment_report_verdict(FILE *out, const struct experiment_config *cfg,
 void report_verdict_rep(struct rep *r)
 {
     struct verdict vd;
+    if (r->cfg->nvariants < 2)
+        return;  /* nothing to compare (a calibration's single variant) */
     report_verdict_compute(r->cfg, r->res, &vd);
     if (r->fmt == REPORT_JSON) {
         if (!r->extra)

@@ -89,10 +89,12 @@ json_t *report_verdict_json(const struct experiment_config *cfg, const struct ve
 
 struct rep;
 /* The verdict of the report being built (rep.h): its block in text and markdown, "verdict"
- * in the JSON (nothing in CSV). tables.c calls it last. */
+ * in the JSON (nothing in CSV); nothing without a variant besides the baseline. tables.c
+ * calls it last. */
 void report_verdict_rep(struct rep *r);
 
-/* report_verdict_compute() and _format() in text to out: what compare and pgo print last. */
+/* report_verdict_compute() and _format() in text to out: what compare and pgo print last
+ * (nothing without a variant besides the baseline). */
 void experiment_report_verdict(FILE *out, const struct experiment_config *cfg,
                                const struct experiment_result *res);
 
