@@ -328,7 +328,7 @@ void report_verdict_format(struct strbuf *out, const struct experiment_config *c
         struct strbuf lines[4] = { STRBUF_INIT, STRBUF_INIT, STRBUF_INIT, STRBUF_INIT };
         int n = variant_lines(cfg, vd, &vd->vars[i], lines);
         for (int k = 0; k < n; k++)
-            strbuf_addf(out, "%s%s\n", md ? (k ? "  - " : "- ") : (k ? "    " : "  "),
+            strbuf_addf(out, "%s%s\n", md ? "- " : (k ? "    " : "  "),
                         lines[k].buf);
         for (int k = 0; k < 4; k++)
             strbuf_release(&lines[k]);

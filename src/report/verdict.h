@@ -77,7 +77,8 @@ void report_verdict_release(struct verdict *vd);
 
 /* The verdict block (text or markdown; nothing in CSV) on out: a title line, then per variant
  * its gains with their CIs and the significant cells, its noise, and the next step when not
- * resolved (a few lines). */
+ * resolved (a few lines: indented in text; in markdown a "### " heading and a flat "- " list,
+ * which the HTML page's md_to_html renders). */
 void report_verdict_format(struct strbuf *out, const struct experiment_config *cfg,
                            const struct verdict *vd, enum report_format fmt);
 
