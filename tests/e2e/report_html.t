@@ -218,15 +218,15 @@ perl -0ne 'print $1 if m{<section class="profiles">.*?<pre>(.*?)</pre>}s' "$TMP/
 note "profiles in the text report: $(grep -c '^CPU profile: ' "$TMP/ftext.prof")"
 ok "the page's profiles are the text report's, line for line" cmp -s "$TMP/ftext.prof" "$TMP/fhtml.prof"
 
-# ---- an instruction-count experiment (--measure=instructions): its three metrics as bars
+# ---- an instruction-count experiment (--measure=instructions): its four metrics as bars
 IDB=$TMP/i.db
 timeout 300 "$PGOLAB" compare "${vars[@]}" --bench=oltp_point_select --rounds=2 --measure=instructions \
     --events=200 --table-size=1000 --results="$IDB" >"$TMP/i.out" 2>"$TMP/i.err"
 is "$?" 0 "an instruction-count experiment: exit 0"
 timeout 60 "$PGOLAB" report --results="$IDB" --format=html --output="$TMP/i.html" 2>/dev/null
 is "$?" 0 "its HTML report: exit 0"
-out=$(page_check "$TMP/i.html" "instr-0-0 2 1,1" "instr-0-1 2 1,1" "instr-0-2 2 1,1")
-is "$out" "" "instructions, I1 misses and branch mispredictions per transaction drawn, nothing else"
+out=$(page_check "$TMP/i.html" "instr-0-0 2 1,1" "instr-0-1 2 1,1" "instr-0-2 2 1,1" "instr-0-3 2 1,1")
+is "$out" "" "estimated cycles, instructions, I1 misses and branch mispredictions per transaction drawn, nothing else"
 
 # ---- --output for the other formats: the same bytes as stdout
 rep csv1 --experiment=1 --format=csv
