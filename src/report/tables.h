@@ -34,13 +34,14 @@
  * - REPORT_SEED000 (seed 000, the default): per workload and metric (tps, avg and p95
  *   latency), threads | baseline | variant | % improvement | change (95% CI), plus an
  *   Average row (mean of the medians as seed 000 computes it; the change is the geometric
- *   mean of the ratios with its CI).
+ *   mean of the ratios with its CI). % improvement is the change's own point estimate
+ *   (report_improvement_cell(), common.h), in parentheses where the change is "~".
  * - REPORT_SEED003 (seed 003): per workload and thread count, one column per variant and the
  *   rows min / avg / max / 95%ile latency (ms) and QPS, plus a change column per variant.
  * - REPORT_SEED002 (seed 002): one table, a row per variant (first over all cells, then per
  *   workload and thread count) with speedup (x) = the baseline's median time per transaction
- *   over the variant's = the ratio of the median tps, its 95% CI, p and "~" when not
- *   significant.
+ *   over the variant's = the ratio of the median tps, its 95% CI, p (only where it decides
+ *   the verdict: report_p_decides()) and "~" when not significant.
  * Every change uses experiment_change() (Mann-Whitney U + bootstrap CI, alpha 0.05), with a
  * bootstrap seed derived from the experiment's seed and the cell, so a report rebuilt from
  * the results store prints the same numbers as the one printed when the experiment ended.
@@ -88,8 +89,9 @@ void report_experiment_trainers(struct strbuf *out, const struct experiment_conf
 
 /* The seed-000-shaped tables on out: per workload, for tps, avg latency (ms) and p95 (ms):
  * threads | baseline | <variant> | % improvement | change (95% CI), each cell the median over
- * rounds with the min-max spread, plus an Average row: the mean of the per-thread medians,
- * and the % improvement of those means (as seed 000 computes its Average row). The same as
+ * rounds with the min-max spread, plus an Average row: the mean of the per-thread medians
+ * (as seed 000 computes its Average row), its % improvement and change the geometric mean
+ * of the per-thread ratios; the closing verdict last (report/verdict.h). The same as
  * report_experiment() with REPORT_SEED000 and REPORT_TEXT: the report compare and pgo print
  * when an experiment ends (named for the engine, where it used to live). */
 void experiment_report_text(FILE *out, const struct experiment_config *cfg,
