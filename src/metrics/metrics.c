@@ -4,6 +4,7 @@
 #include "util/fmt.h"
 #include "util/util.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -18,6 +19,51 @@ static double delta(uint64_t a, uint64_t b)
 static double per(double x, double d)
 {
     return d > 0 ? x / d : NAN;
+}
+
+/* Whether the split (user, sys) of total holds: both NAN with it, else user + sys = total. */
+static bool split_holds(double total, double user, double sys)
+{
+    if (!isfinite(total))
+        return true;
+    return isfinite(user) && isfinite(sys) && fabs(user + sys - total) <= 1e-9 * (1 + total);
+}
+
+/* The user / system split of the client's and the server's CPU between snapshots a and b:
+ * seconds and microseconds per transaction (see metrics.h). The server's two parts are
+ * clamped as its total is (a tree that lost a process unreaped), so user + sys = total. */
+static void cpu_split(const struct metrics_snapshot *a, const struct metrics_snapshot *b,
+                      const struct metrics_run_info *in, double hz, struct run_metrics *out)
+{
+    double txn = in->transactions ? (double)in->transactions : NAN;
+    bool rusage = isfinite(in->client_cpu_s);
+
+    assert(!rusage || split_holds(in->client_cpu_s, in->client_user_s, in->client_sys_s));
+    assert(rusage || !isfinite(out->client_cpu_s) ||
+           (split_holds(a->client_ticks, a->client_user_ticks, a->client_sys_ticks) &&
+            split_holds(b->client_ticks, b->client_user_ticks, b->client_sys_ticks)));
+    out->client_user_cpu_s = rusage ? in->client_user_s
+                             : isfinite(out->client_cpu_s)
+                                 ? (b->client_user_ticks - a->client_user_ticks) / hz : NAN;
+    out->client_sys_cpu_s = rusage ? in->client_sys_s
+                            : isfinite(out->client_cpu_s)
+                                ? (b->client_sys_ticks - a->client_sys_ticks) / hz : NAN;
+    out->server_user_cpu_s = out->server_sys_cpu_s = NAN;
+    if (isfinite(out->server_cpu_s)) {
+        assert(split_holds(a->server_ticks, a->server_user_ticks, a->server_sys_ticks));
+        assert(split_holds(b->server_ticks, b->server_user_ticks, b->server_sys_ticks));
+        double u = fmax(0, b->server_user_ticks - a->server_user_ticks) / hz;
+        double y = fmax(0, b->server_sys_ticks - a->server_sys_ticks) / hz;
+        /* the total was clamped at 0 as a whole: scale the parts to it (a no-op unless a
+         * part went backwards, which only a vanished unreaped process can do) */
+        double sum = u + y;
+        out->server_user_cpu_s = sum > 0 ? out->server_cpu_s * (u / sum) : 0;
+        out->server_sys_cpu_s = sum > 0 ? out->server_cpu_s * (y / sum) : 0;
+    }
+    out->client_user_us_per_txn = out->client_user_cpu_s * 1e6 / txn;
+    out->client_sys_us_per_txn = out->client_sys_cpu_s * 1e6 / txn;
+    out->server_user_us_per_txn = out->server_user_cpu_s * 1e6 / txn;
+    out->server_sys_us_per_txn = out->server_sys_cpu_s * 1e6 / txn;
 }
 
 void metrics_compute(const struct metrics_snapshot *s, int n, const struct metrics_run_info *in,
@@ -58,6 +104,7 @@ void metrics_compute(const struct metrics_snapshot *s, int n, const struct metri
                             ? fmax(0, b->server_ticks - a->server_ticks) / hz : NAN;
     out->client_us_per_txn = out->client_cpu_s * 1e6 / txn;
     out->server_us_per_txn = out->server_cpu_s * 1e6 / txn;
+    cpu_split(a, b, in, hz, out);
     out->server_procs = in->server ? in->server_procs_busy : 0;
 
     double idle = delta(c0->idle, c1->idle) + delta(c0->iowait, c1->iowait);
@@ -149,6 +196,10 @@ static const struct num_field num_fields[] = {
     NF(swapout_per_s), NF(ctxsw_per_txn), NF(client_cpu_s), NF(server_cpu_s),
     NF(client_us_per_txn), NF(server_us_per_txn), NF(busy_cores), NF(other_cores),
     NF(other_pct), NF(runq_avg), NF(runq_max), NF(load1),
+    /* the user / system split: absent (NAN) in runs recorded before it */
+    NF(client_user_cpu_s), NF(client_sys_cpu_s), NF(server_user_cpu_s), NF(server_sys_cpu_s),
+    NF(client_user_us_per_txn), NF(client_sys_us_per_txn), NF(server_user_us_per_txn),
+    NF(server_sys_us_per_txn),
 };
 
 static double *num_at(struct run_metrics *m, size_t off)
@@ -267,16 +318,23 @@ void metrics_copy(struct run_metrics *dst, const struct run_metrics *src)
 
 /* ---------------------------------------------------------------- report fields */
 
-static const char *const field_key[MF_COUNT] = {
+static const char *const field_key[] = {
     "intr_per_s", "ctxsw_per_s", "us_pct", "sys_pct", "idle_pct", "iowait_pct", "steal_pct",
     "ctxsw_per_txn", "client_cpu_us_per_txn", "server_cpu_us_per_txn", "pgfault_per_s",
     "swapin_per_s", "swapout_per_s", "other_cpu_pct", "runq",
+    "client_user_cpu_us_per_txn", "client_sys_cpu_us_per_txn", "server_user_cpu_us_per_txn",
+    "server_sys_cpu_us_per_txn",
 };
-static const char *const field_title[MF_COUNT] = {
+static const char *const field_title[] = {
     "intr/s", "ctxsw/s", "us%", "sys%", "idle%", "iowait%", "steal%", "ctxsw/txn",
     "CPU us/txn client", "CPU us/txn server", "faults/s", "swap in/s", "swap out/s",
     "other CPU%", "run queue",
+    "CPU us/txn client user", "CPU us/txn client sys", "CPU us/txn server user",
+    "CPU us/txn server sys",
 };
+
+_Static_assert(ARRAY_SIZE(field_key) == MF_COUNT, "a key per field");
+_Static_assert(ARRAY_SIZE(field_title) == MF_COUNT, "a title per field");
 
 const char *metrics_field_key(enum metrics_field f)
 {
@@ -308,6 +366,10 @@ double metrics_field_value(const struct run_metrics *m, enum metrics_field f)
     case MF_SWAPOUT_S: return m->swapout_per_s;
     case MF_OTHER_PCT: return m->other_pct;
     case MF_RUNQ: return m->runq_avg;
+    case MF_CLIENT_USER_US_TXN: return m->client_user_us_per_txn;
+    case MF_CLIENT_SYS_US_TXN: return m->client_sys_us_per_txn;
+    case MF_SERVER_USER_US_TXN: return m->server_user_us_per_txn;
+    case MF_SERVER_SYS_US_TXN: return m->server_sys_us_per_txn;
     case MF_COUNT: break;
     }
     return NAN;

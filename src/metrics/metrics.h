@@ -15,6 +15,9 @@
  *   ctxsw/txn = delta ctxt (the whole machine, as seed 002 counts) / transactions;
  *   CPU us/txn client = the bench child's user + system time (its rusage) / transactions;
  *   server = delta of the server's process tree CPU (sampler.h) / transactions;
+ *   each also split into user and system time (rusage ru_utime / ru_stime; /proc/PID/stat
+ *   utime + cutime / stime + cstime), user + system = the total of each, exactly for the
+ *   server (the same ticks) and the client (the same rusage);
  *   busy cores = (total - idle - iowait) ticks / USER_HZ / wall s; other cores = busy cores
  *   minus the client's and the server's (what else ran: other processes, interrupts, pgolab
  *   itself). */
@@ -71,6 +74,11 @@ struct run_metrics {
     double ctxsw_per_txn;
     double client_cpu_s, server_cpu_s;            /* CPU seconds over the run */
     double client_us_per_txn, server_us_per_txn;  /* CPU microseconds per transaction */
+    /* the same split into user and system time (user + sys = the figures above); NAN when
+     * not known, and in runs recorded before the split */
+    double client_user_cpu_s, client_sys_cpu_s, server_user_cpu_s, server_sys_cpu_s;
+    double client_user_us_per_txn, client_sys_us_per_txn;
+    double server_user_us_per_txn, server_sys_us_per_txn;
     int server_procs;      /* server processes that used CPU during the run */
     double busy_cores, other_cores, other_pct;    /* other_pct: % of the machine */
     double runq_avg, runq_max;
@@ -88,6 +96,11 @@ struct metrics_snapshot {
     struct proc_loadavg load;
     double client_ticks;        /* client utime + stime, ticks (NAN: not read) */
     double server_ticks;        /* server tree total, ticks (NAN: no server) */
+    /* the same split: user (utime, + cutime for the server) and system (stime, + cstime);
+     * invariant: client_ticks = client_user_ticks + client_sys_ticks, the same for the
+     * server (both NAN, or all three finite) */
+    double client_user_ticks, client_sys_ticks;
+    double server_user_ticks, server_sys_ticks;
     int server_procs;           /* server processes alive */
 };
 
@@ -95,6 +108,8 @@ struct metrics_snapshot {
 struct metrics_run_info {
     uint64_t transactions;      /* the child's report */
     double client_cpu_s;        /* the child's rusage user + system, s (NAN: from ticks) */
+    double client_user_s;       /* its user part, s (NAN with client_cpu_s) */
+    double client_sys_s;        /* its system part, s; user + sys = client_cpu_s */
     int threads;                /* the run's client threads */
     bool server;                /* a managed server ran beside the client */
     int server_procs_busy;      /* server processes whose own CPU time grew */
@@ -130,7 +145,11 @@ void metrics_copy(struct run_metrics *dst, const struct run_metrics *src);
 enum metrics_field {
     MF_INTR_S, MF_CTXSW_S, MF_US, MF_SYS, MF_IDLE, MF_IOWAIT, MF_STEAL, MF_CTXSW_TXN,
     MF_CLIENT_US_TXN, MF_SERVER_US_TXN, MF_PGFAULT_S, MF_SWAPIN_S, MF_SWAPOUT_S,
-    MF_OTHER_PCT, MF_RUNQ, MF_COUNT
+    MF_OTHER_PCT, MF_RUNQ,
+    /* CPU us/txn split into user and system time (after the others: MF_SUMMARY's range and
+     * the runs CSV's first columns stay as they were) */
+    MF_CLIENT_USER_US_TXN, MF_CLIENT_SYS_US_TXN, MF_SERVER_USER_US_TXN, MF_SERVER_SYS_US_TXN,
+    MF_COUNT
 };
 #define MF_SUMMARY 10  /* the seed-002 summary line's: MF_INTR_S .. MF_SERVER_US_TXN */
 const char *metrics_field_key(enum metrics_field f);    /* "intr_per_s", ... */

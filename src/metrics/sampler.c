@@ -4,6 +4,7 @@
 #include "util/strbuf.h"
 #include "util/util.h"
 
+#include <assert.h>
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
@@ -18,6 +19,7 @@ struct track {
     uint64_t first_own;   /* utime + stime when first seen (0 if it appeared after start) */
     uint64_t last_own;    /* utime + stime at the last snapshot that saw it */
     uint64_t last_total;  /* utime + stime + cutime + cstime then */
+    uint64_t last_user;   /* of which user time: utime + cutime */
     int live;             /* 1: seen at the last snapshot (2 while a snapshot runs: not
                            * seen yet), 0: gone */
 };
@@ -35,6 +37,7 @@ struct metrics_sampler {
     struct track *procs;
     int nprocs;
     double gone_ticks;    /* last totals of processes nobody in the tree reaped */
+    double gone_user;     /* of which user time */
     struct rusage ru;
     bool have_ru;
     struct strbuf buf;
@@ -230,12 +233,13 @@ static struct track *track_get(struct metrics_sampler *ms, int pid, bool *is_new
     return t;
 }
 
-/* The server tree's CPU ticks now (live totals + what vanished unreaped) and its size. */
-static double server_ticks(struct metrics_sampler *ms, int *nlive)
+/* The server tree's CPU ticks now (live totals + what vanished unreaped), of which *user
+ * are user time (the rest system time), and its size. */
+static double server_ticks(struct metrics_sampler *ms, double *user, int *nlive)
 {
     struct pidlist tree = { 0 };
     server_tree(ms, &tree);
-    double sum = 0;
+    double sum = 0, usum = 0;
     for (int i = 0; i < ms->nprocs; i++)
         ms->procs[i].live = ms->procs[i].live ? 2 : 0; /* 2 = live before, not yet seen */
     for (int i = 0; i < tree.n; i++) {
@@ -248,8 +252,10 @@ static double server_ticks(struct metrics_sampler *ms, int *nlive)
         t->ppid = st->ppid;
         t->last_own = own;
         t->last_total = own + st->cutime + st->cstime;
+        t->last_user = st->utime + st->cutime;
         t->live = 1;
         sum += (double)t->last_total;
+        usum += (double)t->last_user;
     }
     for (int i = 0; i < ms->nprocs; i++) {
         struct track *t = &ms->procs[i];
@@ -259,12 +265,16 @@ static double server_ticks(struct metrics_sampler *ms, int *nlive)
         bool reaped_inside = false;
         for (int k = 0; k < tree.n && !reaped_inside; k++)
             reaped_inside = tree.pid[k] == t->ppid;
-        if (!reaped_inside) /* nobody in the tree accounts for it: keep its last values */
+        if (!reaped_inside) { /* nobody in the tree accounts for it: keep its last values */
             ms->gone_ticks += (double)t->last_total;
+            ms->gone_user += (double)t->last_user;
+        }
     }
     *nlive = tree.n;
     free(tree.pid);
     free(tree.st);
+    *user = usum + ms->gone_user;
+    assert(*user <= sum + ms->gone_ticks);  /* user time is part of the total */
     return sum + ms->gone_ticks;
 }
 
@@ -284,11 +294,21 @@ static void snapshot(struct metrics_sampler *ms)
         read_machine(ms, "loadavg", parse_loadavg, &s->load) < 0)
         return;
     struct proc_pid_stat st;
-    if (ms->client > 0 && read_pid(ms, ms->client, &st) == 0)
-        s->client_ticks = (double)(st.utime + st.stime);
-    else /* gone (or not started): keep its last value */
-        s->client_ticks = ms->nsnaps ? ms->snaps[ms->nsnaps - 1].client_ticks : NAN;
-    s->server_ticks = ms->server > 0 ? server_ticks(ms, &s->server_procs) : NAN;
+    if (ms->client > 0 && read_pid(ms, ms->client, &st) == 0) {
+        s->client_user_ticks = (double)st.utime;
+        s->client_sys_ticks = (double)st.stime;
+    } else if (ms->nsnaps) { /* gone: keep its last values */
+        s->client_user_ticks = ms->snaps[ms->nsnaps - 1].client_user_ticks;
+        s->client_sys_ticks = ms->snaps[ms->nsnaps - 1].client_sys_ticks;
+    } else { /* not started */
+        s->client_user_ticks = s->client_sys_ticks = NAN;
+    }
+    s->client_ticks = s->client_user_ticks + s->client_sys_ticks;
+    s->server_ticks = s->server_user_ticks = s->server_sys_ticks = NAN;
+    if (ms->server > 0) {
+        s->server_ticks = server_ticks(ms, &s->server_user_ticks, &s->server_procs);
+        s->server_sys_ticks = s->server_ticks - s->server_user_ticks;
+    }
     ms->nsnaps++;
 }
 
@@ -332,13 +352,15 @@ void metrics_sampler_result(struct metrics_sampler *ms, uint64_t transactions,
         metrics_warn_unavailable(ms->failed);
         return;
     }
+    double user = ms->have_ru ? (double)ms->ru.ru_utime.tv_sec +
+                                    (double)ms->ru.ru_utime.tv_usec / 1e6 : NAN;
+    double sys = ms->have_ru ? (double)ms->ru.ru_stime.tv_sec +
+                                   (double)ms->ru.ru_stime.tv_usec / 1e6 : NAN;
     struct metrics_run_info in = {
         .transactions = transactions,
-        .client_cpu_s = ms->have_ru ? (double)ms->ru.ru_utime.tv_sec +
-                                          (double)ms->ru.ru_utime.tv_usec / 1e6 +
-                                          (double)ms->ru.ru_stime.tv_sec +
-                                          (double)ms->ru.ru_stime.tv_usec / 1e6
-                                    : NAN,
+        .client_cpu_s = user + sys,
+        .client_user_s = user,
+        .client_sys_s = sys,
         .threads = ms->threads,
         .server = ms->server > 0,
         .clk_tck = ms->clk_tck,

@@ -12,6 +12,8 @@
  * snapshots. A process that vanished whose parent is no longer in the tree (nobody in it
  * reaped it) keeps its last values. Limitation: CPU a process used after the last snapshot
  * that saw it, when it is not reaped inside the tree, is lost (at most one interval).
+ * The same sums split it: user time = utime + cutime, system time = stime + cstime (the
+ * client's: its utime and stime, or its rusage's ru_utime and ru_stime at the end).
  *
  * The driver (src/experiment/run.c) calls: new, set_server, start (with the child's pid, as
  * it forks), tick (often; a snapshot when the interval has passed), stop (after the child

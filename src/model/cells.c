@@ -17,7 +17,8 @@ static const char *const metric_key[METRIC_ALL] = { "tps",        "lat_avg_ms", 
                                                    "instr_per_txn", "i1_miss_per_txn",
                                                    "branch_miss_per_txn", "d1_miss_per_txn",
                                                    "ll_miss_per_txn", "est_cycles_per_txn",
-                                                   "cpu_us_per_txn" };
+                                                   "cpu_us_per_txn", "server_user_us_per_txn",
+                                                   "server_sys_us_per_txn" };
 
 _Static_assert(sizeof(metric_key) / sizeof(metric_key[0]) == METRIC_ALL, "a key per metric");
 
@@ -43,6 +44,10 @@ double experiment_metric_value(const struct run_result *r, enum experiment_metri
             return NAN;
         return x->client_us_per_txn + (isfinite(x->server_us_per_txn) ? x->server_us_per_txn : 0);
     }
+    case METRIC_SERVER_USER_US:
+        return r->metrics.available ? r->metrics.server_user_us_per_txn : NAN;
+    case METRIC_SERVER_SYS_US:
+        return r->metrics.available ? r->metrics.server_sys_us_per_txn : NAN;
     }
     return NAN;
 }

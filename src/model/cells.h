@@ -41,9 +41,16 @@ enum experiment_metric {
                            SQLite); lower is better. Steadier than tps when co-tenants take
                            wall time (steal, run queue), as it counts only the CPU the
                            measured processes got. NAN without metrics */
+    METRIC_SERVER_USER_US, /* user CPU time per transaction of the managed server's tree, us
+                              (server_user_us_per_txn of src/metrics): the server's own code,
+                              the part PGO and BOLT can change; lower is better. NAN without
+                              a managed server or in runs recorded before the split */
+    METRIC_SERVER_SYS_US,  /* system CPU time per transaction of the same tree, us (the
+                              kernel on its behalf: I/O, scheduling, syscalls); lower is
+                              better; NAN as above */
 };
 #define METRIC_COUNT 3      /* the seed-000 metrics */
-#define METRIC_ALL 13       /* every metric */
+#define METRIC_ALL 15       /* every metric */
 #define INSTR_METRICS 6     /* the instruction mode's: METRIC_INSTR .. METRIC_EST_CYCLES */
 
 /* One report cell: a metric of one variant at one workload and thread count over rounds. */

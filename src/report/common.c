@@ -57,6 +57,8 @@ const char *report_metric_title(enum experiment_metric m)
     case METRIC_INSTR: return "Instructions per transaction (callgrind; deterministic, not time)";
     case METRIC_I1_MISS: return "Simulated I1 cache misses per transaction (callgrind --cache-sim)";
     case METRIC_CPU_US: return "CPU time per transaction (us, client + server)";
+    case METRIC_SERVER_USER_US: return "Server user CPU time per transaction (us)";
+    case METRIC_SERVER_SYS_US: return "Server system CPU time per transaction (us)";
     case METRIC_D1_MISS: return "Simulated D1 cache misses per transaction (callgrind --cache-sim)";
     case METRIC_LL_MISS:
         return "Simulated last-level cache misses per transaction (callgrind --cache-sim)";

@@ -1,12 +1,13 @@
 /* pgolab HTML report (src/report/html_page.js): draws the charts from the JSON data block
  * with Chart.js, then writes what it drew into #pgolab-status, one line per chart
- * ("chart ID TYPE datasets=N points=a,b,... painted=PIXELS ink=PIXELS"), plus "errors=N" and
+ * ("chart ID TYPE datasets=N points=a,b,... painted=PIXELS ink=PIXELS"), one line per canvas
+ * on how it is laid out ("layout ID legend=ENTRIES legend_h=PX plot_h=PX canvas_h=PX": the
+ * legend's entries and height and the plot area's height, CSS pixels), plus "errors=N" and
  * "resources=N" (requests the page made: none is right), for the browser test. */
 (function () {
   'use strict';
   var COLORS = ['#1f5fa8', '#d9480f', '#2b8a3e', '#862e9c', '#c2255c', '#0b7285', '#5c940d',
                 '#e67700', '#364fc7', '#495057'];
-  var DASHES = [[], [6, 3], [2, 2], [10, 3, 2, 3], [1, 4]];
   var charts = [];
 
   function el(tag, cls, text) {
@@ -60,8 +61,10 @@
       maintainAspectRatio: false,
       plugins: {}
     }, config.options || {});
+    /* a compact title and legend (a legend entry per variant): the plot keeps the canvas */
     config.options.plugins = Object.assign({
-      title: { display: true, text: config.title }
+      title: { display: true, text: config.title, padding: { top: 4, bottom: 4 } },
+      legend: { labels: { boxWidth: 24, padding: 6 } }
     }, config.options.plugins || {});
     /* the status block reads the pixels back once (willReadFrequently: no console warning) */
     var chart = new Chart(canvas.getContext('2d', { willReadFrequently: true }), config);
@@ -110,7 +113,7 @@
       var pad = (hi - lo) * 0.1 || hi * 0.05 || 1;
       addChart(parent, 'tps-' + idx + '-' + wi, {
         type: 'line',
-        title: 'tps vs threads, ' + w + ' (median of the rounds; whiskers: 95% CI / min-max)',
+        title: ['tps vs threads, ' + w, 'median of the rounds; whiskers: 95% CI / min-max'],
         data: { labels: threads.map(String), datasets: datasets },
         options: { scales: { x: { title: axisTitle('threads') },
                              y: { title: axisTitle('tps'), suggestedMin: Math.max(0, lo - pad),
@@ -147,28 +150,120 @@
     return groups.length > 0;
   }
 
-  /* The per-second tps of every run, rounds overlaid (a dash per round). */
+  /* A variant's runs give a band from this many runs on: p10-p90 (below it, min-max: with a
+   * few runs every run is the band's edge or inside it). */
+  var BAND_P_RUNS = 10;
+
+  /* The q-quantile (0..1) of sorted numbers, linear between neighbours. */
+  function quantile(sorted, q) {
+    var h = (sorted.length - 1) * q, i = Math.floor(h);
+    return i + 1 < sorted.length ? sorted[i] + (h - i) * (sorted[i + 1] - sorted[i]) : sorted[i];
+  }
+
+  /* One variant's runs (timeline rows) as a series per second: {x, y: median tps, lo, hi:
+   * the band, n: runs with that second}, in time order. */
+  function bandSeries(rows, pband) {
+    var bySec = {}, secs = [];
+    rows.forEach(function (r) {
+      r.points.forEach(function (p) {
+        if (!num(p[0]) || !num(p[1])) return;
+        var k = String(Math.round(p[0] * 10) / 10);
+        if (!bySec[k]) { bySec[k] = []; secs.push(Math.round(p[0] * 10) / 10); }
+        bySec[k].push(p[1]);
+      });
+    });
+    secs.sort(function (a, b) { return a - b; });
+    return secs.map(function (x) {
+      var ys = bySec[String(x)].slice().sort(function (a, b) { return a - b; });
+      return { x: x, y: quantile(ys, 0.5), n: ys.length,
+               lo: pband ? quantile(ys, 0.1) : ys[0],
+               hi: pband ? quantile(ys, 0.9) : ys[ys.length - 1] };
+    });
+  }
+
+  /* '#rrggbb' as [r, g, b], and as a CSS color of that opacity. */
+  function rgb(hex) {
+    var n = parseInt(String(hex).slice(1), 16);
+    return [(n >> 16) & 255, (n >> 8) & 255, n & 255];
+  }
+  function rgba(hex, alpha) {
+    var c = rgb(hex);
+    return 'rgba(' + c[0] + ',' + c[1] + ',' + c[2] + ',' + alpha + ')';
+  }
+
+  /* Shaded bands behind the lines: a dataset's band[j] = {x, lo, hi}, filled between lo and
+   * hi in the dataset's color, pale; one second alone is a short bar. Hidden with its line. */
+  var bands = {
+    id: 'pgolabBands',
+    beforeDatasetsDraw: function (chart) {
+      var ctx = chart.ctx, xs = chart.scales.x, ys = chart.scales.y, a = chart.chartArea;
+      chart.data.datasets.forEach(function (ds, i) {
+        if (!ds.band || !chart.isDatasetVisible(i)) return;
+        var b = ds.band.filter(function (p) { return num(p.lo) && num(p.hi); });
+        if (!b.length) return;
+        ctx.save();
+        ctx.beginPath();
+        ctx.rect(a.left, a.top, a.right - a.left, a.bottom - a.top);
+        ctx.clip();
+        ctx.fillStyle = rgba(ds.borderColor, 0.2);
+        ctx.beginPath();
+        if (b.length === 1) {
+          var y1 = ys.getPixelForValue(b[0].hi), y2 = ys.getPixelForValue(b[0].lo);
+          ctx.rect(xs.getPixelForValue(b[0].x) - 6, y1, 12, Math.max(1, y2 - y1));
+        } else {
+          b.forEach(function (p, j) {
+            var px = xs.getPixelForValue(p.x), py = ys.getPixelForValue(p.hi);
+            if (j) ctx.lineTo(px, py); else ctx.moveTo(px, py);
+          });
+          for (var j = b.length - 1; j >= 0; j--)
+            ctx.lineTo(xs.getPixelForValue(b[j].x), ys.getPixelForValue(b[j].lo));
+          ctx.closePath();
+        }
+        ctx.fill();
+        ctx.restore();
+      });
+    }
+  };
+
+  /* The per-second tps per variant: the median across the variant's runs as a line, their
+   * spread (min-max, or p10-p90 with many runs) as a band; a legend entry per variant however
+   * many rounds there are. */
   function timelineCharts(parent, d, idx) {
     var groups = uniq(d.timelines.map(function (r) { return r.workload + ', ' + r.threads; }));
     groups.forEach(function (g, gi) {
       var rows = d.timelines.filter(function (r) { return r.workload + ', ' + r.threads === g; });
-      rows.sort(function (a, b) { return a.v - b.v || a.round - b.round; });
-      var datasets = rows.map(function (r) {
-        return { label: r.variant + ' r' + r.round,
-                 data: r.points.map(function (p) { return { x: p[0], y: p[1] }; }),
-                 borderColor: COLORS[r.v % COLORS.length], backgroundColor: COLORS[r.v % COLORS.length],
-                 borderDash: DASHES[(r.round - 1) % DASHES.length], borderWidth: 1.5,
-                 pointRadius: r.points.length < 4 ? 3 : 0, tension: 0 };
+      var vs = uniq(rows.map(function (r) { return r.v; })).sort(function (a, b) { return a - b; });
+      var byV = vs.map(function (v) { return rows.filter(function (r) { return r.v === v; }); });
+      var fewest = Math.min.apply(null, byV.map(function (rs) { return rs.length; }));
+      var pband = fewest >= BAND_P_RUNS, top = 0;
+      var datasets = byV.map(function (rs, i) {
+        var v = vs[i], series = bandSeries(rs, pband), color = COLORS[v % COLORS.length];
+        series.forEach(function (p) { top = Math.max(top, p.hi, p.y); });
+        return { label: rs[0].variant + ' (' + rs.length + ' run' + (rs.length === 1 ? '' : 's') +
+                        ')',
+                 data: series.map(function (p) { return { x: p.x, y: p.y }; }), band: series,
+                 borderColor: color, backgroundColor: color, borderWidth: 2,
+                 pointRadius: series.length < 4 ? 3 : 0, tension: 0 };
       });
       var t = rows[0].threads;
+      var most = Math.max.apply(null, byV.map(function (rs) { return rs.length; }));
       addChart(parent, 'time-' + idx + '-' + gi, {
         type: 'line',
-        title: 'tps per second, every run, ' + rows[0].workload + ', ' + t + ' thread' +
-               (t === 1 ? '' : 's') + ' (rounds overlaid)',
+        title: ['tps per second, ' + rows[0].workload + ', ' + t + ' thread' + (t === 1 ? '' : 's')]
+               .concat(most > 1 ? ['median of each variant\'s runs; band: ' +
+                                   (pband ? 'p10-p90' : 'min-max') + ' of the runs'] : []),
         data: { datasets: datasets },
-        options: { parsing: true,
-                   scales: { x: { type: 'linear', title: axisTitle('time (s)') },
-                             y: { title: axisTitle('tps'), beginAtZero: true } } }
+        options: {
+          parsing: true,
+          scales: { x: { type: 'linear', title: axisTitle('time (s)') },
+                    y: { title: axisTitle('tps'), beginAtZero: true, suggestedMax: top * 1.05 } },
+          plugins: { tooltip: { callbacks: { label: function (c) {
+            var p = c.dataset.band[c.dataIndex];
+            return c.dataset.label + ': ' + Math.round(p.y) + ' tps' + (p.n > 1 ?
+              ' (' + Math.round(p.lo) + ' .. ' + Math.round(p.hi) + ' over ' + p.n + ' runs)' : '');
+          } } } }
+        },
+        plugins: [bands]
       });
     });
     return groups.length > 0;
@@ -216,6 +311,28 @@
     return true;
   }
 
+  /* The x labels of a bar chart's cells (keys by keyOf): "2 threads" when the cells share one
+   * workload, else the workload (less the prefix all share) over the threads on two lines; a
+   * label in one line of "workload threads" is too wide for a small chart's bars and turns,
+   * eating the plot. */
+  function cellLabels(cells, keys, keyOf) {
+    var ws = uniq(cells.map(function (c) { return c.workload; }));
+    var cut = ws.length > 1 ? commonPrefix(ws).length : 0;
+    return keys.map(function (k) {
+      var c = cells.filter(function (x) { return keyOf(x) === k; })[0];
+      var t = c.threads + ' thread' + (c.threads === 1 ? '' : 's');
+      return ws.length === 1 ? t : [c.workload.slice(cut), t];
+    });
+  }
+
+  /* The prefix of the names up to a '_' that all share ("oltp_" of oltp_point_select and
+   * oltp_read_only), to leave out where the rest tells them apart. */
+  function commonPrefix(names) {
+    var p = names[0];
+    names.forEach(function (n) { while (n.indexOf(p) !== 0) p = p.slice(0, -1); });
+    return p.slice(0, p.lastIndexOf('_') + 1);
+  }
+
   /* A bar chart per metric key, a bar per variant in every (workload, threads) cell, the
    * value the tables show (the median over the cell's runs), under one heading. A metric that
    * is 0 or absent everywhere (idle% of a busy machine, the server's CPU of an embedded
@@ -227,12 +344,13 @@
     keys.forEach(function (key, k) {
       var cells = rep.cells.filter(function (c) { return c.metric === key && c.threads !== null; });
       if (!cells.some(function (c) { return num(c.value) && c.value !== 0; })) return;
-      var labels = uniq(cells.map(function (c) { return c.workload + ' ' + c.threads + 't'; }));
+      var keyOf = function (c) { return c.workload + ' ' + c.threads + 't'; };
+      var cellKeys = uniq(cells.map(keyOf));
       var datasets = variants.map(function (name, v) {
         return { label: name, backgroundColor: COLORS[v % COLORS.length],
-                 data: labels.map(function (l) {
+                 data: cellKeys.map(function (l) {
                    var c = cells.filter(function (x) {
-                     return x.variant === name && x.workload + ' ' + x.threads + 't' === l;
+                     return x.variant === name && keyOf(x) === l;
                    })[0];
                    return c && num(c.value) ? c.value : null;
                  }) };
@@ -245,8 +363,9 @@
       drawn = true;
       addChart(grid, prefix + '-' + idx + '-' + k, {
         type: 'bar', title: titles[k] + ' (median over the cell\'s runs)',
-        data: { labels: labels, datasets: datasets },
-        options: { scales: { y: { beginAtZero: true } } }
+        data: { labels: cellLabels(cells, cellKeys, keyOf), datasets: datasets },
+        options: { scales: { x: { ticks: { maxRotation: 0, autoSkip: false } },
+                             y: { beginAtZero: true } } }
       }, true);
     });
     return drawn;
@@ -284,10 +403,6 @@
   /* Pixels a chart painted (non-transparent), to tell a drawn canvas from a blank one, and
    * "ink": the pixels inside its plot area in one of its datasets' colors (grid lines and
    * axes are grey), to tell a chart that drew its data from one that drew only its axes. */
-  function rgb(hex) {
-    var n = parseInt(String(hex).slice(1), 16);
-    return [(n >> 16) & 255, (n >> 8) & 255, n & 255];
-  }
   function pixels(c) {
     var canvas = c.canvas, chart = c.chart, ctx = canvas.getContext('2d');
     var px = ctx.getImageData(0, 0, canvas.width, canvas.height).data;
@@ -309,6 +424,15 @@
     return 'painted=' + painted + ' ink=' + ink;
   }
 
+  /* How a canvas is shared out: a legend that grows with the data squeezes the plot. */
+  function layout(c) {
+    var chart = c.chart, a = chart.chartArea, lg = chart.legend;
+    var items = lg && lg.options.display && lg.legendItems ? lg.legendItems.length : 0;
+    return 'layout ' + c.id + ' legend=' + items + ' legend_h=' +
+           Math.round(items && lg.height ? lg.height : 0) + ' plot_h=' +
+           Math.round(a.bottom - a.top) + ' canvas_h=' + Math.round(chart.height);
+  }
+
   function status() {
     var lines = charts.map(function (c) {
       if (c.heat) return 'chart ' + c.id + ' heatmap datasets=1 points=' +
@@ -319,6 +443,7 @@
       return 'chart ' + c.id + ' ' + c.chart.config.type + ' datasets=' + counts.length +
              ' points=' + counts.join(',') + ' ' + pixels(c);
     });
+    charts.forEach(function (c) { if (c.chart) lines.push(layout(c)); });
     lines.push('charts=' + charts.length);
     lines.push('errors=' + window.pgolabErrors.length +
                (window.pgolabErrors.length ? ' ' + window.pgolabErrors.join(' | ') : ''));

@@ -1,11 +1,13 @@
-/* rep: private to src/report (tables.c, metrics.c, verdict.c): one report being built (struct rep)
- * and the cells it shows as CSV and JSON records (struct rec), so that every table of an
- * experiment report, the tps tables and the system metrics table alike, lands in the same CSV
- * rows and JSON cells. Owned by tables.c (report_experiment() makes and frees them). */
+/* rep: private to src/report (tables.c and the parts it calls: metrics.c, server_cpu.c, verdict.c, ...):
+ * one report being built (struct rep) and the cells it shows as CSV and JSON records (struct
+ * rec), so that every table of an experiment report, the tps tables and the system metrics
+ * table alike, lands in the same CSV rows and JSON cells, with its changes computed one way
+ * (rep_change_cell()). Owned by tables.c (report_experiment() makes and frees them). */
 #ifndef PGOLAB_REPORT_REP_H
 #define PGOLAB_REPORT_REP_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "model/cells.h"
 #include "model/model.h"
@@ -50,6 +52,17 @@ struct rep {
 /* A new record of the current table (improvement_pct is NAN for the baseline, v == 0). */
 struct rec *rep_rec_add(struct rep *r, int w, int threads, const char *metric, int v,
                         double value, double base_value, double improvement);
+/* Attach the rounds of (c's variant, workload, threads, metric m) to c, with their summary. */
+void rep_rec_values(struct rep *r, struct rec *c, enum experiment_metric m);
+/* Attach a change against the baseline and its printed form (copied) to c. */
+void rep_rec_change(struct rec *c, const struct experiment_change *ch, const char *verdict);
+/* The change of variant v in metric m over the cells (ws[i], ts[i]), i < n, as every table
+ * computes it (experiment_change_cfg(), model/precision.h: bootstrap CI and Mann-Whitney U,
+ * or the paired confidence sequence under --target-ci) into ch, and its printed form
+ * (experiment_change_format(); caller frees). Unusable values give "-". */
+char *rep_change_cell(const struct experiment_config *cfg, const struct experiment_result *res,
+                      enum experiment_metric m, int v, const int *ws, const int *ts, int n,
+                      uint64_t seed, struct experiment_change *ch);
 /* Start a table: its title in text or markdown (and the next table number). */
 void rep_table_title(struct rep *r, const char *title);
 /* Render t in text or markdown, then release it. */

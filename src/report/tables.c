@@ -7,6 +7,7 @@
 #include "report/trainers.h"
 #include "report/precision.h"
 #include "report/runs.h"
+#include "report/server_cpu.h"
 #include "model/cells.h"
 #include "model/model.h"
 #include "report/common.h"
@@ -60,15 +61,14 @@ struct rec *rep_rec_add(struct rep *r, int w, int threads, const char *metric, i
     return c;
 }
 
-/* Attach the rounds of (variant, workload, threads, metric) to c. */
-static void rec_values(struct rep *r, struct rec *c, enum experiment_metric m)
+void rep_rec_values(struct rep *r, struct rec *c, enum experiment_metric m)
 {
     c->values = experiment_cell_values(r->res, c->v, c->w, c->threads, m, &c->n);
     if (c->n && stats_summarize(c->values, c->n, &c->sum) < 0)
         c->n = 0;
 }
 
-static void rec_change(struct rec *c, const struct experiment_change *ch, const char *verdict)
+void rep_rec_change(struct rec *c, const struct experiment_change *ch, const char *verdict)
 {
     c->has_change = true;
     c->ch = *ch;
@@ -86,10 +86,9 @@ static void recs_release(struct rep *r)
     r->nrecs = 0;
 }
 
-/* Compute the change of variant v over the given cells and its printed form (caller frees). */
-static char *change_cell(const struct experiment_config *cfg, const struct experiment_result *res,
-                         enum experiment_metric m, int v, const int *ws, const int *ts, int n,
-                         uint64_t seed, struct experiment_change *ch)
+char *rep_change_cell(const struct experiment_config *cfg, const struct experiment_result *res,
+                      enum experiment_metric m, int v, const int *ws, const int *ts, int n,
+                      uint64_t seed, struct experiment_change *ch)
 {
     struct strbuf sb = STRBUF_INIT;
     if (experiment_change_cfg(cfg, res, m, v, ws, ts, n, seed, ch) < 0)
@@ -116,6 +115,44 @@ void rep_table_emit(struct rep *r, struct table *t)
 }
 
 /* ---------------------------------------------------------------- header */
+
+/* Instruction mode: which counters moved between the rounds of one variant (identical runs),
+ * and by how much at most: (max - min) / |median| over the rounds of each cell. A line into
+ * body only when some cell has two rounds or more. */
+static void repeatability_line(const struct rep *r, struct strbuf *body)
+{
+    const struct experiment_config *cfg = r->cfg;
+    struct strbuf moved = STRBUF_INIT, still = STRBUF_INIT;
+    bool any = false;
+    for (int k = 0; k < INSTR_METRICS; k++) {
+        enum experiment_metric m = (enum experiment_metric)(METRIC_INSTR + k);
+        double worst = -1;
+        for (int v = 0; v < cfg->nvariants; v++)
+            for (int w = 0; w < cfg->nworkloads; w++)
+                for (int t = 0; t < cfg->nthreads; t++) {
+                    struct cell_stats c = experiment_cell(r->res, v, w, cfg->threads[t], m);
+                    if (c.n < 2 || c.median == 0)
+                        continue;
+                    double spread = (c.max - c.min) / fabs(c.median) * 100;
+                    if (spread > worst)
+                        worst = spread;
+                }
+        if (worst < 0)
+            continue;
+        any = true;
+        const char *key = experiment_metric_key(m);
+        if (worst > 0)
+            strbuf_addf(&moved, "%s%s up to %.3g%%", moved.len ? ", " : "", key, worst);
+        else
+            strbuf_addf(&still, "%s%s", still.len ? ", " : "", key);
+    }
+    if (any)
+        strbuf_addf(body, "repeatability: between the rounds of one variant %s%s%s%s\n",
+                    moved.len ? "moved: " : "nothing moved", moved.buf,
+                    still.len ? "; identical: " : "", still.buf);
+    strbuf_release(&moved);
+    strbuf_release(&still);
+}
 
 /* The report header: its first line into title, the others (one per line) into body. */
 static void header_lines(struct rep *r, struct strbuf *title, struct strbuf *body)
@@ -229,6 +266,7 @@ static void header_lines(struct rep *r, struct strbuf *title, struct strbuf *bod
                     base->name,
                     r->shape != REPORT_SEED000 ? "; the instruction table is the only shape"
                                                : "");
+        repeatability_line(r, body);
         bool servers = false;
         for (int v = 0; v < cfg->nvariants; v++)
             servers |= cfg->variants[v].kind == VARIANT_SERVER;
@@ -396,15 +434,15 @@ static void seed000_table(struct rep *r, int w, enum experiment_metric m)
             struct experiment_change ch;
             int tv[1] = { row < nt ? cfg->threads[row] : 0 };
             char *verdict = !v ? NULL
-                            : row < nt ? change_cell(cfg, res, m, v, ws, tv, 1,
-                                                     report_cell_seed(cfg, w, v, row, m), &ch)
-                                       : change_cell(cfg, res, m, v, ws, cfg->threads, nt,
-                                                     report_cell_seed(cfg, w, v, row, m), &ch);
+                            : row < nt ? rep_change_cell(cfg, res, m, v, ws, tv, 1,
+                                                         report_cell_seed(cfg, w, v, row, m), &ch)
+                                       : rep_change_cell(cfg, res, m, v, ws, cfg->threads, nt,
+                                                         report_cell_seed(cfg, w, v, row, m), &ch);
             double p = v ? experiment_change_pct(&ch, NULL, NULL) : NAN;
             struct rec *rc = rep_rec_add(r, w, row < nt ? cfg->threads[row] : 0,
                                      experiment_metric_key(m), v, val, base, p);
             if (row < nt)
-                rec_values(r, rc, m);
+                rep_rec_values(r, rc, m);
             if (row == nt) {
                 table_set(&t, row, 1 + v, isnan(val) ? xstrdup("-") : xasprintf("%.*f", dec, val),
                           NULL);
@@ -420,7 +458,7 @@ static void seed000_table(struct rep *r, int w, enum experiment_metric m)
             if (!v)
                 continue;
             table_set(&t, row, nv + v, report_improvement_cell(&ch), NULL);
-            rec_change(rc, &ch, verdict);
+            rep_rec_change(rc, &ch, verdict);
             table_set(&t, row, 2 * nv - 1 + v, verdict, NULL);
         }
     }
@@ -566,15 +604,15 @@ static void seed003_table(struct rep *r, int w, int ti)
             double val = cs[v].n ? cs[v].median : NAN;
             struct experiment_change ch;
             int wi[1] = { w }, tv[1] = { threads };
-            char *verdict = !v ? NULL : change_cell(cfg, res, m, v, wi, tv, 1,
-                                                    report_cell_seed(cfg, w, v, ti, m), &ch);
+            char *verdict = !v ? NULL : rep_change_cell(cfg, res, m, v, wi, tv, 1,
+                                                        report_cell_seed(cfg, w, v, ti, m), &ch);
             struct rec *rc = rep_rec_add(r, w, threads, experiment_metric_key(m), v, val, base,
                                          v ? experiment_change_pct(&ch, NULL, NULL) : NAN);
-            rec_values(r, rc, m);
+            rep_rec_values(r, rc, m);
             table_set(&t, i, 1 + v, cs[v].n ? xasprintf("%.*f", dec, val) : xstrdup("-"), NULL);
             if (!v)
                 continue;
-            rec_change(rc, &ch, verdict);
+            rep_rec_change(rc, &ch, verdict);
             table_set(&t, i, nv + v, verdict, NULL);
         }
         free(cs);
@@ -607,12 +645,12 @@ static void seed002_row(struct rep *r, struct table *t, int row, int v, int w, i
         struct cell_stats c = experiment_cell(res, v, w, threads, METRIC_TPS);
         table_set(t, row, 3, c.n ? xasprintf("%.2f", c.median) : xstrdup("-"), NULL);
     }
-    char *verdict = change_cell(cfg, res, METRIC_TPS, v, ws, ts, n, seed, &ch);
+    char *verdict = rep_change_cell(cfg, res, METRIC_TPS, v, ws, ts, n, seed, &ch);
     double speedup = !v ? (ch.ncells ? 1.0 : NAN) : ch.ncells ? ch.ratio : NAN;
     struct rec *rc = rep_rec_add(r, w, threads, "speedup", v, speedup, ch.ncells ? 1.0 : NAN,
                              isnan(speedup) ? NAN : (speedup - 1) * 100);
     if (w >= 0)
-        rec_values(r, rc, METRIC_TPS);
+        rep_rec_values(r, rc, METRIC_TPS);
     table_set(t, row, 4, isnan(speedup) ? xstrdup("-") : xasprintf("%.3f", speedup), NULL);
     if (!v) {
         table_set(t, row, 7, xstrdup("baseline"), NULL);
@@ -630,7 +668,7 @@ static void seed002_row(struct rep *r, struct table *t, int row, int v, int w, i
         } else {
             table_set(t, row, 5, xstrdup("no statistics with 1 round"), NULL);
         }
-        rec_change(rc, &ch, verdict);
+        rep_rec_change(rc, &ch, verdict);
     }
     free(verdict);
 }
@@ -834,6 +872,7 @@ void report_experiment_opts(struct strbuf *out, const struct experiment_config *
         break;
     }
     if (cfg->measure == MEASURE_TIME) {
+        report_server_cpu(&r);
         report_precision(&r);
         report_metrics(&r);
     }

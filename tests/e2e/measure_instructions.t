@@ -36,6 +36,10 @@ cmp_ok "${bm%.*}" '>' 10 "plausible: more than 10 branch mispredictions per oltp
 cmp_ok "${bm%.*}" '<' 100000 "plausible: fewer than 100,000 (instructions are ~800,000)"
 ok "I1 misses per transaction are a number" awk -v x="$i1" 'BEGIN { exit !(x == x + 0) }'
 like "$(cat "$TMP/aa.out")" "\| +1 \| +[0-9.]+ \([0-9.]+-[0-9.]+\) +\|" "a 1-thread row with median (min-max)"
+like "$(cat "$TMP/aa.out")" "repeatability: between the rounds of one variant .*identical: instr_per_txn" \
+    "the header says which counters stayed identical between rounds (instructions do)"
+like "$(cat "$TMP/aa.out")" "Table 6\. Estimated cycles per transaction \(Ir \+ 10 Bm \+ 10 L1m \+ 100 LLm" \
+    "the estimated cycles table"
 unlike "$(cat "$TMP/aa.out")" "\| +2 \|" "no 2-thread row"
 
 # Every run's value, from the store (report_json keeps the callgrind counts).

@@ -5,7 +5,8 @@
 # --output file); --metrics=off records none and says so; an unreadable /proc (the
 # PGOLAB_METRICS_PROC test knob) degrades to one "metrics unavailable" line with every run
 # still recorded; a managed PostgreSQL variant gets server CPU per transaction > 0 from more
-# than one server process (its forked backends).
+# than one server process (its forked backends), split into user and system time that add up
+# to it, shown in the server CPU table with the line that PGO and BOLT can only move user time.
 . "$(dirname "$0")/lib.sh"
 
 PGBIN=/usr/lib/postgresql/15/bin
@@ -32,6 +33,7 @@ like "$(cat "$TMP/c.out")" "System metrics per cell" "compare prints the metrics
 like "$(cat "$TMP/c.out")" "^Load and trust per run: [0-9]+ of 4 runs with metrics distrusted \(--trust-table lists every run\)\.$" \
     "compare counts the distrusted runs in one line"
 unlike "$(cat "$TMP/c.out")" "Load and trust per run \(" "compare: the per-run trust table only with --trust-table"
+unlike "$(cat "$TMP/c.out")" "Server CPU time per transaction" "no server CPU table for SQLite"
 is "$(python3 -c "import json,sys; d=json.load(open('$TMP/out.json')); print(sum(1 for r in d['runs'] if r['metrics']['available']))")" 4 \
     "--output JSON: every run carries its metrics"
 
@@ -92,6 +94,38 @@ is "$(sq "$TMP/pg.db" "SELECT count(*) FROM runs WHERE json_extract(metrics_json
     "PostgreSQL: the server CPU came from more than one process (postmaster's forked backends)"
 like "$(cat "$TMP/pg.out")" "\| +A +\| +oltp_point_select +\| +2 +\| +1\.000 +\|.*\| +[0-9.]+ +\| +[0-9.]+ +\| +[0-9]+ of 1 +\|" \
     "PostgreSQL: the metrics row has client and server CPU us/txn"
+# the server's CPU split into user and system time: stored per run and adding up to the server
+# CPU figure (and the client's to its own), within rounding
+is "$(sq "$TMP/pg.db" "SELECT count(*) FROM runs WHERE json_extract(metrics_json, '\$.server_user_us_per_txn') > 0 AND json_extract(metrics_json, '\$.server_sys_us_per_txn') >= 0 AND abs(json_extract(metrics_json, '\$.server_user_us_per_txn') + json_extract(metrics_json, '\$.server_sys_us_per_txn') - json_extract(metrics_json, '\$.server_us_per_txn')) <= 1e-6 * json_extract(metrics_json, '\$.server_us_per_txn') + 1e-6")" 2 \
+    "PostgreSQL: server user + system us/txn = server us/txn in both runs (user > 0)"
+is "$(sq "$TMP/pg.db" "SELECT count(*) FROM runs WHERE abs(json_extract(metrics_json, '\$.client_user_us_per_txn') + json_extract(metrics_json, '\$.client_sys_us_per_txn') - json_extract(metrics_json, '\$.client_us_per_txn')) <= 1e-6 * json_extract(metrics_json, '\$.client_us_per_txn') + 1e-6")" 2 \
+    "PostgreSQL: client user + system us/txn = client us/txn in both runs"
+block=$(awk '/^Table [0-9]+\. / { on = /Server CPU time per transaction \(us\), user and system, oltp_point_select/ } on' "$TMP/pg.out")
+like "$block" "\| +threads \| +CPU \| +A +\| +B +\| % improvement \| +change \(95% CI\) +\|" \
+    "PostgreSQL: the server CPU table per workload, with the tps table's columns"
+for part in user system; do
+    like "$block" "\| +2 \| +$part \| +[0-9]+\.[0-9]+ +\| +[0-9]+\.[0-9]+ +\| +([-+][0-9]+\.[0-9]+|-) \| +no statistics with 1 round \|" \
+        "PostgreSQL: the $part row has both variants' us/txn (1 round: no statistics)"
+    like "$block" "\| +Average \| +$part \|" "PostgreSQL: the $part Average row"
+done
+like "$block" "PGO and BOLT change the server's code: only its user time can move; a change in system time is the machine or the I/O, not the build\." \
+    "PostgreSQL: the line under the table"
+"$PGOLAB" report --results="$TMP/pg.db" --format=csv >"$TMP/pg.csv" 2>/dev/null
+is "$(grep -c ',server_user_us_per_txn,' "$TMP/pg.csv") $(grep -c ',server_sys_us_per_txn,' "$TMP/pg.csv")" "4 4" \
+    "CSV: user and system rows per variant (2 threads and Average)"
+"$PGOLAB" report --results="$TMP/pg.db" --format=json >"$TMP/pg.json" 2>/dev/null
+is "$(python3 - "$TMP/pg.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+cell = {(c["metric"], c["variant"]): c["value"] for c in d["cells"] if c["threads"] == 2}
+ok = 0
+for v in ("A", "B"):
+    u, s, t = (cell[(k, v)] for k in ("server_user_us_per_txn", "server_sys_us_per_txn",
+                                      "server_cpu_us_per_txn"))
+    ok += u > 0 and s >= 0 and abs(u + s - t) <= 1e-6 * t + 1e-6
+print(ok, "PGO and BOLT" in d.get("server_cpu_note", ""))
+PY
+)" "2 True" "JSON: per variant user + system = the metrics table's server CPU us/txn; the note"
 ok "work directory removed" test ! -e "$WD"
 
 done_testing

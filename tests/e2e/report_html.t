@@ -7,9 +7,12 @@
 # pixels in its plot area in its datasets' colors), the script errors it saw and the requests
 # the page made; Chromium's own log must hold no console message. The checks: every chart the
 # experiment calls for, with the point counts its settings give, drawn with ink; no error; no
-# request; a screenshot at 1280 px; the numbers in the page are the JSON report's (one source
-# of statistics); the tables are the markdown report's. A page with a broken data block must
-# fail the same checks (so the checks can fail). Then --compare in HTML, and bad input.
+# request; legends of variants, never of runs, that leave the plot its room, at 2, 5 and 40
+# rounds (the page reports each canvas's legend entries and height and its plot's height); a
+# screenshot at 1280 px; the numbers in the page are the JSON report's (one source of
+# statistics); the tables are the markdown report's. A page with a broken data block, and one
+# with a line per run, must fail the same checks (so the checks can fail). Then --compare in
+# HTML, and bad input.
 . "$(dirname "$0")/lib.sh"
 
 if ! have chromium || [ ! -r /usr/share/javascript/chart.js/chart.min.js ]; then
@@ -34,12 +37,29 @@ rep() { # rep NAME ARGS...: pgolab report ARGS, stdout/stderr in $TMP/NAME.out/.
     RC=$?
 }
 
+# layout_check FILE NVARIANTS: what the page at FILE (browsed: FILE.status) breaks of the rules
+# of a readable chart: every canvas's legend has at most one entry per variant (a timeline's
+# exactly one), under a quarter of the canvas's height, and its plot area keeps over half.
+layout_check() {
+    awk -v nv="$2" '
+        /^layout / {
+            n++
+            for (i = 3; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] + 0 }
+            if (v["legend"] > nv || ($2 ~ /^time-/ && v["legend"] != nv))
+                print $2 ": " v["legend"] " legend entries for " nv " variants"
+            if (v["legend_h"] * 4 >= v["canvas_h"])
+                print $2 ": the legend takes " v["legend_h"] " of " v["canvas_h"] " px"
+            if (v["plot_h"] * 2 <= v["canvas_h"])
+                print $2 ": the plot keeps " v["plot_h"] " of " v["canvas_h"] " px"
+        }
+        END { if (!n) print "no layout line" }' "$1.status"
+}
 
 # What experiment 1 must show: tps vs threads (2 variants x 2 thread counts); the latency
 # percentiles per thread count (2 variants x p50..p99.9); the timelines per thread count (2
-# variants x 2 rounds, one point per second of a 2 s run); the system metrics (every metric
-# that is not 0 everywhere: not checked one by one, counted below).
-SPEC=("tps-0-0 2 2,2" "pct-0-0 2 6,6" "pct-0-1 2 6,6" "time-0-0 4 2,2,2,2" "time-0-1 4 2,2,2,2")
+# variants, the median of their 2 rounds, one point per second of a 2 s run); the system
+# metrics (every metric that is not 0 everywhere: not checked one by one, counted below).
+SPEC=("tps-0-0 2 2,2" "pct-0-0 2 6,6" "pct-0-1 2 6,6" "time-0-0 2 2,2" "time-0-1 2 2,2")
 
 rep html --experiment=1 --format=html --output="$TMP/r.html"
 is "$RC" 0 "report --format=html: exit 0"
@@ -56,6 +76,7 @@ for i in $(seq 0 9); do
 done
 out=$(page_check "$TMP/r.html" "${SPEC[@]}")
 is "$out" "" "every chart drew its data (point counts, ink), no error, no request, no console message"
+is "$(layout_check "$TMP/r.html" 2)" "" "legends name the 2 variants and leave the plots their room"
 note "$(cat "$TMP/r.html.status")"
 
 # ---- a broken data block fails the same checks
@@ -74,6 +95,58 @@ timeout 90 chromium --headless --no-sandbox --disable-gpu --no-first-run --hide-
 is "$(od -An -tx1 -j1 -N3 "$TMP/shot.png" 2>/dev/null | tr -d ' ')" "504e47" "screenshot is a PNG"
 is "$(od -An -tu1 -j16 -N4 "$TMP/shot.png" 2>/dev/null | awk '{ print $1 * 16777216 + $2 * 65536 + $3 * 256 + $4 }')" 1280 "screenshot 1280 px wide"
 cmp_ok "$(wc -c <"$TMP/shot.png")" ">" 50000 "screenshot is not an empty page"
+
+# ---- many rounds: a legend names variants, never runs, and leaves the plot its room. A
+# 5-round experiment, and the same made 40 rounds (its rounds copied 7 times, each copy's tps a
+# little higher so the runs spread; the settings say 40 rounds: cheaper than 80 more runs). On
+# both pages every chart draws its data (a timeline per variant: its median per second, its runs
+# a band) and reads well (layout_check).
+MDB=$TMP/m5.db
+timeout 120 "$PGOLAB" compare "${vars[@]}" --bench=oltp_point_select --threads=1 --rounds=5 \
+    --time=1 --table-size=1000 --results="$MDB" >"$TMP/m5.out" 2>"$TMP/m5.err"
+is "$?" 0 "a 5-round experiment: exit 0"
+cp "$MDB" "$TMP/m40.db"
+sq "$TMP/m40.db" "WITH RECURSIVE k(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM k WHERE n < 7)
+    INSERT INTO runs (experiment_id, variant_idx, workload, threads, round, seq, started_at,
+                      duration_s, tps, qps, lat_min_ms, lat_avg_ms, lat_p95_ms, lat_max_ms,
+                      transactions, errors, report_json, metrics_json)
+    SELECT experiment_id, variant_idx, workload, threads, round + 5 * n, seq + 10 * n, started_at,
+           duration_s, tps * (1 + 0.02 * n), qps, lat_min_ms, lat_avg_ms, lat_p95_ms, lat_max_ms,
+           transactions, errors,
+           json_set(report_json, '\$.intervals[0].tps',
+                    json_extract(report_json, '\$.intervals[0].tps') * (1 + 0.02 * n)),
+           metrics_json
+    FROM runs, k;
+    UPDATE experiments SET settings_json = json_set(settings_json, '\$.rounds', 40);"
+is "$(sq "$TMP/m40.db" "SELECT count(DISTINCT round) || ' ' || count(*) FROM runs")" "40 80" \
+    "... made 40 rounds: 80 runs"
+for r in 5 40; do
+    timeout 60 "$PGOLAB" report --results="$TMP/m$r.db" --format=html --output="$TMP/m$r.html" \
+        2>/dev/null
+    is "$?" 0 "$r rounds: report --format=html: exit 0"
+    MSPEC=("tps-0-0 2 1,1" "pct-0-0 2 6,6" "time-0-0 2 1,1")
+    browse "$TMP/m$r.html"
+    for i in $(seq 0 9); do
+        grep -q "^chart metric-0-$i " "$TMP/m$r.html.status" && MSPEC+=("metric-0-$i 2 1,1")
+    done
+    out=$(page_check "$TMP/m$r.html" "${MSPEC[@]}")
+    is "$out" "" "$r rounds: every chart drew its data, a timeline per variant, no error"
+    is "$(layout_check "$TMP/m$r.html" 2)" "" \
+        "$r rounds: legends of 2 variants (not $((2 * r)) runs) under 1/4 of a canvas, plots > 1/2"
+    note "$(grep '^layout ' "$TMP/m$r.html.status")"
+done
+# the 40-round page with a line per run (as the page drew its timelines before its bands): the
+# check fails, on the legend's entries, its height and the plot's
+perrun='var byV = rows.map(function (r) { return [r]; });'
+perrun+=' vs = rows.map(function (r) { return r.v; });'
+PERRUN=$perrun perl -pe 's/var byV = vs\.map\(.*$/$ENV{PERRUN}/' "$TMP/m40.html" >"$TMP/perrun.html"
+ok "... (a page drawing a line per run made from it)" \
+    fails cmp -s "$TMP/m40.html" "$TMP/perrun.html"
+browse "$TMP/perrun.html"
+like "$(grep '^chart time-0-0 ' "$TMP/perrun.html.status")" " datasets=80 " "... draws 80 lines"
+like "$(layout_check "$TMP/perrun.html" 2 | tr '\n' ' ')" \
+    "^time-0-0: 80 legend entries for 2 variants time-0-0: the legend takes .* the plot keeps " \
+    "... and fails the check: a legend of 80 entries that takes the plot's room"
 
 # ---- one source of statistics: the page's cells are the JSON report's, its tables the
 # markdown report's
@@ -108,8 +181,8 @@ is "$RC" 0 "report --compare=1,2 --format=html: exit 0"
 like "$(cat "$TMP/cmp.html")" "<h2>pgolab report: experiment 1 vs experiment 2" "the comparison's header"
 like "$(cat "$TMP/cmp.html")" "settings differ: threads" "its notes on settings"
 browse "$TMP/cmp.html"
-CSPEC=("tps-0-0 2 2,2" "pct-0-0 2 6,6" "pct-0-1 2 6,6" "time-0-0 4 2,2,2,2" "time-0-1 4 2,2,2,2"
-       "tps-1-0 2 1,1" "pct-1-0 2 6,6" "time-1-0 4 1,1,1,1")
+CSPEC=("tps-0-0 2 2,2" "pct-0-0 2 6,6" "pct-0-1 2 6,6" "time-0-0 2 2,2" "time-0-1 2 2,2"
+       "tps-1-0 2 1,1" "pct-1-0 2 6,6" "time-1-0 2 1,1")
 for e in 0 1; do
     for i in $(seq 0 9); do
         # experiment 1's metric charts have 2 cells (thread counts), experiment 2's one
@@ -118,6 +191,8 @@ for e in 0 1; do
 done
 out=$(page_check "$TMP/cmp.html" "${CSPEC[@]}")
 is "$out" "" "compare page: both experiments' charts drew their data, no error, no request"
+is "$(layout_check "$TMP/cmp.html" 2)" "" \
+    "... side by side, legends of the 2 variants, plots with their room"
 
 # ---- the trainer x workload heat map: a pgo experiment with two trainers, stood in for by a
 # compare with pgo's variant names and the trainers pgo records in its settings
@@ -131,12 +206,13 @@ sq "$TDB" "UPDATE experiments SET settings_json = json_set(settings_json, '\$.pg
 timeout 60 "$PGOLAB" report --results="$TDB" --format=html --output="$TMP/t.html" 2>"$TMP/t.err"
 is "$?" 0 "its report: exit 0"
 browse "$TMP/t.html"
-TSPEC=("tps-0-0 3 1,1,1" "pct-0-0 3 6,6,6" "time-0-0 6 1,1,1,1,1,1" "heat-0 1 4")
+TSPEC=("tps-0-0 3 1,1,1" "pct-0-0 3 6,6,6" "time-0-0 3 1,1,1" "heat-0 1 4")
 for i in $(seq 0 9); do
     grep -q "^chart metric-0-$i " "$TMP/t.html.status" && TSPEC+=("metric-0-$i 3 1,1,1")
 done
 out=$(page_check "$TMP/t.html" "${TSPEC[@]}")
 is "$out" "" "a heat map of 2 trainers x (1 workload + overall), and every chart drew its data"
+is "$(layout_check "$TMP/t.html" 3)" "" "... legends of the 3 variants, plots with their room"
 like "$(cat "$TMP/t.html.status")" "^chart heat-0 heatmap datasets=1 points=4 " "... the heat map's cells"
 timeout 60 "$PGOLAB" report --results="$TDB" >"$TMP/t.txt" 2>/dev/null
 like "$(cat "$TMP/t.txt")" "^Trainer matrix: tps change" "the text report has the trainer matrix too"
@@ -227,6 +303,7 @@ timeout 60 "$PGOLAB" report --results="$IDB" --format=html --output="$TMP/i.html
 is "$?" 0 "its HTML report: exit 0"
 out=$(page_check "$TMP/i.html" "instr-0-0 2 1,1" "instr-0-1 2 1,1" "instr-0-2 2 1,1" "instr-0-3 2 1,1")
 is "$out" "" "estimated cycles, instructions, I1 misses and branch mispredictions per transaction drawn, nothing else"
+is "$(layout_check "$TMP/i.html" 2)" "" "... legends of the 2 variants, plots with their room"
 
 # ---- --output for the other formats: the same bytes as stdout
 rep csv1 --experiment=1 --format=csv

@@ -147,6 +147,8 @@ static void canned(struct metrics_snapshot s[3])
     const char *la[3] = { "1.00 1.00 1.00 1/300 9\n", "1.50 1.00 1.00 3/300 9\n",
                           "2.00 1.00 1.00 2/300 9\n" };
     double client[3] = { 0, 20, 50 }, server[3] = { 1000, 1040, 1080 };
+    /* of which user time: client + 15, + 40; server + 30, + 30 (system + 10, + 10) */
+    double client_user[3] = { 0, 15, 40 }, server_user[3] = { 700, 730, 760 };
     for (int i = 0; i < 3; i++) {
         s[i].t = 10 + i;
         assert_int_equal(procstat_parse_stat(stat[i], &s[i].stat), 0);
@@ -154,6 +156,10 @@ static void canned(struct metrics_snapshot s[3])
         assert_int_equal(procstat_parse_loadavg(la[i], &s[i].load), 0);
         s[i].client_ticks = client[i];
         s[i].server_ticks = server[i];
+        s[i].client_user_ticks = client_user[i];
+        s[i].client_sys_ticks = client[i] - client_user[i];
+        s[i].server_user_ticks = server_user[i];
+        s[i].server_sys_ticks = server[i] - server_user[i];
         s[i].server_procs = 3;
     }
 }
@@ -170,7 +176,8 @@ static void test_compute(void **state)
     (void)state;
     struct metrics_snapshot s[3];
     canned(s);
-    struct metrics_run_info in = { .transactions = 1000, .client_cpu_s = 0.5, .threads = 1,
+    struct metrics_run_info in = { .transactions = 1000, .client_cpu_s = 0.5,
+                                   .client_user_s = 0.375, .client_sys_s = 0.125, .threads = 1,
                                    .server = true, .server_procs_busy = 3, .clk_tck = 100 };
     struct run_metrics m;
     metrics_compute(s, 3, &in, &m);
@@ -252,7 +259,8 @@ static void test_json_round_trip(void **state)
     (void)state;
     struct metrics_snapshot s[3];
     canned(s);
-    struct metrics_run_info in = { .transactions = 1000, .client_cpu_s = 0.5, .threads = 1,
+    struct metrics_run_info in = { .transactions = 1000, .client_cpu_s = 0.5,
+                                   .client_user_s = 0.375, .client_sys_s = 0.125, .threads = 1,
                                    .server = true, .server_procs_busy = 3, .clk_tck = 100 };
     struct run_metrics m, back;
     metrics_compute(s, 3, &in, &m);
@@ -262,6 +270,8 @@ static void test_json_round_trip(void **state)
     for (int f = 0; f < MF_COUNT; f++)
         NEAR(metrics_field_value(&back, (enum metrics_field)f),
              metrics_field_value(&m, (enum metrics_field)f));
+    NEAR(back.server_user_cpu_s, 0.6);            /* the split's seconds too */
+    NEAR(back.client_sys_cpu_s, 0.125);
     assert_int_equal(back.server_procs, 3);
     assert_int_equal(back.flags, m.flags);
     assert_int_equal(back.npoints, 2);
@@ -284,6 +294,114 @@ static void test_json_round_trip(void **state)
     metrics_release(&m);
 }
 
+/* The user / system split of the client's and the server's CPU (worked out from canned():
+ * client 50 ticks, 40 of them user; server 80 ticks, 60 of them user; 1000 transactions). */
+static void test_cpu_split(void **state)
+{
+    (void)state;
+    struct metrics_snapshot s[3];
+    canned(s);
+    struct metrics_run_info in = { .transactions = 1000, .client_cpu_s = 0.5,
+                                   .client_user_s = 0.375, .client_sys_s = 0.125, .threads = 1,
+                                   .server = true, .server_procs_busy = 3, .clk_tck = 100 };
+    struct run_metrics m;
+    metrics_compute(s, 3, &in, &m);
+    NEAR(m.client_user_cpu_s, 0.375);          /* the rusage's split */
+    NEAR(m.client_sys_cpu_s, 0.125);
+    NEAR(m.client_user_us_per_txn, 375);
+    NEAR(m.client_sys_us_per_txn, 125);
+    NEAR(m.server_user_cpu_s, 0.6);            /* 60 ticks */
+    NEAR(m.server_sys_cpu_s, 0.2);             /* 20 ticks */
+    NEAR(m.server_user_us_per_txn, 600);
+    NEAR(m.server_sys_us_per_txn, 200);
+    NEAR(m.server_user_us_per_txn + m.server_sys_us_per_txn, m.server_us_per_txn);
+    NEAR(metrics_field_value(&m, MF_SERVER_USER_US_TXN), 600);
+    NEAR(metrics_field_value(&m, MF_SERVER_SYS_US_TXN), 200);
+    NEAR(metrics_field_value(&m, MF_CLIENT_USER_US_TXN), 375);
+    NEAR(metrics_field_value(&m, MF_CLIENT_SYS_US_TXN), 125);
+    assert_string_equal(metrics_field_key(MF_SERVER_USER_US_TXN), "server_user_cpu_us_per_txn");
+    assert_string_equal(metrics_field_key(MF_SERVER_SYS_US_TXN), "server_sys_cpu_us_per_txn");
+    assert_string_equal(metrics_field_title(MF_CLIENT_SYS_US_TXN), "CPU us/txn client sys");
+    /* the seed-002 summary fields are where they were */
+    assert_int_equal(MF_SUMMARY, MF_SERVER_US_TXN + 1);
+    assert_true(MF_SERVER_USER_US_TXN >= MF_SUMMARY);
+    metrics_release(&m);
+
+    /* no rusage: the client's split from its ticks (40 user, 10 system); no server: NAN */
+    in.client_cpu_s = in.client_user_s = in.client_sys_s = NAN;
+    in.server = false;
+    metrics_compute(s, 3, &in, &m);
+    NEAR(m.client_user_cpu_s, 0.4);
+    NEAR(m.client_sys_cpu_s, 0.1);
+    NEAR(m.client_sys_us_per_txn, 100);
+    assert_true(isnan(m.server_user_cpu_s));
+    assert_true(isnan(m.server_sys_us_per_txn));
+    metrics_release(&m);
+
+    /* a server tree whose system time went backwards (a process vanished unreaped): the
+     * total is clamped at its delta (user 20 - system 10 = 10 ticks), the parts add up to it */
+    in.server = true;
+    s[2].server_user_ticks = 720;
+    s[2].server_sys_ticks = 290;
+    s[2].server_ticks = 1010;
+    metrics_compute(s, 3, &in, &m);
+    NEAR(m.server_cpu_s, 0.1);
+    NEAR(m.server_user_cpu_s, 0.1);
+    NEAR(m.server_sys_cpu_s, 0);
+    metrics_release(&m);
+    /* ... and a total that went backwards: 0, split 0 + 0 */
+    s[2].server_user_ticks = 690;
+    s[2].server_ticks = 980;
+    metrics_compute(s, 3, &in, &m);
+    NEAR(m.server_cpu_s, 0);
+    NEAR(m.server_user_cpu_s, 0);
+    NEAR(m.server_sys_cpu_s, 0);
+    metrics_release(&m);
+}
+
+/* A run recorded before the split: its JSON lacks the new keys; they read back as NAN, never
+ * 0, and every other figure as it was. */
+static void test_json_before_split(void **state)
+{
+    (void)state;
+    static const char *const split_keys[] = {
+        "client_user_cpu_s", "client_sys_cpu_s", "server_user_cpu_s", "server_sys_cpu_s",
+        "client_user_us_per_txn", "client_sys_us_per_txn", "server_user_us_per_txn",
+        "server_sys_us_per_txn",
+    };
+    struct metrics_snapshot s[3];
+    canned(s);
+    struct metrics_run_info in = { .transactions = 1000, .client_cpu_s = 0.5,
+                                   .client_user_s = 0.375, .client_sys_s = 0.125, .threads = 1,
+                                   .server = true, .server_procs_busy = 3, .clk_tck = 100 };
+    struct run_metrics m, back;
+    metrics_compute(s, 3, &in, &m);
+    json_t *o = metrics_to_json(&m);
+    for (size_t i = 0; i < ARRAY_SIZE(split_keys); i++) {
+        assert_true(json_is_number(json_object_get(o, split_keys[i])));  /* stored now */
+        assert_int_equal(json_object_del(o, split_keys[i]), 0);
+    }
+    char *text = json_dumps(o, JSON_COMPACT);
+    json_decref(o);
+    assert_int_equal(metrics_from_json(text, &back), 0);
+    assert_true(back.available);
+    assert_true(isnan(back.client_user_cpu_s));
+    assert_true(isnan(back.client_sys_cpu_s));
+    assert_true(isnan(back.server_user_cpu_s));
+    assert_true(isnan(back.server_sys_cpu_s));
+    assert_true(isnan(back.client_user_us_per_txn));
+    assert_true(isnan(back.client_sys_us_per_txn));
+    assert_true(isnan(back.server_user_us_per_txn));
+    assert_true(isnan(back.server_sys_us_per_txn));
+    for (int f = MF_SERVER_USER_US_TXN; f <= MF_SERVER_SYS_US_TXN; f++)
+        assert_true(isnan(metrics_field_value(&back, (enum metrics_field)f)));
+    NEAR(back.server_us_per_txn, 800);
+    NEAR(back.client_us_per_txn, 500);
+    free(text);
+    metrics_release(&back);
+    metrics_release(&m);
+}
+
 /* ---- the sampler on a fake procfs */
 
 static void put(const char *root, const char *rel, const char *text)
@@ -302,10 +420,10 @@ static void put(const char *root, const char *rel, const char *text)
 
 /* ROOT/PID/stat of a process with these times (and, with_task, its task/PID/children). */
 static void proc(const char *root, int pid, int ppid, int utime, int stime, int cutime,
-                 const char *children, int with_task)
+                 int cstime, const char *children, int with_task)
 {
-    char rel[64], *text = xasprintf("%d (p %d) S %d 1 1 0 -1 0 0 0 0 0 %d %d %d 0 20 0 1 0 1 "
-                                    "0 0\n", pid, pid, ppid, utime, stime, cutime);
+    char rel[64], *text = xasprintf("%d (p %d) S %d 1 1 0 -1 0 0 0 0 0 %d %d %d %d 20 0 1 0 1 "
+                                    "0 0\n", pid, pid, ppid, utime, stime, cutime, cstime);
     snprintf(rel, sizeof(rel), "%d/stat", pid);
     put(root, rel, text);
     free(text);
@@ -343,22 +461,22 @@ static void tree_run(int with_task)
 {
     char *root = xasprintf("%s/proc%d", tmpdir, with_task);
     machine(root, STAT_A, VMSTAT_A, "1.0 1.0 1.0 2/100 1\n");
-    proc(root, 100, 1, 0, 0, 0, NULL, with_task);
-    proc(root, 200, 1, 8, 2, 0, "201 202 ", with_task);       /* own 10 */
-    proc(root, 201, 200, 4, 1, 0, "", with_task);             /* own 5 */
-    proc(root, 202, 200, 3, 0, 0, "", with_task);             /* own 3: tree 18 */
-    proc(root, 999, 1, 500, 0, 0, "", with_task);             /* not ours */
+    proc(root, 100, 1, 0, 0, 0, 0, NULL, with_task);
+    proc(root, 200, 1, 8, 2, 0, 0, "201 202 ", with_task);    /* own 10 */
+    proc(root, 201, 200, 4, 1, 0, 0, "", with_task);          /* own 5 */
+    proc(root, 202, 200, 3, 0, 0, 0, "", with_task);          /* own 3: tree 18 (user 15) */
+    proc(root, 999, 1, 500, 0, 0, 0, "", with_task);          /* not ours */
     struct metrics_sampler *ms = metrics_sampler_new(root, 1);
     metrics_sampler_set_server(ms, 200);
     metrics_sampler_start(ms, 100);
 
     pause_interval();
     machine(root, STAT_MID, VMSTAT_A, "1.0 1.0 1.0 3/100 1\n");
-    proc(root, 100, 1, 15, 5, 0, NULL, with_task);            /* client 20 */
-    proc(root, 200, 1, 10, 2, 0, "201 202 ", with_task);      /* 12 */
-    proc(root, 201, 200, 6, 2, 0, "203 ", with_task);         /* 8 */
-    proc(root, 202, 200, 5, 1, 0, "", with_task);             /* 6 */
-    proc(root, 203, 201, 4, 0, 0, "", with_task);             /* 4: tree 30 */
+    proc(root, 100, 1, 15, 5, 0, 0, NULL, with_task);         /* client 20 (user 15) */
+    proc(root, 200, 1, 10, 2, 0, 0, "201 202 ", with_task);   /* 12 */
+    proc(root, 201, 200, 6, 2, 0, 0, "203 ", with_task);      /* 8 */
+    proc(root, 202, 200, 5, 1, 0, 0, "", with_task);          /* 6 */
+    proc(root, 203, 201, 4, 0, 0, 0, "", with_task);          /* 4: tree 30 */
     metrics_sampler_tick(ms);
 
     machine(root, STAT_B, VMSTAT_B, "2.0 1.0 1.0 2/100 1\n");
@@ -366,8 +484,10 @@ static void tree_run(int with_task)
     gone(root, 201);
     gone(root, 202);
     gone(root, 203);
-    proc(root, 200, 1, 11, 2, 15, "", with_task);             /* 13 + cutime 15 = 28 */
-    metrics_sampler_stop(ms, NULL);
+    proc(root, 200, 1, 11, 2, 12, 3, "", with_task);          /* 13 + reaped 15 = 28 */
+    /* the tree with a client rusage, the scan without (the client from its ticks) */
+    struct rusage ru = { .ru_utime = { 0, 300000 }, .ru_stime = { 0, 100000 } };
+    metrics_sampler_stop(ms, with_task ? &ru : NULL);
 
     struct run_metrics m;
     metrics_sampler_result(ms, 100, &m);
@@ -377,8 +497,22 @@ static void tree_run(int with_task)
     NEAR(m.server_cpu_s, 0.14);
     NEAR(m.server_us_per_txn, 1400);
     assert_int_equal(m.server_procs, 4);           /* 200, 201, 202 grew; 203 is new */
-    NEAR(m.client_cpu_s, 0.2);                     /* its last value, 20 ticks */
-    NEAR(m.client_us_per_txn, 2000);
+    /* ... of which user time 11 + 12 + 4 - 15 = 12 ticks, system 2 + 3 - 3 = 2 */
+    NEAR(m.server_user_cpu_s, 0.12);
+    NEAR(m.server_sys_cpu_s, 0.02);
+    NEAR(m.server_user_us_per_txn, 1200);
+    NEAR(m.server_sys_us_per_txn, 200);
+    if (with_task) {                               /* its rusage: 0.3 s user, 0.1 s system */
+        NEAR(m.client_cpu_s, 0.4);
+        NEAR(m.client_user_cpu_s, 0.3);
+        NEAR(m.client_sys_cpu_s, 0.1);
+        NEAR(m.client_sys_us_per_txn, 1000);
+    } else {                                       /* its last value, 20 ticks (user 15) */
+        NEAR(m.client_cpu_s, 0.2);
+        NEAR(m.client_us_per_txn, 2000);
+        NEAR(m.client_user_us_per_txn, 1500);
+        NEAR(m.client_sys_us_per_txn, 500);
+    }
     NEAR(m.us_pct, 50);                            /* STAT_A -> STAT_B */
     NEAR(m.iowait_pct, 5);
     assert_int_equal(m.points[0].server_procs, 5 - 1); /* 200 201 202 203 alive */
@@ -438,6 +572,8 @@ int main(void)
         cmocka_unit_test(test_compute),
         cmocka_unit_test(test_flags),
         cmocka_unit_test(test_json_round_trip),
+        cmocka_unit_test(test_cpu_split),
+        cmocka_unit_test(test_json_before_split),
         cmocka_unit_test(test_sampler_tree),
         cmocka_unit_test(test_sampler_scan),
         cmocka_unit_test(test_sampler_unreadable),
