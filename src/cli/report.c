@@ -26,6 +26,7 @@ static const struct opt_def report_options[] = {
     { "format", OPT_STRING, "text", "text, markdown, csv, json or html (one self-contained page with charts; Chart.js from libjs-chart.js inlined; use with --output); folded (with --profile): the stacks of every profiled run, VARIANT;WORKLOAD;frame;...;frame COUNT" },
     { "shape", OPT_STRING, "seed000", "seed000 (tps/avg/p95 per thread count), seed003 (min/avg/max/p95 latency and QPS per variant), seed002 (speedup (x) per variant), runs (every measured run as a row, with its system metrics and trust; csv for a spreadsheet)" },
     { "profile", OPT_BOOL, "off", "also the CPU profiles of a --profile experiment: every variant's top-30 functions beside the baseline's, with their spread across rounds (text; markdown appends them as tables); with --format=csv or json only the profiles, one row per DSO or function (docs/results-format.md); with --format=folded only the folded stacks, for flame-graph tools" },
+    { "trust-table", OPT_BOOL, "off", "also the \"Load and trust per run\" table, a row per run (run queue, other work's CPU, load, steal, iowait, why a run is distrusted); without it one line counts the distrusted runs (JSON and HTML always have every run's)" },
     { "output", OPT_STRING, NULL, "write the report to FILE instead of stdout (e.g. report.html)" },
     { "fail-if-slower", OPT_DOUBLE, NULL, "exit 3 when a variant is significantly slower than the baseline (tps) by more than PCT percent (with --compare: ID2 than ID1)" },
     OPT_END,
@@ -120,6 +121,7 @@ static int report_formats(struct report_cmd *r)
     struct report_stored_request *rq = &r->rq;
     const struct opts *o = &r->o;
     rq->profile = opt_bool(o, "profile");
+    rq->trust_table = opt_bool(o, "trust-table");
     rq->folded = !strcmp(opt_str(o, "format"), "folded");
     rq->html = !strcmp(opt_str(o, "format"), "html");
     r->output = opt_is_set(o, "output") ? opt_str(o, "output") : NULL;
@@ -216,6 +218,8 @@ static int report_write(struct report_cmd *r, const struct experiment_loaded *a,
     /* rc 1: a profile file was missing or truncated: said, rest written */
     if (r->rq.profile && !profile_done && report_stored_profiles_text(stdout, &r->rq, a))
         rc = 1;
+    if (report_stored_verdict_after(&r->rq, r->id2 != 0))
+        experiment_report_verdict(stdout, &a->cfg, &a->res);  /* after the profiles: last */
     if (r->fail_pct >= 0 && (r->id2 ? report_compare_fail_if_slower(a, b, r->fail_pct)
                                     : report_fail_if_slower(&a->cfg, &a->res, r->fail_pct)))
         rc = 3;

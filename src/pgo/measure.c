@@ -170,7 +170,8 @@ int pgo_measure(struct pgo_pipeline *p, struct store *store)
         run_rc = -1;
     if (res.nruns > 0) {
         /* a library's report has "what each step added" before the profiles */
-        experiment_report_text(stdout, &cfg, &res);
+        struct report_options ro = { .trust_table = rq->trust_table, .no_verdict = true };
+        experiment_report_text_opts(stdout, &cfg, &res, &ro);
         if (cfg.profile && !p->library)
             experiment_profile_report(stdout, &cfg, &res, cfg.profile_dir, PROFILE_TOP_DEFAULT);
         if (nv > 2) {
@@ -189,6 +190,7 @@ int pgo_measure(struct pgo_pipeline *p, struct store *store)
             fputs(sb.buf, stdout);
             strbuf_release(&sb);
         }
+        experiment_report_verdict(stdout, &cfg, &res);  /* last: the bottom line */
     }
     rc = run_rc == 0 ? 0 : res.signal ? 2 : 1;
     if (rq->output && experiment_write_json(rq->output, &cfg, &res) < 0 && !rc)

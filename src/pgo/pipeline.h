@@ -48,6 +48,7 @@ struct pgo_request {
     enum pgo_gate gate;
     bool measure, rebuild;
     bool no_metrics;                      /* --metrics=off */
+    bool trust_table;                     /* --trust-table: the per-run trust table */
     enum experiment_measure measure_kind; /* --measure=time|instructions (a library only) */
     int64_t events;                       /* --events (instructions) */
     bool threads_set;                     /* --threads given (not the default) */

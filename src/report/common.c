@@ -176,3 +176,29 @@ json_t *report_experiment_json(const struct experiment_config *cfg,
     strbuf_release(&sb);
     return o;
 }
+
+char *report_improvement_cell(const struct experiment_change *ch)
+{
+    double pct = experiment_change_pct(ch, NULL, NULL);
+    if (!ch->ncells || !isfinite(pct))
+        return xstrdup("-");
+    if (ch->stats && !ch->significant)
+        return xasprintf("(%+.2f)", pct);
+    return xasprintf("%+.2f", pct);
+}
+
+bool report_p_decides(const struct experiment_change *ch)
+{
+    if (!ch->ncells || !ch->stats)
+        return false;
+    if (ch->sequential)
+        return true;
+    return !(ch->ci_lo <= 1.0 && ch->ci_hi >= 1.0);
+}
+
+uint64_t report_all_cells_seed(const struct experiment_config *cfg, int v,
+                               enum experiment_metric m)
+{
+    return cfg->nworkloads == 1 ? report_cell_seed(cfg, 0, v, cfg->nthreads, m)
+                                : report_cell_seed(cfg, cfg->nworkloads, v, cfg->nthreads + 1, m);
+}

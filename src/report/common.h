@@ -7,6 +7,7 @@
 #ifndef PGOLAB_REPORT_COMMON_H
 #define PGOLAB_REPORT_COMMON_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <jansson.h>
@@ -44,6 +45,25 @@ void report_join_ints(struct strbuf *sb, const int *list, int n);
  * formula the seed-000 tables always used, so their CIs do not change. */
 uint64_t report_cell_seed(const struct experiment_config *cfg, int w, int v, int row,
                           enum experiment_metric m);
+
+/* The "% improvement" cell of a change: its own point estimate (experiment_change_pct(), the
+ * same ratio as the change column), "%+.2f"; in parentheses when the change has statistics
+ * and is not significant (the change column says "~"), so the two never disagree; "-"
+ * without data. Caller frees. */
+char *report_improvement_cell(const struct experiment_change *ch);
+
+/* Whether the change's p-value is the test that decides its verdict, so that a report may
+ * print it: under --target-ci always (the confidence sequence's anytime p < 0.05 exactly when
+ * the sequence excludes 1); otherwise (significant = Mann-Whitney p < alpha AND the bootstrap
+ * CI excludes 1) only when the CI excludes 1: where the CI holds 1 the CI alone says "~". */
+bool report_p_decides(const struct experiment_change *ch);
+
+/* The bootstrap seed of a change over every cell of variant v in metric m: the one workload's
+ * Average row's (report_cell_seed(cfg, 0, v, nthreads, m)), or with several workloads
+ * report_cell_seed(cfg, nworkloads, v, nthreads + 1, m): what seed 002's "all" row and the
+ * closing verdict use, so that they print the same change. */
+uint64_t report_all_cells_seed(const struct experiment_config *cfg, int v,
+                               enum experiment_metric m);
 
 /* ---- CSV and JSON */
 

@@ -344,7 +344,9 @@ static void experiment_md(const struct experiment_loaded *l, struct strbuf *head
                           struct strbuf *tables)
 {
     struct strbuf md = STRBUF_INIT;
-    report_experiment(&md, &l->cfg, &l->res, REPORT_SEED000, REPORT_MARKDOWN);
+    /* the page keeps the per-run trust table (the terminal's report shows it on request) */
+    struct report_options ro = { .trust_table = true };
+    report_experiment_opts(&md, &l->cfg, &l->res, REPORT_SEED000, REPORT_MARKDOWN, NULL, &ro);
     const char *cut = strstr(md.buf, "\n### ");
     size_t n = cut ? (size_t)(cut - md.buf) : md.len;
     strbuf_add(head, md.buf, n);

@@ -197,7 +197,17 @@ void report_metrics(struct rep *r)
                             "queue averages above the cores it uses, or other work took more "
                             "than %g%% of the machine's CPU.\n",
                     METRICS_STEAL_PCT_MAX, METRICS_IOWAIT_PCT_MAX, METRICS_OTHER_PCT_MAX);
-    runs_table(r);
+    if (r->trust_table) {
+        runs_table(r);
+    } else if (r->fmt == REPORT_TEXT || r->fmt == REPORT_MARKDOWN) {
+        /* the per-run table is long (a row per run): behind --trust-table */
+        int distrusted = 0;
+        for (int i = 0; i < res->nruns; i++)
+            distrusted += res->runs[i].metrics.available && metrics_flags(&res->runs[i].metrics);
+        strbuf_addf(r->out, "Load and trust per run: %d of %d run%s with metrics distrusted "
+                            "(--trust-table lists every run).\n",
+                    distrusted, with, with == 1 ? "" : "s");
+    }
     if (r->fmt == REPORT_JSON) {
         if (!r->extra)
             r->extra = json_object();

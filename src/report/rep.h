@@ -1,4 +1,4 @@
-/* rep: private to src/report (tables.c and the parts it calls: metrics.c, server_cpu.c, ...):
+/* rep: private to src/report (tables.c and the parts it calls: metrics.c, server_cpu.c, verdict.c, ...):
  * one report being built (struct rep) and the cells it shows as CSV and JSON records (struct
  * rec), so that every table of an experiment report, the tps tables and the system metrics
  * table alike, lands in the same CSV rows and JSON cells, with its changes computed one way
@@ -46,6 +46,7 @@ struct rep {
     struct rec *recs;
     int nrecs;
     json_t *extra;            /* more top-level keys of the JSON format (owned), or NULL */
+    bool trust_table;         /* struct report_options (tables.h) */
 };
 
 /* A new record of the current table (improvement_pct is NAN for the baseline, v == 0). */

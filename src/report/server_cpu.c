@@ -83,7 +83,15 @@ static void part_rows(struct rep *r, struct table *t, int w, int pi)
         for (int v = 0; v < nv; v++) {
             const struct cell_stats *c = ti < nt ? &cs[ti * nv + v] : NULL;
             double val = c ? (c->n ? c->median : NAN) : avg[v];
-            double p = experiment_improvement(m, base, val);
+            /* % improvement: the change's own estimate (report_improvement_cell()) */
+            struct experiment_change ch;
+            int tv[1] = { threads };
+            uint64_t seed = report_cell_seed(cfg, w, v, ti, m);
+            char *verdict = !v ? NULL
+                            : ti < nt ? rep_change_cell(cfg, res, m, v, ws, tv, 1, seed, &ch)
+                                      : rep_change_cell(cfg, res, m, v, ws, cfg->threads, nt,
+                                                        seed, &ch);
+            double p = v ? experiment_change_pct(&ch, NULL, NULL) : NAN;
             struct rec *rc = rep_rec_add(r, w, threads, experiment_metric_key(m), v, val, base, p);
             if (c) {
                 rep_rec_values(r, rc, m);
@@ -99,13 +107,7 @@ static void part_rows(struct rep *r, struct table *t, int w, int pi)
             }
             if (!v)
                 continue;
-            table_set(t, row, 1 + nv + v, isnan(p) ? xstrdup("-") : xasprintf("%+.2f", p), NULL);
-            struct experiment_change ch;
-            int tv[1] = { threads };
-            uint64_t seed = report_cell_seed(cfg, w, v, ti, m);
-            char *verdict = ti < nt ? rep_change_cell(cfg, res, m, v, ws, tv, 1, seed, &ch)
-                                    : rep_change_cell(cfg, res, m, v, ws, cfg->threads, nt,
-                                                      seed, &ch);
+            table_set(t, row, 1 + nv + v, report_improvement_cell(&ch), NULL);
             rep_rec_change(rc, &ch, verdict);
             table_set(t, row, 2 * nv + v, verdict, NULL);
         }

@@ -44,7 +44,9 @@ int report_stored(struct strbuf *out, const struct report_stored_request *rq,
     } else if (!rq->folded && !(rq->profile && (fmt == REPORT_CSV || fmt == REPORT_JSON))) {
         /* a pgo experiment with several trainers: the matrix pgo printed after the tables */
         const char **trainer_of = report_trainers_of(a);
-        report_experiment_trainers(out, &a->cfg, &a->res, rq->shape, fmt, trainer_of);
+        struct report_options ro = { .trust_table = rq->trust_table,
+                                     .no_verdict = report_stored_verdict_after(rq, false) };
+        report_experiment_opts(out, &a->cfg, &a->res, rq->shape, fmt, trainer_of, &ro);
         free(trainer_of);
     }
     if (!rq->profile || !(fmt == REPORT_MARKDOWN || fmt == REPORT_CSV || fmt == REPORT_JSON))
@@ -58,6 +60,12 @@ int report_stored(struct strbuf *out, const struct report_stored_request *rq,
     free(dir);
     *profile_done = true;  /* not printed again as text */
     return bad ? 1 : 0;
+}
+
+bool report_stored_verdict_after(const struct report_stored_request *rq, bool compare)
+{
+    return !compare && !rq->html && rq->profile && !rq->folded && rq->fmt == REPORT_TEXT &&
+           rq->shape != REPORT_RUNS;
 }
 
 int report_stored_profiles_text(FILE *out, const struct report_stored_request *rq,

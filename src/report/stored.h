@@ -21,6 +21,7 @@ struct report_stored_request {
     bool html;                /* --format=html: one page (chartjs: Chart.js's source) */
     bool folded;              /* --format=folded: only --profile's stacks, printed afterwards */
     bool profile;             /* --profile */
+    bool trust_table;         /* --trust-table (struct report_options) */
     const char *results;      /* the results file (its profiles directory) */
     int64_t id;               /* the experiment a is */
     const char *chartjs;
@@ -33,6 +34,10 @@ struct report_stored_request {
 int report_stored(struct strbuf *out, const struct report_stored_request *rq,
                   const struct experiment_loaded *a, const struct experiment_loaded *b,
                   bool *profile_done);
+
+/* Whether the caller prints the closing verdict itself, after --profile's text (one
+ * experiment, text, --profile): report_stored() then leaves it out so that it stays last. */
+bool report_stored_verdict_after(const struct report_stored_request *rq, bool compare);
 
 /* --profile's text after the report on out: a's profiles side by side, or (rq->folded) the
  * folded stacks. 0; 1 after a message when a has no profiles or a file was missing or

@@ -258,11 +258,12 @@ static void header_lines(struct rep *r, struct strbuf *title, struct strbuf *bod
             strbuf_addf(body, "cells: median of %d rounds (min-max); ", cfg->rounds);
         else
             strbuf_addstr(body, "cells: one round; ");
-        strbuf_addf(body, "%% improvement vs %s: (%s-v)/%s*100; change (95%% CI): ratio of "
+        strbuf_addf(body, "%% improvement vs %s: the change's estimate, (1 - ratio)*100, in "
+                          "parentheses when not significant; change (95%% CI): ratio of "
                           "medians, bootstrap CI, Mann-Whitney U at alpha 0.05; \"~\" = no "
                           "significant difference (identical inputs give nearly identical "
                           "counts: tiny CIs)%s\n",
-                    base->name, base->name, base->name,
+                    base->name,
                     r->shape != REPORT_SEED000 ? "; the instruction table is the only shape"
                                                : "");
         repeatability_line(r, body);
@@ -289,8 +290,9 @@ static void header_lines(struct rep *r, struct strbuf *title, struct strbuf *bod
             strbuf_addf(body, "cells: median of %d rounds (min-max); ", cfg->rounds);
         else
             strbuf_addstr(body, "cells: one round; ");
-        strbuf_addf(body, "%% improvement vs %s: TPS (v-%s)/%s*100, latency (%s-v)/%s*100\n",
-                    base->name, base->name, base->name, base->name, base->name);
+        strbuf_addf(body, "%% improvement vs %s: the change column's own estimate, TPS "
+                          "(ratio-1)*100, latency (1-ratio)*100, in parentheses when not "
+                          "significant\n", base->name);
         if (cfg->target_ci <= 0)
             strbuf_addstr(body, "change (95% CI): ratio of medians, bootstrap CI, Mann-Whitney U "
                                 "at alpha 0.05; \"~\" = no significant difference; Average = "
@@ -314,7 +316,8 @@ static void header_lines(struct rep *r, struct strbuf *title, struct strbuf *bod
         if (cfg->target_ci <= 0)
             strbuf_addf(body, "speedup (x) = %s's median time per transaction / the variant's = "
                           "median tps of the variant / %s's; 95%% CI bootstrap; p = "
-                          "Mann-Whitney U; \"~\" = no significant difference at alpha 0.05; "
+                          "Mann-Whitney U, shown where the CI excludes 1 (there it decides); "
+                          "\"~\" = no significant difference at alpha 0.05; "
                           "workload \"all\" = geometric mean over every workload and thread "
                           "count\n",
                     base->name, base->name);
@@ -427,7 +430,15 @@ static void seed000_table(struct rep *r, int w, enum experiment_metric m)
         double base = row < nt ? (cs[row * nv].n ? cs[row * nv].median : NAN) : avg[0];
         for (int v = 0; v < nv; v++) {
             double val = row < nt ? (cs[row * nv + v].n ? cs[row * nv + v].median : NAN) : avg[v];
-            double p = experiment_improvement(m, base, val);
+            /* % improvement: the change's own point estimate (report_improvement_cell()) */
+            struct experiment_change ch;
+            int tv[1] = { row < nt ? cfg->threads[row] : 0 };
+            char *verdict = !v ? NULL
+                            : row < nt ? rep_change_cell(cfg, res, m, v, ws, tv, 1,
+                                                         report_cell_seed(cfg, w, v, row, m), &ch)
+                                       : rep_change_cell(cfg, res, m, v, ws, cfg->threads, nt,
+                                                         report_cell_seed(cfg, w, v, row, m), &ch);
+            double p = v ? experiment_change_pct(&ch, NULL, NULL) : NAN;
             struct rec *rc = rep_rec_add(r, w, row < nt ? cfg->threads[row] : 0,
                                      experiment_metric_key(m), v, val, base, p);
             if (row < nt)
@@ -446,14 +457,7 @@ static void seed000_table(struct rep *r, int w, enum experiment_metric m)
             }
             if (!v)
                 continue;
-            table_set(&t, row, nv + v, isnan(p) ? xstrdup("-") : xasprintf("%+.2f", p), NULL);
-            struct experiment_change ch;
-            int tv[1] = { row < nt ? cfg->threads[row] : 0 };
-            char *verdict = row < nt
-                                ? rep_change_cell(cfg, res, m, v, ws, tv, 1,
-                                                  report_cell_seed(cfg, w, v, row, m), &ch)
-                                : rep_change_cell(cfg, res, m, v, ws, cfg->threads, nt,
-                                                  report_cell_seed(cfg, w, v, row, m), &ch);
+            table_set(&t, row, nv + v, report_improvement_cell(&ch), NULL);
             rep_rec_change(rc, &ch, verdict);
             table_set(&t, row, 2 * nv - 1 + v, verdict, NULL);
         }
@@ -598,16 +602,16 @@ static void seed003_table(struct rep *r, int w, int ti)
         double base = cs[0].n ? cs[0].median : NAN;
         for (int v = 0; v < nv; v++) {
             double val = cs[v].n ? cs[v].median : NAN;
+            struct experiment_change ch;
+            int wi[1] = { w }, tv[1] = { threads };
+            char *verdict = !v ? NULL : rep_change_cell(cfg, res, m, v, wi, tv, 1,
+                                                        report_cell_seed(cfg, w, v, ti, m), &ch);
             struct rec *rc = rep_rec_add(r, w, threads, experiment_metric_key(m), v, val, base,
-                                     experiment_improvement(m, base, val));
+                                         v ? experiment_change_pct(&ch, NULL, NULL) : NAN);
             rep_rec_values(r, rc, m);
             table_set(&t, i, 1 + v, cs[v].n ? xasprintf("%.*f", dec, val) : xstrdup("-"), NULL);
             if (!v)
                 continue;
-            struct experiment_change ch;
-            int wi[1] = { w }, tv[1] = { threads };
-            char *verdict = rep_change_cell(cfg, res, m, v, wi, tv, 1,
-                                            report_cell_seed(cfg, w, v, ti, m), &ch);
             rep_rec_change(rc, &ch, verdict);
             table_set(&t, i, nv + v, verdict, NULL);
         }
@@ -653,8 +657,10 @@ static void seed002_row(struct rep *r, struct table *t, int row, int v, int w, i
     } else if (ch.ncells) {
         if (ch.stats) {
             table_set(t, row, 5, xasprintf("%.3f .. %.3f", ch.ci_lo, ch.ci_hi), NULL);
-            table_set(t, row, 6, ch.p_value < 0.001 ? xstrdup("<0.001")
-                                                    : xasprintf("%.3f", ch.p_value), NULL);
+            /* the p only where its test decides the verdict (report_p_decides()) */
+            table_set(t, row, 6, !report_p_decides(&ch) ? xstrdup("-")
+                                 : ch.p_value < 0.001 ? xstrdup("<0.001")
+                                                      : xasprintf("%.3f", ch.p_value), NULL);
             table_set(t, row, 7, xstrdup(!ch.significant ? "~"
                                          : ch.ratio > 1  ? "faster"
                                                          : "slower"),
@@ -694,7 +700,7 @@ static void shape_seed002(struct rep *r)
     for (int v = 0; v < nv; v++) {
         if (all)
             seed002_row(r, &t, row++, v, -1, 0, ws, ts, ncells,
-                        report_cell_seed(cfg, cfg->nworkloads, v, cfg->nthreads + 1, METRIC_TPS));
+                        report_all_cells_seed(cfg, v, METRIC_TPS));
         for (int i = 0; i < ncells; i++)
             seed002_row(r, &t, row++, v, ws[i], ts[i], &ws[i], &ts[i], 1,
                         report_cell_seed(cfg, ws[i], v, i % cfg->nthreads, METRIC_TPS));
@@ -831,7 +837,18 @@ void report_experiment_trainers(struct strbuf *out, const struct experiment_conf
                                 const struct experiment_result *res, enum report_shape shape,
                                 enum report_format fmt, const char *const *trainer_of)
 {
-    struct rep r = { cfg, res, shape, fmt, out, 0, NULL, 0, NULL };
+    report_experiment_opts(out, cfg, res, shape, fmt, trainer_of, NULL);
+}
+
+void report_experiment_opts(struct strbuf *out, const struct experiment_config *cfg,
+                            const struct experiment_result *res, enum report_shape shape,
+                            enum report_format fmt, const char *const *trainer_of,
+                            const struct report_options *opt)
+{
+    static const struct report_options defaults;
+    if (!opt)
+        opt = &defaults;
+    struct rep r = { cfg, res, shape, fmt, out, 0, NULL, 0, NULL, opt->trust_table };
     if (fmt == REPORT_TEXT || fmt == REPORT_MARKDOWN) {
         struct strbuf title = STRBUF_INIT, body = STRBUF_INIT;
         header_lines(&r, &title, &body);
@@ -861,6 +878,8 @@ void report_experiment_trainers(struct strbuf *out, const struct experiment_conf
     }
     if (trainer_of)
         report_trainers_rep(&r, trainer_of);
+    if (!opt->no_verdict || fmt == REPORT_JSON)
+        report_verdict_rep(&r);  /* last: the bottom line */
     if (fmt == REPORT_CSV)
         output_csv(&r);
     else if (fmt == REPORT_JSON)
@@ -872,8 +891,15 @@ void report_experiment_trainers(struct strbuf *out, const struct experiment_conf
 void experiment_report_text(FILE *out, const struct experiment_config *cfg,
                             const struct experiment_result *res)
 {
+    experiment_report_text_opts(out, cfg, res, NULL);
+}
+
+void experiment_report_text_opts(FILE *out, const struct experiment_config *cfg,
+                                 const struct experiment_result *res,
+                                 const struct report_options *opt)
+{
     struct strbuf sb = STRBUF_INIT;
-    report_experiment(&sb, cfg, res, REPORT_SEED000, REPORT_TEXT);
+    report_experiment_opts(&sb, cfg, res, REPORT_SEED000, REPORT_TEXT, NULL, opt);
     fputs(sb.buf, out);
     fflush(out);
     strbuf_release(&sb);

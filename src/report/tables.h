@@ -6,6 +6,7 @@
  *   table.h    the text tables
  *   compare.h  the comparison of two stored experiments (report --compare)
  *   slower.h   --fail-if-slower
+ *   verdict.h  the closing verdict
  * The report layer only reads results: the structs of src/model/model.h and the cell
  * statistics of src/model/cells.h (plus the rest of src/model: the environment diff,
  * precision, the machine state, stored profiles); it never runs, records or loads an
@@ -25,6 +26,7 @@
 #include "report/compare.h"
 #include "report/slower.h"
 #include "report/table.h"
+#include "report/verdict.h"
 #include "util/strbuf.h"
 
 /*
@@ -32,13 +34,14 @@
  * - REPORT_SEED000 (seed 000, the default): per workload and metric (tps, avg and p95
  *   latency), threads | baseline | variant | % improvement | change (95% CI), plus an
  *   Average row (mean of the medians as seed 000 computes it; the change is the geometric
- *   mean of the ratios with its CI).
+ *   mean of the ratios with its CI). % improvement is the change's own point estimate
+ *   (report_improvement_cell(), common.h), in parentheses where the change is "~".
  * - REPORT_SEED003 (seed 003): per workload and thread count, one column per variant and the
  *   rows min / avg / max / 95%ile latency (ms) and QPS, plus a change column per variant.
  * - REPORT_SEED002 (seed 002): one table, a row per variant (first over all cells, then per
  *   workload and thread count) with speedup (x) = the baseline's median time per transaction
- *   over the variant's = the ratio of the median tps, its 95% CI, p and "~" when not
- *   significant.
+ *   over the variant's = the ratio of the median tps, its 95% CI, p (only where it decides
+ *   the verdict: report_p_decides()) and "~" when not significant.
  * Every change uses experiment_change() (Mann-Whitney U + bootstrap CI, alpha 0.05), with a
  * bootstrap seed derived from the experiment's seed and the cell, so a report rebuilt from
  * the results store prints the same numbers as the one printed when the experiment ended.
@@ -61,6 +64,22 @@ void report_experiment(struct strbuf *out, const struct experiment_config *cfg,
                        const struct experiment_result *res, enum report_shape shape,
                        enum report_format fmt);
 
+/* What a report shows beyond its tables (all zero: the defaults). */
+struct report_options {
+    bool trust_table;  /* --trust-table: the "Load and trust per run" table (a row per run) in
+                        * text and markdown; without it one line counts the distrusted runs.
+                        * JSON always has every run's metrics ("runs_metrics"). */
+    bool no_verdict;   /* leave the closing verdict (report/verdict.h) out of text and
+                        * markdown: the caller prints it last itself (compare, pgo) */
+};
+
+/* report_experiment_trainers() with options (NULL: the defaults). The closing verdict
+ * (report/verdict.h) ends the text and markdown reports and is "verdict" in JSON. */
+void report_experiment_opts(struct strbuf *out, const struct experiment_config *cfg,
+                            const struct experiment_result *res, enum report_shape shape,
+                            enum report_format fmt, const char *const *trainer_of,
+                            const struct report_options *opt);
+
 /* report_experiment() of a pgo experiment whose variants have trainers (trainer_of[v], from
  * report_trainers_of(); NULL: none): the trainer matrix follows the tables in every format
  * (report/trainers.h). */
@@ -70,11 +89,18 @@ void report_experiment_trainers(struct strbuf *out, const struct experiment_conf
 
 /* The seed-000-shaped tables on out: per workload, for tps, avg latency (ms) and p95 (ms):
  * threads | baseline | <variant> | % improvement | change (95% CI), each cell the median over
- * rounds with the min-max spread, plus an Average row: the mean of the per-thread medians,
- * and the % improvement of those means (as seed 000 computes its Average row). The same as
+ * rounds with the min-max spread, plus an Average row: the mean of the per-thread medians
+ * (as seed 000 computes its Average row), its % improvement and change the geometric mean
+ * of the per-thread ratios; the closing verdict last (report/verdict.h). The same as
  * report_experiment() with REPORT_SEED000 and REPORT_TEXT: the report compare and pgo print
  * when an experiment ends (named for the engine, where it used to live). */
 void experiment_report_text(FILE *out, const struct experiment_config *cfg,
                             const struct experiment_result *res);
+/* experiment_report_text() with options: compare and pgo pass no_verdict and print the
+ * verdict last (experiment_report_verdict(), report/verdict.h), after what follows the
+ * tables. */
+void experiment_report_text_opts(FILE *out, const struct experiment_config *cfg,
+                                 const struct experiment_result *res,
+                                 const struct report_options *opt);
 
 #endif

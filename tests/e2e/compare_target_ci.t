@@ -49,6 +49,9 @@ R=$(sq "$TMP/r.db" "SELECT max(round) FROM runs WHERE experiment_id = 1")
 is "$(sq "$TMP/r.db" "SELECT count(*) FROM runs WHERE experiment_id = 1")" "$((2 * R))" \
     "every round ran both variants ($R rounds)"
 cmp_ok "$R" ">=" 5 "at least 5 rounds (the sequence's minimum)"
+# one estimator: under --target-ci the % improvement is the paired sequence's estimate too
+like "$(improvement_agrees "$TMP/t.out")" "^[1-9][0-9]* rows agree$" "% improvement and the change column follow the paired estimate"
+is "$(verdict_last "$TMP/t.out")" ok "the verdict block is the last thing printed"
 last=$(cs_after "$TMP/r.db" 1 "$R")
 diag "after round $R: n and half-width $last"
 note_="$(sq "$TMP/r.db" "SELECT note FROM experiments WHERE id = 1")"

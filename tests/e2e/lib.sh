@@ -592,3 +592,65 @@ page_check() {
     return $bad
 }
 fails() { ! "$@" >/dev/null; }
+
+# ---- the one estimator and the closing verdict of a text report (src/report/verdict.c)
+# verdict_last FILE: the report's last block is the verdict: "ok" when a line "Verdict against
+# ..." is followed only by its indented lines (no table, no blank line) up to the end of FILE
+verdict_last() {
+    awk '/^Verdict against / { on = 1; bad = 0; n = NR; next }
+         on && !/^  [^ ]/ && !/^    [^ ]/ { bad = 1 }
+         END { print (on && !bad && NR > n) ? "ok" : "not last" }' "$1"
+}
+# improvement_agrees FILE: in every table with "% improvement" and "change" columns, each
+# variant's % improvement is the change's own estimate: a significant change "+X.X% (95% CI
+# ...)" beside "+X.XX" (the same sign, within the rounding), "~" beside "(+X.XX)" or "-";
+# prints "ROWS rows agree" or the first disagreeing row
+improvement_agrees() {
+    perl -e '
+        my (@imp, @chg, $rows, $bad);
+        sub cells { my $l = shift; $l =~ s/^\|//; $l =~ s/\|\s*$//; map { s/^\s+|\s+$//gr } split /\|/, $l }
+        while (<>) {
+            chomp;
+            if (!/^\|/) { @imp = (); next }
+            my @c = cells($_);
+            if (grep { /^% improvement/ } @c) {
+                @imp = grep { $c[$_] =~ /^% improvement/ } 0 .. $#c;
+                @chg = grep { $c[$_] =~ /^change/ } 0 .. $#c;
+                next;
+            }
+            next if !@imp || /^\|[-:|]+\|?$/;
+            for my $k (0 .. $#imp) {
+                my ($i, $ch) = ($c[$imp[$k]], $c[$chg[$k]]);
+                $rows++;
+                my $ok;
+                if ($ch =~ /^([-+][0-9.]+)% \(95% CI/) {
+                    my $x = $1;
+                    $ok = $i =~ /^[-+][0-9.]+$/ && abs($i - $x) <= 0.051 + 1e-9 &&
+                          ($x == 0 || $i * $x > 0);
+                } elsif ($ch eq "~") {
+                    $ok = $i =~ /^\([-+][0-9.]+\)$/ || $i eq "-";
+                } else {
+                    $ok = $i =~ /^[-+][0-9.]+$/ || $i eq "-";
+                }
+                if (!$ok) { $bad //= "row \"$_\": \"$i\" beside \"$ch\"" }
+            }
+        }
+        print $bad // (($rows // 0) . " rows agree"), "\n"' "$1"
+}
+# p_only_deciding FILE: in the seed-002 table a p is printed only where it decides the
+# verdict: "-" when the CI holds 1; where the CI excludes 1, "~" only with p >= 0.05. Prints
+# "ROWS rows ok" or the first bad row.
+p_only_deciding() {
+    perl -e '
+        my ($rows, $bad);
+        while (<>) {
+            next unless /^\|.*\| *([0-9.]+) \.\. ([0-9.]+) \| *([^|]*?) *\| *(~|faster|slower) *\|$/;
+            my ($lo, $hi, $p, $v) = ($1, $2, $3, $4);
+            $rows++;
+            my $holds = $lo <= 1 && $hi >= 1;
+            my $ok = $holds ? $p eq "-" && $v eq "~"
+                   : $p ne "-" && ($v ne "~" || ($p !~ /^</ && $p >= 0.05));
+            $bad //= "row $_" unless $ok;
+        }
+        print $bad // (($rows // 0) . " rows ok"), "\n"' "$1"
+}

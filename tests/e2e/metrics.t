@@ -1,7 +1,7 @@
 #!/bin/bash
 # metrics.t: system metrics of every run (src/metrics). `pgolab compare` on two SQLite variants
-# records metrics for every run (the store has them; `report` prints the metrics table and the
-# load per run in the default and the seed-002 shapes; CSV and JSON carry them; so does the
+# records metrics for every run (the store has them; `report` prints the metrics table in the
+# default and the seed-002 shapes, the load per run with --trust-table (else one line); CSV and JSON carry them; so does the
 # --output file); --metrics=off records none and says so; an unreadable /proc (the
 # PGOLAB_METRICS_PROC test knob) degrades to one "metrics unavailable" line with every run
 # still recorded; a managed PostgreSQL variant gets server CPU per transaction > 0 from more
@@ -30,7 +30,9 @@ is "$(sq "$DB" "SELECT count(*) FROM runs WHERE abs(json_extract(metrics_json, '
 is "$(sq "$DB" "SELECT count(*) FROM runs WHERE json_extract(metrics_json, '\$.server_us_per_txn') IS NULL")" 4 \
     "no server CPU for an in-process SQLite variant"
 like "$(cat "$TMP/c.out")" "System metrics per cell" "compare prints the metrics table at the end"
-like "$(cat "$TMP/c.out")" "Load and trust per run" "compare prints the load per run"
+like "$(cat "$TMP/c.out")" "^Load and trust per run: [0-9]+ of 4 runs with metrics distrusted \(--trust-table lists every run\)\.$" \
+    "compare counts the distrusted runs in one line"
+unlike "$(cat "$TMP/c.out")" "Load and trust per run \(" "compare: the per-run trust table only with --trust-table"
 unlike "$(cat "$TMP/c.out")" "Server CPU time per transaction" "no server CPU table for SQLite"
 is "$(python3 -c "import json,sys; d=json.load(open('$TMP/out.json')); print(sum(1 for r in d['runs'] if r['metrics']['available']))")" 4 \
     "--output JSON: every run carries its metrics"
@@ -42,8 +44,12 @@ like "$(cat "$TMP/r.out")" "\| +variant +\| +workload +\| +threads +\| +speedup 
 like "$(cat "$TMP/r.out")" "\| +B +\| +oltp_point_select +\| +1 +\| +[0-9]+\.[0-9]{3} +\| +[0-9]+ ±[0-9]+ +\|" \
     "report: a row per variant with its speedup and intr/s ± spread"
 like "$(cat "$TMP/r.out")" "\| +[0-9]+ of 2 +\|" "report: distrusted runs counted per cell"
-is "$(grep -cE '^\| +[1-4] \| +[AB] \| oltp_point_select \| +1 \| +[12] \| +[0-9.]+ / [0-9]+ \|' "$TMP/r.out")" 4 \
-    "report: the load of each of the 4 runs"
+is "$(grep -cE '^\| +[1-4] \| +[AB] \| oltp_point_select \| +1 \| +[12] \| +[0-9.]+ / [0-9]+ \|' "$TMP/r.out")" 0 \
+    "report: no row per run by default"
+"$PGOLAB" report --results="$DB" --trust-table >"$TMP/rt.out" 2>"$TMP/rt.err"
+is "$(grep -cE '^\| +[1-4] \| +[AB] \| oltp_point_select \| +1 \| +[12] \| +[0-9.]+ / [0-9]+ \|' "$TMP/rt.out")" 4 \
+    "report --trust-table: the load of each of the 4 runs"
+like "$(cat "$TMP/rt.out")" "Table [0-9]+\. Load and trust per run \(run queue" "report --trust-table: the per-run table"
 "$PGOLAB" report --results="$DB" --shape=seed002 >"$TMP/r2.out" 2>&1
 like "$(cat "$TMP/r2.out")" "Speedup \(x\) vs A" "seed002 shape: the speedup table"
 like "$(cat "$TMP/r2.out")" "System metrics per cell" "seed002 shape: the metrics table"

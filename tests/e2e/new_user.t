@@ -122,6 +122,9 @@ is "$?" 0 "PGOLAB_RESULTS=...: history elsewhere finds the experiments"
 like "$(cat "$TMP/h.out")" '^ *1 .*calibrate +complete' "PGOLAB_RESULTS: history lists experiment 1"
 (cd "$TMP/elsewhere" && PGOLAB_RESULTS=$W/pgolab.db "$PGOLAB" report >"$TMP/r.out" 2>"$TMP/r.err")
 is "$?" 0 "PGOLAB_RESULTS: report elsewhere works"
+is "$(verdict_last "$TMP/r.out")" ok "report of a calibration (its A/A pair): the verdict block is last"
+like "$(cat "$TMP/r.out")" "^  A': tps " "report of a calibration: the verdict of A' against A"
+unlike "$(cat "$TMP/r.out")" "^Table [0-9]+\. Load and trust per run" "report: the per-run trust table only with --trust-table"
 (cd "$TMP/elsewhere" && PGOLAB_RESULTS=$W/pgolab.db "$PGOLAB" history --results="$TMP/none.db" >/dev/null 2>"$TMP/h.err")
 like "$(cat "$TMP/h.err")" "no results file $TMP/none\.db" "--results wins over PGOLAB_RESULTS"
 rm -rf "$HOME/.local"

@@ -101,6 +101,12 @@ for w in oltp_point_select oltp_read_only; do
     done
 done
 
+# make demo's path ends in the bottom line: the verdict block, last
+is "$(verdict_last "$TMP/pgo.out")" ok "the verdict block ends pgo's output"
+like "$(cat "$TMP/pgo.out")" "^  pgo: tps [-+][0-9.]+% \(no CI yet\); significant in 0 of 4 cells$" "verdict: pgo's tps gain (1 round: no CI)"
+like "$(cat "$TMP/pgo.out")" "^    next: no statistics from 1 round: needs at least [0-9]+ rounds \(--rounds=[0-9]+\)$" \
+    "verdict: 1 round: the rounds statistics need"
+like "$(improvement_agrees "$TMP/pgo.out")" "^[1-9][0-9]* rows agree$" "% improvement and the change column follow the same estimate"
 runs=$(perl -MJSON::PP -e 'local $/; my $j = decode_json(<STDIN>); print scalar @{$j->{runs}}' <"$TMP/out.json")
 is "$runs" 8 "JSON has every run: 2 variants x 2 workloads x 2 thread counts x 1 round"
 fp=$(perl -MJSON::PP -e 'local $/; my $j = decode_json(<STDIN>); print join(" ", map { $_->{name} . "=" . (length($_->{sha256} // "")) } @{$j->{variants}})' <"$TMP/out.json")

@@ -161,8 +161,10 @@ same=$(perl -MJSON::PP -e '
     print $canon->encode($page->{cells}) eq $canon->encode($json->{cells}) ? "same" : "differ";
 ' "$TMP/r.html" "$TMP/json.out")
 is "$same" "same" "the page's data block has the JSON report's cells, number for number"
-rep md --experiment=1 --format=markdown
-is "$(grep -c '<h3>Table ' "$TMP/r.html")" "$(grep -c '^### Table ' "$TMP/md.out")" "as many tables as the markdown report"
+rep md --experiment=1 --format=markdown --trust-table
+is "$(grep -c '<h3>Table ' "$TMP/r.html")" "$(grep -c '^### Table ' "$TMP/md.out")" "as many tables as the markdown report (the page keeps the per-run trust table)"
+like "$(cat "$TMP/r.html")" "<h3>Table [0-9]+\. Load and trust per run" "the page has the per-run trust table"
+like "$(cat "$TMP/r.html")" "<h3>Verdict against A</h3>" "the page has the verdict"
 verdicts_md=$(grep '^| ' "$TMP/md.out" | awk -F'|' 'NF > 3 { gsub(/^ +| +$/, "", $(NF-1)); print $(NF-1) }' | grep -c '^~$')
 verdicts_html=$(grep -o '<td class="same">~</td>' "$TMP/r.html" | wc -l)
 is "$verdicts_html" "$verdicts_md" "the same '~' verdicts as the markdown tables"
@@ -284,7 +286,9 @@ is "$?" 0 "a --profile experiment: exit 0"
 timeout 60 "$PGOLAB" report --results="$FDB" --profile >"$TMP/ftext.out" 2>/dev/null
 timeout 60 "$PGOLAB" report --results="$FDB" --format=html --output="$TMP/f.html" 2>/dev/null
 is "$?" 0 "its HTML report: exit 0"
-sed -n '/^CPU profile: /,$p' "$TMP/ftext.out" >"$TMP/ftext.prof"
+is "$(verdict_last "$TMP/ftext.out")" ok "report --profile: the verdict comes after the profiles, last"
+# the profiles without the verdict block that follows them
+sed -n '/^CPU profile: /,$p' "$TMP/ftext.out" | perl -0pe 's/\n+Verdict against .*\z/\n/s' >"$TMP/ftext.prof"
 perl -0ne 'print $1 if m{<section class="profiles">.*?<pre>(.*?)</pre>}s' "$TMP/f.html" |
     sed -e 's/&lt;/</g; s/&gt;/>/g; s/&quot;/"/g; s/&amp;/\&/g' | sed -n '/^CPU profile: /,$p' >"$TMP/fhtml.prof"
 note "profiles in the text report: $(grep -c '^CPU profile: ' "$TMP/ftext.prof")"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `pgolab report` of a stored compare in each shape (seed000, seed003, seed002) and format
 # (text, markdown, csv, json): the tables, rows and columns each shape promises, CSV with one
-# row per cell and a constant column count, JSON that parses with every cell; --shape=runs a
+# row per cell and a constant column count, JSON that parses with every cell; the verdict
+# block last, % improvement the change's own estimate, a p only where it decides; --shape=runs a
 # row per run whose medians are the cells'; an experiment
 # of 1 round says "no statistics with 1 round" instead of a CI; without --experiment the
 # latest one is reported.
@@ -56,6 +57,8 @@ for t in "Transactions per second" "Average response time \(ms\)" "95th percenti
         like "$block" "^\| +$row \|" "seed000 $t: row $row"
     done
 done
+is "$(verdict_last "$TMP/s0.out")" ok "seed000 text: the verdict block is last"
+like "$(improvement_agrees "$TMP/s0.out")" "^9 rows agree$" "seed000 text: % improvement is the change column's estimate (3 tables x 3 rows)"
 rep s0md --experiment=1 --format=markdown
 like "$(head -1 "$TMP/s0md.out")" "^## pgolab experiment 1 \(compare\):" "seed000 markdown: title heading"
 like "$(cat "$TMP/s0md.out")" "^- baseline A " "seed000 markdown: header as a list"
@@ -115,17 +118,21 @@ is "$RC" 0 "seed002 text: exit 0"
 block=$(table_block "$TMP/s2.out" "Speedup \(x\) vs A")
 like "$block" "^\| variant \| +workload \| threads \| +tps \| speedup \(x\) \| +95% CI \| +p \| +verdict \|$" "seed002: header"
 like "$block" "^\| +A \| +all \| +all \| +\| +1\.000 \| +\| +\| baseline \|$" "seed002: baseline row, 1.000"
-like "$block" "^\| +B \| +all \| +all \| +\| +[0-9]\.[0-9]{3} \| [0-9]\.[0-9]{3} \.\. [0-9]\.[0-9]{3} \| +[<0-9.]+ \| +(~|faster|slower) \|$" \
-    "seed002: B over all cells: speedup, CI, p, verdict"
+like "$block" "^\| +B \| +all \| +all \| +\| +[0-9]\.[0-9]{3} \| [0-9]\.[0-9]{3} \.\. [0-9]\.[0-9]{3} \| +([<0-9.]+|-) \| +(~|faster|slower) \|$" \
+    "seed002: B over all cells: speedup, CI, p (where it decides), verdict"
 for t in 1 2; do
-    like "$block" "^\| +B \| oltp_point_select \| +$t \| +[0-9.]+ \| +[0-9]\.[0-9]{3} \| [0-9]\.[0-9]{3} \.\. [0-9]\.[0-9]{3} \| +[0-9.]+ \| +~ \|$" \
+    like "$block" "^\| +B \| oltp_point_select \| +$t \| +[0-9.]+ \| +[0-9]\.[0-9]{3} \| [0-9]\.[0-9]{3} \.\. [0-9]\.[0-9]{3} \| +([0-9.]+|-) \| +~ \|$" \
         "seed002: B at $t threads (2 rounds: never significant, ~)"
 done
+is "$(p_only_deciding "$TMP/s2.out")" "3 rows ok" "seed002: a p only where it decides the verdict (\"-\" where the CI holds 1)"
+is "$(verdict_last "$TMP/s2.out")" ok "seed002 text: the verdict block is last"
 like "$(cat "$TMP/s2.out")" "speedup \(x\) = A's median time per transaction / the variant's" "seed002: says what speedup means"
 rep s2csv --experiment=1 --shape=seed002 --format=csv
 csv_check "$TMP/s2csv.out" $((6 + P + M)) "seed002 csv (2 variants x (all + 2 thread counts), + the metrics cells)"
 rep s2json --experiment=1 --shape=seed002 --format=json
 is "$(json_cells "$TMP/s2json.out")" "seed002 1 $((6 + M))" "seed002 json: 6 cells + the metrics cells"
+is "$(jq -r '[.verdict.variants[0].variant, .verdict.variants[0].gains[0].metric, .verdict.variants[0].cells, (.verdict.variants[0].next | type)] | join(" ")' "$TMP/s2json.out")" \
+    "B tps 2 string" "seed002 json: the verdict of B (tps over 2 cells, its next step)"
 is "$(perl -MJSON::PP -e 'local $/; my $j = decode_json(<STDIN>);
       my ($c) = grep { $_->{variant} eq "B" && !defined $_->{threads} } @{$j->{cells}};
       my $v = $c->{vs_baseline};
