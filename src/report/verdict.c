@@ -77,7 +77,15 @@ static void next_step(const struct experiment_config *cfg, const struct experime
         return;
     }
     if (cfg->measure == MEASURE_INSTRUCTIONS) {
-        vv->next = VERDICT_SAME;
+        /* deterministic counts: a CI clear of 0 is a real difference; with fewer rounds
+         * than the rank test can ever reject at, the next step is those rounds, not "the
+         * same work" */
+        if (report_p_decides(ch) && vv->rounds < stats_min_rounds(ALPHA)) {
+            vv->next = VERDICT_MORE_ROUNDS;
+            vv->rounds_needed = stats_min_rounds(ALPHA);
+        } else {
+            vv->next = VERDICT_SAME;
+        }
         return;
     }
     if (vd->busy) {

@@ -180,6 +180,27 @@ static void test_verdict_instructions(void **state)
     free(text);
     report_verdict_release(&vd);
     experiment_result_release(&x.res);
+
+    /* 2 rounds of counts 7% apart: the CI is clear of 0, the rank test cannot reject with 2
+     * rounds; the next step is the rounds it needs, never "the same work" */
+    one_cell(&x, base, base, 2);
+    x.cfg.measure = MEASURE_INSTRUCTIONS;
+    for (int i = 0; i < x.res.nruns; i++) {
+        struct run_result *r = &x.res.runs[i];
+        r->instr_per_txn = (r->variant ? 46500 : 50000) + (double)(i % 2);
+        r->est_cycles_per_txn = NAN;
+    }
+    report_verdict_compute(&x.cfg, &x.res, &vd);
+    vv = &vd.vars[0];
+    assert_false(vv->gain[0].ch.significant);
+    assert_int_equal(vv->next, VERDICT_MORE_ROUNDS);
+    assert_int_equal(vv->rounds_needed, stats_min_rounds(0.05));
+    text = verdict_text(&x.cfg, &vd);
+    assert_null(strstr(text, "same work"));
+    assert_non_null(strstr(text, "--rounds="));
+    free(text);
+    report_verdict_release(&vd);
+    experiment_result_release(&x.res);
 }
 
 /* The issue's rows: seed 002's "1.157 | 0.973 .. 1.248 | 0.004 | ~" (a Mann-Whitney p below
