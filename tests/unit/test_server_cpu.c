@@ -31,7 +31,8 @@
 static void cpu_runs(struct experiment_config *cfg, struct variant *v,
                      struct experiment_result *res)
 {
-    static const double d[] = { 0, 2, -2, 1, -1 }, e[] = { 1, -1, 2, -2, 0 };
+    /* the system time's deviations per round: [0] base (d), [1] pgo (e) */
+    static const double dev[2][ROUNDS] = { { 0, 2, -2, 1, -1 }, { 1, -1, 2, -2, 0 } };
     synthetic_config(cfg, v, ROUNDS);
     cfg->threads = threads2;
     cfg->nthreads = 2;
@@ -44,7 +45,7 @@ static void cpu_runs(struct experiment_config *cfg, struct variant *v,
                 struct run_metrics *m = &res->runs[res->nruns - 1].metrics;
                 m->available = true;
                 m->server_user_us_per_txn = (var ? 80.0 : 100.0) * t + k;
-                m->server_sys_us_per_txn = 30 + (var ? e : d)[k - 1];
+                m->server_sys_us_per_txn = 30 + dev[var][k - 1];
                 m->server_us_per_txn = m->server_user_us_per_txn + m->server_sys_us_per_txn;
                 m->client_us_per_txn = 50;
             }
