@@ -134,7 +134,7 @@ note "---- a given datadir, a password"
 PW='Pw-9f3kQz'
 G=$TMP/given
 srv g1 start --db-driver=mysql --datadir="$G" --mysql-password="$PW" --server-option=innodb_buffer_pool_size=32M
-is "$RC" 0 "given datadir: start exit 0"
+is "$RC" 0 "given datadir: start exit 0" || diag "$(tail -15 "$TMP/g1.err")"
 started g1
 is "$D" "$G" "given datadir: used as it is"
 like "$(field g1 account)" "password set \(not shown\)" "password: start says it is set"
