@@ -112,6 +112,7 @@ static int my_init_command(const struct server *s, const struct server_start_ctx
         argvec_push(argv, s->binary);
         argvec_pushv(argv, (const char *const[]){ "--no-defaults", "--initialize-insecure", NULL });
         argvec_pushf(argv, "--datadir=%s", s->datadir);
+        argvec_pushf(argv, "--tmpdir=%s", s->datadir);
         if (ctx->prefix)
             argvec_pushf(argv, "--basedir=%s", ctx->prefix);
         if (geteuid() == 0)
@@ -128,6 +129,11 @@ static int my_init_command(const struct server *s, const struct server_start_ctx
     if (version_ge(s->version, 10, 4))
         argvec_push(argv, "--auth-root-authentication-method=normal");
     argvec_pushf(argv, "--datadir=%s", s->datadir);
+    /* The server's temporary files in its own datadir, not the shared /tmp: a MariaDB that
+     * starts deletes every #sql* file in its tmpdir (stale temporary tables), and so broke
+     * another private server's bootstrap running at the same time ("Error on delete of
+     * '/tmp/#sql-temptable-...MAI'"); unrecognized options go on to the bootstrap server. */
+    argvec_pushf(argv, "--tmpdir=%s", s->datadir);
     argvec_pushv(argv, (const char *const[]){ "--skip-test-db", "--skip-name-resolve", "--force", NULL });
     if (basedir)
         argvec_pushf(argv, "--basedir=%s", basedir);
@@ -156,6 +162,7 @@ static void my_server_args(const struct server *s, const struct server_start_ctx
     argvec_push(argv, "--bind-address=127.0.0.1");
     argvec_pushf(argv, "--socket=%s", s->socket);
     argvec_pushf(argv, "--pid-file=%s/mysqld.pid", s->datadir);
+    argvec_pushf(argv, "--tmpdir=%s", s->datadir);  /* see my_init_command */
     argvec_pushf(argv, "--log-error=%s", s->log);
     argvec_push(argv, "--skip-log-bin");
     argvec_push(argv, "--skip-name-resolve");

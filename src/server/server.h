@@ -137,7 +137,8 @@ struct server {
  * Fixed server options (a --server-option of the same name overrides them, except the ones
  * pgolab manages: datadir, port, socket, bind address, pid file, log, user):
  *   mariadbd/mysqld: --no-defaults --datadir --port --bind-address=127.0.0.1 --socket
- *     --pid-file=DATADIR/mysqld.pid --log-error=DATADIR/pgolab-server.log --skip-log-bin
+ *     --pid-file=DATADIR/mysqld.pid --tmpdir=DATADIR (a starting MariaDB deletes the #sql* files of
+ *     its tmpdir: a shared /tmp broke concurrent bootstraps) --log-error=DATADIR/pgolab-server.log --skip-log-bin
  *     (no binary log: sysbench numbers without replication overhead) --skip-name-resolve
  *     (no DNS on connect) --max-connections=1000 (the default 151 is below the thread counts
  *     benchmarks use), --user=root when running as root, --mysqlx=OFF for MySQL >= 8 (no
