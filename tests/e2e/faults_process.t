@@ -116,12 +116,16 @@ is "$(sq "$TMP/p.db" "PRAGMA integrity_check; SELECT count(*) FROM experiments")
 0" "disk full during prepare: the results file is intact and empty"
 is "$(ls -A "$WD")" "" "disk full during prepare: its workdir is removed"
 
+# pgolab_of PID: the pgolab that `timeout` (PID) runs, to signal pgolab itself (a SIGTERM to
+# timeout goes to its whole process group, and timeout can then die of it: exit 143)
+pgolab_of() { pgrep -P "$1" -x pgolab || echo "$1"; }
+
 # ---- 4. SIGTERM during the first prepare, then in the middle of a later run; --resume each
 DB=$TMP/t.db
 timeout 120 "$PGOLAB" compare "${V[@]}" "${C[@]}" --rounds=2 --results="$DB" >"$TMP/t1.out" 2>"$TMP/t1.err" &
 pid=$!
 for _ in $(seq 1 100); do [ -n "$(sq "$DB" "SELECT id FROM experiments" 2>/dev/null)" ] && break; sleep 0.05; done
-kill -TERM $pid
+kill -TERM "$(pgolab_of $pid)"
 wait $pid
 is "$?" 2 "SIGTERM during prepare: exit 2"
 # (the 100-row prepare is quick: the signal lands in it or in the first run, said either way)
@@ -133,7 +137,7 @@ timeout 120 "$PGOLAB" compare "${V[@]}" "${C[@]}" --rounds=2 --results="$DB" --r
 pid=$!  # timeout passes the signal on to pgolab
 wait_runs "$DB" 2
 sleep 0.5   # inside the third run's 1 s
-kill -TERM $pid
+kill -TERM "$(pgolab_of $pid)"
 wait $pid
 is "$?" 2 "resumed, then SIGTERM mid-run: exit 2"
 mid=$(sq "$DB" "SELECT count(*) FROM runs")
