@@ -47,33 +47,12 @@ static void part_rows(struct rep *r, struct table *t, int w, int pi)
     int nv = cfg->nvariants, nt = cfg->nthreads;
     struct cell_stats *cs = xcalloc((size_t)(nv * nt), sizeof(*cs));
     double *avg = xcalloc((size_t)nv, sizeof(double));
-    double *col = xcalloc((size_t)nt + 1, sizeof(double));
     int *ws = xcalloc((size_t)nt, sizeof(int));
-    double minv = INFINITY;
 
     assert(pi >= 0 && pi < NPARTS && nv >= 1 && nt >= 1);
-    for (int ti = 0; ti < nt; ti++) {
+    for (int ti = 0; ti < nt; ti++)
         ws[ti] = w;
-        for (int v = 0; v < nv; v++) {
-            struct cell_stats *c = &cs[ti * nv + v];
-            *c = experiment_cell(res, v, w, cfg->threads[ti], m);
-            if (c->n && c->min < minv)
-                minv = c->min;
-        }
-    }
-    /* Average: the mean of the medians of the thread rows where every variant has data */
-    for (int v = 0; v < nv; v++) {
-        int navg = 0;
-        for (int ti = 0; ti < nt; ti++) {
-            bool full = true;
-            for (int u = 0; u < nv; u++)
-                full &= cs[ti * nv + u].n > 0;
-            if (full)
-                col[navg++] = cs[ti * nv + v].median;
-        }
-        avg[v] = navg ? gsl_stats_mean(col, 1, (size_t)navg) : NAN;
-    }
-    int dec = table_decimals(minv);
+    int dec = table_decimals(rep_workload_cells(r, w, m, cs, avg));
     for (int ti = 0; ti <= nt; ti++) {
         int row = 2 * ti + pi, threads = ti < nt ? cfg->threads[ti] : 0;
         assert(row < t->nrows);
@@ -114,7 +93,6 @@ static void part_rows(struct rep *r, struct table *t, int w, int pi)
     }
     free(cs);
     free(avg);
-    free(col);
     free(ws);
 }
 

@@ -20,6 +20,7 @@
 
 #include <gsl/gsl_statistics_double.h>
 #include <jansson.h>
+#include <assert.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -373,6 +374,37 @@ static void header_lines(struct rep *r, struct strbuf *title, struct strbuf *bod
 
 /* ---------------------------------------------------------------- seed 000 */
 
+double rep_workload_cells(const struct rep *r, int w, enum experiment_metric m,
+                          struct cell_stats *cs, double *avg)
+{
+    const struct experiment_config *cfg = r->cfg;
+    int nv = cfg->nvariants, nt = cfg->nthreads;
+    double *col = xcalloc((size_t)nt + 1, sizeof(double));
+    double minv = INFINITY;
+    assert(nv >= 1 && nt >= 1);
+    for (int ti = 0; ti < nt; ti++)
+        for (int v = 0; v < nv; v++) {
+            struct cell_stats *c = &cs[ti * nv + v];
+            *c = experiment_cell(r->res, v, w, cfg->threads[ti], m);
+            if (c->n && c->min < minv)
+                minv = c->min;
+        }
+    /* Average row: thread rows where every variant has data; mean of their medians. */
+    for (int v = 0; v < nv; v++) {
+        int navg = 0;
+        for (int ti = 0; ti < nt; ti++) {
+            bool full = true;
+            for (int u = 0; u < nv; u++)
+                full &= cs[ti * nv + u].n > 0;
+            if (full)
+                col[navg++] = cs[ti * nv + v].median;
+        }
+        avg[v] = navg ? gsl_stats_mean(col, 1, (size_t)navg) : NAN;
+    }
+    free(col);
+    return minv;
+}
+
 /* One metric table of one workload (the seed-000 layout). */
 static void seed000_table(struct rep *r, int w, enum experiment_metric m)
 {
@@ -383,36 +415,14 @@ static void seed000_table(struct rep *r, int w, enum experiment_metric m)
     struct table t;
     struct cell_stats *cs = xcalloc((size_t)(nv * nt), sizeof(*cs));
     double *avg = xcalloc((size_t)nv, sizeof(double));
-    double *col = xcalloc((size_t)nt + 1, sizeof(double));
     int *ws = xcalloc((size_t)nt, sizeof(int));
-    double minv = INFINITY;
-    int navg = 0;
     char *title = xasprintf("%s, %s", report_metric_title(m), cfg->workloads[w]);
 
     rep_table_title(r, title);
     free(title);
-    for (int ti = 0; ti < nt; ti++) {
+    for (int ti = 0; ti < nt; ti++)
         ws[ti] = w;
-        for (int v = 0; v < nv; v++) {
-            struct cell_stats *c = &cs[ti * nv + v];
-            *c = experiment_cell(res, v, w, cfg->threads[ti], m);
-            if (c->n && c->min < minv)
-                minv = c->min;
-        }
-    }
-    /* Average row: thread rows where every variant has data; mean of their medians. */
-    for (int v = 0; v < nv; v++) {
-        navg = 0;
-        for (int ti = 0; ti < nt; ti++) {
-            int full = 1;
-            for (int u = 0; u < nv; u++)
-                full &= cs[ti * nv + u].n > 0;
-            if (full)
-                col[navg++] = cs[ti * nv + v].median;
-        }
-        avg[v] = navg ? gsl_stats_mean(col, 1, (size_t)navg) : NAN;
-    }
-    int dec = table_decimals(minv);
+    int dec = table_decimals(rep_workload_cells(r, w, m, cs, avg));
 
     table_init(&t, ncols, nt + 1);
     t.head[0] = xstrdup("threads");
@@ -465,7 +475,6 @@ static void seed000_table(struct rep *r, int w, enum experiment_metric m)
     rep_table_emit(r, &t);
     free(cs);
     free(avg);
-    free(col);
     free(ws);
 }
 
