@@ -9,6 +9,7 @@
 #include <assert.h>
 #include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -41,11 +42,26 @@ int callgrind_server_wrapper(struct argvec *a, const struct experiment_config *c
          * backend's file is its own work (the postmaster's own file then holds only what it
          * did since its last fork: background, never counted) */
         argvec_push(a, "--zero-before=fork_process");
+        /* how often a backend finds the client's next request not there yet, and waits for
+         * it, depends on timing (0.1-0.2% of an A/A pair's count moved in recv, epoll and the
+         * wait loop): reading from the client's socket is not counted. A toggle flips the
+         * collection on entry and back on exit, so only the one exported name, never a
+         * pattern (a clone nested in it, secure_read.part.0, would flip it back) */
+        argvec_push(a, "--toggle-collect=secure_read");
+        argvec_push(a, "--collect-atstart=yes");  /* a toggle alone would switch it off */
     } else {
         argvec_push(a, "--separate-threads=yes");  /* a file per thread: DIR/cg.PID-NN */
     }
     argvec_pushf(a, "--callgrind-out-file=%s/cg.%%p", dir);
     return 0;
+}
+
+int callgrind_server_stop_signal(enum server_kind kind)
+{
+    /* PostgreSQL's smart shutdown lets each backend read the client's Terminate and exit by
+     * itself; the fast one would end a backend that had not read it yet in its error path
+     * instead, a different cost depending on timing */
+    return kind == SERVER_PGSQL ? SIGTERM : 0;
 }
 
 void callgrind_server_options(enum server_kind kind, char *const *user, int n,

@@ -22,10 +22,16 @@
 
 /* The argv prefix a server of kind runs under, appended to a: valgrind (cfg->valgrind, else
  * "valgrind" on PATH, as an absolute path) --tool=callgrind with cache and branch simulation,
- * writing DIR/cg.PID (MariaDB: DIR/cg.PID-THREAD). -1 with a message when valgrind is not
- * found. */
+ * writing DIR/cg.PID (MariaDB: DIR/cg.PID-THREAD); PostgreSQL's reading from the client's
+ * socket (secure_read: recv and the wait for the next request, whose count depends on timing)
+ * is left out of the counts. -1 with a message when valgrind is not found. */
 int callgrind_server_wrapper(struct argvec *a, const struct experiment_config *cfg,
                              enum server_kind kind, const char *dir);
+
+/* The signal that stops a measured server of kind (server_config.stop_signal): PostgreSQL's
+ * smart shutdown (SIGTERM), so that every backend ends by itself, on the same path whatever the
+ * timing; 0 (the family's own) for MariaDB/MySQL. */
+int callgrind_server_stop_signal(enum server_kind kind);
 
 /* Make dir (mode 0700) for the callgrind files of a server of kind, owned by the user the
  * server runs as (server_run_user) so that it can write there. 0, or -1 with a message. */

@@ -324,6 +324,7 @@ static int start_server(const struct experiment_config *cfg, struct experiment_r
     if (cg_dir) {  /* valgrind starts a server some 20-50 times slower */
         sc.wrapper = argvec_argv(&wrapper);
         sc.start_timeout_s = 600;
+        sc.stop_signal = callgrind_server_stop_signal(var->server_kind);
     }
     int st = server_start(srv, &sc);
     argvec_clear(&wrapper);

@@ -797,6 +797,7 @@ int server_start(struct server *s, const struct server_config *cfg)
     s->log = path_join(s->datadir, LOG_FILE);
     s->keep_log = cfg->keep_log ? xstrdup(cfg->keep_log) : xasprintf("%s.log", s->datadir);
     s->save_log = cfg->save_log ? xstrdup(cfg->save_log) : NULL;
+    s->stop_signal = cfg->stop_signal;
     if (init) {
         /* PostgreSQL's datadir belongs to the server's user, mode 0700 (initdb insists) */
         if (f->private_datadir && srv_give_dir(s->datadir, &ctx.ra) < 0)
@@ -896,9 +897,13 @@ int server_stop(struct server *s, double timeout_s)
             free(how);
             server_log_tail(s, stderr, TAIL_LINES);
         } else if (srv_proc_alive(s)) {
-            if (kill(s->pid, f->stop_signal) < 0)
+            int sig = s->stop_signal ? s->stop_signal : f->stop_signal;
+            if (kill(s->pid, sig) < 0)
                 return error("cannot signal %s (pid %d): %s", s->binary, (int)s->pid, strerror(errno));
-            if (!srv_wait_gone(s, timeout_s)) {
+            bool down = srv_wait_gone(s, timeout_s);
+            if (!down && sig != f->stop_signal && kill(s->pid, f->stop_signal) == 0)
+                down = srv_wait_gone(s, timeout_s);  /* the family's own shutdown next */
+            if (!down) {
                 kill(s->pid, SIGKILL);
                 gone = srv_wait_gone(s, KILL_WAIT_S);
                 if (gone && s->child)

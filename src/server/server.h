@@ -85,6 +85,11 @@ struct server_config {
                              * under (wrapper[0] an absolute path; e.g. valgrind
                              * --tool=callgrind ...). The version check and the datadir's
                              * initialization run the binary alone. */
+    int stop_signal;        /* server_stop()'s first signal: 0 = the family's clean shutdown
+                             * (mysql SIGTERM, pgsql SIGINT, a fast one that ends sessions);
+                             * e.g. SIGTERM for PostgreSQL's smart shutdown, which lets every
+                             * session end by itself. Not answered in time: the family's own
+                             * signal next, then SIGKILL (an error) */
     const char *save_log;   /* non-NULL: server_stop() copies the log here once every process
                              * of the server is gone, before it removes the datadir (the
                              * profile check reads what instrumented processes printed) */
@@ -108,6 +113,7 @@ struct server {
     char *log;                   /* DATADIR/pgolab-server.log */
     char *keep_log;              /* where a failed start copies the log (server_config) */
     char *save_log;              /* where server_stop() copies the log (server_config) */
+    int stop_signal;             /* server_config.stop_signal */
     char *binary;                /* absolute path of the server binary */
     char *version;               /* e.g. "10.11.19", "15.20" (from `BINARY --version`) */
     char *flavor;                /* "MariaDB", "MySQL" or "PostgreSQL" */
@@ -160,7 +166,8 @@ struct server {
 int server_start(struct server *s, const struct server_config *cfg);
 
 /* Clean, fast shutdown: SIGTERM to mariadbd/mysqld, SIGINT (fast shutdown) to postgres; wait
- * up to timeout_s seconds (<= 0: 60) for it to exit. Only when it does not exit in time is it
+ * up to timeout_s seconds (<= 0: 60) for it to exit (with server_config.stop_signal, that
+ * signal first, the family's after another timeout_s). Only when it does not exit in time is it
  * killed (SIGKILL) and that reported as an error: instrumented (PGO) servers write their
  * profile data only on a clean exit. A child (s->child) that exits with a non-zero status or a
  * signal, or had already exited, is an error too; for a server found through the state file
@@ -169,7 +176,7 @@ int server_start(struct server *s, const struct server_config *cfg);
  * bootstrap) to be gone, and only then removes files: the private socket directory, and the
  * datadir when pgolab generated it (s->created_datadir) unless s->keep_datadir; otherwise just
  * the state file. A process that survives SIGKILL keeps every file (-1). s->pid 0, or a
- * process already gone: no signal, only the cleanup. Bounded: at most timeout_s + 20 s.
+ * process already gone: no signal, only the cleanup. Bounded: at most 2 timeout_s + 20 s.
  * 0, or -1 with a message (plus the log tail). */
 int server_stop(struct server *s, double timeout_s);
 

@@ -17,6 +17,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -141,14 +142,20 @@ static void test_server_read(void **state)
     assert_non_null(strstr(joined, "--zero-before=fork_process"));
     assert_non_null(strstr(joined, "--cache-sim=yes --branch-sim=yes"));
     assert_null(strstr(joined, "--separate-threads"));
+    /* the client's socket is read outside the count, and collection stays on elsewhere */
+    assert_non_null(strstr(joined, "--toggle-collect=secure_read --collect-atstart=yes"));
     free(joined);
     argvec_clear(&w);
     assert_int_equal(callgrind_server_wrapper(&w, &cfg, SERVER_MYSQL, dir), 0);
     joined = argvec_join(&w);
     assert_non_null(strstr(joined, "--separate-threads=yes"));
     assert_null(strstr(joined, "--zero-before"));
+    assert_null(strstr(joined, "--toggle-collect"));
     free(joined);
     argvec_clear(&w);
+    /* PostgreSQL stops with a smart shutdown (each backend ends by itself), MariaDB its own */
+    assert_int_equal(callgrind_server_stop_signal(SERVER_PGSQL), SIGTERM);
+    assert_int_equal(callgrind_server_stop_signal(SERVER_MYSQL), 0);
     cfg.valgrind = "/nonexistent/valgrind";
     assert_int_equal(callgrind_server_wrapper(&w, &cfg, SERVER_PGSQL, dir), -1);
     argvec_clear(&w);
