@@ -63,9 +63,12 @@ static json_t *experiment_json(const struct experiment_config *cfg,
     json_object_set_new(root, "pgolab_version", json_string(PGOLAB_VERSION));
     json_object_set_new(root, "kind", json_string("experiment"));
     json_object_set_new(root, "complete",
-                        json_boolean(!res->error && (cfg->target_ci > 0 ||
-                                                     res->nruns == experiment_runs_planned(cfg))));
+                        json_boolean(!res->error &&
+                                     (cfg->target_ci > 0 ||
+                                      experiment_runs_done(res) == experiment_runs_planned(cfg))));
     json_object_set_new(root, "error", jstr(res->error));
+    if (res->exclude_distrusted)  /* runs and summary are without them */
+        json_object_set_new(root, "runs_left_out", json_integer(res->excluded));
     iso_time(&sb, res->started_at);
     json_object_set_new(root, "started_at", json_string(sb.buf));
     strbuf_reset(&sb);

@@ -168,7 +168,10 @@ int pgo_measure(struct pgo_pipeline *p, struct store *store)
     int run_rc = experiment_run(&cfg, &res);
     if (experiment_record_finish(&cfg, &res, run_rc) < 0 && run_rc == 0)
         run_rc = -1;
-    if (res.nruns > 0) {
+    bool report = res.nruns > 0;
+    if (rq->exclude_distrusted)  /* everything below without them (the store has every run) */
+        experiment_result_exclude_distrusted(&res);
+    if (report) {
         /* a library's report has "what each step added" before the profiles */
         struct report_options ro = { .trust_table = rq->trust_table, .no_verdict = true };
         experiment_report_text_opts(stdout, &cfg, &res, &ro);

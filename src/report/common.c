@@ -154,10 +154,13 @@ json_t *report_experiment_json(const struct experiment_config *cfg,
     json_object_set_new(o, "id", cfg->experiment_id > 0 ? json_integer(cfg->experiment_id)
                                                         : json_null());
     json_object_set_new(o, "kind", jstr(cfg->kind));
-    json_object_set_new(o, "complete", json_boolean(!res->error &&
-                                                    res->nruns >= experiment_runs_planned(cfg)));
+    json_object_set_new(o, "complete",
+                        json_boolean(!res->error &&
+                                     experiment_runs_done(res) >= experiment_runs_planned(cfg)));
     json_object_set_new(o, "error", jstr(res->error));
     json_object_set_new(o, "runs", json_integer(res->nruns));
+    if (res->exclude_distrusted)  /* only with the option: the JSON is otherwise as before */
+        json_object_set_new(o, "runs_left_out", json_integer(res->excluded));
     json_object_set_new(o, "runs_planned", json_integer(experiment_runs_planned(cfg)));
     if (res->started_at > 0) {
         iso_time(&sb, res->started_at);

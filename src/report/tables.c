@@ -365,10 +365,16 @@ static void header_lines(struct rep *r, struct strbuf *title, struct strbuf *bod
         strbuf_addch(body, '\n');
         json_decref(env);
     }
-    if (res->nruns < experiment_runs_planned(cfg) && (cfg->target_ci <= 0 || res->error))
-        strbuf_addf(body, "INCOMPLETE: %d of %d runs finished%s%s\n", res->nruns,
+    if (experiment_runs_done(res) < experiment_runs_planned(cfg) &&
+        (cfg->target_ci <= 0 || res->error))
+        strbuf_addf(body, "INCOMPLETE: %d of %d runs finished%s%s\n", experiment_runs_done(res),
                     experiment_runs_planned(cfg), res->error ? ": " : "",
                     res->error ? res->error : "");
+    if (res->exclude_distrusted)
+        strbuf_addf(body, "--exclude-distrusted: %d distrusted run%s left out of every number "
+                          "below (%d of %d runs used)\n",
+                    res->excluded, res->excluded == 1 ? "" : "s", res->nruns,
+                    experiment_runs_done(res));
     free(time_s);
 }
 
