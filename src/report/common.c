@@ -86,7 +86,7 @@ void report_join_ints(struct strbuf *sb, const int *list, int n)
 uint64_t report_cell_seed(const struct experiment_config *cfg, int w, int v, int row,
                           enum experiment_metric m)
 {
-    return cfg->seed ^ ((uint64_t)(w * 131 + v * 17 + row) << 20 | (uint64_t)m);
+    return experiment_cell_seed(cfg, w, v, row, m);
 }
 
 /* ---------------------------------------------------------------- CSV and JSON */
@@ -140,7 +140,8 @@ json_t *report_change_json(const struct experiment_change *ch, const char *verdi
     json_object_set_new(o, "change_pct", jreal(pct));
     json_object_set_new(o, "change_ci_pct", ch->stats ? json_pack("[oo]", jreal(lo), jreal(hi))
                                                       : json_null());
-    json_object_set_new(o, "p_value", ch->stats ? jreal(ch->p_value) : json_null());
+    /* the p only where its test decides the verdict (report_p_decides()), as in the tables */
+    json_object_set_new(o, "p_value", report_p_decides(ch) ? jreal(ch->p_value) : json_null());
     json_object_set_new(o, "significant", json_boolean(ch->significant));
     json_object_set_new(o, "verdict", jstr(verdict));
     return o;

@@ -331,7 +331,7 @@ void report_compare(struct strbuf *out, const struct experiment_loaded *a,
                 report_csv_num(out, pct);
                 report_csv_num(out, ch.stats ? lo : NAN);
                 report_csv_num(out, ch.stats ? hi : NAN);
-                report_csv_num(out, ch.stats ? ch.p_value : NAN);
+                report_csv_num(out, report_p_decides(&ch) ? ch.p_value : NAN);
                 strbuf_addch(out, ',');
                 if (ch.stats)
                     strbuf_addstr(out, ch.significant ? "1" : "0");

@@ -783,7 +783,8 @@ static void output_csv(struct rep *r)
         report_csv_num(sb, pct);
         report_csv_num(sb, lo);
         report_csv_num(sb, hi);
-        report_csv_num(sb, st && c->ch.stats ? c->ch.p_value : NAN);
+        /* the p only where its test decides the verdict, as in the tables */
+        report_csv_num(sb, st && report_p_decides(&c->ch) ? c->ch.p_value : NAN);
         strbuf_addch(sb, ',');
         if (st && c->ch.stats)
             strbuf_addstr(sb, c->ch.significant ? "1" : "0");
