@@ -7,8 +7,8 @@
 # faster than A in every round but rounds 1 and 2, where B ran at half speed under 50% steal
 # (a co-tenant took the CPU). With those runs the gain is not significant; without them it is,
 # and the verdict says the two runs were left out. A live compare --exclude-distrusted says
-# how many it left out in its verdict, and `report --exclude-distrusted` rebuilds the same
-# verdict from the store.
+# how many it left out in its header, verdict and --output file (the store keeps every run),
+# and `report --exclude-distrusted` rebuilds the same verdict from the store.
 . "$(dirname "$0")/lib.sh"
 
 have sqlite3 || bail_out "the sqlite3 CLI is needed (apt-get install sqlite3)"
@@ -20,7 +20,7 @@ DB=$TMP/x.db
 
 # ---- a live compare with the option: its verdict counts what it left out
 timeout 180 "$PGOLAB" compare "${vars[@]}" "${common[@]}" --results="$DB" --exclude-distrusted \
-    >"$TMP/c.out" 2>"$TMP/c.err"
+    --output="$TMP/c.json" >"$TMP/c.out" 2>"$TMP/c.err"
 is "$?" 0 "compare --exclude-distrusted: exit 0" || diag "$(tail -5 "$TMP/c.err")"
 left=$(sed -n 's/^  --exclude-distrusted: \([0-9]*\) distrusted runs\{0,1\} left out of every number below (\([0-9]*\) of 12 runs used)$/\1 \2/p' "$TMP/c.out" | head -1)
 like "$left" "^[0-9]+ [0-9]+$" "compare: the header says how many distrusted runs were left out"
@@ -29,6 +29,9 @@ is "$(( n + ${left#* } ))" 12 "... and how many were used (together the 12 run)"
 like "$(awk '/^Verdict against A/ { on = 1 } on' "$TMP/c.out")" \
     "noise: .*; $n of [0-9]+ runs distrusted, $n left out \(--exclude-distrusted\)$" \
     "compare: the verdict says the same number was left out"
+is "$(jq -r '[.runs_left_out, (.runs | length), .complete] | map(tostring) | join(" ")' "$TMP/c.json")" \
+    "$n $((12 - n)) true" "compare --output: runs_left_out, the runs kept, complete"
+is "$(sq "$DB" "SELECT count(*) FROM runs")" 12 "the results database keeps every run"
 timeout 60 "$PGOLAB" report --results="$DB" --exclude-distrusted >"$TMP/r.out" 2>"$TMP/r.err"
 is "$?" 0 "report --exclude-distrusted of that experiment: exit 0"
 is "$(awk '/^Verdict against A/ { on = 1 } on' "$TMP/r.out")" \
