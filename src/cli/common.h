@@ -32,6 +32,11 @@ int cli_fail_if_slower(const struct opts *o, double *pct);
     { "max-rounds", OPT_INT, "200", "--target-ci: at most this many rounds (the sequential CI is tuned to be tightest at half of it)" }, \
     { "max-time", OPT_INT, NULL, "--target-ci: stop starting rounds when the measurement would pass this many seconds (split over the workloads)" }
 
+/* --exclude-distrusted, for the option tables of compare, pgo and report (the statistics
+ * without the runs the trust rules flag: experiment_result_exclude_distrusted(), model.h). */
+#define CLI_EXCLUDE_DISTRUSTED_OPTION                                                             \
+    { "exclude-distrusted", OPT_BOOL, "off", "compute every number of the report (tables, verdict, JSON and CSV, --output, --fail-if-slower) without the runs the trust rules distrust (steal > 5%, iowait > 10%, a run queue above the cores the run uses, or other work above 10% of the CPU; runs without system metrics stay); the header and the verdict say how many were left out. A report option, not a setting: the results database keeps every run, and --target-ci's stopping rule counts them all" }
+
 /* --target-ci, --max-rounds and --max-time into cfg (target_ci, rounds = the cap, max_time_s,
  * cs_rounds); nothing without --target-ci. Call it after --rounds and --measure are in cfg:
  * --rounds with --target-ci, a cap without it, or --measure=instructions is refused. -1 after

@@ -46,6 +46,7 @@ static const struct opt_def compare_options[] = {
     { "measure", OPT_STRING, "time", "what to measure: time (tps and latency) or instructions (instructions, simulated cache and branch misses and estimated cycles per transaction under valgrind callgrind, of the bench child or of a managed server: deterministic, for noisy machines; 1 thread)" },
     { "metrics", OPT_BOOL, "on", "system metrics of every run (/proc: intr/s, ctxsw/s, us/sys/idle/iowait/steal %, CPU per transaction of client and server; the report's metrics table): on, or off (no sampling, e.g. to measure its overhead)" },
     { "trust-table", OPT_BOOL, "off", "also the \"Load and trust per run\" table, a row per run (run queue, other work's CPU, load, steal, iowait, why a run is distrusted); without it one line counts the distrusted runs (JSON and HTML always have every run's)" },
+    CLI_EXCLUDE_DISTRUSTED_OPTION,
     { "events", OPT_INT, "2000", "--measure=instructions: transactions per run (each run is repeated with EVENTS/5 so the start-up cost cancels out)" },
     { "tables", OPT_INT, "1", "number of tables" },
     { "table-size", OPT_INT, "10000", "rows per table" },
@@ -384,11 +385,15 @@ static int compare_finish(struct compare *c, int run_rc)
     const char *output = opt_str(&c->o, "output");
     struct report_options ro = { .trust_table = opt_bool(&c->o, "trust-table"),
                                  .no_verdict = true };
-    if (res->nruns > 0 || run_rc == 0)
+    bool report = res->nruns > 0 || run_rc == 0, profiles = cfg->profile && res->nruns > 0;
+    /* --exclude-distrusted: everything below without the distrusted runs (the store has all) */
+    if (opt_bool(&c->o, "exclude-distrusted"))
+        experiment_result_exclude_distrusted(&c->res);
+    if (report)
         experiment_report_text_opts(stdout, cfg, res, &ro);
-    if (cfg->profile && res->nruns > 0)
+    if (profiles)
         experiment_profile_report(stdout, cfg, res, cfg->profile_dir, PROFILE_TOP_DEFAULT);
-    if (res->nruns > 0 || run_rc == 0)
+    if (report)
         experiment_report_verdict(stdout, cfg, res);  /* last: the bottom line */
     int rc = run_rc == 0 ? 0 : res->signal ? 2 : 1;
     if (output) {

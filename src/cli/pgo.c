@@ -61,6 +61,7 @@ static const struct opt_def pgo_options[] = {
     { "events", OPT_INT, "2000", "--measure=instructions: transactions per run (each run is repeated with EVENTS/5 so the start-up cost cancels out)" },
     { "metrics", OPT_BOOL, "on", "system metrics of every run (/proc: intr/s, ctxsw/s, us/sys/idle/iowait/steal %, CPU per transaction of client and server; the report's metrics table): on, or off (no sampling, e.g. to measure its overhead)" },
     { "trust-table", OPT_BOOL, "off", "also the \"Load and trust per run\" table, a row per run (run queue, other work's CPU, load, steal, iowait, why a run is distrusted); without it one line counts the distrusted runs (JSON and HTML always have every run's)" },
+    CLI_EXCLUDE_DISTRUSTED_OPTION,
     { "rebuild", OPT_BOOL, "off", "ignore cached amalgamation, builds and profile data" },
     { "results", OPT_STRING, STORE_DEFAULT_PATH, "results database: the measurement and every run are recorded here as they finish" },
     { "resume", OPT_STRING, NULL, "continue the measurement of experiment ID with the measurement and training settings it recorded (--bench, --threads, --rounds or --target-ci, --time, --tables, --table-size, --measure, --train, --train-time, --train-threads, --gate; one given again must agree): `pgolab pgo TARGET --resume=ID --results=FILE` plus the build options it had (--cc, --cflags, --source, --variants, --workdir: builds are reused from the cache); finished runs are not redone; server targets: --resume alone continues the newest unfinished pgo experiment" },
@@ -98,6 +99,7 @@ struct pgo_settings {
     int64_t resume_id;         /* 0 = a new experiment */
     double fail_pct;           /* < 0 = no --fail-if-slower */
     bool trust_table;          /* --trust-table */
+    bool exclude_distrusted;   /* --exclude-distrusted */
     char **train, **bench, **threads_list;
     int ntrain, nbench, nthreads;
     int *threads;
@@ -170,6 +172,7 @@ static int settings_load(const struct opts *o, struct pgo_settings *s, bool serv
     s->rebuild = opt_bool(o, "rebuild");
     s->no_metrics = !opt_bool(o, "metrics");
     s->trust_table = opt_bool(o, "trust-table");
+    s->exclude_distrusted = opt_bool(o, "exclude-distrusted");
     s->train = opt_list(o, "train", &s->ntrain);
     s->bench = opt_list(o, "bench", &s->nbench);
     s->threads_list = opt_list(o, "threads", &s->nthreads);
@@ -384,6 +387,7 @@ static void request_fill(struct pgo_request *rq, const struct pgo_settings *s, c
     rq->rebuild = s->rebuild;
     rq->no_metrics = s->no_metrics;
     rq->trust_table = s->trust_table;
+    rq->exclude_distrusted = s->exclude_distrusted;
     rq->seed = s->seed;
     rq->results = s->results;
     rq->output = s->output;

@@ -27,6 +27,7 @@ static const struct opt_def report_options[] = {
     { "shape", OPT_STRING, "seed000", "seed000 (tps/avg/p95 per thread count), seed003 (min/avg/max/p95 latency and QPS per variant), seed002 (speedup (x) per variant), runs (every measured run as a row, with its system metrics and trust; csv for a spreadsheet)" },
     { "profile", OPT_BOOL, "off", "also the CPU profiles of a --profile experiment: every variant's top-30 functions beside the baseline's, with their spread across rounds (text; markdown appends them as tables); with --format=csv or json only the profiles, one row per DSO or function (docs/results-format.md); with --format=folded only the folded stacks, for flame-graph tools" },
     { "trust-table", OPT_BOOL, "off", "also the \"Load and trust per run\" table, a row per run (run queue, other work's CPU, load, steal, iowait, why a run is distrusted); without it one line counts the distrusted runs (JSON and HTML always have every run's)" },
+    CLI_EXCLUDE_DISTRUSTED_OPTION,
     { "output", OPT_STRING, NULL, "write the report to FILE instead of stdout (e.g. report.html)" },
     { "fail-if-slower", OPT_DOUBLE, NULL, "exit 3 when a variant is significantly slower than the baseline (tps) by more than PCT percent (with --compare: ID2 than ID1)" },
     OPT_END,
@@ -193,6 +194,11 @@ static int report_load(struct report_cmd *r, struct store *store, struct experim
         if (experiment_load(store, r->id2, b) < 0)
             return -1;
         *loaded = 2;
+    }
+    if (opt_bool(&r->o, "exclude-distrusted")) {  /* every number without those runs */
+        experiment_result_exclude_distrusted(&a->res);
+        if (r->id2)
+            experiment_result_exclude_distrusted(&b->res);
     }
     return 0;
 }

@@ -7,12 +7,37 @@
 #include "util/util.h"
 #include "version.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+/* The change of variant v in cell (w, thread index t) as the reports compute it
+ * (experiment_change_cfg() with the cell's seed: the paired per-round estimate under
+ * --target-ci), into cell: "improvement_pct" (its estimate, positive = better), "change_ci_pct"
+ * [lo, hi] and "significant" (null without statistics), so that the number carries the
+ * verdict of the tables' change column and can never contradict it. */
+static void change_json(json_t *cell, const struct experiment_config *cfg,
+                        const struct experiment_result *res, enum experiment_metric m, int v,
+                        int w, int t)
+{
+    struct experiment_change ch;
+    int thr = cfg->threads[t];
+    assert(v >= 1 && t >= 0 && t < cfg->nthreads);
+    if (experiment_change_cfg(cfg, res, m, v, &w, &thr, 1, experiment_cell_seed(cfg, w, v, t, m),
+                              &ch) < 0)
+        ch.ncells = 0;
+    double lo, hi, pct = ch.ncells ? experiment_change_pct(&ch, &lo, &hi) : NAN;
+    bool st = ch.ncells && ch.stats;
+    json_object_set_new(cell, "improvement_pct", isfinite(pct) ? jreal(pct) : json_null());
+    json_object_set_new(cell, "change_ci_pct",
+                        st ? json_pack("[oo]", jreal(lo), jreal(hi)) : json_null());
+    json_object_set_new(cell, "significant", st ? json_boolean(ch.significant) : json_null());
+}
 
 static json_t *summary_json(const struct experiment_config *cfg,
                             const struct experiment_result *res)
@@ -25,8 +50,6 @@ static json_t *summary_json(const struct experiment_config *cfg,
                 /* instruction mode: the metrics it measures */
                 int m = cfg->measure == MEASURE_INSTRUCTIONS ? METRIC_INSTR + k : k;
                 json_t *row = json_object(), *cells = json_array();
-                struct cell_stats base = experiment_cell(res, 0, w, cfg->threads[t],
-                                                         (enum experiment_metric)m);
                 json_object_set_new(row, "workload", json_string(cfg->workloads[w]));
                 json_object_set_new(row, "threads", json_integer(cfg->threads[t]));
                 json_object_set_new(row, "metric",
@@ -41,11 +64,7 @@ static json_t *summary_json(const struct experiment_config *cfg,
                     json_object_set_new(cell, "min", c.n ? jreal(c.min) : json_null());
                     json_object_set_new(cell, "max", c.n ? jreal(c.max) : json_null());
                     if (v)
-                        json_object_set_new(
-                            cell, "improvement_pct",
-                            c.n && base.n ? jreal(experiment_improvement(
-                                                (enum experiment_metric)m, base.median, c.median))
-                                          : json_null());
+                        change_json(cell, cfg, res, (enum experiment_metric)m, v, w, t);
                     json_array_append_new(cells, cell);
                 }
                 json_object_set_new(row, "cells", cells);
@@ -63,9 +82,12 @@ static json_t *experiment_json(const struct experiment_config *cfg,
     json_object_set_new(root, "pgolab_version", json_string(PGOLAB_VERSION));
     json_object_set_new(root, "kind", json_string("experiment"));
     json_object_set_new(root, "complete",
-                        json_boolean(!res->error && (cfg->target_ci > 0 ||
-                                                     res->nruns == experiment_runs_planned(cfg))));
+                        json_boolean(!res->error &&
+                                     (cfg->target_ci > 0 ||
+                                      experiment_runs_done(res) == experiment_runs_planned(cfg))));
     json_object_set_new(root, "error", jstr(res->error));
+    if (res->exclude_distrusted)  /* runs and summary are without them */
+        json_object_set_new(root, "runs_left_out", json_integer(res->excluded));
     iso_time(&sb, res->started_at);
     json_object_set_new(root, "started_at", json_string(sb.buf));
     strbuf_reset(&sb);

@@ -8,7 +8,10 @@
 #include "model/model.h"
 
 /* Write every run, the variants' fingerprints, settings, environment, run order and the
- * summary cells as JSON (via path.tmp + rename, so a reader never sees half a file).
+ * summary cells as JSON (via path.tmp + rename, so a reader never sees half a file). A
+ * summary cell of a variant has "improvement_pct", "change_ci_pct" and "significant": the
+ * change the reports' tables and verdict compute (experiment_change_cfg(), the paired
+ * per-round estimate under --target-ci), never the ratio of the medians beside it.
  * -1 with a message on error. */
 int experiment_write_json(const char *path, const struct experiment_config *cfg,
                           const struct experiment_result *res);

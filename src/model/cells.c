@@ -94,6 +94,12 @@ struct cell_stats experiment_cell(const struct experiment_result *res, int varia
     return c;
 }
 
+uint64_t experiment_cell_seed(const struct experiment_config *cfg, int w, int v, int row,
+                              enum experiment_metric m)
+{
+    return cfg->seed ^ ((uint64_t)(w * 131 + v * 17 + row) << 20 | (uint64_t)m);
+}
+
 double experiment_improvement(enum experiment_metric m, double base, double value)
 {
     if (base == 0 || isnan(base) || isnan(value))

@@ -74,6 +74,13 @@ struct cell_stats experiment_cell(const struct experiment_result *res, int varia
 double *experiment_cell_values(const struct experiment_result *res, int variant, int workload,
                                int threads, enum experiment_metric m, int *n);
 
+/* The bootstrap seed of one cell of the reports and of the --output file's summary (workload
+ * w, variant v, row: the thread count's index, or nthreads for a workload's Average row,
+ * metric m): the formula the seed-000 tables always used, so that every output computes a
+ * cell's CI from the same resamples and prints the same numbers. */
+uint64_t experiment_cell_seed(const struct experiment_config *cfg, int w, int v, int row,
+                              enum experiment_metric m);
+
 /* % improvement of value over base, positive = better: TPS and QPS (value - base) / base * 100,
  * latencies (base - value) / base * 100. NAN when base is 0 or either is NAN. */
 double experiment_improvement(enum experiment_metric m, double base, double value);

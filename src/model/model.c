@@ -1,11 +1,12 @@
 /* model: the experiment's data model without running anything: release functions, the runs
- * a config plans, the --reset and --measure names, and the variants and measurement settings
- * as JSON (see model.h). Owns no state. */
+ * a config plans, --exclude-distrusted's filter of a result, the --reset and --measure names,
+ * and the variants and measurement settings as JSON (see model.h). Owns no state. */
 #include "model/model.h"
 #include "model/cells.h"
 #include "util/fmt.h"
 #include "util/util.h"
 
+#include <assert.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +63,36 @@ void experiment_result_release(struct experiment_result *res)
     free(res->env_json);
     free(res->error);
     memset(res, 0, sizeof(*res));
+}
+
+int experiment_result_exclude_distrusted(struct experiment_result *res)
+{
+    int kept = 0, out = 0, resumed = 0;
+    assert(res->nruns >= 0 && res->resumed <= res->nruns);
+    for (int i = 0; i < res->nruns; i++) {
+        struct run_result *r = &res->runs[i];
+        if (r->metrics.available && metrics_flags(&r->metrics)) {
+            free(r->json);
+            metrics_release(&r->metrics);
+            out++;
+            continue;
+        }
+        resumed += i < res->resumed;
+        if (kept != i)
+            res->runs[kept] = *r;
+        kept++;
+    }
+    assert(kept + out == res->nruns);
+    res->nruns = kept;
+    res->resumed = resumed;
+    res->exclude_distrusted = true;
+    res->excluded += out;
+    return out;
+}
+
+int experiment_runs_done(const struct experiment_result *res)
+{
+    return res->nruns + res->excluded;
 }
 
 void experiment_loaded_release(struct experiment_loaded *l)

@@ -4,7 +4,7 @@
  * run_result, struct experiment_result) and an experiment read back from the results store
  * (struct experiment_loaded); plus what can be said of them without running anything: the
  * runs a config plans, the --reset and --measure names, the variants and the measurement
- * settings as JSON, and the release functions.
+ * settings as JSON, the release functions, and --exclude-distrusted's filter of a result.
  * The config and its strings are owned by the caller; results are owned by the
  * experiment_result and freed by experiment_result_release(). */
 #ifndef PGOLAB_MODEL_MODEL_H
@@ -215,6 +215,11 @@ struct experiment_result {
     double started_at, finished_at;  /* wall clock, seconds since the epoch */
     int resumed;     /* runs already recorded in the store when experiment_run() started
                       * (they are the first `resumed` entries of runs) */
+    /* --exclude-distrusted: experiment_result_exclude_distrusted() took the runs the trust
+     * rules flag (src/metrics: steal, iowait, run queue, other work) out of runs, so that every
+     * statistic is computed without them; excluded counts them. Both zero otherwise. */
+    bool exclude_distrusted;
+    int excluded;
 };
 
 /* An experiment read back from the store (experiment_load(), src/experiment/record.h), as a
@@ -226,6 +231,17 @@ struct experiment_loaded {
     char **owned;                 /* strings behind cfg (workloads, bench_args) */
     int nowned;
 };
+
+/* --exclude-distrusted: take every run whose system metrics the trust rules flag
+ * (metrics_flags() != 0; a run without metrics cannot be judged and stays) out of res->runs,
+ * in place and in order, freeing them; sets res->exclude_distrusted and adds their number to
+ * res->excluded (and keeps res->resumed counting the kept ones of the first `resumed`).
+ * Returns how many it took out. */
+int experiment_result_exclude_distrusted(struct experiment_result *res);
+
+/* The runs res holds or held: nruns plus the runs --exclude-distrusted took out (what the
+ * "N of M runs finished" of a report counts against the plan). */
+int experiment_runs_done(const struct experiment_result *res);
 
 /* Free the fingerprint strings of v and set them to NULL. */
 void experiment_variant_release(struct variant *v);

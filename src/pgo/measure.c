@@ -6,7 +6,8 @@
  * with several trainers, the trainer x workload table of gains (a row per trainer). A
  * library's variants (library.c: baseline, pgo, the BOLT variants) are library variants
  * loaded by the bench child, proven to be the variant's own file, and may be measured by
- * instructions (--measure=instructions). */
+ * instructions (--measure=instructions). Progress as compare's: a status line on a terminal,
+ * off one the paced lines of experiment/pace.h, for a server target too. */
 #include "pgo/stages.h"
 #include "experiment/experiment.h"
 #include "report/steps.h"
@@ -16,6 +17,7 @@
 #include "util/strbuf.h"
 #include "util/util.h"
 
+#include <assert.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,6 +81,35 @@ static int check_loaded(const struct variant *v, int nv)
     return rc;
 }
 
+void pgo_measure_config(const struct pgo_pipeline *p, struct variant *v, int nv,
+                        struct experiment_config *cfg)
+{
+    const struct pgo_request *rq = p->rq;
+    assert(nv >= 2 && rq->nbench >= 1 && rq->nthreads >= 1);
+    memset(cfg, 0, sizeof(*cfg));
+    cfg->variants = v;
+    cfg->nvariants = nv;
+    cfg->workloads = rq->bench;
+    cfg->nworkloads = rq->nbench;
+    cfg->threads = rq->threads;
+    cfg->nthreads = rq->nthreads;
+    cfg->rounds = rq->rounds;
+    cfg->target_ci = rq->target_ci;
+    cfg->max_time_s = rq->max_time_s;
+    cfg->cs_rounds = rq->cs_rounds;
+    cfg->time_s = rq->time_s;
+    cfg->tables = rq->tables;
+    cfg->table_size = rq->table_size;
+    cfg->workdir = p->rundir;
+    cfg->pgolab = p->pgolab;
+    cfg->seed = rq->seed;
+    cfg->target = rq->target;
+    /* a status line on a terminal; off one (a log, CI, nohup) the paced lines of
+     * experiment/pace.h, for a server target as for a library and as compare prints them */
+    cfg->progress = true;
+    cfg->no_metrics = rq->no_metrics;
+}
+
 int pgo_measure(struct pgo_pipeline *p, struct store *store)
 {
     const struct pgo_request *rq = p->rq;
@@ -109,27 +140,7 @@ int pgo_measure(struct pgo_pipeline *p, struct store *store)
     }
     if (p->library)
         pgo_library_variants(p, v);
-    memset(&cfg, 0, sizeof(cfg));
-    cfg.variants = v;
-    cfg.nvariants = nv;
-    cfg.workloads = rq->bench;
-    cfg.nworkloads = rq->nbench;
-    cfg.threads = rq->threads;
-    cfg.nthreads = rq->nthreads;
-    cfg.rounds = rq->rounds;
-    cfg.target_ci = rq->target_ci;
-    cfg.max_time_s = rq->max_time_s;
-    cfg.cs_rounds = rq->cs_rounds;
-    cfg.time_s = rq->time_s;
-    cfg.tables = rq->tables;
-    cfg.table_size = rq->table_size;
-    cfg.workdir = p->rundir;
-    cfg.pgolab = p->pgolab;
-    cfg.seed = rq->seed;
-    cfg.target = rq->target;
-    /* a status line on a terminal; off one, a library's runs also get a line per phase */
-    cfg.progress = p->library || stderr_is_tty();
-    cfg.no_metrics = rq->no_metrics;
+    pgo_measure_config(p, v, nv, &cfg);
     int one_thread[1] = { rq->threads[0] };
     if (rq->measure_kind == MEASURE_INSTRUCTIONS) { /* a server runs under callgrind */
         cfg.threads = one_thread; /* rq->threads stays as given */
@@ -168,7 +179,10 @@ int pgo_measure(struct pgo_pipeline *p, struct store *store)
     int run_rc = experiment_run(&cfg, &res);
     if (experiment_record_finish(&cfg, &res, run_rc) < 0 && run_rc == 0)
         run_rc = -1;
-    if (res.nruns > 0) {
+    bool report = res.nruns > 0;
+    if (rq->exclude_distrusted)  /* everything below without them (the store has every run) */
+        experiment_result_exclude_distrusted(&res);
+    if (report) {
         /* a library's report has "what each step added" before the profiles */
         struct report_options ro = { .trust_table = rq->trust_table, .no_verdict = true };
         experiment_report_text_opts(stdout, &cfg, &res, &ro);

@@ -49,6 +49,8 @@ struct pgo_request {
     bool measure, rebuild;
     bool no_metrics;                      /* --metrics=off */
     bool trust_table;                     /* --trust-table: the per-run trust table */
+    bool exclude_distrusted;              /* --exclude-distrusted: the report's numbers without
+                                           * the distrusted runs */
     enum experiment_measure measure_kind; /* --measure=time|instructions (a library only) */
     int64_t events;                       /* --events (instructions) */
     bool threads_set;                     /* --threads given (not the default) */

@@ -101,6 +101,14 @@ int pgo_gate(struct pgo_pipeline *p);
 int pgo_run_suite(struct pgo_pipeline *p, const struct pgo_build *b, char **options,
                   const char *log);
 
+/* The experiment of the measurement (measure.c) into *cfg (zeroed first): variants v[0..nv)
+ * (baseline first), rq's workloads, threads, rounds or --target-ci, time, tables, seed, the
+ * run directory, and progress on (a status line on a terminal, the paced lines of
+ * experiment/pace.h off one: a server target's measurement is never silent in a log). cfg
+ * points into p, rq and v, which must outlive it. */
+void pgo_measure_config(const struct pgo_pipeline *p, struct variant *v, int nv,
+                        struct experiment_config *cfg);
+
 /* Measure every variant against the baseline (measure.c); returns the exit code. */
 int pgo_measure(struct pgo_pipeline *p, struct store *store);
 

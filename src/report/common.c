@@ -86,7 +86,7 @@ void report_join_ints(struct strbuf *sb, const int *list, int n)
 uint64_t report_cell_seed(const struct experiment_config *cfg, int w, int v, int row,
                           enum experiment_metric m)
 {
-    return cfg->seed ^ ((uint64_t)(w * 131 + v * 17 + row) << 20 | (uint64_t)m);
+    return experiment_cell_seed(cfg, w, v, row, m);
 }
 
 /* ---------------------------------------------------------------- CSV and JSON */
@@ -140,7 +140,8 @@ json_t *report_change_json(const struct experiment_change *ch, const char *verdi
     json_object_set_new(o, "change_pct", jreal(pct));
     json_object_set_new(o, "change_ci_pct", ch->stats ? json_pack("[oo]", jreal(lo), jreal(hi))
                                                       : json_null());
-    json_object_set_new(o, "p_value", ch->stats ? jreal(ch->p_value) : json_null());
+    /* the p only where its test decides the verdict (report_p_decides()), as in the tables */
+    json_object_set_new(o, "p_value", report_p_decides(ch) ? jreal(ch->p_value) : json_null());
     json_object_set_new(o, "significant", json_boolean(ch->significant));
     json_object_set_new(o, "verdict", jstr(verdict));
     return o;
@@ -154,10 +155,13 @@ json_t *report_experiment_json(const struct experiment_config *cfg,
     json_object_set_new(o, "id", cfg->experiment_id > 0 ? json_integer(cfg->experiment_id)
                                                         : json_null());
     json_object_set_new(o, "kind", jstr(cfg->kind));
-    json_object_set_new(o, "complete", json_boolean(!res->error &&
-                                                    res->nruns >= experiment_runs_planned(cfg)));
+    json_object_set_new(o, "complete",
+                        json_boolean(!res->error &&
+                                     experiment_runs_done(res) >= experiment_runs_planned(cfg)));
     json_object_set_new(o, "error", jstr(res->error));
     json_object_set_new(o, "runs", json_integer(res->nruns));
+    if (res->exclude_distrusted)  /* only with the option: the JSON is otherwise as before */
+        json_object_set_new(o, "runs_left_out", json_integer(res->excluded));
     json_object_set_new(o, "runs_planned", json_integer(experiment_runs_planned(cfg)));
     if (res->started_at > 0) {
         iso_time(&sb, res->started_at);

@@ -41,8 +41,9 @@ const char *report_metric_title(enum experiment_metric m);
 void report_join_strs(struct strbuf *sb, char *const *list, int n);
 void report_join_ints(struct strbuf *sb, const int *list, int n);
 
-/* The bootstrap seed of one report cell (workload w, variant v, row, metric m): the same
- * formula the seed-000 tables always used, so their CIs do not change. */
+/* The bootstrap seed of one report cell (workload w, variant v, row, metric m):
+ * experiment_cell_seed() (model/cells.h), the formula the seed-000 tables always used, so
+ * their CIs do not change and the --output file's summary has the same. */
 uint64_t report_cell_seed(const struct experiment_config *cfg, int w, int v, int row,
                           enum experiment_metric m);
 
@@ -74,8 +75,8 @@ void report_csv_num(struct strbuf *sb, double x);
 
 /* x[0..n) as a JSON array of numbers (null where not finite). */
 json_t *report_values_json(const double *x, int n);
-/* A change as JSON: cells, rounds, ratio and its CI, change % and its CI, p, significance and
- * the verdict as printed. */
+/* A change as JSON: cells, rounds, ratio and its CI, change % and its CI, p (null where it
+ * does not decide the verdict: report_p_decides()), significance and the verdict as printed. */
 json_t *report_change_json(const struct experiment_change *ch, const char *verdict);
 /* The head of a report's JSON for one experiment: id, kind, completeness, runs, settings
  * (with "measure" and the seed as text), variants and environment. */

@@ -117,8 +117,12 @@ static void describe(struct strbuf *sb, const struct experiment_loaded *l)
     strbuf_addstr(sb, ", threads ");
     report_join_ints(sb, cfg->threads, cfg->nthreads);
     char *t = fmt_num(cfg->time_s);
-    strbuf_addf(sb, ", %d round%s x %s s, %d of %d runs\n", cfg->rounds,
-                cfg->rounds == 1 ? "" : "s", t, l->res.nruns, experiment_runs_planned(cfg));
+    strbuf_addf(sb, ", %d round%s x %s s, %d of %d runs", cfg->rounds,
+                cfg->rounds == 1 ? "" : "s", t, experiment_runs_done(&l->res),
+                experiment_runs_planned(cfg));
+    if (l->res.exclude_distrusted)
+        strbuf_addf(sb, " (%d distrusted left out: --exclude-distrusted)", l->res.excluded);
+    strbuf_addch(sb, '\n');
     free(t);
     json_decref(env);
 }
@@ -327,7 +331,7 @@ void report_compare(struct strbuf *out, const struct experiment_loaded *a,
                 report_csv_num(out, pct);
                 report_csv_num(out, ch.stats ? lo : NAN);
                 report_csv_num(out, ch.stats ? hi : NAN);
-                report_csv_num(out, ch.stats ? ch.p_value : NAN);
+                report_csv_num(out, report_p_decides(&ch) ? ch.p_value : NAN);
                 strbuf_addch(out, ',');
                 if (ch.stats)
                     strbuf_addstr(out, ch.significant ? "1" : "0");

@@ -360,7 +360,7 @@ static void partial_note(struct strbuf *out, const struct experiment_loaded *l)
         strbuf_addf(out, "<div class=\"warning\"><ul><li class=\"lead\">PARTIAL: experiment "
                          "%lld is %s: %d of %d runs are recorded; what is here is shown.</li>"
                          "</ul></div>\n",
-                    (long long)l->cfg.experiment_id, l->exp.status, l->res.nruns,
+                    (long long)l->cfg.experiment_id, l->exp.status, experiment_runs_done(&l->res),
                     experiment_runs_planned(&l->cfg));
     }
 }

@@ -204,9 +204,15 @@ void report_metrics(struct rep *r)
         int distrusted = 0;
         for (int i = 0; i < res->nruns; i++)
             distrusted += res->runs[i].metrics.available && metrics_flags(&res->runs[i].metrics);
-        strbuf_addf(r->out, "Load and trust per run: %d of %d run%s with metrics distrusted "
-                            "(--trust-table lists every run).\n",
-                    distrusted, with, with == 1 ? "" : "s");
+        if (res->exclude_distrusted)
+            strbuf_addf(r->out, "Load and trust per run: %d of %d run%s with metrics distrusted "
+                                "after --exclude-distrusted left out %d (--trust-table lists "
+                                "every run kept).\n",
+                        distrusted, with, with == 1 ? "" : "s", res->excluded);
+        else
+            strbuf_addf(r->out, "Load and trust per run: %d of %d run%s with metrics distrusted "
+                                "(--trust-table lists every run).\n",
+                        distrusted, with, with == 1 ? "" : "s");
     }
     if (r->fmt == REPORT_JSON) {
         if (!r->extra)

@@ -368,10 +368,16 @@ static void header_lines(struct rep *r, struct strbuf *title, struct strbuf *bod
         strbuf_addch(body, '\n');
         json_decref(env);
     }
-    if (res->nruns < experiment_runs_planned(cfg) && (cfg->target_ci <= 0 || res->error))
-        strbuf_addf(body, "INCOMPLETE: %d of %d runs finished%s%s\n", res->nruns,
+    if (experiment_runs_done(res) < experiment_runs_planned(cfg) &&
+        (cfg->target_ci <= 0 || res->error))
+        strbuf_addf(body, "INCOMPLETE: %d of %d runs finished%s%s\n", experiment_runs_done(res),
                     experiment_runs_planned(cfg), res->error ? ": " : "",
                     res->error ? res->error : "");
+    if (res->exclude_distrusted)
+        strbuf_addf(body, "--exclude-distrusted: %d distrusted run%s left out of every number "
+                          "below (%d of %d runs used)\n",
+                    res->excluded, res->excluded == 1 ? "" : "s", res->nruns,
+                    experiment_runs_done(res));
     free(time_s);
 }
 
@@ -780,7 +786,8 @@ static void output_csv(struct rep *r)
         report_csv_num(sb, pct);
         report_csv_num(sb, lo);
         report_csv_num(sb, hi);
-        report_csv_num(sb, st && c->ch.stats ? c->ch.p_value : NAN);
+        /* the p only where its test decides the verdict, as in the tables */
+        report_csv_num(sb, st && report_p_decides(&c->ch) ? c->ch.p_value : NAN);
         strbuf_addch(sb, ',');
         if (st && c->ch.stats)
             strbuf_addstr(sb, c->ch.significant ? "1" : "0");

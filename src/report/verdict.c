@@ -71,6 +71,12 @@ static void next_step(const struct experiment_config *cfg, const struct experime
 {
     const struct experiment_change *ch = &vv->gain[0].ch;
     bool seq = cfg->target_ci > 0 && cfg->measure == MEASURE_TIME;
+    if (vd->busy && vd->excluded > 0) {
+        /* --exclude-distrusted left runs out on a busy machine: more of the same rounds would
+         * be left out too */
+        vv->next = VERDICT_BUSY;
+        return;
+    }
     if (!ch->ncells || !ch->stats) {
         vv->next = VERDICT_STATISTICS;
         vv->rounds_needed = seq ? STATS_CS_MIN_ROUNDS : stats_min_rounds(ALPHA);
@@ -138,6 +144,13 @@ void report_verdict_compute(const struct experiment_config *cfg,
         out->runs_metrics++;
         out->distrusted += metrics_flags(m) != 0;
     }
+    /* --exclude-distrusted: the runs it left out had metrics and were distrusted; they still
+     * count towards a busy machine */
+    out->exclude = res->exclude_distrusted;
+    out->excluded = res->excluded;
+    assert(out->excluded >= 0 && (out->exclude || !out->excluded));
+    out->runs_metrics += out->excluded;
+    out->distrusted += out->excluded;
     out->busy = (!instr && out->cores > 0 && isfinite(out->load1) &&
                  out->load1 >= out->cores / 2.0) ||
                 (out->runs_metrics > 0 && 4 * out->distrusted >= out->runs_metrics);
@@ -309,6 +322,9 @@ static int variant_lines(const struct experiment_config *cfg, const struct verdi
         strbuf_addf(sb, "unknown from %d round%s", vv->rounds, vv->rounds == 1 ? "" : "s");
     if (vd->runs_metrics)
         strbuf_addf(sb, "; %d of %d runs distrusted", vd->distrusted, vd->runs_metrics);
+    if (vd->exclude)
+        strbuf_addf(sb, "%s%d left out (--exclude-distrusted)", vd->runs_metrics ? ", " : "; ",
+                    vd->excluded);
     if (vv->next != VERDICT_RESOLVED) {
         sb = &lines[n++];
         strbuf_addstr(sb, "next: ");
@@ -397,6 +413,8 @@ json_t *report_verdict_json(const struct experiment_config *cfg, const struct ve
     json_object_set_new(root, "variants", vars);
     json_object_set_new(root, "runs_with_metrics", json_integer(vd->runs_metrics));
     json_object_set_new(root, "distrusted_runs", json_integer(vd->distrusted));
+    if (vd->exclude)  /* only with the option: the JSON is otherwise as before */
+        json_object_set_new(root, "distrusted_runs_left_out", json_integer(vd->excluded));
     json_object_set_new(root, "busy", json_boolean(vd->busy));
     return root;
 }

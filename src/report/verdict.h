@@ -3,7 +3,8 @@
  * metric (tps; instructions per transaction under --measure=instructions) over every cell
  * pooled, with its 95% CI, and in the secondary metrics where measured (average latency, CPU
  * time per transaction; estimated cycles), how many cells are significant, the noise that
- * limited it, and when nothing was resolved the one thing to do next. Every gain is
+ * limited it (with --exclude-distrusted: how many distrusted runs were left out of every
+ * number), and when nothing was resolved the one thing to do next. Every gain is
  * experiment_change_cfg() (model/precision.h), the estimator of the tables' change column and
  * of their Average and "all" rows, with the same bootstrap seed, so the verdict never
  * contradicts a table. Reads results only; owns no state beyond what report_verdict_compute()
@@ -55,7 +56,10 @@ struct verdict_variant {
 struct verdict {
     int nvariants;                    /* entries of vars: every variant but the baseline */
     struct verdict_variant *vars;     /* owned */
-    int runs_metrics, distrusted;     /* runs with system metrics, of them distrusted */
+    int runs_metrics, distrusted;     /* runs with system metrics, of them distrusted (both
+                                       * counting the runs --exclude-distrusted left out) */
+    bool exclude;                     /* --exclude-distrusted: the gains are without them */
+    int excluded;                     /* the runs it left out (res->excluded) */
     double load1;                     /* the 1-minute load at the start (NAN unknown) */
     int cores;                        /* the machine's cores (0 unknown) */
     bool busy;                        /* load1 >= cores / 2 (the header's "busy machine") or
@@ -65,7 +69,8 @@ struct verdict {
 /* Compute the verdict of every variant of res against the baseline. The pooled gain of the
  * primary metric uses report_all_cells_seed() (common.h), the seed of the Average row of a
  * single workload and of seed 002's "all" row, so its numbers are those rows'. The next step of an
- * unresolved variant, in this order: VERDICT_STATISTICS without a CI (the rounds a CI needs:
+ * unresolved variant, in this order: VERDICT_BUSY on a busy machine from which
+ * --exclude-distrusted left runs out; VERDICT_STATISTICS without a CI (the rounds a CI needs:
  * stats_min_rounds(0.05), or STATS_CS_MIN_ROUNDS under --target-ci); VERDICT_SAME in
  * instruction mode; VERDICT_BUSY on a busy machine; else the rounds a change of the observed
  * size needs with 80% power (stats_rounds_needed() of the pooled CV, Mann-Whitney; under
@@ -85,7 +90,7 @@ void report_verdict_format(struct strbuf *out, const struct experiment_config *c
 /* The verdict as JSON (new reference): {"variants": [{"variant", "gains": [{"metric",
  * "change": report_change_json()}], "cells", "cells_better", "cells_worse", "rounds",
  * "noise_cv_pct", "next", "rounds_needed", "text"}], "runs_with_metrics", "distrusted_runs",
- * "busy"}. */
+ * "busy"}, and with --exclude-distrusted "distrusted_runs_left_out". */
 json_t *report_verdict_json(const struct experiment_config *cfg, const struct verdict *vd);
 
 struct rep;

@@ -68,8 +68,16 @@ rep s0csv --experiment=1 --format=csv
 is "$(head -1 "$TMP/s0csv.out")" "experiment,shape,table,workload,threads,metric,variant,baseline,value,baseline_value,improvement_pct,n,median,mean,stddev,min,max,ratio,ratio_ci_lo,ratio_ci_hi,change_pct,change_ci_lo_pct,change_ci_hi_pct,p_value,significant,verdict" \
     "seed000 csv: header"
 csv_check "$TMP/s0csv.out" $((18 + P + M)) "seed000 csv (3 metrics x 3 rows x 2 variants, + the precision rows and the metrics cells)"
-like "$(cat "$TMP/s0csv.out")" "^1,seed000,1,oltp_point_select,2,tps,B,0,[0-9.]+,[0-9.]+,[-0-9.e]+,2,[0-9.]+,[0-9.]+,[0-9.e-]+,[0-9.]+,[0-9.]+,[0-9.]+,[0-9.]+,[0-9.]+,[-0-9.e]+,[-0-9.e]+,[-0-9.e]+,[0-9.e-]+,[01],~$" \
-    "seed000 csv: a variant cell has value, rounds' summary, ratio with CI, change, p and verdict"
+like "$(cat "$TMP/s0csv.out")" "^1,seed000,1,oltp_point_select,2,tps,B,0,[0-9.]+,[0-9.]+,[-0-9.e]+,2,[0-9.]+,[0-9.]+,[0-9.e-]+,[0-9.]+,[0-9.]+,[0-9.]+,[0-9.]+,[0-9.]+,[-0-9.e]+,[-0-9.e]+,[-0-9.e]+,([0-9.e-]+)?,[01],~$" \
+    "seed000 csv: a variant cell has value, rounds' summary, ratio with CI, change, p (where it decides) and verdict"
+# csv_p_deciding FILE: rows with a p_value (field 24) whose ratio CI (19, 20) holds 1, where
+# the CI alone decides and a p would contradict a "~" (the issue's "0.004 beside ~")
+csv_p_deciding() {
+    awk -F, 'NR > 1 && $19 != "" { n++; if ($24 != "" && $19 <= 1 && $20 >= 1) bad++ }
+             END { print n + 0 " cells with a CI, " bad + 0 " with a p where the CI holds 1" }' "$1"
+}
+like "$(csv_p_deciding "$TMP/s0csv.out")" "^[1-9][0-9]* cells with a CI, 0 with a p where the CI holds 1$" \
+    "seed000 csv: a p only where it decides the verdict (empty where the CI holds 1)"
 # the precision table as CSV: the numbers the JSON report's "precision" has
 for k in cv_pct detectable_change_pct ci_half_width_pct; do
     is "$(grep -c ",tps_$k,B,0," "$TMP/s0csv.out")" 2 "seed000 csv: tps_$k per thread count"
@@ -136,9 +144,16 @@ is "$(jq -r '[.verdict.variants[0].variant, .verdict.variants[0].gains[0].metric
 is "$(perl -MJSON::PP -e 'local $/; my $j = decode_json(<STDIN>);
       my ($c) = grep { $_->{variant} eq "B" && !defined $_->{threads} } @{$j->{cells}};
       my $v = $c->{vs_baseline};
+      my $decides = $v->{ratio_ci}[0] > 1 || $v->{ratio_ci}[1] < 1;
       print join(" ", $c->{metric}, defined $v->{ratio} ? "ratio" : "-", scalar @{$v->{ratio_ci}},
-                 defined $v->{p_value} ? "p" : "-", $v->{pooled} ? "pooled" : "single")' <"$TMP/s2json.out")" \
-    "speedup ratio 2 p pooled" "seed002 json: the all-cells speedup has ratio, CI, p (pooled)"
+                 (defined $v->{p_value}) == $decides ? "p-ok" : "p-wrong", $v->{pooled} ? "pooled" : "single")' <"$TMP/s2json.out")" \
+    "speedup ratio 2 p-ok pooled" "seed002 json: the all-cells speedup has ratio, CI, a p exactly where the CI excludes 1 (pooled)"
+# every change of the JSON (cells, verdict): a p exactly where it decides
+for f in s0json s2json; do
+    is "$(jq '[.. | objects | select(has("p_value") and has("ratio_ci") and .ratio_ci != null)
+               | select((.p_value != null) != (.ratio_ci[0] > 1 or .ratio_ci[1] < 1))] | length' "$TMP/$f.out")" 0 \
+        "$f: every change has its p_value exactly where the CI excludes 1 (null where the CI alone says ~)"
+done
 
 # ---- runs: every measured run as a row, the material of the cells above
 rep runs --experiment=1 --shape=runs

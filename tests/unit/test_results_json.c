@@ -1,6 +1,7 @@
 /* Unit tests of the JSON results file (src/experiment/results_json): settings (a 64-bit seed
  * as text), fingerprints, environment, every run with its embedded report, run order, summary
- * cells, an incomplete experiment, and no temporary file left behind. */
+ * cells (their improvement_pct the reports' estimate, the paired one under --target-ci), an
+ * incomplete experiment, and no temporary file left behind. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,12 +9,14 @@
 #include <cmocka.h>
 
 #include "model/model.h"
+#include "model/precision.h"
 #include "experiment/results_json.h"
 #include "util/util.h"
 
 #include "experiment_fixtures.h"
 
 #include <jansson.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -117,10 +120,73 @@ static void test_json_roundtrip(void **state)
     experiment_result_release(&res);
 }
 
+/* Under --target-ci the tables' change is the geometric mean of the per-round ratios, not
+ * the ratio of the medians: the summary's improvement_pct is that same estimate, with its CI
+ * and significance (it was the ratio of the medians, +21.43% here, beside a table and a
+ * verdict that said otherwise). */
+static void test_summary_same_estimate(void **state)
+{
+    (void)state;
+    static const double base[] = { 1000, 1400, 900, 1200, 1100, 950, 1300, 1000 };
+    static const double var[] = { 1250, 1500, 1150, 1300, 1180, 1200, 1350, 1300 };
+    static int one[] = { 1 };
+    struct experiment_config cfg;
+    struct variant v[2];
+    struct experiment_result res;
+    char dir[] = "/tmp/pgolab-test-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    synthetic_config(&cfg, v, 20);
+    cfg.threads = one;
+    cfg.nthreads = 1;
+    cfg.target_ci = 5;
+    memset(&res, 0, sizeof(res));
+    for (int k = 0; k < 8; k++) {
+        add_run(&res, 0, 1, k + 1, base[k], 1000 / base[k], 2000 / base[k]);
+        add_run(&res, 1, 1, k + 1, var[k], 1000 / var[k], 2000 / var[k]);
+    }
+    struct experiment_change ch;
+    int w = 0, t = 1;
+    assert_int_equal(experiment_change_cfg(&cfg, &res, METRIC_TPS, 1, &w, &t, 1,
+                                           experiment_cell_seed(&cfg, 0, 1, 0, METRIC_TPS), &ch),
+                     0);
+    assert_true(ch.sequential && ch.stats);
+    double lo, hi, pct = experiment_change_pct(&ch, &lo, &hi);
+    assert_true(fabs(pct - 21.43) > 0.5);  /* not the ratio of the medians 1275 / 1050 */
+
+    char *path = xasprintf("%s/out.json", dir);
+    assert_int_equal(experiment_write_json(path, &cfg, &res), 0);
+    json_error_t je;
+    json_t *root = json_load_file(path, 0, &je);
+    assert_non_null(root);
+    json_t *tps = NULL, *summary = json_object_get(root, "summary");
+    for (size_t i = 0; i < json_array_size(summary); i++)
+        if (!strcmp(json_string_value(json_object_get(json_array_get(summary, i), "metric")),
+                    "tps"))
+            tps = json_array_get(summary, i);
+    assert_non_null(tps);
+    json_t *cell = json_array_get(json_object_get(tps, "cells"), 1);
+    assert_float_equal(json_real_value(json_object_get(cell, "improvement_pct")), pct, 1e-9);
+    json_t *ci = json_object_get(cell, "change_ci_pct");
+    assert_int_equal(json_array_size(ci), 2);
+    assert_float_equal(json_real_value(json_array_get(ci, 0)), lo, 1e-9);
+    assert_float_equal(json_real_value(json_array_get(ci, 1)), hi, 1e-9);
+    assert_true(json_is_boolean(json_object_get(cell, "significant")));
+    assert_int_equal(json_is_true(json_object_get(cell, "significant")), ch.significant);
+    /* the baseline's cell has no change */
+    assert_null(json_object_get(json_array_get(json_object_get(tps, "cells"), 0),
+                                "improvement_pct"));
+    json_decref(root);
+    unlink(path);
+    rmdir(dir);
+    free(path);
+    experiment_result_release(&res);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_json_roundtrip),
+        cmocka_unit_test(test_summary_same_estimate),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

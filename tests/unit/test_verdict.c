@@ -2,8 +2,8 @@
  * and the verdict share (report_improvement_cell(), report_p_decides() in report/common.c), on
  * hand-made results: a significant gain, a gain too small for the rounds run (the rounds it
  * needs), a busy machine, instruction counts that do not differ, the issue's contradictory
- * rows (a p of 0.004 beside "~"; -117.31 beside "~"), and where the verdict and the per-run
- * trust table go in a report. */
+ * rows (a p of 0.004 beside "~"; -117.31 beside "~"), where the verdict and the per-run
+ * trust table go in a report, and --exclude-distrusted's runs left out. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -355,6 +355,90 @@ static void test_sequential_same_estimate(void **state)
     experiment_result_release(&x.res);
 }
 
+/* Give every run of x system metrics (trusted: nothing above a threshold), and the runs of
+ * variant v in rounds [from, to] 50% steal (distrusted). */
+static void set_trust(struct synth *x, int v, int from, int to)
+{
+    for (int i = 0; i < x->res.nruns; i++) {
+        struct run_result *r = &x->res.runs[i];
+        r->metrics.available = true;
+        r->metrics.cores_used = 1;
+        r->metrics.steal_pct = r->variant == v && r->round >= from && r->round <= to ? 50 : 0;
+        r->metrics.flags = metrics_flags(&r->metrics);
+    }
+}
+
+/* --exclude-distrusted: two slow runs of the variant under 50% steal hide a +20% gain; left
+ * out (experiment_result_exclude_distrusted()), the gain is significant, and the header, the
+ * verdict's text and its JSON say how many runs were left out. On a busy machine whose runs
+ * were left out down to too few for statistics, the next step is a rerun, not more rounds. */
+static void test_exclude_distrusted(void **state)
+{
+    (void)state;
+    static const double base[] = { 1000, 1010, 990, 1005, 995, 1002, 998, 1001 };
+    static const double var[] = { 500, 505, 1188, 1206, 1194, 1202, 1198, 1201 };
+    struct synth x;
+    struct verdict vd;
+    one_cell(&x, base, var, 8);
+    set_trust(&x, 1, 1, 2);
+    x.res.runs[15].metrics.available = false;  /* no metrics: cannot be judged, stays */
+    x.res.resumed = 4;                         /* rounds 1 and 2 came from the store */
+    report_verdict_compute(&x.cfg, &x.res, &vd);
+    assert_false(vd.vars[0].gain[0].ch.significant);
+    assert_int_equal(vd.distrusted, 2);
+    char *text = verdict_text(&x.cfg, &vd);
+    assert_non_null(strstr(text, "; 2 of 15 runs distrusted\n"));
+    assert_null(strstr(text, "left out"));
+    free(text);
+    json_t *j = report_verdict_json(&x.cfg, &vd);
+    assert_null(json_object_get(j, "distrusted_runs_left_out"));  /* as before the option */
+    json_decref(j);
+    report_verdict_release(&vd);
+
+    assert_int_equal(experiment_result_exclude_distrusted(&x.res), 2);
+    assert_true(x.res.exclude_distrusted);
+    assert_int_equal(x.res.nruns, 14);
+    assert_int_equal(x.res.excluded, 2);
+    assert_int_equal(experiment_runs_done(&x.res), 16);
+    assert_int_equal(x.res.resumed, 2);
+    for (int i = 0; i < x.res.nruns; i++)  /* in order, the flagged ones gone */
+        assert_true(!metrics_flags(&x.res.runs[i].metrics) &&
+                    (i == 0 || x.res.runs[i - 1].round <= x.res.runs[i].round));
+    report_verdict_compute(&x.cfg, &x.res, &vd);
+    assert_true(vd.vars[0].gain[0].ch.significant);
+    assert_int_equal(vd.vars[0].next, VERDICT_RESOLVED);
+    assert_int_equal(vd.excluded, 2);
+    text = verdict_text(&x.cfg, &vd);
+    assert_non_null(strstr(text, " better; significant in 1 of 1 cell"));
+    assert_non_null(strstr(text, "; 2 of 15 runs distrusted, 2 left out (--exclude-distrusted)\n"));
+    free(text);
+    j = report_verdict_json(&x.cfg, &vd);
+    assert_int_equal(json_integer_value(json_object_get(j, "distrusted_runs_left_out")), 2);
+    assert_int_equal(json_integer_value(json_object_get(j, "distrusted_runs")), 2);
+    json_decref(j);
+    report_verdict_release(&vd);
+    text = report_string(&x.cfg, &x.res);
+    assert_non_null(strstr(text, "  --exclude-distrusted: 2 distrusted runs left out of every "
+                                 "number below (14 of 16 runs used)\n"));
+    assert_null(strstr(text, "INCOMPLETE"));
+    free(text);
+    experiment_result_release(&x.res);
+
+    /* a busy machine (3 of 8 runs distrusted) left with 1 run of the variant: rerun */
+    one_cell(&x, base, base, 4);
+    set_trust(&x, 1, 1, 3);
+    experiment_result_exclude_distrusted(&x.res);
+    report_verdict_compute(&x.cfg, &x.res, &vd);
+    assert_true(vd.busy);
+    assert_int_equal(vd.vars[0].next, VERDICT_BUSY);
+    text = verdict_text(&x.cfg, &vd);
+    assert_non_null(strstr(text, "next: not resolved: the machine was busy (3 of 8 runs "
+                                 "distrusted): rerun when it is quiet"));
+    free(text);
+    report_verdict_release(&vd);
+    experiment_result_release(&x.res);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -365,6 +449,7 @@ int main(void)
         cmocka_unit_test(test_contradictions),
         cmocka_unit_test(test_report_layout),
         cmocka_unit_test(test_sequential_same_estimate),
+        cmocka_unit_test(test_exclude_distrusted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
