@@ -5,6 +5,7 @@
 #include "cli/cli.h"
 #include "cli/common.h"
 #include "cli/resume.h"
+#include "cli/variant_options.h"
 #include "experiment/profiling.h"
 #include "experiment/experiment.h"
 #include "report/tables.h"
@@ -34,6 +35,7 @@ static const struct opt_def compare_options[] = {
     { "pgsql-password", OPT_STRING, NULL, "running PostgreSQL servers: password (default: $PGPASSWORD; in the children's environment)" },
     { "pgsql-db", OPT_STRING, "sbtest", "running PostgreSQL servers: database (as for mysql)" },
     { "server-option", OPT_MULTI, NULL, "an option for the managed servers' command line, NAME=VALUE (mysql: --NAME=VALUE; pgsql: -c NAME=VALUE), e.g. innodb_buffer_pool_size=1G" },
+    CLI_VARIANT_SERVER_OPTION,
     { "bench", OPT_LIST, "oltp_read_only,oltp_read_write", "workloads to run" },
     { "threads", OPT_LIST, "1,2", "thread counts to run each workload with" },
     { "rounds", OPT_INT, "5", "rounds: each round runs every variant once per workload and thread count" },
@@ -257,7 +259,8 @@ static int compare_variants(struct compare *c)
     return 0;
 }
 
-/* --server-option (checked against each managed server's kind now) and the account on
+/* --server-option (checked against each managed server's kind now), each variant's
+ * --variant-server-option, and the account on
  * running servers: user and database on the children's command lines, the password in their
  * environment (inherited; MYSQL_PWD / PGPASSWORD as the drivers read it). -1 after a
  * message. */
@@ -278,6 +281,8 @@ static int compare_servers(struct compare *c)
     }
     cfg->server_options = (char **)sopts;
     cfg->nserver_options = nsopt;
+    if (cli_variant_server_options(&c->o, cfg->variants, cfg->nvariants) < 0)
+        return -1;
     for (int k = 0; k < 2; k++) {
         const char *kind = k ? "pgsql" : "mysql";
         char name[32];
