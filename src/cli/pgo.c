@@ -41,7 +41,8 @@ static const struct opt_def pgo_options[] = {
     { "cc", OPT_STRING, "gcc", "compiler for all three builds: gcc or clang (or a versioned name)" },
     { "cxx", OPT_STRING, NULL, "server targets: the C++ compiler (default: the one matching --cc, e.g. g++ for gcc)" },
     { "jobs", OPT_INT, "0", "server targets: parallel build jobs ({jobs} in the recipe; 0: one per CPU)" },
-    { "variants", OPT_LIST, "baseline,pgo", "what to build and measure: baseline (always), pgo, bolt (baseline + BOLT) and pgo+bolt (the pgo build + BOLT), which need the recipe's \"bolt\" key (docs/recipes.md), and for server targets lto, pgo+lto" },
+    { "variants", OPT_LIST, "baseline,pgo", "what to build and measure: baseline (always), pgo, bolt (baseline + BOLT) and pgo+bolt (the pgo build + BOLT), which need the recipe's \"bolt\" key (docs/recipes.md), and for server targets lto, pgo+lto and official (the distribution's own server binary of the same major version, the recipe's server.official or --official: measured and gated like the builds, never built)" },
+    { "official", OPT_STRING, NULL, "server targets: the official variant's server binary instead of the recipe's server.official (e.g. /usr/sbin/mariadbd); it must be of the source's major version" },
     { "bolt-profile", OPT_STRING, "instrument", "BOLT's profile: instrument (llvm-bolt -instrument, trained with --train like pgo) or perf (perf record -j any,u + perf2bolt; needs LBR branch sampling, refused with the reason when missing)" },
     { "gate", OPT_STRING, "checksum", "server targets: correctness gate: checksum (bench verify on the same data), or suite (also the database's own regression tests on every pgo build)" },
     { "cflags", OPT_STRING, "-O2", "compiler flags shared by the three builds" },
@@ -233,7 +234,7 @@ static int settings_load(const struct opts *o, struct pgo_settings *s, bool serv
 /* The server-only options a library (SQLite) run must not get. */
 static int sqlite_refuses(const struct opts *o)
 {
-    static const char *const server_only[] = { "cxx", "jobs", "gate" };
+    static const char *const server_only[] = { "cxx", "jobs", "gate", "official" };
     for (size_t i = 0; i < ARRAY_SIZE(server_only); i++)
         if (opt_is_set(o, server_only[i]))
             return error("--%s is for server targets (recipes); pgolab pgo sqlite (a library "
@@ -332,7 +333,7 @@ static int check_trainers(char **train, int n)
 static int check_variants(char **v, int n)
 {
     static const char *const known[] = { "baseline", "pgo", "lto", "pgo+lto", "bolt",
-                                         "pgo+bolt" };
+                                         "pgo+bolt", "official" };
     bool pgo = false;
     for (int i = 0; i < n; i++) {
         bool ok = false;
@@ -340,7 +341,7 @@ static int check_variants(char **v, int n)
             ok = !strcmp(v[i], known[k]);
         if (!ok)
             return error("--variants: unknown variant '%s' (known: baseline, pgo, lto, pgo+lto, "
-                         "bolt, pgo+bolt)", v[i]);
+                         "bolt, pgo+bolt, official)", v[i]);
         for (int j = 0; j < i; j++)
             if (!strcmp(v[i], v[j]))
                 return error("--variants: '%s' is given twice", v[i]);
@@ -406,9 +407,18 @@ static int pgo_server(const struct opts *o, const char *target, const char *reci
     variants = opt_list(o, "variants", &nvariants);
     if (check_variants(variants, nvariants) < 0)
         goto out;
-    bool bolt = false;
-    for (int i = 0; i < nvariants; i++)
+    bool bolt = false, official = false;
+    for (int i = 0; i < nvariants; i++) {
         bolt = bolt || strstr(variants[i], "bolt");
+        official = official || !strcmp(variants[i], "official");
+    }
+    if (opt_is_set(o, "official") && (!official || !*opt_str(o, "official"))) {
+        error(!official ? "--official=%s: names the official variant's binary; add official to "
+                          "--variants (e.g. --variants=baseline,pgo,official)"
+                        : "--official=%s: empty path (the official variant's server binary)",
+              opt_str(o, "official"));
+        goto out;
+    }
     if (check_bolt_profile(o, bolt) < 0)
         goto out;
     const char *gate = opt_str(o, "gate");
@@ -426,6 +436,7 @@ static int pgo_server(const struct opts *o, const char *target, const char *reci
     char *workdir = abs_path(s.workdir_opt);
     request_fill(&rq, &s, target, recipe, workdir);
     rq.cxx = opt_str(o, "cxx");
+    rq.official = opt_str(o, "official");
     rq.jobs = jobs ? (int)jobs : (ncpu > 0 ? (int)ncpu : 1);
     rq.variants = variants;
     rq.nvariants = nvariants;
