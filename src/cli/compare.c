@@ -5,7 +5,6 @@
 #include "cli/cli.h"
 #include "cli/common.h"
 #include "cli/resume.h"
-#include "cli/variant_options.h"
 #include "experiment/profiling.h"
 #include "experiment/experiment.h"
 #include "report/tables.h"
@@ -281,7 +280,9 @@ static int compare_servers(struct compare *c)
     }
     cfg->server_options = (char **)sopts;
     cfg->nserver_options = nsopt;
-    if (cli_variant_server_options(&c->o, cfg->variants, cfg->nvariants) < 0)
+    int nvopt = 0;
+    const char *const *vopts = opt_multi(&c->o, "variant-server-option", &nvopt);
+    if (experiment_variant_server_options(vopts, nvopt, cfg->variants, cfg->nvariants, true) < 0)
         return -1;
     for (int k = 0; k < 2; k++) {
         const char *kind = k ? "pgsql" : "mysql";

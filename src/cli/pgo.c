@@ -42,6 +42,7 @@ static const struct opt_def pgo_options[] = {
     { "cxx", OPT_STRING, NULL, "server targets: the C++ compiler (default: the one matching --cc, e.g. g++ for gcc)" },
     { "jobs", OPT_INT, "0", "server targets: parallel build jobs ({jobs} in the recipe; 0: one per CPU)" },
     { "variants", OPT_LIST, "baseline,pgo", "what to build and measure: baseline (always), pgo, bolt (baseline + BOLT) and pgo+bolt (the pgo build + BOLT), which need the recipe's \"bolt\" key (docs/recipes.md), and for server targets lto, pgo+lto and official (the distribution's own server binary of the same major version, the recipe's server.official or --official: measured and gated like the builds, never built)" },
+    CLI_VARIANT_SERVER_OPTION,
     { "official", OPT_STRING, NULL, "server targets: the official variant's server binary instead of the recipe's server.official (e.g. /usr/sbin/mariadbd); it must be of the source's major version" },
     { "bolt-profile", OPT_STRING, "instrument", "BOLT's profile: instrument (llvm-bolt -instrument, trained with --train like pgo) or perf (perf record -j any,u + perf2bolt; needs LBR branch sampling, refused with the reason when missing)" },
     { "gate", OPT_STRING, "checksum", "server targets: correctness gate: checksum (bench verify on the same data), or suite (also the database's own regression tests on every pgo build)" },
@@ -234,7 +235,8 @@ static int settings_load(const struct opts *o, struct pgo_settings *s, bool serv
 /* The server-only options a library (SQLite) run must not get. */
 static int sqlite_refuses(const struct opts *o)
 {
-    static const char *const server_only[] = { "cxx", "jobs", "gate", "official" };
+    static const char *const server_only[] = { "cxx", "jobs", "gate", "official",
+                                               "variant-server-option" };
     for (size_t i = 0; i < ARRAY_SIZE(server_only); i++)
         if (opt_is_set(o, server_only[i]))
             return error("--%s is for server targets (recipes); pgolab pgo sqlite (a library "
@@ -437,6 +439,7 @@ static int pgo_server(const struct opts *o, const char *target, const char *reci
     request_fill(&rq, &s, target, recipe, workdir);
     rq.cxx = opt_str(o, "cxx");
     rq.official = opt_str(o, "official");
+    rq.variant_options = opt_multi(o, "variant-server-option", &rq.nvariant_options);
     rq.jobs = jobs ? (int)jobs : (ncpu > 0 ? (int)ncpu : 1);
     rq.variants = variants;
     rq.nvariants = nvariants;

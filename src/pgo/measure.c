@@ -109,6 +109,11 @@ int pgo_measure(struct pgo_pipeline *p, struct store *store)
     }
     if (p->library)
         pgo_library_variants(p, v);
+    else if (experiment_variant_server_options(rq->variant_options, rq->nvariant_options, v, nv,
+                                               true) < 0) {
+        rc = 1; /* checked before the builds (pipeline.c): only a changed variant list */
+        goto out;
+    }
     memset(&cfg, 0, sizeof(cfg));
     cfg.variants = v;
     cfg.nvariants = nv;

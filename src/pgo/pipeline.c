@@ -233,6 +233,29 @@ static void setup_builds(struct pgo_pipeline *p)
     }
 }
 
+/* --variant-server-option against the measured variants' names (every build but the
+ * instrumented one), before anything is built. 0 or -1 (one line). */
+static int check_variant_options(const struct pgo_pipeline *p)
+{
+    const struct pgo_request *rq = p->rq;
+    if (rq->nvariant_options == 0)
+        return 0;
+    struct variant *v = xcalloc((size_t)p->nbuilds, sizeof(*v));
+    int nv = 0;
+    for (int i = 0; i < p->nbuilds; i++) {
+        if (p->builds[i].phase == BUILD_INSTRUMENTED)
+            continue;
+        v[nv].name = p->builds[i].name;
+        v[nv].kind = VARIANT_SERVER;
+        v[nv].server_kind = p->recipe.server_kind;
+        nv++;
+    }
+    int rc = experiment_variant_server_options(rq->variant_options, rq->nvariant_options, v, nv,
+                                               false);
+    free(v);
+    return rc;
+}
+
 static int make_rundir(struct pgo_pipeline *p)
 {
     if (!(p->rundir = private_tmpdir(NULL, "pgolab-pgo")))
@@ -440,6 +463,8 @@ static int server_builds(struct pgo_pipeline *p)
 {
     setup_trainers(p);
     setup_builds(p);
+    if (check_variant_options(p) < 0)
+        return -1;
     for (int i = 0; i < p->nbuilds; i++)
         if (p->builds[i].phase != BUILD_PGO && !p->builds[i].bolt_input &&
             !p->builds[i].official && pgo_build_flags(p, &p->builds[i]) < 0)

@@ -44,6 +44,10 @@ struct pgo_request {
     int rounds, time_s, tables, table_size, jobs;
     const char *official;         /* --official=PATH: the official variant's binary instead of
                                    * the recipe's server.official, or NULL */
+    const char *const *variant_options; /* --variant-server-option VARIANT:NAME=VALUE: the
+                                   * measured servers of that variant get NAME=VALUE (checked
+                                   * once the variants' names are known, before any build) */
+    int nvariant_options;
     char **variants;              /* baseline (always first), pgo, lto, pgo+lto, bolt, pgo+bolt,
                                    * official;
                                    * a library: baseline, pgo, then bolt, pgo+bolt as given */

@@ -1,6 +1,6 @@
-/* variant_options: --variant-server-option=VARIANT:NAME=VALUE into the variants (see
+/* variant_options: VARIANT:NAME=VALUE server options into the variants (see
  * variant_options.h). Owns no state. */
-#include "cli/variant_options.h"
+#include "experiment/variant_options.h"
 #include "server/server.h"
 #include "util/argvec.h"
 #include "util/strbuf.h"
@@ -69,13 +69,12 @@ static int check_one(const char *val, const struct variant *v, int nv, int *whic
     return 0;
 }
 
-int cli_variant_server_options(const struct opts *o, struct variant *v, int nv)
+int experiment_variant_server_options(const char *const *vals, int n, struct variant *v, int nv,
+                                      bool apply)
 {
-    int n = 0;
-    const char *const *vals = opt_multi(o, "variant-server-option", &n);
     if (n == 0)
         return 0;
-    assert(nv > 0 && v != NULL);
+    assert(nv > 0 && v != NULL && vals != NULL);
     int *which = xcalloc((size_t)n, sizeof(int));
     int rc = 0;
     for (int k = 0; k < n && rc == 0; k++) {
@@ -88,7 +87,7 @@ int cli_variant_server_options(const struct opts *o, struct variant *v, int nv)
                            "variant)", vals[k], v[which[k]].name, a);
         }
     }
-    for (int k = 0; k < n && rc == 0; k++)
+    for (int k = 0; k < n && rc == 0 && apply; k++)
         experiment_variant_add_option(&v[which[k]], vals[k] + strlen(v[which[k]].name) + 1);
     free(which);
     return rc;
