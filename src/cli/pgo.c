@@ -82,7 +82,9 @@ static void usage(void)
            "The measurement is recorded in the results database (--results) run by run;\n"
            "`pgolab pgo TARGET --resume=ID --results=FILE` (with the build options it had)\n"
            "continues an interrupted one with the settings it recorded; `pgolab report`\n"
-           "prints it again.\n\n"
+           "prints it again. Server targets: --variants=baseline,pgo,official also measures\n"
+           "the distribution's own server binary (the recipe's server.official, or --official;\n"
+           "never built, refused when of another major version than the source).\n\n"
            "Targets (recipes/NAME.json, $PGOLAB_RECIPES; or a recipe file):\n");
     char *names = recipe_names();
     printf("  %s\n  (sqlite is the SQLite library, the embedded default; the others are "
