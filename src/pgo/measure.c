@@ -1,6 +1,7 @@
 /* measure: the measurement phase of a recipe target — every built variant (baseline first,
- * then lto, the pgo builds, pgo+lto, the BOLT variants; the official binary last) as a managed-server variant of the experiment engine
- * (each run on a fresh copy of the prepared datadir, its server restarted, interleaved
+ * then lto, the pgo builds, pgo+lto, the BOLT variants; the official binary last) as a
+ * managed-server variant of the experiment engine, each with its --variant-server-option
+ * values (each run on a fresh copy of the prepared datadir, its server restarted, interleaved
  * rounds, CIs), recorded in the results database run by run, then the seed-000 tables, with
  * more than two variants "what each step added" (report/steps.c: pgo+bolt over pgo, ...) and,
  * with several trainers, the trainer x workload table of gains (a row per trainer). A
