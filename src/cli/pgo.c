@@ -356,6 +356,30 @@ static int check_variants(char **v, int n)
     return 0;
 }
 
+/* --variant-server-option against the variants' names before anything runs, where they are
+ * known here: with one trainer they are --variants' own (baseline always); with several the
+ * pgo builds are named per trainer, and the pipeline checks them once it has named them. */
+static int early_variant_options(const struct pgo_request *rq, const struct recipe *r,
+                                 char **variants, int nvariants)
+{
+    if (rq->nvariant_options == 0 || rq->ntrain != 1)
+        return 0;
+    struct variant *v = xcalloc((size_t)nvariants + 1, sizeof(*v));
+    int nv = 0;
+    v[nv++].name = "baseline";
+    for (int i = 0; i < nvariants; i++)
+        if (strcmp(variants[i], "baseline"))
+            v[nv++].name = variants[i];
+    for (int i = 0; i < nv; i++) {
+        v[i].kind = VARIANT_SERVER;
+        v[i].server_kind = r->server_kind;
+    }
+    int rc = experiment_variant_server_options(rq->variant_options, rq->nvariant_options, v, nv,
+                                               false);
+    free(v);
+    return rc;
+}
+
 /* The request of the options both kinds of target share (cli/pgo.c keeps the strings). */
 static void request_fill(struct pgo_request *rq, const struct pgo_settings *s, const char *target,
                          const char *recipe, const char *workdir)
@@ -398,7 +422,8 @@ static void request_fill(struct pgo_request *rq, const struct pgo_settings *s, c
     rq->profile_freq = s->profile_freq;
 }
 
-static int pgo_server(const struct opts *o, const char *target, const char *recipe)
+static int pgo_server(const struct opts *o, const struct recipe *r, const char *target,
+                      const char *recipe)
 {
     struct pgo_settings s;
     struct pgo_request rq;
@@ -442,6 +467,10 @@ static int pgo_server(const struct opts *o, const char *target, const char *reci
     rq.cxx = opt_str(o, "cxx");
     rq.official = opt_str(o, "official");
     rq.variant_options = opt_multi(o, "variant-server-option", &rq.nvariant_options);
+    if (early_variant_options(&rq, r, variants, nvariants) < 0) {
+        free(workdir);
+        goto out;
+    }
     rq.jobs = jobs ? (int)jobs : (ncpu > 0 ? (int)ncpu : 1);
     rq.variants = variants;
     rq.nvariants = nvariants;
@@ -528,7 +557,7 @@ int cmd_pgo(int argc, char **argv)
     struct recipe r;
     if (recipe_load(path, &r) == 0) {
         rc = r.product == RECIPE_LIBRARY ? pgo_library(&o, &r, target, path)
-                                          : pgo_server(&o, target, path);
+                                          : pgo_server(&o, &r, target, path);
         recipe_release(&r);
     }
     free(path);

@@ -10,7 +10,10 @@
 # input, one line and exit 1 each: --official without official in --variants, an --official
 # that is not executable or not a server of the recipe's family, a recipe that names no
 # official binary, one whose binary is missing (naming its Debian package), official for the
-# SQLite library, a malformed server.official in a recipe (FILE:LINE).
+# SQLite library, a malformed server.official in a recipe (FILE:LINE), and a
+# --variant-server-option naming no variant (before anything with one trainer; with two, whose
+# pgo builds are named per trainer, once the source is read and before any build) or a bare
+# postgres name.
 . "$(dirname "$0")/lib.sh"
 
 PG=/usr/lib/postgresql/15/bin/postgres
@@ -43,7 +46,8 @@ run() {
     RC=$?
 }
 # refused NAME RE DESC ARGS...: exit 1, the one error line matches RE, no experiment recorded,
-# no build directory made
+# nothing in a target's directory (WORKDIR/postgresql-gcc-KEY, made empty once the source is
+# read)
 refused() {
     local name=$1 re=$2 desc=$3
     shift 3
@@ -53,8 +57,8 @@ refused() {
         diag "$(cat "$TMP/$name.err")"
     like "$(errors_of "$TMP/$name.err")" "$re" "$desc: message"
     is "$(sq "$DB" "SELECT count(*) FROM experiments" 2>/dev/null || echo 0)" 0 "$desc: nothing recorded"
-    is "$(find "$WD" -mindepth 1 -maxdepth 1 -type d -name 'postgresql-*' | wc -l | tr -d ' ')" 0 \
-        "$desc: nothing built"
+    is "$(find "$WD" -mindepth 2 -path "$WD/p*-*/*" | wc -l | tr -d ' ')" 0 \
+        "$desc: nothing built (nothing in the target's directory)"
 }
 
 note "---- another major version than the source: refused after the source, before any build"
@@ -93,6 +97,21 @@ refused sqlite "^FATAL: --official is for server targets \(recipes\)" "--officia
     sqlite --workdir="$WD" --variants=baseline,pgo,official --official="$PG"
 refused sqlite2 "^FATAL: --variants: unknown variant 'official' for sqlite" "official for the SQLite library" \
     sqlite --workdir="$WD" --variants=baseline,pgo,official
+
+note "---- --variant-server-option: an unknown variant, before anything (one trainer: the names are --variants'), or once the per-trainer names are known"
+refused vso "^FATAL: --variant-server-option=offical:shared_buffers=64MB: no variant named 'offical' \(the variants: baseline, pgo, official\)$" \
+    "--variant-server-option of an unknown variant" \
+    postgresql --source="$TMP/src15/postgresql-15-15.13" --workdir="$WD" --variants=baseline,pgo,official \
+    --variant-server-option=offical:shared_buffers=64MB
+unlike "$(cat "$TMP/vso.err")" "^source: " "... before the source is read"
+refused vsopg "^FATAL: --variant-server-option=official:fsync: expected NAME=VALUE \(a postgres setting" \
+    "--variant-server-option with a bare postgres name" \
+    postgresql --source="$TMP/src15/postgresql-15-15.13" --workdir="$WD" --variants=baseline,pgo,official \
+    --variant-server-option=official:fsync
+refused vsotr "^FATAL: --variant-server-option=pgo:shared_buffers=64MB: no variant named 'pgo' \(the variants: baseline, pgo-oltp_read_only, pgo-oltp_write_only, official\)$" \
+    "--variant-server-option with two trainers: the pgo builds are named per trainer" \
+    postgresql --source="$TMP/src15/postgresql-15-15.13" --workdir="$WD" --variants=baseline,pgo,official \
+    --train=oltp_read_only,oltp_write_only --variant-server-option=pgo:shared_buffers=64MB
 
 note "---- recipes: no official binary, a missing one, a malformed key"
 mkdir -p "$TMP/recipes"
