@@ -8,6 +8,7 @@
 #include "pgo/stages.h"
 #include "server/server.h"
 #include "toolchain/toolchain.h"
+#include "util/fs.h"
 #include "util/strbuf.h"
 #include "util/subprocess.h"
 #include "util/util.h"
@@ -51,9 +52,9 @@ static int server_version(const struct pgo_pipeline *p, const char *bin, const c
     *version = *number = NULL;
     if (st != 0 || server_parse_version(p->recipe.server_kind, out.buf, number, &flavor) < 0) {
         size_t first = strcspn(out.buf, "\n");
-        rc = error("%s %s is not a %s server (its --version %s '%.*s')", what, bin,
+        rc = error("%s %s is not a %s server (`%s --version` %s '%.*s')", what, bin,
                    p->recipe.server_kind == SERVER_MYSQL ? "MariaDB/MySQL" : "PostgreSQL",
-                   st == 0 ? "says" : "failed:", (int)(first > 80 ? 80 : first),
+                   bin, st == 0 ? "says" : "fails, saying", (int)(first > 80 ? 80 : first),
                    first ? out.buf : "nothing");
     } else {
         *version = xasprintf("%s %s", flavor, *number);
@@ -80,7 +81,7 @@ int pgo_official_check(struct pgo_pipeline *p)
         return error("--variants: official: the %s recipe names no official binary "
                      "(\"server\": {\"official\": {\"binary\": PATH}}); give one with "
                      "--official=PATH", p->recipe.name);
-    if (access(bin, X_OK) != 0) {
+    if (!is_file(bin) || access(bin, X_OK) != 0) {
         const char *pkg = p->rq->official ? NULL : p->recipe.official_package;
         return error("--variants: official: %s is not an executable file%s%s%s", bin,
                      pkg ? " (install Debian's " : "", pkg ? pkg : "", pkg ? ")" : "");

@@ -82,7 +82,11 @@ refused notexec "^FATAL: --variants: official: /nonexistent/postgres is not an e
     "--official not executable" \
     postgresql --source="$TMP/src15/postgresql-15-15.13" --workdir="$WD" --variants=baseline,pgo,official \
     --official=/nonexistent/postgres
-refused notserver "^FATAL: --variants: official: /bin/true is not a PostgreSQL server \(its --version says 'true \(GNU coreutils\)" \
+refused dir "^FATAL: --variants: official: /usr/lib/postgresql/15/bin is not an executable file$" \
+    "--official a directory" \
+    postgresql --source="$TMP/src15/postgresql-15-15.13" --workdir="$WD" --variants=baseline,pgo,official \
+    --official=/usr/lib/postgresql/15/bin
+refused notserver "^FATAL: --variants: official: /bin/true is not a PostgreSQL server \(\`/bin/true --version\` says 'true \(GNU coreutils\)" \
     "--official not a server" \
     postgresql --source="$TMP/src15/postgresql-15-15.13" --workdir="$WD" --variants=baseline,pgo,official \
     --official=/bin/true
