@@ -43,6 +43,11 @@ int cli_fail_if_slower(const struct opts *o, double *pct);
  * a message. */
 int cli_target_ci(const struct opts *o, struct experiment_config *cfg);
 
+/* --variant-server-option, for the option tables of compare and pgo
+ * (experiment/variant_options.h). */
+#define CLI_VARIANT_SERVER_OPTION                                                                 \
+    { "variant-server-option", OPT_MULTI, NULL, "a server option of one managed-server variant only, VARIANT:NAME=VALUE (repeatable), e.g. B:shared_buffers=256MB; it comes after the --server-option values on that variant's command line and replaces one of the same name, so a configuration A/B is a variant like a build; recorded with the variant (settings, --output JSON, the report's variant lines)" }
+
 /* The options of CPU placement and the target's metric (compare and calibrate). */
 #define CLI_PRECISION_OPTIONS                                                                     \
     { "cpu-placement", OPT_STRING, "off", "CPUs of the measured processes: off (the scheduler decides; the default until bench/placement-cpu shows placement steadier), auto (with 2 or more CPUs, the bench child on the first, a managed server's processes on the others; a SQLite child pinned only at --threads=1), or CLIENT[:SERVER] CPU lists as taskset takes them (e.g. 0:1-3); said in the report header and recorded in the settings" }, \

@@ -34,6 +34,7 @@ static const struct opt_def compare_options[] = {
     { "pgsql-password", OPT_STRING, NULL, "running PostgreSQL servers: password (default: $PGPASSWORD; in the children's environment)" },
     { "pgsql-db", OPT_STRING, "sbtest", "running PostgreSQL servers: database (as for mysql)" },
     { "server-option", OPT_MULTI, NULL, "an option for the managed servers' command line, NAME=VALUE (mysql: --NAME=VALUE; pgsql: -c NAME=VALUE), e.g. innodb_buffer_pool_size=1G" },
+    CLI_VARIANT_SERVER_OPTION,
     { "bench", OPT_LIST, "oltp_read_only,oltp_read_write", "workloads to run" },
     { "threads", OPT_LIST, "1,2", "thread counts to run each workload with" },
     { "rounds", OPT_INT, "5", "rounds: each round runs every variant once per workload and thread count" },
@@ -103,6 +104,13 @@ static void compare_usage(void)
            "and the average and 95th percentile response times: the median over rounds with\n"
            "the min-max spread, the %% improvement over the baseline and the change with its\n"
            "95%% confidence interval (\"~\" = no significant difference).\n"
+           "\n"
+           "A configuration A/B is a variant like a build: --variant-server-option=B:NAME=VALUE\n"
+           "gives managed variant B's server an option of its own (after the --server-option\n"
+           "values, replacing one of the same name), e.g. the same binary twice:\n"
+           "  --variant A=pgsql:/usr/lib/postgresql/15/bin/postgres \\\n"
+           "  --variant B=pgsql:/usr/lib/postgresql/15/bin/postgres \\\n"
+           "  --variant-server-option=B:shared_buffers=256MB\n"
            "\n"
            "--target-ci=PCT stops when the answer is known instead of after --rounds: rounds\n"
            "are added until every tps cell's 95%% CI half-width is at most PCT percent (or\n"
@@ -258,7 +266,8 @@ static int compare_variants(struct compare *c)
     return 0;
 }
 
-/* --server-option (checked against each managed server's kind now) and the account on
+/* --server-option (checked against each managed server's kind now), each variant's
+ * --variant-server-option, and the account on
  * running servers: user and database on the children's command lines, the password in their
  * environment (inherited; MYSQL_PWD / PGPASSWORD as the drivers read it). -1 after a
  * message. */
@@ -279,6 +288,10 @@ static int compare_servers(struct compare *c)
     }
     cfg->server_options = (char **)sopts;
     cfg->nserver_options = nsopt;
+    int nvopt = 0;
+    const char *const *vopts = opt_multi(&c->o, "variant-server-option", &nvopt);
+    if (experiment_variant_server_options(vopts, nvopt, cfg->variants, cfg->nvariants, true) < 0)
+        return -1;
     for (int k = 0; k < 2; k++) {
         const char *kind = k ? "pgsql" : "mysql";
         char name[32];

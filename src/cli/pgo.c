@@ -41,7 +41,9 @@ static const struct opt_def pgo_options[] = {
     { "cc", OPT_STRING, "gcc", "compiler for all three builds: gcc or clang (or a versioned name)" },
     { "cxx", OPT_STRING, NULL, "server targets: the C++ compiler (default: the one matching --cc, e.g. g++ for gcc)" },
     { "jobs", OPT_INT, "0", "server targets: parallel build jobs ({jobs} in the recipe; 0: one per CPU)" },
-    { "variants", OPT_LIST, "baseline,pgo", "what to build and measure: baseline (always), pgo, bolt (baseline + BOLT) and pgo+bolt (the pgo build + BOLT), which need the recipe's \"bolt\" key (docs/recipes.md), and for server targets lto, pgo+lto" },
+    { "variants", OPT_LIST, "baseline,pgo", "what to build and measure: baseline (always), pgo, bolt (baseline + BOLT) and pgo+bolt (the pgo build + BOLT), which need the recipe's \"bolt\" key (docs/recipes.md), and for server targets lto, pgo+lto and official (the distribution's own server binary of the same major version, the recipe's server.official or --official: measured and gated like the builds, never built)" },
+    CLI_VARIANT_SERVER_OPTION,
+    { "official", OPT_STRING, NULL, "server targets: the official variant's server binary instead of the recipe's server.official (e.g. /usr/sbin/mariadbd); it must be of the source's major version" },
     { "bolt-profile", OPT_STRING, "instrument", "BOLT's profile: instrument (llvm-bolt -instrument, trained with --train like pgo) or perf (perf record -j any,u + perf2bolt; needs LBR branch sampling, refused with the reason when missing)" },
     { "gate", OPT_STRING, "checksum", "server targets: correctness gate: checksum (bench verify on the same data), or suite (also the database's own regression tests on every pgo build)" },
     { "cflags", OPT_STRING, "-O2", "compiler flags shared by the three builds" },
@@ -81,7 +83,9 @@ static void usage(void)
            "The measurement is recorded in the results database (--results) run by run;\n"
            "`pgolab pgo TARGET --resume=ID --results=FILE` (with the build options it had)\n"
            "continues an interrupted one with the settings it recorded; `pgolab report`\n"
-           "prints it again.\n\n"
+           "prints it again. Server targets: --variants=baseline,pgo,official also measures\n"
+           "the distribution's own server binary (the recipe's server.official, or --official;\n"
+           "never built, refused when of another major version than the source).\n\n"
            "Targets (recipes/NAME.json, $PGOLAB_RECIPES; or a recipe file):\n");
     char *names = recipe_names();
     printf("  %s\n  (sqlite is the SQLite library, the embedded default; the others are "
@@ -236,7 +240,8 @@ static int settings_load(const struct opts *o, struct pgo_settings *s, bool serv
 /* The server-only options a library (SQLite) run must not get. */
 static int sqlite_refuses(const struct opts *o)
 {
-    static const char *const server_only[] = { "cxx", "jobs", "gate" };
+    static const char *const server_only[] = { "cxx", "jobs", "gate", "official",
+                                               "variant-server-option" };
     for (size_t i = 0; i < ARRAY_SIZE(server_only); i++)
         if (opt_is_set(o, server_only[i]))
             return error("--%s is for server targets (recipes); pgolab pgo sqlite (a library "
@@ -335,7 +340,7 @@ static int check_trainers(char **train, int n)
 static int check_variants(char **v, int n)
 {
     static const char *const known[] = { "baseline", "pgo", "lto", "pgo+lto", "bolt",
-                                         "pgo+bolt" };
+                                         "pgo+bolt", "official" };
     bool pgo = false;
     for (int i = 0; i < n; i++) {
         bool ok = false;
@@ -343,7 +348,7 @@ static int check_variants(char **v, int n)
             ok = !strcmp(v[i], known[k]);
         if (!ok)
             return error("--variants: unknown variant '%s' (known: baseline, pgo, lto, pgo+lto, "
-                         "bolt, pgo+bolt)", v[i]);
+                         "bolt, pgo+bolt, official)", v[i]);
         for (int j = 0; j < i; j++)
             if (!strcmp(v[i], v[j]))
                 return error("--variants: '%s' is given twice", v[i]);
@@ -352,6 +357,30 @@ static int check_variants(char **v, int n)
     if (!pgo)
         return error("--variants: needs pgo or pgo+lto (baseline is always built and measured)");
     return 0;
+}
+
+/* --variant-server-option against the variants' names before anything runs, where they are
+ * known here: with one trainer they are --variants' own (baseline always); with several the
+ * pgo builds are named per trainer, and the pipeline checks them once it has named them. */
+static int early_variant_options(const struct pgo_request *rq, const struct recipe *r,
+                                 char **variants, int nvariants)
+{
+    if (rq->nvariant_options == 0 || rq->ntrain != 1)
+        return 0;
+    struct variant *v = xcalloc((size_t)nvariants + 1, sizeof(*v));
+    int nv = 0;
+    v[nv++].name = "baseline";
+    for (int i = 0; i < nvariants; i++)
+        if (strcmp(variants[i], "baseline"))
+            v[nv++].name = variants[i];
+    for (int i = 0; i < nv; i++) {
+        v[i].kind = VARIANT_SERVER;
+        v[i].server_kind = r->server_kind;
+    }
+    int rc = experiment_variant_server_options(rq->variant_options, rq->nvariant_options, v, nv,
+                                               false);
+    free(v);
+    return rc;
 }
 
 /* The request of the options both kinds of target share (cli/pgo.c keeps the strings). */
@@ -397,7 +426,8 @@ static void request_fill(struct pgo_request *rq, const struct pgo_settings *s, c
     rq->profile_freq = s->profile_freq;
 }
 
-static int pgo_server(const struct opts *o, const char *target, const char *recipe)
+static int pgo_server(const struct opts *o, const struct recipe *r, const char *target,
+                      const char *recipe)
 {
     struct pgo_settings s;
     struct pgo_request rq;
@@ -410,9 +440,18 @@ static int pgo_server(const struct opts *o, const char *target, const char *reci
     variants = opt_list(o, "variants", &nvariants);
     if (check_variants(variants, nvariants) < 0)
         goto out;
-    bool bolt = false;
-    for (int i = 0; i < nvariants; i++)
+    bool bolt = false, official = false;
+    for (int i = 0; i < nvariants; i++) {
         bolt = bolt || strstr(variants[i], "bolt");
+        official = official || !strcmp(variants[i], "official");
+    }
+    if (opt_is_set(o, "official") && (!official || !*opt_str(o, "official"))) {
+        error(!official ? "--official=%s: names the official variant's binary; add official to "
+                          "--variants (e.g. --variants=baseline,pgo,official)"
+                        : "--official=%s: empty path (the official variant's server binary)",
+              opt_str(o, "official"));
+        goto out;
+    }
     if (check_bolt_profile(o, bolt) < 0)
         goto out;
     const char *gate = opt_str(o, "gate");
@@ -430,6 +469,12 @@ static int pgo_server(const struct opts *o, const char *target, const char *reci
     char *workdir = abs_path(s.workdir_opt);
     request_fill(&rq, &s, target, recipe, workdir);
     rq.cxx = opt_str(o, "cxx");
+    rq.official = opt_str(o, "official");
+    rq.variant_options = opt_multi(o, "variant-server-option", &rq.nvariant_options);
+    if (early_variant_options(&rq, r, variants, nvariants) < 0) {
+        free(workdir);
+        goto out;
+    }
     rq.jobs = jobs ? (int)jobs : (ncpu > 0 ? (int)ncpu : 1);
     rq.variants = variants;
     rq.nvariants = nvariants;
@@ -516,7 +561,7 @@ int cmd_pgo(int argc, char **argv)
     struct recipe r;
     if (recipe_load(path, &r) == 0) {
         rc = r.product == RECIPE_LIBRARY ? pgo_library(&o, &r, target, path)
-                                          : pgo_server(&o, target, path);
+                                          : pgo_server(&o, &r, target, path);
         recipe_release(&r);
     }
     free(path);

@@ -97,6 +97,11 @@ static void add_variants(struct resume_options *ro, json_t *set)
             add(ro, "variant", "%s=%s", name, lib);
         else
             add(ro, "variant", "%s=%s:%s", name, drv ? drv : "sqlite", lib);
+        json_t *so = json_object_get(v, "server_options");
+        for (size_t k = 0; k < json_array_size(so); k++)
+            if (json_string_value(json_array_get(so, k)))
+                add(ro, "variant-server-option", "%s:%s", name,
+                    json_string_value(json_array_get(so, k)));
     }
 }
 
@@ -278,7 +283,8 @@ static int apply(struct opts *o, const struct resume_options *ro, const char *na
 static int refuse_unrecorded(const struct opts *o, const struct resume_options *ro,
                              const char *cmd, long long id)
 {
-    static const char *const only_when_given[] = { "server-option", "target-ci", "max-rounds",
+    static const char *const only_when_given[] = { "server-option", "variant-server-option",
+                                                   "target-ci", "max-rounds",
                                                    "max-time", "clients", "rand-seed" };
     for (size_t k = 0; k < ARRAY_SIZE(only_when_given); k++) {
         const char *name = only_when_given[k];

@@ -39,6 +39,7 @@
 #include "experiment/record.h"
 #include "experiment/results_json.h"
 #include "experiment/run.h"
+#include "experiment/variant_options.h"
 #include "experiment/variants.h"
 #include "model/cells.h"
 #include "model/environment.h"

@@ -37,6 +37,12 @@ char *experiment_settings_json(const struct experiment_config *cfg, const char *
             json_object_set_new(o, "compiler", jstr(var->compiler));
         if (var->cflags)
             json_object_set_new(o, "cflags", jstr(var->cflags));
+        if (var->nserver_options) { /* only then: the settings of other variants unchanged */
+            json_t *so = json_array();
+            for (int i = 0; i < var->nserver_options; i++)
+                json_array_append_new(so, jstr(var->server_options[i]));
+            json_object_set_new(o, "server_options", so);
+        }
         json_object_set_new(set, key, o);
         free(key);
     }
@@ -476,8 +482,13 @@ int experiment_load(struct store *s, int64_t id, struct experiment_loaded *out)
         /* the kind: a server variant's settings name its driver; a running one's "library"
          * is its KIND://HOST:PORT */
         char *key = xasprintf("variant.%s", var->name);
-        const char *drv = json_string_value(json_object_get(json_object_get(set, key), "driver"));
+        json_t *vset = json_object_get(set, key);
+        const char *drv = json_string_value(json_object_get(vset, "driver"));
         free(key);
+        json_t *so = json_object_get(vset, "server_options");
+        for (i = 0; i < json_array_size(so); i++)
+            if (json_string_value(json_array_get(so, i)))
+                experiment_variant_add_option(var, json_string_value(json_array_get(so, i)));
         if (drv && server_kind_parse(drv, &var->server_kind) == 0)
             var->kind = strstr(var->library, "://") ? VARIANT_EXTERNAL : VARIANT_SERVER;
         json_t *fp = sv->fingerprint_json ? json_loads(sv->fingerprint_json, 0, NULL) : NULL;

@@ -299,14 +299,18 @@ static int start_server(const struct experiment_config *cfg, struct experiment_r
         argvec_clear(&wrapper);
         return run_fail(res, "variant %s: cannot run its server under callgrind", var->name);
     }
+    /* the global --server-option values, each replaced by the variant's own of its name */
+    struct argvec own = ARGVEC_INIT;
+    server_options_merge(cfg->server_options, cfg->nserver_options, var->server_options,
+                         var->nserver_options, &own);
+    argvec_argv(&own);
     struct argvec options = ARGVEC_INIT;  /* under callgrind: the deterministic defaults */
     if (cg_dir)
-        callgrind_server_options(var->server_kind, cfg->server_options, cfg->nserver_options,
-                                 &options);
+        callgrind_server_options(var->server_kind, own.v, own.n, &options);
     struct server_config sc = {
-        .kind = var->server_kind, .datadir = datadir, .options = cfg->server_options,
+        .kind = var->server_kind, .datadir = datadir, .options = own.v,
         .stop_with_parent = true,
-        .noptions = cfg->nserver_options,
+        .noptions = own.n,
         .cpus = cpu_placement_server(&cfg->placement),
     };
     if (cg_dir) {
@@ -329,6 +333,7 @@ static int start_server(const struct experiment_config *cfg, struct experiment_r
     int st = server_start(srv, &sc);
     argvec_clear(&wrapper);
     argvec_clear(&options);
+    argvec_clear(&own);
     free(keep);
     if (st == 0)
         return 0;

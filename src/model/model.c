@@ -51,6 +51,20 @@ void experiment_variant_release(struct variant *v)
     free(v->source_id);
     free(v->loaded_from);
     v->sha256 = v->version = v->source_id = v->loaded_from = NULL;
+    for (int i = 0; i < v->nserver_options; i++)
+        free(v->server_options[i]);
+    free(v->server_options);
+    v->server_options = NULL;
+    v->nserver_options = 0;
+}
+
+void experiment_variant_add_option(struct variant *v, const char *opt)
+{
+    assert(opt != NULL);
+    v->server_options = xrealloc(v->server_options,
+                                 (size_t)(v->nserver_options + 2) * sizeof(char *));
+    v->server_options[v->nserver_options++] = xstrdup(opt);
+    v->server_options[v->nserver_options] = NULL;
 }
 
 void experiment_result_release(struct experiment_result *res)
@@ -127,6 +141,12 @@ json_t *experiment_variants_json(const struct experiment_config *cfg)
         json_object_set_new(o, "loaded_from", jstr(var->loaded_from));
         json_object_set_new(o, "compiler", jstr(var->compiler));
         json_object_set_new(o, "cflags", jstr(var->cflags));
+        if (var->nserver_options) { /* only then: the JSON of other variants unchanged */
+            json_t *so = json_array();
+            for (int i = 0; i < var->nserver_options; i++)
+                json_array_append_new(so, jstr(var->server_options[i]));
+            json_object_set_new(o, "server_options", so);
+        }
         json_array_append_new(a, o);
     }
     return a;

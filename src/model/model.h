@@ -70,9 +70,15 @@ struct variant {
     const char *compiler;  /* e.g. "gcc (Debian 12.2.0-14) 12.2.0" */
     const char *cflags;    /* flags the library was built with */
     char *loaded_from;     /* the file the child actually mapped (dladdr), or NULL */
+    /* VARIANT_SERVER: this variant's own server options ("NAME=VALUE", as --server-option
+     * takes them), after the experiment's global ones on its server's command line; one of
+     * the same name replaces the global one (server_options_merge()). */
+    char **server_options;
+    int nserver_options;
 };
 /* sha256, version, source_id and loaded_from are heap strings owned by the variant
- * (experiment_fingerprint() fills the NULL ones); experiment_variant_release() frees them. */
+ * (experiment_fingerprint() fills the NULL ones), and so are server_options and its strings
+ * (experiment_variant_add_option()); experiment_variant_release() frees them. */
 
 struct machine_state;
 
@@ -243,8 +249,10 @@ int experiment_result_exclude_distrusted(struct experiment_result *res);
  * "N of M runs finished" of a report counts against the plan). */
 int experiment_runs_done(const struct experiment_result *res);
 
-/* Free the fingerprint strings of v and set them to NULL. */
+/* Free the fingerprint strings and the own server options of v and set them to NULL. */
 void experiment_variant_release(struct variant *v);
+/* Append a copy of opt ("NAME=VALUE") to v's own server options. */
+void experiment_variant_add_option(struct variant *v, const char *opt);
 /* Free the runs (and their JSON), env_json and error of res, and zero it. */
 void experiment_result_release(struct experiment_result *res);
 /* Free everything an experiment_load() filled in l. */

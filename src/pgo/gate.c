@@ -44,7 +44,7 @@ static int parse_verify(const char *text, char **sum, long long *rows)
 static int verify_on(struct pgo_pipeline *p, const struct pgo_build *b, const char *datadir,
                      bool prepare, const char *log, char **sum, long long *rows)
 {
-    const char *prefix = b->prefix;
+    const char *prefix = b->official ? b->product : b->prefix;
     struct server s;
     struct strbuf out = STRBUF_INIT;
     int rc = -1;

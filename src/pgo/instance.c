@@ -21,9 +21,11 @@ int pgo_server_start(struct pgo_pipeline *p, const char *prefix, const char *dat
     int n = 0;
     while (options && options[n])
         n++;
+    bool binary = is_file(prefix); /* the official variant's server binary */
     struct server_config cfg = {
         .kind = p->recipe.server_kind,
-        .prefix = prefix,
+        .prefix = binary ? NULL : prefix,
+        .server = binary ? prefix : NULL,
         .datadir = datadir,
         .options = options,
         .noptions = n,

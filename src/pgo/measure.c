@@ -1,6 +1,7 @@
 /* measure: the measurement phase of a recipe target — every built variant (baseline first,
- * then lto, the pgo builds, pgo+lto) as a managed-server variant of the experiment engine
- * (each run on a fresh copy of the prepared datadir, its server restarted, interleaved
+ * then lto, the pgo builds, pgo+lto, the BOLT variants; the official binary last) as a
+ * managed-server variant of the experiment engine, each with its --variant-server-option
+ * values (each run on a fresh copy of the prepared datadir, its server restarted, interleaved
  * rounds, CIs), recorded in the results database run by run, then the seed-000 tables, with
  * more than two variants "what each step added" (report/steps.c: pgo+bolt over pgo, ...) and,
  * with several trainers, the trainer x workload table of gains (a row per trainer). A
@@ -130,16 +131,21 @@ int pgo_measure(struct pgo_pipeline *p, struct store *store)
         if (b->phase == BUILD_INSTRUMENTED)
             continue;
         v[k].name = b->name;
-        v[k].library = b->prefix;
+        v[k].library = b->official ? b->product : b->prefix;
         v[k].kind = VARIANT_SERVER;
         v[k].server_kind = p->recipe.server_kind;
-        v[k].compiler = p->cc.version;
+        v[k].compiler = b->official ? NULL : p->cc.version; /* the distribution's: unknown */
         v[k].cflags = b->flags;
         trainer_of[k] = b->trainer && (plain_pgo ? !b->lto : b->lto) ? b->trainer->name : NULL;
         k++;
     }
     if (p->library)
         pgo_library_variants(p, v);
+    else if (experiment_variant_server_options(rq->variant_options, rq->nvariant_options, v, nv,
+                                               true) < 0) {
+        rc = 1; /* checked before the builds (pipeline.c): only a changed variant list */
+        goto out;
+    }
     pgo_measure_config(p, v, nv, &cfg);
     int one_thread[1] = { rq->threads[0] };
     if (rq->measure_kind == MEASURE_INSTRUCTIONS) { /* a server runs under callgrind */

@@ -172,7 +172,7 @@ static bool wants(const struct pgo_request *rq, const char *variant)
 static void setup_builds(struct pgo_pipeline *p)
 {
     const struct pgo_request *rq = p->rq;
-    p->builds = xcalloc((size_t)(5 + 2 * p->ntrainers), sizeof(*p->builds));
+    p->builds = xcalloc((size_t)(6 + 2 * p->ntrainers), sizeof(*p->builds));
     p->nbolt = wants(rq, "bolt") + wants(rq, "pgo+bolt");
     add_build(p, "baseline", BUILD_BASELINE, false, NULL);
     add_build(p, "instrumented", BUILD_INSTRUMENTED, false, NULL);
@@ -218,6 +218,42 @@ static void setup_builds(struct pgo_pipeline *p)
         free(b->build_dir);
         b->build_dir = xstrdup(in->build_dir);
     }
+    /* the official binary: measured and gated like a build, last; nothing of it is built, so
+     * it has no directory, build tree or prefix */
+    if (p->official_bin) {
+        struct pgo_build *b = add_build(p, "official", BUILD_BASELINE, false, NULL);
+        free(b->dir);
+        free(b->build_dir);
+        free(b->prefix);
+        free(b->log);
+        free(b->product);
+        b->dir = b->build_dir = b->prefix = b->log = NULL;
+        b->product = xstrdup(p->official_bin);
+        b->official = true; /* its compiler and flags: unknown (flags NULL) */
+    }
+}
+
+/* --variant-server-option against the measured variants' names (every build but the
+ * instrumented one), before anything is built. 0 or -1 (one line). */
+static int check_variant_options(const struct pgo_pipeline *p)
+{
+    const struct pgo_request *rq = p->rq;
+    if (rq->nvariant_options == 0)
+        return 0;
+    struct variant *v = xcalloc((size_t)p->nbuilds, sizeof(*v));
+    int nv = 0;
+    for (int i = 0; i < p->nbuilds; i++) {
+        if (p->builds[i].phase == BUILD_INSTRUMENTED)
+            continue;
+        v[nv].name = p->builds[i].name;
+        v[nv].kind = VARIANT_SERVER;
+        v[nv].server_kind = p->recipe.server_kind;
+        nv++;
+    }
+    int rc = experiment_variant_server_options(rq->variant_options, rq->nvariant_options, v, nv,
+                                               false);
+    free(v);
+    return rc;
 }
 
 static int make_rundir(struct pgo_pipeline *p)
@@ -273,6 +309,9 @@ static void release(struct pgo_pipeline *p)
     }
     free(p->builds);
     free(p->gate_checksum);
+    free(p->official_bin);
+    free(p->official_version);
+    free(p->official_number);
 }
 
 /* ---- summary ------------------------------------------------------------------------ */
@@ -321,6 +360,10 @@ static void print_summary(const struct pgo_pipeline *p)
         const struct pgo_build *b = &p->builds[i];
         if (b->bolt_input) {
             pgo_bolt_print(b);
+            continue;
+        }
+        if (b->official) {
+            pgo_official_print(p, b);
             continue;
         }
         print_build(b);
@@ -402,28 +445,47 @@ static int server_source(struct pgo_pipeline *p)
     free(key);
     free(name);
     p->profile_raw = path_join(p->root, "profile-raw");
+    if (p->source_version) { /* refused before anything is built */
+        char *what = xasprintf("the source %s", p->source);
+        int rc = pgo_official_same_major(p, what, p->source_version);
+        free(what);
+        if (rc < 0)
+            return -1;
+    }
     return mkdir_p(p->root);
 }
 
 /* baseline, instrumented (and lto): each build uses every core; the bolt variant right after
- * the baseline, its only input (a failing BOLT step fails before the long builds) */
+ * the baseline, its only input (a failing BOLT step fails before the long builds); the
+ * official binary is checked against the baseline's version before the other builds and is
+ * never built */
 static int server_builds(struct pgo_pipeline *p)
 {
     setup_trainers(p);
     setup_builds(p);
+    if (check_variant_options(p) < 0)
+        return -1;
     for (int i = 0; i < p->nbuilds; i++)
         if (p->builds[i].phase != BUILD_PGO && !p->builds[i].bolt_input &&
-            pgo_build_flags(p, &p->builds[i]) < 0)
+            !p->builds[i].official && pgo_build_flags(p, &p->builds[i]) < 0)
             return -1;
     if (make_rundir(p) < 0)
         return -1;
     for (int i = 0; i < p->nbuilds; i++) {
-        if (p->builds[i].phase == BUILD_PGO || p->builds[i].bolt_input)
+        struct pgo_build *b = &p->builds[i];
+        if (b->official) {
+            if (pgo_official_hash(p, b) < 0)
+                return -1;
             continue;
-        if (pgo_build_run(p, &p->builds[i]) < 0 || *p->interrupted)
+        }
+        if (b->phase == BUILD_PGO || b->bolt_input)
+            continue;
+        if (pgo_build_run(p, b) < 0 || *p->interrupted)
             return -1;
-        build_phase_line(&p->builds[i]);
-        if (run_bolt(p, &p->builds[i]) < 0 || *p->interrupted)
+        build_phase_line(b);
+        if (i == 0 && pgo_official_against(p, b) < 0)
+            return -1;
+        if (run_bolt(p, b) < 0 || *p->interrupted)
             return -1;
     }
     return 0;
@@ -544,7 +606,7 @@ int pgo_pipeline_run(const struct pgo_request *rq)
     if (recipe_load(rq->recipe_path, &p.recipe) < 0)
         goto fail;
     p.library = p.recipe.product == RECIPE_LIBRARY;
-    if (p.library && pgo_library_check(&p) < 0)
+    if (p.library ? pgo_library_check(&p) < 0 : pgo_official_check(&p) < 0)
         goto fail;
     if (file_size(rq->workdir) >= 0 && !is_dir(rq->workdir)) {
         error("--workdir=%s: not a directory", rq->workdir_opt);

@@ -42,7 +42,14 @@ struct pgo_request {
     int *threads;
     int nthreads;
     int rounds, time_s, tables, table_size, jobs;
-    char **variants;              /* baseline (always first), pgo, lto, pgo+lto, bolt, pgo+bolt;
+    const char *official;         /* --official=PATH: the official variant's binary instead of
+                                   * the recipe's server.official, or NULL */
+    const char *const *variant_options; /* --variant-server-option VARIANT:NAME=VALUE: the
+                                   * measured servers of that variant get NAME=VALUE (checked
+                                   * once the variants' names are known, before any build) */
+    int nvariant_options;
+    char **variants;              /* baseline (always first), pgo, lto, pgo+lto, bolt, pgo+bolt,
+                                   * official;
                                    * a library: baseline, pgo, then bolt, pgo+bolt as given */
     int nvariants;
     enum pgo_gate gate;
@@ -102,6 +109,8 @@ struct pgo_build {
     struct pgo_build *bolt_input;
     struct bolt_variant *bolt;    /* owned: the instrument/merge/optimize state and figures */
     double bolt_train_seconds;
+    bool official;                /* the official variant: product is the distribution's
+                                   * binary (official.c), no directory, prefix or build */
 };
 
 /* Run the whole pipeline for rq and print its summary and tables on stdout. Returns the

@@ -245,7 +245,8 @@ static int load_source(const struct ctx *c, json_t *src, struct recipe *r)
 static int load_product(const struct ctx *c, json_t *root, struct recipe *r)
 {
     static const char *const server_keys[] = { "driver", "binary", "train_options",
-                                               "suite_server", NULL };
+                                               "suite_server", "official", NULL };
+    static const char *const official_keys[] = { "binary", "package", NULL };
     json_t *srv = json_object_get(root, "server");
     char *lib = NULL;
     if (get_string(c, root, "library", false, &lib) < 0)
@@ -290,6 +291,19 @@ static int load_product(const struct ctx *c, json_t *root, struct recipe *r)
                          "(the suite starts the build's servers itself)", ss);
     }
     free(ss);
+    json_t *off = json_object_get(srv, "official");
+    if (rc == 0 && off) {
+        if (!json_is_object(off))
+            return fail_at(c, "official", "server.official must be an object: {\"binary\": "
+                           "\"/usr/sbin/mariadbd\", \"package\": \"mariadb-server\"}");
+        if (check_keys(c, off, "server.official", official_keys) < 0 ||
+            get_string(c, off, "binary", true, &r->official_binary) < 0 ||
+            get_string(c, off, "package", false, &r->official_package) < 0)
+            return -1;
+        if (r->official_binary[0] != '/')
+            rc = fail_at(c, "official", "server.official.binary '%s': expected an absolute path",
+                         r->official_binary);
+    }
     return rc;
 }
 
@@ -594,6 +608,8 @@ void recipe_release(struct recipe *r)
     free(r->description);
     free(r->sha256);
     free(r->server_binary);
+    free(r->official_binary);
+    free(r->official_package);
     free(r->library);
     free(r->debian_package);
     free_strings(r->expect);

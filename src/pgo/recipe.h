@@ -77,6 +77,10 @@ struct recipe {
     enum recipe_product product;
     enum server_kind server_kind;   /* RECIPE_SERVER: "server.driver" mysql | pgsql */
     char *server_binary;            /* RECIPE_SERVER: relative to PREFIX, e.g. "bin/postgres" */
+    char *official_binary;          /* RECIPE_SERVER: server.official.binary, the distribution's
+                                     * own server of this source (the `official` variant), an
+                                     * absolute path; NULL when the recipe names none */
+    char *official_package;         /* server.official.package, its Debian package, or NULL */
     char *library;                  /* RECIPE_LIBRARY: relative to the build directory */
     /* source */
     char *debian_package;      /* `apt-get source PKG`, or NULL: --source is required */

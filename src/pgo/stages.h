@@ -41,6 +41,9 @@ struct pgo_pipeline {
                                    * variants last) */
     int nbuilds;
     int nbolt;                    /* BOLT variants among the builds */
+    char *official_bin;           /* `official` in --variants: the distribution's binary
+                                   * (official.c), its "PostgreSQL 15.13" and "15.13" */
+    char *official_version, *official_number;
     char *gate_checksum;
     long long gate_rows;
     bool suite_ran;
@@ -139,9 +142,32 @@ char *pgo_library_settings(const struct pgo_pipeline *p);
 /* Keep the run directory's logs in WORKDIR/last-run and remove it (tmpfs), free p->lib. */
 void pgo_library_release(struct pgo_pipeline *p);
 
-/* Start a managed server of the recipe from prefix on a fresh datadir (NULL: generated on
- * tmpfs) with extra options; the caller stops it with server_stop(), which copies the
- * server's log to save_log when that is not NULL. 0 or -1. */
+/* ---- the official variant (official.c): the distribution's own server binary, measured
+ * and gated like a build, never built ---- */
+/* Whether --variants names official. */
+bool pgo_official_wanted(const struct pgo_request *rq);
+/* Before anything is fetched or built, with official wanted: its binary (--official, else the
+ * recipe's server.official) is executable and a server of the recipe's family; sets
+ * p->official_bin, p->official_version, p->official_number. 0 (also when not wanted) or -1
+ * (one line, naming the Debian package when the recipe's binary is missing). */
+int pgo_official_check(struct pgo_pipeline *p);
+/* Refuse version (a server or Debian version, "15.13", "1:10.11.6-0+deb12u1") of what (the
+ * source, a build) when its major version differs from the official binary's (PostgreSQL 10+:
+ * the first number, else the first two): one line naming both. 0 without official or when
+ * either major version is unknown. */
+int pgo_official_same_major(const struct pgo_pipeline *p, const char *what,
+                            const char *version);
+/* The same for build b's server binary (its --version), once it is built. */
+int pgo_official_against(const struct pgo_pipeline *p, const struct pgo_build *b);
+/* The official build b (b->official): its sha256; marked cached, as nothing is built. */
+int pgo_official_hash(struct pgo_pipeline *p, struct pgo_build *b);
+/* Its summary line. */
+void pgo_official_print(const struct pgo_pipeline *p, const struct pgo_build *b);
+
+/* Start a managed server of the recipe from prefix (or from a server binary, a regular file:
+ * the official variant's) on a fresh datadir (NULL: generated on tmpfs) with extra options;
+ * the caller stops it with server_stop(), which copies the server's log to save_log when that
+ * is not NULL. 0 or -1. */
 struct server;
 int pgo_server_start(struct pgo_pipeline *p, const char *prefix, const char *datadir,
                      char **options, const char *save_log, struct server *s);

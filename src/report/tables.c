@@ -202,8 +202,12 @@ static void header_lines(struct rep *r, struct strbuf *title, struct strbuf *bod
             strbuf_addf(body, ", %s", var->compiler);
         if (var->cflags) /* briefly: the JSON output has them whole */
             strbuf_addf(body, ", %.48s%s", var->cflags, strlen(var->cflags) > 48 ? "..." : "");
+        for (int i = 0; i < var->nserver_options; i++)
+            strbuf_addf(body, "%s%s", i ? ", " : "; server options ", var->server_options[i]);
         if (v && var->sha256 && base->sha256 && !strcmp(var->sha256, base->sha256))
-            strbuf_addf(body, "; same file as %s: an A/A run, differences are noise", base->name);
+            strbuf_addf(body, "; same file as %s%s", base->name,
+                        var->nserver_options || base->nserver_options
+                            ? ", other server options" : ": an A/A run, differences are noise");
         strbuf_addstr(body, ")\n");
     }
     static const char *const reset_words[] = {
@@ -231,7 +235,11 @@ static void header_lines(struct rep *r, struct strbuf *title, struct strbuf *bod
         strbuf_addstr(body, "server options:");
         for (int i = 0; i < cfg->nserver_options; i++)
             strbuf_addf(body, "%s %s", i ? "," : "", cfg->server_options[i]);
-        strbuf_addstr(body, " (managed servers)\n");
+        bool own = false;
+        for (int v = 0; v < cfg->nvariants; v++)
+            own = own || cfg->variants[v].nserver_options > 0;
+        strbuf_addstr(body, own ? " (managed servers; a variant's own option of the same name "
+                                  "replaces one)\n" : " (managed servers)\n");
     }
     if (cfg->measure == MEASURE_TIME) {
         char place[2 * PLACEMENT_STR_MAX + 64];

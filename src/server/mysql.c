@@ -61,8 +61,9 @@ static char *my_find_binary(void)
 }
 
 /* "NAME=VALUE" -> "--NAME=VALUE", "NAME" -> "--NAME". */
-static int my_option_arg(const char *opt, struct argvec *out)
+static int my_option_arg(const char *opt, const char *what, struct argvec *out)
 {
+    (void)what; /* every NAME[=VALUE] is a mysqld option */
     argvec_pushf(out, "--%s", opt);
     return 0;
 }

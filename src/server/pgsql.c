@@ -61,10 +61,10 @@ static char *pgsql_find_binary(void)
 }
 
 /* "NAME=VALUE" -> "-c", "NAME=VALUE" (a bare NAME is an error). */
-static int pgsql_option_arg(const char *opt, struct argvec *out)
+static int pgsql_option_arg(const char *opt, const char *what, struct argvec *out)
 {
     if (!strchr(opt, '='))
-        return error("--server-option=%s: expected NAME=VALUE" OPTION_HINT, opt);
+        return error("%s%s: expected NAME=VALUE" OPTION_HINT, what, opt);
     argvec_push(out, "-c");
     argvec_push(out, opt);
     return 0;

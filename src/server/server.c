@@ -321,50 +321,6 @@ static int check_version(struct server *s, const char *label, const struct srv_r
     return 0;
 }
 
-/* ------------------------------------------------------------------ options */
-
-/* Canonical option name for comparisons: lower case, '_' -> '-', no leading dashes, no
- * MariaDB "loose-" prefix, up to '='. Caller frees. */
-static char *option_name(const char *opt)
-{
-    while (*opt == '-')
-        opt++;
-    if (!strncasecmp(opt, "loose-", 6) || !strncasecmp(opt, "loose_", 6))
-        opt += 6;
-    size_t n = strcspn(opt, "=");
-    char *name = xstrndup(opt, n);
-    for (char *p = name; *p; p++)
-        *p = *p == '_' ? '-' : (char)tolower((unsigned char)*p);
-    return name;
-}
-
-int server_option_args(enum server_kind kind, const char *opt, struct argvec *out)
-{
-    const struct server_flavor *f = srv_flavor(kind);
-    bool pass = !strncmp(opt, "--", 2);
-    char *name;
-
-    if (!*opt || (*opt == '-' && !pass))
-        return error("--server-option=%s: expected NAME=VALUE%s", opt, f->option_hint);
-    name = option_name(opt);
-    if (!*name) {
-        free(name);
-        return error("--server-option=%s: expected NAME=VALUE", opt);
-    }
-    for (const char *const *m = f->managed_options; *m; m++)
-        if (!strcmp(name, *m)) {
-            error("--server-option=%s: pgolab sets that itself (see --datadir and --port)", opt);
-            free(name);
-            return -1;
-        }
-    free(name);
-    if (pass) {
-        argvec_push(out, opt);
-        return 0;
-    }
-    return f->option_arg(opt, out);
-}
-
 /* ------------------------------------------------------------------ datadir */
 
 static bool own_file(const char *name)

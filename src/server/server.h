@@ -244,6 +244,19 @@ int server_kind_parse(const char *name, enum server_kind *kind);
  * data_directory, logging_collector) are refused, '-' and '_' alike. 0, or -1 with a message
  * naming --server-option=OPT. */
 int server_option_args(enum server_kind kind, const char *opt, struct argvec *out);
+/* The same, with what in front of opt in its messages instead of "--server-option=" (e.g.
+ * "--variant-server-option=B:"), so an error names the option as the user wrote it. */
+int server_option_args_as(enum server_kind kind, const char *opt, const char *what,
+                          struct argvec *out);
+/* Whether options a and b ("NAME=VALUE", "NAME", "--NAME=VALUE") set the same server option,
+ * their names compared as the servers compare them: '-' and '_' alike, case ignored, no
+ * leading dashes or MariaDB "loose-" prefix. */
+bool server_option_same(const char *a, const char *b);
+/* A server's options for one variant into out (copies): the global ones (--server-option)
+ * that none of the variant's own options sets, in order, then the variant's own, so a
+ * variant's option wins over a global one of the same name. */
+void server_options_merge(char *const *global, int nglobal, char *const *own, int nown,
+                          struct argvec *out);
 
 /* Parse the output of `BINARY --version`: the server's version ("10.11.19", "8.0.33",
  * "15.20") into *version and its flavor ("MariaDB", "MySQL", "PostgreSQL") into *flavor

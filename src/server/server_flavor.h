@@ -86,8 +86,8 @@ struct server_flavor {
     /* Is dir (not empty) a data directory of this family? */
     bool (*is_datadir)(const char *dir);
     /* Append the server arguments of a --server-option "NAME[=VALUE]" (not "--..."), or -1
-     * with a message. */
-    int (*option_arg)(const char *opt, struct argvec *out);
+     * with a message that names it as WHAT followed by opt ("--server-option=NAME"). */
+    int (*option_arg)(const char *opt, const char *what, struct argvec *out);
     /* Optional: refuse a benchmark account name (-1 with a message). */
     int (*check_user)(const char *user);
     /* The init command of an empty datadir: argv (argv[0] the tool, absolute) and extra

@@ -204,6 +204,41 @@ static void test_suite_server(void **state)
     free(t);
 }
 
+/* server.official: the official variant's binary (absolute) and its Debian package; none
+ * without the key; a relative path, a non-object or an unknown key is one line at its line. */
+static void test_official(void **state)
+{
+    (void)state;
+    const char *srv = "\"binary\": \"bin/postgres\" },";
+    struct recipe r;
+    char *err = NULL;
+    assert_int_equal(load_text(good, &r, &err), 0);
+    assert_null(r.official_binary);
+    assert_null(r.official_package);
+    recipe_release(&r);
+    free(err);
+
+    char *t = edit(srv, "\"binary\": \"bin/postgres\", \"official\": { \"binary\": "
+                        "\"/usr/lib/postgresql/15/bin/postgres\", \"package\": \"postgresql-15\" } },");
+    err = NULL;
+    assert_int_equal(load_text(t, &r, &err), 0);
+    assert_string_equal(r.official_binary, "/usr/lib/postgresql/15/bin/postgres");
+    assert_string_equal(r.official_package, "postgresql-15");
+    recipe_release(&r);
+    free(err);
+    free(t);
+
+    t = edit(srv, "\"binary\": \"bin/postgres\", \"official\": { \"binary\": \"bin/pg\" } },");
+    expect_error(t, "r.json:5: server.official.binary 'bin/pg': expected an absolute path");
+    free(t);
+    t = edit(srv, "\"binary\": \"bin/postgres\", \"official\": \"/usr/bin/postgres\" },");
+    expect_error(t, "server.official must be an object");
+    free(t);
+    t = edit(srv, "\"binary\": \"bin/postgres\", \"official\": { \"bin\": \"/x\" } },");
+    expect_error(t, "unknown key 'bin' in server.official (known: binary, package)");
+    free(t);
+}
+
 static void test_options_need_phase_options(void **state)
 {
     (void)state;
@@ -644,6 +679,7 @@ int main(void)
         cmocka_unit_test(test_good),
         cmocka_unit_test(test_bad),
         cmocka_unit_test(test_suite_server),
+        cmocka_unit_test(test_official),
         cmocka_unit_test(test_options_need_phase_options),
         cmocka_unit_test(test_expand),
         cmocka_unit_test(test_library),

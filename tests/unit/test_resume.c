@@ -35,7 +35,8 @@ static void test_compare_settings(void **state)
         "{\"bench_args\":[\"--rand-seed=7\"],\"rounds\":2,\"server_options\":[\"a=1\",\"b=2\"],"
         "\"table_size\":1000,\"tables\":1,\"threads\":[1,2],\"time_s\":1.0,"
         "\"variant.A\":{\"library\":\"/lib/a.so\",\"sha256\":\"x\"},"
-        "\"variant.B\":{\"driver\":\"mysql\",\"library\":\"/opt/mariadb\",\"sha256\":\"y\"},"
+        "\"variant.B\":{\"driver\":\"mysql\",\"library\":\"/opt/mariadb\",\"server_options\":"
+        "[\"innodb_buffer_pool_size=1G\",\"x=1\"],\"sha256\":\"y\"},"
         "\"variant.C\":{\"driver\":\"pgsql\",\"library\":\"pgsql://127.0.0.1:5432\"},"
         "\"variants\":[\"A\",\"B\",\"C\"],\"warmup_runs\":1,\"workloads\":[\"oltp_point_select\","
         "\"oltp_read_only\"]}";
@@ -45,6 +46,8 @@ static void test_compare_settings(void **state)
     char *got = lines(&ro);
     assert_string_equal(got, "variant=A=sqlite:/lib/a.so\n"
                              "variant=B=mysql:/opt/mariadb\n"
+                             "variant-server-option=B:innodb_buffer_pool_size=1G\n"
+                             "variant-server-option=B:x=1\n"
                              "variant=C=pgsql://127.0.0.1:5432\n"
                              "server-option=a=1\n"
                              "server-option=b=2\n"

@@ -99,6 +99,43 @@ static void test_option_args(void **state)
     argvec_clear(&a);
 }
 
+/* A variant's own options replace global ones of the same name ('-'/'_', case, dashes and
+ * "loose-" alike) and come last; the others keep their order. */
+static void test_options_merge(void **state)
+{
+    (void)state;
+    assert_true(server_option_same("shared_buffers=1GB", "shared-buffers=2GB"));
+    assert_true(server_option_same("--Innodb_Buffer_Pool_Size=1G", "innodb-buffer-pool-size"));
+    assert_true(server_option_same("loose-innodb_flush_log_at_trx_commit=2",
+                                   "innodb_flush_log_at_trx_commit=1"));
+    assert_false(server_option_same("shared_buffers=1GB", "work_mem=1GB"));
+    assert_false(server_option_same("=1", "=2"));
+
+    char *global[] = { "shared_buffers=1GB", "work_mem=4MB", "fsync=off" };
+    char *own[] = { "shared-buffers=256MB", "jit=off" };
+    struct argvec a = ARGVEC_INIT;
+    server_options_merge(global, 3, own, 2, &a);
+    assert_int_equal(a.n, 4);
+    assert_string_equal(a.v[0], "work_mem=4MB");
+    assert_string_equal(a.v[1], "fsync=off");
+    assert_string_equal(a.v[2], "shared-buffers=256MB");
+    assert_string_equal(a.v[3], "jit=off");
+    argvec_clear(&a);
+    server_options_merge(global, 3, NULL, 0, &a);
+    assert_int_equal(a.n, 3);
+    assert_string_equal(a.v[0], "shared_buffers=1GB");
+    argvec_clear(&a);
+    server_options_merge(NULL, 0, own, 2, &a);
+    assert_int_equal(a.n, 2);
+    assert_string_equal(a.v[0], "shared-buffers=256MB");
+    argvec_clear(&a);
+
+    /* a message names the option as the user wrote it */
+    assert_int_equal(server_option_args_as(SERVER_PGSQL, "fsync", "--variant-server-option=B:",
+                                           &a), -1);
+    assert_int_equal(a.n, 0);
+}
+
 static void test_parse_version(void **state)
 {
     (void)state;
@@ -360,6 +397,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_kind_parse),
         cmocka_unit_test(test_option_args),
+        cmocka_unit_test(test_options_merge),
         cmocka_unit_test(test_parse_version),
         cmocka_unit_test(test_datadir_kind),
         cmocka_unit_test(test_state_roundtrip),

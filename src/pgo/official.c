@@ -1,0 +1,141 @@
+/* official: the `official` variant of a server target (--variants=...,official): the
+ * distribution's own server binary of the source being built (the recipe's server.official,
+ * e.g. Debian's /usr/lib/postgresql/15/bin/postgres, or --official=PATH), measured, gated and
+ * reported like the builds so that "is my build as fast as the official binary?" is one column
+ * of the report. It is never built: the pipeline only checks it (it runs, it is a server of
+ * the recipe's family, of the same major version as the source, whose datadirs it shares in
+ * the gate and the measurement) and hashes it. */
+#include "pgo/stages.h"
+#include "server/server.h"
+#include "toolchain/toolchain.h"
+#include "util/fs.h"
+#include "util/strbuf.h"
+#include "util/subprocess.h"
+#include "util/util.h"
+
+#include <assert.h>
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* The major version of a server version ("15.13", "10.11.6", a Debian version such as
+ * "1:10.11.6-0+deb12u1" or "15.13-0+deb12u1"): PostgreSQL 10 and later its first number,
+ * older PostgreSQL and MariaDB/MySQL the first two ("9.6", "10.11", "8.0"). Caller frees;
+ * NULL when the text starts with no number. */
+static char *major_of(enum server_kind kind, const char *version)
+{
+    const char *colon = strchr(version, ':'), *v = version;
+    if (colon && colon > version && strspn(version, "0123456789") == (size_t)(colon - version))
+        v = colon + 1; /* a Debian epoch */
+    if (!isdigit((unsigned char)*v))
+        return NULL;
+    long first = strtol(v, NULL, 10);
+    size_t n = strspn(v, "0123456789");
+    if ((kind == SERVER_PGSQL && first >= 10) || v[n] != '.' ||
+        !isdigit((unsigned char)v[n + 1]))
+        return xstrndup(v, n);
+    return xstrndup(v, n + 1 + strspn(v + n + 1, "0123456789"));
+}
+
+/* BINARY --version as "PostgreSQL 15.13" into *version and the bare number into *number.
+ * -1 after a message naming the binary. */
+static int server_version(const struct pgo_pipeline *p, const char *bin, const char *what,
+                          char **version, char **number)
+{
+    struct strbuf out = STRBUF_INIT;
+    const char *argv[] = { bin, "--version", NULL };
+    struct subprocess sp = { .argv = argv, .out = &out, .timeout_s = 30, .quiet_stderr = 1 };
+    int st = subprocess_run(&sp), rc = 0;
+    char *flavor = NULL;
+    *version = *number = NULL;
+    if (st != 0 || server_parse_version(p->recipe.server_kind, out.buf, number, &flavor) < 0) {
+        size_t first = strcspn(out.buf, "\n");
+        rc = error("%s %s is not a %s server (`%s --version` %s '%.*s')", what, bin,
+                   p->recipe.server_kind == SERVER_MYSQL ? "MariaDB/MySQL" : "PostgreSQL",
+                   bin, st == 0 ? "says" : "fails, saying", (int)(first > 80 ? 80 : first),
+                   first ? out.buf : "nothing");
+    } else {
+        *version = xasprintf("%s %s", flavor, *number);
+    }
+    free(flavor);
+    strbuf_release(&out);
+    return rc;
+}
+
+bool pgo_official_wanted(const struct pgo_request *rq)
+{
+    for (int i = 0; i < rq->nvariants; i++)
+        if (!strcmp(rq->variants[i], "official"))
+            return true;
+    return false;
+}
+
+int pgo_official_check(struct pgo_pipeline *p)
+{
+    if (p->library || !pgo_official_wanted(p->rq))
+        return 0;
+    const char *bin = p->rq->official ? p->rq->official : p->recipe.official_binary;
+    if (!bin)
+        return error("--variants: official: the %s recipe names no official binary "
+                     "(\"server\": {\"official\": {\"binary\": PATH}}); give one with "
+                     "--official=PATH", p->recipe.name);
+    if (!is_file(bin) || access(bin, X_OK) != 0) {
+        const char *pkg = p->rq->official ? NULL : p->recipe.official_package;
+        return error("--variants: official: %s is not an executable file%s%s%s", bin,
+                     pkg ? " (install Debian's " : "", pkg ? pkg : "", pkg ? ")" : "");
+    }
+    p->official_bin = xstrdup(bin);
+    return server_version(p, bin, "--variants: official:", &p->official_version,
+                          &p->official_number);
+}
+
+int pgo_official_same_major(const struct pgo_pipeline *p, const char *what, const char *version)
+{
+    if (!p->official_bin || !version)
+        return 0;
+    assert(p->official_number != NULL);
+    char *want = major_of(p->recipe.server_kind, version);
+    char *have = major_of(p->recipe.server_kind, p->official_number);
+    int rc = 0;
+    if (want && have && strcmp(want, have))
+        rc = error("--variants: official: %s is %s (major version %s), but %s is %s (major "
+                   "version %s): an official binary must be of the source's major version "
+                   "(--official=PATH names another)", p->official_bin, p->official_version,
+                   have, what, version, want);
+    free(want);
+    free(have);
+    return rc;
+}
+
+int pgo_official_against(const struct pgo_pipeline *p, const struct pgo_build *b)
+{
+    if (!p->official_bin)
+        return 0;
+    char *version = NULL, *number = NULL;
+    int rc = server_version(p, b->product, "the build", &version, &number);
+    if (rc == 0) {
+        char *what = xasprintf("the %s build %s", b->name, b->product);
+        rc = pgo_official_same_major(p, what, number);
+        free(what);
+    }
+    free(version);
+    free(number);
+    return rc;
+}
+
+int pgo_official_hash(struct pgo_pipeline *p, struct pgo_build *b)
+{
+    assert(b->official && p->official_bin);
+    free(b->sha256);
+    b->sha256 = sha256_file(b->product);
+    b->cached = true; /* nothing to build */
+    return b->sha256 ? 0 : -1;
+}
+
+void pgo_official_print(const struct pgo_pipeline *p, const struct pgo_build *b)
+{
+    printf("  %-13s %s  sha256 %.16s  (%s, the distribution's binary: not built)\n", b->name,
+           b->product, b->sha256 ? b->sha256 : "?", p->official_version);
+}
