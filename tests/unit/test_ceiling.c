@@ -83,8 +83,6 @@ static void test_table(void **state)
     const char *t = strstr(text, "What the builds could change: the server's user time in a "
                                  "transaction, oltp_read_only");
     assert_non_null(t);
-    if (getenv("DUMP"))
-        fputs(t, stderr);
     char *row = LINE(t, "|       1 |", " base |", " 997 |", " 403 |", " 40% |", " +67.8% |",
                      "(baseline)");
     assert_non_null(row);
