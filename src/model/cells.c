@@ -22,6 +22,16 @@ static const char *const metric_key[METRIC_ALL] = { "tps",        "lat_avg_ms", 
 
 _Static_assert(sizeof(metric_key) / sizeof(metric_key[0]) == METRIC_ALL, "a key per metric");
 
+bool experiment_has_metric(const struct experiment_result *res, int w, enum experiment_metric m)
+{
+    assert(res);
+    for (int i = 0; i < res->nruns; i++)
+        if ((w < 0 || res->runs[i].workload == w) &&
+            isfinite(experiment_metric_value(&res->runs[i], m)))
+            return true;
+    return false;
+}
+
 double experiment_metric_value(const struct run_result *r, enum experiment_metric m)
 {
     assert(r);

@@ -61,6 +61,9 @@ struct cell_stats {
 
 /* The value of metric m in one run. */
 double experiment_metric_value(const struct run_result *r, enum experiment_metric m);
+/* Whether some run of res at workload w (-1: any) has a finite value of metric m (runs of
+ * SQLite, or recorded before a metric existed, have NAN). */
+bool experiment_has_metric(const struct experiment_result *res, int w, enum experiment_metric m);
 /* Short key of a metric ("tps", "lat_avg_ms", "qps", ...), used in CSV and JSON. */
 const char *experiment_metric_key(enum experiment_metric m);
 /* true for the latencies (lower is better), false for tps and qps. */

@@ -263,14 +263,6 @@ const char *experiment_target_metric_name(const struct experiment_config *cfg)
     return experiment_target_metric(cfg) == METRIC_CPU_US ? "CPU time per transaction" : "tps";
 }
 
-bool experiment_has_metric(const struct experiment_result *res, enum experiment_metric m)
-{
-    for (int i = 0; i < res->nruns; i++)
-        if (isfinite(experiment_metric_value(&res->runs[i], m)))
-            return true;
-    return false;
-}
-
 /* The per-cell precision of metric m as a JSON array; with_change: each cell's change too. */
 static json_t *cells_json(const struct experiment_config *cfg, const struct experiment_result *res,
                           enum experiment_metric m, bool with_change)
@@ -335,7 +327,7 @@ json_t *experiment_precision_json(const struct experiment_config *cfg,
     json_object_set_new(root, "target_metric",
                         json_string(experiment_metric_key(experiment_target_metric(cfg))));
     json_object_set_new(root, "per_cell", cells_json(cfg, res, METRIC_TPS, false));
-    json_object_set_new(root, "cpu_per_txn", experiment_has_metric(res, METRIC_CPU_US)
+    json_object_set_new(root, "cpu_per_txn", experiment_has_metric(res, -1, METRIC_CPU_US)
                                                  ? cells_json(cfg, res, METRIC_CPU_US, true)
                                                  : json_null());
     char place[2 * PLACEMENT_STR_MAX + 64];

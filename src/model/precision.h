@@ -75,8 +75,6 @@ enum experiment_metric experiment_target_metric(const struct experiment_config *
 /* "tps", or "CPU time per transaction" with --target-metric=cpu: for the reports' sentences. */
 const char *experiment_target_metric_name(const struct experiment_config *cfg);
 
-/* Some run of res has a finite value of metric m (e.g. CPU time needs the system metrics). */
-bool experiment_has_metric(const struct experiment_result *res, enum experiment_metric m);
 
 /* The precision of every tps cell as JSON (new reference): {"sequential", "target_ci_pct"
  * (null without), "stop_reason" (null without), "cells_reached", "cells", "per_cell": [{

@@ -251,13 +251,20 @@ void report_compare(struct strbuf *out, const struct experiment_loaded *a,
 
     /* The metrics both experiments measured: time (tps, avg, p95) or instructions. */
     static const enum experiment_metric time_metrics[] = { METRIC_TPS, METRIC_LAT_AVG_MS,
-                                                           METRIC_LAT_P95_MS };
+                                                           METRIC_LAT_P95_MS,
+                                                           METRIC_SERVER_USER_US,
+                                                           METRIC_SERVER_SYS_US };
     static const enum experiment_metric instr_metrics[INSTR_METRICS] = {
         METRIC_INSTR, METRIC_I1_MISS, METRIC_BRANCH_MISS, METRIC_D1_MISS, METRIC_LL_MISS,
         METRIC_EST_CYCLES };
     bool ia = a->cfg.measure == MEASURE_INSTRUCTIONS, ib = b->cfg.measure == MEASURE_INSTRUCTIONS;
     const enum experiment_metric *metrics = ia ? instr_metrics : time_metrics;
-    int nmetrics = ia != ib ? 0 : ia ? INSTR_METRICS : 3;
+    /* time: the server's user / system split too when both experiments have it (a managed
+     * server's runs recorded since the split) */
+    int nmetrics = ia != ib ? 0 : ia ? INSTR_METRICS
+                                     : experiment_has_metric(&a->res, -1, METRIC_SERVER_USER_US) &&
+                                               experiment_has_metric(&b->res, -1, METRIC_SERVER_USER_US)
+                                           ? 5 : 3;
     if (ia != ib && (fmt == REPORT_TEXT || fmt == REPORT_MARKDOWN))
         strbuf_addf(out, "\nNo tables: experiment %lld measured %s and experiment %lld %s; "
                          "the numbers are not comparable.\n",

@@ -155,7 +155,7 @@ void report_precision(struct rep *r)
         if (cfg->nworkloads * (cfg->nvariants - 1) * cfg->nthreads < 1)
             return;
         precision_csv(r, METRIC_TPS);
-        if (experiment_has_metric(res, METRIC_CPU_US))
+        if (experiment_has_metric(res, -1, METRIC_CPU_US))
             precision_csv(r, METRIC_CPU_US);
         return;
     }
@@ -175,7 +175,7 @@ void report_precision(struct rep *r)
     if (cfg->nworkloads * (cfg->nvariants - 1) * cfg->nthreads < 1)
         return;
     precision_table(r, METRIC_TPS, "tps");
-    if (experiment_has_metric(res, METRIC_CPU_US))
+    if (experiment_has_metric(res, -1, METRIC_CPU_US))
         precision_table(r, METRIC_CPU_US, "CPU time per transaction, client + server");
     machine_busier_text(r->out, cfg->calibration, cfg, res);
 }

@@ -26,16 +26,6 @@ static const struct {
 enum { NPARTS = 2 };
 _Static_assert(sizeof(parts) / sizeof(parts[0]) == NPARTS, "two parts");
 
-/* Whether some run of workload w (-1: any) has metric m. */
-static bool has_data(const struct experiment_result *res, int w, enum experiment_metric m)
-{
-    for (int i = 0; i < res->nruns; i++)
-        if ((w < 0 || res->runs[i].workload == w) &&
-            isfinite(experiment_metric_value(&res->runs[i], m)))
-            return true;
-    return false;
-}
-
 /* The rows of one part (pi) of workload w's table: a row per thread count at 2 * ti + pi and
  * the Average row at 2 * nt + pi, each cell and change as the tps table (tables.c,
  * seed000_table) makes it. */
@@ -128,11 +118,11 @@ static void server_cpu_table(struct rep *r, int w)
 void report_server_cpu(struct rep *r)
 {
     assert(r && r->cfg && r->res);
-    if (r->cfg->measure != MEASURE_TIME || !has_data(r->res, -1, METRIC_SERVER_USER_US))
+    if (r->cfg->measure != MEASURE_TIME || !experiment_has_metric(r->res, -1, METRIC_SERVER_USER_US))
         return;
     for (int w = 0; w < r->cfg->nworkloads; w++)
-        if (has_data(r->res, w, METRIC_SERVER_USER_US) ||
-            has_data(r->res, w, METRIC_SERVER_SYS_US))
+        if (experiment_has_metric(r->res, w, METRIC_SERVER_USER_US) ||
+            experiment_has_metric(r->res, w, METRIC_SERVER_SYS_US))
             server_cpu_table(r, w);
     if (r->fmt == REPORT_JSON) {
         if (!r->extra)

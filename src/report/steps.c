@@ -23,15 +23,6 @@ int report_step_base(const struct experiment_config *cfg, int v)
     return 0;
 }
 
-/* Whether some run of res has metric m. */
-static bool has_metric(const struct experiment_result *res, enum experiment_metric m)
-{
-    for (int i = 0; i < res->nruns; i++)
-        if (isfinite(experiment_metric_value(&res->runs[i], m)))
-            return true;
-    return false;
-}
-
 /* One block: a line per variant with its change in metric m (label: what m is) over the
  * variant it builds on, over the nc cells (ws[k], ts[k]). */
 static void step_block(struct strbuf *out, const struct experiment_config *cfg,
@@ -80,13 +71,13 @@ void report_steps(struct strbuf *out, const struct experiment_config *cfg,
     if (cfg->measure == MEASURE_INSTRUCTIONS) {
         step_block(out, cfg, res, METRIC_INSTR, "instructions per transaction", ws, ts, nc);
         /* what a layout step (BOLT) changes: the cache and branch misses, not the count */
-        if (has_metric(res, METRIC_EST_CYCLES))
+        if (experiment_has_metric(res, -1, METRIC_EST_CYCLES))
             step_block(out, cfg, res, METRIC_EST_CYCLES, "estimated cycles per transaction",
                        ws, ts, nc);
     } else {
         step_block(out, cfg, res, METRIC_TPS, "tps", ws, ts, nc);
         /* the part of the time a build can change */
-        if (has_metric(res, METRIC_SERVER_USER_US))
+        if (experiment_has_metric(res, -1, METRIC_SERVER_USER_US))
             step_block(out, cfg, res, METRIC_SERVER_USER_US,
                        "the server's user CPU time per transaction", ws, ts, nc);
     }

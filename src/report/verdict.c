@@ -158,11 +158,11 @@ void report_verdict_compute(const struct experiment_config *cfg,
     int ng = 0;
     gains[ng++] = instr ? METRIC_INSTR : METRIC_TPS;
     if (instr) {
-        if (experiment_has_metric(res, METRIC_EST_CYCLES))
+        if (experiment_has_metric(res, -1, METRIC_EST_CYCLES))
             gains[ng++] = METRIC_EST_CYCLES;
     } else {
         gains[ng++] = METRIC_LAT_AVG_MS;
-        if (experiment_has_metric(res, METRIC_CPU_US))
+        if (experiment_has_metric(res, -1, METRIC_CPU_US))
             gains[ng++] = METRIC_CPU_US;
     }
     assert(ng <= VERDICT_GAINS);

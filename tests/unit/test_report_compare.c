@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include "experiment/experiment.h"
+#include "metrics/metrics.h"
 #include "report/tables.h"
 #include "store/store.h"
 #include "util/strbuf.h"
@@ -43,7 +44,11 @@ static int64_t record_synthetic(struct store *s, struct experiment_config *cfg,
             .lat_p95_ms = r->lat_p95_ms, .lat_max_ms = r->lat_max_ms,
             .transactions = r->transactions, .report_json = r->json,
         };
+        char *mj = NULL;
+        if (r->metrics.available)  /* a managed server's user / system split */
+            sr.metrics_json = mj = metrics_json_text(&r->metrics);
         assert_int_equal(store_run_add(s, cfg->experiment_id, &sr), 0);
+        free(mj);
     }
     assert_int_equal(store_experiment_finish(s, cfg->experiment_id, "complete"), 0);
     return cfg->experiment_id;
@@ -142,10 +147,67 @@ static void test_report_compare(void **state)
     free(dbpath);
 }
 
+/* Two experiments of a managed server with the user / system split: --compare adds a table
+ * for each (the user time 20% lower in experiment 2); without the split in one of them,
+ * none. */
+static void test_compare_server_split(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/pgolab-test-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char *dbpath = xasprintf("%s/results.db", dir);
+    struct experiment_config cfg;
+    struct variant v[2];
+    struct experiment_result res;
+    struct experiment_loaded a, b, c;
+    struct store *s;
+    struct strbuf out = STRBUF_INIT;
+
+    synthetic_config(&cfg, v, 5);
+    slow_runs(&res, 5, 1.0);
+    assert_int_equal(store_open(dbpath, &s), 0);
+    for (int e = 0; e < 3; e++) {
+        for (int i = 0; i < res.nruns; i++) {
+            struct run_metrics *m = &res.runs[i].metrics;
+            memset(m, 0, sizeof(*m));
+            m->available = e < 2;  /* experiment 3: recorded without metrics */
+            m->server_user_us_per_txn = (e ? 80.0 : 100.0) + res.runs[i].round;
+            m->server_sys_us_per_txn = 30.0 + res.runs[i].round;
+            m->server_us_per_txn = m->server_user_us_per_txn + m->server_sys_us_per_txn;
+        }
+        assert_int_equal(record_synthetic(s, &cfg, &res, 1.0), e + 1);
+    }
+    experiment_result_release(&res);
+    assert_int_equal(experiment_load(s, 1, &a), 0);
+    assert_int_equal(experiment_load(s, 2, &b), 0);
+    assert_int_equal(experiment_load(s, 3, &c), 0);
+    report_compare(&out, &a, &b, REPORT_TEXT);
+    assert_non_null(strstr(out.buf, "Table 4. Server user CPU time per transaction (us)"));
+    assert_non_null(strstr(out.buf, "Table 5. Server system CPU time per transaction (us)"));
+    /* user: 103 -> 83 in every cell: 1 - 83 / 103 = +19.4% better */
+    assert_line(strstr(out.buf, "Table 4."), " base | ", " 16 | ", "+19.4% (95% CI");
+    assert_line(strstr(out.buf, "Table 5."), " base | ", " 16 | ", " ~ |");
+    strbuf_reset(&out);
+    report_compare(&out, &a, &c, REPORT_TEXT);
+    assert_non_null(strstr(out.buf, "Table 3."));
+    assert_null(strstr(out.buf, "Table 4."));
+    assert_null(strstr(out.buf, "Server user CPU time"));
+    experiment_loaded_release(&a);
+    experiment_loaded_release(&b);
+    experiment_loaded_release(&c);
+    store_close(s);
+    strbuf_release(&out);
+    char *cmd = xasprintf("rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+    free(cmd);
+    free(dbpath);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_report_compare),
+        cmocka_unit_test(test_compare_server_split),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
