@@ -104,7 +104,7 @@ const char *variant_spec_accepted(void)
     return text;
 }
 
-static char *kind_names(const struct variant_kind *kinds, int n, bool dims_only)
+static char *kind_names(const struct variant_spec_kind *kinds, int n, bool dims_only)
 {
     struct strbuf sb = STRBUF_INIT;
     strbuf_init(&sb, 0);
@@ -156,7 +156,7 @@ static int parse_part(const char *text, const char *part, struct variant_spec *s
     return 0;
 }
 
-int variant_spec_parse(const char *text, const struct variant_kind *kinds, int nkinds,
+int variant_spec_parse(const char *text, const struct variant_spec_kind *kinds, int nkinds,
                        const struct variant_spec *defaults, struct variant_spec *out)
 {
     assert(text && kinds && nkinds > 0 && defaults && out);

@@ -12,7 +12,7 @@
 #include <stdbool.h>
 
 /* A variant kind the caller accepts, and whether it takes dimensions. */
-struct variant_kind {
+struct variant_spec_kind {
     const char *name;             /* "pgo+lto" */
     const char *plain_only;       /* NULL: takes dimensions; else why not (one phrase) */
 };
@@ -32,7 +32,7 @@ struct variant_spec {
 /* Parse text against kinds[0..nkinds) with the defaults' values in defaults (its cc and
  * cflags; name and kind unused) into *out (zeroed first). -1 after one line naming the
  * unknown dimension, value or kind and what is accepted. */
-int variant_spec_parse(const char *text, const struct variant_kind *kinds, int nkinds,
+int variant_spec_parse(const char *text, const struct variant_spec_kind *kinds, int nkinds,
                        const struct variant_spec *defaults, struct variant_spec *out);
 void variant_spec_release(struct variant_spec *s);
 
