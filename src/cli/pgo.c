@@ -39,10 +39,10 @@ static const struct opt_def pgo_options[] = {
       "(default: the recipe's Debian source package, `apt-get source` into WORKDIR/src; "
       "SQLite: sqlite3)" },
     { "workdir", OPT_STRING, ".pgolab", "cache directory for sources, builds and profile data" },
-    { "cc", OPT_STRING, "gcc", "compiler for all three builds: gcc or clang (or a versioned name)" },
+    { "cc", OPT_STRING, "gcc", "compiler of the builds: gcc or clang (or a versioned name); server targets: a variant may name its own (--variants=clang:pgo)" },
     { "cxx", OPT_STRING, NULL, "server targets: the C++ compiler (default: the one matching --cc, e.g. g++ for gcc)" },
     { "jobs", OPT_INT, "0", "server targets: parallel build jobs ({jobs} in the recipe; 0: one per CPU)" },
-    { "variants", OPT_LIST, "baseline,pgo", "what to build and measure: baseline (always), pgo, bolt (baseline + BOLT) and pgo+bolt (the pgo build + BOLT), which need the recipe's \"bolt\" key (docs/recipes.md), and for server targets lto, pgo+lto and official (the distribution's own server binary of the same major version, the recipe's server.official or --official: measured and gated like the builds, never built)" },
+    { "variants", OPT_LIST, "baseline,pgo", "what to build and measure: baseline (always), pgo, bolt (baseline + BOLT) and pgo+bolt (the pgo build + BOLT), which need the recipe's \"bolt\" key (docs/recipes.md), and for server targets lto, pgo+lto and official (the distribution's own server binary of the same major version, the recipe's server.official or --official: measured and gated like the builds, never built). Server targets: [DIMENSION:]...KIND builds baseline, pgo, lto or pgo+lto with other settings than --cc and --cflags: a compiler (gcc, clang, gcc-12, clang-14; cc=PATH) and compiler flags replacing --cflags (-O3, '-O3 -march=native'; cflags=...), e.g. --variants=baseline,pgo,clang:pgo+lto,-O3:pgo; each set of settings is built in its own work directory, all measured together" },
     CLI_VARIANT_SERVER_OPTION,
     { "official", OPT_STRING, NULL, "server targets: the official variant's server binary instead of the recipe's server.official (e.g. /usr/sbin/mariadbd); it must be of the source's major version" },
     { "bolt-profile", OPT_STRING, "instrument", "BOLT's profile: instrument (llvm-bolt -instrument, trained with --train like pgo) or perf (perf record -j any,u + perf2bolt; needs LBR branch sampling, refused with the reason when missing)" },

@@ -12,7 +12,7 @@
 
 #include "pgo/variant_spec.h"
 
-static const struct variant_kind kinds[] = {
+static const struct variant_spec_kind kinds[] = {
     { "baseline", NULL }, { "pgo", NULL }, { "lto", NULL }, { "pgo+lto", NULL },
     { "bolt", "not yet" }, { "official", "the distribution's binary" },
 };
