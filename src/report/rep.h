@@ -71,6 +71,9 @@ char *rep_change_cell(const struct experiment_config *cfg, const struct experime
 double rep_workload_cells(const struct rep *r, int w, enum experiment_metric m,
                           struct cell_stats *cs, double *avg);
 void rep_table_title(struct rep *r, const char *title);
+/* The environment's 1-minute load at the start and its cores (res->env_json; NAN / 0 when
+ * unknown). verdict.c owns it. */
+void rep_env_load(const struct experiment_result *res, double *load1, int *cores);
 /* Render t in text or markdown, then release it. */
 void rep_table_emit(struct rep *r, struct table *t);
 

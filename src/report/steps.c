@@ -23,22 +23,24 @@ int report_step_base(const struct experiment_config *cfg, int v)
     return 0;
 }
 
-void report_steps(struct strbuf *out, const struct experiment_config *cfg,
-                  const struct experiment_result *res)
+/* Whether some run of res has metric m. */
+static bool has_metric(const struct experiment_result *res, enum experiment_metric m)
 {
-    int nv = cfg->nvariants, nc = cfg->nworkloads * cfg->nthreads;
-    if (nv < 3 || nc < 1)
-        return;
-    int *ws = xcalloc((size_t)nc, sizeof(int)), *ts = xcalloc((size_t)nc, sizeof(int));
-    for (int w = 0, k = 0; w < cfg->nworkloads; w++)
-        for (int t = 0; t < cfg->nthreads; t++, k++) {
-            ws[k] = w;
-            ts[k] = cfg->threads[t];
-        }
-    enum experiment_metric m = cfg->measure == MEASURE_INSTRUCTIONS ? METRIC_INSTR : METRIC_TPS;
+    for (int i = 0; i < res->nruns; i++)
+        if (isfinite(experiment_metric_value(&res->runs[i], m)))
+            return true;
+    return false;
+}
+
+/* One block: a line per variant with its change in metric m (label: what m is) over the
+ * variant it builds on, over the nc cells (ws[k], ts[k]). */
+static void step_block(struct strbuf *out, const struct experiment_config *cfg,
+                       const struct experiment_result *res, enum experiment_metric m,
+                       const char *label, const int *ws, const int *ts, int nc)
+{
+    int nv = cfg->nvariants;
     strbuf_addf(out, "\nwhat each step added (%s, all workloads and thread counts pooled, "
-                     "95%% CI; + = better):\n",
-                m == METRIC_TPS ? "tps" : "instructions per transaction");
+                     "95%% CI; + = better):\n", label);
     for (int v = 1; v < nv; v++) {
         int base = report_step_base(cfg, v);
         const char *name = cfg->variants[v].name;
@@ -60,6 +62,33 @@ void report_steps(struct strbuf *out, const struct experiment_config *cfg,
             strbuf_addf(out, "%+.1f%% (95%% CI %+.1f%% .. %+.1f%%)%s", pct, lo, hi,
                         ch.significant ? "" : ", ~ not significant");
         strbuf_addf(out, "\n");
+    }
+}
+
+void report_steps(struct strbuf *out, const struct experiment_config *cfg,
+                  const struct experiment_result *res)
+{
+    int nv = cfg->nvariants, nc = cfg->nworkloads * cfg->nthreads;
+    if (nv < 3 || nc < 1)
+        return;
+    int *ws = xcalloc((size_t)nc, sizeof(int)), *ts = xcalloc((size_t)nc, sizeof(int));
+    for (int w = 0, k = 0; w < cfg->nworkloads; w++)
+        for (int t = 0; t < cfg->nthreads; t++, k++) {
+            ws[k] = w;
+            ts[k] = cfg->threads[t];
+        }
+    if (cfg->measure == MEASURE_INSTRUCTIONS) {
+        step_block(out, cfg, res, METRIC_INSTR, "instructions per transaction", ws, ts, nc);
+        /* what a layout step (BOLT) changes: the cache and branch misses, not the count */
+        if (has_metric(res, METRIC_EST_CYCLES))
+            step_block(out, cfg, res, METRIC_EST_CYCLES, "estimated cycles per transaction",
+                       ws, ts, nc);
+    } else {
+        step_block(out, cfg, res, METRIC_TPS, "tps", ws, ts, nc);
+        /* the part of the time a build can change */
+        if (has_metric(res, METRIC_SERVER_USER_US))
+            step_block(out, cfg, res, METRIC_SERVER_USER_US,
+                       "the server's user CPU time per transaction", ws, ts, nc);
     }
     free(ws);
     free(ts);

@@ -7,6 +7,7 @@
 #include "report/trainers.h"
 #include "report/precision.h"
 #include "report/runs.h"
+#include "report/ceiling.h"
 #include "report/server_cpu.h"
 #include "model/cells.h"
 #include "model/model.h"
@@ -900,6 +901,7 @@ void report_experiment_opts(struct strbuf *out, const struct experiment_config *
     }
     if (cfg->measure == MEASURE_TIME) {
         report_server_cpu(&r);
+        report_ceiling(&r);
         report_precision(&r);
         report_metrics(&r);
     }

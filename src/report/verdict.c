@@ -39,8 +39,7 @@ static const char *gain_name(enum experiment_metric m)
     }
 }
 
-/* The environment's 1-minute load at the start and cores (NAN / 0 when unknown). */
-static void env_load(const struct experiment_result *res, double *load1, int *cores)
+void rep_env_load(const struct experiment_result *res, double *load1, int *cores)
 {
     *load1 = NAN;
     *cores = 0;
@@ -136,7 +135,7 @@ void report_verdict_compute(const struct experiment_config *cfg,
             ws[i] = w;
             ts[i] = cfg->threads[t];
         }
-    env_load(res, &out->load1, &out->cores);
+    rep_env_load(res, &out->load1, &out->cores);
     for (int i = 0; i < res->nruns; i++) {
         const struct run_metrics *m = &res->runs[i].metrics;
         if (!m->available)

@@ -110,6 +110,15 @@ for part in user system; do
 done
 like "$block" "PGO and BOLT change the server's code: only its user time can move; a change in system time is the machine or the I/O, not the build\." \
     "PostgreSQL: the line under the table"
+# what the build could change: the server's user share of a transaction and the ceiling,
+# with the measured tps change beside the expected one (X = min(2 threads, cores) / tps)
+block=$(awk '/^Table [0-9]+\. / { on = /What the builds could change: the server.s user time in a transaction, oltp_point_select/ } on' "$TMP/pg.out")
+like "$block" "\| +threads \| +variant \| +X \(us\) \| +server user u \(us\) \| +u / X \| +ceiling \| +change of u \| +expected tps \| +measured tps \|" \
+    "PostgreSQL: the ceiling table's columns"
+like "$block" "\| +2 \| +A \| +[0-9.]+ \| +[0-9.]+ \| +[0-9]+% \| +\+[0-9.]+% \| +\(baseline\) \|" \
+    "PostgreSQL: the baseline's row: X, u, its share and the ceiling"
+like "$block" "\| +2 \| +B \| +[0-9.]+ \| +[0-9.]+ \| +[0-9]+% \| +\+[0-9.]+% \| +[-+][0-9.]+ us \([-+][0-9.]+%\) \| +[-+][0-9.]+% \| +[-+][0-9.]+% \(no statistics with 1 round\) \|" \
+    "PostgreSQL: the variant's row: the change of u, the expected and the measured tps change"
 "$PGOLAB" report --results="$TMP/pg.db" --format=csv >"$TMP/pg.csv" 2>/dev/null
 is "$(grep -c ',server_user_us_per_txn,' "$TMP/pg.csv") $(grep -c ',server_sys_us_per_txn,' "$TMP/pg.csv")" "4 4" \
     "CSV: user and system rows per variant (2 threads and Average)"
