@@ -13,6 +13,7 @@
 #include "oltp/oltp.h"
 #include "pgo/pipeline.h"
 #include "pgo/recipe.h"
+#include "pgo/variant_spec.h"
 #include "report/tables.h"
 #include "store/store.h"
 #include "util/fs.h"
@@ -38,10 +39,10 @@ static const struct opt_def pgo_options[] = {
       "(default: the recipe's Debian source package, `apt-get source` into WORKDIR/src; "
       "SQLite: sqlite3)" },
     { "workdir", OPT_STRING, ".pgolab", "cache directory for sources, builds and profile data" },
-    { "cc", OPT_STRING, "gcc", "compiler for all three builds: gcc or clang (or a versioned name)" },
+    { "cc", OPT_STRING, "gcc", "compiler of the builds: gcc or clang (or a versioned name); server targets: a variant may name its own (--variants=clang:pgo)" },
     { "cxx", OPT_STRING, NULL, "server targets: the C++ compiler (default: the one matching --cc, e.g. g++ for gcc)" },
     { "jobs", OPT_INT, "0", "server targets: parallel build jobs ({jobs} in the recipe; 0: one per CPU)" },
-    { "variants", OPT_LIST, "baseline,pgo", "what to build and measure: baseline (always), pgo, bolt (baseline + BOLT) and pgo+bolt (the pgo build + BOLT), which need the recipe's \"bolt\" key (docs/recipes.md), and for server targets lto, pgo+lto and official (the distribution's own server binary of the same major version, the recipe's server.official or --official: measured and gated like the builds, never built)" },
+    { "variants", OPT_LIST, "baseline,pgo", "what to build and measure: baseline (always), pgo, bolt (baseline + BOLT) and pgo+bolt (the pgo build + BOLT), which need the recipe's \"bolt\" key (docs/recipes.md), and for server targets lto, pgo+lto and official (the distribution's own server binary of the same major version, the recipe's server.official or --official: measured and gated like the builds, never built). Server targets: [DIMENSION:]...KIND builds baseline, pgo, lto or pgo+lto with other settings than --cc and --cflags: a compiler (gcc, clang, gcc-12, clang-14; cc=PATH) and compiler flags replacing --cflags (-O3, '-O3 -march=native'; cflags=...), e.g. --variants=baseline,pgo,clang:pgo+lto,-O3:pgo; each set of settings is built in its own work directory, all measured together" },
     CLI_VARIANT_SERVER_OPTION,
     { "official", OPT_STRING, NULL, "server targets: the official variant's server binary instead of the recipe's server.official (e.g. /usr/sbin/mariadbd); it must be of the source's major version" },
     { "bolt-profile", OPT_STRING, "instrument", "BOLT's profile: instrument (llvm-bolt -instrument, trained with --train like pgo) or perf (perf record -j any,u + perf2bolt; needs LBR branch sampling, refused with the reason when missing)" },
@@ -277,7 +278,11 @@ static int library_variants(const struct opts *o, const struct recipe *r, struct
         bool ok = false;
         for (size_t k = 0; k < ARRAY_SIZE(known) && !ok; k++)
             ok = !strcmp(v[i], known[k]);
-        if (!ok)
+        if (!ok && (strchr(v[i], ':') || strchr(v[i], '=')))
+            rc = error("--variants: '%s': %s is a library recipe, whose variants are all built "
+                       "with --cc and --cflags (a compiler or flags per variant, "
+                       "[DIMENSION:]...KIND, is for server targets)", v[i], r->name);
+        else if (!ok)
             rc = error("--variants: unknown variant '%s' for %s (known: baseline, pgo, bolt, "
                        "pgo+bolt)", v[i], r->name);
         for (int j = 0; j < i && rc == 0; j++)
@@ -309,6 +314,14 @@ static int library_variants(const struct opts *o, const struct recipe *r, struct
     return 0;
 }
 
+/* --variants of a server target, parsed (check_variants). */
+struct pgo_variants {
+    char **names;                 /* canonical names, as given (NULL-terminated) */
+    int nnames;
+    struct variant_group *groups; /* [0]: --cc and --cflags' kinds */
+    int ngroups;
+};
+
 /* Each trainer: suite, or workloads joined by '+'. */
 static int check_trainers(char **train, int n)
 {
@@ -337,31 +350,53 @@ static int check_trainers(char **train, int n)
     return 0;
 }
 
-static int check_variants(char **v, int n)
+/* The variant kinds of a server target and which take build settings (variant_spec.h). */
+static const struct variant_spec_kind server_kinds[] = {
+    { "baseline", NULL }, { "pgo", NULL }, { "lto", NULL }, { "pgo+lto", NULL },
+    { "bolt", "a BOLT variant is built with --cc and --cflags (its input is their build)" },
+    { "pgo+bolt", "a BOLT variant is built with --cc and --cflags (its input is their build)" },
+    { "official", "it is the distribution's binary, never built" },
+};
+
+/* --variants as [DIMENSION:]...KIND specs (variant_spec.h) into *names (their canonical
+ * names, the measured variants' names) and groups by build settings; --cc and --cflags are
+ * the defaults. 0 or -1 (one line). */
+static int check_variants(char **v, int n, const char *cc, const char *cflags,
+                          struct pgo_variants *out)
 {
-    static const char *const known[] = { "baseline", "pgo", "lto", "pgo+lto", "bolt",
-                                         "pgo+bolt", "official" };
+    const struct variant_spec defaults = { .cc = (char *)cc, .cflags = (char *)cflags };
+    struct variant_spec *specs = xcalloc((size_t)n + 1, sizeof(*specs));
+    int rc = 0, parsed = 0;
+    for (; parsed < n && rc == 0; parsed++)
+        rc = variant_spec_parse(v[parsed], server_kinds, (int)ARRAY_SIZE(server_kinds),
+                                &defaults, &specs[parsed]);
+    if (rc == 0)
+        parsed = n;
+    else
+        parsed--;
     bool pgo = false;
-    for (int i = 0; i < n; i++) {
-        bool ok = false;
-        for (size_t k = 0; k < ARRAY_SIZE(known) && !ok; k++)
-            ok = !strcmp(v[i], known[k]);
-        if (!ok)
-            return error("--variants: unknown variant '%s' (known: baseline, pgo, lto, pgo+lto, "
-                         "bolt, pgo+bolt, official)", v[i]);
-        for (int j = 0; j < i; j++)
-            if (!strcmp(v[i], v[j]))
-                return error("--variants: '%s' is given twice", v[i]);
-        pgo = pgo || !strncmp(v[i], "pgo", 3);
+    for (int i = 0; i < parsed; i++)
+        pgo = pgo || !strcmp(specs[i].kind, "pgo") || !strcmp(specs[i].kind, "pgo+lto");
+    if (rc == 0)
+        rc = variant_specs_group(specs, n, &defaults, &out->groups, &out->ngroups);
+    if (rc == 0 && !pgo)
+        rc = error("--variants: needs pgo or pgo+lto (baseline is always built and measured)");
+    if (rc == 0) {
+        out->names = xcalloc((size_t)n + 1, sizeof(char *));
+        for (int i = 0; i < n; i++)
+            out->names[i] = xstrdup(specs[i].name);
+        out->nnames = n;
     }
-    if (!pgo)
-        return error("--variants: needs pgo or pgo+lto (baseline is always built and measured)");
-    return 0;
+    for (int i = 0; i < parsed; i++)
+        variant_spec_release(&specs[i]);
+    free(specs);
+    return rc;
 }
 
 /* --variant-server-option against the variants' names before anything runs, where they are
- * known here: with one trainer they are --variants' own (baseline always); with several the
- * pgo builds are named per trainer, and the pipeline checks them once it has named them. */
+ * known here: with one trainer they are --variants' own (baseline always; canonical, as
+ * "clang:pgo"); with several the pgo builds are named per trainer, and the pipeline checks
+ * them once it has named them. */
 static int early_variant_options(const struct pgo_request *rq, const struct recipe *r,
                                  char **variants, int nvariants)
 {
@@ -431,6 +466,7 @@ static int pgo_server(const struct opts *o, const struct recipe *r, const char *
 {
     struct pgo_settings s;
     struct pgo_request rq;
+    struct pgo_variants pv = { 0 };
     char **variants = NULL;
     int nvariants = 0, rc = 1;
     memset(&rq, 0, sizeof(rq));
@@ -438,12 +474,14 @@ static int pgo_server(const struct opts *o, const struct recipe *r, const char *
     if (settings_load(o, &s, true) < 0 || check_trainers(s.train, s.ntrain) < 0)
         goto out;
     variants = opt_list(o, "variants", &nvariants);
-    if (check_variants(variants, nvariants) < 0)
+    if (check_variants(variants, nvariants, s.cc, s.cflags, &pv) < 0)
         goto out;
+    /* BOLT and official take no build settings: they are --cc's group's kinds */
+    const struct variant_group *def = &pv.groups[0];
     bool bolt = false, official = false;
-    for (int i = 0; i < nvariants; i++) {
-        bolt = bolt || strstr(variants[i], "bolt");
-        official = official || !strcmp(variants[i], "official");
+    for (int i = 0; i < def->nkinds; i++) {
+        bolt = bolt || strstr(def->kinds[i], "bolt");
+        official = official || !strcmp(def->kinds[i], "official");
     }
     if (opt_is_set(o, "official") && (!official || !*opt_str(o, "official"))) {
         error(!official ? "--official=%s: names the official variant's binary; add official to "
@@ -471,19 +509,23 @@ static int pgo_server(const struct opts *o, const struct recipe *r, const char *
     rq.cxx = opt_str(o, "cxx");
     rq.official = opt_str(o, "official");
     rq.variant_options = opt_multi(o, "variant-server-option", &rq.nvariant_options);
-    if (early_variant_options(&rq, r, variants, nvariants) < 0) {
+    if (early_variant_options(&rq, r, pv.names, pv.nnames) < 0) {
         free(workdir);
         goto out;
     }
     rq.jobs = jobs ? (int)jobs : (ncpu > 0 ? (int)ncpu : 1);
-    rq.variants = variants;
-    rq.nvariants = nvariants;
+    rq.variants = def->kinds;
+    rq.nvariants = def->nkinds;
+    rq.groups = pv.groups;
+    rq.ngroups = pv.ngroups;
     rq.gate = !strcmp(gate, "suite") ? PGO_GATE_SUITE : PGO_GATE_CHECKSUM;
     rq.resume_id = !resume ? 0 : !strcmp(resume, "on") ? -1 : s.resume_id;
     rc = pgo_pipeline_run(&rq);
     free(workdir);
 out:
     opt_list_free(variants);
+    opt_list_free(pv.names);
+    variant_groups_free(pv.groups, pv.ngroups);
     settings_release(&s);
     return rc;
 }

@@ -86,6 +86,7 @@ static int copy_datadir(const char *from, const char *to, const char *log)
 
 static int checksum_gate(struct pgo_pipeline *p, const char *log)
 {
+    const struct pgo_build **m = NULL;
     char *tmpl = path_join(p->rundir, "gate-baseline");
     char *copy = path_join(p->rundir, "gate-variant");
     int rc = -1;
@@ -93,8 +94,9 @@ static int checksum_gate(struct pgo_pipeline *p, const char *log)
     if (remove_tree(tmpl) < 0 ||
         verify_on(p, &p->builds[0], tmpl, true, log, &p->gate_checksum, &p->gate_rows) < 0)
         goto out;
-    for (int i = 2; i < p->nbuilds; i++) {
-        const struct pgo_build *b = &p->builds[i];
+    int nm = pgo_measured_builds(p, &m);
+    for (int i = 1; i < nm; i++) { /* m[0]: the baseline */
+        const struct pgo_build *b = m[i];
         char *sum = NULL;
         long long rows = 0;
         progress("gate: %s verifies the same data", b->name);
@@ -113,6 +115,7 @@ static int checksum_gate(struct pgo_pipeline *p, const char *log)
     }
     rc = 0;
 out:
+    free(m);
     progress_done();
     remove_tree(tmpl);
     remove_tree(copy);
@@ -192,13 +195,17 @@ int pgo_gate(struct pgo_pipeline *p)
         rc = checksum_gate(p, log);
     p->suite_ran = false;
     if (rc == 0 && p->rq->gate == PGO_GATE_SUITE) {
-        for (int i = 2; i < p->nbuilds && rc == 0; i++) {
-            if (p->builds[i].phase != BUILD_PGO && !p->builds[i].bolt_input)
+        const struct pgo_build **m;
+        int nm = pgo_measured_builds(p, &m);
+        for (int i = 1; i < nm && rc == 0; i++) {
+            if (m[i]->phase != BUILD_PGO && !m[i]->bolt_input)
                 continue;
-            progress("gate: regression suite on %s", p->builds[i].name);
-            rc = pgo_run_suite(p, &p->builds[i], NULL, log);
+            progress("gate: regression suite on %s", m[i]->name);
+            /* the suite's steps see the build's own compiler and flags */
+            rc = pgo_run_suite(m[i]->pipeline, m[i], NULL, log);
             progress_done();
         }
+        free(m);
         p->suite_ran = rc == 0;
     }
     free(log);

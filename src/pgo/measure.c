@@ -42,6 +42,13 @@ static char *extra_settings(const struct pgo_pipeline *p)
     json_t *profiles = json_object();
     for (int i = 0; i < p->ntrainers; i++)
         json_object_set_new(profiles, p->trainers[i].name, profile_health_json(&p->trainers[i].health));
+    for (int g = 0; g < p->ngroups; g++) /* another group's: "clang:oltp_read_write" */
+        for (int i = 0; i < p->groups[g].ntrainers; i++) {
+            const struct pgo_trainer *t = &p->groups[g].trainers[i];
+            char *key = xasprintf("%s:%s", p->groups[g].label, t->name);
+            json_object_set_new(profiles, key, profile_health_json(&t->health));
+            free(key);
+        }
     if (o)
         json_object_set_new(json_object_get(o, "pgo"), "profiles", profiles);
     else
@@ -114,7 +121,8 @@ void pgo_measure_config(const struct pgo_pipeline *p, struct variant *v, int nv,
 int pgo_measure(struct pgo_pipeline *p, struct store *store)
 {
     const struct pgo_request *rq = p->rq;
-    int nv = p->library ? 2 + p->nbolt : p->nbuilds - 1, rc = 0;
+    const struct pgo_build **m = NULL;
+    int nv = p->library ? 2 + p->nbolt : pgo_measured_builds(p, &m), rc = 0;
     struct variant *v = xcalloc((size_t)nv, sizeof(*v));
     const char **trainer_of = xcalloc((size_t)nv, sizeof(*trainer_of));
     struct experiment_config cfg;
@@ -126,18 +134,18 @@ int pgo_measure(struct pgo_pipeline *p, struct store *store)
     bool plain_pgo = false;
     for (int i = 0; i < p->nbuilds; i++)
         plain_pgo = plain_pgo || (p->builds[i].phase == BUILD_PGO && !p->builds[i].lto);
-    for (int i = 0, k = 0; i < p->nbuilds; i++) {
-        const struct pgo_build *b = &p->builds[i];
-        if (b->phase == BUILD_INSTRUMENTED)
-            continue;
+    for (int k = 0; !p->library && k < nv; k++) {
+        const struct pgo_build *b = m[k];
         v[k].name = b->name;
         v[k].library = b->official ? b->product : b->prefix;
         v[k].kind = VARIANT_SERVER;
         v[k].server_kind = p->recipe.server_kind;
-        v[k].compiler = b->official ? NULL : p->cc.version; /* the distribution's: unknown */
+        /* each build's own compiler (its group's); official's is the distribution's: unknown */
+        v[k].compiler = b->official ? NULL : b->pipeline->cc.version;
         v[k].cflags = b->flags;
-        trainer_of[k] = b->trainer && (plain_pgo ? !b->lto : b->lto) ? b->trainer->name : NULL;
-        k++;
+        /* the trainer matrix: --cc and --cflags' pgo builds */
+        trainer_of[k] = b->pipeline == p && b->trainer && (plain_pgo ? !b->lto : b->lto)
+                            ? b->trainer->name : NULL;
     }
     if (p->library)
         pgo_library_variants(p, v);
@@ -203,7 +211,7 @@ int pgo_measure(struct pgo_pipeline *p, struct store *store)
         }
         if (cfg.profile && p->library)
             experiment_profile_report(stdout, &cfg, &res, cfg.profile_dir, PROFILE_TOP_DEFAULT);
-        if (rq->ntrain > 1 && !p->library) {
+        if (rq->ntrain > 1 && !p->library && p->ntrainers > 1) {
             struct strbuf sb = STRBUF_INIT;
             strbuf_init(&sb, 0);
             report_trainers(&sb, &cfg, &res, trainer_of);
@@ -223,6 +231,7 @@ out:
     for (int i = 0; i < nv; i++)
         experiment_variant_release(&v[i]);
     free(v);
+    free(m);
     free(trainer_of);
     return rc;
 }

@@ -16,6 +16,7 @@
 #include "util/strbuf.h"
 #include "util/util.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pwd.h>
@@ -58,10 +59,9 @@ static bool recipe_uses(const struct recipe *r, const char *placeholder)
     return false;
 }
 
-static int check_tools(const struct pgo_pipeline *p)
+/* The C++ compiler of p's compiler, where the recipe builds C++. */
+static int check_cxx(const struct pgo_pipeline *p)
 {
-    if (recipe_check_tools(&p->recipe, p->recipe.tools, p->recipe.ntools, NULL, NULL) < 0)
-        return -1;
     if (recipe_uses(&p->recipe, "{cxx}")) {
         char *path = p->cxx ? find_in_path(p->cxx) : NULL;
         free(path);
@@ -71,6 +71,13 @@ static int check_tools(const struct pgo_pipeline *p)
                          p->cc.family == CC_CLANG ? "clang" : "g++");
     }
     return 0;
+}
+
+static int check_tools(const struct pgo_pipeline *p)
+{
+    if (recipe_check_tools(&p->recipe, p->recipe.tools, p->recipe.ntools, NULL, NULL) < 0)
+        return -1;
+    return check_cxx(p);
 }
 
 /* As root, PostgreSQL runs as user postgres (src/server): it must reach the builds and write
@@ -108,9 +115,20 @@ static char *safe_key(const char *name)
     return k;
 }
 
+static bool wants(const struct pgo_request *rq, const char *variant);
+
+/* A pipeline with a pgo variant: one that trains. */
+static bool wants_pgo(const struct pgo_request *rq)
+{
+    return wants(rq, "pgo") || wants(rq, "pgo+lto");
+}
+
+/* The trainers (none for a group of build settings without a pgo variant). */
 static void setup_trainers(struct pgo_pipeline *p)
 {
     const struct pgo_request *rq = p->rq;
+    if (!wants_pgo(rq))
+        return;
     p->ntrainers = rq->ntrain;
     p->trainers = xcalloc((size_t)rq->ntrain, sizeof(*p->trainers));
     for (int i = 0; i < rq->ntrain; i++) {
@@ -139,7 +157,8 @@ static struct pgo_build *add_build(struct pgo_pipeline *p, const char *name,
                                    enum build_phase phase, bool lto, struct pgo_trainer *t)
 {
     struct pgo_build *b = &p->builds[p->nbuilds++];
-    b->name = xstrdup(name);
+    b->name = p->label ? xasprintf("%s:%s", p->label, name) : xstrdup(name);
+    b->pipeline = p;
     b->phase = phase;
     b->lto = lto;
     b->trainer = t;
@@ -174,8 +193,10 @@ static void setup_builds(struct pgo_pipeline *p)
     const struct pgo_request *rq = p->rq;
     p->builds = xcalloc((size_t)(6 + 2 * p->ntrainers), sizeof(*p->builds));
     p->nbolt = wants(rq, "bolt") + wants(rq, "pgo+bolt");
-    add_build(p, "baseline", BUILD_BASELINE, false, NULL);
-    add_build(p, "instrumented", BUILD_INSTRUMENTED, false, NULL);
+    /* another group's baseline is built when asked for (the comparison's is --cc's) */
+    add_build(p, "baseline", BUILD_BASELINE, false, NULL)->skip =
+        p->label && !wants(rq, "baseline");
+    add_build(p, "instrumented", BUILD_INSTRUMENTED, false, NULL)->skip = !wants_pgo(rq);
     if (wants(rq, "lto"))
         add_build(p, "lto", BUILD_BASELINE, true, NULL);
     for (int pass = 0; pass < 2; pass++) {
@@ -240,19 +261,18 @@ static int check_variant_options(const struct pgo_pipeline *p)
     const struct pgo_request *rq = p->rq;
     if (rq->nvariant_options == 0)
         return 0;
-    struct variant *v = xcalloc((size_t)p->nbuilds, sizeof(*v));
-    int nv = 0;
-    for (int i = 0; i < p->nbuilds; i++) {
-        if (p->builds[i].phase == BUILD_INSTRUMENTED)
-            continue;
-        v[nv].name = p->builds[i].name;
-        v[nv].kind = VARIANT_SERVER;
-        v[nv].server_kind = p->recipe.server_kind;
-        nv++;
+    const struct pgo_build **m;
+    int nv = pgo_measured_builds(p, &m);
+    struct variant *v = xcalloc((size_t)nv, sizeof(*v));
+    for (int i = 0; i < nv; i++) {
+        v[i].name = m[i]->name;
+        v[i].kind = VARIANT_SERVER;
+        v[i].server_kind = p->recipe.server_kind;
     }
     int rc = experiment_variant_server_options(rq->variant_options, rq->nvariant_options, v, nv,
                                                false);
     free(v);
+    free(m);
     return rc;
 }
 
@@ -267,8 +287,23 @@ static int make_rundir(struct pgo_pipeline *p)
     return 0;
 }
 
+static void release(struct pgo_pipeline *p);
+
+/* A group's pipeline: what it shares with the default one is not its own to free. */
+static void release_group(struct pgo_pipeline *g)
+{
+    free((void *)g->rq);
+    g->rq = NULL;
+    memset(&g->recipe, 0, sizeof(g->recipe));
+    g->pgolab = g->source = g->source_sha = g->source_version = g->rundir = NULL;
+    release(g);
+}
+
 static void release(struct pgo_pipeline *p)
 {
+    for (int i = 0; i < p->ngroups; i++)
+        release_group(&p->groups[i]);
+    free(p->groups);
     recipe_release(&p->recipe);
     cc_info_release(&p->cc);
     free(p->cxx);
@@ -343,6 +378,30 @@ static void print_training(const struct pgo_pipeline *p, const struct pgo_traine
         printf("(%.1f s)\n", t->seconds);
 }
 
+/* The builds and trainings of one group of build settings (not official, printed last). */
+static void print_builds(const struct pgo_pipeline *p)
+{
+    for (int i = 0; i < 2; i++)
+        if (!p->builds[i].skip)
+            print_build(&p->builds[i]);
+    for (int i = 0; i < p->ntrainers; i++)
+        print_training(p, &p->trainers[i]);
+    for (int i = 2; i < p->nbuilds; i++) {
+        const struct pgo_build *b = &p->builds[i];
+        if (b->bolt_input) {
+            pgo_bolt_print(b);
+            continue;
+        }
+        if (b->official)
+            continue;
+        print_build(b);
+        printf("  %-13s flags: %s\n", "", b->flags);
+        if (b->phase == BUILD_PGO && p->cc.family == CC_GCC)
+            printf("  %-13s %d objects had no profile data (code the trainer never ran)\n", "",
+                   b->profile_missing);
+    }
+}
+
 static void print_summary(const struct pgo_pipeline *p)
 {
     const struct pgo_request *rq = p->rq;
@@ -352,30 +411,23 @@ static void print_summary(const struct pgo_pipeline *p)
            p->cc.version, *rq->cflags ? rq->cflags : "(no cflags)");
     printf("  %-13s %s\n", "recipe", p->recipe.path);
     printf("  %-13s %s  content sha256 %.16s\n", "source", p->source, p->source_sha);
-    print_build(&p->builds[0]);
-    print_build(&p->builds[1]);
-    for (int i = 0; i < p->ntrainers; i++)
-        print_training(p, &p->trainers[i]);
-    for (int i = 2; i < p->nbuilds; i++) {
-        const struct pgo_build *b = &p->builds[i];
-        if (b->bolt_input) {
-            pgo_bolt_print(b);
-            continue;
-        }
-        if (b->official) {
-            pgo_official_print(p, b);
-            continue;
-        }
-        print_build(b);
-        printf("  %-13s flags: %s\n", "", b->flags);
-        if (b->phase == BUILD_PGO && p->cc.family == CC_GCC)
-            printf("  %-13s %d objects had no profile data (code the trainer never ran)\n", "",
-                   b->profile_missing);
+    print_builds(p);
+    for (int g = 0; g < p->ngroups; g++) {
+        const struct pgo_pipeline *gp = &p->groups[g];
+        printf("  %-13s %s, %s\n", gp->label, gp->cc.version,
+               *gp->cflags ? gp->cflags : "(no cflags)");
+        print_builds(gp);
     }
+    for (int i = 2; i < p->nbuilds; i++)
+        if (p->builds[i].official)
+            pgo_official_print(p, &p->builds[i]);
+    const struct pgo_build **m;
+    int nm = pgo_measured_builds(p, &m);
     printf("  %-13s checksum: oltp_read_only verify, %s over %lld rows, identical for baseline",
            "gate", p->gate_checksum, p->gate_rows);
-    for (int i = 2; i < p->nbuilds; i++)
-        printf(", %s", p->builds[i].name);
+    for (int i = 1; i < nm; i++)
+        printf(", %s", m[i]->name);
+    free(m);
     printf("\n");
     if (p->suite_ran)
         printf("  %-13s suite: the %s regression suite passed on every pgo%s build\n", "",
@@ -426,10 +478,116 @@ static int run_bolt(struct pgo_pipeline *p, const struct pgo_build *in)
 
 /* ---- the server branch of the stages --------------------------------------------- */
 
+/* ROOT, WORKDIR/TARGET-CC-KEY, of p's builds: KEY from its compiler and flags. */
+static void set_root(struct pgo_pipeline *p)
+{
+    char *keytext = xasprintf("%s\n%s\n%s", p->cc_name, p->cc.version, p->cflags);
+    char *key = path_key(keytext);
+    char *name = xasprintf("%s-%s-%s", p->recipe.name, cc_family_name(p->cc.family), key);
+    p->root = path_join(p->rq->workdir, name);
+    free(keytext);
+    free(key);
+    free(name);
+    p->profile_raw = path_join(p->root, "profile-raw");
+}
+
+/* The Debian package of compiler cc: its name (clang, clang-14, gcc-12), g++ for gcc's C++. */
+static const char *debian_package(const char *cc)
+{
+    const char *base = strrchr(cc, '/') ? strrchr(cc, '/') + 1 : cc;
+    return base;
+}
+
+/* Before anything is fetched or built: a pipeline per other group of build settings of
+ * --variants, its compiler probed (a missing one named with its Debian package). 0 or -1. */
+static int groups_probe(struct pgo_pipeline *p)
+{
+    const struct pgo_request *rq = p->rq;
+    if (rq->ngroups <= 1)
+        return 0;
+    p->groups = xcalloc((size_t)rq->ngroups - 1, sizeof(*p->groups));
+    for (int k = 1; k < rq->ngroups; k++) {
+        const struct variant_group *vg = &rq->groups[k];
+        struct pgo_pipeline *g = &p->groups[p->ngroups++];
+        struct pgo_request *grq = xmalloc(sizeof(*grq));
+        *grq = *rq;
+        grq->variants = vg->kinds;
+        grq->nvariants = vg->nkinds;
+        grq->official = NULL;
+        g->rq = grq;
+        g->recipe = p->recipe; /* shared: release_group() */
+        g->interrupted = p->interrupted;
+        g->cc_name = vg->cc;
+        g->cflags = vg->cflags;
+        g->label = vg->label;
+        char *found = find_in_path(vg->cc);
+        free(found);
+        bool clang = strstr(vg->cc, "clang") != NULL;
+        if (!found)
+            return error("--variants: %s:%s: compiler %s not found%s (Debian package %s%s)",
+                         vg->label, vg->kinds[0], vg->cc, strchr(vg->cc, '/') ? "" : " on PATH",
+                         debian_package(vg->cc),
+                         clang ? "; its ThinLTO and profile merging need lld and llvm too" : "");
+        if (cc_probe(vg->cc, &g->cc) < 0)
+            return -1;
+        g->cxx = cxx_for(vg->cc);
+        if (check_cxx(g) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* After the source: every group shares it, the run directory and the pgolab binary with p
+ * and has a root of its own; its builds and trainers are set up (names known before any
+ * build: --variant-server-option). */
+static int groups_setup(struct pgo_pipeline *p)
+{
+    for (int i = 0; i < p->ngroups; i++) {
+        struct pgo_pipeline *g = &p->groups[i];
+        g->pgolab = p->pgolab;
+        g->source = p->source;
+        g->source_sha = p->source_sha;
+        g->source_version = p->source_version;
+        g->rundir = p->rundir;
+        set_root(g);
+        if (mkdir_p(g->root) < 0)
+            return -1;
+        setup_trainers(g);
+        setup_builds(g);
+    }
+    return 0;
+}
+
+int pgo_measured_builds(const struct pgo_pipeline *p, const struct pgo_build ***out)
+{
+    int n = p->nbuilds;
+    for (int g = 0; g < p->ngroups; g++)
+        n += p->groups[g].nbuilds;
+    const struct pgo_build **m = xcalloc((size_t)n + 1, sizeof(*m));
+    const struct pgo_build *official = NULL;
+    int k = 0;
+    for (int g = -1; g < p->ngroups; g++) {
+        const struct pgo_pipeline *gp = g < 0 ? p : &p->groups[g];
+        for (int i = 0; i < gp->nbuilds; i++) {
+            const struct pgo_build *b = &gp->builds[i];
+            if (b->phase == BUILD_INSTRUMENTED || b->skip)
+                continue;
+            if (b->official)
+                official = b;
+            else
+                m[k++] = b;
+        }
+    }
+    if (official)
+        m[k++] = official;
+    assert(k <= n && (k == 0 || m[0] == &p->builds[0]));
+    *out = m;
+    return k;
+}
+
 /* After the source: its content hash and Debian version, then the root of every build. */
 static int server_source(struct pgo_pipeline *p)
 {
-    const struct pgo_request *rq = p->rq;
     progress("source: hashing %s", p->source);
     p->source_sha = tree_sha256(p->source);
     progress_done();
@@ -437,14 +595,7 @@ static int server_source(struct pgo_pipeline *p)
         return -1;
     p->source_version = pgo_source_debian_version(p->source);
     progress_phase_done("source: %s (sha256 %.12s)", p->source, p->source_sha);
-    char *keytext = xasprintf("%s\n%s\n%s", rq->cc, p->cc.version, rq->cflags);
-    char *key = path_key(keytext);
-    char *name = xasprintf("%s-%s-%s", p->recipe.name, cc_family_name(p->cc.family), key);
-    p->root = path_join(rq->workdir, name);
-    free(keytext);
-    free(key);
-    free(name);
-    p->profile_raw = path_join(p->root, "profile-raw");
+    set_root(p);
     if (p->source_version) { /* refused before anything is built */
         char *what = xasprintf("the source %s", p->source);
         int rc = pgo_official_same_major(p, what, p->source_version);
@@ -461,18 +612,21 @@ static int server_source(struct pgo_pipeline *p)
  * never built */
 static int server_builds(struct pgo_pipeline *p)
 {
-    setup_trainers(p);
-    setup_builds(p);
-    if (check_variant_options(p) < 0)
-        return -1;
+    if (!p->builds) { /* a group's were set up with the default one's */
+        setup_trainers(p);
+        setup_builds(p);
+        if (make_rundir(p) < 0 || groups_setup(p) < 0 || check_variant_options(p) < 0)
+            return -1;
+    }
     for (int i = 0; i < p->nbuilds; i++)
         if (p->builds[i].phase != BUILD_PGO && !p->builds[i].bolt_input &&
-            !p->builds[i].official && pgo_build_flags(p, &p->builds[i]) < 0)
+            !p->builds[i].official && !p->builds[i].skip &&
+            pgo_build_flags(p, &p->builds[i]) < 0)
             return -1;
-    if (make_rundir(p) < 0)
-        return -1;
     for (int i = 0; i < p->nbuilds; i++) {
         struct pgo_build *b = &p->builds[i];
+        if (b->skip)
+            continue;
         if (b->official) {
             if (pgo_official_hash(p, b) < 0)
                 return -1;
@@ -532,17 +686,18 @@ static const struct {
     int (*server)(struct pgo_pipeline *p);
     int (*library)(struct pgo_pipeline *p);
     bool gate;                    /* timed for its phase line */
+    bool per_group;               /* a server's: run again for each group of build settings */
 } stages[] = {
     /* 1. the source hashed by content; a library's prepare steps (the amalgamation) */
-    { server_source, pgo_library_prepare, false },
+    { server_source, pgo_library_prepare, false, false },
     /* 2. the builds that read no profile: baseline, instrumented (lto; bolt) */
-    { server_builds, pgo_library_builds, false },
+    { server_builds, pgo_library_builds, false, true },
     /* 3. training */
-    { server_train, pgo_library_train, false },
+    { server_train, pgo_library_train, false, true },
     /* 4. the pgo builds (pgo+bolt; a library: then every BOLT variant) */
-    { server_pgo_builds, pgo_library_pgo_build, false },
-    /* 5. the correctness gate */
-    { pgo_gate, pgo_library_gate, true },
+    { server_pgo_builds, pgo_library_pgo_build, false, true },
+    /* 5. the correctness gate (of every group's builds) */
+    { pgo_gate, pgo_library_gate, true, false },
 };
 
 /* --resume=ID of a library: refused before anything is built when the experiment is
@@ -591,6 +746,8 @@ int pgo_pipeline_run(const struct pgo_request *rq)
     memset(&p, 0, sizeof(p));
     p.rq = rq;
     p.interrupted = &interrupted;
+    p.cc_name = rq->cc;
+    p.cflags = rq->cflags;
     /* The recipe's builds are top-level builds: a make that started pgolab (make check) would
      * hand its jobserver and MAKELEVEL down, and PostgreSQL's make, seeing MAKELEVEL > 0,
      * skips generating its headers. */
@@ -621,7 +778,7 @@ int pgo_pipeline_run(const struct pgo_request *rq)
         goto fail;
     p.cxx = rq->cxx ? xstrdup(rq->cxx) : cxx_for(rq->cc);
     p.pgolab = self_exe();
-    if (check_tools(&p) < 0 ||
+    if (check_tools(&p) < 0 || (!p.library && groups_probe(&p) < 0) ||
         (!p.library && (check_reachable(&p) < 0 || pgo_bolt_check(&p) < 0)))
         goto fail;
     /* a source directory is checked before anything is written */
@@ -646,6 +803,11 @@ int pgo_pipeline_run(const struct pgo_request *rq)
         if ((p.library ? stages[i].library : stages[i].server)(&p) < 0)
             goto fail;
         CHECK_INTERRUPT();
+        for (int g = 0; !p.library && stages[i].per_group && g < p.ngroups; g++) {
+            if (stages[i].server(&p.groups[g]) < 0)
+                goto fail;
+            CHECK_INTERRUPT();
+        }
     }
     if (p.library && !p.nbolt)
         progress_phase_done("correctness gate: baseline and pgo return the same results "

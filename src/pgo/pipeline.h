@@ -17,6 +17,7 @@
 #include "toolchain/toolchain.h"
 #include "pgo/profile_check.h"
 #include "pgo/recipe.h"
+#include "pgo/variant_spec.h"
 
 /* Which gate runs after the pgo builds. */
 enum pgo_gate {
@@ -48,10 +49,15 @@ struct pgo_request {
                                    * measured servers of that variant get NAME=VALUE (checked
                                    * once the variants' names are known, before any build) */
     int nvariant_options;
-    char **variants;              /* baseline (always first), pgo, lto, pgo+lto, bolt, pgo+bolt,
-                                   * official;
+    char **variants;              /* the kinds of --cc and --cflags' variants: baseline (always
+                                   * built), pgo, lto, pgo+lto, bolt, pgo+bolt, official;
                                    * a library: baseline, pgo, then bolt, pgo+bolt as given */
     int nvariants;
+    const struct variant_group *groups; /* server targets: --variants by build settings
+                                   * (variant_spec.h); [0] is --cc and --cflags' (its kinds
+                                   * are variants), [1..ngroups) the other compilers and flags,
+                                   * each built by a pipeline of its own; NULL: none */
+    int ngroups;
     enum pgo_gate gate;
     bool measure, rebuild;
     bool no_metrics;                      /* --metrics=off */
@@ -86,10 +92,18 @@ struct pgo_trainer {
     double seconds;
 };
 
+struct pgo_pipeline;
+
 /* One build of the target (a variant, or the instrumented build). */
 struct pgo_build {
     char *name;                   /* "baseline", "instrumented", "lto", "pgo", "pgo+lto",
-                                   * "pgo-TRAINER" / "pgo+lto-TRAINER" with several trainers */
+                                   * "pgo-TRAINER" / "pgo+lto-TRAINER" with several trainers;
+                                   * in another group of build settings prefixed by its label
+                                   * ("clang:pgo+lto") */
+    struct pgo_pipeline *pipeline;/* the pipeline of its build settings (compiler, flags) */
+    bool skip;                    /* not asked for in its group (another group's baseline, an
+                                   * instrumented build no pgo variant needs): neither built,
+                                   * gated nor measured */
     enum build_phase phase;
     bool lto;
     struct pgo_trainer *trainer;  /* pgo builds: whose profile */

@@ -25,6 +25,15 @@ struct pgo_pipeline {
     bool library;                 /* a library recipe: the library branch of the stages,
                                    * whose state is lib (library.c) */
     struct pgo_library *lib;
+    const char *cc_name, *cflags; /* the build settings of this pipeline's builds: --cc and
+                                   * --cflags, or those of a group of --variants */
+    const char *label;            /* NULL, or the group's prefix of its builds' names */
+    struct pgo_pipeline *groups;  /* the other groups of build settings in --variants (rq's
+                                   * groups[1..]), each a pipeline of its own for its builds
+                                   * and training, sharing the recipe, source and run directory
+                                   * with this one (pipeline.c); the gate and the measurement
+                                   * take every group's builds */
+    int ngroups;
     struct cc_info cc;
     char *cxx;                    /* the C++ compiler matching cc */
     char *pgolab;                 /* this binary, for bench children */
@@ -49,6 +58,11 @@ struct pgo_pipeline {
     bool suite_ran;
     volatile sig_atomic_t *interrupted;
 };
+
+/* Every build the gate checks and the experiment measures, in the measurement's order: this
+ * pipeline's baseline, its other builds, every group's builds, official last (no instrumented
+ * or skipped one) into *out (caller frees the array). Returns how many. */
+int pgo_measured_builds(const struct pgo_pipeline *p, const struct pgo_build ***out);
 
 /* Build b from the recipe's steps (steps.c): skipped when its stamp matches and its product
  * exists (b->cached), else run with the log in b->log, progress on a TTY, and resumed from

@@ -69,7 +69,7 @@ int pgo_build_flags(struct pgo_pipeline *p, struct pgo_build *b)
     }
     free(b->pgo_flags);
     b->pgo_flags = argvec_join(&fl);
-    argvec_split(&all, p->rq->cflags);
+    argvec_split(&all, p->cflags);
     for (int i = 0; i < fl.n; i++)
         argvec_push(&all, fl.v[i]);
     if (p->recipe.flags == RECIPE_FLAGS_OPTIONS) {
@@ -123,7 +123,7 @@ static char *build_stamp(const struct pgo_pipeline *p, const struct pgo_build *b
     char *steps = steps_key(p, b);
     strbuf_init(&sb, 0);
     strbuf_addf(&sb, "steps: %s\nsource: %s\ncompiler: %s\ncflags: %s\nphase-flags: %s\n",
-                steps, p->source_sha, p->cc.version, p->rq->cflags, b->pgo_flags);
+                steps, p->source_sha, p->cc.version, p->cflags, b->pgo_flags);
     free(steps);
     if (b->bolt_flags) /* only then: a stamp from before BOLT variants still matches */
         strbuf_addf(&sb, "bolt-flags: %s\n", b->bolt_flags);
@@ -257,10 +257,10 @@ void pgo_build_vars(const struct pgo_pipeline *p, const struct pgo_build *b,
     v->prefix = b->prefix;
     v->profile_dir = b->trainer ? b->trainer->profile_dir : p->profile_raw;
     v->phase = build_phase_name(b->phase);
-    v->cc = p->rq->cc;
+    v->cc = p->cc_name;
     v->cxx = p->cxx;
-    v->cflags = p->rq->cflags;
-    v->cxxflags = p->rq->cflags;
+    v->cflags = p->cflags;
+    v->cxxflags = p->cflags;
     v->pgo_flags = b->pgo_flags;
     v->jobs = p->rq->jobs;
     v->phase_options = p->recipe.flags == RECIPE_FLAGS_OPTIONS

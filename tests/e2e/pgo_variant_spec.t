@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# tier: full (make check-full, .ci/run): it builds a database or the stand-in from source, or runs valgrind
+# pgo_variant_spec.t: --variants as [DIMENSION:]...KIND (src/pgo/variant_spec.h) on the stand-in
+# (the mariadb recipe for tests/standin). Bad specs are refused in one line naming what is
+# accepted, before the work directory exists: an unknown value, an unknown dimension, an
+# unknown kind after a dimension, a dimension on a kind that takes none, the same build
+# written twice, a compiler that is not installed (named with its Debian package). A mixed
+# list, baseline,pgo,clang:baseline,clang:pgo+lto,-O1:lto, builds --cc's variants in its work
+# directory and each other group (clang; gcc with -O1) in its own, clang's pgo with its own
+# instrumentation (.profraw merged into .profdata, -fprofile-instr-use) and -flto=thin; every
+# variant is gated and measured in one experiment, named with its settings, its compiler and
+# flags in the report, the results database and --output; a per-variant server option
+# reaches clang:pgo+lto. The same command again reuses every build and training.
+. "$(dirname "$0")/lib.sh"
+
+standin_setup # SRC, RECIPES; derive, pgo, errors_of: lib.sh
+for t in clang clang++ llvm-profdata; do
+    have "$t" || bail_out "$t not installed (make deps installs clang and llvm)"
+done
+derive mariadb standin-spec
+WD=$TMP/wd
+DB=$TMP/results.db
+RUN=(--source="$SRC" --workdir="$WD" --train=oltp_point_select --train-time=2 --table-size=1000
+     --bench=oltp_point_select --threads=1 --rounds=2 --time=1 --results="$DB")
+
+note "---- refusals: one line each, before anything"
+refused() { # refused NAME VARIANTS EXPECTED-ERE WHAT
+    pgo "$1" standin-spec "${RUN[@]}" --variants="$2"
+    is "$RC" 1 "$4: exit 1"
+    like "$(errors_of "$TMP/$1.err")" "$3" "$4: the message"
+    is "$(errors_of "$TMP/$1.err" | wc -l | tr -d ' ')" 1 "$4: one line"
+}
+refused value baseline,pgo,icc:pgo \
+    "^FATAL: --variants: 'icc:pgo': unknown value 'icc' \(accepted: compiler \(cc=\): gcc, clang, or a versioned name such as gcc-12 or clang-14 .*; compiler flags \(cflags=\): words starting with '-'" \
+    "an unknown value"
+refused dim baseline,pgo,opt=3:pgo "^FATAL: --variants: 'opt=3:pgo': unknown dimension 'opt' \(known: cc, cflags\)$" \
+    "an unknown dimension"
+refused kind baseline,pgo,clang:pgx "^FATAL: --variants: 'clang:pgx': unknown variant 'pgx' \(known: baseline, pgo, lto, pgo\+lto; before it, dimensions: " \
+    "an unknown kind after a dimension"
+refused plain baseline,pgo,clang:official "^FATAL: --variants: 'clang:official': official takes no compiler or flags: it is the distribution's binary, never built$" \
+    "official with a compiler"
+refused badcc baseline,pgo,cc=icc:pgo "^FATAL: --variants: 'cc=icc:pgo': compiler 'icc': not a compiler \(accepted: gcc, clang" \
+    "cc= of no compiler"
+refused twice baseline,pgo,gcc:-O2:pgo "^FATAL: --variants: 'pgo' and 'gcc:-O2:pgo' are the same variant, pgo " \
+    "the default's values are the default"
+refused missing baseline,pgo,clang-99:pgo+lto \
+    "^FATAL: --variants: clang-99:pgo\+lto: compiler clang-99 not found on PATH \(Debian package clang-99; its ThinLTO and profile merging need lld and llvm too\)$" \
+    "a compiler that is not installed"
+ok "refusals: no work directory" test ! -e "$WD"
+pgo lib sqlite --variants=baseline,clang:pgo --workdir="$TMP/sq" --results="$DB"
+is "$RC" 1 "a library recipe: dimensions refused"
+like "$(errors_of "$TMP/lib.err")" "^FATAL: --variants: 'clang:pgo': sqlite is a library recipe, whose variants are all built with --cc and --cflags" \
+    "... saying so"
+
+note "---- gcc and clang (and gcc -O1) variants in one experiment"
+VARIANTS=baseline,pgo,clang:baseline,clang:pgo+lto,-O1:lto
+pgo mix standin-spec "${RUN[@]}" --variants=$VARIANTS --output="$TMP/mix.json" \
+    --variant-server-option=clang:pgo+lto:innodb_buffer_pool_size=64M
+is "$RC" 0 "mixed variants: exit 0" || diag "$(errors_of "$TMP/mix.err" | tail -5)"
+OUT=$(cat "$TMP/mix.out")
+CROOT=$(ls -d "$WD"/standin-spec-clang-*/ 2>/dev/null)
+is "$(ls -d "$WD"/standin-spec-gcc-*/ | wc -l | tr -d ' ')" 2 "two gcc work directories (-O2, -O1)"
+is "$(echo "$CROOT" | wc -l | tr -d ' ')" 1 "one clang work directory"
+CROOT=${CROOT%/}
+after() { grep -m1 -A1 -E -- "$1" "$TMP/mix.out" | tail -1; } # after ERE: the line after the first match
+like "$(grep -E '^  clang ' "$TMP/mix.out")" "^  clang +Debian clang version [0-9.]+, -O2$" \
+    "summary: clang's group, its compiler and flags"
+like "$(after '^  clang ')" "^  clang:baseline $CROOT/baseline/prefix/bin/mariadbd " "... then its baseline"
+like "$OUT" "  clang:instrumented $CROOT/instrumented/prefix/bin/mariadbd" "summary: clang's instrumented build"
+like "$(after '^  clang:instrumented ')" "^  training +oltp_point_select, .*\([0-9]+ \.profraw files merged\)" \
+    "summary: clang's training merged its .profraw files"
+like "$OUT" "  clang:pgo\+lto $CROOT/pgo,lto/prefix/bin/mariadbd" "summary: clang:pgo+lto"
+like "$(after '^  clang:pgo\+lto ')" "^ +flags: -O2 -fprofile-instr-use=$CROOT/profile-oltp_point_select\.profdata .*-flto=thin$" \
+    "... with clang's profile and ThinLTO"
+like "$(grep -E '^  -O1 ' "$TMP/mix.out")" "^  -O1 +gcc \(Debian .*, -O1$" "summary: the -O1 group"
+like "$(after '^  -O1 ')" "^  -O1:lto " "... builds lto only (no baseline, no instrumented build)"
+unlike "$OUT" "-O1:(baseline|instrumented)" "... none of -O1's baseline or instrumented build"
+is "$(info "$CROOT/pgo,lto" c_flags | grep -c -- "-fprofile-instr-use=$CROOT/")" 1 "the stand-in was compiled with clang's profile"
+like "$OUT" "identical for baseline, pgo, clang:baseline, clang:pgo\+lto, -O1:lto" \
+    "gate: every group's builds"
+like "$OUT" "variant +clang:pgo\+lto +$CROOT/pgo,lto/prefix \(MariaDB [0-9.]+, sha256 [0-9a-f]+, Debian clang version [0-9.]+, -O2 -fprofile-instr-use=[^;]*; server options innodb_buffer_pool_size=64M\)" \
+    "report: clang:pgo+lto with its compiler, flags and server option"
+like "$OUT" "variant +pgo +[^ ]+ \(MariaDB [0-9.]+, sha256 [0-9a-f]+, gcc \(Debian" "report: pgo with gcc"
+like "$(grep -m1 '^| threads |' "$TMP/mix.out")" "\| baseline .*\| +pgo .*\| +clang:baseline .*\| +clang:pgo\+lto .*\| +-O1:lto " \
+    "report: a column per variant, named with its settings"
+is "$(sq "$DB" "SELECT group_concat(name || '=' || substr(compiler, 1, 5) || '/' || substr(cflags, 1, 3), ' ') FROM (SELECT * FROM variants ORDER BY idx)")" \
+    "baseline=gcc (/-O2 pgo=gcc (/-O2 clang:baseline=Debia/-O2 clang:pgo+lto=Debia/-O2 -O1:lto=gcc (/-O1" \
+    "results database: each variant's compiler and flags"
+is "$(jq -r '.variants[] | select(.name == "-O1:lto") | .cflags' "$TMP/mix.json")" "-O1 -flto=auto" \
+    "--output: -O1:lto's flags"
+is "$(sq "$DB" "SELECT count(*) FROM runs")" 10 "every variant measured in both rounds"
+
+note "---- the same command again: every build and training reused"
+pgo again standin-spec "${RUN[@]}" --variants=$VARIANTS --measure=off
+is "$RC" 0 "again: exit 0"
+is "$(grep -c '(cached)$' "$TMP/again.out")" 9 "again: 7 builds and 2 trainings cached"
+unlike "$(cat "$TMP/again.out")" "built: " "again: nothing built"
+done_testing
