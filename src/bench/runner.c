@@ -15,8 +15,13 @@
 #include <string.h>
 #include <time.h>
 
+/* One worker's state. The worker writes it per event (counters, histogram, in_event) while
+ * the others run, so every worker has cache lines of its own (the array is allocated aligned,
+ * and the alignment pads the size): no line holds two workers' fields, and the others' loads
+ * never wait for this one's stores. The reporter reads it only at interval boundaries and at
+ * the end (snapshot). */
 struct worker {
-    pthread_t tid;
+    _Alignas(CACHE_LINE_PAIR) pthread_t tid;
     int id;
     struct shared *sh;
     struct db_conn conn;
@@ -32,6 +37,9 @@ struct worker {
     size_t nlat, caplat;
 };
 
+/* What the workers share. During the run they only read it (stop, arr, the clock's marks),
+ * except issued under --events, on a line of its own that a worker writes once per claimed
+ * batch of events (claim_events). */
 struct shared {
     const struct runner_config *cfg;
     pthread_mutex_t mu;
@@ -54,10 +62,11 @@ struct shared {
     int first_thread, same_errs;
     volatile int stop;
     int running;          /* workers still in their loop (atomic) */
-    uint64_t issued;      /* events handed out under --events (atomic) */
     int fatal;            /* a worker hit a fatal error (atomic) */
     int queue_full;       /* --rate's queue overflowed (reporter thread) */
     bool inline_worker;   /* the one worker runs on runner_run's thread, no reporter thread */
+    /* events handed out under --events (atomic), in batches (claim_events) */
+    _Alignas(CACHE_LINE_PAIR) uint64_t issued;
 };
 
 static volatile sig_atomic_t got_sigint;
@@ -244,6 +253,29 @@ static int throttle_extra_events(struct worker *w, double *owed)
     return 0;
 }
 
+/* --events: how many events a worker claims at once, so that the shared count (sh->issued)
+ * is written once per batch, not per event: 1/1024 of a worker's share, at least 1 and at
+ * most 32. A run of few events still hands them out one by one; the total stays exact, and
+ * the last batches leave the workers' counts at most 32 events further apart than one by one
+ * would. */
+static uint64_t events_batch(const struct runner_config *cfg)
+{
+    uint64_t b = cfg->events / (uint64_t)cfg->threads / 1024;
+    return b < 1 ? 1 : b > 32 ? 32 : b;
+}
+
+/* Claim up to batch of the --events still unclaimed. Returns how many this worker may run
+ * (0: none left). */
+static uint64_t claim_events(struct shared *sh, uint64_t batch)
+{
+    uint64_t limit = sh->cfg->events, first;
+    assert(limit > 0 && batch > 0);
+    first = __atomic_fetch_add(&sh->issued, batch, __ATOMIC_RELAXED);
+    if (first >= limit)
+        return 0;
+    return limit - first < batch ? limit - first : batch;
+}
+
 /* The worker's first event that starts after --warmup-time: what ran before is forgotten
  * (its own counters, histogram and times zeroed, single writer), then the reporter and the
  * final snapshot count it (release: they see the zeroes first). */
@@ -320,6 +352,7 @@ static void *worker_main(void *arg)
     bool measuring = false;
     uint64_t t0 = now_ns();
     double owed = 0, extra_per_event = cfg->throttle > 0 ? 1.0 / cfg->throttle - 1.0 : 0;
+    uint64_t granted = 0, batch = events_batch(cfg);  /* --events: claimed, not yet run */
     while (!__atomic_load_n(&sh->stop, __ATOMIC_RELAXED)) {
         if (sh->arr && arrivals_pop(sh->arr, &t0, &sh->stop) < 0)
             break;
@@ -330,9 +363,11 @@ static void *worker_main(void *arg)
             else
                 __atomic_store_n(&w->measuring, 1, __ATOMIC_RELEASE);
         }
-        if (measuring && cfg->events &&
-            __atomic_fetch_add(&sh->issued, 1, __ATOMIC_RELAXED) >= cfg->events)
-            break;
+        if (measuring && cfg->events) {
+            if (!granted && !(granted = claim_events(sh, batch)))
+                break;
+            granted--;
+        }
         __atomic_store_n(&w->in_event, 1, __ATOMIC_RELAXED);
         enum db_status st = oltp_event(&w->ot, &sh->stop);
         uint64_t t1 = now_ns();
@@ -705,8 +740,8 @@ int runner_run(const struct runner_config *cfg, struct run_stats *st)
 {
     int n = cfg->threads;
     /* on the heap: abandoned workers (see run_stats) still use it after we return */
-    struct shared *sh = xcalloc(1, sizeof(*sh));
-    struct worker *ws = xcalloc((size_t)n, sizeof(*ws));
+    struct shared *sh = xcalloc_aligned(1, sizeof(*sh), CACHE_LINE_PAIR);
+    struct worker *ws = xcalloc_aligned((size_t)n, sizeof(*ws), CACHE_LINE_PAIR);
     struct sigaction sa = { 0 }, old_sa;
     int rc = 0, started = 0, outcome = 0, forced = 0;
 
