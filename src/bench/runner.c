@@ -9,6 +9,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,6 +63,10 @@ struct shared {
     int first_thread, same_errs;
     volatile int stop;
     int running;          /* workers still in their loop (atomic) */
+    /* The reporter thread sleeps on it until its next due time (report, --time, forced
+     * shutdown); posted by the last worker to leave its loop and by the SIGINT handler, so
+     * it wakes for nothing else (report_loop). */
+    sem_t wake;
     int fatal;            /* a worker hit a fatal error (atomic) */
     int queue_full;       /* --rate's queue overflowed (reporter thread) */
     bool inline_worker;   /* the one worker runs on runner_run's thread, no reporter thread */
@@ -71,6 +76,8 @@ struct shared {
 
 static volatile sig_atomic_t got_sigint;
 static volatile int *sigint_stop; /* inline worker: the handler stops it (no reporter to) */
+static sem_t *sigint_wake;        /* reporter thread: the handler wakes it (sem_post is
+                                   * async-signal-safe) */
 
 static void on_sigint(int sig)
 {
@@ -78,6 +85,8 @@ static void on_sigint(int sig)
     got_sigint = 1;
     if (sigint_stop)
         *sigint_stop = 1;
+    if (sigint_wake)
+        sem_post(sigint_wake);
 }
 
 /* Intermediate reports: at each multiple of the interval (counted from the end of the
@@ -415,8 +424,10 @@ out:
     __atomic_store_n(&w->end_ns, now_ns(), __ATOMIC_RELAXED);
     if (rp)
         reporter_finish(rp, w->end_ns);
-    /* release: the reporter that sees running drop also sees end_ns and the last counts */
-    __atomic_fetch_sub(&sh->running, 1, __ATOMIC_RELEASE);
+    /* release: the reporter that sees running drop also sees end_ns and the last counts; the
+     * last worker out wakes it */
+    if (__atomic_fetch_sub(&sh->running, 1, __ATOMIC_RELEASE) == 1 && !sh->inline_worker)
+        sem_post(&sh->wake);
     if (rp)
         reporter_release(rp);
     return NULL;
@@ -444,14 +455,19 @@ static void snapshot(struct worker *ws, int n, struct db_counters *c, uint64_t *
     }
 }
 
-static void sleep_until(uint64_t t_ns)
+/* Sleep until t_ns (now_ns() clock; UINT64_MAX: no time limit) or a post of sh->wake. */
+static void sleep_until(struct shared *sh, uint64_t t_ns)
 {
-    uint64_t now = now_ns();
-    if (t_ns <= now)
+    if (t_ns == UINT64_MAX) {
+        while (sem_wait(&sh->wake) < 0 && errno == EINTR)
+            ;
         return;
-    uint64_t d = t_ns - now;
-    struct timespec ts = { (time_t)(d / 1000000000ull), (long)(d % 1000000000ull) };
-    nanosleep(&ts, NULL);
+    }
+    if (t_ns <= now_ns())
+        return;
+    struct timespec ts = { (time_t)(t_ns / 1000000000ull), (long)(t_ns % 1000000000ull) };
+    /* CLOCK_MONOTONIC, as now_ns(); EINTR (a signal) and ETIMEDOUT both end the wait */
+    sem_clockwait(&sh->wake, CLOCK_MONOTONIC, &ts);
 }
 
 static void reporter_init(struct reporter *r, struct shared *sh, struct worker *ws, int n)
@@ -567,10 +583,12 @@ static uint64_t in_events(struct worker *ws, int n)
     return k;
 }
 
-/* Reporter thread: wake every 20 ms to notice SIGINT, the deadline, an overflowed --rate
- * queue and finished workers; emit an intermediate report at each multiple of the interval.
- * Returns 1 when --forced-shutdown ended the run (workers still running), else 0 once every
- * worker has left its loop. */
+/* Reporter thread: sleep until the next report, --time or the forced shutdown, whichever
+ * comes first, or until SIGINT or the last worker out wakes it (sh->wake); emit an
+ * intermediate report at each multiple of the interval. It never wakes per event nor on a
+ * fixed tick (a tick preempted a worker 50 times a second when the workers fill the CPUs),
+ * except under --rate, whose queue it watches every 20 ms. Returns 1 when --forced-shutdown
+ * ended the run (workers still running), else 0 once every worker has left its loop. */
 static int report_loop(struct shared *sh, struct worker *ws, int n)
 {
     const struct runner_config *cfg = sh->cfg;
@@ -582,11 +600,15 @@ static int report_loop(struct shared *sh, struct worker *ws, int n)
 
     reporter_init(&r, sh, ws, n);
     while (__atomic_load_n(&sh->running, __ATOMIC_ACQUIRE) > 0) {
-        uint64_t wake = now_ns() + 20000000ull;
-        if (r.next < wake)
-            wake = r.next;
-        sleep_until(wake);
-        uint64_t now = now_ns();
+        uint64_t now = now_ns(), wake = r.next;
+        if (sh->deadline_ns && now < sh->deadline_ns && sh->deadline_ns < wake)
+            wake = sh->deadline_ns;
+        if (force_at && force_at < wake)
+            wake = force_at;
+        if (sh->arr && now + 20000000ull < wake)
+            wake = now + 20000000ull;
+        sleep_until(sh, wake);
+        now = now_ns();
         /* workers check the deadline after each finished event; this ends an event that keeps
          * being retried (an ignorable error that repeats) at --time as well */
         if (got_sigint || (sh->deadline_ns && now >= sh->deadline_ns))
@@ -750,6 +772,7 @@ int runner_run(const struct runner_config *cfg, struct run_stats *st)
     hint_allowed = 0;
     pthread_mutex_init(&sh->mu, NULL);
     pthread_cond_init(&sh->cv, NULL);
+    sem_init(&sh->wake, 0, 0);
     sh->running = n;
     /* One worker on an in-process engine runs on this thread, and the process stays
      * single-threaded: glibc then takes an uncontended mutex with a plain store instead of a
@@ -763,6 +786,7 @@ int runner_run(const struct runner_config *cfg, struct run_stats *st)
     sh->inline_worker = n == 1 && cfg->drv->in_process && !(cfg->rate > 0);
     got_sigint = 0;
     sigint_stop = sh->inline_worker ? &sh->stop : NULL;
+    sigint_wake = sh->inline_worker ? NULL : &sh->wake;
     sa.sa_handler = on_sigint;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, &old_sa);
@@ -821,6 +845,7 @@ int runner_run(const struct runner_config *cfg, struct run_stats *st)
     if (cfg->agree_start)
         sigaction(SIGTERM, &old_term, NULL);
     sigint_stop = NULL;
+    sigint_wake = NULL;
     if (sh->fatal) {  /* the run's failure, once */
         pthread_mutex_lock(&sh->mu);
         const char *what = sh->first_what;
@@ -874,6 +899,7 @@ int runner_run(const struct runner_config *cfg, struct run_stats *st)
     free(ws);
     pthread_mutex_destroy(&sh->mu);
     pthread_cond_destroy(&sh->cv);
+    sem_destroy(&sh->wake);
     free(sh);
     return rc;
 }
