@@ -38,9 +38,9 @@ struct worker {
     size_t nlat, caplat;
 };
 
-/* What the workers share. During the run they only read it (stop, arr, the clock's marks),
- * except issued under --events, on a line of its own that a worker writes once per claimed
- * batch of events (claim_events). */
+/* What the workers share. Per event they only read it (stop, arr, the clock's marks), except
+ * issued under --events, on a line of its own that a worker writes once per claimed batch of
+ * events (claim_events); the rest is written at the start, on a failure and at the end. */
 struct shared {
     const struct runner_config *cfg;
     pthread_mutex_t mu;
