@@ -17,12 +17,14 @@
  *
  * Usage: bare_loop [--workload=oltp_point_select|oltp_read_only] [--time=S] [--events=N]
  *                  [--threads=N] [--table-size=N] [--range-size=N] [--sqlite-db=PATH] [--seed=N]
- *                  [--sqlite-library=PATH | PATH] [--dlmopen] [--extra-thread[=MS]]
+ *                  [--sqlite-library=PATH | PATH] [--dlmopen] [--extra-thread[=MS]] [--spin=N]
  * The library defaults to libsqlite3.so.0 and the database to sbtest.db, as in pgolab.
  * The last two only serve to attribute a gap between pgolab and this loop: --dlmopen loads the
  * library into a new link-map namespace as pgolab's driver does; --extra-thread starts a second
  * thread (blocked forever, or waking every MS ms like pgolab's reporter) so that the process is
- * multi-threaded, as pgolab's is while it runs.
+ * multi-threaded, as pgolab's is while it runs. --spin=N adds N steps of a dependent
+ * multiply chain (about 3 instructions each) after every event, outside any transaction,
+ * standing in for a harness's per-event work: what that work costs by itself.
  * Output: "transactions: N (X per sec.)" and "queries: N (X per sec.)", the lines pgolab's
  * text report uses, so the same parser reads both. */
 #ifndef _GNU_SOURCE
@@ -69,6 +71,7 @@ struct loop {
 static int read_only;
 static uint32_t table_size = 10000, range_size = 100;
 static unsigned long long max_events;
+static unsigned spin;
 static const char *path = "sbtest.db";
 
 static void on_alarm(int sig)
@@ -169,6 +172,15 @@ static void loop_close(struct loop *l)
     api.close_v2(l->db);
 }
 
+/* --spin: n steps of a multiply chain the compiler cannot drop. */
+static inline void spin_work(unsigned n)
+{
+    uint64_t x = n;
+    for (unsigned i = 0; i < n; i++)
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+    __asm__ volatile("" : : "r"(x));
+}
+
 /* The measured loop: events until the stop flag (or --events). */
 static void *loop_main(void *arg)
 {
@@ -192,6 +204,8 @@ static void *loop_main(void *arg)
             api.bind_int64(l->point, 1, pick_id(l, table_size));
             run(l, l->point);
         }
+        if (spin)
+            spin_work(spin);
         if (++events == max_events)
             break;
     }
@@ -245,6 +259,8 @@ int main(int argc, char **argv)
             time_s = atof(v);
         else if (flag_val(a, "--events", &v))
             max_events = strtoull(v, NULL, 10);
+        else if (flag_val(a, "--spin", &v))
+            spin = (unsigned)strtoul(v, NULL, 10);
         else if (flag_val(a, "--threads", &v))
             nthreads = atoi(v);
         else if (flag_val(a, "--table-size", &v))
