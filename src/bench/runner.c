@@ -496,6 +496,20 @@ static uint64_t grown(uint64_t cur, uint64_t *prev)
     return d;
 }
 
+/* Workers in their loop at time t: still in it, or left it at t or later. A reporter woken a
+ * little after its slot (the thread was asleep, and workers stop at --time on the same stamp)
+ * still counts the workers that were running at the slot, not when it got a CPU. */
+static int running_at(const struct reporter *r, uint64_t t)
+{
+    int k = 0;
+    for (int i = 0; i < r->n; i++) {
+        uint64_t e = __atomic_load_n(&r->ws[i].end_ns, __ATOMIC_RELAXED);
+        k += e == 0 || e >= t;
+    }
+    assert(k <= r->n);
+    return k;
+}
+
 /* The lines for every slot due by t (t >= r->next): the interval since the previous report,
  * ending at t. Stamps are consecutive multiples of the interval. A reporter held up past more
  * than one slot (an inline worker in a long event, a starved reporter thread) reports each
@@ -517,7 +531,8 @@ static void reporter_emit_span(struct reporter *r, uint64_t t, bool final)
     bool overflow = false;
     double lat = histogram_percentile_ex(&r->diff_h, cfg->percentile, &overflow);
     struct interval_stats iv = {
-        .threads = __atomic_load_n(&sh->running, __ATOMIC_RELAXED),
+        /* the partial last line comes after every worker left: how many still run then */
+        .threads = final ? __atomic_load_n(&sh->running, __ATOMIC_RELAXED) : running_at(r, r->next),
         .tps = (double)grown(events, &r->prev_events) / span,
         .reads_per_s = (double)grown(cur.reads, &r->prev.reads) / span,
         .writes_per_s = (double)grown(cur.writes, &r->prev.writes) / span,
