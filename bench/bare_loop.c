@@ -1,5 +1,5 @@
-/* bare_loop: the baseline of bench/sqlite-overhead. A minimal single-threaded C loop with no
- * pgolab code that runs the statements of pgolab's oltp_point_select and oltp_read_only
+/* bare_loop: the baseline of bench/sqlite-overhead. A minimal C loop (one thread, or N threads
+ * with --threads=N) with no pgolab code that runs the statements of pgolab's oltp_point_select and oltp_read_only
  * workloads straight against a libsqlite3 loaded with dlopen(), so that pgolab's harness cost
  * (driver layer, counters, runner, RNG, latency histogram, reporter thread) can be measured as
  * the ratio pgolab tps / bare tps on the same library and the same database file.
@@ -10,15 +10,21 @@
  * with SQLITE_OPEN_NOMUTEX, busy timeout 10000 ms, journal_mode=wal, synchronous=normal.
  * Ids are uniform in 1..table_size from a xorshift64 generator; the run stops on a SIGALRM
  * (no clock reads inside the loop).
+ * --threads=N: N threads, each with its own connection (opened as above), its own prepared
+ * statements, generator and event count, on a cache line of its own; the only shared state is
+ * the stop flag (read per event, written once by the SIGALRM handler). With N = 1 the loop runs
+ * on the main thread, as before. --events=N is per thread.
  *
  * Usage: bare_loop [--workload=oltp_point_select|oltp_read_only] [--time=S] [--events=N]
- *                  [--table-size=N] [--range-size=N] [--sqlite-db=PATH] [--seed=N]
- *                  [--sqlite-library=PATH | PATH] [--dlmopen] [--extra-thread[=MS]]
+ *                  [--threads=N] [--table-size=N] [--range-size=N] [--sqlite-db=PATH] [--seed=N]
+ *                  [--sqlite-library=PATH | PATH] [--dlmopen] [--extra-thread[=MS]] [--spin=N]
  * The library defaults to libsqlite3.so.0 and the database to sbtest.db, as in pgolab.
  * The last two only serve to attribute a gap between pgolab and this loop: --dlmopen loads the
  * library into a new link-map namespace as pgolab's driver does; --extra-thread starts a second
  * thread (blocked forever, or waking every MS ms like pgolab's reporter) so that the process is
- * multi-threaded, as pgolab's is while it runs.
+ * multi-threaded, as pgolab's is while it runs. --spin=N adds N steps of a dependent
+ * multiply chain (about 3 instructions each) after every event, outside any transaction,
+ * standing in for a harness's per-event work: what that work costs by itself.
  * Output: "transactions: N (X per sec.)" and "queries: N (X per sec.)", the lines pgolab's
  * text report uses, so the same parser reads both. */
 #ifndef _GNU_SOURCE
@@ -49,8 +55,24 @@ static struct {
     const char *(*libversion)(void);
 } api;
 
-static sqlite3 *db;
 static volatile sig_atomic_t stop;
+
+/* One loop's state: connection, statements, generator, count; aligned so that no two threads
+ * share a cache line. */
+struct loop {
+    sqlite3 *db;
+    sqlite3_stmt *begin, *commit, *point, *ranges[4];
+    uint64_t rng;
+    unsigned long long events;
+    pthread_t tid;
+} __attribute__((aligned(128)));
+
+/* the settings every loop reads */
+static int read_only;
+static uint32_t table_size = 10000, range_size = 100;
+static unsigned long long max_events;
+static unsigned spin;
+static const char *path = "sbtest.db";
 
 static void on_alarm(int sig)
 {
@@ -58,7 +80,7 @@ static void on_alarm(int sig)
     stop = 1;
 }
 
-static void die(const char *what)
+static void die(sqlite3 *db, const char *what)
 {
     fprintf(stderr, "bare_loop: %s: %s\n", what, db ? api.errmsg(db) : "(no connection)");
     exit(1);
@@ -94,34 +116,101 @@ static void load(const char *lib, int use_dlmopen)
 #undef SYM
 }
 
-static sqlite3_stmt *prepare(const char *sql)
+static sqlite3_stmt *prepare(sqlite3 *db, const char *sql)
 {
     sqlite3_stmt *st = NULL;
     if (api.prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-        die(sql);
+        die(db, sql);
     return st;
 }
 
 /* Step through all rows (columns are not read, as in pgolab's run loop), then reset. */
-static inline void run(sqlite3_stmt *st)
+static inline void run(struct loop *l, sqlite3_stmt *st)
 {
     int rc;
     while ((rc = api.step(st)) == SQLITE_ROW)
         ;
     if (rc != SQLITE_DONE)
-        die("sqlite3_step");
+        die(l->db, "sqlite3_step");
     api.reset(st);
 }
 
-static uint64_t rng;
-
 /* xorshift64 (Marsaglia 2003); uniform 1..n by a 32x32->64 multiply of the high word. */
-static inline uint32_t pick_id(uint32_t n)
+static inline uint32_t pick_id(struct loop *l, uint32_t n)
 {
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return (uint32_t)(((rng >> 32) * (uint64_t)n) >> 32) + 1;
+    l->rng ^= l->rng << 13;
+    l->rng ^= l->rng >> 7;
+    l->rng ^= l->rng << 17;
+    return (uint32_t)(((l->rng >> 32) * (uint64_t)n) >> 32) + 1;
+}
+
+/* Open l's connection and prepare its statements. */
+static void loop_open(struct loop *l)
+{
+    if (api.open_v2(path, &l->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK)
+        die(l->db, path);
+    api.busy_timeout(l->db, 10000);
+    if (api.exec(l->db, "PRAGMA journal_mode=wal", NULL, NULL, NULL) != SQLITE_OK ||
+        api.exec(l->db, "PRAGMA synchronous=normal", NULL, NULL, NULL) != SQLITE_OK)
+        die(l->db, "PRAGMA");
+    l->begin = prepare(l->db, "BEGIN");
+    l->commit = prepare(l->db, "COMMIT");
+    l->point = prepare(l->db, "SELECT c FROM sbtest1 WHERE id=?");
+    l->ranges[0] = prepare(l->db, "SELECT c FROM sbtest1 WHERE id BETWEEN ? AND ?");
+    l->ranges[1] = prepare(l->db, "SELECT SUM(k) FROM sbtest1 WHERE id BETWEEN ? AND ?");
+    l->ranges[2] = prepare(l->db, "SELECT c FROM sbtest1 WHERE id BETWEEN ? AND ? ORDER BY c");
+    l->ranges[3] = prepare(l->db, "SELECT DISTINCT c FROM sbtest1 WHERE id BETWEEN ? AND ? ORDER BY c");
+}
+
+static void loop_close(struct loop *l)
+{
+    api.finalize(l->begin);
+    api.finalize(l->commit);
+    api.finalize(l->point);
+    for (int k = 0; k < 4; k++)
+        api.finalize(l->ranges[k]);
+    api.close_v2(l->db);
+}
+
+/* --spin: n steps of a multiply chain the compiler cannot drop. */
+static inline void spin_work(unsigned n)
+{
+    uint64_t x = n;
+    for (unsigned i = 0; i < n; i++)
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+    __asm__ volatile("" : : "r"(x));
+}
+
+/* The measured loop: events until the stop flag (or --events). */
+static void *loop_main(void *arg)
+{
+    struct loop *l = arg;
+    unsigned long long events = 0;
+    while (!stop) {
+        if (read_only) {
+            run(l, l->begin);
+            for (int i = 0; i < 10; i++) {
+                api.bind_int64(l->point, 1, pick_id(l, table_size));
+                run(l, l->point);
+            }
+            for (int k = 0; k < 4; k++) {
+                uint32_t id = pick_id(l, table_size);
+                api.bind_int64(l->ranges[k], 1, id);
+                api.bind_int64(l->ranges[k], 2, (sqlite3_int64)id + range_size - 1);
+                run(l, l->ranges[k]);
+            }
+            run(l, l->commit);
+        } else {
+            api.bind_int64(l->point, 1, pick_id(l, table_size));
+            run(l, l->point);
+        }
+        if (spin)
+            spin_work(spin);
+        if (++events == max_events)
+            break;
+    }
+    l->events = events;
+    return NULL;
 }
 
 /* --extra-thread: sleep forever (tick_ms == 0) or wake every tick_ms ms. */
@@ -156,11 +245,10 @@ static int flag_val(const char *arg, const char *name, const char **val)
 
 int main(int argc, char **argv)
 {
-    const char *lib = "libsqlite3.so.0", *path = "sbtest.db", *workload = "oltp_point_select", *v;
+    const char *lib = "libsqlite3.so.0", *workload = "oltp_point_select", *v;
     double time_s = 10;
-    unsigned long long max_events = 0, seed = 0;
-    uint32_t table_size = 10000, range_size = 100;
-    int use_dlmopen = 0;
+    unsigned long long seed = 0;
+    int use_dlmopen = 0, nthreads = 1;
     long extra_ms = -1;
 
     for (int i = 1; i < argc; i++) {
@@ -171,6 +259,10 @@ int main(int argc, char **argv)
             time_s = atof(v);
         else if (flag_val(a, "--events", &v))
             max_events = strtoull(v, NULL, 10);
+        else if (flag_val(a, "--spin", &v))
+            spin = (unsigned)strtoul(v, NULL, 10);
+        else if (flag_val(a, "--threads", &v))
+            nthreads = atoi(v);
         else if (flag_val(a, "--table-size", &v))
             table_size = (uint32_t)strtoul(v, NULL, 10);
         else if (flag_val(a, "--range-size", &v))
@@ -195,14 +287,16 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    int read_only = !strcmp(workload, "oltp_read_only");
+    read_only = !strcmp(workload, "oltp_read_only");
     if (!read_only && strcmp(workload, "oltp_point_select")) {
         fprintf(stderr, "bare_loop: --workload=%s: expected oltp_point_select or oltp_read_only\n",
                 workload);
         return 2;
     }
-    if (!table_size || !range_size || (time_s <= 0 && !max_events)) {
-        fprintf(stderr, "bare_loop: --table-size, --range-size and one of --time/--events must be > 0\n");
+    if (!table_size || !range_size || (time_s <= 0 && !max_events) || nthreads < 1 ||
+        nthreads > 1024) {
+        fprintf(stderr, "bare_loop: --table-size, --range-size and one of --time/--events must be "
+                        "> 0, --threads in 1..1024\n");
         return 2;
     }
 
@@ -214,37 +308,44 @@ int main(int argc, char **argv)
         }
     }
     load(lib, use_dlmopen);
-    if (api.open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK)
-        die(path);
-    api.busy_timeout(db, 10000);
-    if (api.exec(db, "PRAGMA journal_mode=wal", NULL, NULL, NULL) != SQLITE_OK ||
-        api.exec(db, "PRAGMA synchronous=normal", NULL, NULL, NULL) != SQLITE_OK)
-        die("PRAGMA");
-
-    sqlite3_stmt *begin = prepare("BEGIN"), *commit = prepare("COMMIT");
-    sqlite3_stmt *point = prepare("SELECT c FROM sbtest1 WHERE id=?");
-    sqlite3_stmt *ranges[4] = {
-        prepare("SELECT c FROM sbtest1 WHERE id BETWEEN ? AND ?"),
-        prepare("SELECT SUM(k) FROM sbtest1 WHERE id BETWEEN ? AND ?"),
-        prepare("SELECT c FROM sbtest1 WHERE id BETWEEN ? AND ? ORDER BY c"),
-        prepare("SELECT DISTINCT c FROM sbtest1 WHERE id BETWEEN ? AND ? ORDER BY c"),
-    };
+    struct loop *loops = aligned_alloc(128, (size_t)nthreads * sizeof(*loops));
+    if (!loops) {
+        fprintf(stderr, "bare_loop: out of memory\n");
+        return 1;
+    }
+    memset(loops, 0, (size_t)nthreads * sizeof(*loops));
 
     if (!seed) {
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
         seed = (unsigned long long)ts.tv_sec * 1000000007ull ^ (unsigned long long)ts.tv_nsec;
     }
-    rng = seed ? seed : 0x2545F4914F6CDD1Dull;
+    for (int t = 0; t < nthreads; t++) {
+        loop_open(&loops[t]);
+        uint64_t r = seed + 0x9E3779B97F4A7C15ull * (uint64_t)t;
+        loops[t].rng = r ? r : 0x2545F4914F6CDD1Dull;
+    }
 
+    /* SIGALRM to the main thread only: the workers block it before they start */
     struct sigaction sa;
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = on_alarm;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGALRM, &sa, NULL);
+    sigset_t alarm_set, old_set;
+    sigemptyset(&alarm_set);
+    sigaddset(&alarm_set, SIGALRM);
 
-    unsigned long long events = 0;
     double t0 = now_s();
+    if (nthreads > 1) {
+        pthread_sigmask(SIG_BLOCK, &alarm_set, &old_set);
+        for (int t = 0; t < nthreads; t++)
+            if (pthread_create(&loops[t].tid, NULL, loop_main, &loops[t]) != 0) {
+                fprintf(stderr, "bare_loop: cannot create thread #%d\n", t);
+                return 1;
+            }
+        pthread_sigmask(SIG_SETMASK, &old_set, NULL);
+    }
     if (time_s > 0) {
         struct itimerval it;
         memset(&it, 0, sizeof(it));
@@ -252,42 +353,28 @@ int main(int argc, char **argv)
         it.it_value.tv_usec = (suseconds_t)((time_s - (double)(time_t)time_s) * 1e6);
         setitimer(ITIMER_REAL, &it, NULL);
     }
-    while (!stop) {
-        if (read_only) {
-            run(begin);
-            for (int i = 0; i < 10; i++) {
-                api.bind_int64(point, 1, pick_id(table_size));
-                run(point);
-            }
-            for (int k = 0; k < 4; k++) {
-                uint32_t id = pick_id(table_size);
-                api.bind_int64(ranges[k], 1, id);
-                api.bind_int64(ranges[k], 2, (sqlite3_int64)id + range_size - 1);
-                run(ranges[k]);
-            }
-            run(commit);
-        } else {
-            api.bind_int64(point, 1, pick_id(table_size));
-            run(point);
-        }
-        if (++events == max_events)
-            break;
+    unsigned long long events = 0;
+    if (nthreads == 1) {
+        loop_main(&loops[0]);
+    } else {
+        for (int t = 0; t < nthreads; t++)
+            pthread_join(loops[t].tid, NULL);
     }
     double dt = now_s() - t0;
+    for (int t = 0; t < nthreads; t++)
+        events += loops[t].events;
 
     unsigned long long queries = events * (read_only ? 16 : 1);
-    printf("bare_loop %s, SQLite %s, %s\n", workload, api.libversion(), lib);
+    printf("bare_loop %s, %d thread%s, SQLite %s, %s\n", workload, nthreads,
+           nthreads > 1 ? "s" : "", api.libversion(), lib);
     printf("    transactions:                        %llu (%.2f per sec.)\n", events,
            (double)events / dt);
     printf("    queries:                             %llu (%.2f per sec.)\n", queries,
            (double)queries / dt);
     printf("    total time:                          %.4fs\n", dt);
 
-    api.finalize(begin);
-    api.finalize(commit);
-    api.finalize(point);
-    for (int k = 0; k < 4; k++)
-        api.finalize(ranges[k]);
-    api.close_v2(db);
+    for (int t = 0; t < nthreads; t++)
+        loop_close(&loops[t]);
+    free(loops);
     return 0;
 }

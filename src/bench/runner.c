@@ -9,14 +9,20 @@
 #include <assert.h>
 #include <errno.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+/* One worker's state. The worker writes it per event (counters, histogram, in_event) while
+ * the others run, so every worker has cache lines of its own (the array is allocated aligned,
+ * and the alignment pads the size): no line holds two workers' fields, and the others' loads
+ * never wait for this one's stores. The reporter reads it only at interval boundaries and at
+ * the end (snapshot). */
 struct worker {
-    pthread_t tid;
+    _Alignas(CACHE_LINE_PAIR) pthread_t tid;
     int id;
     struct shared *sh;
     struct db_conn conn;
@@ -32,6 +38,9 @@ struct worker {
     size_t nlat, caplat;
 };
 
+/* What the workers share. Per event they only read it (stop, arr, the clock's marks), except
+ * issued under --events, on a line of its own that a worker writes once per claimed batch of
+ * events (claim_events); the rest is written at the start, on a failure and at the end. */
 struct shared {
     const struct runner_config *cfg;
     pthread_mutex_t mu;
@@ -54,14 +63,21 @@ struct shared {
     int first_thread, same_errs;
     volatile int stop;
     int running;          /* workers still in their loop (atomic) */
-    uint64_t issued;      /* events handed out under --events (atomic) */
+    /* The reporter thread sleeps on it until its next due time (report, --time, forced
+     * shutdown); posted by the last worker to leave its loop and by the SIGINT handler, so
+     * it wakes for nothing else (report_loop). */
+    sem_t wake;
     int fatal;            /* a worker hit a fatal error (atomic) */
     int queue_full;       /* --rate's queue overflowed (reporter thread) */
     bool inline_worker;   /* the one worker runs on runner_run's thread, no reporter thread */
+    /* events handed out under --events (atomic), in batches (claim_events) */
+    _Alignas(CACHE_LINE_PAIR) uint64_t issued;
 };
 
 static volatile sig_atomic_t got_sigint;
 static volatile int *sigint_stop; /* inline worker: the handler stops it (no reporter to) */
+static sem_t *sigint_wake;        /* reporter thread: the handler wakes it (sem_post is
+                                   * async-signal-safe) */
 
 static void on_sigint(int sig)
 {
@@ -69,6 +85,8 @@ static void on_sigint(int sig)
     got_sigint = 1;
     if (sigint_stop)
         *sigint_stop = 1;
+    if (sigint_wake)
+        sem_post(sigint_wake);
 }
 
 /* Intermediate reports: at each multiple of the interval (counted from the end of the
@@ -244,6 +262,29 @@ static int throttle_extra_events(struct worker *w, double *owed)
     return 0;
 }
 
+/* --events: how many events a worker claims at once, so that the shared count (sh->issued)
+ * is written once per batch, not per event: 1/1024 of a worker's share, at least 1 and at
+ * most 32. A run of few events still hands them out one by one; the total stays exact, and
+ * the last batches leave the workers' counts at most 32 events further apart than one by one
+ * would. */
+static uint64_t events_batch(const struct runner_config *cfg)
+{
+    uint64_t b = cfg->events / (uint64_t)cfg->threads / 1024;
+    return b < 1 ? 1 : b > 32 ? 32 : b;
+}
+
+/* Claim up to batch of the --events still unclaimed. Returns how many this worker may run
+ * (0: none left). */
+static uint64_t claim_events(struct shared *sh, uint64_t batch)
+{
+    uint64_t limit = sh->cfg->events, first;
+    assert(limit > 0 && batch > 0);
+    first = __atomic_fetch_add(&sh->issued, batch, __ATOMIC_RELAXED);
+    if (first >= limit)
+        return 0;
+    return limit - first < batch ? limit - first : batch;
+}
+
 /* The worker's first event that starts after --warmup-time: what ran before is forgotten
  * (its own counters, histogram and times zeroed, single writer), then the reporter and the
  * final snapshot count it (release: they see the zeroes first). */
@@ -320,6 +361,7 @@ static void *worker_main(void *arg)
     bool measuring = false;
     uint64_t t0 = now_ns();
     double owed = 0, extra_per_event = cfg->throttle > 0 ? 1.0 / cfg->throttle - 1.0 : 0;
+    uint64_t granted = 0, batch = events_batch(cfg);  /* --events: claimed, not yet run */
     while (!__atomic_load_n(&sh->stop, __ATOMIC_RELAXED)) {
         if (sh->arr && arrivals_pop(sh->arr, &t0, &sh->stop) < 0)
             break;
@@ -330,9 +372,11 @@ static void *worker_main(void *arg)
             else
                 __atomic_store_n(&w->measuring, 1, __ATOMIC_RELEASE);
         }
-        if (measuring && cfg->events &&
-            __atomic_fetch_add(&sh->issued, 1, __ATOMIC_RELAXED) >= cfg->events)
-            break;
+        if (measuring && cfg->events) {
+            if (!granted && !(granted = claim_events(sh, batch)))
+                break;
+            granted--;
+        }
         __atomic_store_n(&w->in_event, 1, __ATOMIC_RELAXED);
         enum db_status st = oltp_event(&w->ot, &sh->stop);
         uint64_t t1 = now_ns();
@@ -380,8 +424,10 @@ out:
     __atomic_store_n(&w->end_ns, now_ns(), __ATOMIC_RELAXED);
     if (rp)
         reporter_finish(rp, w->end_ns);
-    /* release: the reporter that sees running drop also sees end_ns and the last counts */
-    __atomic_fetch_sub(&sh->running, 1, __ATOMIC_RELEASE);
+    /* release: the reporter that sees running drop also sees end_ns and the last counts; the
+     * last worker out wakes it */
+    if (__atomic_fetch_sub(&sh->running, 1, __ATOMIC_RELEASE) == 1 && !sh->inline_worker)
+        sem_post(&sh->wake);
     if (rp)
         reporter_release(rp);
     return NULL;
@@ -409,14 +455,19 @@ static void snapshot(struct worker *ws, int n, struct db_counters *c, uint64_t *
     }
 }
 
-static void sleep_until(uint64_t t_ns)
+/* Sleep until t_ns (now_ns() clock; UINT64_MAX: no time limit) or a post of sh->wake. */
+static void sleep_until(struct shared *sh, uint64_t t_ns)
 {
-    uint64_t now = now_ns();
-    if (t_ns <= now)
+    if (t_ns == UINT64_MAX) {
+        while (sem_wait(&sh->wake) < 0 && errno == EINTR)
+            ;
         return;
-    uint64_t d = t_ns - now;
-    struct timespec ts = { (time_t)(d / 1000000000ull), (long)(d % 1000000000ull) };
-    nanosleep(&ts, NULL);
+    }
+    if (t_ns <= now_ns())
+        return;
+    struct timespec ts = { (time_t)(t_ns / 1000000000ull), (long)(t_ns % 1000000000ull) };
+    /* CLOCK_MONOTONIC, as now_ns(); EINTR (a signal) and ETIMEDOUT both end the wait */
+    sem_clockwait(&sh->wake, CLOCK_MONOTONIC, &ts);
 }
 
 static void reporter_init(struct reporter *r, struct shared *sh, struct worker *ws, int n)
@@ -445,6 +496,20 @@ static uint64_t grown(uint64_t cur, uint64_t *prev)
     return d;
 }
 
+/* Workers in their loop at time t: still in it, or left it at t or later. A reporter woken a
+ * little after its slot (the thread was asleep, and workers stop at --time on the same stamp)
+ * still counts the workers that were running at the slot, not when it got a CPU. */
+static int running_at(const struct reporter *r, uint64_t t)
+{
+    int k = 0;
+    for (int i = 0; i < r->n; i++) {
+        uint64_t e = __atomic_load_n(&r->ws[i].end_ns, __ATOMIC_RELAXED);
+        k += e == 0 || e >= t;
+    }
+    assert(k <= r->n);
+    return k;
+}
+
 /* The lines for every slot due by t (t >= r->next): the interval since the previous report,
  * ending at t. Stamps are consecutive multiples of the interval. A reporter held up past more
  * than one slot (an inline worker in a long event, a starved reporter thread) reports each
@@ -466,7 +531,8 @@ static void reporter_emit_span(struct reporter *r, uint64_t t, bool final)
     bool overflow = false;
     double lat = histogram_percentile_ex(&r->diff_h, cfg->percentile, &overflow);
     struct interval_stats iv = {
-        .threads = __atomic_load_n(&sh->running, __ATOMIC_RELAXED),
+        /* the partial last line comes after every worker left: how many still run then */
+        .threads = final ? __atomic_load_n(&sh->running, __ATOMIC_RELAXED) : running_at(r, r->next),
         .tps = (double)grown(events, &r->prev_events) / span,
         .reads_per_s = (double)grown(cur.reads, &r->prev.reads) / span,
         .writes_per_s = (double)grown(cur.writes, &r->prev.writes) / span,
@@ -532,10 +598,12 @@ static uint64_t in_events(struct worker *ws, int n)
     return k;
 }
 
-/* Reporter thread: wake every 20 ms to notice SIGINT, the deadline, an overflowed --rate
- * queue and finished workers; emit an intermediate report at each multiple of the interval.
- * Returns 1 when --forced-shutdown ended the run (workers still running), else 0 once every
- * worker has left its loop. */
+/* Reporter thread: sleep until the next report, --time or the forced shutdown, whichever
+ * comes first, or until SIGINT or the last worker out wakes it (sh->wake); emit an
+ * intermediate report at each multiple of the interval. It never wakes per event nor on a
+ * fixed tick (a tick preempted a worker 50 times a second when the workers fill the CPUs),
+ * except under --rate, whose queue it watches every 20 ms. Returns 1 when --forced-shutdown
+ * ended the run (workers still running), else 0 once every worker has left its loop. */
 static int report_loop(struct shared *sh, struct worker *ws, int n)
 {
     const struct runner_config *cfg = sh->cfg;
@@ -547,11 +615,15 @@ static int report_loop(struct shared *sh, struct worker *ws, int n)
 
     reporter_init(&r, sh, ws, n);
     while (__atomic_load_n(&sh->running, __ATOMIC_ACQUIRE) > 0) {
-        uint64_t wake = now_ns() + 20000000ull;
-        if (r.next < wake)
-            wake = r.next;
-        sleep_until(wake);
-        uint64_t now = now_ns();
+        uint64_t now = now_ns(), wake = r.next;
+        if (sh->deadline_ns && now < sh->deadline_ns && sh->deadline_ns < wake)
+            wake = sh->deadline_ns;
+        if (force_at && force_at < wake)
+            wake = force_at;
+        if (sh->arr && now + 20000000ull < wake)
+            wake = now + 20000000ull;
+        sleep_until(sh, wake);
+        now = now_ns();
         /* workers check the deadline after each finished event; this ends an event that keeps
          * being retried (an ignorable error that repeats) at --time as well */
         if (got_sigint || (sh->deadline_ns && now >= sh->deadline_ns))
@@ -705,8 +777,8 @@ int runner_run(const struct runner_config *cfg, struct run_stats *st)
 {
     int n = cfg->threads;
     /* on the heap: abandoned workers (see run_stats) still use it after we return */
-    struct shared *sh = xcalloc(1, sizeof(*sh));
-    struct worker *ws = xcalloc((size_t)n, sizeof(*ws));
+    struct shared *sh = xcalloc_aligned(1, sizeof(*sh), CACHE_LINE_PAIR);
+    struct worker *ws = xcalloc_aligned((size_t)n, sizeof(*ws), CACHE_LINE_PAIR);
     struct sigaction sa = { 0 }, old_sa;
     int rc = 0, started = 0, outcome = 0, forced = 0;
 
@@ -715,6 +787,7 @@ int runner_run(const struct runner_config *cfg, struct run_stats *st)
     hint_allowed = 0;
     pthread_mutex_init(&sh->mu, NULL);
     pthread_cond_init(&sh->cv, NULL);
+    sem_init(&sh->wake, 0, 0);
     sh->running = n;
     /* One worker on an in-process engine runs on this thread, and the process stays
      * single-threaded: glibc then takes an uncontended mutex with a plain store instead of a
@@ -728,6 +801,7 @@ int runner_run(const struct runner_config *cfg, struct run_stats *st)
     sh->inline_worker = n == 1 && cfg->drv->in_process && !(cfg->rate > 0);
     got_sigint = 0;
     sigint_stop = sh->inline_worker ? &sh->stop : NULL;
+    sigint_wake = sh->inline_worker ? NULL : &sh->wake;
     sa.sa_handler = on_sigint;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, &old_sa);
@@ -786,6 +860,7 @@ int runner_run(const struct runner_config *cfg, struct run_stats *st)
     if (cfg->agree_start)
         sigaction(SIGTERM, &old_term, NULL);
     sigint_stop = NULL;
+    sigint_wake = NULL;
     if (sh->fatal) {  /* the run's failure, once */
         pthread_mutex_lock(&sh->mu);
         const char *what = sh->first_what;
@@ -839,6 +914,7 @@ int runner_run(const struct runner_config *cfg, struct run_stats *st)
     free(ws);
     pthread_mutex_destroy(&sh->mu);
     pthread_cond_destroy(&sh->cv);
+    sem_destroy(&sh->wake);
     free(sh);
     return rc;
 }

@@ -117,10 +117,9 @@ void db_checksum_row_end(struct db_conn *c)
 static long fault_every = -1;  /* -1 = not read yet, 0 = off */
 static __thread unsigned long fault_calls;
 
-static bool inject_fault(struct db_conn *c)
+/* inject_fault past its fast check: the knob read, or on */
+static __attribute__((noinline)) bool inject_fault_slow(struct db_conn *c, long every)
 {
-    /* every worker thread reads it (atomically: make check-tsan); the first ones set it */
-    long every = __atomic_load_n(&fault_every, __ATOMIC_RELAXED);
     if (every < 0) {
         const char *e = getenv("PGOLAB_FAULT_RETRY_EVERY");
         long v = e ? strtol(e, NULL, 10) : 0;
@@ -134,6 +133,15 @@ static bool inject_fault(struct db_conn *c)
     c->err.code = -1;
     snprintf(c->err.msg, sizeof(c->err.msg), "injected retryable fault (PGOLAB_FAULT_RETRY_EVERY)");
     return true;
+}
+
+/* PGOLAB_FAULT_RETRY_EVERY's fault: true (c->err filled) on every Nth armed call of this
+ * thread. Inline and one load when the knob is off: it runs on every statement. */
+static inline bool inject_fault(struct db_conn *c)
+{
+    /* every worker thread reads it (atomically: make check-tsan); the first ones set it */
+    long every = __atomic_load_n(&fault_every, __ATOMIC_RELAXED);
+    return every != 0 && inject_fault_slow(c, every);
 }
 
 /* PGOLAB_FAULT_AT (see driver.h): the walk's knob. at = 0 off; kind as enum db_status. */
@@ -180,8 +188,8 @@ static void walk_read(void)
     pthread_mutex_unlock(&lock);
 }
 
-/* The walk's fault: true (c->err filled) when this call is the process's Nth wrapper call. */
-static bool walk_fault(struct db_conn *c)
+/* walk_fault past its fast check: the knob read, or on */
+static __attribute__((noinline)) bool walk_fault_slow(struct db_conn *c)
 {
     if (!__atomic_load_n(&walk.read, __ATOMIC_ACQUIRE))
         walk_read();
@@ -197,6 +205,15 @@ static bool walk_fault(struct db_conn *c)
              walk.kind == DB_RETRY ? "retryable" : walk.kind == DB_RECONNECT ? "lost connection" : "fatal",
              n);
     return true;
+}
+
+/* The walk's fault: true (c->err filled) when this call is the process's Nth wrapper call.
+ * Inline and two loads when the knob is off: it runs on every statement. */
+static inline bool walk_fault(struct db_conn *c)
+{
+    if (__atomic_load_n(&walk.read, __ATOMIC_ACQUIRE) && !walk.at && !walk.count_only)
+        return false;
+    return walk_fault_slow(c);
 }
 
 static void count(struct db_conn *c, enum db_status st, enum db_qclass cls)

@@ -2,7 +2,8 @@
  * Values are nanoseconds. Relative error of any reported percentile <= 1% over 1 us .. 100 s
  * (sysbench 1.0.20's 1024-bucket log grid has ~1.8%); values above 100 s (the top,
  * HISTOGRAM_TOP_NS) are counted in an overflow bucket and a percentile that falls there is
- * flagged, never shown as a bucket value. The struct owns its bucket array. */
+ * flagged, never shown as a bucket value. The struct owns its bucket array, which starts and
+ * ends on cache lines of its own (a worker writes it per event while others run). */
 #ifndef PGOLAB_HISTOGRAM_H
 #define PGOLAB_HISTOGRAM_H
 

@@ -1,6 +1,7 @@
 /* util: allocation wrappers, error reporting and clocks (see util.h). */
 #include "util/util.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -28,6 +29,20 @@ void *xcalloc(size_t count, size_t size)
     void *p = calloc(count ? count : 1, size ? size : 1);
     if (!p)
         oom();
+    return p;
+}
+
+void *xcalloc_aligned(size_t count, size_t size, size_t align)
+{
+    assert(align >= sizeof(void *) && (align & (align - 1)) == 0);
+    size_t n = (count ? count : 1) * (size ? size : 1);
+    if (size && n / size != (count ? count : 1))
+        oom();
+    n = (n + align - 1) & ~(align - 1);
+    void *p = aligned_alloc(align, n);
+    if (!p)
+        oom();
+    memset(p, 0, n);
     return p;
 }
 

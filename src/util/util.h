@@ -13,6 +13,13 @@
 void *xmalloc(size_t n);
 void *xcalloc(size_t count, size_t size);
 void *xrealloc(void *p, size_t n);
+/* Per-thread state that threads write while others run: a line of its own. 128 bytes, two
+ * 64-byte cache lines, because x86 cores prefetch the adjacent line of the pair too. */
+#define CACHE_LINE_PAIR 128
+/* count x size bytes, zeroed, starting on a multiple of align (a power of two, at least
+ * sizeof(void *)) and rounded up to a multiple of it, so that nothing else shares its first
+ * or last line. */
+void *xcalloc_aligned(size_t count, size_t size, size_t align);
 char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
 /* printf into a new heap string. */
