@@ -191,8 +191,8 @@ static void print_winner(const struct pgo_request *rq, const struct pgo_outcome 
                        ci >= 0 && off >= 0 ? change_json(&co->vs_official[ci]) : json_null());
     }
     print_build(b);
-    json_object_set_new(jw, "compiler", b->pipeline->cc.version ? json_string(b->pipeline->cc.version)
-                                                               : json_null());
+    const char *cc = b->pipeline->cc.version;
+    json_object_set_new(jw, "compiler", cc ? json_string(cc) : json_null());
     json_object_set_new(jw, "flags", json_string(b->flags ? b->flags : ""));
     json_object_set_new(jw, "prefix", b->prefix ? json_string(b->prefix) : json_null());
     json_object_set_new(js, "screen_experiment", json_integer(so->experiment_id));
