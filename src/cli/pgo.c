@@ -68,6 +68,8 @@ static const struct opt_def pgo_options[] = {
     { "rebuild", OPT_BOOL, "off", "ignore cached amalgamation, builds and profile data" },
     { "results", OPT_STRING, STORE_DEFAULT_PATH, "results database: the measurement and every run are recorded here as they finish" },
     { "resume", OPT_STRING, NULL, "continue the measurement of experiment ID with the measurement and training settings it recorded (--bench, --threads, --rounds or --target-ci, --time, --tables, --table-size, --measure, --train, --train-time, --train-threads, --gate; one given again must agree): `pgolab pgo TARGET --resume=ID --results=FILE` plus the build options it had (--cc, --cflags, --source, --variants, --workdir: builds are reused from the cache); finished runs are not redone; server targets: --resume alone continues the newest unfinished pgo experiment" },
+    { "search", OPT_BOOL, "off", "server targets: find the fastest of --variants (default with --search: baseline,pgo,lto,pgo+lto): after the builds and the gate, screen every candidate (each variant but baseline and official) by estimated cycles per transaction (the server under callgrind, --bench, 1 thread, --events (default here 300), 1 round: a pgo experiment of its own), confirm the best --search-keep against baseline and official by time with --time, --rounds or --target-ci and --threads (a second one), and end with the winner: its variant spec, compiler, flags, the tps gain over baseline and official with 95% CIs and the install prefix (also as \"search\" in --output). When no kept variant is significantly faster by time it names the best by the simulation and what would resolve it. An interrupted search keeps every finished run; the same command again rebuilds nothing and searches again" },
+    { "search-keep", OPT_INT, "2", "--search: how many of the screen's best candidates the confirmation by time measures" },
     { "fail-if-slower", OPT_DOUBLE, NULL, "exit 3 when pgo is significantly slower than baseline (tps) by more than PCT percent" },
     { "profile", OPT_BOOL, "off", "CPU profile of every run (perf_event_open; with --measure=instructions: callgrind's instructions per function), kept in RESULTS.profiles/ID; the report adds the top-30 functions of each variant against the baseline side by side, with their spread across rounds" },
     { "profile-frequency", OPT_INT, "999", "--profile: samples per second per CPU" },
@@ -242,7 +244,8 @@ static int settings_load(const struct opts *o, struct pgo_settings *s, bool serv
 static int sqlite_refuses(const struct opts *o)
 {
     static const char *const server_only[] = { "cxx", "jobs", "gate", "official",
-                                               "variant-server-option" };
+                                               "variant-server-option", "search",
+                                               "search-keep" };
     for (size_t i = 0; i < ARRAY_SIZE(server_only); i++)
         if (opt_is_set(o, server_only[i]))
             return error("--%s is for server targets (recipes); pgolab pgo sqlite (a library "
@@ -461,6 +464,51 @@ static void request_fill(struct pgo_request *rq, const struct pgo_settings *s, c
     rq->profile_freq = s->profile_freq;
 }
 
+/* The screen's transactions per run without --events. */
+#define SEARCH_EVENTS 300
+
+/* --search and --search-keep against the other options: --search measures by itself (by
+ * instructions, then by time), and starts a new search (no --resume). 0 or -1 (one line). */
+static int check_search(const struct opts *o, const struct pgo_settings *s, bool search)
+{
+    if (!search)
+        return opt_is_set(o, "search-keep")
+                   ? error("--search-keep=%s: the number of candidates --search confirms; add "
+                           "--search", opt_str(o, "search-keep")) : 0;
+    int64_t keep = opt_int(o, "search-keep");
+    if (keep < 1 || keep > 100)
+        return error("--search-keep=%s: expected 1 to 100 candidates", opt_str(o, "search-keep"));
+    if (!s->measure || s->measure_kind != MEASURE_TIME)
+        return error("--search with --measure=%s: a search measures by itself (a screen by "
+                     "instructions, then a confirmation by time); leave --measure out",
+                     opt_str(o, "measure"));
+    if (opt_is_set(o, "resume"))
+        return error("--search with --resume: a search is not resumed; the same command again "
+                     "rebuilds nothing (the builds are cached) and searches again");
+    if (opt_is_set(o, "events") && (s->events < 5 || s->events > 1000000000))
+        return error("--events=%s: the screen's transactions per run, expected 5 or more",
+                     opt_str(o, "events"));
+    return 0;
+}
+
+/* --search's candidates in --variants' canonical names (each but baseline and official; a pgo
+ * kind once per trainer): at least 2. 0 or -1 (one line). */
+static int check_candidates(char **names, int n, int ntrain)
+{
+    int cand = 0;
+    for (int i = 0; i < n; i++) {
+        const char *colon = strrchr(names[i], ':');
+        const char *kind = colon ? colon + 1 : names[i];
+        if (strcmp(kind, "baseline") || colon)
+            cand += !strcmp(kind, "official") ? 0 : strstr(kind, "pgo") ? ntrain : 1;
+    }
+    if (cand < 2)
+        return error("--search: --variants has %d candidate%s besides baseline and official; a "
+                     "search needs at least 2 (e.g. --variants=baseline,pgo,pgo+lto,"
+                     "clang:pgo+lto,official)", cand, cand == 1 ? "" : "s");
+    return 0;
+}
+
 static int pgo_server(const struct opts *o, const struct recipe *r, const char *target,
                       const char *recipe)
 {
@@ -473,7 +521,13 @@ static int pgo_server(const struct opts *o, const struct recipe *r, const char *
     /* the SQLite checks apply, except --train's (trainers are mixes here) and --resume's */
     if (settings_load(o, &s, true) < 0 || check_trainers(s.train, s.ntrain) < 0)
         goto out;
-    variants = opt_list(o, "variants", &nvariants);
+    bool search = opt_bool(o, "search");
+    if (check_search(o, &s, search) < 0)
+        goto out;
+    /* --search without --variants: a sensible set of --cc's builds */
+    variants = search && !opt_is_set(o, "variants")
+                   ? split_list("baseline,pgo,lto,pgo+lto", &nvariants)
+                   : opt_list(o, "variants", &nvariants);
     if (check_variants(variants, nvariants, s.cc, s.cflags, &pv) < 0)
         goto out;
     /* BOLT and official take no build settings: they are --cc's group's kinds */
@@ -490,7 +544,8 @@ static int pgo_server(const struct opts *o, const struct recipe *r, const char *
               opt_str(o, "official"));
         goto out;
     }
-    if (check_bolt_profile(o, bolt) < 0)
+    if (check_bolt_profile(o, bolt) < 0 ||
+        (search && check_candidates(pv.names, pv.nnames, s.ntrain) < 0))
         goto out;
     const char *gate = opt_str(o, "gate");
     if (strcmp(gate, "checksum") && strcmp(gate, "suite")) {
@@ -520,6 +575,9 @@ static int pgo_server(const struct opts *o, const struct recipe *r, const char *
     rq.ngroups = pv.ngroups;
     rq.gate = !strcmp(gate, "suite") ? PGO_GATE_SUITE : PGO_GATE_CHECKSUM;
     rq.resume_id = !resume ? 0 : !strcmp(resume, "on") ? -1 : s.resume_id;
+    rq.search = search;
+    rq.search_keep = (int)opt_int(o, "search-keep");
+    rq.search_events = opt_is_set(o, "events") ? s.events : SEARCH_EVENTS;
     rc = pgo_pipeline_run(&rq);
     free(workdir);
 out:

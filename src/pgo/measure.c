@@ -8,9 +8,14 @@
  * library's variants (library.c: baseline, pgo, the BOLT variants) are library variants
  * loaded by the bench child, proven to be the variant's own file, and may be measured by
  * instructions (--measure=instructions). Progress as compare's: a status line on a terminal,
- * off one the paced lines of experiment/pace.h, for a server target too. */
+ * off one the paced lines of experiment/pace.h, for a server target too. --search (search.c)
+ * measures a subset of the builds (p->measure_only) and reads each measurement's changes back
+ * from p->outcome, which this file fills before it releases the result. */
 #include "pgo/stages.h"
 #include "experiment/experiment.h"
+#include "model/cells.h"
+#include "model/precision.h"
+#include "report/common.h"
 #include "report/steps.h"
 #include "report/tables.h"
 #include "report/trainers.h"
@@ -20,6 +25,7 @@
 
 #include <assert.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +55,10 @@ static char *extra_settings(const struct pgo_pipeline *p)
             json_object_set_new(profiles, key, profile_health_json(&t->health));
             free(key);
         }
+    if (o && p->measure_only) /* --search's two experiments (search.c) */
+        json_object_set_new(json_object_get(o, "pgo"), "search",
+                            json_string(rq->measure_kind == MEASURE_INSTRUCTIONS ? "screen"
+                                                                                 : "confirm"));
     if (o)
         json_object_set_new(json_object_get(o, "pgo"), "profiles", profiles);
     else
@@ -87,6 +97,72 @@ static int check_loaded(const struct variant *v, int nv)
         free(got);
     }
     return rc;
+}
+
+void pgo_outcome_release(struct pgo_outcome *o)
+{
+    free(o->build);
+    free(o->vs_base);
+    free(o->vs_official);
+    memset(o, 0, sizeof(*o));
+}
+
+/* The change of variant v over variant base (0: the baseline) in metric m, every cell pooled,
+ * into *out (NAN without data). */
+static void change_of(const struct experiment_config *cfg, const struct experiment_result *res,
+                      enum experiment_metric m, int base, int v, const int *ws, const int *ts,
+                      int nc, struct pgo_change *out)
+{
+    struct experiment_change ch;
+    /* the verdict's seed of the Average row, offset by the base as report/steps.c does */
+    uint64_t seed = report_all_cells_seed(cfg, v, m) + (uint64_t)base;
+    out->pct = out->lo = out->hi = NAN;
+    out->stats = out->significant = false;
+    if (base == v || experiment_change_cfg_over(cfg, res, m, base, v, ws, ts, nc, seed, &ch) < 0 ||
+        !ch.ncells)
+        return;
+    out->pct = experiment_change_pct(&ch, &out->lo, &out->hi);
+    out->stats = ch.stats;
+    out->significant = ch.significant;
+}
+
+/* p->outcome from the measurement of m[0..nv) (cfg's variants): each variant's change in the key
+ * metric against the baseline and against official. */
+static void fill_outcome(struct pgo_pipeline *p, const struct experiment_config *cfg,
+                         const struct experiment_result *res, const struct pgo_build **m, int nv,
+                         bool complete)
+{
+    struct pgo_outcome *o = p->outcome;
+    assert(nv == cfg->nvariants && nv >= 2);
+    pgo_outcome_release(o);
+    o->experiment_id = cfg->experiment_id;
+    o->instructions = cfg->measure == MEASURE_INSTRUCTIONS;
+    o->complete = complete;
+    o->nv = nv;
+    o->build = xcalloc((size_t)nv, sizeof(*o->build));
+    o->vs_base = xcalloc((size_t)nv, sizeof(*o->vs_base));
+    o->vs_official = xcalloc((size_t)nv, sizeof(*o->vs_official));
+    enum experiment_metric key = !o->instructions ? METRIC_TPS
+                                 : experiment_has_metric(res, -1, METRIC_EST_CYCLES)
+                                     ? METRIC_EST_CYCLES : METRIC_INSTR;
+    int nc = cfg->nworkloads * cfg->nthreads, official = -1;
+    int *ws = xcalloc((size_t)nc, sizeof(int)), *ts = xcalloc((size_t)nc, sizeof(int));
+    for (int w = 0, k = 0; w < cfg->nworkloads; w++)
+        for (int t = 0; t < cfg->nthreads; t++, k++) {
+            ws[k] = w;
+            ts[k] = cfg->threads[t];
+        }
+    for (int v = 0; v < nv; v++)
+        if (m[v]->official)
+            official = v;
+    for (int v = 0; v < nv; v++) {
+        o->build[v] = m[v];
+        change_of(cfg, res, key, 0, v, ws, ts, nc, &o->vs_base[v]);
+        change_of(cfg, res, key, official < 0 ? v : official, v, ws, ts, nc,
+                  &o->vs_official[v]);
+    }
+    free(ws);
+    free(ts);
 }
 
 void pgo_measure_config(const struct pgo_pipeline *p, struct variant *v, int nv,
@@ -154,6 +230,23 @@ int pgo_measure(struct pgo_pipeline *p, struct store *store)
         rc = 1; /* checked before the builds (pipeline.c): only a changed variant list */
         goto out;
     }
+    if (p->measure_only && !p->library) { /* --search: only these builds, in their order */
+        assert(p->measure_only[0]);
+        int k = 0;
+        for (int i = 0; i < nv; i++) {
+            if (!p->measure_only[i]) {
+                experiment_variant_release(&v[i]);
+                continue;
+            }
+            v[k] = v[i];
+            m[k] = m[i];
+            trainer_of[k++] = trainer_of[i];
+        }
+        for (int i = k; i < nv; i++)
+            memset(&v[i], 0, sizeof(v[i]));
+        nv = k;
+        assert(nv >= 2);
+    }
     pgo_measure_config(p, v, nv, &cfg);
     int one_thread[1] = { rq->threads[0] };
     if (rq->measure_kind == MEASURE_INSTRUCTIONS) { /* a server runs under callgrind */
@@ -219,6 +312,8 @@ int pgo_measure(struct pgo_pipeline *p, struct store *store)
             strbuf_release(&sb);
         }
         experiment_report_verdict(stdout, &cfg, &res);  /* last: the bottom line */
+        if (p->outcome && !p->library)
+            fill_outcome(p, &cfg, &res, m, nv, run_rc == 0);
     }
     rc = run_rc == 0 ? 0 : res.signal ? 2 : 1;
     if (rq->output && experiment_write_json(rq->output, &cfg, &res) < 0 && !rc)

@@ -826,7 +826,7 @@ int pgo_pipeline_run(const struct pgo_request *rq)
     rc = 0;
     if (rq->measure) {
         printf("\n");
-        rc = pgo_measure(&p, store);
+        rc = rq->search ? pgo_search(&p, store) : pgo_measure(&p, store);
         if (rc == 1)
             CHECK_INTERRUPT(); /* stopped before the engine's own catch */
     }

@@ -76,6 +76,10 @@ struct pgo_request {
     int64_t profile_freq;         /* its samples per second */
     double target_ci, max_time_s; /* --target-ci, --max-time (rounds = --max-rounds) */
     int cs_rounds;
+    bool search;                  /* --search (server targets): screen every candidate by
+                                   * estimated cycles, confirm the best by time (pgo/search.c) */
+    int search_keep;              /* --search-keep: candidates the confirmation keeps (>= 1) */
+    int64_t search_events;        /* the screen's transactions per run (--events, else 300) */
 };
 
 /* One trainer and the profile it wrote. */

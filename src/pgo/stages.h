@@ -57,7 +57,32 @@ struct pgo_pipeline {
     long long gate_rows;
     bool suite_ran;
     volatile sig_atomic_t *interrupted;
+    /* --search (search.c) sets these around each of its measurements; NULL otherwise */
+    const bool *measure_only;     /* [k] for pgo_measured_builds()' k-th: whether pgo_measure
+                                   * measures it ([0], the baseline, always) */
+    struct pgo_outcome *outcome;  /* filled by pgo_measure from its result, when it has runs */
 };
+
+/* One measured variant's change in the measurement's key metric (estimated cycles per
+ * transaction by instructions, else tps), every workload and thread count pooled, 95% CI,
+ * + = better (experiment_change_pct()); NAN without data. */
+struct pgo_change {
+    double pct, lo, hi;
+    bool stats, significant;
+};
+
+/* What pgo_measure found (struct pgo_pipeline's outcome); pgo_outcome_release() frees it. */
+struct pgo_outcome {
+    int64_t experiment_id;
+    bool instructions;            /* the key metric is METRIC_EST_CYCLES, else METRIC_TPS */
+    bool complete;                /* every run of the experiment finished (no signal, no error) */
+    int nv;                       /* measured variants, [0] the baseline */
+    const struct pgo_build **build; /* [nv]: into the pipeline's builds */
+    struct pgo_change *vs_base;   /* [nv]: against the baseline ([0]: NAN) */
+    struct pgo_change *vs_official; /* [nv]: against official (NAN without official and for
+                                   * official itself) */
+};
+void pgo_outcome_release(struct pgo_outcome *o);
 
 /* Every build the gate checks and the experiment measures, in the measurement's order: this
  * pipeline's baseline, its other builds, every group's builds, official last (no instrumented
@@ -126,8 +151,15 @@ int pgo_run_suite(struct pgo_pipeline *p, const struct pgo_build *b, char **opti
 void pgo_measure_config(const struct pgo_pipeline *p, struct variant *v, int nv,
                         struct experiment_config *cfg);
 
-/* Measure every variant against the baseline (measure.c); returns the exit code. */
+/* Measure every variant against the baseline (measure.c), or those of p->measure_only; fills
+ * p->outcome when set; returns the exit code. */
 int pgo_measure(struct pgo_pipeline *p, struct store *store);
+
+/* --search (search.c): the screen of every candidate by estimated cycles per transaction (an
+ * instruction-mode pgo experiment), the confirmation of the best rq->search_keep against the
+ * baseline (and official) by time (a second one), then the winner's block; returns the exit
+ * code as pgo_measure. */
+int pgo_search(struct pgo_pipeline *p, struct store *store);
 
 /* ---- the library branch (library.c) ---- every stage 0 or -1 (one line said why), also -1
  * when *p->interrupted is set, so that the pipeline stops with its interruption message. */
