@@ -1,6 +1,7 @@
 /* callgrind: --measure=instructions: its setup, valgrind's command line, callgrind's output
  * files and the "callgrind" JSON of a run (see callgrind.h). Owns no state. */
 #include "experiment/callgrind.h"
+#include "toolchain/toolchain.h"
 #include "util/argvec.h"
 #include "util/strbuf.h"
 #include "util/subprocess.h"
@@ -10,7 +11,9 @@
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,6 +23,14 @@ int experiment_instructions_setup(struct experiment_config *cfg, int64_t events)
         return error("invalid --events=%lld (expected a transaction count, 5 or more)",
                      (long long)events);
     const char *vg = cfg->valgrind ? cfg->valgrind : "valgrind";
+    /* not there at all: one line that says what to install (subprocess_run would add its own
+     * "cannot run" line first) */
+    char *path = strchr(vg, '/') ? xstrdup(vg) : find_in_path(vg);
+    bool found = path && access(path, X_OK) == 0;
+    free(path);
+    if (!found)
+        return error("--measure=instructions needs valgrind, but %s was not found; install it "
+                     "(apt-get install valgrind)", vg);
     const char *argv[] = { vg, "--version", NULL };
     struct strbuf out = STRBUF_INIT;
     struct subprocess sp = { .argv = argv, .out = &out };

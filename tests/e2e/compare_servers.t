@@ -207,6 +207,13 @@ bad "external without a port" "variant B: 'mysql://localhost' is not mysql://HOS
 bad "unknown kind" "variant B: unknown kind 'oracle'" --variant "A=mysql:$MARIADBD" --variant "B=oracle:/x"
 bad "instructions on a running server" "--measure=instructions counts a server pgolab starts under valgrind; variant B is a running server at 127\.0\.0\.1:3306" \
     --variant "A=mysql:$MARIADBD" --variant "B=mysql://127.0.0.1:3306" --measure=instructions
+# valgrind not installed (not on PATH): one line naming the package, before anything runs
+env PATH=/nonexistent "$PGOLAB" compare --variant "A=mysql:$MARIADBD" --variant "B=mysql:$MARIADBD" \
+    --measure=instructions --results="$TMP/novg.db" >"$TMP/bad.out" 2>"$TMP/bad.err"
+is "$?" 1 "valgrind missing: exit 1"
+is "$(cat "$TMP/bad.err")" "FATAL: --measure=instructions needs valgrind, but valgrind was not found; install it (apt-get install valgrind)" \
+    "valgrind missing: one line naming the package"
+ok "valgrind missing: no experiment recorded" test ! -e "$TMP/novg.db"
 bad "a managed option" "server-option=datadir=/x" \
     --variant "A=mysql:$MARIADBD" --variant "B=mysql:$MARIADBD" --server-option=datadir=/x
 bad "mysql://localhost:PORT (libmariadb would use its socket)" \
