@@ -68,7 +68,10 @@ static char *fmt_aa(const struct stats_verdict *v, bool lower_is_better)
 {
     struct strbuf sb = STRBUF_INIT;
     stats_format_change(&sb, v, lower_is_better);
-    strbuf_addf(&sb, " (p=%.2f)", v->p_value);
+    /* the p only where its test decides the verdict, as in every report (report_p_decides()):
+     * where the CI holds 1 the CI alone says "~" */
+    if (isfinite(v->ci_lo) && isfinite(v->ci_hi) && (v->ci_lo > 1 || v->ci_hi < 1))
+        strbuf_addf(&sb, " (p=%.2f)", v->p_value);
     return strbuf_detach(&sb);
 }
 
