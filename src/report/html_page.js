@@ -74,7 +74,8 @@
 
   function axisTitle(text) { return { display: true, text: text }; }
 
-  /* tps vs threads per variant: the seed-000 tps cells (the medians the tables show);
+  /* tps vs threads per variant: the seed-000 tps cells, the baseline's median and each
+   * variant's change estimate applied to it (with fixed rounds the variant's median);
    * whiskers: the baseline's min-max over rounds, a variant's 95% CI of its change applied
    * to the baseline's median (the table's "change (95% CI)"). */
   function tpsCharts(parent, d, idx) {
@@ -90,7 +91,12 @@
           var c = cells.filter(function (x) {
             return x.workload === w && x.threads === t && x.variant === name;
           })[0];
-          data.push(c && num(c.value) ? c.value : null);
+          /* a variant's point: the change's own estimate on the baseline's median (under
+           * --target-ci the paired one, not the ratio of medians), so it sits inside its
+           * whiskers and says what the table and the verdict say */
+          var vb = c && c.vs_baseline;
+          data.push(vb && num(vb.ratio) && num(c.base_value) ? c.base_value * vb.ratio
+                    : c && num(c.value) ? c.value : null);
           var e = null;
           if (c && c.baseline && c.rounds && c.rounds.n > 1) e = [c.rounds.min, c.rounds.max];
           else if (c && c.vs_baseline && c.vs_baseline.ratio_ci && num(c.base_value))
@@ -113,7 +119,7 @@
       var pad = (hi - lo) * 0.1 || hi * 0.05 || 1;
       addChart(parent, 'tps-' + idx + '-' + wi, {
         type: 'line',
-        title: ['tps vs threads, ' + w, 'median of the rounds; whiskers: 95% CI / min-max'],
+        title: ['tps vs threads, ' + w, 'baseline: median of the rounds, min-max; a variant: its change (95% CI) on the baseline'],
         data: { labels: threads.map(String), datasets: datasets },
         options: { scales: { x: { title: axisTitle('threads') },
                              y: { title: axisTitle('tps'), suggestedMin: Math.max(0, lo - pad),
