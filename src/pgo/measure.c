@@ -116,7 +116,7 @@ static void change_of(const struct experiment_config *cfg, const struct experime
     struct experiment_change ch;
     /* the verdict's seed of the Average row, offset by the base as report/steps.c does */
     uint64_t seed = report_all_cells_seed(cfg, v, m) + (uint64_t)base;
-    out->pct = out->lo = out->hi = NAN;
+    out->pct = out->lo = out->hi = out->p_value = NAN;
     out->stats = out->significant = false;
     if (base == v || experiment_change_cfg_over(cfg, res, m, base, v, ws, ts, nc, seed, &ch) < 0 ||
         !ch.ncells)
@@ -124,6 +124,7 @@ static void change_of(const struct experiment_config *cfg, const struct experime
     out->pct = experiment_change_pct(&ch, &out->lo, &out->hi);
     out->stats = ch.stats;
     out->significant = ch.significant;
+    out->p_value = ch.p_value;
 }
 
 /* p->outcome from the measurement of m[0..nv) (cfg's variants): each variant's change in the key

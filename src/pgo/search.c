@@ -45,16 +45,24 @@ static int measure(struct pgo_pipeline *p, struct store *store, const struct pgo
     return rc;
 }
 
-/* "+1.2% (95% CI +0.3% .. +2.0%)", with ", ~ not significant" or the reason for no CI */
+/* "+1.2% (95% CI +0.3% .. +2.0%)", with ", ~ not significant" (and the test's p when the CI
+ * alone would look significant) or the reason for no CI */
 static void add_change(struct strbuf *sb, const struct pgo_change *c)
 {
     if (isnan(c->pct))
         strbuf_addf(sb, "- (no data)");
     else if (!c->stats)
         strbuf_addf(sb, "%+.1f%% (no statistics: too few rounds)", c->pct);
-    else
-        strbuf_addf(sb, "%+.1f%% (95%% CI %+.1f%% .. %+.1f%%%s)", c->pct, c->lo, c->hi,
-                    c->significant ? "" : ", ~ not significant");
+    else {
+        strbuf_addf(sb, "%+.1f%% (95%% CI %+.1f%% .. %+.1f%%", c->pct, c->lo, c->hi);
+        if (c->significant)
+            strbuf_addstr(sb, ")");
+        else if ((c->lo > 0 || c->hi < 0) && isfinite(c->p_value))
+            /* a CI clear of 0 that the test does not confirm (too few rounds): say so */
+            strbuf_addf(sb, ", ~ not significant: the test's p = %.2f)", c->p_value);
+        else
+            strbuf_addstr(sb, ", ~ not significant)");
+    }
 }
 
 /* The index of build b in o (-1: not measured there). */

@@ -68,6 +68,7 @@ struct pgo_pipeline {
  * + = better (experiment_change_pct()); NAN without data. */
 struct pgo_change {
     double pct, lo, hi;
+    double p_value;               /* the change's test (Mann-Whitney, or the sequence's) */
     bool stats, significant;
 };
 

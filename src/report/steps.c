@@ -52,6 +52,9 @@ static void step_block(struct strbuf *out, const struct experiment_config *cfg,
         else
             strbuf_addf(out, "%+.1f%% (95%% CI %+.1f%% .. %+.1f%%)%s", pct, lo, hi,
                         ch.significant ? "" : ", ~ not significant");
+        /* a CI clear of 0 that the test does not confirm (too few rounds): say which */
+        if (ch.stats && !ch.significant && (lo > 0 || hi < 0) && isfinite(ch.p_value))
+            strbuf_addf(out, ": the test's p = %.2f", ch.p_value);
         strbuf_addf(out, "\n");
     }
 }
