@@ -5,6 +5,9 @@
 #include "util/subprocess.h"
 #include "util/util.h"
 
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -42,6 +45,65 @@ static off_t nonempty_files(struct argvec *out, const char *dir, const char *suf
     return total;
 }
 
+int profraw_version(const char *path)
+{
+    unsigned char h[16];
+    FILE *f = fopen(path, "rb");
+    size_t n = f ? fread(h, 1, sizeof(h), f) : 0;
+    if (f)
+        fclose(f);
+    if (n < sizeof(h))
+        return -1;
+    uint64_t magic = 0, version = 0;
+    for (int i = 7; i >= 0; i--) { /* little-endian, as the x86-64 runtime writes them */
+        magic = magic << 8 | h[i];
+        version = version << 8 | h[8 + i];
+    }
+    if (magic != PROFRAW_MAGIC_64)
+        return -1;
+    return (int)(version & 0xffffffffu); /* the high bits are variant flags */
+}
+
+/* The "LLVM version X" of llvm-profdata at path (`path merge --version`), or NULL; caller
+ * frees. */
+static char *profdata_llvm_version(const char *path)
+{
+    struct strbuf out = STRBUF_INIT;
+    const char *argv[] = { path, "merge", "--version", NULL };
+    struct subprocess sp = { .argv = argv, .out = &out, .quiet_stderr = 1 };
+    strbuf_init(&out, 0);
+    char *v = NULL;
+    if (subprocess_run(&sp) == 0) {
+        const char *p = strstr(out.buf, "LLVM version ");
+        if (p)
+            v = xstrndup(p, strcspn(p, "\n"));
+    }
+    strbuf_release(&out);
+    return v;
+}
+
+/* After a failed merge whose log names the format version: one line naming the raw profile's
+ * format version and llvm-profdata's LLVM version (0), else -1 (no such file found). */
+static int version_mismatch(const struct cc_info *cc, const struct argvec *raw, const char *log)
+{
+    char *tail = file_tail(log, 20);
+    bool named = tail && strstr(tail, "format version");
+    free(tail);
+    if (!named)
+        return -1;
+    int i = 0, v = -1;
+    while (i < raw->n && (v = profraw_version(raw->v[i])) < 0)
+        i++;
+    if (v < 0)
+        return -1;
+    char *llvm = profdata_llvm_version(cc->profdata);
+    error("the raw profile %s has format version %d, which %s (%s) cannot read: the "
+          "instrumented build's compiler and llvm-profdata must be of the same LLVM release",
+          raw->v[i], v, cc->profdata, llvm ? llvm : "LLVM version unknown");
+    free(llvm);
+    return 0;
+}
+
 static int merge_clang(const struct cc_info *cc, const char *profile_dir, const char *profdata,
                        const struct argvec *raw)
 {
@@ -57,7 +119,7 @@ static int merge_clang(const struct cc_info *cc, const char *profile_dir, const 
     struct subprocess sp = { .argv = argvec_argv(&argv), .log_path = log };
     int st = subprocess_run(&sp);
     if (st != 0 || file_size(profdata) <= 0) {
-        if (st >= 0) {
+        if (st >= 0 && version_mismatch(cc, raw, log) < 0) {
             char *cmd = subprocess_argv_str(argvec_argv(&argv));
             char *tail = file_tail(log, 10);
             error("merging profile data failed (exit %d): %s\n--- last lines of %s ---\n%s", st,

@@ -143,6 +143,12 @@ struct profile_info {
 /* Empty (and create) the profile directory: GCC accumulates counts across runs. */
 int profile_wipe(const char *profile_dir);
 
+/* The magic of a 64-bit clang raw profile (the bytes 0xff "lprofr" 0x81), and the format version of the clang
+ * raw profile (.profraw) at path: the low 32 bits of its second word (each LLVM release's
+ * llvm-profdata reads one; LLVM 14 writes 8), or -1 when it is not such a file. */
+#define PROFRAW_MAGIC_64 0xff6c70726f667281ULL
+int profraw_version(const char *path);
+
 /* After training: check that profile data exists and is usable. gcc: non-empty .gcda files
  * in profile_dir; clang: non-empty .profraw files, merged by cc->profdata into profdata
  * (log: profile_dir/merge.log), which must be non-empty with a non-zero maximum count.

@@ -46,6 +46,14 @@ static int t_unmute(int value)
 
 #define T_QUIET(expr) (t_mute(), t_unmute(expr))
 
+static int count_newlines(const char *s)
+{
+    int n = 0;
+    for (; *s; s++)
+        n += *s == '\n';
+    return n;
+}
+
 static char *t_tmpdir(void)
 {
     char tmpl[] = "/tmp/pgolab-test-build-XXXXXX";
@@ -391,6 +399,76 @@ static void test_profile_collect_gcc(void **state)
     free(d);
 }
 
+/* A clang raw profile header: the magic, then the version word (flags in the high bits). */
+static void t_profraw(const char *dir, const char *rel, uint64_t version)
+{
+    unsigned char h[512] = { 0 }; /* a header llvm-profdata reads up to the version */
+    uint64_t words[2] = { PROFRAW_MAGIC_64, version };
+    for (int w = 0; w < 2; w++)
+        for (int i = 0; i < 8; i++)
+            h[8 * w + i] = (unsigned char)(words[w] >> (8 * i));
+    char *p = path_join(dir, rel);
+    FILE *f = fopen(p, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(h, 1, sizeof(h), f), sizeof(h));
+    fclose(f);
+    free(p);
+}
+
+/* profraw_version() reads the format version; a raw profile of another format than the
+ * llvm-profdata's is refused in one line naming both versions. */
+static void test_profraw_version(void **state)
+{
+    (void)state;
+    char *d = t_tmpdir();
+    t_profraw(d, "a.profraw", 8 | (1ULL << 56)); /* a variant flag: not the version */
+    t_profraw(d, "b.profraw", 99);
+    t_write(d, "c.profraw", "not a raw profile at all");
+    char *a = path_join(d, "a.profraw"), *b = path_join(d, "b.profraw"),
+         *c = path_join(d, "c.profraw"), *none = path_join(d, "none.profraw");
+    assert_int_equal(profraw_version(a), 8);
+    assert_int_equal(profraw_version(b), 99);
+    assert_int_equal(profraw_version(c), -1);
+    assert_int_equal(profraw_version(none), -1);
+    unlink(a);
+    unlink(c);
+
+    /* clang (scripts/install-deps.sh installs it and llvm): its llvm-profdata cannot merge
+     * format 99 */
+    struct cc_info cc;
+    assert_int_equal(cc_probe("clang", &cc), 0);
+    assert_non_null(cc.profdata);
+    char *profdata = path_join(d, "merged.profdata"), *err = path_join(d, "err.txt");
+    struct profile_info info;
+    fflush(stderr);
+    int saved = dup(2), fd = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    assert_true(saved >= 0 && fd >= 0);
+    dup2(fd, 2);
+    close(fd);
+    int rc = profile_collect(&cc, d, profdata, &info);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    assert_int_equal(rc, -1);
+    struct strbuf sb = STRBUF_INIT;
+    strbuf_read_file(&sb, err);
+    if (!strstr(sb.buf, "b.profraw has format version 99, which ") ||
+        !strstr(sb.buf, "LLVM version ") || !strstr(sb.buf, "same LLVM release"))
+        fail_msg("no version mismatch line in: %s", sb.buf);
+    assert_int_equal(count_newlines(sb.buf), 1); /* one line */
+    strbuf_release(&sb);
+    profile_info_release(&info);
+    cc_info_release(&cc);
+    free(a);
+    free(b);
+    free(c);
+    free(none);
+    free(profdata);
+    free(err);
+    remove_tree(d);
+    free(d);
+}
+
 static void test_profdata_max_count(void **state)
 {
     (void)state;
@@ -517,6 +595,7 @@ int main(void)
         cmocka_unit_test(test_pgo_log_problem),
         cmocka_unit_test(test_profile_collect_gcc),
         cmocka_unit_test(test_profdata_max_count),
+        cmocka_unit_test(test_profraw_version),
         cmocka_unit_test(test_parse_verify),
         cmocka_unit_test(test_gcc_pgo_round_trip),
     };
