@@ -48,10 +48,13 @@ int callgrind_server_wrapper(struct argvec *a, const struct experiment_config *c
          * collection on entry and back on exit, so only the one exported name, never a
          * pattern (a clone nested in it, secure_read.part.0, would flip it back) */
         argvec_push(a, "--toggle-collect=secure_read");
-        argvec_push(a, "--collect-atstart=yes");  /* a toggle alone would switch it off */
     } else {
         argvec_push(a, "--separate-threads=yes");  /* a file per thread: DIR/cg.PID-NN */
+        /* the same for a connection thread: vio_read (recv, and on EAGAIN the poll in
+         * vio_io_wait) is reading from the client's socket, exported by mariadbd */
+        argvec_push(a, "--toggle-collect=vio_read");
     }
+    argvec_push(a, "--collect-atstart=yes");  /* a toggle alone would switch it off */
     argvec_pushf(a, "--callgrind-out-file=%s/cg.%%p", dir);
     return 0;
 }

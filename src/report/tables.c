@@ -287,11 +287,11 @@ static void header_lines(struct rep *r, struct strbuf *title, struct strbuf *bod
                                 "backends, MariaDB's connection threads), the server's other "
                                 "processes and threads are recorded beside (the background "
                                 "table), never in these numbers; PostgreSQL runs with "
-                                "autovacuum=off, its backends' reading from the client "
-                                "(secure_read: how often it waits depends on timing) not "
-                                "counted, and a smart shutdown; MariaDB with "
+                                "autovacuum=off and a smart shutdown, MariaDB with "
                                 "innodb-stats-auto-recalc=0 (timer-driven work would make the "
-                                "counts vary); estimated "
+                                "counts vary); reading from the client (secure_read, vio_read: "
+                                "how often it waits depends on timing) is not counted; "
+                                "estimated "
                                 "cycles = Ir + 10 Bm + 10 L1m + 100 LLm (KCachegrind's "
                                 "formula): simulated counts, not time\n");
     } else {

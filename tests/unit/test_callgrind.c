@@ -150,7 +150,8 @@ static void test_server_read(void **state)
     joined = argvec_join(&w);
     assert_non_null(strstr(joined, "--separate-threads=yes"));
     assert_null(strstr(joined, "--zero-before"));
-    assert_null(strstr(joined, "--toggle-collect"));
+    assert_non_null(strstr(joined, "--toggle-collect=vio_read"));
+    assert_non_null(strstr(joined, "--collect-atstart=yes"));
     free(joined);
     argvec_clear(&w);
     /* PostgreSQL stops with a smart shutdown (each backend ends by itself), MariaDB its own */
