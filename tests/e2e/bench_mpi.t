@@ -29,7 +29,7 @@ mpi_cleanup() {
     rm -rf "$SD"
     _e2e_cleanup
 }
-trap mpi_cleanup EXIT
+on_exit mpi_cleanup
 
 # mpi NAME NP ARGS...: `mpirun -np NP pgolab bench ARGS`; stdout in $TMP/NAME.out, stderr in
 # $TMP/NAME.err, exit status in $RC. Every rank writes its latencies to $TMP/NAME.lat.RANK.

@@ -48,7 +48,7 @@ hosts_cleanup() {
     rm -rf "$SD"
     _e2e_cleanup
 }
-trap hosts_cleanup EXIT
+on_exit hosts_cleanup
 
 # "${INA[@]}" CMD...: run CMD in host A's namespace, with A's hostname
 INA=(ip netns exec "$NSA" unshare --uts sh -c 'hostname "$0" && exec "$@"' "$NSA")

@@ -28,7 +28,7 @@ faults_cleanup() {
     rm -rf "$SD"
     _e2e_cleanup
 }
-trap faults_cleanup EXIT
+on_exit faults_cleanup
 
 # start NAME [server options...]: a server in $SD/NAME; sets PORT_<NAME>
 start() {

@@ -81,6 +81,19 @@ wait "$wd" 2>/dev/null
 is "$RC" 2 "early SIGINT: exit status 2"
 ok "early SIGINT: final block printed" grep -qxF "Threads fairness:" "$TMP/early.out"
 
+note "---- a watchdog killed right after it started leaves the test's files alone"
+# The watchdogs above are killed as soon as the command they guard exits; a killed subshell
+# must not run this file's EXIT cleanup (lib.sh's on_exit). Without that guard bash 5.2 removed
+# $TMP within the first few of these kills.
+for _ in $(seq 1 50); do
+    ( sleep 15 ) &
+    kill $! 2>/dev/null
+    wait $! 2>/dev/null
+done
+ok "killed watchdogs: \$TMP is still there" test -f "$TMP/early.out"
+is "$(grep -l '^[^#]*trap .* EXIT' "$REPO_DIR"/tests/e2e/*.t | tr '\n' ' ')" "" \
+    "every e2e file sets its exit cleanup through on_exit"
+
 # fault RUN_NAME N ARGS...: run with PGOLAB_FAULT_RETRY_EVERY=N (capped at 10 s: a livelock fails).
 fault() {
     local name=$1 n=$2

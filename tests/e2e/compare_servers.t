@@ -18,7 +18,7 @@ DB=$TMP/r.db
 # The work directory on tmpfs, as by default; its parents must be searchable by the postgres
 # user that PostgreSQL runs as (the test's $TMP is mode 0700).
 WD=$(mktemp -u /dev/shm/pgolab-e2e-wd.XXXXXX)
-trap 'rm -rf "$WD"; _e2e_cleanup' EXIT
+on_exit 'rm -rf "$WD"; _e2e_cleanup'
 common=(--threads=1 --time=1 --table-size=500 --results="$DB")
 
 # mariadbd / postgres processes whose command line mentions our work directory

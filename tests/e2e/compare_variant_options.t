@@ -18,7 +18,7 @@ DB=$TMP/r.db
 # The work directory on tmpfs, as by default; its parents must be searchable by the postgres
 # user that PostgreSQL runs as (the test's $TMP is mode 0700).
 WD=$(mktemp -u /dev/shm/pgolab-e2e-vo.XXXXXX)
-trap 'rm -rf "$WD"; _e2e_cleanup' EXIT
+on_exit 'rm -rf "$WD"; _e2e_cleanup'
 common=(--bench=oltp_read_only --threads=1 --rounds=1 --time=1 --table-size=500 --results="$DB"
         --workdir="$WD")
 AB=(--variant "A=pgsql:$PG" --variant "B=pgsql:$PG")

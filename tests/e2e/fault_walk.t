@@ -195,7 +195,7 @@ walk_cleanup() {
     rm -rf "$SD"
     _e2e_cleanup
 }
-trap walk_cleanup EXIT
+on_exit walk_cleanup
 timeout 120 "$PGOLAB" server start --db-driver=pgsql --datadir="$SD/pg" >"$TMP/start.out" 2>&1 ||
     bail_out "pgolab server start failed: $(tail -3 "$TMP/start.out")"
 PORT=$(sed -n 's/^port: *127\.0\.0\.1:\([0-9]*\)$/\1/p' "$TMP/start.out")

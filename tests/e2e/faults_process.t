@@ -24,7 +24,7 @@ _faults_cleanup() {
     for m in "${mounts[@]}"; do umount "$m" 2>/dev/null; done
     rm -rf "$TMP"
 }
-trap _faults_cleanup EXIT
+on_exit _faults_cleanup
 # tmpfs DIR SIZE: a private tmpfs at DIR, unmounted at exit
 tmpfs() {
     mkdir -p "$1" && mount -t tmpfs -o "size=$2,mode=0700" tmpfs "$1" && mounts+=("$1") ||

@@ -4,7 +4,7 @@
 # crosses to a sibling on its floor (report/ and experiment/, both above model/, too), and when
 # a new folder has no floor.
 . "$(dirname "$0")/lib.sh"
-trap _e2e_cleanup EXIT
+on_exit _e2e_cleanup
 
 CHECK=$REPO_DIR/scripts/check-layers.sh
 out=$(sh "$CHECK" "$REPO_DIR/src" 2>&1)

@@ -43,7 +43,16 @@ TMP=$(mktemp -d "${TMPDIR:-/tmp}/pgolab-e2e.XXXXXX") || { echo "Bail out! mktemp
 _e2e_cleanup() {
     rm -rf "$TMP"
 }
-trap _e2e_cleanup EXIT
+# on_exit CMD: run CMD when this test file's own shell exits, never in a child. bash 5.2 runs an
+# inherited EXIT trap in a background subshell that is killed before it has reset its traps (a
+# watchdog `( sleep N && kill ... ) &` killed right after the command it guards exited): with a
+# plain `trap CMD EXIT` that child removed $TMP under the running test. Reproduced with a
+# core loaded: `( sleep 15 ) & kill $!` removed the parent's directory on the first try.
+_E2E_MAIN=$BASHPID
+on_exit() {
+    trap "[ \"\$BASHPID\" = $_E2E_MAIN ] || exit; $1" EXIT
+}
+on_exit _e2e_cleanup
 trap 'exit 130' INT TERM
 # The registry of running pgolab servers (`pgolab server status` without --datadir) is this
 # file's own: test files run side by side (tests/check.sh) and must not list or ping each

@@ -19,7 +19,7 @@ MARIADBD=/usr/sbin/mariadbd
 DB=$TMP/r.db
 # on tmpfs, searchable by the postgres user PostgreSQL runs as ($TMP is mode 0700)
 WD=$(mktemp -u /dev/shm/pgolab-e2e-wd.XXXXXX)
-trap 'rm -rf "$WD" "$WD.my"; _e2e_cleanup' EXIT
+on_exit 'rm -rf "$WD" "$WD.my"; _e2e_cleanup'
 
 # relative difference of two numbers, in percent
 rel() { calc "($1 - $2) / $2 * 100"; }

@@ -10,7 +10,7 @@
 # `make check-tsan` run this script that way on their instrumented binary (PGOLAB=...), where
 # the sanitizer is the checker (tests/sanitizers.sh).
 . "$(dirname "$0")/lib.sh"
-trap srv_cleanup EXIT
+on_exit srv_cleanup
 
 MEMCHECK=()
 if [ "${PGOLAB_MEMCHECK:-on}" != off ]; then

@@ -83,7 +83,7 @@ like "$(cat "$TMP/bad.out")" "System metrics: unavailable \\(cannot read $TMP/no
 
 # ---- managed PostgreSQL: the server's processes
 WD=$(mktemp -u /dev/shm/pgolab-e2e-wd.XXXXXX)
-trap 'rm -rf "$WD"; _e2e_cleanup' EXIT
+on_exit 'rm -rf "$WD"; _e2e_cleanup'
 timeout 300 "$PGOLAB" compare --variant "A=pgsql:$PGBIN/postgres" --variant "B=pgsql:$PGBIN/postgres" \
     --bench=oltp_point_select --threads=2 --rounds=1 --time=2 --table-size=500 --workdir="$WD" \
     --results="$TMP/pg.db" >"$TMP/pg.out" 2>"$TMP/pg.err"

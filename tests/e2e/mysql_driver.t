@@ -37,7 +37,7 @@ stop_server() {
     end_server "$MYPID" 200 "$MD"
     MYPID= MD=
 }
-trap 'stop_server; _e2e_cleanup' EXIT
+on_exit 'stop_server; _e2e_cleanup'
 
 private_server mysql MD
 user_opt=()

@@ -53,7 +53,7 @@ parity_cleanup() {
     rm -rf "$SD"
     _e2e_cleanup
 }
-trap parity_cleanup EXIT
+on_exit parity_cleanup
 
 start_server() {  # start_server DRIVER DIR [server options...]
     local drv=$1 dir=$2

@@ -24,7 +24,7 @@ _int_cleanup() {
     [ -z "$WDOG" ] || kill -- "-$WDOG" 2>/dev/null
     rm -rf "$TMP"
 }
-trap _int_cleanup EXIT
+on_exit _int_cleanup
 
 # start NAME ARGS...: the pipeline in the background, leading its own process group (as a
 # shell's foreground job does; no `timeout` in between: it would pass Ctrl-C on a second

@@ -24,7 +24,7 @@ PGVER=$("$PG" --version | sed -n 's/^postgres (PostgreSQL) \([0-9.]*\).*/\1/p')
 # the private test directory, removed at the end.
 WD=$(mktemp -d /var/tmp/pgolab-pgo-off.XXXXXX)
 chmod 755 "$WD"
-trap 'rm -rf "$WD"; _e2e_cleanup' EXIT
+on_exit 'rm -rf "$WD"; _e2e_cleanup'
 DB=$TMP/r.db
 
 # fake_tree DIR PKG VERSION: the files recipes/postgresql.json expects, empty, in DIR, and

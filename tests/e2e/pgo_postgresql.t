@@ -20,7 +20,7 @@
 # outside the private test directory, removed at the end.
 WD=$(mktemp -d /var/tmp/pgolab-pgo-pg.XXXXXX)
 chmod 755 "$WD"
-trap 'rm -rf "$WD"' EXIT
+on_exit 'rm -rf "$WD"'
 
 have llvm-bolt-16 || bail_out "llvm-bolt-16 not found (scripts/install-deps.sh installs bolt-16)"
 common=(--workdir="$WD" --results="$TMP/r.db" --cflags=-O1 --train=oltp_read_write --train-time=5

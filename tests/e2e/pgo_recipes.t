@@ -29,7 +29,7 @@ cleanup() {
     mountpoint -q "$TMP/small" 2>/dev/null && umount -l "$TMP/small"
     _e2e_cleanup
 }
-trap cleanup EXIT
+on_exit cleanup
 
 standin_setup # SRC (a copy: the test edits it), RECIPES; derive, pgo, info, count, option_of: lib.sh
 derive mysql standin-mysql

@@ -18,7 +18,7 @@ cleanup() {
     [ -n "${WD:-}" ] && rm -rf "$WD"
     _e2e_cleanup
 }
-trap cleanup EXIT
+on_exit cleanup
 
 [ "$(id -u)" = 0 ] || bail_out "needs root: the stand-in's processes switch to user nobody (CI runs as root)"
 id nobody >/dev/null 2>&1 || bail_out "no user nobody"

@@ -46,7 +46,7 @@ stop_server() {
     end_server "$PGPID" 100 "$PGD"
     PGPID= PGD=
 }
-trap 'stop_server; _e2e_cleanup' EXIT
+on_exit 'stop_server; _e2e_cleanup'
 
 private_server pgsql PGD
 chown postgres: "$PGD"

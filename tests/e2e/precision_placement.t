@@ -25,7 +25,7 @@ FIRST=$(printf '%s\n' "$ALLOWED" | sed 's/[-,].*//')
 # The PostgreSQL work directory on tmpfs, searchable by the postgres user ($TMP is 0700).
 WD=$(mktemp -u /dev/shm/pgolab-e2e-place.XXXXXX)
 BUSY=()
-trap 'for p in "${BUSY[@]}"; do kill "$p" 2>/dev/null; done; rm -rf "$WD"; _e2e_cleanup' EXIT
+on_exit 'for p in "${BUSY[@]}"; do kill "$p" 2>/dev/null; done; rm -rf "$WD"; _e2e_cleanup'
 sqlite_vars=(--variant "A=sqlite:$SYSLIB" --variant "B=sqlite:$TMP/libcopy.so")
 common=(--bench=oltp_point_select --threads=1 --table-size=1000)
 

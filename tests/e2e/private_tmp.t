@@ -14,7 +14,7 @@
 [ -x /usr/sbin/mariadbd ] || bail_out "/usr/sbin/mariadbd not installed (scripts/install-deps.sh installs mariadb-server)"
 [ -w /dev/shm ] || bail_out "/dev/shm is not writable (the default work directory goes there)"
 DATADIRS=()
-trap srv_cleanup EXIT
+on_exit srv_cleanup
 
 SYSLIB=$(ldconfig -p | awk '/libsqlite3\.so\.0 .*x86-64/ {print $NF; exit}')
 cp "$SYSLIB" "$TMP/libcopy.so"

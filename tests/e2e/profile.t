@@ -19,7 +19,7 @@ have valgrind || bail_out "valgrind is not installed (run scripts/install-deps.s
 [ "$(id -u)" = 0 ] || bail_out "needs root (it sets kernel.perf_event_paranoid and runs as nobody)"
 PARANOID=/proc/sys/kernel/perf_event_paranoid
 OLD_PARANOID=$(cat "$PARANOID")
-trap 'echo "$OLD_PARANOID" > "$PARANOID"; _e2e_cleanup' EXIT
+on_exit 'echo "$OLD_PARANOID" > "$PARANOID"; _e2e_cleanup'
 
 SYSLIB=/usr/lib/x86_64-linux-gnu/libsqlite3.so.0
 [ -f "$SYSLIB" ] || SYSLIB=$(ldconfig -p | awk '/libsqlite3\.so\.0 .*x86-64/ {print $NF; exit}')
@@ -154,7 +154,7 @@ PGBIN=/usr/lib/postgresql/15/bin
 [ -x "$PGBIN/postgres" ] || bail_out "$PGBIN/postgres missing (scripts/install-deps.sh installs postgresql)"
 # the work directory must be searchable by the postgres user (the test's $TMP is mode 0700)
 WD=$(mktemp -u /dev/shm/pgolab-e2e-prof.XXXXXX)
-trap 'rm -rf "$WD"; echo "$OLD_PARANOID" > "$PARANOID"; _e2e_cleanup' EXIT
+on_exit 'rm -rf "$WD"; echo "$OLD_PARANOID" > "$PARANOID"; _e2e_cleanup'
 timeout 300 "$PGOLAB" compare --variant "A=pgsql:$PGBIN/postgres" --variant "B=pgsql:$PGBIN/postgres" \
     --bench=oltp_point_select --threads=1 --rounds=2 --time=2 --table-size=1000 \
     --results="$TMP/pg.db" --workdir="$WD" --profile >"$TMP/pg.out" 2>"$TMP/pg.err"

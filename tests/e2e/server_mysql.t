@@ -18,7 +18,7 @@
 have mariadb || bail_out "the mariadb client is not installed (make deps installs mariadb-client)"
 
 SERVER_ARGS_RE='--datadir='  # what precedes a datadir on a server's (or bootstrap's) command line
-trap srv_cleanup EXIT
+on_exit srv_cleanup
 
 # running_in DIR: some mariadbd runs with --datadir=DIR
 running_in() { pgrep -f -- "mariadbd .*--datadir=$1( |$)" >/dev/null; }

@@ -17,7 +17,7 @@ PGBIN=/usr/lib/postgresql/15/bin
 have psql || bail_out "psql is not installed (make deps installs postgresql)"
 
 SERVER_ARGS_RE='postgres -D '  # what precedes a datadir on the server's command line
-trap srv_cleanup EXIT
+on_exit srv_cleanup
 
 # running_in DIR: some postgres runs with -D DIR
 running_in() { pgrep -f -- "postgres -D $1( |\$)" >/dev/null; }

@@ -39,7 +39,7 @@ cleanup_user() {
     rm -rf "$WD"
     _e2e_cleanup
 }
-trap cleanup_user EXIT
+on_exit cleanup_user
 
 # run NAME ARGS...: pgolab ARGS as the user; stdout $TMP/NAME.out, stderr $TMP/NAME.err, $RC
 run() {

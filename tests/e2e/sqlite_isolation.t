@@ -15,7 +15,7 @@ cd "$(dirname "$0")/../.."
 PGOLAB=${PGOLAB:-$PWD/pgolab}
 SYSLIB=$(ldconfig -p | awk '/libsqlite3\.so\.0 .*x86-64/ {print $NF; exit}')
 T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
+on_exit 'rm -rf "$T"'
 n=0; fail=0
 ok() { n=$((n+1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fail=1; fi; }
 json() { perl -MJSON::PP -e 'my $j = decode_json(join "", <STDIN>); print $j->{library}{$ARGV[0]} // "", "\n"' "$1"; }
