@@ -2,7 +2,9 @@
  * with Chart.js, then writes what it drew into #pgolab-status, one line per chart
  * ("chart ID TYPE datasets=N points=a,b,... painted=PIXELS ink=PIXELS"), one line per canvas
  * on how it is laid out ("layout ID legend=ENTRIES legend_h=PX plot_h=PX canvas_h=PX": the
- * legend's entries and height and the plot area's height, CSS pixels), plus "errors=N" and
+ * legend's entries and height and the plot area's height, CSS pixels), per tps chart the
+ * values it plots and its whiskers ("values ID LABEL=v,v,... ...", "whiskers ID LABEL=lo..hi,...",
+ * "-" for none), plus "errors=N" and
  * "resources=N" (requests the page made: none is right), for the browser test. */
 (function () {
   'use strict';
@@ -95,12 +97,12 @@
            * --target-ci the paired one, not the ratio of medians), so it sits inside its
            * whiskers and says what the table and the verdict say */
           var vb = c && c.vs_baseline;
-          data.push(vb && num(vb.ratio) && num(c.base_value) ? c.base_value * vb.ratio
+          data.push(vb && num(vb.ratio) && num(c.baseline_value) ? c.baseline_value * vb.ratio
                     : c && num(c.value) ? c.value : null);
           var e = null;
           if (c && c.baseline && c.rounds && c.rounds.n > 1) e = [c.rounds.min, c.rounds.max];
-          else if (c && c.vs_baseline && c.vs_baseline.ratio_ci && num(c.base_value))
-            e = [c.base_value * c.vs_baseline.ratio_ci[0], c.base_value * c.vs_baseline.ratio_ci[1]];
+          else if (c && c.vs_baseline && c.vs_baseline.ratio_ci && num(c.baseline_value))
+            e = [c.baseline_value * c.vs_baseline.ratio_ci[0], c.baseline_value * c.vs_baseline.ratio_ci[1]];
           err.push(e);
         });
         return { label: name, data: data, err: err, borderColor: COLORS[v % COLORS.length],
@@ -450,6 +452,20 @@
              ' points=' + counts.join(',') + ' ' + pixels(c);
     });
     charts.forEach(function (c) { if (c.chart) lines.push(layout(c)); });
+    /* what each tps chart plots, per dataset (a test compares the points with the report) */
+    charts.forEach(function (c) {
+      if (!c.chart || c.id.indexOf('tps-') !== 0) return;
+      lines.push('values ' + c.id + ' ' + c.chart.data.datasets.map(function (ds) {
+        return ds.label + '=' + ds.data.map(function (x) {
+          return num(x) ? x.toFixed(3) : '-';
+        }).join(',');
+      }).join(' '));
+      lines.push('whiskers ' + c.id + ' ' + c.chart.data.datasets.map(function (ds) {
+        return ds.label + '=' + ds.err.map(function (e) {
+          return e ? e[0].toFixed(3) + '..' + e[1].toFixed(3) : '-';
+        }).join(',');
+      }).join(' '));
+    });
     lines.push('charts=' + charts.length);
     lines.push('errors=' + window.pgolabErrors.length +
                (window.pgolabErrors.length ? ' ' + window.pgolabErrors.join(' | ') : ''));

@@ -161,6 +161,42 @@ same=$(perl -MJSON::PP -e '
     print $canon->encode($page->{cells}) eq $canon->encode($json->{cells}) ? "same" : "differ";
 ' "$TMP/r.html" "$TMP/json.out")
 is "$same" "same" "the page's data block has the JSON report's cells, number for number"
+# the tps chart's points: the baseline's median, and B at its change's estimate on it (the
+# number the table and the verdict give), never the ratio of the medians
+drawn=$(grep '^values tps-0-0 ' "$TMP/r.html.status")
+want=$(perl -MJSON::PP -e '
+    local $/; open my $j, "<", $ARGV[0] or die; my $r = decode_json(<$j>);
+    my @out;
+    for my $v ("A", "B") {
+        my @pts;
+        for my $t (1, 2) {
+            my ($c) = grep { $_->{metric} eq "tps" && $_->{variant} eq $v && defined $_->{threads}
+                             && $_->{threads} == $t && $_->{workload} eq "oltp_point_select" } @{$r->{cells}};
+            push @pts, sprintf "%.3f", $v eq "A" ? $c->{value} : $c->{baseline_value} * $c->{vs_baseline}{ratio};
+        }
+        push @out, "$v=" . join(",", @pts);
+    }
+    print join(" ", @out);
+' "$TMP/json.out")
+is "$drawn" "values tps-0-0 $want" "the tps chart plots the baseline's medians and B's change estimates on them"
+drawn=$(grep '^whiskers tps-0-0 ' "$TMP/r.html.status")
+want=$(perl -MJSON::PP -e '
+    local $/; open my $j, "<", $ARGV[0] or die; my $r = decode_json(<$j>);
+    my @out;
+    for my $v ("A", "B") {
+        my @w;
+        for my $t (1, 2) {
+            my ($c) = grep { $_->{metric} eq "tps" && $_->{variant} eq $v && defined $_->{threads}
+                             && $_->{threads} == $t && $_->{workload} eq "oltp_point_select" } @{$r->{cells}};
+            my ($lo, $hi) = $v eq "A" ? ($c->{rounds}{min}, $c->{rounds}{max})
+                : map { $c->{baseline_value} * $_ } @{$c->{vs_baseline}{ratio_ci}};
+            push @w, sprintf "%.3f..%.3f", $lo, $hi;
+        }
+        push @out, "$v=" . join(",", @w);
+    }
+    print join(" ", @out);
+' "$TMP/json.out")
+is "$drawn" "whiskers tps-0-0 $want" "its whiskers: the baseline's min-max over rounds, B's change CI on the baseline's median"
 rep md --experiment=1 --format=markdown --trust-table
 is "$(grep -c '<h3>Table ' "$TMP/r.html")" "$(grep -c '^### Table ' "$TMP/md.out")" "as many tables as the markdown report (the page keeps the per-run trust table)"
 like "$(cat "$TMP/r.html")" "<h3>Table [0-9]+\. Load and trust per run" "the page has the per-run trust table"
