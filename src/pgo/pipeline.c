@@ -105,13 +105,18 @@ static int check_reachable(const struct pgo_pipeline *p)
     return rc;
 }
 
-/* A directory-safe form of a trainer name. */
+/* A directory-safe form of a build's or trainer's name: letters, digits, '_', '-' and '+' stay
+ * ("pgo+lto", "oltp_read_only+oltp_write_only"), anything else becomes '_'. Never a ',': the
+ * directory ends up in linker options (PostgreSQL links with -Wl,-rpath,PREFIX/lib, where a
+ * comma splits the path) and in llvm-bolt's comma-separated lists. */
 static char *safe_key(const char *name)
 {
     char *k = xstrdup(name);
     for (char *c = k; *c; c++)
-        if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '_' || *c == '-'))
-            *c = *c == '+' ? ',' : '_';
+        if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '_' || *c == '-' ||
+              *c == '+'))
+            *c = '_';
+    assert(!strchr(k, ','));
     return k;
 }
 

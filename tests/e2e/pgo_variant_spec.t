@@ -69,16 +69,16 @@ like "$(after '^  clang ')" "^  clang:baseline $CROOT/baseline/prefix/bin/mariad
 like "$OUT" "  clang:instrumented $CROOT/instrumented/prefix/bin/mariadbd" "summary: clang's instrumented build"
 like "$(after '^  clang:instrumented ')" "^  training +oltp_point_select, .*\([0-9]+ \.profraw files merged\)" \
     "summary: clang's training merged its .profraw files"
-like "$OUT" "  clang:pgo\+lto $CROOT/pgo,lto/prefix/bin/mariadbd" "summary: clang:pgo+lto"
+like "$OUT" "  clang:pgo\+lto $CROOT/pgo\+lto/prefix/bin/mariadbd" "summary: clang:pgo+lto"
 like "$(after '^  clang:pgo\+lto ')" "^ +flags: -O2 -fprofile-instr-use=$CROOT/profile-oltp_point_select\.profdata .*-flto=thin$" \
     "... with clang's profile and ThinLTO"
 like "$(grep -E '^  -O1 ' "$TMP/mix.out")" "^  -O1 +gcc \(Debian .*, -O1$" "summary: the -O1 group"
 like "$(after '^  -O1 ')" "^  -O1:lto " "... builds lto only (no baseline, no instrumented build)"
 unlike "$OUT" "-O1:(baseline|instrumented)" "... none of -O1's baseline or instrumented build"
-is "$(info "$CROOT/pgo,lto" c_flags | grep -c -- "-fprofile-instr-use=$CROOT/")" 1 "the stand-in was compiled with clang's profile"
+is "$(info "$CROOT/pgo+lto" c_flags | grep -c -- "-fprofile-instr-use=$CROOT/")" 1 "the stand-in was compiled with clang's profile"
 like "$OUT" "identical for baseline, pgo, clang:baseline, clang:pgo\+lto, -O1:lto" \
     "gate: every group's builds"
-like "$OUT" "variant +clang:pgo\+lto +$CROOT/pgo,lto/prefix \(MariaDB [0-9.]+, sha256 [0-9a-f]+, Debian clang version [0-9.]+, -O2 -fprofile-instr-use=[^;]*; server options innodb_buffer_pool_size=64M\)" \
+like "$OUT" "variant +clang:pgo\+lto +$CROOT/pgo\+lto/prefix \(MariaDB [0-9.]+, sha256 [0-9a-f]+, Debian clang version [0-9.]+, -O2 -fprofile-instr-use=[^;]*; server options innodb_buffer_pool_size=64M\)" \
     "report: clang:pgo+lto with its compiler, flags and server option"
 like "$OUT" "variant +pgo +[^ ]+ \(MariaDB [0-9.]+, sha256 [0-9a-f]+, gcc \(Debian" "report: pgo with gcc"
 like "$(grep -m1 '^| threads |' "$TMP/mix.out")" "\| baseline .*\| +pgo .*\| +clang:baseline .*\| +clang:pgo\+lto .*\| +-O1:lto " \
