@@ -38,6 +38,7 @@ struct pgo_library {
     struct lib_build build[BUILD_NPHASES];
     struct profile_info profile;
     struct profile_health health;/* the profile check's counts */
+    struct profile_corrections corrections; /* what GCC corrected in the pgo build's profile */
     bool trained_now;
     double train_seconds;
     char *stamp_extra, *pgo_stamp_extra, *progress_what;
@@ -340,6 +341,11 @@ void pgo_library_summary(const struct pgo_pipeline *p)
         printf("(cached)\n");
     print_build_line("pgo", &l->build[BUILD_PGO]);
     printf("  %-13s pgo flags: %s\n", "", l->flags[BUILD_PGO]);
+    if (p->cc.family == CC_GCC) {
+        char *corr = profile_corrections_line(&l->corrections);
+        printf("  %-13s %s\n", "", corr);
+        free(corr);
+    }
     for (int i = 0; i < p->nbolt; i++) {
         const struct bolt_variant *v = &l->bolt[i];
         printf("  %-13s %s  ", v->name, v->output);
@@ -373,6 +379,9 @@ char *pgo_library_settings(const struct pgo_pipeline *p)
                           "amalgamation_version", l->version ? l->version : "?");
     if (o) /* what the profile holds (the profile check's counts) */
         json_object_set_new(json_object_get(o, "pgo"), "profile", profile_health_json(&l->health));
+    if (o && p->cc.family == CC_GCC) /* and what GCC corrected in it, as the servers' */
+        json_object_set_new(json_object_get(o, "pgo"), "profile_corrections",
+                            json_pack("{s:o}", "pgo", profile_corrections_json(&l->corrections)));
     char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
     json_decref(o);
     if (!text)
@@ -539,6 +548,18 @@ int pgo_library_pgo_build(struct pgo_pipeline *p)
     l->progress_what = xasprintf("build: pgo (%s %s)", rq->cc, rq->cflags);
     if (lib_build_parallel(&l->build[BUILD_PGO], 1, 1, l->progress_what) < 0 || *p->interrupted)
         return -1;
+    /* what GCC's -fprofile-correction corrected (the log of a cached build is its own) */
+    profile_corrections_release(&l->corrections);
+    struct strbuf log = STRBUF_INIT;
+    strbuf_init(&log, 0);
+    if (strstr(l->flags[BUILD_PGO], "-fopt-info-note-ipa") &&
+        strbuf_read_file(&log, l->build[BUILD_PGO].log) == 0 &&
+        profile_corrections_read(log.buf, &l->corrections) > 0 && !l->build[BUILD_PGO].skipped) {
+        char *line = profile_corrections_line(&l->corrections);
+        warning("build pgo: %s", line);
+        free(line);
+    }
+    strbuf_release(&log);
     /* the BOLT variants, on the baseline and pgo builds */
     for (int i = 0; i < p->nbolt; i++) {
         uint64_t bolt_t0 = now_ns();
@@ -595,6 +616,7 @@ void pgo_library_release(struct pgo_pipeline *p)
     }
     profile_info_release(&l->profile);
     profile_health_release(&l->health);
+    profile_corrections_release(&l->corrections);
     free(l->stamp_extra);
     free(l->pgo_stamp_extra);
     free(l->progress_what);

@@ -30,6 +30,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Into o, per pgo build of p (its group's too) of a gcc pipeline: what GCC corrected in
+ * its profile (correction.h), keyed by the build's name. */
+static void add_corrections(json_t *o, const struct pgo_pipeline *p)
+{
+    for (int i = 0; i < p->nbuilds; i++) {
+        const struct pgo_build *b = &p->builds[i];
+        if (b->phase == BUILD_PGO && !b->bolt_input && !b->official && !b->skip &&
+            p->cc.family == CC_GCC)
+            json_object_set_new(o, b->name, profile_corrections_json(&b->corrections));
+    }
+}
+
 /* The pgo-specific settings recorded with the experiment (JSON object text; caller frees). */
 static char *extra_settings(const struct pgo_pipeline *p)
 {
@@ -59,10 +71,18 @@ static char *extra_settings(const struct pgo_pipeline *p)
         json_object_set_new(json_object_get(o, "pgo"), "search",
                             json_string(rq->measure_kind == MEASURE_INSTRUCTIONS ? "screen"
                                                                                  : "confirm"));
-    if (o)
+    /* what GCC's -fprofile-correction corrected in each pgo build's profile */
+    json_t *corrections = json_object();
+    add_corrections(corrections, p);
+    for (int g = 0; g < p->ngroups; g++)
+        add_corrections(corrections, &p->groups[g]);
+    if (o) {
         json_object_set_new(json_object_get(o, "pgo"), "profiles", profiles);
-    else
+        json_object_set_new(json_object_get(o, "pgo"), "profile_corrections", corrections);
+    } else {
         json_decref(profiles);
+        json_decref(corrections);
+    }
     char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
     json_decref(o);
     if (!text)

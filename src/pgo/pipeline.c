@@ -345,6 +345,7 @@ static void release(struct pgo_pipeline *p)
         free(b->sha256);
         free(b->why);
         free(b->bolt_flags);
+        profile_corrections_release(&b->corrections);
         pgo_bolt_release(b);
     }
     free(p->builds);
@@ -401,9 +402,13 @@ static void print_builds(const struct pgo_pipeline *p)
             continue;
         print_build(b);
         printf("  %-13s flags: %s\n", "", b->flags);
-        if (b->phase == BUILD_PGO && p->cc.family == CC_GCC)
+        if (b->phase == BUILD_PGO && p->cc.family == CC_GCC) {
             printf("  %-13s %d objects had no profile data (code the trainer never ran)\n", "",
                    b->profile_missing);
+            char *corr = profile_corrections_line(&b->corrections);
+            printf("  %-13s %s\n", "", corr);
+            free(corr);
+        }
     }
 }
 

@@ -15,6 +15,7 @@
 
 #include "experiment/experiment.h"
 #include "toolchain/toolchain.h"
+#include "pgo/correction.h"
 #include "pgo/profile_check.h"
 #include "pgo/recipe.h"
 #include "pgo/variant_spec.h"
@@ -120,6 +121,8 @@ struct pgo_build {
     char *why;                    /* why it was built now ("not built before", "the profile changed") */
     double seconds;
     int profile_missing;          /* pgo: objects the compiler found no profile data for */
+    struct profile_corrections corrections; /* pgo: what GCC's -fprofile-correction corrected
+                                   * (counted from the log; correction.h) */
     char *bolt_flags;             /* baseline and pgo with a BOLT variant: the recipe's "bolt"
                                    * cflags and link_flags (also in pgo_flags and flags) */
     /* BOLT variants ("bolt", "pgo+bolt"): not compiled; a copy of the input build's prefix

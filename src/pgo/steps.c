@@ -401,14 +401,18 @@ out:
 }
 
 /* The pgo build must have used its profile: stale data is an error; missing data is counted
- * (an error for strict recipes). */
+ * (an error for strict recipes); so are the objects whose counts GCC corrected, when the
+ * flags asked GCC to say so (correction.h). */
 static int check_pgo_log(struct pgo_pipeline *p, struct pgo_build *b)
 {
     struct strbuf sb = STRBUF_INIT;
     strbuf_init(&sb, 0);
     int rc = 0;
     b->profile_missing = 0;
+    profile_corrections_release(&b->corrections);
     if (strbuf_read_file(&sb, b->log) == 0) {
+        if (b->pgo_flags && strstr(b->pgo_flags, "-fopt-info-note-ipa"))
+            profile_corrections_read(sb.buf, &b->corrections);
         for (const char *q = sb.buf; (q = strstr(q, "profile count data file not found")); q++)
             b->profile_missing++;
         {
@@ -534,6 +538,12 @@ int pgo_build_run(struct pgo_pipeline *p, struct pgo_build *b)
     if (b->phase == BUILD_PGO && check_pgo_log(p, b) < 0) {
         remove_tree(b->prefix);
         goto out;
+    }
+    if (b->phase == BUILD_PGO && b->corrections.objects > 0) {
+        char *line = profile_corrections_line(&b->corrections);
+        progress_done();
+        warning("build %s: %s", b->name, line);
+        free(line);
     }
     b->sha256 = sha256_file(b->product);
     if (!b->sha256)

@@ -30,7 +30,10 @@ struct pgo_flagset {
  * counters; -fprofile-correction), 4.4 (missing or stale profiles become hard errors).
  * -ftest-coverage only writes a .gcno notes file beside each instrumented object (the same
  * instrumentation, code and checksums): it names the functions of the .gcda counts, which the
- * profile health check (pgo/profile_check.c) reads with gcov-dump. */
+ * profile health check (pgo/profile_check.c) reads with gcov-dump.
+ * -fopt-info-note-ipa makes -fprofile-correction visible: GCC then notes "correcting
+ * inconsistent profile data" in the log of each compilation whose counts it had to correct
+ * (pgo/correction.c counts them; without the flag it corrects silently). */
 static const struct pgo_flagset pgo_flag_table[] = {
     { CC_GCC, BUILD_BASELINE, { NULL } },
     { CC_GCC, BUILD_INSTRUMENTED,
@@ -39,7 +42,7 @@ static const struct pgo_flagset pgo_flag_table[] = {
     { CC_GCC, BUILD_PGO,
       { "-fprofile-use={profile_dir}", "-fprofile-correction",
         "-fprofile-prefix-path={build_dir}", "-Wmissing-profile", "-Werror=missing-profile",
-        "-Werror=coverage-mismatch", NULL } },
+        "-Werror=coverage-mismatch", "-fopt-info-note-ipa", NULL } },
     { CC_CLANG, BUILD_BASELINE, { NULL } },
     { CC_CLANG, BUILD_INSTRUMENTED,
       { "-fprofile-instr-generate={profile_dir}/%p-%m.profraw", "-fprofile-update=atomic",

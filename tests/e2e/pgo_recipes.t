@@ -158,6 +158,12 @@ done
 "$PGOLAB" history --results="$DB" >"$TMP/hist.out" 2>&1
 like "$(cat "$TMP/hist.out")" "^ +[0-9]+ +[0-9-]+ [0-9:]+ +pgo +complete +baseline,pgo +oltp_point_select +4/4$" \
     "history: a complete pgo experiment, 2 rounds x 2 variants"
+# MySQL's own FPROFILE options pass -fprofile-correction without pgolab's -fopt-info-note-ipa:
+# what GCC corrected is not known, and the summary and the results say so
+like "$OUT" "^ +GCC's profile corrections are not counted \(the target's own PGO flags, without -fopt-info-note-ipa\)$" \
+    "summary: GCC's profile corrections are not counted with the target's own PGO options"
+is "$(sq "$DB" "SELECT json_type(settings_json, '\$.pgo.profile_corrections.pgo') FROM experiments ORDER BY id DESC LIMIT 1")" "null" \
+    "results: settings.pgo.profile_corrections.pgo is null (not counted)"
 
 note "---- mariadb recipe: flags through CMAKE_C_FLAGS, the pgo build where the instrumented one was"
 pgo maria standin-mariadb "${RUN[@]}" --measure=off
@@ -203,6 +209,10 @@ is "$(info "$MROOT/pgo" binary_dir)" "$MROOT/instrumented/build" "mariadb pgo: c
 like "$(grep -m1 '^#line .*statement\.c"' "$MROOT/instrumented/build/statement.c")" "^#line [0-9]+ \"$MROOT/instrumented/build/statement.c\"$" \
     "mariadb: the stand-in's bison parser names its generated path in #line (as MariaDB's sql/yy_*.cc do)"
 is "$(count "$MROOT/pgo/build.log" 'source locations for function')" 0 "mariadb pgo: no coverage mismatch on the generated parser"
+like "$P" "(^| )-fopt-info-note-ipa( |$)" "mariadb pgo: compiled with -fopt-info-note-ipa (GCC notes what -fprofile-correction corrected)"
+is "$(count "$MROOT/pgo/build.log" 'correcting inconsistent profile data')" 0 "mariadb pgo: atomic counters, nothing for GCC to correct"
+like "$(cat "$TMP/maria.out")" "^ +GCC corrected no profile counts \(0 objects with inconsistent counts\)$" \
+    "mariadb summary: GCC's profile corrections counted (0 objects)"
 
 note "---- mariadb recipe with a build directory per variant: the generated parser's profile does not match"
 derive mariadb standin-maria-pv '.build_dir = "per-variant"'

@@ -90,6 +90,12 @@ isnt "$(text_of "$bdir/baseline/libsqlite3.so" "$TMP/b.text")" "$(text_of "$bdir
     "the pgo library's code differs from the baseline's"
 like "$(cat "$TMP/pgo.out")" "gate +oltp_read_only verify: checksum [0-9a-f]+ over [0-9]+ rows, identical" \
     "correctness gate passed with identical checksums"
+# atomic counters (-fprofile-update=prefer-atomic) under 2 training threads: nothing for GCC's
+# -fprofile-correction to correct, and that is counted (the note it would print: test_correction)
+like "$(cat "$TMP/pgo.out")" "^ +GCC corrected no profile counts \(0 objects with inconsistent counts\)$" \
+    "summary: GCC's profile corrections counted (0 objects)"
+is "$(sq "$TMP/results.db" "SELECT json_extract(settings_json, '\$.pgo.profile_corrections.pgo.objects') || ' ' || json_array_length(settings_json, '\$.pgo.profile_corrections.pgo.sources') FROM experiments ORDER BY id LIMIT 1")" "0 0" \
+    "results: settings.pgo.profile_corrections.pgo is {objects: 0, sources: []}"
 
 for w in oltp_point_select oltp_read_only; do
     for title in "Transactions per second" "Average response time \(ms\)" "95th percentile response time \(ms\)"; do

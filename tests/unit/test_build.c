@@ -120,6 +120,7 @@ static void test_gcc_flags(void **state)
     assert_int_equal(pgo_phase_flags(&use, CC_GCC, BUILD_PGO, &t_paths), 0);
     assert_true(t_has(&use, "-fprofile-use=/w/profile"));
     assert_true(t_has(&use, "-fprofile-correction"));
+    assert_true(t_has(&use, "-fopt-info-note-ipa")); /* its corrections are counted */
     assert_true(t_has(&use, "-fprofile-prefix-path=/w/build"));
     assert_true(t_has(&use, "-Werror=missing-profile"));
     assert_true(t_has(&use, "-Werror=coverage-mismatch"));
