@@ -199,7 +199,7 @@ int pgo_measure(struct pgo_pipeline *p, struct store *store)
 {
     const struct pgo_request *rq = p->rq;
     const struct pgo_build **m = NULL;
-    int nv = p->library ? 2 + p->nbolt : pgo_measured_builds(p, &m), rc = 0;
+    int nv = pgo_measured_builds(p, &m), rc = 0;
     struct variant *v = xcalloc((size_t)nv, sizeof(*v));
     const char **trainer_of = xcalloc((size_t)nv, sizeof(*trainer_of));
     struct experiment_config cfg;
@@ -211,11 +211,12 @@ int pgo_measure(struct pgo_pipeline *p, struct store *store)
     bool plain_pgo = false;
     for (int i = 0; i < p->nbuilds; i++)
         plain_pgo = plain_pgo || (p->builds[i].phase == BUILD_PGO && !p->builds[i].lto);
-    for (int k = 0; !p->library && k < nv; k++) {
+    for (int k = 0; k < nv; k++) {
         const struct pgo_build *b = m[k];
         v[k].name = b->name;
-        v[k].library = b->official ? b->product : b->prefix;
-        v[k].kind = VARIANT_SERVER;
+        /* a library variant is its libsqlite3 (VARIANT_SQLITE), a server its prefix */
+        v[k].library = b->official || p->library ? b->product : b->prefix;
+        v[k].kind = p->library ? VARIANT_SQLITE : VARIANT_SERVER;
         v[k].server_kind = p->recipe.server_kind;
         /* each build's own compiler (its group's); official's is the distribution's: unknown */
         v[k].compiler = b->official ? NULL : b->pipeline->cc.version;
@@ -224,14 +225,12 @@ int pgo_measure(struct pgo_pipeline *p, struct store *store)
         trainer_of[k] = b->pipeline == p && b->trainer && (plain_pgo ? !b->lto : b->lto)
                             ? b->trainer->name : NULL;
     }
-    if (p->library)
-        pgo_library_variants(p, v);
-    else if (experiment_variant_server_options(rq->variant_options, rq->nvariant_options, v, nv,
+    if (!p->library && experiment_variant_server_options(rq->variant_options, rq->nvariant_options, v, nv,
                                                true) < 0) {
         rc = 1; /* checked before the builds (pipeline.c): only a changed variant list */
         goto out;
     }
-    if (p->measure_only && !p->library) { /* --search: only these builds, in their order */
+    if (p->measure_only) { /* --search: only these builds, in their order */
         assert(p->measure_only[0]);
         int k = 0;
         for (int i = 0; i < nv; i++) {
@@ -313,7 +312,7 @@ int pgo_measure(struct pgo_pipeline *p, struct store *store)
             strbuf_release(&sb);
         }
         experiment_report_verdict(stdout, &cfg, &res);  /* last: the bottom line */
-        if (p->outcome && !p->library)
+        if (p->outcome)
             fill_outcome(p, &cfg, &res, m, nv, run_rc == 0);
     }
     rc = run_rc == 0 ? 0 : res.signal ? 2 : 1;
