@@ -68,7 +68,7 @@ static const struct opt_def pgo_options[] = {
     { "rebuild", OPT_BOOL, "off", "ignore cached amalgamation, builds and profile data" },
     { "results", OPT_STRING, STORE_DEFAULT_PATH, "results database: the measurement and every run are recorded here as they finish" },
     { "resume", OPT_STRING, NULL, "continue the measurement of experiment ID with the measurement and training settings it recorded (--bench, --threads, --rounds or --target-ci, --time, --tables, --table-size, --measure, --train, --train-time, --train-threads, --gate; one given again must agree): `pgolab pgo TARGET --resume=ID --results=FILE` plus the build options it had (--cc, --cflags, --source, --variants, --workdir: builds are reused from the cache); finished runs are not redone; server targets: --resume alone continues the newest unfinished pgo experiment" },
-    { "search", OPT_BOOL, "off", "server targets: find the fastest of --variants (default with --search: baseline,pgo,lto,pgo+lto): after the builds and the gate, screen every candidate (each variant but baseline and official) by estimated cycles per transaction (the server under callgrind, --bench, 1 thread, --events (default here 300), 1 round: a pgo experiment of its own), confirm the best --search-keep against baseline and official by time with --time, --rounds or --target-ci and --threads (a second one), and end with the winner: its variant spec, compiler, flags, the tps gain over baseline and official with 95% CIs and the install prefix (also as \"search\" in --output). When no kept variant is significantly faster by time it names the best by the simulation and what would resolve it. An interrupted search keeps every finished run; the same command again rebuilds nothing and searches again" },
+    { "search", OPT_BOOL, "off", "find the fastest of --variants (default with --search: baseline,pgo,lto,pgo+lto; SQLite: baseline,pgo,-O3:baseline,-O3:pgo): after the builds and the gate, screen every candidate (each variant but baseline and official) by estimated cycles per transaction (the server, or SQLite's benchmark process, under callgrind, --bench, 1 thread, --events (default here 300), 1 round: a pgo experiment of its own), confirm the best --search-keep against baseline and official by time with --time, --rounds or --target-ci and --threads (a second one), and end with the winner: its variant spec, compiler, flags, the tps gain over baseline and official with 95% CIs and the install prefix (also as \"search\" in --output). When no kept variant is significantly faster by time it names the best by the simulation and what would resolve it. An interrupted search keeps every finished run; the same command again rebuilds nothing and searches again" },
     { "search-keep", OPT_INT, "2", "--search: how many of the screen's best candidates the confirmation by time measures" },
     { "fail-if-slower", OPT_DOUBLE, NULL, "exit 3 when pgo is significantly slower than baseline (tps) by more than PCT percent" },
     { "profile", OPT_BOOL, "off", "CPU profile of every run (perf_event_open; with --measure=instructions: callgrind's instructions per function), kept in RESULTS.profiles/ID; the report adds the top-30 functions of each variant against the baseline side by side, with their spread across rounds" },
@@ -244,8 +244,7 @@ static int settings_load(const struct opts *o, struct pgo_settings *s, bool serv
 static int sqlite_refuses(const struct opts *o)
 {
     static const char *const server_only[] = { "cxx", "jobs", "gate", "official",
-                                               "variant-server-option", "search",
-                                               "search-keep" };
+                                               "variant-server-option" };
     for (size_t i = 0; i < ARRAY_SIZE(server_only); i++)
         if (opt_is_set(o, server_only[i]))
             return error("--%s is for server targets (recipes); pgolab pgo sqlite (a library "
@@ -500,10 +499,11 @@ static int check_search(const struct opts *o, const struct pgo_settings *s, bool
 }
 
 /* --search's candidates in --variants' canonical names (each but baseline and official; a pgo
- * kind once per trainer): at least 2. 0 or -1 (one line). */
-static int check_candidates(char **names, int n, int ntrain)
+ * kind once per trainer) plus extra ones built without being named (a library's pgo): at least
+ * 2. 0 or -1 (one line). */
+static int check_candidates(char **names, int n, int ntrain, int extra, const char *example)
 {
-    int cand = 0;
+    int cand = extra;
     for (int i = 0; i < n; i++) {
         const char *colon = strrchr(names[i], ':');
         const char *kind = colon ? colon + 1 : names[i];
@@ -512,8 +512,8 @@ static int check_candidates(char **names, int n, int ntrain)
     }
     if (cand < 2)
         return error("--search: --variants has %d candidate%s besides baseline and official; a "
-                     "search needs at least 2 (e.g. --variants=baseline,pgo,pgo+lto,"
-                     "clang:pgo+lto,official)", cand, cand == 1 ? "" : "s");
+                     "search needs at least 2 (e.g. --variants=%s)", cand, cand == 1 ? "" : "s",
+                     example);
     return 0;
 }
 
@@ -554,7 +554,8 @@ static int pgo_server(const struct opts *o, const struct recipe *r, const char *
         goto out;
     }
     if (check_bolt_profile(o, bolt) < 0 ||
-        (search && check_candidates(pv.names, pv.nnames, s.ntrain) < 0))
+        (search && check_candidates(pv.names, pv.nnames, s.ntrain, 0,
+                                     "baseline,pgo,pgo+lto,clang:pgo+lto,official") < 0))
         goto out;
     const char *gate = opt_str(o, "gate");
     if (strcmp(gate, "checksum") && strcmp(gate, "suite")) {
@@ -609,9 +610,26 @@ static int pgo_library(const struct opts *o, const struct recipe *r, const char 
         return 1;
     if (settings_load(o, &s, false) < 0)
         goto out;
-    variants = opt_list(o, "variants", &nvariants);
+    bool search = opt_bool(o, "search");
+    if (check_search(o, &s, search) < 0)
+        goto out;
+    if (search && !opt_is_set(o, "variants")) {
+        /* --search without --variants: --cc's pgo, and baseline and pgo with other flags */
+        const char *alt = strcmp(s.cflags, "-O3") ? "-O3" : "-O2";
+        char *list = xasprintf("baseline,pgo,%s:baseline,%s:pgo", alt, alt);
+        variants = split_list(list, &nvariants);
+        free(list);
+    } else
+        variants = opt_list(o, "variants", &nvariants);
     if (library_variants(o, r, &s, variants, nvariants, &pv) < 0)
         goto out;
+    if (search) { /* --cc's pgo is always built and measured */
+        bool pgo = false;
+        for (int i = 0; i < pv.nnames; i++)
+            pgo = pgo || !strcmp(pv.names[i], "pgo");
+        if (check_candidates(pv.names, pv.nnames, 1, !pgo, "baseline,pgo,clang:pgo,-O3:pgo") < 0)
+            goto out;
+    }
     struct pgo_request rq;
     memset(&rq, 0, sizeof(rq));
     char *workdir = abs_path(s.workdir_opt);
@@ -620,6 +638,9 @@ static int pgo_library(const struct opts *o, const struct recipe *r, const char 
     rq.nvariants = s.nvariants;
     rq.groups = pv.groups;
     rq.ngroups = pv.ngroups;
+    rq.search = search;
+    rq.search_keep = (int)opt_int(o, "search-keep");
+    rq.search_events = opt_is_set(o, "events") ? s.events : SEARCH_EVENTS;
     rc = pgo_pipeline_run(&rq);
     free(workdir);
 out:
