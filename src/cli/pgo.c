@@ -68,7 +68,7 @@ static const struct opt_def pgo_options[] = {
     { "rebuild", OPT_BOOL, "off", "ignore cached amalgamation, builds and profile data" },
     { "results", OPT_STRING, STORE_DEFAULT_PATH, "results database: the measurement and every run are recorded here as they finish" },
     { "resume", OPT_STRING, NULL, "continue the measurement of experiment ID with the measurement and training settings it recorded (--bench, --threads, --rounds or --target-ci, --time, --tables, --table-size, --measure, --train, --train-time, --train-threads, --gate; one given again must agree): `pgolab pgo TARGET --resume=ID --results=FILE` plus the build options it had (--cc, --cflags, --source, --variants, --workdir: builds are reused from the cache); finished runs are not redone; server targets: --resume alone continues the newest unfinished pgo experiment" },
-    { "search", OPT_BOOL, "off", "find the fastest of --variants (default with --search: baseline,pgo,lto,pgo+lto; SQLite: baseline,pgo,-O3:baseline,-O3:pgo): after the builds and the gate, screen every candidate (each variant but baseline and official) by estimated cycles per transaction (the server, or SQLite's benchmark process, under callgrind, --bench, 1 thread, --events (default here 300), 1 round: a pgo experiment of its own), confirm the best --search-keep against baseline and official by time with --time, --rounds or --target-ci and --threads (a second one), and end with the winner: its variant spec, compiler, flags, the tps gain over baseline and official with 95% CIs and the install prefix (also as \"search\" in --output). When no kept variant is significantly faster by time it names the best by the simulation and what would resolve it. An interrupted search keeps every finished run; the same command again rebuilds nothing and searches again" },
+    { "search", OPT_BOOL, "off", "find the fastest of --variants (default with --search: baseline,pgo,lto,pgo+lto; SQLite: baseline,pgo,-O3:baseline,-O3:pgo): after the builds and the gate, screen every candidate (each variant but baseline and official) by estimated cycles per transaction (the server, or SQLite's benchmark process, under callgrind, --bench, 1 thread, --events (default here 300), 1 round: a pgo experiment of its own), confirm the best --search-keep against baseline and official by time with --time, --rounds or --target-ci and --threads (a second one), and end with the winner: its variant spec, compiler, flags, the tps gain over baseline and official with 95% CIs and the install prefix (also as \"search\" in --output). When no kept variant is significantly faster by time it names the best by the simulation and what would resolve it. An interrupted search keeps every finished run; the same command again continues it: the builds are cached, a finished screen of the same builds and settings is reused, an unfinished screen or confirmation continues without redoing its finished runs" },
     { "search-keep", OPT_INT, "2", "--search: how many of the screen's best candidates the confirmation by time measures" },
     { "fail-if-slower", OPT_DOUBLE, NULL, "exit 3 when pgo is significantly slower than baseline (tps) by more than PCT percent" },
     { "profile", OPT_BOOL, "off", "CPU profile of every run (perf_event_open; with --measure=instructions: callgrind's instructions per function), kept in RESULTS.profiles/ID; the report adds the top-30 functions of each variant against the baseline side by side, with their spread across rounds" },
@@ -475,7 +475,7 @@ static void request_fill(struct pgo_request *rq, const struct pgo_settings *s, c
 #define SEARCH_EVENTS 300
 
 /* --search and --search-keep against the other options: --search measures by itself (by
- * instructions, then by time), and starts a new search (no --resume). 0 or -1 (one line). */
+ * instructions, then by time) and continues by itself (no --resume). 0 or -1 (one line). */
 static int check_search(const struct opts *o, const struct pgo_settings *s, bool search)
 {
     if (!search)
@@ -490,8 +490,9 @@ static int check_search(const struct opts *o, const struct pgo_settings *s, bool
                      "instructions, then a confirmation by time); leave --measure out",
                      opt_str(o, "measure"));
     if (opt_is_set(o, "resume"))
-        return error("--search with --resume: a search is not resumed; the same command again "
-                     "rebuilds nothing (the builds are cached) and searches again");
+        return error("--search with --resume: a search continues by itself; run the same "
+                     "command again without --resume (a finished screen is reused, an unfinished "
+                     "experiment continued)");
     if (opt_is_set(o, "events") && (s->events < 5 || s->events > 1000000000))
         return error("--events=%s: the screen's transactions per run, expected 5 or more",
                      opt_str(o, "events"));

@@ -166,6 +166,53 @@ static void fill_outcome(struct pgo_pipeline *p, const struct experiment_config 
     free(ts);
 }
 
+/* --search: the newest pgo experiment whose recorded settings are settings (the same builds,
+ * by their sha256, and the same measurement), and whether it is complete. */
+struct same {
+    const char *settings;
+    int64_t id;
+    bool complete;
+    int rc;
+};
+
+static int same_settings(const struct store_experiment *e, void *ctx)
+{
+    struct same *sm = ctx;
+    struct strbuf diff = STRBUF_INIT;
+    strbuf_init(&diff, 0);
+    if (!strcmp(e->kind, "pgo") && store_settings_diff(e->settings_json, sm->settings, &diff) == 0 &&
+        diff.len == 0) {
+        sm->id = e->id;
+        sm->complete = !strcmp(e->status, "complete");
+    }
+    strbuf_release(&diff);
+    return 0;
+}
+
+/* --search's screen again (deterministic counts): the complete experiment id, with the same
+ * builds and settings, read back into p->outcome instead of measured again. 0 or 1. */
+static int reuse(struct pgo_pipeline *p, struct store *store, int64_t id,
+                 const struct pgo_build **m, int nv)
+{
+    struct experiment_loaded l;
+    if (experiment_load(store, id, &l) < 0)
+        return 1;
+    int rc = 0;
+    if (l.cfg.nvariants != nv || l.res.nruns == 0) {
+        error("experiment %lld: %d variants and %d runs recorded, %d variants expected",
+              (long long)id, l.cfg.nvariants, l.res.nruns, nv);
+        rc = 1;
+    } else {
+        printf("experiment %lld: complete, with these builds and settings: reused, not measured "
+               "again (its tables: pgolab report --experiment=%lld --results=%s)\n",
+               (long long)id, (long long)id, store_path(store));
+        if (p->outcome)
+            fill_outcome(p, &l.cfg, &l.res, m, nv, true);
+    }
+    experiment_loaded_release(&l);
+    return rc;
+}
+
 void pgo_measure_config(const struct pgo_pipeline *p, struct variant *v, int nv,
                         struct experiment_config *cfg)
 {
@@ -275,6 +322,25 @@ int pgo_measure(struct pgo_pipeline *p, struct store *store)
         resume = n.id;
     }
     char *extra = p->library ? pgo_library_settings(p) : extra_settings(p);
+    if (p->measure_only) { /* --search: continue a measurement of the same builds and settings */
+        struct same sm = { .settings = experiment_settings_json(&cfg, extra) };
+        int lrc = store_experiments_list(store, same_settings, &sm);
+        free((char *)sm.settings);
+        if (lrc == 0 && sm.id && sm.complete && rq->measure_kind == MEASURE_INSTRUCTIONS) {
+            free(extra);
+            rc = reuse(p, store, sm.id, m, nv);
+            goto out;
+        }
+        if (lrc < 0) {
+            free(extra);
+            rc = 1;
+            goto out;
+        }
+        if (sm.id && !sm.complete)
+            resume = sm.id; /* the runs that finished are not run again */
+        cfg.resume_hint = "the same command again continues the search (the runs that finished "
+                          "are kept and not run again)";
+    }
     int brc = resume > 0 ? experiment_record_resume(&cfg, store, resume, "pgo", extra)
                          : experiment_record_begin(&cfg, store, "pgo", extra);
     free(extra);

@@ -17,8 +17,10 @@
  * Each measurement is pgo_measure() with p->rq pointing, for the screen only, at a copy of the
  * request changed to the screen's settings, and p->measure_only / p->outcome set for the call
  * (stages.h); all three are restored before this returns. A signal stops it like pgo_measure:
- * the results database keeps every finished run; the same command again rebuilds nothing (the
- * builds are cached) and starts a new screen (a half-done search is not resumed). */
+ * the results database keeps every finished run, and the same command again continues it
+ * (pgo_measure, for a search's measurement: the newest experiment with the same builds, by
+ * their sha256, and settings is resumed when unfinished, and a complete screen is reused as it
+ * is: its counts are deterministic; a complete confirmation is measured anew). */
 #include "pgo/stages.h"
 #include "pgo/search_rank.h"
 #include "util/strbuf.h"
@@ -271,7 +273,7 @@ int pgo_search(struct pgo_pipeline *p, struct store *store)
             rc = 1;
         } else if (rc == 2)
             error("--search: interrupted in the screen (experiment %lld keeps the runs that "
-                  "finished); the same command again rebuilds nothing and screens again",
+                  "finished); run the same command again: it continues the screen",
                   (long long)so.experiment_id);
         goto out;
     }
@@ -308,8 +310,8 @@ int pgo_search(struct pgo_pipeline *p, struct store *store)
     if ((rc != 0 && rc != 3) || !co.complete || co.nv < 2) {
         if (rc == 2)
             error("--search: interrupted in the confirmation (experiment %lld keeps the runs that "
-                  "finished; the screen is experiment %lld); the same command again rebuilds "
-                  "nothing and searches again", (long long)co.experiment_id,
+                  "finished; the screen is experiment %lld); run the same command again: it "
+                  "reuses the screen and continues the confirmation", (long long)co.experiment_id,
                   (long long)so.experiment_id);
         else if (rc == 0)
             rc = 1;

@@ -42,7 +42,7 @@ refused() { # refused NAME EXPECTED-ERE WHAT ARGS...
 refused instr "^FATAL: --search with --measure=instructions: a search measures by itself \(a screen by instructions, then a confirmation by time\); leave --measure out$" \
     "--search --measure=instructions" --search --measure=instructions
 refused off "^FATAL: --search with --measure=off: " "--search --measure=off" --search --measure=off
-refused resume "^FATAL: --search with --resume: a search is not resumed; the same command again rebuilds nothing" \
+refused resume "^FATAL: --search with --resume: a search continues by itself; run the same command again without --resume" \
     "--search --resume" --search --resume
 refused few "^FATAL: --search: --variants has 1 candidate besides baseline and official; a search needs at least 2 " \
     "one candidate" --search --variants=baseline,pgo,official
