@@ -8,6 +8,9 @@
  * check, the pgo build, the BOLT variants of a library, the summary, and what measure.c needs
  * to measure library variants. The cache layout under the work directory is this file's:
  * WORKDIR/amalg-KEY, WORKDIR/build-CC-KEY/{baseline,instrumented,pgo,profile,bolt,pgo-bolt}.
+ * Another group of build settings of --variants (clang:pgo, -O3:baseline) is a pipeline of
+ * its own with this branch's state (pgo_library_share()), building only what its kinds need
+ * in its own build-CC-KEY; every pipeline's measured libraries become its p->builds.
  * struct pgo_library is this branch's part of the pipeline's state; pipeline.c owns the rest
  * (recipe, compiler, source, root, run directory, gate result). */
 #include "pgo/library_bench.h"

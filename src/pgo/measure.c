@@ -5,7 +5,8 @@
  * rounds, CIs), recorded in the results database run by run, then the seed-000 tables, with
  * more than two variants "what each step added" (report/steps.c: pgo+bolt over pgo, ...) and,
  * with several trainers, the trainer x workload table of gains (a row per trainer). A
- * library's variants (library.c: baseline, pgo, the BOLT variants) are library variants
+ * library's variants (library.c: baseline, pgo, the BOLT variants, then each other group of
+ * build settings', as pgo_measured_builds() returns them) are library variants
  * loaded by the bench child, proven to be the variant's own file, and may be measured by
  * instructions (--measure=instructions). Progress as compare's: a status line on a terminal,
  * off one the paced lines of experiment/pace.h, for a server target too. --search (search.c)
