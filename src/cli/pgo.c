@@ -39,10 +39,10 @@ static const struct opt_def pgo_options[] = {
       "(default: the recipe's Debian source package, `apt-get source` into WORKDIR/src; "
       "SQLite: sqlite3)" },
     { "workdir", OPT_STRING, ".pgolab", "cache directory for sources, builds and profile data" },
-    { "cc", OPT_STRING, "gcc", "compiler of the builds: gcc or clang (or a versioned name); server targets: a variant may name its own (--variants=clang:pgo)" },
+    { "cc", OPT_STRING, "gcc", "compiler of the builds: gcc or clang (or a versioned name); a variant may name its own (--variants=clang:pgo)" },
     { "cxx", OPT_STRING, NULL, "server targets: the C++ compiler (default: the one matching --cc, e.g. g++ for gcc)" },
     { "jobs", OPT_INT, "0", "server targets: parallel build jobs ({jobs} in the recipe; 0: one per CPU)" },
-    { "variants", OPT_LIST, "baseline,pgo", "what to build and measure: baseline (always), pgo, bolt (baseline + BOLT) and pgo+bolt (the pgo build + BOLT), which need the recipe's \"bolt\" key (docs/recipes.md), and for server targets lto, pgo+lto and official (the distribution's own server binary of the same major version, the recipe's server.official or --official: measured and gated like the builds, never built). Server targets: [DIMENSION:]...KIND builds baseline, pgo, lto or pgo+lto with other settings than --cc and --cflags: a compiler (gcc, clang, gcc-12, clang-14; cc=PATH) and compiler flags replacing --cflags (-O3, '-O3 -march=native'; cflags=...), e.g. --variants=baseline,pgo,clang:pgo+lto,-O3:pgo; each set of settings is built in its own work directory, all measured together" },
+    { "variants", OPT_LIST, "baseline,pgo", "what to build and measure: baseline (always), pgo, bolt (baseline + BOLT) and pgo+bolt (the pgo build + BOLT), which need the recipe's \"bolt\" key (docs/recipes.md), and for server targets lto, pgo+lto and official (the distribution's own server binary of the same major version, the recipe's server.official or --official: measured and gated like the builds, never built). [DIMENSION:]...KIND builds baseline, pgo (server targets: also lto, pgo+lto) with other settings than --cc and --cflags: a compiler (gcc, clang, gcc-12, clang-14; cc=PATH) and compiler flags replacing --cflags (-O3, '-O3 -march=native'; cflags=...), e.g. --variants=baseline,pgo,clang:pgo+lto,-O3:pgo; each set of settings is built in its own work directory, all measured together" },
     CLI_VARIANT_SERVER_OPTION,
     { "official", OPT_STRING, NULL, "server targets: the official variant's server binary instead of the recipe's server.official (e.g. /usr/sbin/mariadbd); it must be of the source's major version" },
     { "bolt-profile", OPT_STRING, "instrument", "BOLT's profile: instrument (llvm-bolt -instrument, trained with --train like pgo) or perf (perf record -j any,u + perf2bolt; needs LBR branch sampling, refused with the reason when missing)" },
@@ -68,7 +68,7 @@ static const struct opt_def pgo_options[] = {
     { "rebuild", OPT_BOOL, "off", "ignore cached amalgamation, builds and profile data" },
     { "results", OPT_STRING, STORE_DEFAULT_PATH, "results database: the measurement and every run are recorded here as they finish" },
     { "resume", OPT_STRING, NULL, "continue the measurement of experiment ID with the measurement and training settings it recorded (--bench, --threads, --rounds or --target-ci, --time, --tables, --table-size, --measure, --train, --train-time, --train-threads, --gate; one given again must agree): `pgolab pgo TARGET --resume=ID --results=FILE` plus the build options it had (--cc, --cflags, --source, --variants, --workdir: builds are reused from the cache); finished runs are not redone; server targets: --resume alone continues the newest unfinished pgo experiment" },
-    { "search", OPT_BOOL, "off", "server targets: find the fastest of --variants (default with --search: baseline,pgo,lto,pgo+lto): after the builds and the gate, screen every candidate (each variant but baseline and official) by estimated cycles per transaction (the server under callgrind, --bench, 1 thread, --events (default here 300), 1 round: a pgo experiment of its own), confirm the best --search-keep against baseline and official by time with --time, --rounds or --target-ci and --threads (a second one), and end with the winner: its variant spec, compiler, flags, the tps gain over baseline and official with 95% CIs and the install prefix (also as \"search\" in --output). When no kept variant is significantly faster by time it names the best by the simulation and what would resolve it. An interrupted search keeps every finished run; the same command again rebuilds nothing and searches again" },
+    { "search", OPT_BOOL, "off", "find the fastest of --variants (default with --search: baseline,pgo,lto,pgo+lto; SQLite: baseline,pgo,-O3:baseline,-O3:pgo): after the builds and the gate, screen every candidate (each variant but baseline and official) by estimated cycles per transaction (the server, or SQLite's benchmark process, under callgrind, --bench, 1 thread, --events (default here 300), 1 round: a pgo experiment of its own), confirm the best --search-keep against baseline and official by time with --time, --rounds or --target-ci and --threads (a second one), and end with the winner: its variant spec, compiler, flags, the tps gain over baseline and official with 95% CIs and the install prefix (also as \"search\" in --output). When no kept variant is significantly faster by time it names the best by the simulation and what would resolve it. An interrupted search keeps every finished run; the same command again continues it: the builds are cached, a finished screen of the same builds and settings is reused, an unfinished screen or confirmation continues without redoing its finished runs" },
     { "search-keep", OPT_INT, "2", "--search: how many of the screen's best candidates the confirmation by time measures" },
     { "fail-if-slower", OPT_DOUBLE, NULL, "exit 3 when pgo is significantly slower than baseline (tps) by more than PCT percent" },
     { "profile", OPT_BOOL, "off", "CPU profile of every run (perf_event_open; with --measure=instructions: callgrind's instructions per function), kept in RESULTS.profiles/ID; the report adds the top-30 functions of each variant against the baseline side by side, with their spread across rounds" },
@@ -244,8 +244,7 @@ static int settings_load(const struct opts *o, struct pgo_settings *s, bool serv
 static int sqlite_refuses(const struct opts *o)
 {
     static const char *const server_only[] = { "cxx", "jobs", "gate", "official",
-                                               "variant-server-option", "search",
-                                               "search-keep" };
+                                               "variant-server-option" };
     for (size_t i = 0; i < ARRAY_SIZE(server_only); i++)
         if (opt_is_set(o, server_only[i]))
             return error("--%s is for server targets (recipes); pgolab pgo sqlite (a library "
@@ -264,56 +263,6 @@ static int check_bolt_profile(const struct opts *o, bool bolt)
                                                   "here, but pgolab trains BOLT only by "
                                                   "instrumentation yet; use "
                                                   "--bolt-profile=instrument");
-    return 0;
-}
-
-/* --variants of a library recipe: baseline and pgo (always built and measured: the pipeline's
- * own pair, and pgo+bolt's input), bolt, pgo+bolt.
- * Returns the list with baseline first and pgo second (caller frees with opt_list_free). */
-static int library_variants(const struct opts *o, const struct recipe *r, struct pgo_settings *s)
-{
-    static const char *const known[] = { "baseline", "pgo", "bolt", "pgo+bolt" };
-    int n = 0;
-    char **v = opt_list(o, "variants", &n);
-    bool bolt = false;
-    int rc = 0;
-    for (int i = 0; i < n && rc == 0; i++) {
-        bool ok = false;
-        for (size_t k = 0; k < ARRAY_SIZE(known) && !ok; k++)
-            ok = !strcmp(v[i], known[k]);
-        if (!ok && (strchr(v[i], ':') || strchr(v[i], '=')))
-            rc = error("--variants: '%s': %s is a library recipe, whose variants are all built "
-                       "with --cc and --cflags (a compiler or flags per variant, "
-                       "[DIMENSION:]...KIND, is for server targets)", v[i], r->name);
-        else if (!ok)
-            rc = error("--variants: unknown variant '%s' for %s (known: baseline, pgo, bolt, "
-                       "pgo+bolt)", v[i], r->name);
-        for (int j = 0; j < i && rc == 0; j++)
-            if (!strcmp(v[i], v[j]))
-                rc = error("--variants: '%s' is given twice", v[i]);
-        bolt = bolt || strstr(v[i], "bolt");
-    }
-    if (rc == 0 && bolt && !r->has_bolt)
-        rc = error("--variants: %s has no \"bolt\" key (how to link for BOLT, e.g. "
-                   "\"bolt\": {\"link_flags\": [\"-Wl,--emit-relocs\"]}; docs/recipes.md)",
-                   r->path);
-    if (rc == 0)
-        rc = check_bolt_profile(o, bolt);
-    if (rc < 0) {
-        opt_list_free(v);
-        return -1;
-    }
-    /* baseline first, pgo second, the BOLT variants after in the order given */
-    char **out = xcalloc((size_t)n + 3, sizeof(char *));
-    int k = 0;
-    out[k++] = xstrdup("baseline");
-    out[k++] = xstrdup("pgo");
-    for (int i = 0; i < n; i++)
-        if (strstr(v[i], "bolt"))
-            out[k++] = xstrdup(v[i]);
-    opt_list_free(v);
-    s->variants = out;
-    s->nvariants = k;
     return 0;
 }
 
@@ -361,18 +310,18 @@ static const struct variant_spec_kind server_kinds[] = {
     { "official", "it is the distribution's binary, never built" },
 };
 
-/* --variants as [DIMENSION:]...KIND specs (variant_spec.h) into *names (their canonical
- * names, the measured variants' names) and groups by build settings; --cc and --cflags are
- * the defaults. 0 or -1 (one line). */
-static int check_variants(char **v, int n, const char *cc, const char *cflags,
+/* --variants as [DIMENSION:]...KIND specs (variant_spec.h) of kinds[0..nkinds) into *names
+ * (their canonical names, the measured variants' names) and groups by build settings; --cc and
+ * --cflags are the defaults. need_pgo: refused without pgo or pgo+lto. 0 or -1 (one line). */
+static int check_variants(char **v, int n, const struct variant_spec_kind *kinds, int nkinds,
+                          bool need_pgo, const char *cc, const char *cflags,
                           struct pgo_variants *out)
 {
     const struct variant_spec defaults = { .cc = (char *)cc, .cflags = (char *)cflags };
     struct variant_spec *specs = xcalloc((size_t)n + 1, sizeof(*specs));
     int rc = 0, parsed = 0;
     for (; parsed < n && rc == 0; parsed++)
-        rc = variant_spec_parse(v[parsed], server_kinds, (int)ARRAY_SIZE(server_kinds),
-                                &defaults, &specs[parsed]);
+        rc = variant_spec_parse(v[parsed], kinds, nkinds, &defaults, &specs[parsed]);
     if (rc == 0)
         parsed = n;
     else
@@ -382,7 +331,7 @@ static int check_variants(char **v, int n, const char *cc, const char *cflags,
         pgo = pgo || !strcmp(specs[i].kind, "pgo") || !strcmp(specs[i].kind, "pgo+lto");
     if (rc == 0)
         rc = variant_specs_group(specs, n, &defaults, &out->groups, &out->ngroups);
-    if (rc == 0 && !pgo)
+    if (rc == 0 && need_pgo && !pgo)
         rc = error("--variants: needs pgo or pgo+lto (baseline is always built and measured)");
     if (rc == 0) {
         out->names = xcalloc((size_t)n + 1, sizeof(char *));
@@ -394,6 +343,64 @@ static int check_variants(char **v, int n, const char *cc, const char *cflags,
         variant_spec_release(&specs[i]);
     free(specs);
     return rc;
+}
+
+/* The variant kinds of a library recipe: baseline and pgo take build settings. */
+static const struct variant_spec_kind library_kinds[] = {
+    { "baseline", NULL }, { "pgo", NULL },
+    { "bolt", "a BOLT variant is built with --cc and --cflags (its input is their build)" },
+    { "pgo+bolt", "a BOLT variant is built with --cc and --cflags (its input is their build)" },
+};
+
+/* --variants of a library recipe: [DIMENSION:]...KIND of baseline and pgo (--cc and --cflags'
+ * baseline and pgo are always built and measured: the pipeline's own pair, and pgo+bolt's
+ * input), bolt, pgo+bolt; lto and pgo+lto are refused (one translation unit). s->variants gets
+ * --cc and --cflags' kinds, baseline first, pgo second, the BOLT variants after in the order
+ * given (caller frees with opt_list_free), *pv the groups of build settings. */
+static int library_variants(const struct opts *o, const struct recipe *r, struct pgo_settings *s,
+                            char **v, int n, struct pgo_variants *pv)
+{
+    bool bolt = false;
+    int rc = 0;
+    for (int i = 0; i < n && rc == 0; i++) {
+        const char *kind = strrchr(v[i], ':') ? strrchr(v[i], ':') + 1 : v[i];
+        bool known = false;
+        for (size_t k = 0; k < ARRAY_SIZE(library_kinds) && !known; k++)
+            known = !strcmp(kind, library_kinds[k].name);
+        if (!strcmp(kind, "lto") || !strcmp(kind, "pgo+lto"))
+            rc = error("--variants: '%s': %s is a library recipe compiled from one translation "
+                       "unit (the amalgamation), where link-time optimization has nothing to "
+                       "add; accepted: baseline, pgo, bolt, pgo+bolt, with a compiler or flags "
+                       "before baseline or pgo (clang:pgo, -O3:pgo)", v[i], r->name);
+        else if (!known && !strchr(v[i], ':') && !strchr(v[i], '='))
+            rc = error("--variants: unknown variant '%s' for %s (known: baseline, pgo, bolt, "
+                       "pgo+bolt; baseline and pgo may have a compiler or flags before them, "
+                       "e.g. clang:pgo)", v[i], r->name);
+        bolt = bolt || strstr(kind, "bolt");
+    }
+    if (rc == 0)
+        rc = check_variants(v, n, library_kinds, (int)ARRAY_SIZE(library_kinds), false, s->cc,
+                            s->cflags, pv);
+    if (rc == 0 && bolt && !r->has_bolt)
+        rc = error("--variants: %s has no \"bolt\" key (how to link for BOLT, e.g. "
+                   "\"bolt\": {\"link_flags\": [\"-Wl,--emit-relocs\"]}; docs/recipes.md)",
+                   r->path);
+    if (rc == 0)
+        rc = check_bolt_profile(o, bolt);
+    if (rc < 0)
+        return -1;
+    /* baseline first, pgo second, the BOLT variants after in the order given */
+    const struct variant_group *def = &pv->groups[0];
+    char **out = xcalloc((size_t)def->nkinds + 3, sizeof(char *));
+    int k = 0;
+    out[k++] = xstrdup("baseline");
+    out[k++] = xstrdup("pgo");
+    for (int i = 0; i < def->nkinds; i++)
+        if (strstr(def->kinds[i], "bolt"))
+            out[k++] = xstrdup(def->kinds[i]);
+    s->variants = out;
+    s->nvariants = k;
+    return 0;
 }
 
 /* --variant-server-option against the variants' names before anything runs, where they are
@@ -468,7 +475,7 @@ static void request_fill(struct pgo_request *rq, const struct pgo_settings *s, c
 #define SEARCH_EVENTS 300
 
 /* --search and --search-keep against the other options: --search measures by itself (by
- * instructions, then by time), and starts a new search (no --resume). 0 or -1 (one line). */
+ * instructions, then by time) and continues by itself (no --resume). 0 or -1 (one line). */
 static int check_search(const struct opts *o, const struct pgo_settings *s, bool search)
 {
     if (!search)
@@ -483,8 +490,9 @@ static int check_search(const struct opts *o, const struct pgo_settings *s, bool
                      "instructions, then a confirmation by time); leave --measure out",
                      opt_str(o, "measure"));
     if (opt_is_set(o, "resume"))
-        return error("--search with --resume: a search is not resumed; the same command again "
-                     "rebuilds nothing (the builds are cached) and searches again");
+        return error("--search with --resume: a search continues by itself; run the same "
+                     "command again without --resume (a finished screen is reused, an unfinished "
+                     "experiment continued)");
     if (opt_is_set(o, "events") && (s->events < 5 || s->events > 1000000000))
         return error("--events=%s: the screen's transactions per run, expected 5 or more",
                      opt_str(o, "events"));
@@ -492,10 +500,11 @@ static int check_search(const struct opts *o, const struct pgo_settings *s, bool
 }
 
 /* --search's candidates in --variants' canonical names (each but baseline and official; a pgo
- * kind once per trainer): at least 2. 0 or -1 (one line). */
-static int check_candidates(char **names, int n, int ntrain)
+ * kind once per trainer) plus extra ones built without being named (a library's pgo): at least
+ * 2. 0 or -1 (one line). */
+static int check_candidates(char **names, int n, int ntrain, int extra, const char *example)
 {
-    int cand = 0;
+    int cand = extra;
     for (int i = 0; i < n; i++) {
         const char *colon = strrchr(names[i], ':');
         const char *kind = colon ? colon + 1 : names[i];
@@ -504,8 +513,8 @@ static int check_candidates(char **names, int n, int ntrain)
     }
     if (cand < 2)
         return error("--search: --variants has %d candidate%s besides baseline and official; a "
-                     "search needs at least 2 (e.g. --variants=baseline,pgo,pgo+lto,"
-                     "clang:pgo+lto,official)", cand, cand == 1 ? "" : "s");
+                     "search needs at least 2 (e.g. --variants=%s)", cand, cand == 1 ? "" : "s",
+                     example);
     return 0;
 }
 
@@ -528,7 +537,8 @@ static int pgo_server(const struct opts *o, const struct recipe *r, const char *
     variants = search && !opt_is_set(o, "variants")
                    ? split_list("baseline,pgo,lto,pgo+lto", &nvariants)
                    : opt_list(o, "variants", &nvariants);
-    if (check_variants(variants, nvariants, s.cc, s.cflags, &pv) < 0)
+    if (check_variants(variants, nvariants, server_kinds, (int)ARRAY_SIZE(server_kinds), true,
+                       s.cc, s.cflags, &pv) < 0)
         goto out;
     /* BOLT and official take no build settings: they are --cc's group's kinds */
     const struct variant_group *def = &pv.groups[0];
@@ -545,7 +555,8 @@ static int pgo_server(const struct opts *o, const struct recipe *r, const char *
         goto out;
     }
     if (check_bolt_profile(o, bolt) < 0 ||
-        (search && check_candidates(pv.names, pv.nnames, s.ntrain) < 0))
+        (search && check_candidates(pv.names, pv.nnames, s.ntrain, 0,
+                                     "baseline,pgo,pgo+lto,clang:pgo+lto,official") < 0))
         goto out;
     const char *gate = opt_str(o, "gate");
     if (strcmp(gate, "checksum") && strcmp(gate, "suite")) {
@@ -593,19 +604,50 @@ static int pgo_library(const struct opts *o, const struct recipe *r, const char 
                        const char *recipe)
 {
     struct pgo_settings s;
+    struct pgo_variants pv = { 0 };
+    char **variants = NULL;
+    int nvariants = 0, rc = 1;
     if (sqlite_refuses(o) < 0)
         return 1;
-    int rc = 1;
-    if (settings_load(o, &s, false) == 0 && library_variants(o, r, &s) == 0) {
-        struct pgo_request rq;
-        memset(&rq, 0, sizeof(rq));
-        char *workdir = abs_path(s.workdir_opt);
-        request_fill(&rq, &s, target, recipe, workdir);
-        rq.variants = s.variants;
-        rq.nvariants = s.nvariants;
-        rc = pgo_pipeline_run(&rq);
-        free(workdir);
+    if (settings_load(o, &s, false) < 0)
+        goto out;
+    bool search = opt_bool(o, "search");
+    if (check_search(o, &s, search) < 0)
+        goto out;
+    if (search && !opt_is_set(o, "variants")) {
+        /* --search without --variants: --cc's pgo, and baseline and pgo with other flags */
+        const char *alt = strcmp(s.cflags, "-O3") ? "-O3" : "-O2";
+        char *list = xasprintf("baseline,pgo,%s:baseline,%s:pgo", alt, alt);
+        variants = split_list(list, &nvariants);
+        free(list);
+    } else
+        variants = opt_list(o, "variants", &nvariants);
+    if (library_variants(o, r, &s, variants, nvariants, &pv) < 0)
+        goto out;
+    if (search) { /* --cc's pgo is always built and measured */
+        bool pgo = false;
+        for (int i = 0; i < pv.nnames; i++)
+            pgo = pgo || !strcmp(pv.names[i], "pgo");
+        if (check_candidates(pv.names, pv.nnames, 1, !pgo, "baseline,pgo,clang:pgo,-O3:pgo") < 0)
+            goto out;
     }
+    struct pgo_request rq;
+    memset(&rq, 0, sizeof(rq));
+    char *workdir = abs_path(s.workdir_opt);
+    request_fill(&rq, &s, target, recipe, workdir);
+    rq.variants = s.variants;
+    rq.nvariants = s.nvariants;
+    rq.groups = pv.groups;
+    rq.ngroups = pv.ngroups;
+    rq.search = search;
+    rq.search_keep = (int)opt_int(o, "search-keep");
+    rq.search_events = opt_is_set(o, "events") ? s.events : SEARCH_EVENTS;
+    rc = pgo_pipeline_run(&rq);
+    free(workdir);
+out:
+    opt_list_free(variants);
+    opt_list_free(pv.names);
+    variant_groups_free(pv.groups, pv.ngroups);
     settings_release(&s);
     return rc;
 }

@@ -309,7 +309,9 @@ int experiment_record_finish(const struct experiment_config *cfg,
         free(note);
         if (nrc < 0)
             return -1;
-        if (resumable && !kind_resumes(cfg->kind))
+        if (resumable && cfg->resume_hint)
+            fprintf(stderr, "experiment %lld %s: %s\n", id, status, cfg->resume_hint);
+        else if (resumable && !kind_resumes(cfg->kind))
             fprintf(stderr, "experiment %lld %s: `pgolab %s` with the same options starts it "
                             "again (it has no --resume)\n", id, status, cmd ? cmd : "");
         else if (resumable) {

@@ -55,7 +55,8 @@ char *experiment_resume_command(const char *kind, const char *target, int64_t id
  * (0), "interrupted" (a signal stopped it) or "failed". A new experiment that failed before
  * its first run (not a signal) is removed instead ("experiment N removed from FILE: ..."): a
  * failure before the first run leaves no row. Otherwise a stopped one gets res->error as its
- * note and one line on stderr: the exact --resume command (experiment_resume_command())
+ * note and one line on stderr: cfg->resume_hint where set, else the exact --resume command
+ * (experiment_resume_command())
  * when a signal or a transient failure (res->transient) stopped it, else that the same options would fail again. Nothing when
  * cfg->store is NULL. */
 int experiment_record_finish(const struct experiment_config *cfg,

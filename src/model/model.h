@@ -115,6 +115,9 @@ struct experiment_config {
     int64_t experiment_id;     /* > 0: reports name it ("pgolab experiment 12: ...") */
     const char *kind;          /* "compare" | "pgo" | "calibrate" (or NULL): for reports */
     const char *target;        /* pgo: its TARGET, for the --resume command it prints; or NULL */
+    const char *resume_hint;   /* NULL, or what continues this experiment when a signal stops
+                                * it, said instead of the --resume command (pgo --search: "the
+                                * same command again ...") */
     bool experiment_new;       /* experiment_record_begin made it (not a resume) */
     /* Keep every run's full JSON report (run_result.json, ~40 KiB: its histogram and
      * per-second series) in memory: --output and calibrate's recommendation read it. Else,

@@ -8,6 +8,9 @@
  * check, the pgo build, the BOLT variants of a library, the summary, and what measure.c needs
  * to measure library variants. The cache layout under the work directory is this file's:
  * WORKDIR/amalg-KEY, WORKDIR/build-CC-KEY/{baseline,instrumented,pgo,profile,bolt,pgo-bolt}.
+ * Another group of build settings of --variants (clang:pgo, -O3:baseline) is a pipeline of
+ * its own with this branch's state (pgo_library_share()), building only what its kinds need
+ * in its own build-CC-KEY; every pipeline's measured libraries become its p->builds.
  * struct pgo_library is this branch's part of the pipeline's state; pipeline.c owns the rest
  * (recipe, compiler, source, root, run directory, gate result). */
 #include "pgo/library_bench.h"
@@ -19,6 +22,7 @@
 #include "util/strbuf.h"
 #include "util/util.h"
 
+#include <assert.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,6 +53,18 @@ struct pgo_library {
     bool bolt_cached[2];
     double bolt_train_seconds[2];
 };
+
+/* Whether p builds and measures variant kind: --cc and --cflags' pipeline always baseline and
+ * pgo (and its BOLT variants), another group of build settings (p->label) its own kinds. */
+static bool library_wants(const struct pgo_pipeline *p, const char *kind)
+{
+    if (!p->label && (!strcmp(kind, "baseline") || !strcmp(kind, "pgo")))
+        return true;
+    for (int i = 0; i < p->rq->nvariants; i++)
+        if (!strcmp(p->rq->variants[i], kind))
+            return true;
+    return false;
+}
 
 /* SQLITE_VERSION from dir/sqlite3.h, or "unknown". Caller frees. */
 static char *read_version(const char *dir)
@@ -108,14 +124,13 @@ static int expand_build(struct pgo_pipeline *p, int ph,
                         struct argvec *pgo_flags)
 {
     struct pgo_library *l = p->lib;
-    const struct pgo_request *rq = p->rq;
     const struct recipe *r = &p->recipe;
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     char *flags_str = argvec_join(pgo_flags);
     struct recipe_vars v = {
         .source = p->source, .build = l->dir[ph], .prefix = l->dir[ph],
         .profile_dir = l->profile_dir, .phase = build_phase_name((enum build_phase)ph),
-        .prepared = l->prep.dir, .cc = rq->cc, .cflags = rq->cflags, .cxxflags = rq->cflags,
+        .prepared = l->prep.dir, .cc = p->cc_name, .cflags = p->cflags, .cxxflags = p->cflags,
         .pgo_flags = flags_str, .pgo_flags_list = argvec_argv(pgo_flags),
         .jobs = ncpu > 0 ? (int)ncpu : 1,
         .phase_options = (const char *const *)r->phase_options[ph],
@@ -137,8 +152,8 @@ static int prepare_builds(struct pgo_pipeline *p)
 {
     struct pgo_library *l = p->lib;
     const struct pgo_request *rq = p->rq;
-    char *keytext = xasprintf("%s\n%s\n%s\n%s%s", l->prep.main, rq->cc, p->cc.version,
-                              rq->cflags, p->nbolt ? "\nbolt" : "");
+    char *keytext = xasprintf("%s\n%s\n%s\n%s%s", l->prep.main, p->cc_name, p->cc.version,
+                              p->cflags, p->nbolt ? "\nbolt" : "");
     char *key = path_key(keytext);
     char *name = xasprintf("build-%s-%s", cc_family_name(p->cc.family), key);
     p->root = path_join(rq->workdir, name);
@@ -168,7 +183,7 @@ static int prepare_builds(struct pgo_pipeline *p)
             argvec_pushv(&pf, (const char *const *)p->recipe.bolt_link_flags);
         }
         int erc = expand_build(p, ph, &pf);
-        argvec_split(&fl, rq->cflags);
+        argvec_split(&fl, p->cflags);
         argvec_pushv(&fl, argvec_argv(&pf));
         argvec_clear(&pf);
         if (erc < 0) {
@@ -299,35 +314,31 @@ out:
     return rc;
 }
 
-static void print_build_line(const char *label, const struct lib_build *b)
+static void print_build_line(const char *prefix, const char *label, const struct lib_build *b)
 {
-    printf("  %-13s %s  sha256 %.16s  ", label, b->lib, b->sha256);
+    char *name = xasprintf("%s%s", prefix, label);
+    printf("  %-13s %s  sha256 %.16s  ", name, b->lib, b->sha256);
+    free(name);
     if (b->skipped)
         printf("(cached)\n");
     else
         printf("(%.1f s)\n", b->seconds);
 }
 
-void pgo_library_summary(const struct pgo_pipeline *p)
+/* The builds and the training of p, their names after prefix ("" for --cc and --cflags' own,
+ * "clang:" for another group of build settings). */
+static void print_builds(const struct pgo_pipeline *p, const char *prefix)
 {
     struct pgo_library *l = p->lib;
     const struct pgo_request *rq = p->rq;
-    const struct recipe *r = &p->recipe;
-    printf("pgolab pgo %s: %s %s, %s, %s\n", r->name, r->title, l->version, p->cc.version,
-           *rq->cflags ? rq->cflags : "(no cflags)");
-    printf("  %-13s %s%s%s%s\n", "source", p->source, r->nprepare && !l->prep.ran ? " (" : "",
-           r->nprepare && !l->prep.ran ? r->prepare_name : "",
-           r->nprepare && !l->prep.ran ? ")" : "");
-    if (l->prep.ran) {
-        printf("  %-13s %s  ", r->prepare_name, l->prep.main);
-        if (l->prep.cached)
-            printf("(cached)\n");
-        else
-            printf("(%.1f s)\n", l->prep.seconds);
-    }
-    print_build_line("baseline", &l->build[BUILD_BASELINE]);
-    print_build_line("instrumented", &l->build[BUILD_INSTRUMENTED]);
-    printf("  %-13s", "training");
+    if (library_wants(p, "baseline"))
+        print_build_line(prefix, "baseline", &l->build[BUILD_BASELINE]);
+    if (!library_wants(p, "pgo"))
+        return;
+    print_build_line(prefix, "instrumented", &l->build[BUILD_INSTRUMENTED]);
+    char *name = xasprintf("%straining", prefix);
+    printf("  %-13s", name);
+    free(name);
     for (int i = 0; i < rq->ntrain; i++)
         printf("%s%s", i ? "," : " ", rq->train[i]);
     char *cov = profile_health_line(&l->health, p->cc.family == CC_GCC);
@@ -339,13 +350,32 @@ void pgo_library_summary(const struct pgo_pipeline *p)
         printf("(%.1f s)\n", l->train_seconds);
     else
         printf("(cached)\n");
-    print_build_line("pgo", &l->build[BUILD_PGO]);
+    print_build_line(prefix, "pgo", &l->build[BUILD_PGO]);
     printf("  %-13s pgo flags: %s\n", "", l->flags[BUILD_PGO]);
     if (p->cc.family == CC_GCC) {
         char *corr = profile_corrections_line(&l->corrections);
         printf("  %-13s %s\n", "", corr);
         free(corr);
     }
+}
+
+void pgo_library_summary(const struct pgo_pipeline *p)
+{
+    struct pgo_library *l = p->lib;
+    const struct recipe *r = &p->recipe;
+    printf("pgolab pgo %s: %s %s, %s, %s\n", r->name, r->title, l->version, p->cc.version,
+           *p->cflags ? p->cflags : "(no cflags)");
+    printf("  %-13s %s%s%s%s\n", "source", p->source, r->nprepare && !l->prep.ran ? " (" : "",
+           r->nprepare && !l->prep.ran ? r->prepare_name : "",
+           r->nprepare && !l->prep.ran ? ")" : "");
+    if (l->prep.ran) {
+        printf("  %-13s %s  ", r->prepare_name, l->prep.main);
+        if (l->prep.cached)
+            printf("(cached)\n");
+        else
+            printf("(%.1f s)\n", l->prep.seconds);
+    }
+    print_builds(p, "");
     for (int i = 0; i < p->nbolt; i++) {
         const struct bolt_variant *v = &l->bolt[i];
         printf("  %-13s %s  ", v->name, v->output);
@@ -358,15 +388,29 @@ void pgo_library_summary(const struct pgo_pipeline *p)
                v->fdata_files, v->fdata_files == 1 ? "" : "s", (long long)v->fdata_bytes,
                v->dyno_stats);
     }
+    /* the other groups of build settings (--variants=clang:pgo,-O3:pgo) */
+    for (int g = 0; g < p->ngroups; g++) {
+        const struct pgo_pipeline *gp = &p->groups[g];
+        char *prefix = xasprintf("%s:", gp->label);
+        printf("  %-13s %s, %s\n", prefix, gp->cc.version, *gp->cflags ? gp->cflags
+                                                                          : "(no cflags)");
+        print_builds(gp, prefix);
+        free(prefix);
+    }
     printf("  %-13s oltp_read_only verify: checksum %s over %lld rows, identical for ", "gate",
            p->gate_checksum, p->gate_rows);
-    for (int i = 0; i < rq->nvariants; i++)
-        printf("%s%s", i ? ", " : "", rq->variants[i]);
+    const struct pgo_build **m;
+    int n = pgo_measured_builds(p, &m);
+    for (int i = 0; i < n; i++)
+        printf("%s%s", i ? ", " : "", m[i]->name);
+    free(m);
     printf("\n");
     fflush(stdout);
 }
 
-/* The pgo-specific settings recorded with the experiment (JSON object text; caller frees). */
+/* The pgo-specific settings recorded with the experiment (JSON object text; caller frees):
+ * the training, the amalgamation's version, the profile check's counts (of every group's
+ * training, "clang:-O3" for another group's), and --search's phase. */
 char *pgo_library_settings(const struct pgo_pipeline *p)
 {
     struct pgo_library *l = p->lib;
@@ -377,11 +421,23 @@ char *pgo_library_settings(const struct pgo_pipeline *p)
     json_t *o = json_pack("{s:{s:o,s:i,s:i,s:s}}", "pgo", "train", train, "train_time",
                           rq->train_time, "train_threads", rq->train_threads,
                           "amalgamation_version", l->version ? l->version : "?");
+    json_t *pgo = json_object_get(o, "pgo");
     if (o) /* what the profile holds (the profile check's counts) */
-        json_object_set_new(json_object_get(o, "pgo"), "profile", profile_health_json(&l->health));
+        json_object_set_new(pgo, "profile", profile_health_json(&l->health));
     if (o && p->cc.family == CC_GCC) /* and what GCC corrected in it, as the servers' */
-        json_object_set_new(json_object_get(o, "pgo"), "profile_corrections",
+        json_object_set_new(pgo, "profile_corrections",
                             json_pack("{s:o}", "pgo", profile_corrections_json(&l->corrections)));
+    if (o && p->ngroups) { /* only then: the settings of a run without groups unchanged */
+        json_t *profiles = json_object();
+        for (int g = 0; g < p->ngroups; g++)
+            if (library_wants(&p->groups[g], "pgo"))
+                json_object_set_new(profiles, p->groups[g].label,
+                                    profile_health_json(&p->groups[g].lib->health));
+        json_object_set_new(pgo, "group_profiles", profiles);
+    }
+    if (o && p->measure_only) /* --search's two experiments (search.c) */
+        json_object_set_new(pgo, "search", json_string(rq->measure_kind == MEASURE_INSTRUCTIONS
+                                                           ? "screen" : "confirm"));
     char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
     json_decref(o);
     if (!text)
@@ -389,24 +445,30 @@ char *pgo_library_settings(const struct pgo_pipeline *p)
     return text;
 }
 
-/* Correctness gate on fresh data in the run directory (log: ROOT/gate.log). */
+/* Correctness gate on fresh data in the run directory (log: ROOT/gate.log): every measured
+ * library of every group against --cc's baseline. */
 int pgo_library_gate(struct pgo_pipeline *p)
 {
-    struct pgo_library *l = p->lib;
     const struct pgo_request *rq = p->rq;
     char *db = path_join(p->rundir, "gate.db");
     char *log = path_join(p->root, "gate.log");
     struct sqlite_bench b = { .pgolab = p->pgolab, .db = db, .tables = rq->tables,
                               .table_size = rq->table_size, .log = log };
-    const char *names[4] = { "baseline", "pgo" };
-    const char *libs[4] = { l->build[BUILD_BASELINE].lib, l->build[BUILD_PGO].lib };
-    for (int i = 0; i < p->nbolt; i++) {
-        names[2 + i] = l->bolt[i].name;
-        libs[2 + i] = l->bolt[i].output;
+    const struct pgo_build **m;
+    int n = pgo_measured_builds(p, &m);
+    const char **names = xcalloc((size_t)n + 1, sizeof(*names));
+    const char **libs = xcalloc((size_t)n + 1, sizeof(*libs));
+    for (int i = 0; i < n; i++) {
+        names[i] = m[i]->name;
+        libs[i] = m[i]->product;
     }
+    assert(n >= 2 && !strcmp(names[0], "baseline"));
     int rc = stamp_write(log, "");
     if (rc == 0)
-        rc = sqlite_gate(&b, names, libs, 2 + p->nbolt, &p->gate_checksum, &p->gate_rows);
+        rc = sqlite_gate(&b, names, libs, n, &p->gate_checksum, &p->gate_rows);
+    free(names);
+    free(libs);
+    free(m);
     free(db);
     free(log);
     return rc;
@@ -503,7 +565,6 @@ int pgo_library_prepare(struct pgo_pipeline *p)
 
 int pgo_library_builds(struct pgo_pipeline *p)
 {
-    const struct pgo_request *rq = p->rq;
     struct pgo_library *l = p->lib;
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     if (prepare_builds(p) < 0)
@@ -519,33 +580,88 @@ int pgo_library_builds(struct pgo_pipeline *p)
     free(src_sha);
     l->build[BUILD_BASELINE].stamp_extra = l->stamp_extra;
     l->build[BUILD_INSTRUMENTED].stamp_extra = l->stamp_extra;
-    l->progress_what = xasprintf("build: baseline + instrumented (%s %s)", rq->cc, rq->cflags);
-    return lib_build_parallel(&l->build[BUILD_BASELINE], 2, ncpu >= 2 ? 2 : 1, l->progress_what);
+    /* another group's baseline only when asked for, the instrumented build for its pgo */
+    bool want_base = library_wants(p, "baseline"), want_pgo = library_wants(p, "pgo");
+    assert(want_base || want_pgo);
+    l->progress_what = xasprintf("build: %s%s (%s %s)", want_base ? "baseline" : "",
+                                 want_pgo ? want_base ? " + instrumented" : "instrumented" : "",
+                                 p->cc_name, p->cflags);
+    struct lib_build *first = &l->build[want_base ? BUILD_BASELINE : BUILD_INSTRUMENTED];
+    int n = want_base + want_pgo;
+    return lib_build_parallel(first, n, ncpu >= 2 ? n : 1, l->progress_what);
 }
 
 int pgo_library_train(struct pgo_pipeline *p)
 {
     const struct pgo_request *rq = p->rq;
     struct pgo_library *l = p->lib;
-    if (make_rundir(p) < 0 || train(p) < 0 || *p->interrupted)
+    if ((!p->rundir && make_rundir(p) < 0))
         return -1;
+    if (!library_wants(p, "pgo"))
+        return 0;
+    if (train(p) < 0 || *p->interrupted)
+        return -1;
+    char *of = p->label ? xasprintf(" (%s)", p->label) : xstrdup("");
     if (l->trained_now)
-        progress_phase_done("training: %d workload%s on the instrumented build in %.0f s",
+        progress_phase_done("training%s: %d workload%s on the instrumented build in %.0f s", of,
                             rq->ntrain, rq->ntrain == 1 ? "" : "s", l->train_seconds);
     else
-        progress_phase_done("training: the profile of an earlier training (cached)");
+        progress_phase_done("training%s: the profile of an earlier training (cached)", of);
+    free(of);
     return 0;
+}
+
+/* A measured build of p's (the struct pgo_build that pgo_measured_builds(), the measurement
+ * and --search read): name (after the group's label), the library, its directory (the
+ * recipe's {prefix}), sha256 and flags. */
+static void add_view(struct pgo_pipeline *p, const char *kind, enum build_phase phase,
+                     const char *lib, const char *dir, const char *sha256, const char *flags)
+{
+    struct pgo_build *b = &p->builds[p->nbuilds++];
+    b->name = p->label ? xasprintf("%s:%s", p->label, kind) : xstrdup(kind);
+    b->pipeline = p;
+    b->phase = phase;
+    b->product = xstrdup(lib);
+    b->prefix = xstrdup(dir);
+    b->sha256 = sha256 ? xstrdup(sha256) : NULL;
+    b->flags = xstrdup(flags);
+    b->cached = true;
+}
+
+/* p->builds: its measured libraries, baseline first (another group's only when asked for),
+ * then pgo and the BOLT variants. */
+static void set_views(struct pgo_pipeline *p)
+{
+    struct pgo_library *l = p->lib;
+    assert(!p->builds);
+    p->builds = xcalloc(2 + (size_t)p->nbolt, sizeof(*p->builds));
+    const struct lib_build *b = &l->build[BUILD_BASELINE];
+    if (library_wants(p, "baseline"))
+        add_view(p, "baseline", BUILD_BASELINE, b->lib, b->dir, b->sha256,
+                 l->flags[BUILD_BASELINE]);
+    b = &l->build[BUILD_PGO];
+    if (library_wants(p, "pgo"))
+        add_view(p, "pgo", BUILD_PGO, b->lib, b->dir, b->sha256, l->flags[BUILD_PGO]);
+    for (int i = 0; i < p->nbolt; i++) {
+        bool on_pgo = strcmp(l->bolt[i].name, "bolt") != 0;
+        add_view(p, l->bolt[i].name, on_pgo ? BUILD_PGO : BUILD_BASELINE, l->bolt[i].output,
+                 l->bolt[i].dir, NULL, l->flags[on_pgo ? BUILD_PGO : BUILD_BASELINE]);
+    }
+    assert(p->label || (p->nbuilds >= 2 && p->builds[0].phase == BUILD_BASELINE));
 }
 
 int pgo_library_pgo_build(struct pgo_pipeline *p)
 {
-    const struct pgo_request *rq = p->rq;
     struct pgo_library *l = p->lib;
+    if (!library_wants(p, "pgo")) {
+        set_views(p);
+        return 0;
+    }
     /* the pgo build reads the profile: its identity is part of the stamp */
     l->pgo_stamp_extra = xasprintf("%s\nprofile: %s", l->stamp_extra, l->profile.id);
     l->build[BUILD_PGO].stamp_extra = l->pgo_stamp_extra;
     free(l->progress_what);
-    l->progress_what = xasprintf("build: pgo (%s %s)", rq->cc, rq->cflags);
+    l->progress_what = xasprintf("build: pgo (%s %s)", p->cc_name, p->cflags);
     if (lib_build_parallel(&l->build[BUILD_PGO], 1, 1, l->progress_what) < 0 || *p->interrupted)
         return -1;
     /* what GCC's -fprofile-correction corrected (the log of a cached build is its own) */
@@ -572,27 +688,25 @@ int pgo_library_pgo_build(struct pgo_pipeline *p)
                                 l->bolt[i].name, (double)(now_ns() - bolt_t0) / 1e9,
                                 l->bolt[i].profiled, l->bolt[i].functions);
     }
+    set_views(p);
     return 0;
 }
 
-int pgo_library_variants(const struct pgo_pipeline *p, struct variant *v)
+void pgo_library_share(struct pgo_pipeline *g, const struct pgo_pipeline *p)
 {
-    const struct pgo_library *l = p->lib;
-    v[0].name = "baseline";
-    v[0].library = l->build[BUILD_BASELINE].lib;
-    v[0].compiler = p->cc.version;
-    v[0].cflags = l->flags[BUILD_BASELINE];
-    v[1].name = "pgo";
-    v[1].library = l->build[BUILD_PGO].lib;
-    v[1].compiler = p->cc.version;
-    v[1].cflags = l->flags[BUILD_PGO];
-    for (int i = 0; i < p->nbolt; i++) {
-        v[2 + i].name = l->bolt[i].name;
-        v[2 + i].library = l->bolt[i].output;
-        v[2 + i].compiler = p->cc.version;
-        v[2 + i].cflags = l->flags[strcmp(l->bolt[i].name, "bolt") ? BUILD_PGO : BUILD_BASELINE];
+    assert(p->library && p->lib && g->label);
+    g->library = true;
+    if (!g->lib)
+        g->lib = xcalloc(1, sizeof(*g->lib));
+    g->pgolab = p->pgolab;
+    g->source = p->source;
+    g->rundir = p->rundir;
+    struct pgo_library *l = g->lib;
+    if (!l->prep.main && p->lib->prep.main) { /* (not ran: the default's summary says it) */
+        l->prep.dir = xstrdup(p->lib->prep.dir);
+        l->prep.main = xstrdup(p->lib->prep.main);
+        l->version = xstrdup(p->lib->version);
     }
-    return 2 + p->nbolt;
 }
 
 void pgo_library_release(struct pgo_pipeline *p)

@@ -5,7 +5,8 @@
  * rounds, CIs), recorded in the results database run by run, then the seed-000 tables, with
  * more than two variants "what each step added" (report/steps.c: pgo+bolt over pgo, ...) and,
  * with several trainers, the trainer x workload table of gains (a row per trainer). A
- * library's variants (library.c: baseline, pgo, the BOLT variants) are library variants
+ * library's variants (library.c: baseline, pgo, the BOLT variants, then each other group of
+ * build settings', as pgo_measured_builds() returns them) are library variants
  * loaded by the bench child, proven to be the variant's own file, and may be measured by
  * instructions (--measure=instructions). Progress as compare's: a status line on a terminal,
  * off one the paced lines of experiment/pace.h, for a server target too. --search (search.c)
@@ -186,6 +187,53 @@ static void fill_outcome(struct pgo_pipeline *p, const struct experiment_config 
     free(ts);
 }
 
+/* --search: the newest pgo experiment whose recorded settings are settings (the same builds,
+ * by their sha256, and the same measurement), and whether it is complete. */
+struct same {
+    const char *settings;
+    int64_t id;
+    bool complete;
+    int rc;
+};
+
+static int same_settings(const struct store_experiment *e, void *ctx)
+{
+    struct same *sm = ctx;
+    struct strbuf diff = STRBUF_INIT;
+    strbuf_init(&diff, 0);
+    if (!strcmp(e->kind, "pgo") && store_settings_diff(e->settings_json, sm->settings, &diff) == 0 &&
+        diff.len == 0) {
+        sm->id = e->id;
+        sm->complete = !strcmp(e->status, "complete");
+    }
+    strbuf_release(&diff);
+    return 0;
+}
+
+/* --search's screen again (deterministic counts): the complete experiment id, with the same
+ * builds and settings, read back into p->outcome instead of measured again. 0 or 1. */
+static int reuse(struct pgo_pipeline *p, struct store *store, int64_t id,
+                 const struct pgo_build **m, int nv)
+{
+    struct experiment_loaded l;
+    if (experiment_load(store, id, &l) < 0)
+        return 1;
+    int rc = 0;
+    if (l.cfg.nvariants != nv || l.res.nruns == 0) {
+        error("experiment %lld: %d variants and %d runs recorded, %d variants expected",
+              (long long)id, l.cfg.nvariants, l.res.nruns, nv);
+        rc = 1;
+    } else {
+        printf("experiment %lld: complete, with these builds and settings: reused, not measured "
+               "again (its tables: pgolab report --experiment=%lld --results=%s)\n",
+               (long long)id, (long long)id, store_path(store));
+        if (p->outcome)
+            fill_outcome(p, &l.cfg, &l.res, m, nv, true);
+    }
+    experiment_loaded_release(&l);
+    return rc;
+}
+
 void pgo_measure_config(const struct pgo_pipeline *p, struct variant *v, int nv,
                         struct experiment_config *cfg)
 {
@@ -219,7 +267,7 @@ int pgo_measure(struct pgo_pipeline *p, struct store *store)
 {
     const struct pgo_request *rq = p->rq;
     const struct pgo_build **m = NULL;
-    int nv = p->library ? 2 + p->nbolt : pgo_measured_builds(p, &m), rc = 0;
+    int nv = pgo_measured_builds(p, &m), rc = 0;
     struct variant *v = xcalloc((size_t)nv, sizeof(*v));
     const char **trainer_of = xcalloc((size_t)nv, sizeof(*trainer_of));
     struct experiment_config cfg;
@@ -231,11 +279,12 @@ int pgo_measure(struct pgo_pipeline *p, struct store *store)
     bool plain_pgo = false;
     for (int i = 0; i < p->nbuilds; i++)
         plain_pgo = plain_pgo || (p->builds[i].phase == BUILD_PGO && !p->builds[i].lto);
-    for (int k = 0; !p->library && k < nv; k++) {
+    for (int k = 0; k < nv; k++) {
         const struct pgo_build *b = m[k];
         v[k].name = b->name;
-        v[k].library = b->official ? b->product : b->prefix;
-        v[k].kind = VARIANT_SERVER;
+        /* a library variant is its libsqlite3 (VARIANT_SQLITE), a server its prefix */
+        v[k].library = b->official || p->library ? b->product : b->prefix;
+        v[k].kind = p->library ? VARIANT_SQLITE : VARIANT_SERVER;
         v[k].server_kind = p->recipe.server_kind;
         /* each build's own compiler (its group's); official's is the distribution's: unknown */
         v[k].compiler = b->official ? NULL : b->pipeline->cc.version;
@@ -244,14 +293,12 @@ int pgo_measure(struct pgo_pipeline *p, struct store *store)
         trainer_of[k] = b->pipeline == p && b->trainer && (plain_pgo ? !b->lto : b->lto)
                             ? b->trainer->name : NULL;
     }
-    if (p->library)
-        pgo_library_variants(p, v);
-    else if (experiment_variant_server_options(rq->variant_options, rq->nvariant_options, v, nv,
+    if (!p->library && experiment_variant_server_options(rq->variant_options, rq->nvariant_options, v, nv,
                                                true) < 0) {
         rc = 1; /* checked before the builds (pipeline.c): only a changed variant list */
         goto out;
     }
-    if (p->measure_only && !p->library) { /* --search: only these builds, in their order */
+    if (p->measure_only) { /* --search: only these builds, in their order */
         assert(p->measure_only[0]);
         int k = 0;
         for (int i = 0; i < nv; i++) {
@@ -296,6 +343,25 @@ int pgo_measure(struct pgo_pipeline *p, struct store *store)
         resume = n.id;
     }
     char *extra = p->library ? pgo_library_settings(p) : extra_settings(p);
+    if (p->measure_only) { /* --search: continue a measurement of the same builds and settings */
+        struct same sm = { .settings = experiment_settings_json(&cfg, extra) };
+        int lrc = store_experiments_list(store, same_settings, &sm);
+        free((char *)sm.settings);
+        if (lrc == 0 && sm.id && sm.complete && rq->measure_kind == MEASURE_INSTRUCTIONS) {
+            free(extra);
+            rc = reuse(p, store, sm.id, m, nv);
+            goto out;
+        }
+        if (lrc < 0) {
+            free(extra);
+            rc = 1;
+            goto out;
+        }
+        if (sm.id && !sm.complete)
+            resume = sm.id; /* the runs that finished are not run again */
+        cfg.resume_hint = "the same command again continues the search (the runs that finished "
+                          "are kept and not run again)";
+    }
     int brc = resume > 0 ? experiment_record_resume(&cfg, store, resume, "pgo", extra)
                          : experiment_record_begin(&cfg, store, "pgo", extra);
     free(extra);
@@ -333,7 +399,7 @@ int pgo_measure(struct pgo_pipeline *p, struct store *store)
             strbuf_release(&sb);
         }
         experiment_report_verdict(stdout, &cfg, &res);  /* last: the bottom line */
-        if (p->outcome && !p->library)
+        if (p->outcome)
             fill_outcome(p, &cfg, &res, m, nv, run_rc == 0);
     }
     rc = run_rc == 0 ? 0 : res.signal ? 2 : 1;

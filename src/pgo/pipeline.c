@@ -727,7 +727,7 @@ static int check_resumable(struct store *store, int64_t id)
 /* The one line of an interruption: what the next run does about it, in each branch's words. */
 static void say_interrupted(const struct pgo_pipeline *p, int sig)
 {
-    if (p->library)
+    if (p->library || p->rq->search)
         error("interrupted (signal %d); the same command continues (what finished is reused)",
               sig);
     else
@@ -788,7 +788,7 @@ int pgo_pipeline_run(const struct pgo_request *rq)
         goto fail;
     p.cxx = rq->cxx ? xstrdup(rq->cxx) : cxx_for(rq->cc);
     p.pgolab = self_exe();
-    if (check_tools(&p) < 0 || (!p.library && groups_probe(&p) < 0) ||
+    if (check_tools(&p) < 0 || groups_probe(&p) < 0 ||
         (!p.library && (check_reachable(&p) < 0 || pgo_bolt_check(&p) < 0)))
         goto fail;
     /* a source directory is checked before anything is written */
@@ -813,13 +813,15 @@ int pgo_pipeline_run(const struct pgo_request *rq)
         if ((p.library ? stages[i].library : stages[i].server)(&p) < 0)
             goto fail;
         CHECK_INTERRUPT();
-        for (int g = 0; !p.library && stages[i].per_group && g < p.ngroups; g++) {
-            if (stages[i].server(&p.groups[g]) < 0)
+        for (int g = 0; stages[i].per_group && g < p.ngroups; g++) {
+            if (p.library)
+                pgo_library_share(&p.groups[g], &p);
+            if ((p.library ? stages[i].library : stages[i].server)(&p.groups[g]) < 0)
                 goto fail;
             CHECK_INTERRUPT();
         }
     }
-    if (p.library && !p.nbolt)
+    if (p.library && !p.nbolt && !p.ngroups)
         progress_phase_done("correctness gate: baseline and pgo return the same results "
                             "(%.0f s)", (double)(now_ns() - gate_t0) / 1e9);
     else
@@ -845,6 +847,8 @@ fail:
     CHECK_INTERRUPT();
 out:
     progress_done();
+    for (int g = 0; p.library && g < p.ngroups; g++)
+        pgo_library_release(&p.groups[g]);
     if (p.library)
         pgo_library_release(&p); /* keeps the run directory's logs */
     else if (p.rundir)

@@ -54,7 +54,7 @@ struct pgo_request {
                                    * built), pgo, lto, pgo+lto, bolt, pgo+bolt, official;
                                    * a library: baseline, pgo, then bolt, pgo+bolt as given */
     int nvariants;
-    const struct variant_group *groups; /* server targets: --variants by build settings
+    const struct variant_group *groups; /* --variants by build settings
                                    * (variant_spec.h); [0] is --cc and --cflags' (its kinds
                                    * are variants), [1..ngroups) the other compilers and flags,
                                    * each built by a pipeline of its own; NULL: none */
@@ -77,7 +77,7 @@ struct pgo_request {
     int64_t profile_freq;         /* its samples per second */
     double target_ci, max_time_s; /* --target-ci, --max-time (rounds = --max-rounds) */
     int cs_rounds;
-    bool search;                  /* --search (server targets): screen every candidate by
+    bool search;                  /* --search (servers and libraries): screen every candidate by
                                    * estimated cycles, confirm the best by time (pgo/search.c) */
     int search_keep;              /* --search-keep: candidates the confirmation keeps (>= 1) */
     int64_t search_events;        /* the screen's transactions per run (--events, else 300) */

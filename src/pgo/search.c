@@ -1,6 +1,8 @@
-/* search: `pgolab pgo TARGET --search` for a server target, after the builds and the gate:
+/* search: `pgolab pgo TARGET --search` for a server or library target, after the builds and
+ * the gate:
  * 1. the screen: baseline and every candidate (each measured build but baseline and official)
- *    in one pgo experiment by instructions (the server under callgrind, 1 thread,
+ *    in one pgo experiment by instructions (the server, or for a library the whole benchmark
+ *    process, under callgrind, 1 thread,
  *    rq->search_events transactions, 1 round: the counts are deterministic), the candidates
  *    ranked by their change in estimated cycles per transaction against baseline, pooled over
  *    the measured workloads (search_rank.h);
@@ -15,8 +17,10 @@
  * Each measurement is pgo_measure() with p->rq pointing, for the screen only, at a copy of the
  * request changed to the screen's settings, and p->measure_only / p->outcome set for the call
  * (stages.h); all three are restored before this returns. A signal stops it like pgo_measure:
- * the results database keeps every finished run; the same command again rebuilds nothing (the
- * builds are cached) and starts a new screen (a half-done search is not resumed). */
+ * the results database keeps every finished run, and the same command again continues it
+ * (pgo_measure, for a search's measurement: the newest experiment with the same builds, by
+ * their sha256, and settings is resumed when unfinished, and a complete screen is reused as it
+ * is: its counts are deterministic; a complete confirmation is measured anew). */
 #include "pgo/stages.h"
 #include "pgo/search_rank.h"
 #include "util/strbuf.h"
@@ -89,6 +93,8 @@ static void print_build(const struct pgo_build *b)
     printf("  variant spec    %s\n", b->name);
     printf("  compiler        %s\n", b->pipeline->cc.version ? b->pipeline->cc.version : "?");
     printf("  flags           %s\n", b->flags ? b->flags : "");
+    if (b->pipeline->library)
+        printf("  library         %s\n", b->product);
     printf("  install prefix  %s\n", b->prefix ? b->prefix : "-");
 }
 
@@ -203,6 +209,8 @@ static void print_winner(const struct pgo_request *rq, const struct pgo_outcome 
     json_object_set_new(jw, "compiler", cc ? json_string(cc) : json_null());
     json_object_set_new(jw, "flags", json_string(b->flags ? b->flags : ""));
     json_object_set_new(jw, "prefix", b->prefix ? json_string(b->prefix) : json_null());
+    if (b->pipeline->library)
+        json_object_set_new(jw, "library", json_string(b->product));
     json_object_set_new(js, "screen_experiment", json_integer(so->experiment_id));
     json_object_set_new(js, "confirm_experiment", json_integer(co->experiment_id));
     json_object_set_new(js, "ranking", ranking);
@@ -216,7 +224,7 @@ static void print_winner(const struct pgo_request *rq, const struct pgo_outcome 
 int pgo_search(struct pgo_pipeline *p, struct store *store)
 {
     const struct pgo_request *rq = p->rq;
-    assert(rq->search && rq->search_keep >= 1 && !p->library);
+    assert(rq->search && rq->search_keep >= 1);
     const struct pgo_build **m = NULL;
     int n = pgo_measured_builds(p, &m), rc = 1, official = -1, ncand = 0;
     bool *only = xcalloc((size_t)n + 1, sizeof(bool));
@@ -255,8 +263,9 @@ int pgo_search(struct pgo_pipeline *p, struct store *store)
     screen.profile = false;
     screen.resume_id = 0;
     printf("search: the screen: baseline and %d candidates by estimated cycles per transaction "
-           "(the server under callgrind, 1 thread, %lld transactions per run, 1 round)\n\n",
-           ncand, (long long)rq->search_events);
+           "(%s under callgrind, 1 thread, %lld transactions per run, 1 round)\n\n",
+           ncand, p->library ? "the benchmark process with the library" : "the server",
+           (long long)rq->search_events);
     rc = measure(p, store, &screen, only, &so);
     if (rc != 0 || !so.complete || so.nv < 2) {
         if (rc == 0) {
@@ -264,7 +273,7 @@ int pgo_search(struct pgo_pipeline *p, struct store *store)
             rc = 1;
         } else if (rc == 2)
             error("--search: interrupted in the screen (experiment %lld keeps the runs that "
-                  "finished); the same command again rebuilds nothing and screens again",
+                  "finished); run the same command again: it continues the screen",
                   (long long)so.experiment_id);
         goto out;
     }
@@ -301,8 +310,8 @@ int pgo_search(struct pgo_pipeline *p, struct store *store)
     if ((rc != 0 && rc != 3) || !co.complete || co.nv < 2) {
         if (rc == 2)
             error("--search: interrupted in the confirmation (experiment %lld keeps the runs that "
-                  "finished; the screen is experiment %lld); the same command again rebuilds "
-                  "nothing and searches again", (long long)co.experiment_id,
+                  "finished; the screen is experiment %lld); run the same command again: it "
+                  "reuses the screen and continues the confirmation", (long long)co.experiment_id,
                   (long long)so.experiment_id);
         else if (rc == 0)
             rc = 1;

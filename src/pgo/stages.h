@@ -169,20 +169,26 @@ int pgo_search(struct pgo_pipeline *p, struct store *store);
 int pgo_library_check(struct pgo_pipeline *p);
 /* After the source: the recipe's prepare steps (the amalgamation, cached), phase lines. */
 int pgo_library_prepare(struct pgo_pipeline *p);
-/* p->root and every build's command; the baseline and instrumented libraries in parallel. */
+/* p->root and every build's command; the baseline and instrumented libraries in parallel
+ * (another group: those its kinds need). */
 int pgo_library_builds(struct pgo_pipeline *p);
-/* The run directory, then training with `bench --sqlite-library` children (cached when the
- * stamp of an identical training matches) and the profile check. */
+/* The run directory (unless shared), then training with `bench --sqlite-library` children
+ * (cached when the stamp of an identical training matches) and the profile check; nothing for
+ * a group without pgo. */
 int pgo_library_train(struct pgo_pipeline *p);
-/* The pgo build (the profile's identity in its stamp), then the BOLT variants. */
+/* The pgo build (the profile's identity in its stamp), then the BOLT variants; then p->builds:
+ * the measured libraries as builds (name, product, prefix, flags), which pgo_measured_builds()
+ * returns for the gate, the measurement and --search as for a server. */
 int pgo_library_pgo_build(struct pgo_pipeline *p);
-/* The correctness gate: `bench verify` on fresh data with every variant's library; sets
+/* The correctness gate: `bench verify` on fresh data with every group's libraries; sets
  * p->gate_checksum, p->gate_rows. */
 int pgo_library_gate(struct pgo_pipeline *p);
 /* The summary that opens the report (stdout). */
 void pgo_library_summary(const struct pgo_pipeline *p);
-/* The measured variants (baseline, pgo, the BOLT variants) into v[0..]; returns how many. */
-int pgo_library_variants(const struct pgo_pipeline *p, struct variant *v);
+/* Another group of build settings g of --variants (clang:pgo, -O3:baseline) shares p's
+ * source, prepared amalgamation, run directory and pgolab binary; g->lib allocated on the first
+ * call. Called before each of g's stages (p's stage has run first). */
+void pgo_library_share(struct pgo_pipeline *g, const struct pgo_pipeline *p);
 /* The pgo settings recorded with the experiment (JSON object text with "pgo.profile"; caller
  * frees). */
 char *pgo_library_settings(const struct pgo_pipeline *p);

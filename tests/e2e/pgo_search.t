@@ -3,7 +3,7 @@
 # pgo_search.t: `pgolab pgo TARGET --search` (src/pgo/search.c) on the stand-in (the mariadb
 # recipe for tests/standin). The refusals come first, one line each and before anything is
 # built: --search with --measure=instructions or off, with --resume, with fewer than 2
-# candidates, --search-keep without --search, --search for a library recipe (sqlite). Then
+# candidates (also for a library recipe, sqlite), --search-keep without --search. Then
 # --variants=baseline,pgo,lto,official --search --search-keep=1: the screen is a pgo experiment
 # by instructions with baseline and every candidate (pgo, lto; never official); the
 # confirmation is a second one by time with baseline, the screen's best by the stored
@@ -42,7 +42,7 @@ refused() { # refused NAME EXPECTED-ERE WHAT ARGS...
 refused instr "^FATAL: --search with --measure=instructions: a search measures by itself \(a screen by instructions, then a confirmation by time\); leave --measure out$" \
     "--search --measure=instructions" --search --measure=instructions
 refused off "^FATAL: --search with --measure=off: " "--search --measure=off" --search --measure=off
-refused resume "^FATAL: --search with --resume: a search is not resumed; the same command again rebuilds nothing" \
+refused resume "^FATAL: --search with --resume: a search continues by itself; run the same command again without --resume" \
     "--search --resume" --search --resume
 refused few "^FATAL: --search: --variants has 1 candidate besides baseline and official; a search needs at least 2 " \
     "one candidate" --search --variants=baseline,pgo,official
@@ -51,9 +51,10 @@ refused keep "^FATAL: --search-keep=3: the number of candidates --search confirm
 refused keep0 "^FATAL: --search-keep=0: expected 1 to 100 candidates$" "--search-keep=0" \
     --search --search-keep=0
 ok "refusals: no work directory" test ! -e "$WD"
-pgo lib sqlite --search --workdir="$TMP/sq" --results="$DB"
-is "$RC" 1 "a library recipe: --search refused"
-like "$(errors_of "$TMP/lib.err")" "^FATAL: --search is for server targets \(recipes\)" "... saying so"
+# a library recipe searches too (pgo_sqlite_search.t), its pgo always a candidate
+pgo lib sqlite --search --variants=baseline --workdir="$TMP/sq" --results="$DB"
+is "$RC" 1 "a library recipe: one candidate (its pgo) refused"
+like "$(errors_of "$TMP/lib.err")" "^FATAL: --search: --variants has 1 candidate besides baseline and official; a search needs at least 2 \(e.g. --variants=baseline,pgo,clang:pgo,-O3:pgo\)$" "... saying so"
 ok "nothing recorded" test ! -e "$DB"
 
 note "---- baseline, pgo, lto, official: screen both candidates, confirm the best"

@@ -47,10 +47,19 @@ refused missing baseline,pgo,clang-99:pgo+lto \
     "^FATAL: --variants: clang-99:pgo\+lto: compiler clang-99 not found on PATH \(Debian package clang-99; its ThinLTO and profile merging need lld and llvm too\)$" \
     "a compiler that is not installed"
 ok "refusals: no work directory" test ! -e "$WD"
-pgo lib sqlite --variants=baseline,clang:pgo --workdir="$TMP/sq" --results="$DB"
-is "$RC" 1 "a library recipe: dimensions refused"
-like "$(errors_of "$TMP/lib.err")" "^FATAL: --variants: 'clang:pgo': sqlite is a library recipe, whose variants are all built with --cc and --cflags" \
-    "... saying so"
+# a library recipe (sqlite) takes dimensions on baseline and pgo (pgo_sqlite_search.t builds
+# them), not lto (one translation unit) nor on a BOLT variant, refused before anything
+pgo lib sqlite --variants=baseline,clang:pgo+lto --workdir="$TMP/sq" --results="$DB"
+is "$RC" 1 "a library recipe: lto refused"
+like "$(errors_of "$TMP/lib.err")" "^FATAL: --variants: 'clang:pgo\+lto': sqlite is a library recipe compiled from one translation unit \(the amalgamation\), where link-time optimization has nothing to add; accepted: baseline, pgo, bolt, pgo\+bolt, with a compiler or flags before baseline or pgo \(clang:pgo, -O3:pgo\)$" \
+    "... in one line naming what is accepted"
+pgo lib2 sqlite --variants=baseline,pgo,clang:pgo+bolt --workdir="$TMP/sq" --results="$DB"
+is "$RC" 1 "a library recipe: a dimension on a BOLT variant refused"
+like "$(errors_of "$TMP/lib2.err")" "^FATAL: --variants: 'clang:pgo\+bolt': pgo\+bolt takes no compiler or flags" "... saying so"
+pgo lib3 sqlite --variants=baseline,pgo,icc:pgo --workdir="$TMP/sq" --results="$DB"
+is "$RC" 1 "a library recipe: a value of no dimension refused"
+like "$(errors_of "$TMP/lib3.err")" "^FATAL: --variants: 'icc:pgo': " "... naming it"
+ok "library refusals: no work directory" test ! -e "$TMP/sq"
 
 note "---- gcc and clang (and gcc -O1) variants in one experiment"
 VARIANTS=baseline,pgo,clang:baseline,clang:pgo+lto,-O1:lto
