@@ -16,7 +16,7 @@
 #include <string.h>
 #include <time.h>
 
-/* One worker's state. The worker writes it per event (counters, histogram, in_event) while
+/* One worker's state. The worker writes it per event (query counter, histogram, in_event) while
  * the others run, so every worker has cache lines of its own (the array is allocated aligned,
  * and the alignment pads the size): no line holds two workers' fields, and the others' loads
  * never wait for this one's stores. The reporter reads it only at interval boundaries and at
@@ -27,9 +27,10 @@ struct worker {
     struct shared *sh;
     struct db_conn conn;
     struct oltp_thread ot;
+    /* The counted events' latencies. Its total is also the event count and its sum the time
+     * in events (thread_events, thread_time_s): the worker writes nothing else per event. */
     struct histogram hist;
-    uint64_t events;      /* written by the worker, read by the reporter (relaxed atomics) */
-    uint64_t exec_ns;
+    uint64_t lost;        /* counted events undone at the end (oltp_thread.lost_events; atomic) */
     uint64_t end_ns;      /* when this worker left its loop */
     int in_event;         /* inside an event (atomic): --rate's concurrency, forced shutdown */
     int measuring;        /* past --warmup-time (atomic, release): its counters count */
@@ -296,16 +297,42 @@ static void begin_measuring(struct worker *w)
     __atomic_store_n(&c->others, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&c->errors, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&c->reconnects, 0, __ATOMIC_RELAXED);
-    histogram_reset(&w->hist);
+    histogram_reset(&w->hist);  /* also the event count and time (struct worker) */
     w->nlat = 0;
-    __atomic_store_n(&w->events, 0, __ATOMIC_RELAXED);
-    __atomic_store_n(&w->exec_ns, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&w->measuring, 1, __ATOMIC_RELEASE);
 }
 
-/* A worker thread. Keep the name: `--measure=instructions` counts instructions only inside
- * it (callgrind --toggle-collect=worker_main, src/experiment/experiment.c). */
-static void *worker_main(void *arg)
+/* Events a worker counted (measuring), less those undone at the end; relaxed loads, as the
+ * reporter reads them while the worker runs. */
+static uint64_t worker_events(struct worker *w)
+{
+    uint64_t n = __atomic_load_n(&w->hist.total, __ATOMIC_RELAXED);
+    uint64_t lost = __atomic_load_n(&w->lost, __ATOMIC_RELAXED);
+    return n > lost ? n - lost : 0;
+}
+
+/* --report-interval's next slot (inline worker) or --time, whichever comes first: what the
+ * worker compares each event's end with (UINT64_MAX: neither). */
+static uint64_t next_due(const struct reporter *rp, uint64_t deadline_ns)
+{
+    uint64_t due = rp ? rp->next : UINT64_MAX;
+    return deadline_ns && deadline_ns < due ? deadline_ns : due;
+}
+
+/* runner_config.keep_latencies: one more counted latency. */
+static void keep_latency(struct worker *w, uint64_t ns)
+{
+    if (w->nlat == w->caplat) {
+        w->caplat = w->caplat ? 2 * w->caplat : 4096;
+        w->lat = xrealloc(w->lat, w->caplat * sizeof(*w->lat));
+    }
+    w->lat[w->nlat++] = ns;
+}
+
+/* A worker thread. Keep the name, and out of line: `--measure=instructions` counts
+ * instructions only inside it (callgrind --toggle-collect=worker_main,
+ * src/experiment/experiment.c). */
+static __attribute__((noinline)) void *worker_main(void *arg)
 {
     struct worker *w = arg;
     struct shared *sh = w->sh;
@@ -357,13 +384,19 @@ static void *worker_main(void *arg)
 
     /* Closed loop: one clock read per event, an event starts when the previous one ended
      * (the loop's bookkeeping in between is a few ns). --rate: an event starts at its
-     * arrival, so the time it waited for this worker is part of its latency. */
+     * arrival, so the time it waited for this worker is part of its latency. The per-event
+     * path is kept short (issue 31: at 2 threads on SQLite every instruction between two
+     * autocommit transactions costs about twice): the options it tests are read once, and
+     * the report slot and --time are one compare (due). */
     bool measuring = false;
     uint64_t t0 = now_ns();
     double owed = 0, extra_per_event = cfg->throttle > 0 ? 1.0 / cfg->throttle - 1.0 : 0;
     uint64_t granted = 0, batch = events_batch(cfg);  /* --events: claimed, not yet run */
+    const bool limit_events = cfg->events > 0, keep = cfg->keep_latencies;
+    struct arrivals *const arr = sh->arr;
+    uint64_t due = next_due(rp, sh->deadline_ns);
     while (!__atomic_load_n(&sh->stop, __ATOMIC_RELAXED)) {
-        if (sh->arr && arrivals_pop(sh->arr, &t0, &sh->stop) < 0)
+        if (arr && arrivals_pop(arr, &t0, &sh->stop) < 0)
             break;
         if (!measuring && t0 >= sh->measure_ns) {
             measuring = true;
@@ -372,7 +405,7 @@ static void *worker_main(void *arg)
             else
                 __atomic_store_n(&w->measuring, 1, __ATOMIC_RELEASE);
         }
-        if (measuring && cfg->events) {
+        if (limit_events && measuring) {
             if (!granted && !(granted = claim_events(sh, batch)))
                 break;
             granted--;
@@ -381,31 +414,26 @@ static void *worker_main(void *arg)
         enum db_status st = oltp_event(&w->ot, &sh->stop);
         uint64_t t1 = now_ns();
         __atomic_store_n(&w->in_event, 0, __ATOMIC_RELAXED);
-        if (st == DB_FATAL) {
-            fatal_error(w);
-            break;
+        if (st != DB_OK) {
+            if (st == DB_FATAL)
+                fatal_error(w);
+            break; /* else stopped while retrying */
         }
-        if (st != DB_OK)
-            break; /* stopped while retrying */
         if (measuring) {
             histogram_add(&w->hist, t1 - t0);
-            if (cfg->keep_latencies) {
-                if (w->nlat == w->caplat) {
-                    w->caplat = w->caplat ? 2 * w->caplat : 4096;
-                    w->lat = xrealloc(w->lat, w->caplat * sizeof(*w->lat));
-                }
-                w->lat[w->nlat++] = t1 - t0;
-            }
-            __atomic_store_n(&w->exec_ns, w->exec_ns + (t1 - t0), __ATOMIC_RELAXED);
-            __atomic_store_n(&w->events, w->events + 1, __ATOMIC_RELAXED);
+            if (keep)
+                keep_latency(w, t1 - t0);
         }
         uint64_t resume = 0;  /* after an inline report: the next event starts when it ended */
-        if (rp && t1 >= rp->next) {
-            reporter_emit(rp, t1);
-            resume = now_ns();
+        if (t1 >= due) {
+            if (rp && t1 >= rp->next) {
+                reporter_emit(rp, t1);
+                resume = now_ns();
+            }
+            if (sh->deadline_ns && t1 >= sh->deadline_ns)
+                break;
+            due = next_due(rp, sh->deadline_ns);
         }
-        if (sh->deadline_ns && t1 >= sh->deadline_ns)
-            break;
         if (extra_per_event > 0 && (owed += extra_per_event) >= 1) {
             if (throttle_extra_events(w, &owed) < 0)
                 break;
@@ -417,9 +445,7 @@ static void *worker_main(void *arg)
     if (!__atomic_load_n(&sh->fatal, __ATOMIC_RELAXED) && oltp_thread_finish(&w->ot) == DB_FATAL)
         fatal_error(w);
     if (w->ot.lost_events)  /* counted, then undone by a failed statement (bulk_insert) */
-        __atomic_store_n(&w->events,
-                         w->events - (w->ot.lost_events < w->events ? w->ot.lost_events : w->events),
-                         __ATOMIC_RELAXED);
+        __atomic_store_n(&w->lost, w->ot.lost_events, __ATOMIC_RELAXED);
 out:
     __atomic_store_n(&w->end_ns, now_ns(), __ATOMIC_RELAXED);
     if (rp)
@@ -450,7 +476,7 @@ static void snapshot(struct worker *ws, int n, struct db_counters *c, uint64_t *
         c->others += __atomic_load_n(&wc->others, __ATOMIC_RELAXED);
         c->errors += __atomic_load_n(&wc->errors, __ATOMIC_RELAXED);
         c->reconnects += __atomic_load_n(&wc->reconnects, __ATOMIC_RELAXED);
-        *events += __atomic_load_n(&ws[i].events, __ATOMIC_RELAXED);
+        *events += worker_events(&ws[i]);
         histogram_merge(h, &ws[i].hist);
     }
 }
@@ -883,8 +909,11 @@ int runner_run(const struct runner_config *cfg, struct run_stats *st)
         for (int i = 0; i < n; i++) {
             if (!__atomic_load_n(&ws[i].measuring, __ATOMIC_ACQUIRE))
                 continue;
-            st->thread_events[i] = __atomic_load_n(&ws[i].events, __ATOMIC_RELAXED);
-            st->thread_time_s[i] = (double)__atomic_load_n(&ws[i].exec_ns, __ATOMIC_RELAXED) / 1e9;
+            st->thread_events[i] = worker_events(&ws[i]);
+            /* the sum of its latencies: exact (integers, below 2^53 ns = 104 days) */
+            double sum;
+            __atomic_load(&ws[i].hist.sum_ns, &sum, __ATOMIC_RELAXED);
+            st->thread_time_s[i] = sum / 1e9;
         }
         for (int i = 0; i < n && cfg->keep_latencies; i++) {
             st->latencies = xrealloc(st->latencies, (st->nlatencies + ws[i].nlat + 1) *

@@ -230,17 +230,34 @@ static void count(struct db_conn *c, enum db_status st, enum db_qclass cls)
     __atomic_store_n(slot, *slot + 1, __ATOMIC_RELAXED);
 }
 
-enum db_status db_execute(struct db_conn *c, struct db_stmt *s, const struct db_param *p, int np)
+int db_faults_off;
+
+enum db_status db_execute_failed(struct db_conn *c, struct db_stmt *s, const struct db_param *p,
+                                 int np, enum db_status st)
+{
+    assert(st != DB_OK);
+    count(c, st, DB_OTHER);
+    if (st == DB_FATAL) {
+        assert(c->drv->stmt_sql);  /* every driver has it (driver.h) */
+        db_error_set_stmt(&c->err, c->drv->stmt_sql(s), p, np);
+    }
+    return st;
+}
+
+enum db_status db_execute_slow(struct db_conn *c, struct db_stmt *s, const struct db_param *p,
+                               int np)
 {
     enum db_qclass cls = DB_OTHER;
     enum db_status st = walk_fault(c)    ? c->err.status
                       : inject_fault(c) ? DB_RETRY
                                         : c->drv->execute(c, s, p, np, &cls);
+    /* both knobs read now (walk_fault and inject_fault read them on their first call) */
+    if (__atomic_load_n(&walk.read, __ATOMIC_ACQUIRE) && !walk.at && !walk.count_only &&
+        __atomic_load_n(&fault_every, __ATOMIC_RELAXED) == 0)
+        __atomic_store_n(&db_faults_off, 1, __ATOMIC_RELAXED);
+    if (st != DB_OK)
+        return db_execute_failed(c, s, p, np, st);
     count(c, st, cls);
-    if (st == DB_FATAL) {
-        assert(c->drv->stmt_sql);  /* every driver has it (driver.h) */
-        db_error_set_stmt(&c->err, c->drv->stmt_sql(s), p, np);
-    }
     return st;
 }
 

@@ -7,6 +7,7 @@
 #include "util/strbuf.h"
 #include "util/util.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -682,11 +683,11 @@ static void fix_bulk_insert(struct oltp_opts *o)
     o->bulk_schema = true;
 }
 
-enum db_status oltp_event(struct oltp_thread *t, const volatile int *stop)
+enum db_status oltp_event_retry(struct oltp_thread *t, const volatile int *stop,
+                                enum db_status st)
 {
-    t->conn->fault_armed = true;
+    assert(st != DB_OK);
     for (;;) {
-        enum db_status st = t->wl->event(t);
         if (st == DB_FATAL && t->conn->drv->in_process)
             /* The run stops, but the other workers finish their event first: an in-process
              * engine's write lock (SQLite's writers' turn) held by this transaction would
@@ -698,6 +699,7 @@ enum db_status oltp_event(struct oltp_thread *t, const volatile int *stop)
         t->conn->drv->rollback(t->conn);
         if (__atomic_load_n(stop, __ATOMIC_RELAXED) || (t->deadline_ns && now_ns() >= t->deadline_ns))
             return st;
+        st = t->wl->event(t);
     }
 }
 

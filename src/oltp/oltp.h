@@ -127,10 +127,20 @@ int oltp_thread_init(struct oltp_thread *t, struct db_conn *c, const struct oltp
  * workload). DB_OK or the error class (c->err). */
 enum db_status oltp_thread_finish(struct oltp_thread *t);
 void oltp_thread_done(struct oltp_thread *t);
+/* oltp_event after a first try that failed with st (!= DB_OK): the rollback and the retries. */
+enum db_status oltp_event_retry(struct oltp_thread *t, const volatile int *stop,
+                                enum db_status st);
 /* Run one event, restarting it after a retryable error (rolled back and counted by the
  * wrappers) until it succeeds, a fatal error occurs, *stop becomes true, or t->deadline_ns
- * (when set) has passed. */
-enum db_status oltp_event(struct oltp_thread *t, const volatile int *stop);
+ * (when set) has passed. Inline: the runner calls it per event (issue 31). */
+static inline enum db_status oltp_event(struct oltp_thread *t, const volatile int *stop)
+{
+    t->conn->fault_armed = true;
+    enum db_status st = t->wl->event(t);
+    if (__builtin_expect(st == DB_OK, 1))
+        return DB_OK;
+    return oltp_event_retry(t, stop, st);
+}
 
 /* The correctness gate's fixed query set (in the SQLite, MySQL/MariaDB or PostgreSQL
  * dialect of the connection's driver): runs it with checksumming on and returns the FNV-1a

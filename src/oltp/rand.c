@@ -1,4 +1,5 @@
-/* rand: xoroshiro128+ generator and the sysbench key distributions (see rand.h).
+/* rand: the sysbench key distributions and the xoroshiro128+ seeding (see rand.h; the
+ * generator itself and the uniform draw are inline there).
  * Formulas follow the behaviour documented for sysbench 1.0.20 / 1.1 sb_rand.c. */
 #include "oltp/rand.h"
 #include "util/util.h"
@@ -59,22 +60,6 @@ void rand_seed(struct rand_state *r, uint64_t seed)
         r->s[1] = 1;
 }
 
-static inline uint64_t rotl(uint64_t x, int k)
-{
-    return (x << k) | (x >> (64 - k));
-}
-
-/* xoroshiro128+ (Blackman & Vigna, 2018 parameters a=24, b=16, c=37). */
-uint64_t rand_next(struct rand_state *r)
-{
-    uint64_t s0 = r->s[0], s1 = r->s[1];
-    uint64_t result = s0 + s1;
-    s1 ^= s0;
-    r->s[0] = rotl(s0, 24) ^ s1 ^ (s1 << 16);
-    r->s[1] = rotl(s1, 37);
-    return result;
-}
-
 double rand_double(struct rand_state *r)
 {
     return (double)(rand_next(r) >> 11) * 0x1.0p-53;
@@ -88,15 +73,6 @@ static inline uint32_t offset_clamp(uint32_t a, uint32_t b, double x)
     if (x >= (double)(b - a))
         return b;
     return a + (uint32_t)x;
-}
-
-uint32_t rand_uniform(struct rand_state *r, uint32_t a, uint32_t b)
-{
-    if (b <= a)
-        return a;
-    /* Multiply-shift (Lemire): floor(u * (b-a+1)) for u = the top 32 bits / 2^32, the same
-     * mapping as sysbench's a + floor(u * (b-a+1)) without the double conversion. */
-    return a + (uint32_t)(((uint64_t)(b - a) + 1u) * (rand_next(r) >> 32) >> 32);
 }
 
 /* Mean of iter uniforms in [0,1): Irwin-Hall, bell-shaped around 0.5. */
@@ -237,7 +213,8 @@ uint32_t rand_zipfian(struct rand_state *r, const struct rand_config *c, uint32_
     }
 }
 
-uint32_t rand_default(struct rand_state *r, const struct rand_config *c, uint32_t a, uint32_t b)
+uint32_t rand_default_other(struct rand_state *r, const struct rand_config *c, uint32_t a,
+                            uint32_t b)
 {
     switch (c->type) {
     case RAND_GAUSSIAN: return rand_gaussian(r, c, a, b);

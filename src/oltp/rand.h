@@ -1,6 +1,8 @@
 /* rand: per-thread pseudo-random numbers and the sysbench 1.0.20 distributions
  * (src/sb_rand.c): uniform, gaussian, special, pareto, plus zipfian (sysbench 1.1).
- * Each worker owns one struct rand_state; the configuration is shared and read-only. */
+ * Each worker owns one struct rand_state; the configuration is shared and read-only.
+ * The generator, rand_uniform and rand_default's uniform case are inline here: a worker draws
+ * ids per statement, and the call chain cost more than the draw (issue 31). */
 #ifndef PGOLAB_RAND_H
 #define PGOLAB_RAND_H
 
@@ -30,13 +32,41 @@ const char *rand_type_name(enum rand_type t);
 
 /* Seed one thread's generator from a 64-bit seed (splitmix64 expansion). */
 void rand_seed(struct rand_state *r, uint64_t seed);
-uint64_t rand_next(struct rand_state *r);          /* xoroshiro128+ */
+
+/* xoroshiro128+ (Blackman & Vigna, 2018 parameters a=24, b=16, c=37). */
+static inline uint64_t rand_next(struct rand_state *r)
+{
+    uint64_t s0 = r->s[0], s1 = r->s[1];
+    uint64_t result = s0 + s1;
+    s1 ^= s0;
+    r->s[0] = ((s0 << 24) | (s0 >> 40)) ^ s1 ^ (s1 << 16);
+    r->s[1] = (s1 << 37) | (s1 >> 27);
+    return result;
+}
+
 double rand_double(struct rand_state *r);          /* [0,1), top 52/53 bits */
 /* All distributions below return a value in [a,b]; b < a returns a. */
 /* uniform integer in [a,b] (a + floor(u*(b-a+1))). */
-uint32_t rand_uniform(struct rand_state *r, uint32_t a, uint32_t b);
+static inline uint32_t rand_uniform(struct rand_state *r, uint32_t a, uint32_t b)
+{
+    if (b <= a)
+        return a;
+    /* Multiply-shift (Lemire): floor(u * (b-a+1)) for u = the top 32 bits / 2^32, the same
+     * mapping as sysbench's a + floor(u * (b-a+1)) without the double conversion. */
+    return a + (uint32_t)(((uint64_t)(b - a) + 1u) * (rand_next(r) >> 32) >> 32);
+}
+
+/* rand_default for every type but uniform. */
+uint32_t rand_default_other(struct rand_state *r, const struct rand_config *c, uint32_t a,
+                            uint32_t b);
 /* Draw from the configured distribution in [a,b] (sysbench.rand.default). */
-uint32_t rand_default(struct rand_state *r, const struct rand_config *c, uint32_t a, uint32_t b);
+static inline uint32_t rand_default(struct rand_state *r, const struct rand_config *c, uint32_t a,
+                                    uint32_t b)
+{
+    if (c->type == RAND_UNIFORM)
+        return rand_uniform(r, a, b);
+    return rand_default_other(r, c, a, b);
+}
 /* sysbench 1.0.20 sb_rand.c gaussian: a + floor(mean of spec_iter uniforms * (b-a+1))
  * (Irwin-Hall bell around the middle; spec_iter < 1 counts as 1). */
 uint32_t rand_gaussian(struct rand_state *r, const struct rand_config *c, uint32_t a, uint32_t b);

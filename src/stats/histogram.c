@@ -22,32 +22,15 @@
  * is no cross-field consistency: a snapshot may hold a count whose total is not yet bumped
  * (off by the few values in flight), which the percentile walk tolerates.
  */
-#define SUB_BITS 7
+#define SUB_BITS HISTOGRAM_SUB_BITS
 #define SUB (1u << SUB_BITS)
-#define HIST_LO 1000ULL            /* 1 us */
-#define HIST_HI 100000000000ULL    /* 100 s */
-
-static inline size_t raw_index(uint64_t v)
-{
-    if (v < 2 * SUB)
-        return (size_t)v;
-    unsigned e = 63u - (unsigned)__builtin_clzll(v);
-    unsigned shift = e - SUB_BITS;
-    return (size_t)shift * SUB + (size_t)(v >> shift);
-}
+#define HIST_LO HISTOGRAM_LOW_NS  /* 1 us */
+#define HIST_HI HISTOGRAM_TOP_NS  /* 100 s */
+#define raw_index histogram_raw_index  /* the header's, inline for histogram_add */
 
 #define RAW_OFFSET raw_index(HIST_LO)
 #define OVERFLOW (raw_index(HIST_HI) - RAW_OFFSET + 1)  /* index of the overflow bucket */
 #define NBUCKETS (OVERFLOW + 1)
-
-/* Array index of a value in ns. */
-static inline size_t index_of(uint64_t ns)
-{
-    uint64_t v = ns < HIST_LO ? HIST_LO : ns > HIST_HI ? HIST_HI : ns;
-    size_t i = ns > HIST_HI ? OVERFLOW : raw_index(v) - RAW_OFFSET;
-    assert(i < NBUCKETS);
-    return i;
-}
 
 /* [lo, lo+width) of array bucket i, in ns (the natural HDR bounds, before clamping). */
 static void bucket_bounds(size_t i, uint64_t *lo, uint64_t *width)
@@ -78,11 +61,6 @@ double histogram_bucket_value(size_t i)
     bucket_bounds(i, &lo, &w);
     double v = (double)lo + (double)w / 2.0;
     return v > (double)HIST_HI ? (double)HIST_HI : v;  /* the top bucket holds values <= top */
-}
-
-size_t histogram_bucket_index(uint64_t ns)
-{
-    return index_of(ns);
 }
 
 bool histogram_bucket_overflow(size_t i)
@@ -142,20 +120,6 @@ void histogram_reset(struct histogram *h)
     st(&h->min_ns, UINT64_MAX);
     st(&h->max_ns, 0);
     st_d(&h->sum_ns, 0);
-}
-
-void histogram_add(struct histogram *h, uint64_t ns)
-{
-    assert(h->counts && h->nbuckets == NBUCKETS);
-    uint64_t *c = &h->counts[index_of(ns)];
-    st(c, ld(c) + 1);
-    st(&h->total, ld(&h->total) + 1);
-    st_d(&h->sum_ns, ld_d(&h->sum_ns) + (double)ns);
-    /* min and max without a branch on the value: the same instructions run whatever the
-     * latency, so `--measure=instructions` counts (callgrind) do not follow the clock */
-    uint64_t lo = ld(&h->min_ns), hi = ld(&h->max_ns);
-    st(&h->min_ns, ns < lo ? ns : lo);
-    st(&h->max_ns, ns > hi ? ns : hi);
 }
 
 void histogram_merge(struct histogram *dst, const struct histogram *src)

@@ -7,11 +7,17 @@
 #ifndef PGOLAB_HISTOGRAM_H
 #define PGOLAB_HISTOGRAM_H
 
+#include <assert.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stddef.h>
 
 #define HISTOGRAM_TOP_NS 100000000000ULL  /* 100 s: values above are overflow */
+
+/* The geometry (histogram.c explains it): 2^HISTOGRAM_SUB_BITS sub-buckets per power of two,
+ * values from HISTOGRAM_LOW_NS up. Here for the inline histogram_add only. */
+#define HISTOGRAM_SUB_BITS 7
+#define HISTOGRAM_LOW_NS 1000ULL  /* 1 us: values below count in the first bucket */
 
 struct histogram {
     uint64_t *counts;  /* nbuckets counters */
@@ -25,11 +31,48 @@ struct histogram {
 void histogram_init(struct histogram *h);
 void histogram_release(struct histogram *h);
 void histogram_reset(struct histogram *h);
+/* The raw index of value v on the log-linear grid (continuous across octaves). */
+static inline size_t histogram_raw_index(uint64_t v)
+{
+    if (v < 2u << HISTOGRAM_SUB_BITS)
+        return (size_t)v;
+    unsigned shift = 63u - (unsigned)__builtin_clzll(v) - HISTOGRAM_SUB_BITS;
+    return ((size_t)shift << HISTOGRAM_SUB_BITS) + (size_t)(v >> shift);
+}
+
+/* Index of the bucket a value in ns is counted in (below 1 us: the first; above 100 s: the
+ * overflow bucket, the last). */
+static inline size_t histogram_bucket_index(uint64_t ns)
+{
+    if (ns > HISTOGRAM_TOP_NS)
+        return histogram_raw_index(HISTOGRAM_TOP_NS) - histogram_raw_index(HISTOGRAM_LOW_NS) + 1;
+    return histogram_raw_index(ns < HISTOGRAM_LOW_NS ? HISTOGRAM_LOW_NS : ns) -
+           histogram_raw_index(HISTOGRAM_LOW_NS);
+}
+
 /* Record one value in ns. Values below 1 us go to the first bucket, above 100 s to the
- * overflow bucket (the last; min/max/sum stay exact). Single writer; no locking. Fields are updated with relaxed
- * atomic stores, so another thread may histogram_copy()/histogram_merge() it concurrently
- * and see untorn (if slightly inconsistent) values. */
-void histogram_add(struct histogram *h, uint64_t ns);
+ * overflow bucket (the last; min/max/sum stay exact). Single writer; no locking. Fields are
+ * updated with relaxed atomic stores, so another thread may histogram_copy()/histogram_merge()
+ * it concurrently and see untorn (if slightly inconsistent) values. Inline: a worker calls it
+ * per event (issue 31). */
+static inline void histogram_add(struct histogram *h, uint64_t ns)
+{
+    size_t i = histogram_bucket_index(ns);
+    assert(i < h->nbuckets);
+    uint64_t *c = &h->counts[i];
+    __atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
+    __atomic_store_n(&h->total, __atomic_load_n(&h->total, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
+    double sum;
+    __atomic_load(&h->sum_ns, &sum, __ATOMIC_RELAXED);
+    sum += (double)ns;
+    __atomic_store(&h->sum_ns, &sum, __ATOMIC_RELAXED);
+    /* min and max without a branch on the value: the same instructions run whatever the
+     * latency, so `--measure=instructions` counts (callgrind) do not follow the clock */
+    uint64_t lo = __atomic_load_n(&h->min_ns, __ATOMIC_RELAXED);
+    uint64_t hi = __atomic_load_n(&h->max_ns, __ATOMIC_RELAXED);
+    __atomic_store_n(&h->min_ns, ns < lo ? ns : lo, __ATOMIC_RELAXED);
+    __atomic_store_n(&h->max_ns, ns > hi ? ns : hi, __ATOMIC_RELAXED);
+}
 /* dst += src (same geometry). */
 void histogram_merge(struct histogram *dst, const struct histogram *src);
 /* dst = a - b, where b is an earlier snapshot of a (for interval statistics). min/max of the
@@ -56,8 +99,5 @@ size_t histogram_nbuckets(void);
 double histogram_bucket_value(size_t i);
 /* Whether bucket i is the overflow bucket (values above 100 s). */
 bool histogram_bucket_overflow(size_t i);
-/* Index of the bucket a value in ns is counted in (below 1 us: the first; above 100 s: the
- * overflow bucket). */
-size_t histogram_bucket_index(uint64_t ns);
 
 #endif

@@ -115,13 +115,6 @@ void warning(const char *fmt, ...)
     va_end(ap);
 }
 
-uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 double wall_time(void)
 {
     struct timespec ts;
