@@ -40,7 +40,8 @@ int callgrind_server_dir(const char *dir, enum server_kind kind);
 /* The server options of a measured server of kind under callgrind, into out: first the ones
  * that take timer-driven work off the counted path (PostgreSQL: autovacuum=off: an ANALYZE
  * that lands during a run invalidates the backend's caches and plans, by how much depends on
- * when it ran; MariaDB: no automatic statistics recalculation) and the ones valgrind needs
+ * when it ran; track_counts=off: the table statistics a backend flushes once a second;
+ * MariaDB: no automatic statistics recalculation) and the ones valgrind needs
  * (MariaDB: a bounded buffer pool reservation, no native AIO), then the user's (user, n: --server-option values), which come later on the
  * command line and so override them. */
 void callgrind_server_options(enum server_kind kind, char *const *user, int n,

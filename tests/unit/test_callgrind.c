@@ -163,9 +163,10 @@ static void test_server_read(void **state)
     /* the deterministic defaults first, the user's after them (they override) */
     char *user[] = { "autovacuum=on", "shared_buffers=64MB" };
     callgrind_server_options(SERVER_PGSQL, user, 2, &w);
-    assert_int_equal(w.n, 3);
+    assert_int_equal(w.n, 4);
     assert_string_equal(w.v[0], "autovacuum=off");
-    assert_string_equal(w.v[1], "autovacuum=on");
+    assert_string_equal(w.v[1], "track_counts=off");
+    assert_string_equal(w.v[2], "autovacuum=on");
     argvec_clear(&w);
     char *paths[] = { a, b, c, other, empty };
     for (size_t i = 0; i < ARRAY_SIZE(paths); i++) {
