@@ -12,8 +12,9 @@
  * 3. the winner, printed last (lines starting "search:"): the ranking, then the kept variant
  *    with the best significant tps gain over baseline, or, when none is significantly faster,
  *    the best by the simulation and what would resolve it; its name (the variant spec),
- *    compiler, flags, gains over baseline and official with their 95% CIs and the install
- *    prefix; with --output also as the "search" key of that file.
+ *    compiler, flags, where its per-function difference is (the screen, run with --profile:
+ *    callgrind's instructions per function), gains over baseline and official with their 95%
+ *    CIs and the install prefix; with --output also as the "search" key of that file.
  * Each measurement is pgo_measure() with p->rq pointing, for the screen only, at a copy of the
  * request changed to the screen's settings, and p->measure_only / p->outcome set for the call
  * (stages.h); all three are restored before this returns. A signal stops it like pgo_measure:
@@ -87,12 +88,15 @@ static json_t *change_json(const struct pgo_change *c)
                      "significant", c->significant);
 }
 
-/* The winner (or best by the simulation) b's lines: spec, compiler, flags, prefix. */
-static void print_build(const struct pgo_build *b)
+/* The winner (or best by the simulation) b's lines: spec, compiler, flags, the screen that holds
+ * its per-function difference (screen_id in results), the library, the prefix. */
+static void print_build(const struct pgo_build *b, long long screen_id, const char *results)
 {
     printf("  variant spec    %s\n", b->name);
     printf("  compiler        %s\n", b->pipeline->cc.version ? b->pipeline->cc.version : "?");
     printf("  flags           %s\n", b->flags ? b->flags : "");
+    printf("  per function    pgolab report --experiment=%lld --results=%s (the screen: each "
+           "function's exact instructions against the baseline's)\n", screen_id, results);
     if (b->pipeline->library)
         printf("  library         %s\n", b->product);
     printf("  install prefix  %s\n", b->prefix ? b->prefix : "-");
@@ -204,7 +208,7 @@ static void print_winner(const struct pgo_request *rq, const struct pgo_outcome 
                        "tps_over_official",
                        ci >= 0 && off >= 0 ? change_json(&co->vs_official[ci]) : json_null());
     }
-    print_build(b);
+    print_build(b, so->experiment_id, rq->results);
     const char *cc = b->pipeline->cc.version;
     json_object_set_new(jw, "compiler", cc ? json_string(cc) : json_null());
     json_object_set_new(jw, "flags", json_string(b->flags ? b->flags : ""));
@@ -260,7 +264,9 @@ int pgo_search(struct pgo_pipeline *p, struct store *store)
     screen.cs_rounds = 0;
     screen.output = NULL;
     screen.fail_pct = -1;
-    screen.profile = false;
+    /* callgrind's counts per function, kept with the runs: the screen's report shows each
+     * candidate's functions against the baseline's, exactly (what a gain is made of) */
+    screen.profile = true;
     screen.resume_id = 0;
     printf("search: the screen: baseline and %d candidates by estimated cycles per transaction "
            "(%s under callgrind, 1 thread, %lld transactions per run, 1 round)\n\n",

@@ -61,6 +61,10 @@ note "---- baseline, pgo, lto, official: screen both candidates, confirm the bes
 pgo s standin-search "${RUN[@]}" --variants=baseline,pgo,lto,official --search --search-keep=1 \
     --events=25 --output="$TMP/s.json"
 is "$RC" 0 "search: exit 0" || diag "$(errors_of "$TMP/s.err" | tail -5)"
+like "$(cat "$TMP/s.out")" "Exact profile: instructions per function \(callgrind" \
+    "the screen: each candidate's functions against the baseline's, exactly"
+like "$(cat "$TMP/s.out")" "  per function    pgolab report --experiment=1 --results=$(printf '%s' "$DB" | sed 's/[]*^$()+?{}|.[\\]/\\&/g') \(the screen" \
+    "the winner says where its per-function difference is"
 is "$(sq "$DB" "SELECT count(*) FROM experiments")" 2 "two experiments"
 is "$(sq "$DB" "SELECT json_extract(settings_json, '\$.measure') || ' ' || json_extract(settings_json, '\$.events') || ' ' || json_extract(settings_json, '\$.rounds') || ' ' || json_extract(settings_json, '\$.pgo.search') FROM experiments WHERE id = 1")" \
     "instructions 25 1 screen" "the screen: by instructions, --events, 1 round"
