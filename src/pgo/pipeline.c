@@ -724,15 +724,15 @@ static int check_resumable(struct store *store, int64_t id)
     return 0;
 }
 
-/* The one line of an interruption: what the next run does about it, in each branch's words. */
+/* The one line of an interruption before the measurement (the source, the builds, the
+ * training, the gate): what the next run does about it. No experiment is recorded yet, so
+ * --resume has nothing to continue; the same command reuses every finished build and step and
+ * resumes a cut-off build after its last finished step (steps.c). An interrupted measurement
+ * says its own (the engine's --resume=ID line, or search.c's). */
 static void say_interrupted(const struct pgo_pipeline *p, int sig)
 {
-    if (p->library || p->rq->search)
-        error("interrupted (signal %d); the same command continues (what finished is reused)",
-              sig);
-    else
-        error("interrupted (signal %d); `pgolab pgo %s --resume` continues where this stopped",
-              sig, p->rq->target);
+    (void)p;
+    error("interrupted (signal %d); the same command continues (what finished is reused)", sig);
 }
 
 /* Stop with exit code 2 when a signal arrived (the children died with it). */

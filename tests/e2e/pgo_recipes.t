@@ -14,8 +14,8 @@
 # ("pgo-reuses-instrumented": the stand-in's bison parser, like MariaDB's, names its generated
 # path in #line; with a directory per variant the pgo build stops on GCC's coverage mismatch and
 # says which build_dir to set). Resume: a run interrupted inside the instrumented build
-# step continues with --resume (baseline cached, the finished configure step not redone); an
-# edited source rebuilds every phase and says why. Bad input: a --source that is not the
+# step continues when the same command runs again (baseline cached, the finished configure
+# step not redone); an edited source rebuilds every phase and says why. Bad input: a --source that is not the
 # recipe's, an unknown recipe key (file:line), a failing build step (command, log tail, no half
 # variant left), a trainer that writes no profile, a disk that fills during a build (a small
 # tmpfs; the results database intact): one line (+ the log tail), exit 1. SIGHUP or SIGTERM to
@@ -79,7 +79,7 @@ wait "$BGPID"
 is "$?" 2 "interrupt: exit 2"
 BGPID=
 rm -f "$TMP/hold"
-like "$(cat "$TMP/int.err")" "interrupted .*--resume" "interrupt: says --resume continues"
+like "$(cat "$TMP/int.err")" "^FATAL: interrupted \(signal 2\); the same command continues" "interrupt: says the same command continues"
 ROOT=$(ls -d "$WD"/standin-mysql-gcc-*/ 2>/dev/null | head -1)
 ROOT=${ROOT%/}
 ok "interrupt: the baseline was finished" test -s "$ROOT/baseline/stamp" -a -x "$ROOT/baseline/prefix/bin/mysqld"
@@ -103,14 +103,14 @@ for sig in HUP TERM; do
     is "$?" 2 "SIG$sig: exit 2"
     BGPID_DONE=$BGPID
     BGPID=
-    like "$(cat "$TMP/sig.err")" "interrupted \(signal $(kill -l "$sig")\).*--resume" "SIG$sig: interrupted, says --resume continues"
+    like "$(cat "$TMP/sig.err")" "interrupted \(signal $(kill -l "$sig")\); the same command continues" "SIG$sig: interrupted, says the same command continues"
     poll 100 0.1 test -z "$(pgrep -s "$BGPID_DONE")"
     is "$(pgrep -s "$BGPID_DONE" | wc -l)" 0 "SIG$sig: no process of the pipeline is left (build tool, hold loop)"
     ok "SIG$sig: still no half instrumented variant" test ! -e "$ROOT/instrumented/prefix"
 done
 
-note "---- the rerun with --resume finishes: train, pgo build, gate, measurement"
-pgo full standin-mysql "${RUN[@]}" "${MEASURE[@]}" --resume
+note "---- the same command again finishes: train, pgo build, gate, measurement"
+pgo full standin-mysql "${RUN[@]}" "${MEASURE[@]}"
 is "$RC" 0 "mysql: exit 0"
 [ "$RC" = 0 ] || diag "$(tail -20 "$TMP/full.err")"
 OUT=$(cat "$TMP/full.out")
