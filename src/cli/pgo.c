@@ -518,6 +518,19 @@ static int check_candidates(char **names, int n, int ntrain, int extra, const ch
     return 0;
 }
 
+/* What both kinds of target add to a filled request (the groups of build settings, --search's
+ * settings), then the pipeline: its exit code. */
+static int run_request(struct pgo_request *rq, const struct opts *o, const struct pgo_settings *s,
+                       const struct pgo_variants *pv, bool search)
+{
+    rq->groups = pv->groups;
+    rq->ngroups = pv->ngroups;
+    rq->search = search;
+    rq->search_keep = (int)opt_int(o, "search-keep");
+    rq->search_events = opt_is_set(o, "events") ? s->events : SEARCH_EVENTS;
+    return pgo_pipeline_run(rq);
+}
+
 static int pgo_server(const struct opts *o, const struct recipe *r, const char *target,
                       const char *recipe)
 {
@@ -582,14 +595,9 @@ static int pgo_server(const struct opts *o, const struct recipe *r, const char *
     rq.jobs = jobs ? (int)jobs : (ncpu > 0 ? (int)ncpu : 1);
     rq.variants = def->kinds;
     rq.nvariants = def->nkinds;
-    rq.groups = pv.groups;
-    rq.ngroups = pv.ngroups;
     rq.gate = !strcmp(gate, "suite") ? PGO_GATE_SUITE : PGO_GATE_CHECKSUM;
     rq.resume_id = !resume ? 0 : !strcmp(resume, "on") ? -1 : s.resume_id;
-    rq.search = search;
-    rq.search_keep = (int)opt_int(o, "search-keep");
-    rq.search_events = opt_is_set(o, "events") ? s.events : SEARCH_EVENTS;
-    rc = pgo_pipeline_run(&rq);
+    rc = run_request(&rq, o, &s, &pv, search);
     free(workdir);
 out:
     opt_list_free(variants);
@@ -637,12 +645,7 @@ static int pgo_library(const struct opts *o, const struct recipe *r, const char 
     request_fill(&rq, &s, target, recipe, workdir);
     rq.variants = s.variants;
     rq.nvariants = s.nvariants;
-    rq.groups = pv.groups;
-    rq.ngroups = pv.ngroups;
-    rq.search = search;
-    rq.search_keep = (int)opt_int(o, "search-keep");
-    rq.search_events = opt_is_set(o, "events") ? s.events : SEARCH_EVENTS;
-    rc = pgo_pipeline_run(&rq);
+    rc = run_request(&rq, o, &s, &pv, search);
     free(workdir);
 out:
     opt_list_free(variants);

@@ -163,40 +163,33 @@ same=$(perl -MJSON::PP -e '
 is "$same" "same" "the page's data block has the JSON report's cells, number for number"
 # the tps chart's points: the baseline's median, and B at its change's estimate on it (the
 # number the table and the verdict give), never the ratio of the medians
-drawn=$(grep '^values tps-0-0 ' "$TMP/r.html.status")
-want=$(perl -MJSON::PP -e '
-    local $/; open my $j, "<", $ARGV[0] or die; my $r = decode_json(<$j>);
-    my @out;
-    for my $v ("A", "B") {
-        my @pts;
-        for my $t (1, 2) {
-            my ($c) = grep { $_->{metric} eq "tps" && $_->{variant} eq $v && defined $_->{threads}
-                             && $_->{threads} == $t && $_->{workload} eq "oltp_point_select" } @{$r->{cells}};
-            push @pts, sprintf "%.3f", $v eq "A" ? $c->{value} : $c->{baseline_value} * $c->{vs_baseline}{ratio};
+# chart_want KIND: what the tps chart of oltp_point_select must show per variant, from the JSON
+# report: KIND values (A's median; B's change estimate on the baseline's median) or whiskers
+# (A's min-max over rounds; B's change CI on the baseline's median), as the page's status has it
+chart_want() {
+    perl -MJSON::PP -e '
+        local $/; open my $j, "<", $ARGV[1] or die; my $r = decode_json(<$j>);
+        my @out;
+        for my $v ("A", "B") {
+            my @pts;
+            for my $t (1, 2) {
+                my ($c) = grep { $_->{metric} eq "tps" && $_->{variant} eq $v && defined $_->{threads}
+                                 && $_->{threads} == $t && $_->{workload} eq "oltp_point_select" } @{$r->{cells}};
+                my $base = $c->{baseline_value};
+                push @pts, $ARGV[0] eq "values"
+                    ? sprintf("%.3f", $v eq "A" ? $c->{value} : $base * $c->{vs_baseline}{ratio})
+                    : sprintf("%.3f..%.3f", $v eq "A" ? ($c->{rounds}{min}, $c->{rounds}{max})
+                                                     : map { $base * $_ } @{$c->{vs_baseline}{ratio_ci}});
+            }
+            push @out, "$v=" . join(",", @pts);
         }
-        push @out, "$v=" . join(",", @pts);
-    }
-    print join(" ", @out);
-' "$TMP/json.out")
-is "$drawn" "values tps-0-0 $want" "the tps chart plots the baseline's medians and B's change estimates on them"
-drawn=$(grep '^whiskers tps-0-0 ' "$TMP/r.html.status")
-want=$(perl -MJSON::PP -e '
-    local $/; open my $j, "<", $ARGV[0] or die; my $r = decode_json(<$j>);
-    my @out;
-    for my $v ("A", "B") {
-        my @w;
-        for my $t (1, 2) {
-            my ($c) = grep { $_->{metric} eq "tps" && $_->{variant} eq $v && defined $_->{threads}
-                             && $_->{threads} == $t && $_->{workload} eq "oltp_point_select" } @{$r->{cells}};
-            my ($lo, $hi) = $v eq "A" ? ($c->{rounds}{min}, $c->{rounds}{max})
-                : map { $c->{baseline_value} * $_ } @{$c->{vs_baseline}{ratio_ci}};
-            push @w, sprintf "%.3f..%.3f", $lo, $hi;
-        }
-        push @out, "$v=" . join(",", @w);
-    }
-    print join(" ", @out);
-' "$TMP/json.out")
-is "$drawn" "whiskers tps-0-0 $want" "its whiskers: the baseline's min-max over rounds, B's change CI on the baseline's median"
+        print join(" ", @out);
+    ' "$1" "$TMP/json.out"
+}
+is "$(grep '^values tps-0-0 ' "$TMP/r.html.status")" "values tps-0-0 $(chart_want values)" \
+    "the tps chart plots the baseline's medians and B's change estimates on them"
+is "$(grep '^whiskers tps-0-0 ' "$TMP/r.html.status")" "whiskers tps-0-0 $(chart_want whiskers)" \
+    "its whiskers: the baseline's min-max over rounds, B's change CI on the baseline's median"
 rep md --experiment=1 --format=markdown --trust-table
 is "$(grep -c '<h3>Table ' "$TMP/r.html")" "$(grep -c '^### Table ' "$TMP/md.out")" "as many tables as the markdown report (the page keeps the per-run trust table)"
 like "$(cat "$TMP/r.html")" "<h3>Table [0-9]+\. Load and trust per run" "the page has the per-run trust table"
