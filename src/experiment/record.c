@@ -526,6 +526,18 @@ int experiment_load(struct store *s, int64_t id, struct experiment_loaded *out)
         for (int t = 0; t < sc.nthreads; t++)
             cfg->threads[cfg->nthreads++] = sc.threads[t];
     }
+    /* every table and cell below assumes at least one workload and one thread count >= 1 */
+    for (int t = 0; t < cfg->nthreads; t++)
+        if (cfg->threads[t] < 1) {
+            error("experiment %lld records a thread count of %d: the database is damaged "
+                  "(thread counts are whole numbers from 1)", (long long)id, cfg->threads[t]);
+            goto out;
+        }
+    if (cfg->nthreads < 1 || cfg->nworkloads < 1) {
+        error("experiment %lld records no %s, in its settings or its runs: the database is "
+              "damaged", (long long)id, cfg->nthreads < 1 ? "thread counts" : "workloads");
+        goto out;
+    }
     json_t *r = json_object_get(set, "rounds");
     cfg->rounds = json_is_integer(r) ? (int)json_integer_value(r) : sc.max_round;
     const char *reset = json_string_value(json_object_get(set, "reset"));
