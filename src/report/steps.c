@@ -29,7 +29,10 @@ static void step_block(struct strbuf *out, const struct experiment_config *cfg,
                        const struct experiment_result *res, enum experiment_metric m,
                        const char *label, const int *ws, const int *ts, int nc)
 {
-    int nv = cfg->nvariants;
+    int nv = cfg->nvariants, width = 10;  /* the name column: at least 10, as wide as a name */
+    for (int v = 1; v < nv; v++)
+        if ((int)strlen(cfg->variants[v].name) > width)
+            width = (int)strlen(cfg->variants[v].name);
     strbuf_addf(out, "\nwhat each step added (%s, all workloads and thread counts pooled, "
                      "95%% CI; + = better):\n", label);
     for (int v = 1; v < nv; v++) {
@@ -40,7 +43,7 @@ static void step_block(struct strbuf *out, const struct experiment_config *cfg,
         struct experiment_change ch;
         /* the seed: as the seed-000 Average cell of this variant, offset by the base */
         uint64_t seed = report_cell_seed(cfg, 0, v, cfg->nthreads, m) + (uint64_t)base;
-        strbuf_addf(out, "  %-10s %s over %s: ", name, step, cfg->variants[base].name);
+        strbuf_addf(out, "  %-*s %s over %s: ", width, name, step, cfg->variants[base].name);
         double lo, hi, pct;
         if (experiment_change_cfg_over(cfg, res, m, base, v, ws, ts, nc, seed, &ch) < 0 ||
             isnan(pct = experiment_change_pct(&ch, &lo, &hi)))

@@ -334,6 +334,18 @@ static void test_steps_user_time(void **state)
     report_steps(&sb, &cfg, &res);
     assert_null(strstr(sb.buf, "estimated cycles"));
     strbuf_release(&sb);
+    /* a name longer than the 10-character column widens it for every line: the step text
+     * starts one space after the longest name */
+    v[2].name = "clang:pgo+lto";
+    sb = (struct strbuf)STRBUF_INIT;
+    report_steps(&sb, &cfg, &res);
+    line = LINE(sb.buf, "  clang:pgo+lto clang:pgo+lto over base: ");
+    assert_non_null(line);
+    free(line);
+    line = LINE(sb.buf, "  pgo           pgo over base: ");
+    assert_non_null(line);
+    free(line);
+    strbuf_release(&sb);
     experiment_result_release(&res);
 }
 
