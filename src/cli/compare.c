@@ -323,7 +323,7 @@ static int compare_runs(struct compare *c)
     if (cli_threads(o, "--threads=1,2", cfg) < 0)
         return -1;
     int64_t rounds = opt_int(o, "rounds");
-    if (rounds < 1 || rounds > 100000)
+    if (rounds < 1 || rounds > EXPERIMENT_ROUNDS_MAX)
         return error("invalid --rounds=%s (expected an integer >= 1)", opt_str(o, "rounds"));
     if (cli_time_tables(o, cfg) < 0)
         return -1;

@@ -358,7 +358,8 @@ static int run_from_store(const struct experiment_config *cfg, const struct stor
 {
     memset(r, 0, sizeof(*r));
     r->workload = find_name(cfg->workloads, cfg->nworkloads, sr->workload);
-    if (r->workload < 0 || sr->variant_idx < 0 || sr->variant_idx >= cfg->nvariants)
+    if (r->workload < 0 || sr->variant_idx < 0 || sr->variant_idx >= cfg->nvariants ||
+        sr->round < 1 || sr->round > EXPERIMENT_ROUNDS_MAX)
         return -1;
     r->variant = sr->variant_idx;
     r->threads = sr->threads;
@@ -436,7 +437,7 @@ static int scan_cb(const struct store_run *r, void *ctx)
         sc->threads = xrealloc(sc->threads, sizeof(int) * (size_t)(sc->nthreads + 1));
         sc->threads[sc->nthreads++] = r->threads;
     }
-    if (r->round > sc->max_round)
+    if (r->round > sc->max_round && r->round <= EXPERIMENT_ROUNDS_MAX)
         sc->max_round = r->round;
     return 0;
 }

@@ -82,6 +82,10 @@ struct variant {
 
 struct machine_state;
 
+/* The most rounds an experiment may have (--rounds, --max-rounds); a stored run numbered
+ * outside 1..this is not read back. */
+#define EXPERIMENT_ROUNDS_MAX 100000
+
 struct experiment_config {
     struct variant *variants;  /* variants[0] is the baseline */
     int nvariants;
@@ -89,7 +93,7 @@ struct experiment_config {
     int nworkloads;
     int *threads;              /* thread counts */
     int nthreads;
-    int rounds;                /* >= 1 */
+    int rounds;                /* 1..EXPERIMENT_ROUNDS_MAX */
     enum experiment_reset reset;  /* --reset; instruction mode always copies per run */
     int warmup_runs;           /* --warmup-runs: runs per variant, workload and thread count
                                 * made before round 1 and discarded (time mode only) */
