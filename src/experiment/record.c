@@ -540,7 +540,13 @@ int experiment_load(struct store *s, int64_t id, struct experiment_loaded *out)
         goto out;
     }
     json_t *r = json_object_get(set, "rounds");
-    cfg->rounds = json_is_integer(r) ? (int)json_integer_value(r) : sc.max_round;
+    json_int_t rounds = json_is_integer(r) ? json_integer_value(r) : sc.max_round;
+    if (rounds < 1 || rounds > EXPERIMENT_ROUNDS_MAX) {
+        error("experiment %lld records %lld rounds: the database is damaged (an experiment has "
+              "1..%d)", (long long)id, (long long)rounds, EXPERIMENT_ROUNDS_MAX);
+        goto out;
+    }
+    cfg->rounds = (int)rounds;
     const char *reset = json_string_value(json_object_get(set, "reset"));
     for (i = 0; reset && i <= RESET_VARIANT; i++)  /* absent: the default, run */
         if (!strcmp(reset, experiment_reset_name((enum experiment_reset)i)))
