@@ -99,6 +99,10 @@ static char *steps_key(const struct pgo_pipeline *p, const struct pgo_build *b)
     struct recipe_vars v;
     strbuf_init(&sb, 0);
     pgo_build_vars(p, b, &v);
+    /* how many jobs build it does not change what is built: {jobs} takes the default's
+     * value (one per CPU), so a cache built by default stays valid under --jobs=N */
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    v.jobs = ncpu > 0 ? (int)ncpu : 1;
     for (int i = 0; i < p->recipe.nsteps; i++) {
         struct argvec argv = ARGVEC_INIT, env = ARGVEC_INIT;
         char *cwd = NULL;

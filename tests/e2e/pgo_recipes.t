@@ -110,7 +110,8 @@ for sig in HUP TERM; do
 done
 
 note "---- the same command again finishes: train, pgo build, gate, measurement"
-pgo full standin-mysql "${RUN[@]}" "${MEASURE[@]}"
+note "     (with --jobs=1: the number of build jobs is no input of the cache)"
+pgo full standin-mysql "${RUN[@]}" "${MEASURE[@]}" --jobs=1
 is "$RC" 0 "mysql: exit 0"
 [ "$RC" = 0 ] || diag "$(tail -20 "$TMP/full.err")"
 OUT=$(cat "$TMP/full.out")
@@ -119,6 +120,7 @@ like "$OUT" "^  instrumented +$ROOT/instrumented/prefix/bin/mysqld .*built: " "r
 LOG=$ROOT/instrumented/build.log
 is "$(count "$LOG" "^\$ cd .* && cmake $SRC ")" 1 "resume: the instrumented build's finished configure step is not redone"
 is "$(count "$LOG" "^\$ cd .* && cmake --build ")" 4 "resume: its interrupted build step runs again (after three interruptions)"
+is "$(count "$LOG" "^\$ cd .* && cmake --build \. --parallel 1$")" 1 "resume: ... the last time with --jobs=1"
 
 GEN_DIR=$(option_of "$ROOT/instrumented/build.log" FPROFILE_DIR)
 USE_DIR=$(option_of "$ROOT/pgo/build.log" FPROFILE_DIR)
