@@ -503,7 +503,8 @@ int recipe_load(const char *path, struct recipe *out)
 {
     static const char *const known[] = {
         "pgolab_recipe", "name", "title", "description", "source", "server", "library",
-        "build_dir", "pgo", "prepare", "steps", "suite", "log_errors", "requires", "bolt", NULL,
+        "build_dir", "config_headers", "pgo", "prepare", "steps", "suite", "log_errors",
+        "requires", "bolt", NULL,
     };
     struct strbuf text = STRBUF_INIT;
     json_error_t jerr;
@@ -574,6 +575,15 @@ int recipe_load(const char *path, struct recipe *out)
         goto out;
     }
     free(bd);
+    json_t *ch = json_object_get(root, "config_headers");
+    if (ch && get_strings(&c, ch, "config_headers", &out->config_headers) < 0)
+        goto out;
+    for (char **h = out->config_headers; h && *h; h++)
+        if (!**h || **h == '/' || strstr(*h, "..")) {
+            fail_at(&c, "config_headers", "config_headers: '%s': expected a path relative to "
+                    "the build directory (e.g. \"include/my_config.h\")", *h);
+            goto out;
+        }
     json_t *steps = json_object_get(root, "steps");
     if (!steps) {
         fail_at(&c, NULL, "missing key 'steps' (configure, build and install commands)");
@@ -630,6 +640,7 @@ void recipe_release(struct recipe *r)
     release_tools(r->tools, r->ntools);
     free_strings(r->train_options);
     free_strings(r->hot_functions);
+    free_strings(r->config_headers);
     free_strings(r->bolt_cflags);
     free_strings(r->bolt_link_flags);
     free_strings(r->bolt_instrument_options);

@@ -99,6 +99,10 @@ struct recipe {
     int nprepare_tools;
     /* build */
     enum recipe_build_dir build_dir;  /* "build_dir": where each phase compiles */
+    char **config_headers;     /* "config_headers": what configure wrote, relative to the build
+                                * directory (MariaDB's include/my_config.h); every build must
+                                * decide its checks as its group's baseline did (config_check.h).
+                                * NULL-terminated, or NULL */
     enum recipe_flags flags;
     char **phase_options[BUILD_NPHASES];  /* RECIPE_FLAGS_OPTIONS: spliced at {phase_options} */
     bool strict_profile;       /* missing profile data is an error (SQLite: one object);

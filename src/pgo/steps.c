@@ -2,6 +2,7 @@
  * cached build is still right (and says why not), the recipe's steps run in order with their
  * output in one log, resumption after an interruption, progress from the build tool's own
  * counts, and the checks after it (the product exists; a pgo build used its profile). */
+#include "pgo/config_check.h"
 #include "pgo/stages.h"
 #include "util/fs.h"
 #include "util/progress.h"
@@ -25,12 +26,30 @@
 /* ---- flags -------------------------------------------------------------------------- */
 
 /* Missing profile data is normal for a server (programs training never runs: pg_dump, the
- * client tools); these errors stay only for strict recipes. A stale profile stays an error. */
+ * client tools); these errors stay only for strict recipes. A stale profile stays an error,
+ * but for clang it is made one by the log check (check_pgo_log: "profile data may be out of
+ * date" in the build's log) instead of -Werror: clang's profile is keyed by function name, so
+ * every configure check program's main() is "out of date" against the server's main(), and
+ * with the -Werror every check under the pgo flags failed (config_check.h). */
 static bool lenient_drop(const char *flag)
 {
     return !strcmp(flag, "-Werror=missing-profile") ||
            !strcmp(flag, "-Werror=profile-instr-unprofiled") ||
-           !strcmp(flag, "-Werror=profile-instr-missing");
+           !strcmp(flag, "-Werror=profile-instr-missing") ||
+           !strcmp(flag, "-Werror=profile-instr-out-of-date");
+}
+
+/* What a lenient recipe gets instead: the warning stays a warning even where a configure
+ * check adds -Werror (MariaDB's HAVE_VFORK check), so every check program decides as in the
+ * baseline (config_check.h): GCC warns that it has no profile, clang that its main() is out
+ * of date. Clang does not warn about unprofiled code unless asked: those flags are dropped. */
+static const char *lenient_instead(const char *flag)
+{
+    if (!strcmp(flag, "-Werror=missing-profile"))
+        return "-Wno-error=missing-profile";
+    if (!strcmp(flag, "-Werror=profile-instr-out-of-date"))
+        return "-Wno-error=profile-instr-out-of-date";
+    return NULL;
 }
 
 int pgo_build_flags(struct pgo_pipeline *p, struct pgo_build *b)
@@ -49,6 +68,8 @@ int pgo_build_flags(struct pgo_pipeline *p, struct pgo_build *b)
         for (int i = 0; i < raw.n; i++)
             if (p->recipe.strict_profile || !lenient_drop(raw.v[i]))
                 argvec_push(&fl, raw.v[i]);
+            else if (lenient_instead(raw.v[i]))
+                argvec_push(&fl, lenient_instead(raw.v[i]));
         argvec_clear(&raw);
     }
     if (b->lto)
@@ -466,6 +487,8 @@ int pgo_build_run(struct pgo_pipeline *p, struct pgo_build *b)
         /* the summary's "N objects had no profile data" of a cached build: from its log */
         if (rc == 0 && b->phase == BUILD_PGO)
             rc = check_pgo_log(p, b);
+        if (rc == 0)
+            rc = config_check_build(p, b, false);
         goto out;
     }
     free(b->why);
@@ -548,6 +571,11 @@ int pgo_build_run(struct pgo_pipeline *p, struct pgo_build *b)
         progress_done();
         warning("build %s: %s", b->name, line);
         free(line);
+    }
+    /* before anything is kept: a build configured otherwise than its baseline is refused */
+    if (config_check_build(p, b, true) < 0) {
+        remove_tree(b->prefix);
+        goto out;
     }
     b->sha256 = sha256_file(b->product);
     if (!b->sha256)
