@@ -30,6 +30,12 @@ int cli_parse(struct opts *o, const struct opt_def *const *tables, int ntables, 
         return -1;
     if (o->nargs)
         return error("unexpected argument '%s' (see `pgolab %s help`)", o->args[0], cmd);
+    /* pgolab's own lists: an empty item or one given twice is a typo, and a thread count or
+     * workload given twice would be counted twice in the averages */
+    static const char *const lists[] = { "threads", "bench", "variants", "train", NULL };
+    for (const char *const *l = lists; *l; l++)
+        if (opt_list_check(o, *l) < 0)
+            return -1;
     return cli_results_env(o);
 }
 

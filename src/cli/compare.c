@@ -420,6 +420,17 @@ static int compare_finish(struct compare *c, int run_rc)
     return rc;
 }
 
+/* --profile-frequency is checked before the experiment is recorded (experiment_profile_setup
+ * checks it again, later). */
+static int compare_profile_option(const struct compare *c)
+{
+    int64_t f = opt_int(&c->o, "profile-frequency");
+    if (opt_bool(&c->o, "profile") && (f < 1 || f > 100000))
+        return error("--profile-frequency=%s: expected 1..100000 samples per second",
+                     opt_str(&c->o, "profile-frequency"));
+    return 0;
+}
+
 static void compare_release(struct compare *c, bool ran)
 {
     struct experiment_config *cfg = &c->cfg;
@@ -455,7 +466,7 @@ int cmd_compare(int argc, char **argv)
     /* --resume=ID: the options it recorded, unless given (then they must agree) */
     if (cli_parse(&c.o, tables, 1, argc, argv, "compare") == 0 &&
         cli_resume_settings(&c.o, "compare") == 0 && compare_variants(&c) == 0 &&
-        compare_servers(&c) == 0 && compare_runs(&c) == 0 && compare_measure(&c) == 0 &&
+        compare_servers(&c) == 0 && compare_runs(&c) == 0 && compare_measure(&c) == 0 && compare_profile_option(&c) == 0 &&
         cli_experiment_setup(&c.o, &c.cfg, &c.x) == 0 &&
         cli_calibration_apply(&c.o, &c.cfg, c.x.store, &c.cal) == 0) {
         c.cfg.keep_run_json = opt_str(&c.o, "output") != NULL; /* else read back from the store */

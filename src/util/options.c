@@ -315,6 +315,29 @@ char **split_list(const char *s, int *count)
     return list;
 }
 
+int opt_list_check(const struct opts *o, const char *name)
+{
+    const char *value = opt_known(o, name) && opt_is_set(o, name) ? opt_str(o, name) : NULL;
+    if (!value || !*value)
+        return 0;
+    int n = 0;
+    char **items = split_list(value, &n);
+    const char *twice = NULL;
+    for (int a = 0; a < n && !twice; a++)
+        for (int b = a + 1; b < n && !twice; b++)
+            if (!strcmp(items[a], items[b]))
+                twice = items[a];
+    int rc = 0;
+    if (value[0] == ',' || value[strlen(value) - 1] == ',' || strstr(value, ",,"))
+        rc = error("invalid value for --%s: '%s' has an empty item (expected ITEM,ITEM,... "
+                   "without empty ones)", name, value);
+    else if (twice)
+        rc = error("invalid value for --%s: '%s' names '%s' twice (each item once)", name,
+                   value, twice);
+    opt_list_free(items);
+    return rc;
+}
+
 char **opt_list(const struct opts *o, const char *name, int *count)
 {
     return split_list(opt_str(o, name), count);
@@ -334,6 +357,10 @@ int parse_thread_list(char **list, int n, int *out)
         if (parse_int64(list[i], &k) < 0 || k <= 0 || k > 100000)
             return error("invalid thread count '%s' in --threads (expected integers 1..100000)", list[i]);
         out[i] = (int)k;
+        for (int j = 0; j < i; j++)
+            if (out[j] == out[i])
+                return error("invalid value for --threads: thread count %d is given twice as "
+                             "'%s' and '%s' (each thread count once)", out[i], list[j], list[i]);
     }
     return 0;
 }

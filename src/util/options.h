@@ -79,6 +79,10 @@ const char *const *opt_multi(const struct opts *o, const char *name, int *count)
 /* Split a list option into a NULL-terminated array of new strings (free with opt_list_free). */
 char **opt_list(const struct opts *o, const char *name, int *count);
 void opt_list_free(char **list);
+/* A list option of pgolab's own (--threads, --bench, --variants: not sysbench's, which
+ * drops empty items) with an empty item or an item given twice: -1 with one line naming
+ * both; 0 when unset, empty or fine. */
+int opt_list_check(const struct opts *o, const char *name);
 /* Split any comma-separated string the same way. */
 char **split_list(const char *s, int *count);
 

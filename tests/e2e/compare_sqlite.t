@@ -78,4 +78,11 @@ bad "missing library" "/nonexistent/lib.so" --variant "A=sqlite:$SYSLIB" --varia
 bad "duplicate name" "A" --variant "A=sqlite:$SYSLIB" --variant "A=sqlite:$TMP/libcopy.so"
 bad "server prefix without a server" "variant B: no mysql server binary under /etc" --variant "A=sqlite:$SYSLIB" --variant "B=mysql:/etc"
 bad "rounds=0" "rounds" "${vars[@]}" --rounds=0
+bad "a thread count twice" "^FATAL: invalid value for --threads: '1,1' names '1' twice" "${vars[@]}" --threads=1,1
+bad "an empty thread count" "^FATAL: invalid value for --threads: '1,,2' has an empty item" "${vars[@]}" --threads=1,,2
+bad "a workload twice" "^FATAL: invalid value for --bench: 'oltp_point_select,oltp_point_select' names 'oltp_point_select' twice" \
+    "${vars[@]}" --bench=oltp_point_select,oltp_point_select
+experiments=$(sq "$TMP/results.db" "SELECT count(*) FROM experiments")
+bad "--profile-frequency=0" "^FATAL: --profile-frequency=0: expected 1..100000" "${vars[@]}" --profile --profile-frequency=0
+is "$(sq "$TMP/results.db" "SELECT count(*) FROM experiments")" "$experiments" "--profile-frequency=0: no experiment recorded"
 done_testing

@@ -274,11 +274,27 @@ static void test_lists(void **state)
     check_list(l, n, (const char *[]){ "a", "b" }, 2);
     opt_list_free(l);
 
-    const char *argv[] = { "--tables-list=x,,y, z," };
+    /* an empty item or one given twice is refused, and the value stays */
+    static const char *bad_lists[] = { "--tables-list=x,,y", "--tables-list=x, z,",
+                                       "--tables-list=,x", "--tables-list=x,y,x" };
+    for (size_t i = 0; i < ARRAY_SIZE(bad_lists); i++) {
+        const char *argv[] = { bad_lists[i] };
+        assert_int_equal(parse(o, 1, argv), 0); /* the parser keeps them (sysbench's lists) */
+        if (opt_list_check(o, "tables-list") != -1)
+            fail_msg("%s passed opt_list_check", bad_lists[i]);
+    }
+    assert_int_equal(opt_list_check(o, "threads"), 0); /* not set */
+    const char *argv[] = { "--tables-list=x,y, z,X" };
     assert_int_equal(parse(o, 1, argv), 0);
+    assert_int_equal(opt_list_check(o, "tables-list"), 0);
     l = opt_list(o, "tables_list", &n);
-    check_list(l, n, (const char *[]){ "x", "y", " z" }, 3); /* empty items dropped */
+    check_list(l, n, (const char *[]){ "x", "y", " z", "X" }, 4);
     opt_list_free(l);
+    int threads[3];
+    char *tl[] = { "2", "1", "02" };
+    assert_int_equal(parse_thread_list(tl, 2, threads), 0);
+    assert_int_equal(threads[1], 1);
+    assert_int_equal(parse_thread_list(tl, 3, threads), -1); /* 2 and 02 */
 
     l = split_list("", &n);
     check_list(l, n, NULL, 0);
