@@ -195,6 +195,9 @@ static int run_settings(const struct opts *opts, const struct workload *wl, cons
     if (opt_int(opts, "threads") < 1 || opt_int(opts, "threads") > 100000)
         return error("--threads=%s: expected a number of threads from 1 to 100000",
                      opt_str(opts, "threads"));
+    if (opt_int(opts, "verbosity") < 0 || opt_int(opts, "verbosity") > 5)
+        return error("--verbosity=%s: expected a level from 0 (only critical messages) to 5 "
+                     "(debug)", opt_str(opts, "verbosity"));
     static const char *const nonneg[] = { "time", "events", "report-interval", "rate",
                                           "warmup-time" };
     for (size_t i = 0; i < ARRAY_SIZE(nonneg); i++)

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -345,6 +346,15 @@ static int load_library(const char *path)
     return 0;
 }
 
+/* Whether w is one of the NULL-terminated words, ignoring case. */
+static bool word_in(const char *w, const char *const *words)
+{
+    for (; *words; words++)
+        if (!strcasecmp(w, *words))
+            return true;
+    return false;
+}
+
 static int sqlite_init(const struct opts *o)
 {
     if (lib_handle)
@@ -355,6 +365,22 @@ static int sqlite_init(const struct opts *o)
     synchronous = xstrdup(opt_str(o, "sqlite-synchronous"));
     if (busy_timeout_ms < 0)
         return error("--sqlite-busy-timeout=%d: expected a number of ms >= 0", busy_timeout_ms);
+    /* SQLite ignores a pragma value it does not know, and the run would use another mode
+     * than the one its options record: the values of sqlite.org/pragma.html */
+    static const char *const journal_modes[] = { "delete", "truncate", "persist", "memory",
+                                                 "wal", "off", NULL };
+    static const char *const sync_modes[] = { "off", "normal", "full", "extra", "0", "1", "2",
+                                              "3", NULL };
+    /* SQLite always prepares; the option is checked as the servers' drivers check it */
+    const char *ps_mode = opt_known(o, "db-ps-mode") ? opt_str(o, "db-ps-mode") : "auto";
+    if (strcmp(ps_mode, "auto") && strcmp(ps_mode, "disable"))
+        return error("--db-ps-mode=%s: expected auto or disable", ps_mode);
+    if (!word_in(journal_mode, journal_modes))
+        return error("--sqlite-journal-mode=%s: expected delete, truncate, persist, memory, wal "
+                     "or off", journal_mode);
+    if (!word_in(synchronous, sync_modes))
+        return error("--sqlite-synchronous=%s: expected off, normal, full or extra (or 0-3)",
+                     synchronous);
     return load_library(opt_str(o, "sqlite-library"));
 }
 

@@ -463,6 +463,11 @@ int experiment_load(struct store *s, int64_t id, struct experiment_loaded *out)
         return -1;
     const struct store_experiment *e = &out->exp;
     set = json_loads(e->settings_json ? e->settings_json : "{}", 0, NULL);
+    if (!json_is_object(set)) {
+        error("experiment %lld: its recorded settings are not a JSON object: the database is "
+              "damaged", (long long)id);
+        goto out;
+    }
     if (store_runs_load(s, id, scan_cb, &sc) < 0)
         goto out;
 

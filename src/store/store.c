@@ -403,6 +403,9 @@ int store_open(const char *path, struct store **out)
     exists = stat(path, &sb) == 0;
     if (!exists && errno != ENOENT)
         return error("results file %s: %s", path, strerror(errno));
+    if (exists && S_ISDIR(sb.st_mode))
+        return error("results file %s: a directory (expected a results database file, e.g. "
+                     "%s/pgolab.db)", path, path);
     if (exists && check_readonly(path))
         return -1;
     if (check_writable(path, exists))

@@ -1,7 +1,8 @@
 #!/bin/bash
 # bench_errors.t: bad input makes `pgolab bench` exit 1 with one line on stderr that names the
 # offending input (unknown option/test/command, run before prepare, bad --threads/--time/
-# --events/--percentile/--format/--rand-type/--table-size, a --sqlite-library that is not a
+# --events/--percentile/--format/--rand-type/--table-size, a SQLite journal or synchronous mode
+# SQLite would ignore, --db-ps-mode, --verbosity, a --sqlite-library that is not a
 # shared library or not SQLite), and never prints a report. A disk that fills up during prepare
 # (ulimit -f) is a clean failure too: exit 1, an I/O / disk-full error, no report.
 . "$(dirname "$0")/lib.sh"
@@ -31,6 +32,12 @@ bench_fails "--percentile=101" '--percentile=101' "${ok_db[@]}" --percentile=101
 bench_fails "--histogram with --percentile=0" '--histogram.*--percentile=0' "${ok_db[@]}" --histogram --percentile=0 oltp_read_write run
 bench_fails "--format=xml" '--format=xml' "${ok_db[@]}" --format=xml oltp_read_write run
 bench_fails "--rand-type=foo" '--rand-type=foo' "${ok_db[@]}" --rand-type=foo oltp_read_write run
+bench_fails "--sqlite-journal-mode=bogus" '^FATAL: --sqlite-journal-mode=bogus: expected delete, truncate, persist, memory, wal or off$' "${ok_db[@]}" --sqlite-journal-mode=bogus oltp_read_write run
+bench_fails "--sqlite-synchronous=bogus" '^FATAL: --sqlite-synchronous=bogus: expected off, normal, full or extra' "${ok_db[@]}" --sqlite-synchronous=bogus oltp_read_write run
+bench_fails "--db-ps-mode=x" '^FATAL: --db-ps-mode=x: expected auto or disable$' "${ok_db[@]}" --db-ps-mode=x oltp_read_write run
+bench_fails "--verbosity=9" '^FATAL: --verbosity=9: expected a level from 0' "${ok_db[@]}" --verbosity=9 oltp_read_write run
+pg jm "${ok_db[@]}" --sqlite-journal-mode=DELETE --sqlite-synchronous=FULL --time=1 oltp_point_select run
+is "$RC" 0 "--sqlite-journal-mode=DELETE --sqlite-synchronous=FULL: accepted, any case"
 bench_fails "--table-size=0" '--table-size=0' --sqlite-db="$TMP/ts0.db" --table-size=0 oltp_read_write prepare
 ok "--table-size=0: no database file created" test ! -e "$TMP/ts0.db"
 

@@ -128,4 +128,20 @@ cp "$REPO_DIR/tests/fuzz/regressions/store/kind_null.db" "$TMP/nokind.db"
 is "$?" 1 "history of a database with an experiment without kind: exit 1"
 is "$(cat "$TMP/nk.err")" "FATAL: results file $TMP/nokind.db: experiment 0 has no kind (the file is damaged)" \
     "history: one line naming the file and what is damaged"
+# settings that are not JSON: report refuses the experiment in one line (it printed "0 s per
+# run" before, and report --compare a FATAL line with exit 0)
+cp "$DB" "$TMP/badjson.db"
+sq "$TMP/badjson.db" "UPDATE experiments SET settings_json = '{garbage' WHERE id = 1"
+"$PGOLAB" report --results="$TMP/badjson.db" --experiment=1 >"$TMP/bj.out" 2>"$TMP/bj.err"
+is "$?" 1 "report of an experiment whose settings are not JSON: exit 1"
+is "$(cat "$TMP/bj.err")" "FATAL: experiment 1: its recorded settings are not a JSON object: the database is damaged" \
+    "report: one line naming the experiment and what is damaged"
+"$PGOLAB" report --results="$TMP/badjson.db" --compare=1,1 >"$TMP/bj.out" 2>"$TMP/bj.err"
+is "$?" 1 "report --compare with it: exit 1"
+# a directory as the results file
+mkdir -p "$TMP/adir"
+"$PGOLAB" history --results="$TMP/adir" >"$TMP/ad.out" 2>"$TMP/ad.err"
+is "$?" 1 "history --results=DIRECTORY: exit 1"
+is "$(cat "$TMP/ad.err")" "FATAL: results file $TMP/adir: a directory (expected a results database file, e.g. $TMP/adir/pgolab.db)" \
+    "history --results=DIRECTORY: one line saying so"
 done_testing
