@@ -7,7 +7,7 @@
 set -eu
 
 PKGS="build-essential pkg-config libsqlite3-dev libjansson-dev libgsl-dev libcmocka-dev
-tcl clang llvm bolt-16 dpkg-dev perl sqlite3 valgrind
+tcl clang llvm lld bolt-16 dpkg-dev perl sqlite3 valgrind
 libmariadb-dev libpq-dev mariadb-server mariadb-client postgresql postgresql-15 sysbench
 cmake bison jq libdw-dev libjs-chart.js chromium libopenmpi-dev openmpi-bin
 iproute2 socat bsdutils

@@ -72,8 +72,18 @@ int pgo_build_flags(struct pgo_pipeline *p, struct pgo_build *b)
                 argvec_push(&fl, lenient_instead(raw.v[i]));
         argvec_clear(&raw);
     }
-    if (b->lto)
-        argvec_push(&fl, p->cc.family == CC_CLANG ? "-flto=thin" : "-flto=auto");
+    /* clang's ThinLTO links with lld: through GNU ld's plugin, an archive of bitcode members
+     * that share a name fails ("Expected at most one ThinLTO module per bitcode file":
+     * PostgreSQL's libpgcommon.a in initdb's link). -fuse-ld is a link flag that a target
+     * may pass while compiling too ({pgo_flags} in CFLAGS): clang's "argument unused" warning
+     * would then fail a configure check compiled with -Werror (config_check.h) */
+    if (b->lto && p->cc.family == CC_CLANG) {
+        argvec_push(&fl, "-flto=thin");
+        argvec_push(&fl, "-fuse-ld=lld");
+        argvec_push(&fl, "-Wno-unused-command-line-argument");
+    } else if (b->lto) {
+        argvec_push(&fl, "-flto=auto");
+    }
     /* with a BOLT variant, baseline and pgo are BOLT's inputs: built the recipe's bolt way
      * (-Wl,--emit-relocs, ...), so that each BOLT variant differs from its input by BOLT
      * alone and baseline against pgo stays a like-for-like pair */

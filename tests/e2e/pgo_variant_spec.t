@@ -79,7 +79,7 @@ like "$OUT" "  clang:instrumented $CROOT/instrumented/prefix/bin/mariadbd" "summ
 like "$(after '^  clang:instrumented ')" "^  training +oltp_point_select, .*\([0-9]+ \.profraw files merged\)" \
     "summary: clang's training merged its .profraw files"
 like "$OUT" "  clang:pgo\+lto $CROOT/pgo\+lto/prefix/bin/mariadbd" "summary: clang:pgo+lto"
-like "$(after '^  clang:pgo\+lto ')" "^ +flags: -O2 -fprofile-instr-use=$CROOT/profile-oltp_point_select\.profdata .*-flto=thin$" \
+like "$(after '^  clang:pgo\+lto ')" "^ +flags: -O2 -fprofile-instr-use=$CROOT/profile-oltp_point_select\.profdata .*-flto=thin -fuse-ld=lld -Wno-unused-command-line-argument$" \
     "... with clang's profile and ThinLTO"
 like "$(grep -E '^  -O1 ' "$TMP/mix.out")" "^  -O1 +gcc \(Debian .*, -O1$" "summary: the -O1 group"
 like "$(after '^  -O1 ')" "^  -O1:lto " "... builds lto only (no baseline, no instrumented build)"
