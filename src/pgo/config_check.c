@@ -210,12 +210,16 @@ static const struct pgo_build *reference_of(const struct pgo_pipeline *p, const 
 }
 
 /* Whether b's build directory still holds what b's own configure wrote: not where a later
- * phase builds (a shared directory; the instrumented build's, which its pgo builds reuse). */
+ * build compiles (a shared directory; the instrumented build's, which every pgo build of
+ * "pgo-reuses-instrumented" reuses in turn: there only the baseline and lto own theirs). */
 static bool owns_build_dir(const struct pgo_pipeline *p, const struct pgo_build *b)
 {
-    if (p->recipe.build_dir == RECIPE_BUILD_DIR_SHARED)
-        return false;
-    return p->recipe.build_dir != RECIPE_BUILD_DIR_PGO_REUSES || b->phase != BUILD_INSTRUMENTED;
+    switch (p->recipe.build_dir) {
+    case RECIPE_BUILD_DIR_PER_VARIANT: return true;
+    case RECIPE_BUILD_DIR_PGO_REUSES: return b->phase == BUILD_BASELINE;
+    case RECIPE_BUILD_DIR_SHARED: return false;
+    }
+    return false;
 }
 
 /* Make sure b's kept copy of header h exists: a fresh build copies it from its build
