@@ -185,6 +185,17 @@ if [ "$e_failed" -eq 0 ]; then
     echo "make check: PASS (full output in $LOG)"
 else
     printf 'e2e   failed: %s\n' "${failed_names[@]}"
+    # the failed checks again at the end, where a log's tail (CI's) shows them
+    for f in "${failed_names[@]}"; do
+        o="$WORK/$(basename "$f").out"
+        if grep -qE '^not ok [0-9]+' "$o"; then
+            echo "e2e   $f, its failed checks:"
+            grep -E -A4 '^not ok [0-9]+' "$o" | head -40 | sed 's/^/    | /'
+        else
+            echo "e2e   $f, the end of its output:"
+            tail -n 10 "$o" | sed 's/^/    | /'
+        fi
+    done
     echo "make check: FAIL (full output in $LOG)"
     exit 1
 fi

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # check_runner.t: `make check`'s quiet runner (tests/check.sh) and the skip rules, on a made-up
-# suite: one line per test file and the totals, a failing file's whole output shown, every
+# suite: one line per test file and the totals, a failing file's whole output shown (and its
+# failed checks again at the end, for a log's tail), every
 # skip's reason shown, the full output in the log, a non-zero exit on any failure; under
 # PGOLAB_CI=1 (.ci/run) a lib.sh `skip` fails and `skip_anywhere` does not, and a unit test
 # skipped with UNIT_SKIP(..., NULL) fails while one that names where it runs instead passes.
@@ -48,6 +49,10 @@ like "$(cat "$TMP/fail.out")" "^    \| ok 1 - first$" "... the passing ones"
 like "$(cat "$TMP/fail.out")" "^    \| # context for the failure$" "... and its stderr (diag)"
 like "$(cat "$TMP/fail.out")" "^e2e   failed: $S/fail\.t$" "the failed files are listed at the end"
 like "$(tail -1 "$TMP/fail.out")" "^make check: FAIL" "the last line says FAIL"
+# a log's tail (all CI keeps) shows the failed checks again, after the list
+like "$(sed -n '/^e2e   failed:/,$p' "$TMP/fail.out")" "e2e   $S/fail\.t, its failed checks:
+    \| not ok 2 - second" "the failed checks are repeated at the end"
+like "$(tail -4 "$TMP/fail.out")" "^    \| # context for the failure" "... with the diag after them"
 rm "$S/fail.t"
 
 note "---- CHECK_JOBS, and a serial file"
