@@ -3,10 +3,11 @@
  * outside it; every server process (PostgreSQL: the postmaster and what it forks) or thread
  * (MariaDB: --separate-threads=yes) writes its own file into one directory per server start.
  * This file owns the wrapper's command line and the reading of that directory: the files of
- * the processes or threads that served connections (PostgreSQL: a backend, the file names
- * PostgresMain; MariaDB: a connection thread, the file names do_command) are summed as the
- * serving cost, every other file (checkpointer, WAL writer, autovacuum, InnoDB's purge and
- * page cleaner, the server's main thread) as background, reported beside it and never mixed
+ * the processes or threads that served the client (PostgreSQL: a backend that ran a
+ * statement, the file names PortalRun; MariaDB: a connection thread, the file names
+ * do_command) are summed as the serving cost, every other file (checkpointer, WAL writer,
+ * autovacuum, InnoDB's purge and page cleaner, the server's main thread, the backend of a
+ * start-up probe that ran no statement) as background, reported beside it and never mixed
  * in. PostgreSQL's children inherit the postmaster's counts at fork, so the wrapper zeroes the
  * counts on entering fork_process (--zero-before): a backend's file then holds its own work
  * only. The connection set-up (fork, authentication, the server's account checks) is the same

@@ -47,7 +47,7 @@ unlike "$out" "Transactions per second|response time" "no tps or latency tables"
 
 is "$(sq "$DB" "SELECT count(*) FROM runs WHERE experiment_id = 1")" 2 "two runs recorded"
 counted=$(sq "$DB" "SELECT json_extract(report_json, '\$.callgrind.counted') FROM runs WHERE experiment_id = 1 LIMIT 1")
-like "$counted" "^server: [0-9]+ processes or threads that served connections \(PostgresMain\.\.\.\), [0-9]+ more beside as background" \
+like "$counted" "^server: [0-9]+ processes or threads that served connections \(PortalRun\.\.\.\), [0-9]+ more beside as background" \
     "the run says what it counted ($counted)"
 ia=$(sq "$DB" "SELECT json_extract(report_json, '\$.callgrind.instructions_per_transaction') FROM runs r JOIN variants v ON v.experiment_id = r.experiment_id AND v.idx = r.variant_idx WHERE r.experiment_id = 1 AND v.name = 'A'")
 ib=$(sq "$DB" "SELECT json_extract(report_json, '\$.callgrind.instructions_per_transaction') FROM runs r JOIN variants v ON v.experiment_id = r.experiment_id AND v.idx = r.variant_idx WHERE r.experiment_id = 1 AND v.name = 'B'")

@@ -100,7 +100,7 @@ static void test_text_names(void **state)
     assert_false(callgrind_text_names("fn=(12)\n", "PostgresMain"));
     assert_true(callgrind_text_names("fn=(7) do_command(THD*, bool)\n", "do_command("));
     assert_false(callgrind_text_names("fn=(7) do_commands(THD*)\n", "do_command("));
-    assert_string_equal(callgrind_server_marker(SERVER_PGSQL), "PostgresMain");
+    assert_string_equal(callgrind_server_marker(SERVER_PGSQL), "PortalRun");
     assert_string_equal(callgrind_server_marker(SERVER_MYSQL), "do_command(");
 }
 
@@ -113,22 +113,28 @@ static void test_server_read(void **state)
     char dir[] = "/tmp/pgolab-test-XXXXXX";
     assert_non_null(mkdtemp(dir));
     const char *ev = "events: Ir I1mr D1mr D1mw ILmr DLmr DLmw Bc Bcm Bi Bim\n";
+    /* a backend that ran a statement */
     char *t1 = xasprintf("%sfn=(1) BackendRun\ncfn=(2) PostgresMain\ncalls=1 0\n"
                          "1 900 0 0 0 0 0 0 0 0 0 0\nfn=(2)\n1 100 1 2 3 0 0 0 0 4 0 0\n"
+                         "cfn=(3) PortalRun\ncalls=1 0\n1 0 0 0 0 0 0 0 0 0 0 0\n"
                          "totals: 1000 10 20 30 1 2 3 40 5 60 6\n", ev);
     char *t2 = xasprintf("%sfn=(1) CheckpointerMain\n1 70 0 0 0 0 0 0 0 0 0 0\n"
                          "totals: 70 1 2 3 0 0 1 4 1 6 1\n", ev);
+    /* the backend of a start-up probe: through PostgresMain, no statement */
+    char *t3 = xasprintf("%sfn=(1) BackendRun\ncfn=(2) PostgresMain\ncalls=1 0\n"
+                         "1 500 0 0 0 0 0 0 0 0 0 0\ntotals: 500 1 1 1 0 0 0 1 1 1 1\n", ev);
     char *a = write_file(dir, "cg.101", t1, 0644);
     char *b = write_file(dir, "cg.102", t1, 0644);
     char *c = write_file(dir, "cg.103", t2, 0644);
+    char *probe = write_file(dir, "cg.105", t3, 0644);
     char *other = write_file(dir, "server.log", "not a callgrind file\n", 0644);
     struct callgrind_server_counts sc;
     assert_int_equal(callgrind_server_read(dir, SERVER_PGSQL, &sc, NULL), 0);
     assert_int_equal(sc.nserving, 2);
-    assert_int_equal(sc.nbackground, 1);
+    assert_int_equal(sc.nbackground, 2);
     assert_true(sc.serving.ir == 2000 && sc.serving.i1_miss == 20 && sc.serving.d1_miss == 100);
     assert_true(sc.serving.ll_miss == 12 && sc.serving.branch_miss == 22);
-    assert_true(sc.background.ir == 70 && sc.background.branch_miss == 2);
+    assert_true(sc.background.ir == 570 && sc.background.branch_miss == 4);
     /* MariaDB's marker is not in these files: nothing served */
     assert_int_equal(callgrind_server_read(dir, SERVER_MYSQL, &sc, NULL), -1);
     char *empty = write_file(dir, "cg.104", "", 0644);
@@ -168,7 +174,7 @@ static void test_server_read(void **state)
     assert_string_equal(w.v[1], "track_counts=off");
     assert_string_equal(w.v[2], "autovacuum=on");
     argvec_clear(&w);
-    char *paths[] = { a, b, c, other, empty };
+    char *paths[] = { a, b, c, probe, other, empty };
     for (size_t i = 0; i < ARRAY_SIZE(paths); i++) {
         unlink(paths[i]);
         free(paths[i]);
@@ -176,6 +182,7 @@ static void test_server_read(void **state)
     rmdir(dir);
     free(t1);
     free(t2);
+    free(t3);
 }
 
 int main(void)
