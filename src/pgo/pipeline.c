@@ -409,6 +409,10 @@ static void print_builds(const struct pgo_pipeline *p)
             printf("  %-13s %s\n", "", corr);
             free(corr);
         }
+        if (b->phase == BUILD_PGO && p->cc.family == CC_CLANG && b->profile_stale_objects)
+            printf("  %-13s %d objects compiled %d functions without their profile data (same "
+                   "names built twice, the trained copy differs; no hot object among them)\n", "",
+                   b->profile_stale_objects, b->profile_stale_functions);
     }
 }
 
@@ -765,6 +769,9 @@ int pgo_pipeline_run(const struct pgo_request *rq)
                                               "GNUMAKEFLAGS" };
     for (size_t i = 0; i < ARRAY_SIZE(make_vars); i++)
         unsetenv(make_vars[i]);
+    /* Each compile's messages right after its own command, whatever runs beside it: the log
+     * check attributes clang's unnamed out-of-date warnings by it (build_log.h). */
+    setenv("GNUMAKEFLAGS", "--output-sync=target", 1);
     interrupted = 0;
     sig_catch(on_signal, &saved);
 

@@ -121,6 +121,9 @@ struct pgo_build {
     char *why;                    /* why it was built now ("not built before", "the profile changed") */
     double seconds;
     int profile_missing;          /* pgo: objects the compiler found no profile data for */
+    int profile_stale_objects;    /* pgo, clang: objects with out-of-date functions let
+                                   * through (none hot; build_log.h) */
+    int profile_stale_functions;  /* ... and those functions */
     struct profile_corrections corrections; /* pgo: what GCC's -fprofile-correction corrected
                                    * (counted from the log; correction.h) */
     char *bolt_flags;             /* baseline and pgo with a BOLT variant: the recipe's "bolt"

@@ -2,6 +2,7 @@
  * cached build is still right (and says why not), the recipe's steps run in order with their
  * output in one log, resumption after an interruption, progress from the build tool's own
  * counts, and the checks after it (the product exists; a pgo build used its profile). */
+#include "pgo/build_log.h"
 #include "pgo/config_check.h"
 #include "pgo/stages.h"
 #include "util/fs.h"
@@ -435,7 +436,8 @@ out:
     return rc;
 }
 
-/* The pgo build must have used its profile: stale data is an error; missing data is counted
+/* The pgo build must have used its profile (build_log.h): stale data is an error, except
+ * clang's out-of-date functions outside the hot objects (counted); missing data is counted
  * (an error for strict recipes); so are the objects whose counts GCC corrected, when the
  * flags asked GCC to say so (correction.h). */
 static int check_pgo_log(struct pgo_pipeline *p, struct pgo_build *b)
@@ -444,35 +446,26 @@ static int check_pgo_log(struct pgo_pipeline *p, struct pgo_build *b)
     strbuf_init(&sb, 0);
     int rc = 0;
     b->profile_missing = 0;
+    b->profile_stale_objects = b->profile_stale_functions = 0;
     profile_corrections_release(&b->corrections);
     if (strbuf_read_file(&sb, b->log) == 0) {
         if (b->pgo_flags && strstr(b->pgo_flags, "-fopt-info-note-ipa"))
             profile_corrections_read(sb.buf, &b->corrections);
-        for (const char *q = sb.buf; (q = strstr(q, "profile count data file not found")); q++)
-            b->profile_missing++;
-        {
-            const char *problem = NULL;
-            /* pgo_log_problem knows every phrase; the missing-profile one is only counted.
-             * Only the compiler's diagnostics count: a build tool echoes its compile
-             * commands, whose -Werror=coverage-mismatch would match. */
-            for (const char *line = sb.buf; *line && !problem;) {
-                const char *nl = strchr(line, '\n');
-                size_t len = nl ? (size_t)(nl - line) : strlen(line);
-                char *l = xstrndup(line, len);
-                bool diag = strstr(l, "error:") || strstr(l, "warning:");
-                const char *hit = diag && strncmp(l, "$ ", 2) ? pgo_log_problem(l) : NULL;
-                if (hit && (p->recipe.strict_profile || !strstr(hit, "not found")))
-                    problem = hit;
-                free(l);
-                line += len + (nl ? 1 : 0);
-            }
-            if (problem) {
-                char *tail = file_tail(b->log, LOG_TAIL_LINES);
-                rc = error("build %s did not use the profile data ('%s' in %s)\n--- last lines of "
-                           "%s ---\n%s", b->name, problem, b->log, b->log, tail);
-                free(tail);
-            }
+        struct argvec hot = ARGVEC_INIT;
+        for (char **h = p->recipe.hot_functions; h && *h; h++)
+            argvec_pushf(&hot, "%.*s", (int)strcspn(*h, ":"), *h);
+        struct build_log_scan scan;
+        if (build_log_scan(sb.buf, p->recipe.strict_profile, argvec_argv(&hot), &scan) < 0) {
+            char *tail = file_tail(b->log, LOG_TAIL_LINES);
+            rc = error("build %s did not use the profile data (%s in %s)\n--- last lines of "
+                       "%s ---\n%s", b->name, scan.problem, b->log, b->log, tail);
+            free(tail);
         }
+        b->profile_missing = scan.missing;
+        b->profile_stale_objects = scan.nstale;
+        b->profile_stale_functions = scan.stale_functions;
+        build_log_scan_release(&scan);
+        argvec_clear(&hot);
     }
     strbuf_release(&sb);
     return rc;

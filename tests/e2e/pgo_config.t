@@ -10,8 +10,9 @@
 # -Werror=missing-profile to the check alone) makes the pgo build another program than the
 # one measured against: refused in one line that names the header, the macro, both builds and
 # where the configure log is; nothing of the refused build is installed. Clang's pgo flags keep
-# its "profile data may be out of date" warning (every check program's main()) a warning too.
-# Bad input: a
+# its "profile data may be out of date" warning (every check program's main()) a warning too,
+# and pgolab's log check lets it through for a second copy of a source (a tool's) outside the
+# recipe's hot objects, counted, and refuses it in a hot object. Bad input: a
 # config_headers path that is absolute, and one the build does not make.
 . "$(dirname "$0")/lib.sh"
 
@@ -44,6 +45,28 @@ like "$(cat "$CROOT/pgo+lto/config/include#my_config.h" 2>/dev/null)" "#define S
     "clang:pgo+lto: the -Werror check passed as in clang's instrumented build"
 like "$(grep -m1 -- '-fprofile-instr-use' "$CROOT/pgo+lto/build.log")" "-Wno-error=profile-instr-out-of-date" \
     "clang:pgo+lto: the out-of-date warning stays a warning (the build's log is checked for it)"
+
+note "---- clang: a source built twice, its second copy never trained (PostgreSQL's frontend copies)"
+# standin.c again, as a tool: its main() is another function under the trained main()'s name
+cat >>"$SRC/CMakeLists.txt" <<'EOF'
+add_executable(standin-tool standin.c "${CMAKE_BINARY_DIR}/build_info.c" ${BISON_statement_OUTPUTS})
+target_include_directories(standin-tool PRIVATE "${CMAKE_BINARY_DIR}")
+target_compile_definitions(standin-tool PRIVATE STANDIN_TOOL=1)
+EOF
+derive mariadb standin-tool '.pgo.hot_functions = ["statement:standin_parse"]'
+pgo tool standin-tool "${RUN[@]}" --variants=baseline,clang:pgo+lto
+is "$RC" 0 "a second copy outside the hot objects: exit 0" || diag "$(tail -5 "$TMP/tool.err")"
+TROOT=$(ls -d "$WD"/standin-tool-clang-*/ 2>/dev/null | head -1)
+TROOT=${TROOT%/}
+is "$(grep -A3 'Building C object CMakeFiles/standin-tool.dir/standin.c.o' "$TROOT/pgo+lto/build.log" | grep -c 'profile data may be out of date: of [0-9]* functions, 1 has mismatched')" 1 \
+    "the log: clang's out-of-date warning right after the tool's compile (make --output-sync)"
+like "$(cat "$TMP/tool.out")" "  1 objects compiled 1 functions without their profile data \(same names built twice, the trained copy differs; no hot object among them\)" \
+    "the summary counts the object and the function"
+# the same copy of the object that holds standin:main (lib.sh's hot function) is refused
+pgo hot standin-config "${RUN[@]}" --variants=baseline,clang:pgo+lto
+is "$RC" 1 "a second copy of a hot object: exit 1"
+like "$(errors_of "$TMP/hot.err" | grep -m1 "^FATAL")" "^FATAL: build clang:pgo\+lto did not use the profile data \('profile data may be out of date' in CMakeFiles/standin-tool\.dir/standin\.c\.o \(1 of [0-9]+ functions\), an object of the recipe's hot functions \(standin\): its profile may be stale in .*/pgo\+lto/build\.log\)" \
+    "... naming the object, the counts and the hot function's object"
 
 note "---- a check that fails only under the pgo flags: the build is refused"
 sed -i 's/^set(STANDIN_CHECK_FLAGS "" /set(STANDIN_CHECK_FLAGS "-Werror=missing-profile" /' "$SRC/CMakeLists.txt"
