@@ -222,6 +222,10 @@ int cli_results_open_existing(const char *path, struct store **store)
         }
         return error("results file %s: %s", path, strerror(errno));
     }
+    /* SQLite would take an empty file for a new database and this read would write one */
+    if (S_ISREG(st.st_mode) && st.st_size == 0)
+        return error("results file %s: empty (0 bytes), not a pgolab results database (pgolab "
+                     "compare, pgo and calibrate record their experiments in one)", path);
     return store_open_read(path, store);
 }
 

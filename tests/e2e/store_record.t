@@ -103,6 +103,12 @@ for cmd in history report; do
     is "$?" 1 "$cmd of a missing file: exit 1"
     like "$(cat "$TMP/bad.err")" "no results file .*missing.db" "$cmd of a missing file: says so"
     ok "$cmd of a missing file: does not create it" test ! -e "$TMP/missing.db"
+    : >"$TMP/empty.db"
+    "$PGOLAB" $cmd --results="$TMP/empty.db" >"$TMP/bad.out" 2>"$TMP/bad.err"
+    is "$?" 1 "$cmd of an empty file: exit 1"
+    is "$(cat "$TMP/bad.err")" "FATAL: results file $TMP/empty.db: empty (0 bytes), not a pgolab results database (pgolab compare, pgo and calibrate record their experiments in one)" \
+        "$cmd of an empty file: one line"
+    is "$(stat -c %s "$TMP/empty.db")" 0 "$cmd of an empty file: does not make it a database"
 done
 "$PGOLAB" report --results="$DB" --format=xml >"$TMP/bad.out" 2>"$TMP/bad.err"
 is "$?" 1 "report --format=xml: exit 1"
