@@ -1,8 +1,8 @@
 /* build_log: what a pgo build's log says about the profile it was compiled with.
  *
  * GCC names the object in each warning; a lenient recipe (a server) counts its "profile count
- * data file not found" warnings (code the trainer never ran: the client tools) and refuses
- * every other profile problem. Clang keys its profile by function name (a static function by
+ * data file not found" warnings, clang's "no profile data available for file" (code the
+ * trainer never ran: the client tools, libpq) and refuses every other profile problem. Clang keys its profile by function name (a static function by
  * file and name) and says per translation unit, without naming it, "profile data may be out
  * of date: of N functions, M have mismatched data". A project that compiles one source twice
  * (PostgreSQL's src/common and libpq: a frontend copy for the tools beside the backend's)
@@ -28,7 +28,8 @@ struct build_log_stale {
 };
 
 struct build_log_scan {
-    int missing;                   /* GCC: objects without profile data (not found) */
+    int missing;                   /* objects without profile data: GCC's "not found",
+                                    * clang's "no profile data available for file" */
     struct build_log_stale *stale; /* clang: out-of-date objects let through, in log order */
     int nstale;
     int stale_functions;           /* sum of their mismatched functions */

@@ -402,6 +402,9 @@ static void print_builds(const struct pgo_pipeline *p)
             continue;
         print_build(b);
         printf("  %-13s flags: %s\n", "", b->flags);
+        if (b->phase == BUILD_PGO && p->cc.family == CC_CLANG)
+            printf("  %-13s %d objects had no profile data (code the trainer never ran)\n", "",
+                   b->profile_missing);
         if (b->phase == BUILD_PGO && p->cc.family == CC_GCC) {
             printf("  %-13s %d objects had no profile data (code the trainer never ran)\n", "",
                    b->profile_missing);

@@ -31,6 +31,8 @@ static const char pg_log[] =
     "warning: profile data may be out of date: of 9 functions, 3 have mismatched data that "
     "will be ignored [-Wprofile-instr-out-of-date]\n"
     "$ cd /w/pgo+lto && make -j2 -C src/interfaces/libpq\n"
+    "clang -O2 -c -o fe-exec.o /s/src/interfaces/libpq/fe-exec.c\n"
+    "warning: no profile data available for file \"fe-exec.c\" [-Wprofile-instr-unprofiled]\n"
     "clang -O2 -c -o fe-misc.o /s/src/interfaces/libpq/fe-misc.c\n"
     "warning: profile data may be out of date: of 1 function, 1 has mismatched data that "
     "will be ignored [-Wprofile-instr-out-of-date]\n";
@@ -50,7 +52,7 @@ static void test_frontend_copies_counted(void **state)
     assert_string_equal(s.stale[2].object, "fe-misc.o");
     assert_int_equal(s.stale[2].functions, 1);                   /* "of 1 function, 1 has" */
     assert_int_equal(s.stale_functions, 6);
-    assert_int_equal(s.missing, 0);
+    assert_int_equal(s.missing, 1); /* clang's unprofiled file, counted as GCC's */
     build_log_scan_release(&s);
     assert_null(s.stale);
 }
