@@ -116,6 +116,10 @@ static int choose_library(const struct opts *o, char **name, char **library)
 {
     const char *spec = opt_str(o, "variant"), *plain = opt_str(o, "sqlite-library");
     *name = *library = NULL;
+    int nspec = opt_given(o, "variant");
+    if (nspec > 1)
+        return error("--variant given %d times: calibrate measures one build (pgolab compare "
+                     "measures several)", nspec);
     if (spec && plain)
         return error("give either --variant or --sqlite-library, not both");
     if (spec) {

@@ -123,6 +123,7 @@ static int set_value(struct opt_value *v, const char *value)
     free(v->value);
     v->value = xstrdup(value);
     v->set = true;
+    v->given++;
     return 0;
 }
 
@@ -277,6 +278,11 @@ bool opt_known(const struct opts *o, const char *name)
 bool opt_is_set(const struct opts *o, const char *name)
 {
     return get(o, name)->set;
+}
+
+int opt_given(const struct opts *o, const char *name)
+{
+    return get(o, name)->given;
 }
 
 const char *const *opt_multi(const struct opts *o, const char *name, int *count)

@@ -31,6 +31,7 @@ struct opt_value {
     const struct opt_def *def;
     char *value;  /* NULL = unset, no default */
     bool set;     /* given on the command line */
+    int given;    /* how many times (a single-valued option keeps the last) */
     char **multi; /* OPT_MULTI: every value given, in order, NULL-terminated (or NULL) */
     int nmulti;
 };
@@ -71,6 +72,8 @@ int64_t opt_int(const struct opts *o, const char *name);
 double opt_double(const struct opts *o, const char *name);
 bool opt_bool(const struct opts *o, const char *name);
 bool opt_is_set(const struct opts *o, const char *name);
+/* How many times name was given on the command line (0 = not at all). */
+int opt_given(const struct opts *o, const char *name);
 /* Whether name is a registered option (the accessors abort on one that is not). */
 bool opt_known(const struct opts *o, const char *name);
 /* OPT_MULTI: the values given, in command-line order (owned by o; NULL-terminated).

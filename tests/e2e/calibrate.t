@@ -111,5 +111,6 @@ bad "rounds=0" "rounds" --rounds=0
 bad "missing library" "/nonexistent/lib\.so" --sqlite-library=/nonexistent/lib.so
 bad "missing variant library" "/nonexistent/lib\.so" --variant=sqlite:/nonexistent/lib.so
 bad "server variant" "mysql" --variant=mysql:/usr/sbin/mariadbd
+bad "two variants" "^FATAL: --variant given 2 times: calibrate measures one build \(pgolab compare measures several\)$" --variant=sqlite:/nonexistent/a.so --variant=B=sqlite:/nonexistent/b.so
 bad "bad threads" "thread" --threads=0
 done_testing

@@ -103,10 +103,14 @@ static void test_defaults(void **state)
 static void test_parse_values_and_args(void **state)
 {
     struct opts *o = *state;
-    const char *argv[] = { "oltp_read_write", "--table-size=500", "--threads=4", "prepare",
-                           "--report-interval=2.5", "--db-driver=sqlite", "-v", "--" };
+    const char *argv[] = { "oltp_read_write", "--table-size=9", "--threads=4", "prepare",
+                           "--report-interval=2.5", "--db-driver=sqlite", "-v", "--",
+                           "--table-size=500" };
     assert_int_equal(parse(o, ARRAY_SIZE(argv), argv), 0);
-    assert_int_equal(opt_int(o, "table-size"), 500);
+    assert_int_equal(opt_int(o, "table-size"), 500); /* the last one */
+    assert_int_equal(opt_given(o, "table-size"), 2);
+    assert_int_equal(opt_given(o, "threads"), 1);
+    assert_int_equal(opt_given(o, "skip-trx"), 0);
     assert_int_equal(opt_int(o, "threads"), 4);
     assert_true(opt_double(o, "report-interval") == 2.5);
     assert_string_equal(opt_str(o, "db-driver"), "sqlite");
