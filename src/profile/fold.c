@@ -44,6 +44,11 @@ char *profile_fold_name(const char *sym, char *out, size_t n)
     char base[512];
     snprintf(base, sizeof(base), "%.*s", (int)cut, sym);
     sym = base;
+    /* callgrind's recursion depth ("qsort_tuple'2", --separate-recs): the same function */
+    char *q = strrchr(base, '\'');
+    if (q && q > base && q[1] && strspn(q + 1, "0123456789") == strlen(q + 1))
+        *q = 0;
+    cut = strlen(base);
     for (const char *d = strchr(sym, '.'); d; d = strchr(d + 1, '.'))
         if (d > sym && all_clone_suffix(d + 1)) {
             cut = (size_t)(d - sym);

@@ -10,7 +10,8 @@
  * clone markers GCC and Clang add, each optionally followed by numbers (".cold", ".cold.N",
  * ".part.N", ".constprop.N", ".isra.N", ".lto_priv.N", ".llvm.N", ".localalias", ".clone.N",
  * ".str.N" is not one) and their combinations ("foo.constprop.0.isra.0.cold" -> "foo").
- * A symbol version ("memcpy@GLIBC_2.14", "f@@V1") is dropped first. A name without such a
+ * A symbol version ("memcpy@GLIBC_2.14", "f@@V1") and callgrind's recursion depth
+ * ("qsort_tuple'2") are dropped first. A name without such a
  * suffix is copied as is ("a.b" stays "a.b"). Returns out. */
 char *profile_fold_name(const char *sym, char *out, size_t n);
 

@@ -51,6 +51,11 @@ static void test_fold_names(void **state)
     assert_string_equal(fold("foo.constprop.0.isra.0.cold"), "foo");
     assert_string_equal(fold("foo.cold.12"), "foo");
     assert_string_equal(fold("sqlite3VdbeExec.lto_priv.0"), "sqlite3VdbeExec");
+    /* callgrind's recursion depth, alone and after a clone suffix */
+    assert_string_equal(fold("qsort_tuple_unsigned'2"), "qsort_tuple_unsigned");
+    assert_string_equal(fold("qsort_tuple_unsigned.lto_priv.0'2"), "qsort_tuple_unsigned");
+    assert_string_equal(fold("f'x"), "f'x");
+    assert_string_equal(fold("f'"), "f'");
     assert_string_equal(fold("helper.llvm.4271876504155935311"), "helper");
     assert_string_equal(fold("__pthread_mutex_lock@GLIBC_2.2.5"), "__pthread_mutex_lock");
     assert_string_equal(fold("memcpy@@GLIBC_2.14"), "memcpy");
