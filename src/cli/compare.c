@@ -276,6 +276,13 @@ static int compare_servers(struct compare *c)
     struct experiment_config *cfg = &c->cfg;
     int nsopt = 0;
     const char *const *sopts = opt_multi(&c->o, "server-option", &nsopt);
+    bool managed = false;
+    for (int v = 0; v < cfg->nvariants; v++)
+        managed = managed || cfg->variants[v].kind == VARIANT_SERVER;
+    if (nsopt > 0 && !managed)
+        return error("--server-option=%s: no variant is a server pgolab starts (it applies to "
+                     "NAME=mysql:/path/to/mariadbd and NAME=pgsql:/path/to/postgres variants)",
+                     sopts[0]);
     for (int i = 0; i < nsopt; i++) {
         for (int v = 0; v < cfg->nvariants; v++) {
             struct argvec tmp = ARGVEC_INIT;

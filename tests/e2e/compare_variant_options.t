@@ -47,6 +47,9 @@ bad "a bare postgres name" "^FATAL: --variant-server-option=B:fsync: expected NA
     "${AB[@]}" --variant-server-option=B:fsync
 bad "a SQLite variant" "^FATAL: --variant-server-option=A:x=1: variant A is a SQLite library, not a server pgolab starts" \
     --variant "A=sqlite:$SQLITE" --variant "B=pgsql:$PG" --variant-server-option=A:x=1
+bad "--server-option with no server variant" \
+    "^FATAL: --server-option=shared_buffers=1GB: no variant is a server pgolab starts \(it applies to NAME=mysql:/path/to/mariadbd and NAME=pgsql:/path/to/postgres variants\)$" \
+    --variant "A=sqlite:$SQLITE" --variant "B=sqlite:$SQLITE" --server-option=shared_buffers=1GB
 bad "given twice ('-' and '_' alike)" \
     "^FATAL: --variant-server-option=B:shared-buffers=32MB: variant B already has shared_buffers=16MB" \
     "${AB[@]}" --variant-server-option=B:shared_buffers=16MB --variant-server-option=B:shared-buffers=32MB
