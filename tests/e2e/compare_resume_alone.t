@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `--resume=ID --results=FILE` alone continues an experiment with the settings it recorded:
 # a SQLite compare with settings other than the defaults (workload, threads, rounds, time,
-# tables, table size, reset, a server option, seed) is interrupted by SIGINT; its message
+# tables, table size, reset, seed) is interrupted by SIGINT; its message
 # gives the exact command to continue it; an option given again that disagrees is refused in
 # one line naming the option, the recorded value and the given one, running nothing; then
 # that exact command, typed as printed, completes the missing runs with the recorded
@@ -15,7 +15,7 @@ cp "$SYSLIB" "$TMP/libcopy.so"
 DB=$TMP/ctrlc.db
 started=(--variant "A=sqlite:$SYSLIB" --variant "B=sqlite:$TMP/libcopy.so"
     --bench=oltp_point_select --threads=1,2 --rounds=3 --time=1 --tables=2 --table-size=500
-    --reset=round --server-option=cache_size=1 --rand-seed=11)
+    --reset=round --rand-seed=11)
 keys="SELECT variant_idx || '/' || workload || '/' || threads || '/' || round FROM runs WHERE experiment_id = 1"
 grid=$(for v in 0 1; do for t in 1 2; do for r in 1 2 3; do echo "$v/oltp_point_select/$t/$r"; done; done; done | sort)
 
