@@ -21,9 +21,17 @@ static const char *run_file(const struct run_result *r, json_t **root)
 
 bool experiment_has_profiles(const struct experiment_result *res)
 {
-    for (int i = 0; i < res->nruns; i++)
-        if (res->runs[i].json && strstr(res->runs[i].json, "\"profile\""))
+    /* a run's own "profile" object; its "options" echo "profile": "off" too */
+    for (int i = 0; i < res->nruns; i++) {
+        if (!res->runs[i].json || !strstr(res->runs[i].json, "\"profile\""))
+            continue;
+        json_t *root;
+        bool has = run_file(&res->runs[i], &root) != NULL ||
+                   json_is_object(json_object_get(root, "profile"));
+        json_decref(root);
+        if (has)
             return true;
+    }
     return false;
 }
 

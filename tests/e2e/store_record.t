@@ -110,6 +110,12 @@ for cmd in history report; do
         "$cmd of an empty file: one line"
     is "$(stat -c %s "$TMP/empty.db")" 0 "$cmd of an empty file: does not make it a database"
 done
+# --profile of an experiment recorded without profiles (its runs' options say "profile": "off")
+"$PGOLAB" report --results="$DB" --profile >"$TMP/np.out" 2>"$TMP/np.err"
+is "$?" 1 "report --profile without profiles: exit 1"
+like "$(grep FATAL "$TMP/np.err")" "^FATAL: experiment [0-9]+ has no CPU profiles \(it ran without --profile\)$" \
+    "report --profile without profiles: says so in one line"
+like "$(cat "$TMP/np.out")" "Table 1\." "report --profile without profiles: the report itself is written"
 "$PGOLAB" report --results="$DB" --format=xml >"$TMP/bad.out" 2>"$TMP/bad.err"
 is "$?" 1 "report --format=xml: exit 1"
 like "$(cat "$TMP/bad.err")" "invalid --format=xml" "report --format=xml: message"
