@@ -402,12 +402,10 @@ static void print_builds(const struct pgo_pipeline *p)
             continue;
         print_build(b);
         printf("  %-13s flags: %s\n", "", b->flags);
-        if (b->phase == BUILD_PGO && p->cc.family == CC_CLANG)
+        if (b->phase == BUILD_PGO)
             printf("  %-13s %d objects had no profile data (code the trainer never ran)\n", "",
                    b->profile_missing);
         if (b->phase == BUILD_PGO && p->cc.family == CC_GCC) {
-            printf("  %-13s %d objects had no profile data (code the trainer never ran)\n", "",
-                   b->profile_missing);
             char *corr = profile_corrections_line(&b->corrections);
             printf("  %-13s %s\n", "", corr);
             free(corr);
