@@ -201,7 +201,7 @@ static bool my_ping(const struct server *s, char **version)
     struct strbuf err = STRBUF_INIT;
     bool ok = false;
     MYSQL *m;
-    if (srv_exists(s->socket_dir, srv_base_name(s->socket)) && (m = mysql_admin(s, PING_TIMEOUT_S, &err))) {
+    if (srv_exists(s->socket_dir, srv_base_name(s->socket)) && (m = mysql_admin(s, srv_ping_timeout(s), &err))) {
         if (version)
             *version = xstrdup(mysql_get_server_info(m));
         mysql_close(m);

@@ -192,12 +192,12 @@ static bool pgsql_ping(const struct server *s, char **version)
     const char *keys[7], *vals[7];
     char port[16], to[16];
     bool ok = false;
-    snprintf(to, sizeof(to), "%d", PING_TIMEOUT_S);
+    snprintf(to, sizeof(to), "%d", srv_ping_timeout(s));
     pg_params(s, to, port, sizeof(port), keys, vals);
     if (PQpingParams(keys, vals, 0) == PQPING_OK) {
         ok = true;
         if (version) {
-            PGconn *c = pg_admin(s, PING_TIMEOUT_S, &err);
+            PGconn *c = pg_admin(s, srv_ping_timeout(s), &err);
             const char *v = c ? PQparameterStatus(c, "server_version") : NULL;
             *version = v ? xstrdup(v) : NULL;
             PQfinish(c);

@@ -754,6 +754,9 @@ int server_start(struct server *s, const struct server_config *cfg)
     s->keep_log = cfg->keep_log ? xstrdup(cfg->keep_log) : xasprintf("%s.log", s->datadir);
     s->save_log = cfg->save_log ? xstrdup(cfg->save_log) : NULL;
     s->stop_signal = cfg->stop_signal;
+    /* under valgrind a backend's start-up takes seconds: a probe that gives up after 2 s
+     * leaves a connection that the server still serves (and callgrind counts) */
+    s->ping_timeout_s = cfg->wrapper && cfg->wrapper[0] ? PING_TIMEOUT_S * 15 : PING_TIMEOUT_S;
     if (init) {
         /* PostgreSQL's datadir belongs to the server's user, mode 0700 (initdb insists) */
         if (f->private_datadir && srv_give_dir(s->datadir, &ctx.ra) < 0)

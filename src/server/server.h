@@ -114,6 +114,8 @@ struct server {
     char *keep_log;              /* where a failed start copies the log (server_config) */
     char *save_log;              /* where server_stop() copies the log (server_config) */
     int stop_signal;             /* server_config.stop_signal */
+    int ping_timeout_s;          /* one readiness connection attempt: PING_TIMEOUT_S, longer
+                                  * under a wrapper (valgrind: a start-up 30-100x slower) */
     char *binary;                /* absolute path of the server binary */
     char *version;               /* e.g. "10.11.19", "15.20" (from `BINARY --version`) */
     char *flavor;                /* "MariaDB", "MySQL" or "PostgreSQL" */

@@ -32,6 +32,13 @@
 #define LOG_FILE "pgolab-server.log"
 #define MAX_CONNECTIONS 1000
 #define PING_TIMEOUT_S 2         /* one readiness / status connection attempt */
+
+/* The timeout of one readiness or status connection to s: its own (longer for a server
+ * started under a wrapper, server.c), else PING_TIMEOUT_S. */
+static inline int srv_ping_timeout(const struct server *s)
+{
+    return s->ping_timeout_s > 0 ? s->ping_timeout_s : PING_TIMEOUT_S;
+}
 #define SETUP_TIMEOUT_S 30       /* the account statements */
 #define KILL_WAIT_S 10.0         /* after SIGKILL, and for a failed start's clean stop */
 #define DEFAULT_TIMEOUT_S 60.0
