@@ -48,14 +48,37 @@ static int library_info(const struct experiment_config *cfg, struct variant *v)
     argvec_pushf(&a, "--sqlite-library=%s", v->library);
     argvec_push(&a, "--format=json");
     argvec_push(&a, "info");
-    struct subprocess sp = { .argv = argvec_argv(&a), .out = &out };
+    /* the child's own message ("cannot load it as a shared library: ...") goes into ours:
+     * bad input is one line */
+    char *errpath = NULL;
+    int efd = private_tmpfile("pgolab-info", &errpath);
+    if (efd >= 0)
+        close(efd);
+    struct subprocess sp = { .argv = argvec_argv(&a), .out = &out, .log_path = errpath };
     int st = subprocess_run(&sp);
     argvec_clear(&a);
     if (st != 0) {
-        error("variant %s: `pgolab bench --sqlite-library=%s info` failed (exit %d)", v->name,
-              v->library, st);
-        goto out;
+        struct strbuf err = STRBUF_INIT;
+        strbuf_init(&err, 0);
+        if (errpath)
+            strbuf_read_file(&err, errpath);
+        strbuf_rtrim(&err);
+        const char *why = strrchr(err.buf, '\n') ? strrchr(err.buf, '\n') + 1 : err.buf;
+        if (!strncmp(why, "FATAL: ", 7))
+            why += 7;
+        if (*why)
+            error("variant %s: %s", v->name, why);
+        else
+            error("variant %s: `pgolab bench --sqlite-library=%s info` failed (exit %d)",
+                  v->name, v->library, st);
+        strbuf_release(&err);
     }
+    if (errpath) {
+        unlink(errpath);
+        free(errpath);
+    }
+    if (st != 0)
+        goto out;
     json_t *root = json_loads(out.buf, 0, &je);
     json_t *lib = json_object_get(root, "library");
     if (!json_is_object(lib)) {

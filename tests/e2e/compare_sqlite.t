@@ -75,6 +75,7 @@ bad() {
 }
 bad "one variant" "variant" --variant "A=sqlite:$SYSLIB"
 bad "missing library" "/nonexistent/lib.so" --variant "A=sqlite:$SYSLIB" --variant "B=sqlite:/nonexistent/lib.so"
+bad "not a shared library" "^FATAL: variant B: --sqlite-library=/etc/passwd: cannot load it as a shared library: /etc/passwd: invalid ELF header$" --variant "A=sqlite:$SYSLIB" --variant "B=sqlite:/etc/passwd"
 bad "duplicate name" "A" --variant "A=sqlite:$SYSLIB" --variant "A=sqlite:$TMP/libcopy.so"
 bad "server prefix without a server" "variant B: no mysql server binary under /etc" --variant "A=sqlite:$SYSLIB" --variant "B=mysql:/etc"
 bad "rounds=0" "rounds" "${vars[@]}" --rounds=0
