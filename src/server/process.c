@@ -11,6 +11,7 @@
 #include "util/subprocess.h"
 #include "util/util.h"
 
+#include <assert.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -250,6 +251,37 @@ static bool group_alive(pid_t pgid)
     }
     closedir(d);
     return found;
+}
+
+int srv_children(pid_t parent, pid_t *out, int max)
+{
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+    int n = 0;
+    assert(max >= 0);
+    if (!d)
+        return 0;
+    while (n < max && (e = readdir(d))) {
+        char path[300], buf[512];
+        if (e->d_name[0] < '1' || e->d_name[0] > '9')
+            continue;
+        snprintf(path, sizeof(path), "/proc/%s/stat", e->d_name);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        ssize_t len = read(fd, buf, sizeof(buf) - 1);
+        close(fd);
+        if (len <= 0)
+            continue;
+        buf[len] = '\0';
+        char *p = strrchr(buf, ')');
+        char state;
+        int ppid;
+        if (p && sscanf(p + 1, " %c %d", &state, &ppid) == 2 && ppid == parent && state != 'Z')
+            out[n++] = (pid_t)atoi(e->d_name);
+    }
+    closedir(d);
+    return n;
 }
 
 /* Wait up to timeout_s for process group pgid to empty; SIGKILL what is left then (and wait

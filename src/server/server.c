@@ -615,12 +615,24 @@ static void stop_quietly(struct server *s)
     int st;
     if (s->pid <= 0)
         return;
+    /* its children now: once it is gone they are no longer recognisable as its own.
+     * PostgreSQL's leave its process group, and a backend still waiting before
+     * authentication (a probe's, under pre_auth_delay or a slow start) outlives a stopped
+     * postmaster until its wait ends */
+    pid_t kids[256];
+    unsigned long long born[256];
+    int nkids = srv_children(s->pid, kids, (int)ARRAY_SIZE(kids));
+    for (int i = 0; i < nkids; i++)
+        born[i] = srv_proc_starttime(kids[i], NULL);
     kill(s->pid, srv_flavor(s->kind)->stop_signal);
     if (srv_wait_child(s->pid, KILL_WAIT_S, &st) < 0) {
         kill(s->pid, SIGKILL);
         srv_wait_child(s->pid, KILL_WAIT_S, &st);
     }
     srv_wait_group_gone(s->pid, KILL_WAIT_S);
+    for (int i = 0; i < nkids; i++)  /* whatever did not end with it, the same process */
+        if (born[i] && srv_proc_starttime(kids[i], NULL) == born[i])
+            kill(kids[i], SIGKILL);
     s->pid = 0;
 }
 

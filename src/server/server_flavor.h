@@ -163,6 +163,10 @@ pid_t srv_spawn(const struct srv_spawn_opts *o);
 int srv_wait_child(pid_t pid, double timeout_s, int *status);
 /* Wait up to timeout_s for process group pgid to empty; SIGKILL what is left then. */
 void srv_wait_group_gone(pid_t pgid, double timeout_s);
+/* The pids of parent's living children (at most max, into out): PostgreSQL's children leave
+ * the postmaster's process group (setsid), so a group signal does not reach them. Returns
+ * how many. */
+int srv_children(pid_t parent, pid_t *out, int max);
 /* Run o->argv to completion, its output in *out: exit status (0..255, 128+signal), -1 not
  * started (message printed), -2 timed out, -3 interrupted (srv_got_signal). */
 int srv_run_capture(struct srv_spawn_opts *o, struct strbuf *out, double timeout_s);

@@ -464,15 +464,17 @@ stop_checks() {
     ok "stop: the generated datadir is removed" test ! -e "$D"
 }
 
-# start_timeout_checks LOG_ERE LIMIT ARGS...: 6 checks: `server start --timeout=2 ARGS` gives up, log tail, cleaned up
+# start_timeout_checks LOG_ERE LIMIT TIMEOUT ARGS...: 6 checks: `server start --timeout=TIMEOUT ARGS` gives up
+# (TIMEOUT includes the datadir's initialization: long enough for it on a loaded machine), log
+# tail, cleaned up, within LIMIT seconds
 start_timeout_checks() {
-    local re=$1 limit=$2 t0 t1 dir
-    shift 2
+    local re=$1 limit=$2 timeout=$3 t0 t1 dir
+    shift 3
     t0=$(date +%s)
-    srv slow start --timeout=2 "$@"
+    srv slow start --timeout="$timeout" "$@"
     t1=$(date +%s)
     is "$RC" 1 "start timeout: exit 1"
-    like "$(head -1 "$TMP/slow.err")" "did not accept connections within 2 s" "start timeout: says so"
+    like "$(head -1 "$TMP/slow.err")" "did not accept connections within $timeout s" "start timeout: says so"
     like "$(cat "$TMP/slow.err")" "$re" "start timeout: shows the log tail"
     dir=$(tail_datadir slow)
     ok "start timeout: the generated datadir is removed" test -n "$dir" -a ! -e "$dir"

@@ -178,7 +178,7 @@ like "$(cat "$bad.log" 2>/dev/null)" "unknown variable 'no-such-variable=1'" "ex
 rm -f "$bad.log"
 
 echo 'SELECT SLEEP(20);' >"$TMP/sleep.sql"
-start_timeout_checks "Server socket created" 20 --db-driver=mysql --server-option=init-file="$TMP/sleep.sql"
+start_timeout_checks "Server socket created" 20 2 --db-driver=mysql --server-option=init-file="$TMP/sleep.sql"
 
 note "---- SIGINT while waiting for the server"
 sigint_checks "Server socket created" --db-driver=mysql --server-option=init-file="$TMP/sleep.sql"

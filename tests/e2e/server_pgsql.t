@@ -163,7 +163,9 @@ rm -f "$bad.log"
 
 # pre_auth_delay: the server is up but answers no connection for 3 s (each attempt gives up
 # after 2 s), so pgolab keeps waiting
-start_timeout_checks "database system is ready to accept connections" 25 --db-driver=pgsql --server-option=pre_auth_delay=3
+# initdb runs within --timeout too (2-5 s on a loaded 2-core machine): 20 s leaves room for
+# it, and pre_auth_delay=60 keeps every connection from being accepted within them
+start_timeout_checks "database system is ready to accept connections" 45 20 --db-driver=pgsql --server-option=pre_auth_delay=60
 
 note "---- killed with SIGKILL: stop frees its shared memory"
 # PostgreSQL's /dev/shm/PostgreSQL.N segments and its System V segment outlive a kill -9; only
