@@ -219,6 +219,26 @@ int srv_wait_child(pid_t pid, double timeout_s, int *status)
     }
 }
 
+/* Process N's state, parent and process group from /proc/N/stat (name: its directory in
+ * /proc). false when it is not a process directory or is gone. */
+static bool proc_stat(const char *name, char *state, int *ppid, int *pgrp)
+{
+    char path[300], buf[512];
+    if (name[0] < '1' || name[0] > '9')
+        return false;
+    snprintf(path, sizeof(path), "/proc/%s/stat", name);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0)
+        return false;
+    buf[n] = '\0';
+    const char *p = strrchr(buf, ')'); /* the command name may hold anything */
+    return p && sscanf(p + 1, " %c %d %d", state, ppid, pgrp) == 3;
+}
+
 /* Is a live (not zombie) process left in process group pgid? Everything pgolab starts leads
  * a session of its own (setsid), so its pid is the group of all it spawned (mariadb-install-db
  * and its bootstrap mariadbd, the postmaster and its backends). A scan of /proc/N/stat. */
@@ -230,24 +250,10 @@ static bool group_alive(pid_t pgid)
     if (!d)
         return kill(-pgid, 0) == 0;
     while (!found && (e = readdir(d))) {
-        char path[300], buf[512];
-        if (e->d_name[0] < '1' || e->d_name[0] > '9')
-            continue;
-        snprintf(path, sizeof(path), "/proc/%s/stat", e->d_name);
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-            continue;
-        ssize_t n = read(fd, buf, sizeof(buf) - 1);
-        close(fd);
-        if (n <= 0)
-            continue;
-        buf[n] = '\0';
-        char *p = strrchr(buf, ')');
         char state;
         int ppid, pgrp;
-        if (p && sscanf(p + 1, " %c %d %d", &state, &ppid, &pgrp) == 3 && pgrp == pgid && state != 'Z' &&
-            state != 'X')
-            found = true;
+        found = proc_stat(e->d_name, &state, &ppid, &pgrp) && pgrp == pgid && state != 'Z' &&
+                state != 'X';
     }
     closedir(d);
     return found;
@@ -262,22 +268,9 @@ int srv_children(pid_t parent, pid_t *out, int max)
     if (!d)
         return 0;
     while (n < max && (e = readdir(d))) {
-        char path[300], buf[512];
-        if (e->d_name[0] < '1' || e->d_name[0] > '9')
-            continue;
-        snprintf(path, sizeof(path), "/proc/%s/stat", e->d_name);
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-            continue;
-        ssize_t len = read(fd, buf, sizeof(buf) - 1);
-        close(fd);
-        if (len <= 0)
-            continue;
-        buf[len] = '\0';
-        char *p = strrchr(buf, ')');
         char state;
-        int ppid;
-        if (p && sscanf(p + 1, " %c %d", &state, &ppid) == 2 && ppid == parent && state != 'Z')
+        int ppid, pgrp;
+        if (proc_stat(e->d_name, &state, &ppid, &pgrp) && ppid == parent && state != 'Z')
             out[n++] = (pid_t)atoi(e->d_name);
     }
     closedir(d);
