@@ -165,11 +165,16 @@ timeout 300 "$PGOLAB" compare --variant "A=mysql:$MARIADBD" --variant "B=mysql:$
     --workdir="$WD" >"$TMP/s.out" 2>"$TMP/s.err" &
 cpid=$!
 paused=0
-for _ in $(seq 1 600); do  # the second run's server: pause it a second into the run
+# The second run's server: pause it half a second into the run, that is once compare's bench
+# child for that run exists (the server is up then). Pausing it earlier, while a loaded machine
+# is still starting it, would test the start timeout instead.
+for _ in $(seq 1 600); do
     if [ "$(sq "$DB" "SELECT count(*) FROM runs WHERE experiment_id = 5" 2>/dev/null)" = 1 ]; then
+        compare_pid=$(pgrep -P "$cpid" | head -1)  # compare itself, under timeout
         spid=$(pgrep -f -- "mariadbd.*$WD/run-" | head -1)
-        if [ -n "$spid" ]; then
-            sleep 1
+        if [ -n "$compare_pid" ] && [ -n "$spid" ] &&
+            pgrep -P "$compare_pid" -f -- "bench .*--forced-shutdown=" >/dev/null; then
+            sleep 0.5
             kill -STOP "$spid" && paused=$(date +%s)
             break
         fi
