@@ -158,6 +158,8 @@ static void setup_trainers(struct pgo_pipeline *p)
     }
 }
 
+static void build_set_dir(struct pgo_pipeline *p, struct pgo_build *b, const char *name);
+
 static struct pgo_build *add_build(struct pgo_pipeline *p, const char *name,
                                    enum build_phase phase, bool lto, struct pgo_trainer *t)
 {
@@ -167,12 +169,25 @@ static struct pgo_build *add_build(struct pgo_pipeline *p, const char *name,
     b->phase = phase;
     b->lto = lto;
     b->trainer = t;
+    build_set_dir(p, b, name);
+    return b;
+}
+
+/* b's directory ROOT/NAME (name made safe) and the paths under it: its build tree (unless
+ * the recipe shares one), install prefix, log and product. */
+static void build_set_dir(struct pgo_pipeline *p, struct pgo_build *b, const char *name)
+{
+    free(b->dir);
+    free(b->build_dir);
+    free(b->prefix);
+    free(b->log);
+    free(b->product);
     char *safe = safe_key(name);
     b->dir = path_join(p->root, safe);
     free(safe);
     if (p->recipe.build_dir == RECIPE_BUILD_DIR_SHARED)
         b->build_dir = path_join(p->root, "build");
-    else if (p->recipe.build_dir == RECIPE_BUILD_DIR_PGO_REUSES && phase == BUILD_PGO)
+    else if (p->recipe.build_dir == RECIPE_BUILD_DIR_PGO_REUSES && b->phase == BUILD_PGO)
         b->build_dir = xstrdup(p->builds[1].build_dir); /* setup_builds: [1] = instrumented */
     else
         b->build_dir = path_join(b->dir, "build");
@@ -180,7 +195,29 @@ static struct pgo_build *add_build(struct pgo_pipeline *p, const char *name,
     b->log = path_join(b->dir, "build.log");
     b->product = path_join(b->prefix, p->recipe.product == RECIPE_SERVER ? p->recipe.server_binary
                                                                           : p->recipe.library);
-    return b;
+}
+
+/* A trainer's pgo build is named "pgo" (or "pgo+lto") with one trainer and "pgo-TRAINER"
+ * with several. Where its own directory was never built but the other name's was, with this
+ * trainer's profile, b stays there: an install cannot move (its prefix is compiled in), and
+ * adding or dropping a second trainer must not rebuild an identical build (a MariaDB build
+ * takes 20-60 minutes). Its stamp then decides as for any build. */
+static void reuse_other_trainer_dir(struct pgo_pipeline *p, struct pgo_build *b, const char *kind)
+{
+    assert(b->trainer);
+    char *own_stamp = path_join(b->dir, "stamp");
+    bool own = is_file(own_stamp);
+    free(own_stamp);
+    if (own)
+        return;
+    char *other = p->ntrainers == 1 ? xasprintf("%s-%s", kind, b->trainer->name) : xstrdup(kind);
+    char *safe = safe_key(other);
+    char *dir = path_join(p->root, safe);
+    if (pgo_stamp_names_profile(dir, b->trainer->profile_dir))
+        build_set_dir(p, b, other);
+    free(dir);
+    free(safe);
+    free(other);
 }
 
 static bool wants(const struct pgo_request *rq, const char *variant)
@@ -211,7 +248,8 @@ static void setup_builds(struct pgo_pipeline *p)
         for (int i = 0; i < p->ntrainers; i++) {
             char *name = p->ntrainers == 1 ? xstrdup(kind)
                                            : xasprintf("%s-%s", kind, p->trainers[i].name);
-            add_build(p, name, BUILD_PGO, pass == 1, &p->trainers[i]);
+            reuse_other_trainer_dir(p, add_build(p, name, BUILD_PGO, pass == 1, &p->trainers[i]),
+                                    kind);
             free(name);
         }
     }

@@ -97,8 +97,12 @@ int pgo_measured_builds(const struct pgo_pipeline *p, const struct pgo_build ***
  * error with the command and its log tail. 0 or -1. */
 int pgo_build_run(struct pgo_pipeline *p, struct pgo_build *b);
 /* The phase flags of b ({pgo_flags}): the flag table's row, without the missing-profile
- * errors for a non-strict recipe, plus -flto for LTO variants. Sets b->pgo_flags/flags. */
+ * errors for a non-strict recipe, plus -flto for LTO variants and, with clang, DWARF 4 for
+ * valgrind. Sets b->pgo_flags/flags. */
 int pgo_build_flags(struct pgo_pipeline *p, struct pgo_build *b);
+/* Whether the build in dir has a stamp (steps.c) whose phase flags name profile_dir (the
+ * trainer's profile directory, or its .profdata): a pgo build of that trainer. */
+bool pgo_stamp_names_profile(const char *dir, const char *profile_dir);
 /* The recipe placeholders of build b (steps.c): source, build, prefix, profile_dir, phase,
  * cc/cxx, cflags, pgo_flags, jobs, phase_options. The strings stay owned by p and b. */
 void pgo_build_vars(const struct pgo_pipeline *p, const struct pgo_build *b,

@@ -73,6 +73,12 @@ int pgo_build_flags(struct pgo_pipeline *p, struct pgo_build *b)
                 argvec_push(&fl, lenient_instead(raw.v[i]));
         argvec_clear(&raw);
     }
+    /* clang 14 writes DWARF 5 where a build asks for -g (MariaDB's RelWithDebInfo), which
+     * valgrind 3.19 cannot read: on mariadbd it gives up ("Possibly corrupted debuginfo
+     * file") and the screen's server exits at start. DWARF 4 it reads; the flag alone does
+     * not turn -g on where a build has none. */
+    if (p->cc.family == CC_CLANG)
+        argvec_push(&fl, "-fdebug-default-version=4");
     /* clang's ThinLTO links with lld: through GNU ld's plugin, an archive of bitcode members
      * that share a name fails ("Expected at most one ThinLTO module per bitcode file":
      * PostgreSQL's libpgcommon.a in initdb's link). -fuse-ld is a link flag that a target
@@ -172,6 +178,24 @@ static char *build_stamp(const struct pgo_pipeline *p, const struct pgo_build *b
     if (b->phase == BUILD_PGO)
         strbuf_addf(&sb, "profile: %s\n", b->trainer->profile.id);
     return strbuf_detach(&sb);
+}
+
+bool pgo_stamp_names_profile(const char *dir, const char *profile_dir)
+{
+    struct strbuf sb = STRBUF_INIT;
+    strbuf_init(&sb, 0);
+    char *path = path_join(dir, "stamp");
+    bool named = false;
+    if (strbuf_read_file(&sb, path) == 0) {
+        const char *flags = strstr(sb.buf, "\nphase-flags: ");
+        size_t end = flags ? strcspn(flags + 1, "\n") + 1 : 0, n = strlen(profile_dir);
+        for (const char *at = flags; at && (at = strstr(at + 1, profile_dir)) && at < flags + end;)
+            if (strchr(" ./\n", at[n])) /* the whole name: profile-A is not profile-A+B */
+                named = true;
+    }
+    free(path);
+    strbuf_release(&sb);
+    return named;
 }
 
 /* Why the stamp at path does not match want: the first differing key, in words. */
