@@ -14,6 +14,7 @@
 have psql || bail_out "needs psql (scripts/install-deps.sh installs postgresql)"
 have python3 || bail_out "needs python3 (the silent server)"
 have mariadbd || bail_out "needs mariadbd (scripts/install-deps.sh installs mariadb-server)"
+have ss || bail_out "needs ss (scripts/install-deps.sh installs iproute2)"
 E2E_CMD_TIMEOUT=40
 
 SD=$(mktemp -d /dev/shm/pgolab-faults.XXXXXX) || bail_out "mktemp in /dev/shm failed"
@@ -71,10 +72,23 @@ timed() {
     t1=$(date +%s.%N)
     ELAPSED=$(calc "$t1 - $t0")
 }
+# freeze_running PORT N PIDS-COMMAND: once N clients hold connections to the server on PORT (the
+# run's workers are up), half a second later, freeze the processes PIDS-COMMAND prints (a fixed
+# delay from the start would freeze a start that a loaded machine has not finished)
+freeze_running() {
+    local port=$1 n=$2 cmd=$3
+    for _ in $(seq 1 300); do
+        [ "$(ss -Htn state established "( sport = :$port )" | wc -l)" -ge "$n" ] && break
+        sleep 0.1
+    done
+    sleep 0.5
+    kill -STOP $("$cmd")
+}
+my_pid() { echo "$MY_PID"; }
 
 note "---- --forced-shutdown: the server freezes mid-run"
 for fmt in text json; do
-    ( sleep 1.5; kill -STOP $(server_pids) ) &
+    freeze_running "$PORT_pg" 4 server_pids &
     freezer=$!
     timed "fs-$fmt" "${PG[@]}" --table-size=1000 --threads=4 --time=3 --forced-shutdown=1 \
         --report-interval=1 --format="$fmt" oltp_read_write run
@@ -111,7 +125,7 @@ pg after "${PG[@]}" --table-size=1000 --threads=2 --time=1 oltp_read_only run
 is "$RC" 0 "the thawed server still serves a run"
 
 note "---- --forced-shutdown on MariaDB"
-( sleep 1.5; kill -STOP "$MY_PID" ) &
+freeze_running "$PORT_my" 2 my_pid &
 freezer=$!
 PG_PIDS=("$MY_PID")
 timed fs-my "${MY[@]}" --table-size=100 --threads=2 --time=3 --forced-shutdown=1 oltp_point_select run
