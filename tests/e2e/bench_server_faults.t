@@ -72,23 +72,26 @@ timed() {
     t1=$(date +%s.%N)
     ELAPSED=$(calc "$t1 - $t0")
 }
-# freeze_running PORT N PIDS-COMMAND: once N clients hold connections to the server on PORT (the
-# run's workers are up), half a second later, freeze the processes PIDS-COMMAND prints (a fixed
-# delay from the start would freeze a start that a loaded machine has not finished)
-freeze_running() {
-    local port=$1 n=$2 cmd=$3
+# when_running PORT N COMMAND...: once N clients hold connections to the server on PORT (the
+# run's workers are up), half a second later, run COMMAND (a fixed delay from the start would
+# hit a start that a loaded machine has not finished)
+when_running() {
+    local port=$1 n=$2
+    shift 2
     for _ in $(seq 1 300); do
         [ "$(ss -Htn state established "( sport = :$port )" | wc -l)" -ge "$n" ] && break
         sleep 0.1
     done
     sleep 0.5
-    kill -STOP $("$cmd")
+    "$@"
 }
+# freeze PIDS-COMMAND: stop the processes it prints (evaluated now: PostgreSQL's backends)
+freeze() { kill -STOP $("$1"); }
 my_pid() { echo "$MY_PID"; }
 
 note "---- --forced-shutdown: the server freezes mid-run"
 for fmt in text json; do
-    freeze_running "$PORT_pg" 4 server_pids &
+    when_running "$PORT_pg" 4 freeze server_pids &
     freezer=$!
     timed "fs-$fmt" "${PG[@]}" --table-size=1000 --threads=4 --time=3 --forced-shutdown=1 \
         --report-interval=1 --format="$fmt" oltp_read_write run
@@ -125,7 +128,7 @@ pg after "${PG[@]}" --table-size=1000 --threads=2 --time=1 oltp_read_only run
 is "$RC" 0 "the thawed server still serves a run"
 
 note "---- --forced-shutdown on MariaDB"
-freeze_running "$PORT_my" 2 my_pid &
+when_running "$PORT_my" 2 freeze my_pid &
 freezer=$!
 PG_PIDS=("$MY_PID")
 timed fs-my "${MY[@]}" --table-size=100 --threads=2 --time=3 --forced-shutdown=1 oltp_point_select run
@@ -269,7 +272,7 @@ dupid=$(sed -n "s/.*Duplicate entry '\\([-0-9]*\\)'.*/\\1/p" "$TMP/dup.err")
 like "$stmt" "^INSERT INTO sbtest1 \\(id, k, c, pad\\) VALUES \\(${dupid:-x}, " "duplicate key: the statement is the one that failed (id ${dupid})"
 
 note "---- a fatal error every worker hits: a table dropped mid-run"
-( sleep 1.5; psql -h "$SD/pg" -p "$PORT_pg" -U postgres -d sbtest -XAtq -c "DROP TABLE sbtest1" ) >"$TMP/drop.log" 2>&1 &
+when_running "$PORT_pg" 4 psql -h "$SD/pg" -p "$PORT_pg" -U postgres -d sbtest -XAtq -c "DROP TABLE sbtest1" >"$TMP/drop.log" 2>&1 &
 dropper=$!
 pg drop "${PG[@]}" --table-size=1000 --threads=4 --time=20 oltp_read_write run
 wait "$dropper"
