@@ -112,23 +112,35 @@ like "$(cat "$TMP/pg.out")" "^  server options: shared_buffers=32MB \(managed se
 is "$?" 0 "the external server is still running afterwards (not ours to stop)"
 "$PGOLAB" server stop --datadir="$TMP/ext" >/dev/null 2>&1
 
+# second_run_server PID EXPERIMENT: waits (up to a minute) until the experiment's first run is
+# recorded and compare (the child of PID, its `timeout`) runs the bench child of the second run,
+# then prints that run's server pid. The bench child starts only once its server answers:
+# a server picked earlier may still be starting on a loaded machine, and killing or pausing it
+# then tests the start instead of the run.
+second_run_server() {
+    local cpid=$1 exp=$2 compare_pid spid
+    for _ in $(seq 1 600); do
+        if [ "$(sq "$DB" "SELECT count(*) FROM runs WHERE experiment_id = $exp" 2>/dev/null)" = 1 ]; then
+            compare_pid=$(pgrep -P "$cpid" | head -1)
+            spid=$(pgrep -f -- "mariadbd.*$WD/run-" | head -1)
+            if [ -n "$compare_pid" ] && [ -n "$spid" ] &&
+                pgrep -P "$compare_pid" -f -- "bench .*--forced-shutdown=" >/dev/null; then
+                echo "$spid"
+                return 0
+            fi
+        fi
+        sleep 0.1
+    done
+    return 1
+}
+
 # ---- a server killed in the middle of a run
 timeout 300 "$PGOLAB" compare --variant "A=mysql:$MARIADBD" --variant "B=mysql:$MARIADBD" \
     --bench=oltp_read_only --rounds=3 --threads=1 --time=4 --table-size=500 --results="$DB" \
     --workdir="$WD" >"$TMP/k.out" 2>"$TMP/k.err" &
 cpid=$!
 killed=0
-for _ in $(seq 1 600); do  # wait until the second run's server is up, then kill it
-    if [ "$(sq "$DB" "SELECT count(*) FROM runs WHERE experiment_id = 4" 2>/dev/null)" = 1 ]; then
-        spid=$(pgrep -f -- "mariadbd.*$WD/run-" | head -1)
-        if [ -n "$spid" ]; then
-            sleep 1
-            kill -9 "$spid" && killed=1
-            break
-        fi
-    fi
-    sleep 0.1
-done
+spid=$(second_run_server "$cpid" 4) && sleep 1 && kill -9 "$spid" && killed=1
 wait $cpid
 rc=$?
 is "$killed" 1 "killed the server of a run"
@@ -165,22 +177,7 @@ timeout 300 "$PGOLAB" compare --variant "A=mysql:$MARIADBD" --variant "B=mysql:$
     --workdir="$WD" >"$TMP/s.out" 2>"$TMP/s.err" &
 cpid=$!
 paused=0
-# The second run's server: pause it half a second into the run, that is once compare's bench
-# child for that run exists (the server is up then). Pausing it earlier, while a loaded machine
-# is still starting it, would test the start timeout instead.
-for _ in $(seq 1 600); do
-    if [ "$(sq "$DB" "SELECT count(*) FROM runs WHERE experiment_id = 5" 2>/dev/null)" = 1 ]; then
-        compare_pid=$(pgrep -P "$cpid" | head -1)  # compare itself, under timeout
-        spid=$(pgrep -f -- "mariadbd.*$WD/run-" | head -1)
-        if [ -n "$compare_pid" ] && [ -n "$spid" ] &&
-            pgrep -P "$compare_pid" -f -- "bench .*--forced-shutdown=" >/dev/null; then
-            sleep 0.5
-            kill -STOP "$spid" && paused=$(date +%s)
-            break
-        fi
-    fi
-    sleep 0.1
-done
+spid=$(second_run_server "$cpid" 5) && sleep 0.5 && kill -STOP "$spid" && paused=$(date +%s)
 wait $cpid
 rc=$?
 took=$(($(date +%s) - paused))
