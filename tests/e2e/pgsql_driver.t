@@ -205,7 +205,9 @@ bench_fails "no password" 'cannot connect to PostgreSQL server at 127\.0\.0\.1:[
 "$PGOLAB" bench "${P[@]}" "${S[@]}" --pgsql-user=pwuser --pgsql-password="$PW" --time=3 oltp_point_select run \
     >/dev/null 2>&1 &
 ppid_=$!
-sleep 1
+# blanked once the options are parsed: wait for that (up to 10 s), then look
+blanked() { tr '\0' ' ' <"/proc/$ppid_/cmdline" | grep -qE -- "--pgsql-password=x+ "; }
+poll 200 0.05 blanked
 is "$(tr '\0' ' ' </proc/$ppid_/cmdline | grep -cF "$PW")" 0 "process title: the password is not in /proc/PID/cmdline"
 like "$(tr '\0' ' ' </proc/$ppid_/cmdline)" "--pgsql-password=x+ " "process title: the option is there, blanked"
 wait $ppid_
