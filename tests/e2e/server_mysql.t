@@ -177,8 +177,11 @@ ok "exits at once: that datadir is removed" test ! -e "$bad"
 like "$(cat "$bad.log" 2>/dev/null)" "unknown variable 'no-such-variable=1'" "exits at once: the log the message names is kept ($bad.log)"
 rm -f "$bad.log"
 
-echo 'SELECT SLEEP(20);' >"$TMP/sleep.sql"
-start_timeout_checks "Server socket created" 20 2 --db-driver=mysql --server-option=init-file="$TMP/sleep.sql"
+# The timeout covers mariadb-install-db as well (each phase gets it): 2 s was too short for that
+# on a loaded CI machine. The init file keeps the server from accepting for 120 s, well past the
+# timeout: in many short sleeps, as MariaDB 10.11 ends one long SLEEP() in an init file after ~5 s.
+for _ in $(seq 30); do echo 'SELECT SLEEP(4);'; done >"$TMP/sleep.sql"
+start_timeout_checks "Server socket created" 60 15 --db-driver=mysql --server-option=init-file="$TMP/sleep.sql"
 
 note "---- SIGINT while waiting for the server"
 sigint_checks "Server socket created" --db-driver=mysql --server-option=init-file="$TMP/sleep.sql"
