@@ -42,7 +42,7 @@ static const struct opt_def pgo_options[] = {
     { "cc", OPT_STRING, "gcc", "compiler of the builds: gcc or clang (or a versioned name); a variant may name its own (--variants=clang:pgo)" },
     { "cxx", OPT_STRING, NULL, "server targets: the C++ compiler (default: the one matching --cc, e.g. g++ for gcc)" },
     { "jobs", OPT_INT, "0", "server targets: parallel build jobs ({jobs} in the recipe; 0: one per CPU)" },
-    { "variants", OPT_LIST, "baseline,pgo", "what to build and measure: baseline (always), pgo, bolt (baseline + BOLT) and pgo+bolt (the pgo build + BOLT), which need the recipe's \"bolt\" key (docs/recipes.md), and for server targets lto, pgo+lto and official (the distribution's own server binary of the same major version, the recipe's server.official or --official: measured and gated like the builds, never built). [DIMENSION:]...KIND builds baseline, pgo (server targets: also lto, pgo+lto) with other settings than --cc and --cflags: a compiler (gcc, clang, gcc-12, clang-14; cc=PATH) and compiler flags replacing --cflags (-O3, '-O3 -march=native'; cflags=...), e.g. --variants=baseline,pgo,clang:pgo+lto,-O3:pgo; each set of settings is built in its own work directory, all measured together" },
+    { "variants", OPT_LIST, "baseline,pgo", "what to build and measure: baseline (always), pgo, bolt (baseline + BOLT) and pgo+bolt (the pgo build + BOLT), which need the recipe's \"bolt\" key (docs/recipes.md), and for server targets lto, pgo+lto, pgo+lto+bolt (the pgo+lto build + BOLT) and official (the distribution's own server binary of the same major version, the recipe's server.official or --official: measured and gated like the builds, never built). [DIMENSION:]...KIND builds baseline, pgo (server targets: every kind but official) with other settings than --cc and --cflags: a compiler (gcc, clang, gcc-12, clang-14; cc=PATH) and compiler flags replacing --cflags (-O3, '-O3 -march=native'; cflags=...), e.g. --variants=baseline,pgo,clang:pgo+lto,-O3:pgo; each set of settings is built in its own work directory, all measured together" },
     CLI_VARIANT_SERVER_OPTION,
     { "official", OPT_STRING, NULL, "server targets: the official variant's server binary instead of the recipe's server.official (e.g. /usr/sbin/mariadbd); it must be of the source's major version" },
     { "bolt-profile", OPT_STRING, "instrument", "BOLT's profile: instrument (llvm-bolt -instrument, trained with --train like pgo) or perf (perf record -j any,u + perf2bolt; needs LBR branch sampling, refused with the reason when missing)" },
@@ -305,8 +305,7 @@ static int check_trainers(char **train, int n)
 /* The variant kinds of a server target and which take build settings (variant_spec.h). */
 static const struct variant_spec_kind server_kinds[] = {
     { "baseline", NULL }, { "pgo", NULL }, { "lto", NULL }, { "pgo+lto", NULL },
-    { "bolt", "a BOLT variant is built with --cc and --cflags (its input is their build)" },
-    { "pgo+bolt", "a BOLT variant is built with --cc and --cflags (its input is their build)" },
+    { "bolt", NULL }, { "pgo+bolt", NULL }, { "pgo+lto+bolt", NULL },
     { "official", "it is the distribution's binary, never built" },
 };
 
@@ -553,13 +552,15 @@ static int pgo_server(const struct opts *o, const struct recipe *r, const char *
     if (check_variants(variants, nvariants, server_kinds, (int)ARRAY_SIZE(server_kinds), true,
                        s.cc, s.cflags, &pv) < 0)
         goto out;
-    /* BOLT and official take no build settings: they are --cc's group's kinds */
+    /* official takes no build settings: it is --cc's group's kind; BOLT variants may be in
+     * any group (clang:pgo+lto+bolt) */
     const struct variant_group *def = &pv.groups[0];
     bool bolt = false, official = false;
-    for (int i = 0; i < def->nkinds; i++) {
-        bolt = bolt || strstr(def->kinds[i], "bolt");
+    for (int i = 0; i < def->nkinds; i++)
         official = official || !strcmp(def->kinds[i], "official");
-    }
+    for (int g = 0; g < pv.ngroups; g++)
+        for (int i = 0; i < pv.groups[g].nkinds; i++)
+            bolt = bolt || strstr(pv.groups[g].kinds[i], "bolt");
     if (opt_is_set(o, "official") && (!official || !*opt_str(o, "official"))) {
         error(!official ? "--official=%s: names the official variant's binary; add official to "
                           "--variants (e.g. --variants=baseline,pgo,official)"

@@ -1,5 +1,6 @@
-/* bolt_server: the BOLT variants of a server target, `bolt` (the baseline + BOLT) and
- * `pgo+bolt` (the pgo build + BOLT). A BOLT variant is not compiled: its install prefix is a
+/* bolt_server: the BOLT variants of a server target, `bolt` (the baseline + BOLT),
+ * `pgo+bolt` (the pgo build + BOLT) and `pgo+lto+bolt` (the pgo+lto build + BOLT), in any
+ * group of build settings (clang:pgo+lto+bolt). A BOLT variant is not compiled: its install prefix is a
  * copy of its input build's, with the server binary (the recipe's bolt.binary) replaced first
  * by the llvm-bolt-instrumented binary, which is trained with the pipeline's trainer like the
  * pgo build (every forked process writing its own profile with the recipe's append_pid,
@@ -30,22 +31,33 @@ int pgo_bolt_check(const struct pgo_pipeline *p)
 {
     const struct pgo_request *rq = p->rq;
     const char *first = NULL;
-    bool pgo = false, pgo_bolt = false;
+    bool pgo = false, pgo_bolt = false, pgo_lto = false, pgo_lto_bolt = false;
     for (int i = 0; i < rq->nvariants; i++) {
         if (is_bolt_name(rq->variants[i]) && !first)
             first = rq->variants[i];
         pgo = pgo || !strcmp(rq->variants[i], "pgo");
         pgo_bolt = pgo_bolt || !strcmp(rq->variants[i], "pgo+bolt");
+        pgo_lto = pgo_lto || !strcmp(rq->variants[i], "pgo+lto");
+        pgo_lto_bolt = pgo_lto_bolt || !strcmp(rq->variants[i], "pgo+lto+bolt");
     }
+    const char *lbl = p->label ? p->label : "", *colon = p->label ? ":" : "";
     if (!first)
         return 0;
+    char named[256]; /* the variant as written: clang:pgo+lto+bolt */
+    snprintf(named, sizeof(named), "%s%s%s", lbl, colon, first);
+    first = named;
     if (!p->recipe.has_bolt)
         return error("--variants=%s: %s has no \"bolt\" key (how to build for BOLT, e.g. "
                      "\"bolt\": {\"link_flags\": [\"-Wl,--emit-relocs\"]}; docs/recipes.md)",
                      first, p->recipe.path);
     if (pgo_bolt && !pgo)
-        return error("--variants=pgo+bolt: it optimizes the pgo build, so --variants needs pgo "
-                     "too (e.g. --variants=baseline,pgo,pgo+bolt)");
+        return error("--variants=%s%spgo+bolt: it optimizes the pgo build, so --variants needs "
+                     "%s%spgo too (e.g. --variants=baseline,%s%spgo,%s%spgo+bolt)", lbl, colon,
+                     lbl, colon, lbl, colon, lbl, colon);
+    if (pgo_lto_bolt && !pgo_lto)
+        return error("--variants=%s%spgo+lto+bolt: it optimizes the pgo+lto build, so --variants "
+                     "needs %s%spgo+lto too (e.g. --variants=baseline,%s%spgo+lto,%s%spgo+lto+bolt)",
+                     lbl, colon, lbl, colon, lbl, colon, lbl, colon);
     if (rq->ntrain != 1 || !strcmp(rq->train[0], "suite"))
         return error("--variants=%s: BOLT trains with the one workload trainer of the pgo build; "
                      "give a single --train=WORKLOAD[+WORKLOAD...] (not suite, not a list)", first);

@@ -179,7 +179,7 @@ static int prepare_builds(struct pgo_pipeline *p)
         /* with a BOLT variant, baseline and pgo are BOLT's inputs: linked the recipe's bolt
          * way, so that each BOLT variant differs from its input by BOLT alone */
         if (p->nbolt && ph != BUILD_INSTRUMENTED) {
-            argvec_pushv(&pf, (const char *const *)p->recipe.bolt_cflags);
+            argvec_pushv(&pf, (const char *const *)pgo_bolt_cflags(p));
             argvec_pushv(&pf, (const char *const *)p->recipe.bolt_link_flags);
         }
         int erc = expand_build(p, ph, &pf);

@@ -228,13 +228,37 @@ static bool wants(const struct pgo_request *rq, const char *variant)
     return false;
 }
 
-/* baseline, instrumented, [lto], pgo per trainer, [pgo+lto per trainer], [bolt], [pgo+bolt]
- * (BOLT variants: one trainer, checked by pgo_bolt_check). */
+/* The BOLT variants of a server target: each kind, the build it optimizes and its directory
+ * under ROOT (no ',' or '+' in the paths given to llvm-bolt). */
+static const struct {
+    const char *kind, *from, *dir;
+} bolt_kinds[] = {
+    { "bolt", "baseline", "bolt" },
+    { "pgo+bolt", "pgo", "pgo-bolt" },
+    { "pgo+lto+bolt", "pgo+lto", "pgo-lto-bolt" },
+};
+
+/* p's build of kind name (its name without the group's label), or NULL. */
+static struct pgo_build *build_of_kind(struct pgo_pipeline *p, const char *name)
+{
+    size_t skip = p->label ? strlen(p->label) + 1 : 0;
+    for (int i = 0; i < p->nbuilds; i++)
+        if (!strcmp(p->builds[i].name + skip, name))
+            return &p->builds[i];
+    return NULL;
+}
+
+/* baseline, instrumented, [lto], pgo per trainer, [pgo+lto per trainer], [bolt], [pgo+bolt],
+ * [pgo+lto+bolt], [official] (BOLT variants: one trainer, checked by pgo_bolt_check). */
 static void setup_builds(struct pgo_pipeline *p)
 {
     const struct pgo_request *rq = p->rq;
-    p->builds = xcalloc((size_t)(6 + 2 * p->ntrainers), sizeof(*p->builds));
-    p->nbolt = wants(rq, "bolt") + wants(rq, "pgo+bolt");
+    p->builds = xcalloc((size_t)(4 + ARRAY_SIZE(bolt_kinds) + 2 * p->ntrainers),
+                        sizeof(*p->builds));
+    p->nbolt = 0;
+    for (size_t k = 0; k < ARRAY_SIZE(bolt_kinds); k++)
+        p->nbolt += wants(rq, bolt_kinds[k].kind);
+    p->bolt_lto = wants(rq, "pgo+lto+bolt");
     /* another group's baseline is built when asked for (the comparison's is --cc's) */
     add_build(p, "baseline", BUILD_BASELINE, false, NULL)->skip =
         p->label && !wants(rq, "baseline");
@@ -255,28 +279,22 @@ static void setup_builds(struct pgo_pipeline *p)
     }
     /* BOLT variants: their input's build tree and flags (the suite gate builds its client
      * there; the fingerprint's cflags), their own prefix */
-    for (int pass = 0; pass < 2; pass++) {
-        const char *kind = pass ? "pgo+bolt" : "bolt", *from = pass ? "pgo" : "baseline";
-        if (!wants(rq, kind))
+    for (size_t k = 0; k < ARRAY_SIZE(bolt_kinds); k++) {
+        if (!wants(rq, bolt_kinds[k].kind))
             continue;
-        struct pgo_build *in = NULL;
-        for (int i = 0; i < p->nbuilds && !in; i++)
-            if (!strcmp(p->builds[i].name, from))
-                in = &p->builds[i];
+        struct pgo_build *in = build_of_kind(p, bolt_kinds[k].from);
         if (!in)
             continue; /* pgo+bolt without pgo: pgo_bolt_check says so */
-        struct pgo_build *b = add_build(p, kind, in->phase, false, NULL);
-        /* ROOT/bolt, ROOT/pgo-bolt as for SQLite (no ',' in the paths given to llvm-bolt) */
-        if (pass) {
-            free(b->dir);
-            free(b->prefix);
-            free(b->log);
-            free(b->product);
-            b->dir = path_join(p->root, "pgo-bolt");
-            b->prefix = path_join(b->dir, "prefix");
-            b->log = path_join(b->dir, "build.log");
-            b->product = path_join(b->prefix, p->recipe.server_binary);
-        }
+        struct pgo_build *b = add_build(p, bolt_kinds[k].kind, in->phase, in->lto, NULL);
+        /* ROOT/bolt, ROOT/pgo-bolt, ROOT/pgo-lto-bolt as for SQLite */
+        free(b->dir);
+        free(b->prefix);
+        free(b->log);
+        free(b->product);
+        b->dir = path_join(p->root, bolt_kinds[k].dir);
+        b->prefix = path_join(b->dir, "prefix");
+        b->log = path_join(b->dir, "build.log");
+        b->product = path_join(b->prefix, p->recipe.server_binary);
         b->bolt_input = in;
         b->bolt = xcalloc(1, sizeof(*b->bolt));
         free(b->build_dir);
@@ -837,6 +855,9 @@ int pgo_pipeline_run(const struct pgo_request *rq)
     if (check_tools(&p) < 0 || groups_probe(&p) < 0 ||
         (!p.library && (check_reachable(&p) < 0 || pgo_bolt_check(&p) < 0)))
         goto fail;
+    for (int g = 0; !p.library && g < p.ngroups; g++)
+        if (pgo_bolt_check(&p.groups[g]) < 0)
+            goto fail;
     /* a source directory is checked before anything is written */
     if (rq->source && is_dir(rq->source) &&
         pgo_source_resolve(&p.recipe, rq->source, NULL, &p.source) < 0)

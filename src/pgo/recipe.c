@@ -371,13 +371,14 @@ static int load_pgo(const struct ctx *c, json_t *root, struct recipe *r)
     return 0;
 }
 
-/* "bolt": {"cflags": [...], "link_flags": [...], "binary": "...", "append_pid": bool,
- * "sleep_time": seconds}; link_flags must keep the relocations BOLT needs to move functions
+/* "bolt": {"cflags": [...], "clang_cflags": [...], "link_flags": [...], "binary": "...",
+ * "append_pid": bool, "sleep_time": seconds}; link_flags must keep the relocations BOLT needs to move functions
  * (-Wl,--emit-relocs or -Wl,-q). */
 static int load_bolt(const struct ctx *c, json_t *root, struct recipe *r)
 {
-    static const char *const known[] = { "cflags", "link_flags", "binary", "append_pid",
-                                         "sleep_time", "instrument_options", NULL };
+    static const char *const known[] = { "cflags", "clang_cflags", "link_flags", "binary",
+                                         "append_pid", "sleep_time", "instrument_options",
+                                         NULL };
     json_t *b = json_object_get(root, "bolt");
     if (!b)
         return 0;
@@ -385,8 +386,10 @@ static int load_bolt(const struct ctx *c, json_t *root, struct recipe *r)
         return fail_at(c, "bolt", "'bolt' must be an object");
     json_t *cf = json_object_get(b, "cflags"), *lf = json_object_get(b, "link_flags");
     json_t *io = json_object_get(b, "instrument_options");
+    json_t *ccf = json_object_get(b, "clang_cflags");
     if (check_keys(c, b, "bolt", known) < 0 ||
         (cf && get_strings(c, cf, "cflags", &r->bolt_cflags) < 0) ||
+        (ccf && get_strings(c, ccf, "clang_cflags", &r->bolt_clang_cflags) < 0) ||
         (lf && get_strings(c, lf, "link_flags", &r->bolt_link_flags) < 0) ||
         (io && get_strings(c, io, "instrument_options", &r->bolt_instrument_options) < 0) ||
         get_string(c, b, "binary", false, &r->bolt_binary) < 0 ||
@@ -400,6 +403,8 @@ static int load_bolt(const struct ctx *c, json_t *root, struct recipe *r)
     r->bolt_sleep_s = st ? (int)json_integer_value(st) : 0;
     if (!r->bolt_cflags)
         r->bolt_cflags = xcalloc(1, sizeof(char *));
+    if (!r->bolt_clang_cflags)
+        r->bolt_clang_cflags = xcalloc(1, sizeof(char *));
     if (!r->bolt_link_flags)
         r->bolt_link_flags = xcalloc(1, sizeof(char *));
     if (!r->bolt_instrument_options)
@@ -642,6 +647,7 @@ void recipe_release(struct recipe *r)
     free_strings(r->hot_functions);
     free_strings(r->config_headers);
     free_strings(r->bolt_cflags);
+    free_strings(r->bolt_clang_cflags);
     free_strings(r->bolt_link_flags);
     free_strings(r->bolt_instrument_options);
     free(r->bolt_binary);

@@ -127,6 +127,8 @@ struct recipe {
      * variants; NULL lists when the recipe has no "bolt" key (BOLT variants are refused) */
     bool has_bolt;
     char **bolt_cflags;        /* compile flags, e.g. -fno-reorder-blocks-and-partition */
+    char **bolt_clang_cflags;  /* clang's instead (it does not know GCC's, and splits no
+                                * function into .cold parts unless asked); default none */
     char **bolt_link_flags;    /* link flags, at least -Wl,--emit-relocs */
     char *bolt_binary;         /* what BOLT optimizes: library recipes the library (default),
                                 * servers relative to the prefix (default server.binary) */

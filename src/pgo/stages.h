@@ -50,6 +50,8 @@ struct pgo_pipeline {
                                    * variants last) */
     int nbuilds;
     int nbolt;                    /* BOLT variants among the builds */
+    bool bolt_lto;                /* pgo+lto+bolt among them: the LTO builds are BOLT's
+                                   * inputs too (built with the recipe's bolt flags) */
     char *official_bin;           /* `official` in --variants: the distribution's binary
                                    * (official.c), its "PostgreSQL 15.13" and "15.13" */
     char *official_version, *official_number;
@@ -100,6 +102,9 @@ int pgo_build_run(struct pgo_pipeline *p, struct pgo_build *b);
  * errors for a non-strict recipe, plus -flto for LTO variants and, with clang, DWARF 4 for
  * valgrind. Sets b->pgo_flags/flags. */
 int pgo_build_flags(struct pgo_pipeline *p, struct pgo_build *b);
+/* The recipe's BOLT compile flags for p's compiler: bolt.clang_cflags for clang, else
+ * bolt.cflags (GCC's). The recipe must have a "bolt" key. */
+char **pgo_bolt_cflags(const struct pgo_pipeline *p);
 /* Whether the build in dir has a stamp (steps.c) whose phase flags name profile_dir (the
  * trainer's profile directory, or its .profdata): a pgo build of that trainer. */
 bool pgo_stamp_names_profile(const char *dir, const char *profile_dir);

@@ -11,6 +11,7 @@
 #include "util/subprocess.h"
 #include "util/util.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -38,6 +39,12 @@ static bool lenient_drop(const char *flag)
            !strcmp(flag, "-Werror=profile-instr-unprofiled") ||
            !strcmp(flag, "-Werror=profile-instr-missing") ||
            !strcmp(flag, "-Werror=profile-instr-out-of-date");
+}
+
+char **pgo_bolt_cflags(const struct pgo_pipeline *p)
+{
+    assert(p->recipe.has_bolt);
+    return p->cc.family == CC_CLANG ? p->recipe.bolt_clang_cflags : p->recipe.bolt_cflags;
 }
 
 /* What a lenient recipe gets instead: the warning stays a warning even where a configure
@@ -93,12 +100,13 @@ int pgo_build_flags(struct pgo_pipeline *p, struct pgo_build *b)
     }
     /* with a BOLT variant, baseline and pgo are BOLT's inputs: built the recipe's bolt way
      * (-Wl,--emit-relocs, ...), so that each BOLT variant differs from its input by BOLT
-     * alone and baseline against pgo stays a like-for-like pair */
+     * alone and baseline against pgo stays a like-for-like pair; lto and pgo+lto too when
+     * pgo+lto+bolt is asked for */
     free(b->bolt_flags);
     b->bolt_flags = NULL;
-    if (p->nbolt && !b->lto && b->phase != BUILD_INSTRUMENTED) {
+    if (p->nbolt && (!b->lto || p->bolt_lto) && b->phase != BUILD_INSTRUMENTED) {
         struct argvec bf = ARGVEC_INIT;
-        argvec_pushv(&bf, (const char *const *)p->recipe.bolt_cflags);
+        argvec_pushv(&bf, (const char *const *)pgo_bolt_cflags(p));
         argvec_pushv(&bf, (const char *const *)p->recipe.bolt_link_flags);
         for (int i = 0; i < bf.n; i++)
             argvec_push(&fl, bf.v[i]);

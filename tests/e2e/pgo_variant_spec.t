@@ -11,13 +11,19 @@
 # variant is gated and measured in one experiment, named with its settings, its compiler and
 # flags in the report, the results database and --output; a per-variant server option
 # reaches clang:pgo+lto. The same command again reuses every build and training.
+# BOLT in a group: clang:pgo+lto+bolt without clang:pgo+lto is refused; with it, clang's pgo+lto
+# is rebuilt as BOLT's input (linked with --emit-relocs, without GCC's bolt cflags, which clang
+# does not know), BOLT instruments, trains and optimizes its mariadbd in ROOT/pgo-lto-bolt,
+# the gate covers it and the report says what BOLT added over clang:pgo+lto.
 . "$(dirname "$0")/lib.sh"
 
 standin_setup # SRC, RECIPES; derive, pgo, errors_of: lib.sh
 for t in clang clang++ llvm-profdata; do
     have "$t" || bail_out "$t not installed (make deps installs clang and llvm)"
 done
-derive mariadb standin-spec
+# the stand-in exits normally (mariadbd is its child), so BOLT's profile is written at exit:
+# no periodic dumps, and the 2 s training is enough
+derive mariadb standin-spec '.bolt.sleep_time = 0'
 WD=$TMP/wd
 DB=$TMP/results.db
 RUN=(--source="$SRC" --workdir="$WD" --train=oltp_point_select --train-time=2 --table-size=1000
@@ -35,7 +41,7 @@ refused value baseline,pgo,icc:pgo \
     "an unknown value"
 refused dim baseline,pgo,opt=3:pgo "^FATAL: --variants: 'opt=3:pgo': unknown dimension 'opt' \(known: cc, cflags\)$" \
     "an unknown dimension"
-refused kind baseline,pgo,clang:pgx "^FATAL: --variants: 'clang:pgx': unknown variant 'pgx' \(known: baseline, pgo, lto, pgo\+lto; before it, dimensions: " \
+refused kind baseline,pgo,clang:pgx "^FATAL: --variants: 'clang:pgx': unknown variant 'pgx' \(known: baseline, pgo, lto, pgo\+lto, bolt, pgo\+bolt, pgo\+lto\+bolt; before it, dimensions: " \
     "an unknown kind after a dimension"
 refused plain baseline,pgo,clang:official "^FATAL: --variants: 'clang:official': official takes no compiler or flags: it is the distribution's binary, never built$" \
     "official with a compiler"
@@ -46,6 +52,9 @@ refused twice baseline,pgo,gcc:-O2:pgo "^FATAL: --variants: 'pgo' and 'gcc:-O2:p
 refused missing baseline,pgo,clang-99:pgo+lto \
     "^FATAL: --variants: clang-99:pgo\+lto: compiler clang-99 not found on PATH \(Debian package clang-99; its ThinLTO and profile merging need lld and llvm too\)$" \
     "a compiler that is not installed"
+refused nolto baseline,pgo,clang:pgo+lto+bolt \
+    "^FATAL: --variants=clang:pgo\+lto\+bolt: it optimizes the pgo\+lto build, so --variants needs clang:pgo\+lto too \(e\.g\. --variants=baseline,clang:pgo\+lto,clang:pgo\+lto\+bolt\)$" \
+    "pgo+lto+bolt without its input"
 ok "refusals: no work directory" test ! -e "$WD"
 # a library recipe (sqlite) takes dimensions on baseline and pgo (pgo_sqlite_search.t builds
 # them), not lto (one translation unit) nor on a BOLT variant, refused before anything
@@ -104,4 +113,28 @@ pgo again standin-spec "${RUN[@]}" --variants=$VARIANTS --measure=off
 is "$RC" 0 "again: exit 0"
 is "$(grep -c '(cached)$' "$TMP/again.out")" 9 "again: 7 builds and 2 trainings cached"
 unlike "$(cat "$TMP/again.out")" "built: " "again: nothing built"
+
+note "---- BOLT in a group: clang:pgo+lto+bolt"
+pgo cbolt standin-spec "${RUN[@]}" --variants=baseline,clang:pgo+lto,clang:pgo+lto+bolt
+is "$RC" 0 "clang:pgo+lto+bolt: exit 0" || diag "$(errors_of "$TMP/cbolt.err" | tail -5)"
+OUT=$(cat "$TMP/cbolt.out")
+like "$OUT" "  clang:instrumented $CROOT/instrumented/prefix/bin/mariadbd .*\(cached\)" "clang's instrumented build reused"
+like "$OUT" "  clang:pgo\+lto $CROOT/pgo\+lto/prefix/bin/mariadbd .*built: the BOLT build flags changed" \
+    "clang:pgo+lto rebuilt as BOLT's input, saying why"
+LF=$(info "$CROOT/pgo+lto" link_flags)
+like "$LF" "(^| )-Wl,--emit-relocs( |$)" "clang:pgo+lto: linked with the recipe's bolt link flags"
+unlike "$(info "$CROOT/pgo+lto" c_flags)" "reorder-blocks" "clang:pgo+lto: none of GCC's bolt cflags (clang_cflags: none)"
+like "$(info "$CROOT/pgo+lto" c_flags)" "-flto=thin" "clang:pgo+lto: still ThinLTO"
+is "$(grep -cE "^bolt: clang:pgo\+lto\+bolt made in [0-9]+ s \(BOLT profile for [1-9][0-9]* of [1-9][0-9]* functions\)$" "$TMP/cbolt.err")" 1 \
+    "its phase line, with BOLT's profile figure"
+BD=$CROOT/pgo-lto-bolt
+ok "clang:pgo+lto+bolt: its own prefix, ROOT/pgo-lto-bolt" test -x "$BD/prefix/bin/mariadbd"
+ok "clang:pgo+lto+bolt: its mariadbd differs from clang:pgo+lto's" \
+    eval '! cmp -s "$BD/prefix/bin/mariadbd" "$CROOT/pgo+lto/prefix/bin/mariadbd"'
+cmp_ok "$(readelf -S "$BD/prefix/bin/mariadbd" | grep -c '\.bolt\.org\.text')" '>=' 1 \
+    "clang:pgo+lto+bolt: rewritten by BOLT (.bolt.org.text)"
+cmp_ok "$(find "$BD/profile" -name '*.fdata' -size +0 | wc -l)" '>=' 1 "clang:pgo+lto+bolt: BOLT's training wrote a profile"
+ok "clang:pgo+lto+bolt: merged profile non-empty" test -s "$BD/merged.fdata"
+like "$OUT" "identical for baseline, clang:pgo\+lto, clang:pgo\+lto\+bolt" "gate: clang:pgo+lto+bolt included"
+like "$OUT" "  clang:pgo\+lto\+bolt +bolt over clang:pgo\+lto: " "report: what BOLT added over clang:pgo+lto"
 done_testing

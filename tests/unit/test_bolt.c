@@ -102,6 +102,12 @@ static void test_step_base(void **state)
     /* pgo+bolt without pgo measured: over the baseline */
     v[1].name = "other";
     assert_int_equal(report_step_base(&cfg, 5), 0);
+    /* a group's pgo+lto+bolt over the same group's pgo+lto, not over pgo+lto of --cc */
+    v[2].name = "clang:pgo+lto";
+    v[4].name = "clang:pgo+lto+bolt";
+    assert_int_equal(report_step_base(&cfg, 4), 2);
+    v[2].name = "clang:lto";
+    assert_int_equal(report_step_base(&cfg, 4), 0);
 }
 
 int main(void)

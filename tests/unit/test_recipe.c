@@ -563,6 +563,7 @@ static void test_bolt_key(void **state)
     assert_true(r.has_bolt);
     assert_string_equal(r.bolt_binary, "bin/postgres");
     assert_null(r.bolt_cflags[0]);
+    assert_null(r.bolt_clang_cflags[0]); /* the default: none */
     assert_string_equal(r.bolt_link_flags[0], "-Wl,-q");
     assert_true(r.bolt_append_pid);   /* the default: one profile per process */
     assert_int_equal(r.bolt_sleep_s, 0);
@@ -579,6 +580,20 @@ static void test_bolt_key(void **state)
     assert_int_equal(r.bolt_sleep_s, 30);
     recipe_release(&r);
     free(err);
+    free(t);
+    /* clang's own compile flags beside GCC's */
+    t = edit("  \"steps\"", "  \"bolt\": { \"cflags\": [\"-fno-reorder-blocks-and-partition\"], "
+             "\"clang_cflags\": [\"-fno-split-machine-functions\"] },\n  \"steps\"");
+    err = NULL;
+    assert_int_equal(load_text(t, &r, &err), 0);
+    assert_string_equal(r.bolt_cflags[0], "-fno-reorder-blocks-and-partition");
+    assert_string_equal(r.bolt_clang_cflags[0], "-fno-split-machine-functions");
+    assert_null(r.bolt_clang_cflags[1]);
+    recipe_release(&r);
+    free(err);
+    free(t);
+    t = edit("  \"steps\"", "  \"bolt\": { \"clang_cflags\": \"-O2\" },\n  \"steps\"");
+    expect_error(t, "clang_cflags");
     free(t);
     t = edit("  \"steps\"", "  \"bolt\": { \"sleep_time\": \"30\" },\n  \"steps\"");
     expect_error(t, "bolt.sleep_time must be a number of seconds");
