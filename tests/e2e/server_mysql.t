@@ -179,7 +179,7 @@ rm -f "$bad.log"
 
 # The timeout covers mariadb-install-db as well (each phase gets it): 2 s was too short for that
 # on a loaded CI machine. The init file keeps the server from accepting for 120 s, well past the
-# timeout: in many short sleeps, as MariaDB 10.11 ends one long SLEEP() in an init file after ~5 s.
+# timeout, in many short sleeps: with one long SLEEP() MariaDB 10.11 accepted after ~5 s here.
 for _ in $(seq 30); do echo 'SELECT SLEEP(4);'; done >"$TMP/sleep.sql"
 start_timeout_checks "Server socket created" 60 15 --db-driver=mysql --server-option=init-file="$TMP/sleep.sql"
 
