@@ -40,6 +40,21 @@ static void enforce_deadline(const struct subprocess *sp, pid_t pid, uint64_t *d
 
 /* Poll interval while a stop flag is watched (ms). */
 #define STOP_POLL_MS 100
+/* While output is captured: how often whether the child has exited is looked at (ms), and how
+ * long its output may stay open after it exited (ms). A descendant it left behind may hold
+ * the pipe for good: a BOLT-instrumented server's profile watcher (llvm-bolt
+ * --instrumentation-sleep-time) lives until its parent is reaped, which waiting for the
+ * pipe's end would never do. */
+#define EXIT_POLL_MS 100
+#define EXIT_GRACE_MS 1000
+
+/* Whether child pid has exited, leaving it to be reaped (waitid WNOWAIT). */
+static bool child_exited(pid_t pid)
+{
+    siginfo_t si;
+    memset(&si, 0, sizeof(si));
+    return waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == pid;
+}
 
 int subprocess_run(const struct subprocess *sp)
 {
@@ -115,12 +130,19 @@ int subprocess_run(const struct subprocess *sp)
     if (sp->out) {
         char buf[65536];
         ssize_t n;
+        uint64_t exited_at = 0; /* when the child was first seen exited (ns) */
         close(pipefd[1]);
         for (;;) {
             struct pollfd pfd = { .fd = pipefd[0], .events = POLLIN };
+            if (!exited_at && child_exited(pid))
+                exited_at = now_ns();
+            if (exited_at && now_ns() - exited_at > EXIT_GRACE_MS * 1000000ull)
+                break; /* what a descendant still holds open is not the child's output */
             int wait_ms = ms_left(deadline);
             if (sp->stop && (wait_ms < 0 || wait_ms > STOP_POLL_MS))
                 wait_ms = STOP_POLL_MS;
+            if (wait_ms < 0 || wait_ms > EXIT_POLL_MS)
+                wait_ms = EXIT_POLL_MS;
             if (tick_ns) {
                 int t = ms_left(next_tick);
                 if (wait_ms < 0 || t < wait_ms)

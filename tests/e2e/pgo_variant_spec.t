@@ -13,7 +13,8 @@
 # reaches clang:pgo+lto. The same command again reuses every build and training.
 # BOLT in a group: clang:pgo+lto+bolt without clang:pgo+lto is refused; with it, clang's pgo+lto
 # is rebuilt as BOLT's input (linked with --emit-relocs, without GCC's bolt cflags, which clang
-# does not know), BOLT instruments, trains and optimizes its mariadbd in ROOT/pgo-lto-bolt,
+# does not know), BOLT instruments, trains (its watcher processes hold no run up) and optimizes
+# its mariadbd in ROOT/pgo-lto-bolt,
 # the gate covers it and the report says what BOLT added over clang:pgo+lto.
 . "$(dirname "$0")/lib.sh"
 
@@ -21,9 +22,10 @@ standin_setup # SRC, RECIPES; derive, pgo, errors_of: lib.sh
 for t in clang clang++ llvm-profdata; do
     have "$t" || bail_out "$t not installed (make deps installs clang and llvm)"
 done
-# the stand-in exits normally (mariadbd is its child), so BOLT's profile is written at exit:
-# no periodic dumps, and the 2 s training is enough
-derive mariadb standin-spec '.bolt.sleep_time = 0'
+# BOLT's periodic profile dumps as in the real recipe (a watcher process per run of the binary,
+# `--version` included, which lives until its parent is reaped), every second, so that the 2 s
+# training is long enough
+derive mariadb standin-spec '.bolt.sleep_time = 1'
 WD=$TMP/wd
 DB=$TMP/results.db
 RUN=(--source="$SRC" --workdir="$WD" --train=oltp_point_select --train-time=2 --table-size=1000

@@ -89,6 +89,27 @@ static void test_capture_stdout(void **state)
     assert_string_equal(out, "x\n");
     free(out);
 
+    /* the child exits and leaves a process holding its output open (as a BOLT-instrumented
+     * server's profile watcher does until its parent is reaped): the capture ends with the
+     * child's output and status instead of waiting for the pipe's end (SIGALRM fails the test
+     * where it would hang) */
+    char *pidfile = xasprintf("%s/holder.pid", tmpdir);
+    char *script = xasprintf("echo before; sleep 60 & echo $! >%s; exit 3", pidfile);
+    alarm(30);
+    assert_int_equal(run_out((const char *const[]){ "sh", "-c", script, NULL }, NULL, NULL, &out), 3);
+    alarm(0);
+    assert_string_equal(out, "before\n");
+    free(out);
+    struct strbuf holder = STRBUF_INIT;
+    assert_int_equal(strbuf_read_file(&holder, pidfile), 0);
+    pid_t hpid = (pid_t)atoi(holder.buf);
+    assert_true(hpid > 0);
+    assert_int_equal(kill(hpid, 0), 0); /* it was still there: the case tested */
+    kill(hpid, SIGKILL);
+    strbuf_release(&holder);
+    free(script);
+    free(pidfile);
+
     /* quiet_stderr: only stdout is collected */
     struct strbuf sb = STRBUF_INIT;
     struct subprocess sp = { .argv = (const char *const[]){ "sh", "-c", "echo out; echo err >&2", NULL },
