@@ -40,24 +40,23 @@ int pgo_bolt_check(const struct pgo_pipeline *p)
         pgo_lto = pgo_lto || !strcmp(rq->variants[i], "pgo+lto");
         pgo_lto_bolt = pgo_lto_bolt || !strcmp(rq->variants[i], "pgo+lto+bolt");
     }
-    const char *lbl = p->label ? p->label : "", *colon = p->label ? ":" : "";
     if (!first)
         return 0;
-    char named[256]; /* the variant as written: clang:pgo+lto+bolt */
-    snprintf(named, sizeof(named), "%s%s%s", lbl, colon, first);
+    char g[128], named[256]; /* the group's "clang:" (or ""), the variant as written */
+    snprintf(g, sizeof(g), "%s%s", p->label ? p->label : "", p->label ? ":" : "");
+    snprintf(named, sizeof(named), "%s%s", g, first);
     first = named;
     if (!p->recipe.has_bolt)
         return error("--variants=%s: %s has no \"bolt\" key (how to build for BOLT, e.g. "
                      "\"bolt\": {\"link_flags\": [\"-Wl,--emit-relocs\"]}; docs/recipes.md)",
                      first, p->recipe.path);
     if (pgo_bolt && !pgo)
-        return error("--variants=%s%spgo+bolt: it optimizes the pgo build, so --variants needs "
-                     "%s%spgo too (e.g. --variants=baseline,%s%spgo,%s%spgo+bolt)", lbl, colon,
-                     lbl, colon, lbl, colon, lbl, colon);
+        return error("--variants=%spgo+bolt: it optimizes the pgo build, so --variants needs "
+                     "%spgo too (e.g. --variants=baseline,%spgo,%spgo+bolt)", g, g, g, g);
     if (pgo_lto_bolt && !pgo_lto)
-        return error("--variants=%s%spgo+lto+bolt: it optimizes the pgo+lto build, so --variants "
-                     "needs %s%spgo+lto too (e.g. --variants=baseline,%s%spgo+lto,%s%spgo+lto+bolt)",
-                     lbl, colon, lbl, colon, lbl, colon, lbl, colon);
+        return error("--variants=%spgo+lto+bolt: it optimizes the pgo+lto build, so --variants "
+                     "needs %spgo+lto too (e.g. --variants=baseline,%spgo+lto,%spgo+lto+bolt)", g,
+                     g, g, g);
     if (rq->ntrain != 1 || !strcmp(rq->train[0], "suite"))
         return error("--variants=%s: BOLT trains with the one workload trainer of the pgo build; "
                      "give a single --train=WORKLOAD[+WORKLOAD...] (not suite, not a list)", first);
