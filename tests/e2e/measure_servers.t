@@ -4,7 +4,8 @@
 # as an A/A pair, each run's two children (N/5 and N events) against a server started for
 # each under valgrind callgrind. The report has the instruction, cache, branch and
 # estimated-cycles tables and the servers' background beside them; the two variants' counts
-# agree within 0.1% (deterministic: the same build twice); what was counted (the processes
+# agree within 0.1% for PostgreSQL's backends (deterministic: the same build twice) and 0.5%
+# for MariaDB's connection threads (see below); what was counted (the processes
 # or threads that served connections) and the background are in each run's stored JSON;
 # --profile gives the exact per-function side-by-side of the server (compiler clones
 # folded); nothing is left running. A running server (pgsql://HOST:PORT) is refused: pgolab
@@ -81,7 +82,11 @@ ma=$(sq "$DB" "SELECT json_extract(report_json, '\$.callgrind.instructions_per_t
 mb=$(sq "$DB" "SELECT json_extract(report_json, '\$.callgrind.instructions_per_transaction') FROM runs WHERE experiment_id = 2 ORDER BY variant_idx DESC LIMIT 1")
 cmp_ok "${ma%.*}" '>' 100000 "MariaDB: over 100k instructions per read-only transaction ($ma)"
 d=$(absval "$(rel "$mb" "$ma")")
-cmp_ok "$d" '<' 0.1 "MariaDB A/A: within 0.1% ($ma vs $mb: $d%)"
+# MariaDB's connection threads now and then do a little timing-dependent work of their own
+# (an A/A pair was 0.13% apart in one CI run under load, one run about 200k instructions
+# over; 14 runs by hand, quiet and beside three busy loops: all within 0.06%). Counting the
+# wrong threads moves a run by whole connections (1% and more), which 0.5% still catches.
+cmp_ok "$d" '<' 0.5 "MariaDB A/A: within 0.5% ($ma vs $mb: $d%)"
 
 # ---- bad input: a running server cannot be counted
 "$PGOLAB" compare --variant "A=pgsql:$PGBIN/postgres" --variant "B=pgsql://127.0.0.1:5432" \
