@@ -10,7 +10,8 @@
 # instrumentation (.profraw merged into .profdata, -fprofile-instr-use) and -flto=thin; every
 # variant is gated and measured in one experiment, named with its settings, its compiler and
 # flags in the report, the results database and --output; a per-variant server option
-# reaches clang:pgo+lto. The same command again reuses every build and training.
+# reaches clang:pgo+lto; the -O1 group compiles at -O1 (cmake's RelWithDebInfo -O2 does not
+# come after it). The same command again reuses every build and training.
 # BOLT in a group: clang:pgo+lto+bolt without clang:pgo+lto is refused; with it, clang's pgo+lto
 # is rebuilt as BOLT's input (linked with --emit-relocs, without GCC's bolt cflags, which clang
 # does not know), BOLT instruments, trains (its watcher processes hold no run up) and optimizes
@@ -108,6 +109,14 @@ is "$(sq "$DB" "SELECT group_concat(name || '=' || substr(compiler, 1, 5) || '/'
     "results database: each variant's compiler and flags"
 is "$(jq -r '.variants[] | select(.name == "-O1:lto") | .cflags' "$TMP/mix.json")" "-O1 -flto=auto" \
     "--output: -O1:lto's flags"
+# cmake appends its build type's flags (RelWithDebInfo: -O2 -g) after CMAKE_C_FLAGS: the
+# recipe repeats {cflags} there, so the group's -O1 is the last -O of its compile line
+O1LTO=$(ls -d "$WD"/standin-spec-gcc-*/lto 2>/dev/null | head -1)
+is "$(info "$O1LTO" c_flags | grep -oE -- '(^| )-O[0-3s]' | tail -1 | tr -d ' ')" "-O1" \
+    "-O1:lto: compiled at -O1 (no -O2 of cmake's after it)"
+GBASE=$(ls -d "$WD"/standin-spec-gcc-*/baseline 2>/dev/null | head -1)
+is "$(info "$GBASE" c_flags | grep -oE -- '(^| )-O[0-3s]' | tr -d ' ' | sort -u)" "-O2" \
+    "baseline: compiled at --cflags' -O2 only"
 is "$(sq "$DB" "SELECT count(*) FROM runs")" 10 "every variant measured in both rounds"
 
 note "---- the same command again: every build and training reused"
