@@ -112,6 +112,11 @@ int pgo_build_flags(struct pgo_pipeline *p, struct pgo_build *b)
             argvec_push(&fl, bf.v[i]);
         b->bolt_flags = argvec_join(&bf);
         argvec_clear(&bf);
+        /* the link flags reach the compile lines too ({pgo_flags} in CFLAGS): as for
+         * -fuse-ld above, clang's "argument unused" warning would fail a configure check
+         * compiled with -Werror (MariaDB's vfork and pthread_once checks) */
+        if (p->cc.family == CC_CLANG && !b->lto)
+            argvec_push(&fl, "-Wno-unused-command-line-argument");
     }
     free(b->pgo_flags);
     b->pgo_flags = argvec_join(&fl);

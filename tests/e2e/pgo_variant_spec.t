@@ -16,7 +16,9 @@
 # is rebuilt as BOLT's input (linked with --emit-relocs, without GCC's bolt cflags, which clang
 # does not know), BOLT instruments, trains (its watcher processes hold no run up) and optimizes
 # its mariadbd in ROOT/pgo-lto-bolt,
-# the gate covers it and the report says what BOLT added over clang:pgo+lto.
+# the gate covers it and the report says what BOLT added over clang:pgo+lto. clang:baseline,
+# built with the bolt link flags too, is configured as clang's instrumented build was (clang's
+# "argument unused" warning on -Wl,--emit-relocs fails no -Werror configure check).
 . "$(dirname "$0")/lib.sh"
 
 standin_setup # SRC, RECIPES; derive, pgo, errors_of: lib.sh
@@ -125,8 +127,8 @@ is "$RC" 0 "again: exit 0"
 is "$(grep -c '(cached)$' "$TMP/again.out")" 9 "again: 7 builds and 2 trainings cached"
 unlike "$(cat "$TMP/again.out")" "built: " "again: nothing built"
 
-note "---- BOLT in a group: clang:pgo+lto+bolt"
-pgo cbolt standin-spec "${RUN[@]}" --variants=baseline,clang:pgo+lto,clang:pgo+lto+bolt
+note "---- BOLT in a group: clang:pgo+lto+bolt (and clang:baseline, built with BOLT's flags too)"
+pgo cbolt standin-spec "${RUN[@]}" --variants=baseline,clang:baseline,clang:pgo+lto,clang:pgo+lto+bolt
 is "$RC" 0 "clang:pgo+lto+bolt: exit 0" || diag "$(errors_of "$TMP/cbolt.err" | tail -5)"
 OUT=$(cat "$TMP/cbolt.out")
 like "$OUT" "  clang:instrumented $CROOT/instrumented/prefix/bin/mariadbd .*\(cached\)" "clang's instrumented build reused"
@@ -146,6 +148,11 @@ cmp_ok "$(readelf -S "$BD/prefix/bin/mariadbd" | grep -c '\.bolt\.org\.text')" '
     "clang:pgo+lto+bolt: rewritten by BOLT (.bolt.org.text)"
 cmp_ok "$(find "$BD/profile" -name '*.fdata' -size +0 | wc -l)" '>=' 1 "clang:pgo+lto+bolt: BOLT's training wrote a profile"
 ok "clang:pgo+lto+bolt: merged profile non-empty" test -s "$BD/merged.fdata"
-like "$OUT" "identical for baseline, clang:pgo\+lto, clang:pgo\+lto\+bolt" "gate: clang:pgo+lto+bolt included"
+like "$OUT" "identical for baseline, clang:baseline, clang:pgo\+lto, clang:pgo\+lto\+bolt" "gate: clang:pgo+lto+bolt included"
+# the link flags are in its compile lines too: clang's "argument unused" warning must not fail
+# the stand-in's -Werror configure check, or the group's builds are configured differently
+like "$(info "$CROOT/baseline" link_flags)" "(^| )-Wl,--emit-relocs( |$)" "clang:baseline: linked with the bolt link flags"
+like "$OUT" "  clang:baseline $CROOT/baseline/prefix/bin/mariadbd .*built: the BOLT build flags changed" \
+    "clang:baseline rebuilt with them, and configured as clang's instrumented build was (no FATAL)"
 like "$OUT" "  clang:pgo\+lto\+bolt +bolt over clang:pgo\+lto: " "report: what BOLT added over clang:pgo+lto"
 done_testing
