@@ -1,6 +1,7 @@
 /* output_json: `pgolab bench --format=json`: the text report's figures machine-readable, plus
  * p50/p90/p95/p99/p99.9, the histogram, the interval series and the library identity. */
 #include "bench/output.h"
+#include "util/cpulist.h"
 #include "util/fmt.h"
 #include "util/knobs.h"
 #include "util/util.h"
@@ -107,6 +108,9 @@ json_t *bench_json(const struct bench_info *bi, const struct run_stats *st,
     json_object_set_new(j, "options", options_json(bi->opts, bi->driver));
     json_object_set_new(j, "library", bench_json_libinfo(&bi->lib));
     json_object_set_new(j, "threads", json_integer(bi->threads));
+    char cpus[256];
+    if (cpu_list_self(cpus, sizeof(cpus)) == 0) /* the CPUs this process may run on */
+        json_object_set_new(j, "cpus_allowed", json_string(cpus));
     json_object_set_new(j, "total_time_s", json_real(st->total_time_s));
     json_object_set_new(j, "events", json_integer((json_int_t)st->events));
     json_object_set_new(j, "transactions", json_integer((json_int_t)st->events));

@@ -17,6 +17,8 @@
 #ifndef PGOLAB_MODEL_PLACEMENT_H
 #define PGOLAB_MODEL_PLACEMENT_H
 
+#include "util/cpulist.h"
+
 #include <sched.h>
 #include <stdbool.h>
 
@@ -34,12 +36,6 @@ struct cpu_placement {
     char client_str[PLACEMENT_STR_MAX], server_str[PLACEMENT_STR_MAX];  /* taskset lists */
     char why_off[PLACEMENT_STR_MAX];  /* auto resolved to off: why ("1 CPU allowed") */
 };
-
-/* A CPU list ("0", "0-3,6") into *set: 0, or -1 (no message) when it is not one or names a
- * CPU >= CPU_SETSIZE. */
-int cpu_list_parse(const char *s, cpu_set_t *set);
-/* *set as a CPU list ("0-1,3") into buf (size bytes). */
-void cpu_list_format(const cpu_set_t *set, char *buf, size_t size);
 
 /* One line for the report header: "client on CPU 0, managed server on CPU 1 (auto)" (without
  * server: the client's part alone, noting auto's SQLite rule), or "off (1 CPU allowed)" /

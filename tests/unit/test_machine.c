@@ -48,6 +48,25 @@ static void test_cpu_lists(void **state)
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
         if (cpu_list_parse(bad[i], &s) != -1)
             fail_msg("\"%s\" accepted as a CPU list", bad[i]);
+    /* this process's own affinity, as the bench report's cpus_allowed: pin to the first
+     * allowed CPU, read it back, restore */
+    cpu_set_t all, one;
+    assert_int_equal(sched_getaffinity(0, sizeof(all), &all), 0);
+    int first = 0;
+    while (!CPU_ISSET(first, &all))
+        first++;
+    CPU_ZERO(&one);
+    CPU_SET(first, &one);
+    assert_int_equal(sched_setaffinity(0, sizeof(one), &one), 0);
+    assert_int_equal(cpu_list_self(buf, sizeof(buf)), 0);
+    char want[16];
+    snprintf(want, sizeof(want), "%d", first);
+    assert_string_equal(buf, want);
+    assert_int_equal(sched_setaffinity(0, sizeof(all), &all), 0);
+    char all_str[64];
+    cpu_list_format(&all, all_str, sizeof(all_str));
+    assert_int_equal(cpu_list_self(buf, sizeof(buf)), 0);
+    assert_string_equal(buf, all_str);
 }
 
 static void test_placement_modes(void **state)
