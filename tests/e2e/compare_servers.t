@@ -136,7 +136,7 @@ second_run_server() {
 
 # ---- a server killed in the middle of a run
 timeout 300 "$PGOLAB" compare --variant "A=mysql:$MARIADBD" --variant "B=mysql:$MARIADBD" \
-    --bench=oltp_read_only --rounds=3 --threads=1 --time=4 --table-size=500 --results="$DB" \
+    --bench=oltp_read_only --rounds=3 --threads=1 --time=6 --table-size=500 --results="$DB" \
     --workdir="$WD" >"$TMP/k.out" 2>"$TMP/k.err" &
 cpid=$!
 killed=0
@@ -160,7 +160,7 @@ is "$(ours mariadbd)" 0 "no mariadbd left running after the failure"
 # --resume continues it: the grid complete, the run recorded before kept, none twice
 kept=$(sq "$DB" "SELECT id || ' ' || tps FROM runs WHERE experiment_id = 4")
 timeout 300 "$PGOLAB" compare --variant "A=mysql:$MARIADBD" --variant "B=mysql:$MARIADBD" \
-    --bench=oltp_read_only --rounds=3 --threads=1 --time=4 --table-size=500 --results="$DB" \
+    --bench=oltp_read_only --rounds=3 --threads=1 --time=6 --table-size=500 --results="$DB" \
     --workdir="$WD" --resume=4 >"$TMP/kr.out" 2>"$TMP/kr.err"
 is "$?" 0 "after the killed server: --resume=4 exits 0" || diag "$(grep -v "^20[0-9][0-9]-" "$TMP/kr.err" | tail -25)"
 is "$(sq "$DB" "SELECT variant_idx || '/' || round FROM runs WHERE experiment_id = 4 ORDER BY 1")" \
@@ -171,9 +171,10 @@ is "$(sq "$DB" "SELECT status FROM experiments WHERE id = 4")" complete "... sta
 
 # ---- a server paused (SIGSTOP) in the middle of a run: the run ends by --time + the grace
 # compare gives its child (--forced-shutdown=10 + 5% of --time), not after the child's timeout
-# and a 120 s wait for the paused server to stop; the error says the server is paused
+# and a 120 s wait for the paused server to stop; the error says the server is paused. The run
+# lasts 6 s, so the pause lands inside it however slowly the test's own loop runs.
 timeout 300 "$PGOLAB" compare --variant "A=mysql:$MARIADBD" --variant "B=mysql:$MARIADBD" \
-    --bench=oltp_read_only --rounds=2 --threads=1 --time=2 --table-size=500 --results="$DB" \
+    --bench=oltp_read_only --rounds=2 --threads=1 --time=6 --table-size=500 --results="$DB" \
     --workdir="$WD" >"$TMP/s.out" 2>"$TMP/s.err" &
 cpid=$!
 paused=0
@@ -183,7 +184,7 @@ rc=$?
 took=$(($(date +%s) - paused))
 cmp_ok "$paused" '>' 0 "paused the server of a run"
 is "$rc" 1 "paused server: compare exits 1"
-cmp_ok "$took" '<' 40 "paused server: the experiment ended ${took} s after the pause (run: 2 s + 10 s grace, then the server's stop)"
+cmp_ok "$took" '<' 60 "paused server: the experiment ended ${took} s after the pause (run: 6 s + 10 s grace, then the server's stop; not the child's timeout and a 120 s wait)"
 like "$(cat "$TMP/s.err")" "run failed: variant [AB], oltp_read_only, threads=1, round [12]/2: exit 2: FATAL: The --max-time limit has expired, forcing shutdown\.\.\.; the server is paused \(SIGSTOP\); server log " \
     "paused server: the error names the run, the forced shutdown and the paused server"
 like "$(cat "$TMP/s.err")" "^experiment 5 failed: \`pgolab compare --resume=5 --results=$DB\` continues it \\(with the settings it recorded\\)\$" \
