@@ -228,8 +228,8 @@ note "---- bad input"
 refused_port BADPORT
 t0=$(date +%s.%N)
 bench_fails "wrong port" "cannot connect to MySQL server at 127\.0\.0\.1:$BADPORT: .*\(errno 20[0-9][0-9]\)" \
-    --db-driver=mysql --mysql-host=127.0.0.1 --mysql-port="$BADPORT" "${SMALL[@]}" --time=1 oltp_read_write run
-cmp_ok "$(calc "$(date +%s.%N) - $t0")" '<' 5 "wrong port: fails fast"
+    --db-driver=mysql --mysql-host=127.0.0.1 --mysql-port="$BADPORT" --mysql-connect-timeout=60 "${SMALL[@]}" --time=1 oltp_read_write run
+cmp_ok "$(calc "$(date +%s.%N) - $t0")" '<' 15 "wrong port: fails fast (a refused connection is not retried until --mysql-connect-timeout=60)"
 bench_fails "wrong password" "127\.0\.0\.1:$PORT: Access denied for user 'pwuser'.*\(errno 1045\)" \
     "${MY[@]}" "${SMALL[@]}" --mysql-user=pwuser --mysql-password="$BADPW" --time=1 oltp_read_write run
 is "$(cat "$TMP/err.out" "$TMP/err.err" | grep -c -F -e "$BADPW" -e "$PW")" 0 "wrong password: no password printed"
@@ -261,8 +261,8 @@ run_and_kill() {
     timeout -k 5 30 "$PGOLAB" bench "${MY[@]}" "${SMALL[@]}" --threads=2 --time="$secs" --report-interval=1 \
         "$@" oltp_read_write run >"$TMP/$label.out" 2>"$TMP/$label.err" &
     pid=$!
-    poll 100 0.05 grep -q 'Threads started' "$TMP/$label.out"
-    sleep 1.2
+    poll 600 0.05 grep -q 'Threads started' "$TMP/$label.out"
+    poll 300 0.05 grep -q '^\[ 1s \]' "$TMP/$label.out"  # it has run for a second (however loaded)
     KILLED=$(kill_sbtest)
     t=$(date +%s.%N)
     wait "$pid"
@@ -270,7 +270,7 @@ run_and_kill() {
     T_END=$(calc "$(date +%s.%N) - $t")
 }
 
-run_and_kill killall 4 --mysql-ignore-errors=all
+run_and_kill killall 8 --mysql-ignore-errors=all
 is "$RC" 0 "killed with --mysql-ignore-errors=all: the run completes (exit 0)"
 is "$KILLED" 2 "killed with --mysql-ignore-errors=all: both worker connections were killed"
 eval "$(parse_final "$TMP/killall.out")"
