@@ -138,7 +138,7 @@ timeout -k 5 60 mpirun --oversubscribe --allow-run-as-root -np 2 "$PGOLAB" bench
     --time=40 --report-interval=1 oltp_read_only run >"$TMP/sqdie.out" 2>"$TMP/sqdie.err" &
 MPIRUN=$!
 victim=
-for _ in $(seq 1 100); do  # rank 1, once the job runs (at most 10 s)
+for _ in $(seq 1 300); do  # rank 1, once the job runs (at most 30 s: mpirun starts slowly under load)
     if grep -q '^\[ 1s \]' "$TMP/sqdie.out" 2>/dev/null; then
         for p in $(pgrep -f "^$PGOLAB bench .*--sqlite-db=$TMP/sb.db"); do  # this file's ranks only
             grep -qz '^OMPI_COMM_WORLD_RANK=1$' "/proc/$p/environ" 2>/dev/null && victim=$p
@@ -169,7 +169,7 @@ for thr in 1 2; do
     MPIRUN=$!
     ( sleep 60; kill -KILL "$MPIRUN" ) 2>/dev/null &
     WATCHDOG=$!
-    poll 100 0.1 grep -q '^\[ 1s \]' "$TMP/sqint$thr.out"
+    poll 300 0.1 grep -q '^\[ 1s \]' "$TMP/sqint$thr.out"
     SECONDS=0
     kill -INT "$MPIRUN"
     wait "$MPIRUN"
