@@ -490,7 +490,7 @@ sigint_checks() {
     "$PGOLAB" server start --datadir="$dir" "$@" >"$TMP/int.out" 2>"$TMP/int.err" &
     pid=$!
     DATADIRS+=("$dir")
-    poll 100 0.1 grep -Eqs -- "$re" "$dir/pgolab-server.log"
+    poll 600 0.1 grep -Eqs -- "$re" "$dir/pgolab-server.log"  # initdb/install-db first: slow under load
     ok "SIGINT: the server was up (and not ready) when the signal came" running_in "$dir"
     kill -INT "$pid"
     wait "$pid"

@@ -51,7 +51,7 @@ mariadbd --no-defaults "${user_opt[@]}" --datadir="$MD/data" --port="$PORT" --bi
     --innodb-buffer-pool-size=64M --innodb-log-file-size=32M --innodb-flush-log-at-trx-commit=0 \
     --innodb-lock-wait-timeout=2 >/dev/null 2>&1 &
 MYPID=$!
-poll 150 0.1 my_up_or_exited
+poll 600 0.1 my_up_or_exited
 my_up || bail_out "server did not start: $(tail -n 3 "$MD/err.log" 2>/dev/null)"
 # sbtest: sysbench's default user, no password (also reached as sbtest@localhost, since the
 # server resolves 127.0.0.1 to localhost); pwuser needs a password.

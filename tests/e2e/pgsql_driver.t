@@ -60,7 +60,7 @@ sed -i '1i host all sbtest 127.0.0.1/32 trust' "$PGD/data/pg_hba.conf"
 as_pg "$PGBIN/postgres" -D "$PGD/data" -c listen_addresses=127.0.0.1 -p "$PORT" \
     -c unix_socket_directories="$PGD" -c fsync=off -c autovacuum=off -c deadlock_timeout=20ms \
     >"$PGD/log" 2>&1 &
-poll 100 0.1 pg_up
+poll 600 0.1 pg_up
 PGPID=$(head -n 1 "$PGD/data/postmaster.pid" 2>/dev/null)
 as_pg "$PGBIN/pg_isready" -q -h "$PGD" -p "$PORT" || bail_out "server did not start: $(tail -n 3 "$PGD/log")"
 psql_at postgres "CREATE ROLE sbtest LOGIN" >/dev/null &&

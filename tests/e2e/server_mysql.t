@@ -181,7 +181,7 @@ rm -f "$bad.log"
 # on a loaded CI machine. The init file keeps the server from accepting for 120 s, well past the
 # timeout, in many short sleeps: with one long SLEEP() MariaDB 10.11 accepted after ~5 s here.
 for _ in $(seq 30); do echo 'SELECT SLEEP(4);'; done >"$TMP/sleep.sql"
-start_timeout_checks "Server socket created" 60 15 --db-driver=mysql --server-option=init-file="$TMP/sleep.sql"
+start_timeout_checks "Server socket created" 100 30 --db-driver=mysql --server-option=init-file="$TMP/sleep.sql"
 
 note "---- SIGINT while waiting for the server"
 sigint_checks "Server socket created" --db-driver=mysql --server-option=init-file="$TMP/sleep.sql"
