@@ -12,15 +12,6 @@ common=(--sqlite-db="$DB" --table-size=500)
 pg prep "${common[@]}" oltp_read_write prepare
 [ "$RC" -eq 0 ] || bail_out "prepare failed: $(cat "$TMP/prep.err")"
 
-# catches_int PID: the process has its SIGINT handler installed (bit 2 of SigCgt in
-# /proc/PID/status): bench installs it when the run starts; a signal before that takes the
-# default action, whatever the machine's speed.
-catches_int() {
-    local m
-    m=$(awk '/^SigCgt:/ { print $2 }' "/proc/$1/status" 2>/dev/null)
-    [ -n "$m" ] && [ $((0x$m & 2)) -ne 0 ]
-}
-
 # interrupt NAME ARGS...: start `pgolab bench ARGS` in the background, SIGINT it once the run
 # has started and 1.5 s passed (with --report-interval=1: once the first interval line is out),
 # wait for it; sets RC and ELAPSED (seconds from the signal to the exit).
@@ -32,7 +23,7 @@ interrupt() {
     # Never let a hung process stall the suite.
     ( sleep 40 && kill -KILL "$pid" 2>/dev/null ) &
     watchdog=$!
-    poll 300 0.05 catches_int "$pid"
+    poll 300 0.05 catches "$pid" 2
     sleep 1.5
     case " $* " in
     *" --report-interval=1 "*) poll 300 0.1 grep -q '^\[ 1s \]' "$TMP/$name.out" ;;
@@ -84,7 +75,7 @@ note "---- SIGINT before any event would finish is still a clean exit"
 # A signal as soon as the run has its handler (the workers connecting or just connected).
 "$PGOLAB" bench "${common[@]}" --time=30 oltp_point_select run >"$TMP/early.out" 2>"$TMP/early.err" &
 pid=$!
-poll 300 0.01 catches_int "$pid"
+poll 300 0.01 catches "$pid" 2
 kill -INT "$pid"
 ( sleep 15 && kill -KILL "$pid" 2>/dev/null ) &
 wd=$!

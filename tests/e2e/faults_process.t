@@ -119,20 +119,13 @@ is "$(ls -A "$WD")" "" "disk full during prepare: its workdir is removed"
 # pgolab_of PID: the pgolab that `timeout` (PID) runs, to signal pgolab itself (a SIGTERM to
 # timeout goes to its whole process group, and timeout can then die of it: exit 143)
 pgolab_of() { pgrep -P "$1" -x pgolab || echo "$1"; }
-# catches_term PID: its SIGTERM handler is installed (bit 15 of SigCgt): pgolab records the
-# experiment a moment before it catches signals, and a TERM in that moment ends it at once
-catches_term() {
-    local m
-    m=$(awk '/^SigCgt:/ { print $2 }' "/proc/$1/status" 2>/dev/null)
-    [ -n "$m" ] && [ $((0x$m & 0x4000)) -ne 0 ]
-}
 
 # ---- 4. SIGTERM during the first prepare, then in the middle of a later run; --resume each
 DB=$TMP/t.db
 timeout 120 "$PGOLAB" compare "${V[@]}" "${C[@]}" --rounds=2 --results="$DB" >"$TMP/t1.out" 2>"$TMP/t1.err" &
 pid=$!
 for _ in $(seq 1 100); do [ -n "$(sq "$DB" "SELECT id FROM experiments" 2>/dev/null)" ] && break; sleep 0.05; done
-poll 200 0.01 catches_term "$(pgolab_of $pid)"
+poll 200 0.01 catches "$(pgolab_of $pid)" 15  # pgolab records the experiment a moment before it catches signals
 kill -TERM "$(pgolab_of $pid)"
 wait $pid
 is "$?" 2 "SIGTERM during prepare: exit 2"

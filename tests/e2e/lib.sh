@@ -294,6 +294,15 @@ bench_fails() {
 }
 
 # poll TRIES SECONDS CMD [ARGS...]: run CMD up to TRIES times, SECONDS apart, until it succeeds (else false)
+# catches PID SIGNUM: PID has a handler installed for signal SIGNUM (its bit in SigCgt of
+# /proc/PID/status). A test waits for it before signalling: a signal that comes earlier takes
+# the default action, however fast or slow the machine is.
+catches() {
+    local m
+    m=$(awk '/^SigCgt:/ { print $2 }' "/proc/$1/status" 2>/dev/null)
+    [ -n "$m" ] && [ $(((0x$m >> ($2 - 1)) & 1)) -eq 1 ]
+}
+
 poll() {
     local tries=$1 pause=$2 i
     shift 2
