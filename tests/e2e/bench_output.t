@@ -106,7 +106,7 @@ eval "$(parse_final "$TMP/a.out")"
 check_block "$TMP/a.out" 95 "--percentile=95"
 is "$F_pct_label" 95 "final: 95th percentile line"
 cmp_ok "$F_total_time" '>=' 3 "final: total time >= --time"
-cmp_ok "$F_total_time" '<' 4 "final: total time < --time + 1"
+cmp_ok "$F_total_time" '<' 8 "final: total time < --time + 5 (the last event's overrun on a loaded machine)"
 mean_tps=$(awk '{ s += $3 } END { if (NR) print s / NR }' "$TMP/a.iv")
 near "$mean_tps" "$F_transactions_ps" "$(calc "$F_transactions_ps * 0.5")" \
     "mean interval tps ($mean_tps) close to the final tps ($F_transactions_ps)"

@@ -47,8 +47,13 @@ cmp_ok "$avg" '>' 100 "--rate over capacity: the wait in the queue is in the lat
 tps=$(jget "$TMP/r2.out" 'd["tps"]')
 cmp_ok "$tps" '<' 20000 "--rate over capacity: tps below the rate ($tps)"
 tt=$(jget "$TMP/r2.out" 'd["total_time_s"]')
-cmp_ok "$tt" '<' 3.5 "--rate over capacity: the run still ends at --time, queue left behind ($tt s)"
-is "$(jget "$TMP/r2.out" 'd["intervals"][0]["concurrency"]')" 1 "--rate over capacity: concurrency = the busy worker"
+# draining the queue would take ~20 times --time: 8 s leaves room for a loaded machine
+cmp_ok "$tt" '<' 8 "--rate over capacity: the run still ends at --time, queue left behind ($tt s)"
+# concurrency is sampled at each interval's end: a saturated worker can be caught between two
+# events (0) when the machine is loaded, but not at every sample, and never above --threads
+cs=$(jget "$TMP/r2.out" '" ".join(str(i["concurrency"]) for i in d["intervals"])')
+is "$(echo "$cs" | tr ' ' '\n' | sort -n | tail -1)" 1 "--rate over capacity: concurrency = the busy worker, at some sample ($cs)"
+is "$(echo "$cs" | tr ' ' '\n' | awk '$1 > 1' | wc -l)" 0 "--rate over capacity: concurrency never above --threads=1 ($cs)"
 
 note "---- --rate: the queue overflows"
 pg r3 "${common[@]}" --threads=1 --rate=1000000 --time=20 oltp_read_write run
@@ -78,11 +83,12 @@ ok "--warmup-time: header says 'Warmup time: 1s'" grep -qxF "Warmup time: 1s" "$
 eval "$(parse_final "$TMP/w1.out")"
 is "$F_transactions" 300 "--warmup-time: exactly --events counted after the warmup"
 is "$F_read/$F_write/$F_other" "4200/1200/600" "--warmup-time: none of the warmup's queries counted (300 x 14/4/2)"
-pg w2 "${common[@]}" --threads=2 --warmup-time=1 --time=2 --report-interval=1 oltp_read_write run
-is "$RC" 0 "--warmup-time=1 --time=2: exit 0"
+# a 4 s warmup before a 2 s run: counted in, the total would be >= 6 s
+pg w2 "${common[@]}" --threads=2 --warmup-time=4 --time=2 --report-interval=1 oltp_read_write run
+is "$RC" 0 "--warmup-time=4 --time=2: exit 0"
 eval "$(parse_final "$TMP/w2.out")"
 cmp_ok "$F_total_time" '>=' 2 "--warmup-time: total time is the measured --time ($F_total_time)"
-cmp_ok "$F_total_time" '<' 2.9 "--warmup-time: the warmup is not in the total time ($F_total_time)"
+cmp_ok "$F_total_time" '<' 5.5 "--warmup-time: the warmup is not in the total time ($F_total_time)"
 is "$(grep -o '^\[ [0-9]*s \] thds' "$TMP/w2.out" | tr -dc '0-9\n' | tr '\n' ' ')" "1 2 " \
     "--warmup-time: interval stamps count from the end of the warmup"
 is "$F_fair_events_avg" "$(printf '%.4f' "$(calc "$F_transactions / 2")")" "--warmup-time: per-thread events add up"
