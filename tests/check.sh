@@ -130,6 +130,9 @@ JOBS=${CHECK_JOBS:-4}
 case $JOBS in '' | *[!0-9]* | 0) echo "check.sh: CHECK_JOBS=$JOBS: expected a number of parallel e2e files, 1 or more" >&2; exit 1 ;; esac
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/pgolab-check-e2e.XXXXXX") || exit 1
 trap 'rm -f "$OUT"; rm -rf "$WORK"' EXIT
+# the fixtures the files share (tests/e2e/lib.sh, "shared fixtures"): made once per run, removed with WORK
+export PGOLAB_E2E_FIXTURES=$WORK/fixtures
+mkdir -p "$PGOLAB_E2E_FIXTURES"
 echo "==== e2e: ${#FILES[@]} files, ${PROVE:-prove} -v --merge FILE, $JOBS at a time" >>"$LOG"
 : >"$WORK/times"
 e_files=0 e_checks=0 e_failed=0 failed_names=()

@@ -510,6 +510,32 @@ sigint_checks() {
     ok "SIGINT: the datadir pgolab created is removed" test ! -e "$dir"
 }
 
+# ---- shared fixtures: made once per `make check` run, in PGOLAB_E2E_FIXTURES (tests/check.sh
+# sets it and removes it at the end); the first file that asks makes one under a lock, the others
+# wait for it and reuse it. A file run alone (prove FILE) makes its own in $TMP.
+
+# sqlite_amalgamation: SQLITE_SRC = Debian's SQLite source tree (apt-get source sqlite3),
+# SQLITE_AMALG = a directory with its amalgamation (sqlite3.c, sqlite3.h), made as
+# recipes/sqlite.json's prepare steps make it (configure, make sqlite3.c). For the tests that
+# need SQLite's code but not pgolab's source and amalgamation phases (pgo_sqlite.t and
+# pgo_interrupt.t run those). Bails out when the fixture cannot be made, naming its log.
+sqlite_amalgamation() {
+    local dir=${PGOLAB_E2E_FIXTURES:-$TMP/fixtures}/sqlite
+    mkdir -p "$dir" || bail_out "cannot create $dir"
+    (
+        flock 9 || exit 1
+        [ -e "$dir/done" ] && exit 0
+        rm -rf "$dir/src" "$dir/amalg" && mkdir -p "$dir/src" "$dir/amalg" || exit 1
+        { cd "$dir/src" && apt-get source -qq sqlite3; } >"$dir/make.log" 2>&1 || exit 1
+        src=$(ls -d "$dir"/src/sqlite3-*/ | head -1)
+        { cd "$dir/amalg" && sh "${src}configure" && make sqlite3.c; } >>"$dir/make.log" 2>&1 || exit 1
+        : >"$dir/done"
+    ) 9>"$dir/lock" || bail_out "cannot make the SQLite amalgamation fixture (log: $dir/make.log)"
+    SQLITE_SRC=$(ls -d "$dir"/src/sqlite3-*/ | head -1)
+    SQLITE_SRC=${SQLITE_SRC%/}
+    SQLITE_AMALG=$dir/amalg
+}
+
 # ---- pgolab pgo tests on the stand-in (pgo_recipes.t, pgo_matrix.t): recipes derived from the real
 # recipes/*.json for tests/standin, the small cmake "server" that runs the system mariadbd.
 

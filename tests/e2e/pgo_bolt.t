@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # tier: full (make check-full, .ci/run): it builds a database or the stand-in from source, or runs valgrind
-# `pgolab pgo sqlite --variants=baseline,pgo,bolt,pgo+bolt` end to end (issue 14), small: -O1,
+# `pgolab pgo sqlite --variants=baseline,pgo,bolt,pgo+bolt` end to end (issue 14), small: the
+# shared SQLite amalgamation fixture (lib.sh sqlite_amalgamation) as --source, -O1,
 # short BOLT training and a 2-round measurement. BOLT instruments each input library, the
 # instrumented copies write one .fdata per process, the merged profile covers SQLite's hot
 # functions (sqlite3VdbeExec has counts), BOLT reports how many functions had a profile, the
@@ -12,8 +13,9 @@
 have sqlite3 || bail_out "sqlite3 CLI not found (scripts/install-deps.sh installs it)"
 have llvm-bolt-16 || bail_out "llvm-bolt-16 not found (scripts/install-deps.sh installs bolt-16)"
 
+sqlite_amalgamation
 WD=$TMP/wd
-common=(--workdir="$WD" --cflags=-O1 --train=oltp_read_only --train-time=2 --threads=1
+common=(--workdir="$WD" --source="$SQLITE_AMALG" --cflags=-O1 --train=oltp_read_only --train-time=2 --threads=1
         --bench=oltp_point_select --table-size=2000)
 timeout 1500 "$PGOLAB" pgo sqlite "${common[@]}" --variants=baseline,pgo,bolt,pgo+bolt \
     --rounds=2 --time=1 --results="$TMP/results.db" --output="$TMP/out.json" \

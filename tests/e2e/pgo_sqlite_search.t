@@ -7,16 +7,17 @@
 # the interrupted screen is continued (its finished runs not redone), a finished screen is
 # reused as it is, the interrupted confirmation is continued; no --resume=ID is suggested (the
 # hint says to run the same command again); in the end two experiments, each with exactly its
-# planned runs, none twice, and the winner block with the library. Small: -O0, 1000 rows,
-# --events=25, 1 s runs.
+# planned runs, none twice, and the winner block with the library. Small: the shared SQLite
+# amalgamation (lib.sh sqlite_amalgamation) as --source, -O0, 1000 rows, --events=25, 1 s runs.
 . "$(dirname "$0")/lib.sh"
 have sqlite3 || bail_out "sqlite3 CLI not found (scripts/install-deps.sh installs it)"
 have valgrind || bail_out "valgrind not installed (make deps installs it)"
 have setsid || bail_out "setsid (util-linux) not found"
 
+sqlite_amalgamation
 WD=$TMP/wd
 DB=$TMP/results.db
-RUN=(pgo sqlite --workdir="$WD" --cflags=-O0 --variants=baseline,pgo,-O1:baseline --search
+RUN=(pgo sqlite --workdir="$WD" --source="$SQLITE_AMALG" --cflags=-O0 --variants=baseline,pgo,-O1:baseline --search
      --search-keep=2 --events=25 --train=oltp_point_select --train-time=1
      --bench=oltp_point_select --threads=1 --time=1 --rounds=3 --table-size=1000
      --results="$DB" --output="$TMP/s.json")

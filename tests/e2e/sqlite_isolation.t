@@ -10,12 +10,11 @@
 # then loads the variant into a private namespace where the same identity checks hold. A
 # negative control loads the variant the naive way (dlopen RTLD_GLOBAL) beside the preloaded
 # SQLite and must NOT pass the check.
-set -u
-cd "$(dirname "$0")/../.."
-PGOLAB=${PGOLAB:-$PWD/pgolab}
+# The source and amalgamation are the shared fixture (lib.sh sqlite_amalgamation). The checks
+# count themselves (ok RC DESC, below, replaces lib.sh's ok).
+. "$(dirname "$0")/lib.sh"
 SYSLIB=$(ldconfig -p | awk '/libsqlite3\.so\.0 .*x86-64/ {print $NF; exit}')
-T=$(mktemp -d)
-on_exit 'rm -rf "$T"'
+T=$TMP
 n=0; fail=0
 ok() { n=$((n+1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fail=1; fi; }
 json() { perl -MJSON::PP -e 'my $j = decode_json(join "", <STDIN>); print $j->{library}{$ARGV[0]} // "", "\n"' "$1"; }
@@ -31,13 +30,11 @@ identity() {
 
 echo "1..19"
 # A variant whose source id is marked, built from Debian's SQLite source, without -Bsymbolic.
-( cd "$T" && apt-get source -qq sqlite3 >/dev/null 2>&1 ) 
-src=$(ls -d "$T"/sqlite3-*/ 2>/dev/null | head -1)
-ok $([ -n "$src" ] && [ -f "$src/src/sqliteInt.h" ]; echo $?) "apt-get source sqlite3 gave a source tree"
-mkdir -p "$T/amalg"
-( cd "$T/amalg" && "$src/configure" >/dev/null 2>&1 && make sqlite3.c >/dev/null 2>&1 )
+sqlite_amalgamation
+ok $([ -f "$SQLITE_SRC/src/sqliteInt.h" ] && [ -s "$SQLITE_AMALG/sqlite3.c" ]; echo $?) \
+    "apt-get source sqlite3 gave a source tree, and its amalgamation"
 sed 's/^#define SQLITE_SOURCE_ID *"\(.*\)"/#define SQLITE_SOURCE_ID "\1 pgolab-isolation-test"/' \
-    "$T/amalg/sqlite3.c" > "$T/variant.c"
+    "$SQLITE_AMALG/sqlite3.c" > "$T/variant.c"
 gcc -O0 -fPIC -shared -DSQLITE_THREADSAFE=1 -o "$T/libvariant.so" "$T/variant.c" -lpthread -lm -ldl
 ok $? "variant library built with a marked source id"
 
