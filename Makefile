@@ -51,7 +51,7 @@ DATADIR ?= $(PREFIX)/share
 MANDIR  ?= $(DATADIR)/man
 INSTALL ?= install
 
-.PHONY: all deps check check-full check-layers unit unit-build e2e demo bench clean install uninstall \
+.PHONY: all deps check check-full check-layers e2e-times unit unit-build e2e demo bench clean install uninstall \
         check-asan check-tsan check-san san-build fuzz fuzz-build
 all: pgolab pgolab.1
 
@@ -114,6 +114,14 @@ e2e: pgolab
 # The layering: a folder of src/ includes only folders on lower floors (scripts/check-layers.sh).
 check-layers:
 	@sh scripts/check-layers.sh
+
+# The e2e files' times of the last run (build/e2e-times, written by tests/check.sh) become the
+# order a fresh clone uses (tests/e2e/times): run after `make check-full`, so every file has one.
+e2e-times:
+	@for f in $(E2E_ALL); do grep -q " $$f$$" build/e2e-times 2>/dev/null || \
+	    { echo "make e2e-times: build/e2e-times has no time for $$f (run make check-full first)"; exit 1; }; done
+	@awk '{ print $$1, $$2 }' build/e2e-times | sort -k1,1nr >tests/e2e/times
+	@echo "tests/e2e/times: $$(wc -l <tests/e2e/times) files, the longest $$(head -1 tests/e2e/times)"
 
 # Quiet: one line per test file and the totals (tests/check.sh); a failing file's whole
 # output and every skip's reason are shown, everything else is in build/check.log.

@@ -64,6 +64,11 @@ like "$(cat "$TMP/j1.out")" "^e2e   total: 3 files, 7 checks, [0-9]+ s, 1 at a t
 is "$(grep "^e2e   $S/" "$TMP/j1.out" | tail -1 | awk '{print $2}')" "$S/alone.t" "a '# serial' file runs after the others"
 is "$(awk '{print $2}' "$TMP/j1-times" | sort | paste -sd' ')" "$S/alone.t $S/pass.t $S/skips.t" "CHECK_TIMES: a time for each file run"
 rm "$S/alone.t"
+# A fresh clone orders the files by tests/e2e/times; a file without a line there runs first and
+# can hold up the longest one (refresh it with `make e2e-times` after a full run).
+missing=$(for f in "$REPO_DIR"/tests/e2e/*.t; do
+              grep -q " tests/e2e/${f##*/}$" "$REPO_DIR/tests/e2e/times" || echo "${f##*/}"; done)
+is "$missing" "" "tests/e2e/times has a time for every e2e file"
 CHECK_JOBS=x bash "$CHECK" --log="$TMP/jx.log" --e2e="$S" >"$TMP/jx.out" 2>&1
 is "$?" 1 "CHECK_JOBS=x: exit 1"
 like "$(cat "$TMP/jx.out")" "^check\.sh: CHECK_JOBS=x: expected a number of parallel e2e files, 1 or more$" "... in one line"
