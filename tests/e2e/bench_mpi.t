@@ -167,14 +167,13 @@ for thr in 1 2; do
         -np 2 "$PGOLAB" bench "${SQ[@]}" --threads=$thr --time=40 --report-interval=1 \
         oltp_read_only run >"$TMP/sqint$thr.out" 2>"$TMP/sqint$thr.err" &
     MPIRUN=$!
-    ( sleep 60; kill -KILL "$MPIRUN" ) 2>/dev/null &
-    WATCHDOG=$!
+    watchdog 60 "$MPIRUN"
     poll 300 0.1 grep -q '^\[ 1s \]' "$TMP/sqint$thr.out"
     SECONDS=0
     kill -INT "$MPIRUN"
     wait "$MPIRUN"
     T=$SECONDS
-    kill "$WATCHDOG" 2>/dev/null
+    end_watchdog
     cmp_ok "$T" "<" 20 "Ctrl-C on mpirun, --threads=$thr: the job ends (after ${T}s)"
     ok "Ctrl-C on mpirun, --threads=$thr: rank 0 says it was interrupted" \
         grep -q "^Interrupted (mpirun's SIGTERM" "$TMP/sqint$thr.out"

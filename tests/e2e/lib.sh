@@ -510,6 +510,22 @@ sigint_checks() {
     ok "SIGINT: the datadir pgolab created is removed" test ! -e "$dir"
 }
 
+# watchdog SECS PID: kill -KILL PID after SECS seconds unless end_watchdog comes first (a hung
+# process must never stall the suite). The watchdog holds none of the file's output open, and
+# end_watchdog ends it and its sleep at once: a `( sleep N && kill ... ) &` left behind keeps
+# prove waiting for its sleep, the file's end delayed by up to N seconds.
+watchdog() {
+    ( sleep "$1" && kill -KILL "$2" ) >/dev/null 2>&1 &
+    _WATCHDOG=$!
+}
+end_watchdog() {
+    [ -n "${_WATCHDOG:-}" ] || return 0
+    pkill -P "$_WATCHDOG" 2>/dev/null
+    kill "$_WATCHDOG" 2>/dev/null
+    wait "$_WATCHDOG" 2>/dev/null
+    _WATCHDOG=
+}
+
 # ---- shared fixtures: made once per `make check` run, in PGOLAB_E2E_FIXTURES (tests/check.sh
 # sets it and removes it at the end); the first file that asks makes one under a lock, the others
 # wait for it and reuse it. A file run alone (prove FILE) makes its own in $TMP.
