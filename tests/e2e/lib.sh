@@ -511,9 +511,10 @@ sigint_checks() {
 }
 
 # watchdog SECS PID: kill -KILL PID after SECS seconds unless end_watchdog comes first (a hung
-# process must never stall the suite). The watchdog holds none of the file's output open, and
-# end_watchdog ends it and its sleep at once: a `( sleep N && kill ... ) &` left behind keeps
-# prove waiting for its sleep, the file's end delayed by up to N seconds.
+# process must never stall the suite). end_watchdog ends the watchdog's sleep before the
+# watchdog: a subshell that takes a TERM while its sleep runs (with the TERM trap it inherited
+# from this file) acts on it only when the sleep ends, so a plain `kill; wait` could block for
+# up to SECS. The watchdog holds none of the file's output open.
 watchdog() {
     ( sleep "$1" && kill -KILL "$2" ) >/dev/null 2>&1 &
     _WATCHDOG=$!
