@@ -209,6 +209,7 @@ static int prepare_builds(struct pgo_pipeline *p)
         b->output = p->recipe.library;
         b->argv = argvec_argv(&l->argv[ph]);
         b->force = rq->rebuild;
+        b->stop = p->interrupted;
     }
     return mkdir_p(p->root);
 }
@@ -550,7 +551,8 @@ int pgo_library_prepare(struct pgo_pipeline *p)
     progress_phase_done("source: %s", p->source);
     struct recipe_vars pv = { .cc = rq->cc, .cflags = rq->cflags, .cxxflags = rq->cflags,
                               .jobs = ncpu > 0 ? (int)ncpu : 1 };
-    if (pgo_prepare(&p->recipe, p->source, rq->workdir, &pv, rq->rebuild, &l->prep) < 0 ||
+    if (pgo_prepare(&p->recipe, p->source, rq->workdir, &pv, rq->rebuild, p->interrupted,
+                    &l->prep) < 0 ||
         *p->interrupted)
         return -1;
     l->version = read_version(l->prep.dir);

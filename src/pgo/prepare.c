@@ -49,7 +49,8 @@ static void stamp_steps(const struct recipe *r, const struct recipe_vars *v, str
 
 /* Run prepare step i (expanded again: argv arrays, not the stamp's text) with its output
  * appended to log after a "$ cd DIR && COMMAND" line. */
-static int run_one(const struct recipe *r, int i, const struct recipe_vars *v, const char *log)
+static int run_one(const struct recipe *r, int i, const struct recipe_vars *v, const char *log,
+                   const volatile sig_atomic_t *stop)
 {
     if (sig_caught())
         return -1; /* interrupted between steps: start no other (the caller says so) */
@@ -62,7 +63,8 @@ static int run_one(const struct recipe *r, int i, const struct recipe_vars *v, c
     progress("%s: %s (%s source %s)", r->prepare_name, r->prepare[i].name, r->title, v->source);
     if (mkdir_p(cwd) == 0 && file_append(log, head) == 0) {
         struct subprocess sp = { .argv = argvec_argv(&argv), .cwd = cwd,
-                                 .env = env.n ? argvec_argv(&env) : NULL, .log_path = log };
+                                 .env = env.n ? argvec_argv(&env) : NULL, .log_path = log,
+                                 .stop = stop };
         int st = subprocess_run(&sp);
         if (st == 0) {
             rc = 0;
@@ -82,7 +84,8 @@ static int run_one(const struct recipe *r, int i, const struct recipe_vars *v, c
 }
 
 int pgo_prepare(const struct recipe *r, const char *source, const char *workdir,
-                const struct recipe_vars *vars, bool force, struct pgo_prepared *out)
+                const struct recipe_vars *vars, bool force, const volatile sig_atomic_t *stop,
+                struct pgo_prepared *out)
 {
     memset(out, 0, sizeof(*out));
     if (!r->nprepare || pgo_source_is_prepared(r, source)) {
@@ -124,7 +127,7 @@ int pgo_prepare(const struct recipe *r, const char *source, const char *workdir,
         goto out;
     uint64_t t0 = now_ns();
     for (int i = 0; i < r->nprepare; i++)
-        if (run_one(r, i, &v, log) < 0)
+        if (run_one(r, i, &v, log, stop) < 0)
             goto out;
     const char *miss = prepared_missing(r, out->dir);
     if (miss) {

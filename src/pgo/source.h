@@ -45,9 +45,12 @@ struct pgo_prepared {
  * output in build.log there. A stamp of the tree's content hash and the expanded steps lets a
  * later run reuse it; an edited tree or edited steps are prepared again; force always does.
  * -1 with one line (a missing tool with its Debian package, a failed step with its command
- * and log tail, a prepared file the steps did not make). */
+ * and log tail, a prepared file the steps did not make). stop: the caller's interrupt flag
+ * (NULL: none); each step runs in a process group of its own and is stopped once it is set,
+ * also when the signal came just before the step started. */
 int pgo_prepare(const struct recipe *r, const char *source, const char *workdir,
-                const struct recipe_vars *vars, bool force, struct pgo_prepared *out);
+                const struct recipe_vars *vars, bool force, const volatile sig_atomic_t *stop,
+                struct pgo_prepared *out);
 void pgo_prepared_release(struct pgo_prepared *p);
 
 #endif

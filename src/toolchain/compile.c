@@ -111,7 +111,8 @@ int lib_build_run(struct lib_build *b)
         goto out;
 
     uint64_t t0 = now_ns();
-    struct subprocess sp = { .argv = b->argv, .cwd = b->dir, .log_path = b->log };
+    struct subprocess sp = { .argv = b->argv, .cwd = b->dir, .log_path = b->log,
+                             .stop = b->stop };
     int st = subprocess_run(&sp);
     b->seconds = seconds_since(t0);
     rc = -1;

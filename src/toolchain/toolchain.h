@@ -6,6 +6,7 @@
 #define PGOLAB_TOOLCHAIN_H
 
 #include <stdbool.h>
+#include <signal.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -110,6 +111,9 @@ struct lib_build {
     const char *const *argv;     /* the compiler command */
     const char *stamp_extra;     /* source hash, compiler version, profile id, ... */
     bool force;
+    const volatile sig_atomic_t *stop; /* non-NULL: the caller's interrupt flag; once set, the
+                                 * compiler (in a process group of its own) is stopped, also
+                                 * when the signal came between the check and the fork */
     /* results */
     char *lib;                   /* absolute path of the output */
     char *log;                   /* absolute path of the log */

@@ -4,8 +4,9 @@
 # phase in turn, and run again each time with the same options: the amalgamation, the baseline
 # and instrumented builds, training, the pgo build and the measurement (the gate is run through once: see 5).
 # Every interruption: exit 2, a line saying it was interrupted, no process of the pipeline left
-# (compiler, training or gate child), nothing half-done taken for done (a build or training
-# that was cut off is done again by the next run; what had finished is reused, said
+# (compiler, prepare step, training or gate child, in pgolab's group or in their own), nothing
+# half-done taken for done (a build or training that was cut off is done again by the next
+# run; what had finished is reused, said
 # "(cached)"). The measurement, stopped after its first recorded run, is continued with
 # --resume=ID: the experiment ends complete with exactly the planned runs, none lost, none twice.
 # (pgo_recipes.t does the same for a server recipe's build step, faults_process.t and
@@ -57,6 +58,11 @@ interrupt() {
     unlike "$(cat "$TMP/$name.err")" "failed|--- last lines of" "$what: no 'failed', no log tail"
     poll 100 0.1 test -z "$(pgrep -g "$BGPID")"
     is "$(pgrep -g "$BGPID" | wc -l)" 0 "$what: no process of the pipeline is left"
+    # a compiler or a prepare step runs in a process group of its own (stopped through
+    # pgolab's interrupt flag): none is left either; their command lines name the workdir
+    poll 100 0.1 test -z "$(pgrep -f -- "$WD/")"
+    is "$(pgrep -f -- "$WD/" | wc -l)" 0 "$what: no compiler or step working in the workdir is left" ||
+        diag "$(pgrep -af -- "$WD/")"
     BGPID=
 }
 line() { grep -qE "$2" "$TMP/$1.err"; }

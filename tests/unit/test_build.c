@@ -346,6 +346,33 @@ static void test_lib_build_parallel(void **state)
     free(d);
 }
 
+/* A stop flag set before the compiler started (the interrupt came between lib_build_run's
+ * check of sig_caught() and the fork): the compiler is stopped, not run to its end. */
+static void test_lib_build_stop_before_start(void **state)
+{
+    (void)state;
+    char *d = t_tmpdir();
+    char *dir = path_join(d, "b");
+    static volatile sig_atomic_t stop = 1;
+    const char *slow[] = { "sh", "-c", "sleep 3; echo lib > out.so", NULL };
+    struct lib_build b = { .name = "baseline", .phase = BUILD_BASELINE, .dir = dir,
+                           .output = "out.so", .argv = slow, .stop = &stop };
+    assert_int_equal(T_QUIET(lib_build_run(&b)), -1);
+    assert_false(is_file(b.lib));
+    char *stamp = path_join(dir, "stamp");
+    assert_false(is_file(stamp));
+    free(stamp);
+    const char *quick[] = { "sh", "-c", "echo lib > out.so", NULL };
+    b.argv = quick;
+    stop = 0; /* not set: the build runs to its end */
+    assert_int_equal(lib_build_run(&b), 0);
+    assert_true(is_file(b.lib));
+    lib_build_release(&b);
+    remove_tree(d);
+    free(dir);
+    free(d);
+}
+
 /* ---- log and profile checks --------------------------------------------------------- */
 
 static void test_pgo_log_problem(void **state)
@@ -593,6 +620,7 @@ int main(void)
         cmocka_unit_test(test_path_key),
         cmocka_unit_test(test_lib_build_skip_and_rebuild),
         cmocka_unit_test(test_lib_build_parallel),
+        cmocka_unit_test(test_lib_build_stop_before_start),
         cmocka_unit_test(test_pgo_log_problem),
         cmocka_unit_test(test_profile_collect_gcc),
         cmocka_unit_test(test_profdata_max_count),

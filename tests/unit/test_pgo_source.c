@@ -256,7 +256,7 @@ static void test_prepare(void **state)
     struct recipe_vars v = { .cc = "gcc" };
     struct pgo_prepared p;
 
-    assert_int_equal(pgo_prepare(&r, am, work, &v, false, &p), 0);
+    assert_int_equal(pgo_prepare(&r, am, work, &v, false, NULL, &p), 0);
     assert_false(p.ran);
     assert_string_equal(p.dir, am);
     char *want = path_join(am, "one.c");
@@ -264,7 +264,7 @@ static void test_prepare(void **state)
     free(want);
     pgo_prepared_release(&p);
 
-    assert_int_equal(pgo_prepare(&r, tree, work, &v, false, &p), 0);
+    assert_int_equal(pgo_prepare(&r, tree, work, &v, false, NULL, &p), 0);
     assert_true(p.ran);
     assert_false(p.cached);
     assert_non_null(strstr(p.dir, "/pwork/amalg-"));
@@ -281,16 +281,16 @@ static void test_prepare(void **state)
     strbuf_release(&sb);
     pgo_prepared_release(&p);
 
-    assert_int_equal(pgo_prepare(&r, tree, work, &v, false, &p), 0);
+    assert_int_equal(pgo_prepare(&r, tree, work, &v, false, NULL, &p), 0);
     assert_true(p.ran);
     assert_true(p.cached); /* same content, same steps */
     pgo_prepared_release(&p);
-    assert_int_equal(pgo_prepare(&r, tree, work, &v, true, &p), 0);
+    assert_int_equal(pgo_prepare(&r, tree, work, &v, true, NULL, &p), 0);
     assert_false(p.cached); /* forced */
     pgo_prepared_release(&p);
 
     put(tree, "src/one.c", "int one(void) { return 2; }\n");
-    assert_int_equal(pgo_prepare(&r, tree, work, &v, false, &p), 0);
+    assert_int_equal(pgo_prepare(&r, tree, work, &v, false, NULL, &p), 0);
     assert_false(p.cached); /* an edited tree is prepared again */
     strbuf_init(&sb, 0);
     assert_int_equal(strbuf_read_file(&sb, made), 0);
@@ -302,7 +302,31 @@ static void test_prepare(void **state)
     char *cp_h2[] = { "cp", "{source}/src/one.h", "./one.h", NULL };
     char **old = r.prepare[1].argv;
     r.prepare[1].argv = cp_h2;
-    assert_int_equal(pgo_prepare(&r, tree, work, &v, false, &p), 0);
+    assert_int_equal(pgo_prepare(&r, tree, work, &v, false, NULL, &p), 0);
+    assert_false(p.cached);
+    pgo_prepared_release(&p);
+
+    /* the caller's stop flag set before the steps (an interrupt just before a step started):
+     * the slow step is stopped, not run to its end; nothing is stamped as prepared */
+    char *slow[] = { "sh", "-c", "sleep 3; cp {source}/src/one.h ./one.h", NULL };
+    r.prepare[1].argv = slow;
+    static volatile sig_atomic_t stop = 1;
+    fflush(stderr);
+    int saved0 = dup(STDERR_FILENO), fd0 = open("/dev/null", O_WRONLY);
+    dup2(fd0, STDERR_FILENO);
+    close(fd0);
+    int rc0 = pgo_prepare(&r, tree, work, &v, true, &stop, &p);
+    fflush(stderr);
+    dup2(saved0, STDERR_FILENO);
+    close(saved0);
+    assert_int_equal(rc0, -1);
+    char *h = xstrdup(made); /* the same WORKDIR/amalg-KEY: .../one.c */
+    h[strlen(h) - 1] = 'h';
+    assert_false(is_file(h));
+    free(h);
+    r.prepare[1].argv = cp_h2;
+    stop = 0; /* not set: the steps run to their end, nothing reused */
+    assert_int_equal(pgo_prepare(&r, tree, work, &v, false, &stop, &p), 0);
     assert_false(p.cached);
     pgo_prepared_release(&p);
 
@@ -313,7 +337,7 @@ static void test_prepare(void **state)
     int saved = dup(STDERR_FILENO), fd = open("/dev/null", O_WRONLY);
     dup2(fd, STDERR_FILENO);
     close(fd);
-    int rc = pgo_prepare(&r, tree, work, &v, false, &p);
+    int rc = pgo_prepare(&r, tree, work, &v, false, NULL, &p);
     fflush(stderr);
     dup2(saved, STDERR_FILENO);
     close(saved);
