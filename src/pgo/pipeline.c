@@ -153,8 +153,13 @@ static void setup_trainers(struct pgo_pipeline *p)
         char *dir = xasprintf("profile-%s", t->key);
         t->profile_dir = path_join(p->root, dir);
         free(dir);
+        /* clang's merged profile; a recipe that passes the profile directory through the
+         * project's own options (MySQL's FPROFILE_DIR) gets -fprofile-use=DIR from them,
+         * which clang reads as DIR/default.profdata (MySQL's cmake/fprofile.cmake, pgo.md 1.2) */
         if (p->cc.family == CC_CLANG)
-            t->profdata = xasprintf("%s.profdata", t->profile_dir);
+            t->profdata = p->recipe.flags == RECIPE_FLAGS_OPTIONS
+                              ? path_join(t->profile_dir, "default.profdata")
+                              : xasprintf("%s.profdata", t->profile_dir);
     }
 }
 

@@ -19,6 +19,8 @@
 # the gate covers it and the report says what BOLT added over clang:pgo+lto. clang:baseline,
 # built with the bolt link flags too, is configured as clang's instrumented build was (clang's
 # "argument unused" warning on -Wl,--emit-relocs fails no -Werror configure check).
+# The mysql recipe with clang:pgo: MySQL's own -DFPROFILE_USE/-DFPROFILE_DIR give clang
+# -fprofile-use=DIR, so the merged profile is DIR/default.profdata, and the build uses it.
 . "$(dirname "$0")/lib.sh"
 
 standin_setup # SRC, RECIPES; derive, pgo, errors_of: lib.sh
@@ -155,4 +157,25 @@ like "$(info "$CROOT/baseline" link_flags)" "(^| )-Wl,--emit-relocs( |$)" "clang
 like "$OUT" "  clang:baseline $CROOT/baseline/prefix/bin/mariadbd .*built: the BOLT build flags changed" \
     "clang:baseline rebuilt with them, and configured as clang's instrumented build was (no FATAL)"
 like "$OUT" "  clang:pgo\+lto\+bolt +bolt over clang:pgo\+lto: " "report: what BOLT added over clang:pgo+lto"
+note "---- the mysql recipe with clang: MySQL's own FPROFILE options"
+# MySQL's cmake/fprofile.cmake gives clang -fprofile-use=FPROFILE_DIR, which clang reads as
+# FPROFILE_DIR/default.profdata: the trainer's merged profile must be there
+derive mysql standin-mysqlc
+MWD=$TMP/wdm
+pgo myc standin-mysqlc --source="$SRC" --workdir="$MWD" --train=oltp_point_select --train-time=2 \
+    --table-size=1000 --variants=baseline,clang:pgo --measure=off
+is "$RC" 0 "mysql recipe, clang:pgo: exit 0" || diag "$(errors_of "$TMP/myc.err" | tail -5)"
+MROOT=$(ls -d "$MWD"/standin-mysqlc-clang-*/ 2>/dev/null | head -1)
+MROOT=${MROOT%/}
+USE_DIR=$(option_of "$MROOT/pgo/build.log" FPROFILE_DIR)
+like "$USE_DIR" "^$MWD/" "mysql recipe, clang:pgo: FPROFILE_DIR is in the workdir ($USE_DIR)"
+ok "mysql recipe, clang:pgo: the merged profile is FPROFILE_DIR/default.profdata" test -s "$USE_DIR/default.profdata"
+like "$(info "$MROOT/pgo" c_flags)" "(^| )-fprofile-use=$USE_DIR( |$)" \
+    "mysql recipe, clang:pgo: compiled with -fprofile-use=FPROFILE_DIR (MySQL's option)"
+like "$(grep -E '^  clang:instrumented ' -A1 "$TMP/myc.out" | tail -1)" "\([1-9][0-9]* \.profraw files merged\)" \
+    "mysql recipe, clang: the training merged its .profraw files"
+is "$(count "$MROOT/pgo/build.log" '\(warning\|error\): .*profile')" 0 \
+    "mysql recipe, clang:pgo: no profile warning in its build log" ||
+    diag "$(grep -m3 -- '\(warning\|error\): .*profile' "$MROOT/pgo/build.log")"
+like "$(cat "$TMP/myc.out")" "identical for baseline, clang:pgo" "mysql recipe, clang:pgo: gated"
 done_testing
