@@ -6,7 +6,9 @@
 # PGOLAB_METRICS_PROC test knob) degrades to one "metrics unavailable" line with every run
 # still recorded; a managed PostgreSQL variant gets server CPU per transaction > 0 from more
 # than one server process (its forked backends), split into user and system time that add up
-# to it, shown in the server CPU table with the line that PGO and BOLT can only move user time.
+# to it, shown in the server CPU table with the line that PGO and BOLT can only move user time;
+# the ceiling (the server's user share of a transaction, the tps a build could gain at most)
+# in text, JSON and the HTML page.
 . "$(dirname "$0")/lib.sh"
 
 PGBIN=/usr/lib/postgresql/15/bin
@@ -135,6 +137,26 @@ for v in ("A", "B"):
 print(ok, "PGO and BOLT" in d.get("server_cpu_note", ""))
 PY
 )" "2 True" "JSON: per variant user + system = the metrics table's server CPU us/txn; the note"
+# the ceiling in JSON: per variant the server's user share s of a transaction and the ceiling
+# s / (1 - s) (= X / (X - u) - 1), the variant's expected tps change, and the note
+is "$(python3 - "$TMP/pg.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+cell = {(c["metric"], c["variant"]): c["value"] for c in d["cells"] if c["threads"] == 2}
+ok = 0
+for v in ("A", "B"):
+    s, c = cell[("server_user_share_pct", v)], cell[("ceiling_tps_pct", v)]
+    ok += 0 < s < 100 and abs(c - 100 * s / (100 - s)) <= 1e-6 * c + 1e-6
+print(ok, ("expected_tps_change_pct", "B") in cell, ("expected_tps_change_pct", "A") in cell,
+      "ceiling" in d.get("ceiling_note", ""))
+PY
+)" "2 True False True" "JSON: per variant the user share and the ceiling s/(1-s), B's expected tps change, the note"
+# ... and in the HTML page: the ceiling table with its columns and a row per variant
+"$PGOLAB" report --results="$TMP/pg.db" --format=html --output="$TMP/pg.html" 2>"$TMP/pgh.err"
+is "$?" 0 "HTML report: exit 0" || diag "$(cat "$TMP/pgh.err")"
+ctab=$(awk '/What the builds could change: the server/ && /user time in a transaction, oltp_point_select/ { on = 1 } on && /<\/table>/ { print; exit } on' "$TMP/pg.html")
+like "$ctab" "<th>u / X</th>.*<th>ceiling</th>" "HTML: the ceiling table's columns"
+is "$(printf '%s\n' "$ctab" | grep -cE '<tr><td( class="[^"]*")?>2</td><td( class="[^"]*")?>(A|B)</td>')" 2 "HTML: its row per variant"
 ok "work directory removed" test ! -e "$WD"
 
 done_testing
