@@ -9,7 +9,8 @@
 # Usage: tests/check.sh [--log=FILE] [--e2e=DIR] UNIT_BINARY...
 #   --log=FILE  full output, appended (default build/check.log)
 #   --e2e=DIR   the prove directory (default tests/e2e), or a space-separated list of .t files
-# Environment: PROVE (default prove); CHECK_JOBS (e2e files run at once, default 4); CHECK_TIMES
+# Environment: PROVE (default prove); CHECK_JOBS (e2e files run at once, default 4);
+# CHECK_UNIT_JOBS (unit binaries run at once, default the number of CPUs); CHECK_TIMES
 # (the e2e files' times, seconds and name per line: read to run the longest first, then
 # updated; default build/e2e-times); PGOLAB_CI=1
 # (set by .ci/run: skips of checks CI must run fail; see tests/e2e/lib.sh `skip` and
@@ -39,12 +40,26 @@ dots() {
     printf '%s' "$s"
 }
 
-# ---- unit tests (cmocka)
-u_files=0 u_tests=0 u_skipped=0 u_failed=0
+# ---- unit tests (cmocka): CHECK_UNIT_JOBS binaries at a time (default: the CPUs; each makes
+# its own temporary directory), reported in the order given
+u_files=0 u_tests=0 u_skipped=0 u_failed=0 u_t0=$(date +%s)
+UJOBS=${CHECK_UNIT_JOBS:-$(nproc)}
+case $UJOBS in '' | *[!0-9]* | 0) echo "check.sh: CHECK_UNIT_JOBS=$UJOBS: expected a number of unit binaries at a time, 1 or more" >&2; exit 1 ;; esac
+UDIR=$(mktemp -d "${TMPDIR:-/tmp}/pgolab-check-unit.XXXXXX") || exit 1
+trap 'rm -f "$OUT"; rm -rf "$UDIR"' EXIT
+i=0
+for bin in "${UNITS[@]}"; do
+    while [ "$(jobs -rp | wc -l)" -ge "$UJOBS" ]; do wait -n; done
+    ( "$bin" >"$UDIR/$i.out" 2>&1; echo $? >"$UDIR/$i.rc" ) &
+    i=$((i + 1))
+done
+wait
+i=0
 for bin in "${UNITS[@]}"; do
     name=${bin##*/}
-    "$bin" >"$OUT" 2>&1
-    rc=$?
+    mv "$UDIR/$i.out" "$OUT"
+    rc=$(cat "$UDIR/$i.rc" 2>/dev/null || echo 1)
+    i=$((i + 1))
     { echo "==== unit $bin (exit $rc)"; cat "$OUT"; } >>"$LOG"
     run=$(sed -n 's/^\[==========\] \([0-9]*\) test(s) run\.$/\1/p' "$OUT" | tail -1)
     skipped=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) test(s), listed below:$/\1/p' "$OUT" | tail -1)
@@ -62,8 +77,9 @@ for bin in "${UNITS[@]}"; do
         sed 's/^/    | /' "$OUT"
     fi
 done
+rm -rf "$UDIR"
 if [ "${#UNITS[@]}" -gt 0 ]; then
-    echo "unit  total: $u_files files, $u_tests tests, $u_skipped skipped, $u_failed files failed"
+    echo "unit  total: $u_files files, $u_tests tests, $u_skipped skipped, $(( $(date +%s) - u_t0 )) s, $u_failed files failed"
 fi
 if [ "$u_failed" -gt 0 ]; then
     echo "e2e   not run: unit tests failed"

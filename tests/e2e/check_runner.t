@@ -27,7 +27,7 @@ is "$?" 0 "passing suite: exit 0"
 is "$(grep -c "^e2e   $S/" "$TMP/pass.out")" 2 "one line per e2e file"
 like "$(cat "$TMP/pass.out")" "^e2e   $S/pass\.t \.+ ok   2 checks$" "a passing file: ok and its number of checks"
 like "$(cat "$TMP/pass.out")" "^unit  test_strbuf \.+ ok   [0-9]+ tests$" "a unit binary: one line"
-like "$(cat "$TMP/pass.out")" "^unit  total: 1 files, [0-9]+ tests, 0 skipped, 0 files failed$" "unit totals"
+like "$(cat "$TMP/pass.out")" "^unit  total: 1 files, [0-9]+ tests, 0 skipped, [0-9]+ s, 0 files failed$" "unit totals"
 like "$(cat "$TMP/pass.out")" "^e2e   total: 2 files, 6 checks, [0-9]+ s, 4 at a time, 0 files failed$" "e2e totals"
 # each file's output is in the log in one piece, under its own header, however many ran at once
 is "$(awk -v f="$S/pass.t" '/^==== e2e / { on = ($3 == f) } on && /^(not )?ok [0-9]+/' "$TMP/pass.log" | wc -l)" 2 \
