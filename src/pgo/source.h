@@ -7,6 +7,7 @@
 #ifndef PGOLAB_PGO_SOURCE_H
 #define PGOLAB_PGO_SOURCE_H
 
+#include <signal.h>
 #include <stdbool.h>
 
 #include "pgo/recipe.h"
