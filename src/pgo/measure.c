@@ -369,6 +369,8 @@ int pgo_measure(struct pgo_pipeline *p, struct store *store)
         rc = 1;
         goto out;
     }
+    if (p->outcome) /* named from here on, also by an interrupt before the first run */
+        p->outcome->experiment_id = cfg.experiment_id;
     cfg.keep_run_json = rq->output != NULL;
     int run_rc = experiment_run(&cfg, &res);
     if (experiment_record_finish(&cfg, &res, run_rc) < 0 && run_rc == 0)
