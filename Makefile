@@ -8,12 +8,16 @@ CC      ?= cc
 # The pgolab binary does not link libsqlite3: the SQLite it measures is the variant's, loaded
 # by src/db/sqlite.c, and the results store loads the system one at run time
 # (src/store/sqlite_api.c). <sqlite3.h> is used for types only; the unit tests link it.
-PKGS    := jansson gsl libmariadb libpq libdw
+# Nor does it link the client libraries of CLIENT_PKGS: a process loads libpq or libmariadb
+# when it first talks to such a server (src/util/libpq_api.h, libmariadb_api.h), so the
+# others start without them and their TLS, Kerberos and LDAP dependencies.
+PKGS    := jansson gsl libdw
+CLIENT_PKGS := libmariadb libpq
 OPT     ?= -O2 -g
 WARN    ?= -Wall -Wextra -Werror
 CFLAGS  ?= $(OPT)
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) -pthread -Isrc \
-             $(shell pkg-config --cflags $(PKGS) sqlite3 2>/dev/null) $(CFLAGS)
+             $(shell pkg-config --cflags $(PKGS) $(CLIENT_PKGS) sqlite3 2>/dev/null) $(CFLAGS)
 LDLIBS  := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -ldl -lm -pthread
 # BUILD: the object directory, BIN: the binary. `make check-asan` / `check-tsan` build into
 # build-asan/ and build-tsan/ (their own BIN), so they never clobber ./pgolab and build/.

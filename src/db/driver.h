@@ -76,8 +76,8 @@ struct db_conn {
 struct db_libinfo {
     const char *product;      /* the client library's name for the banner: "SQLite",
                                * "libmariadb", "libpq" (NULL: the driver's name) */
-    const char *path;         /* the library file that was loaded (a linked client library:
-                               * the file the dynamic linker chose) */
+    const char *path;         /* the library file that was loaded (a client library: the file
+                               * the dynamic linker chose for its soname) */
     const char *version;      /* the library's own version, dotted: "3.40.1" (SQLite),
                                * "3.3.20" (libmariadb), "15.18" (libpq); the same format for
                                * every driver, with product in front of it in the banner */

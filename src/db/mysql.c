@@ -9,13 +9,13 @@
  * statements so that a reconnect can re-prepare them behind the db_stmt pointers the workload
  * holds. The password is never printed: not in errors, not in --db-debug output. */
 #include "db/mysql.h"
+#include "util/libmariadb_api.h"
 #include "util/strbuf.h"
 #include "util/util.h"
 
 #include <dlfcn.h>
 #include <errmsg.h>
 #include <fcntl.h>
-#include <mysql.h>
 #include <mysqld_error.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -283,13 +283,16 @@ static int mdb_init(const struct opts *o)
         snprintf(cfg.where, sizeof(cfg.where), "%.300s:%u", cfg.host, cfg.port);
 
     if (!cfg.lib_ready) {
+        if (!libmariadb_api_load())
+            return -1;
         if (mysql_library_init(0, NULL, NULL))
             return error("cannot initialize the MySQL client library (libmariadb)");
         cfg.lib_ready = true;
     }
     Dl_info di;
     snprintf(lib_loaded_from, sizeof(lib_loaded_from), "%s",
-             dladdr((void *)&mysql_real_connect, &di) && di.dli_fname ? di.dli_fname : "?");
+             dladdr(*(void **)&libmariadb_api()->fn_mysql_real_connect, &di) && di.dli_fname
+                 ? di.dli_fname : "?");
     return 0;
 }
 
@@ -307,12 +310,12 @@ static int mdb_libinfo(struct db_libinfo *info)
     if (!cfg.lib_ready)
         return -1;
     info->product = "libmariadb";
-    info->path = lib_loaded_from; /* linked: the file the dynamic linker chose */
+    info->path = lib_loaded_from; /* the file the dynamic linker chose for the soname */
     info->version = mysql_get_client_info();
     info->source_id = NULL;
     info->engine_source_id = NULL;
     info->loaded_from = lib_loaded_from;
-    info->isolation = "linked";
+    info->isolation = "dlopen(RTLD_GLOBAL) of " LIBMARIADB_LIBRARY " at the driver's start";
     return 0;
 }
 

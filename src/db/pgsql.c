@@ -6,12 +6,12 @@
  * $n, a result set is a read, a command with a row count > 0 a write, and SQLSTATEs 40P01, 40001
  * and 23505 are retried. The password is never printed. */
 #include "db/pgsql.h"
+#include "util/libpq_api.h"
 #include "util/strbuf.h"
 #include "util/util.h"
 
 #include <dlfcn.h>
 #include <fcntl.h>
-#include <libpq-fe.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -214,13 +214,15 @@ static int pgsql_init(const struct opts *o)
     else
         cfg.where = xasprintf("%s:%s", host, cfg.port);
 
+    if (!libpq_api_load())
+        return -1;
     int v = PQlibVersion();
     if (v >= 100000)
         snprintf(lib_version, sizeof(lib_version), "%d.%d", v / 10000, v % 10000);
     else
         snprintf(lib_version, sizeof(lib_version), "%d.%d.%d", v / 10000, v / 100 % 100, v % 100);
     if (!lib_loaded_from) {
-        __typeof__(&PQexecPrepared) fn = PQexecPrepared;
+        __typeof__(libpq_api()->fn_PQexecPrepared) fn = PQexecPrepared;
         Dl_info di;
         lib_loaded_from = xstrdup(dladdr(*(void **)&fn, &di) && di.dli_fname ? di.dli_fname : "?");
     }
@@ -245,12 +247,12 @@ static int pgsql_libinfo(struct db_libinfo *info)
     if (!cfg.ready)
         return -1;
     info->product = "libpq";
-    info->path = lib_loaded_from; /* linked: the file the dynamic linker chose */
+    info->path = lib_loaded_from; /* the file the dynamic linker chose for the soname */
     info->version = lib_version;
     info->source_id = NULL;        /* a client library has no build source id */
     info->engine_source_id = NULL;
     info->loaded_from = lib_loaded_from;
-    info->isolation = "linked";
+    info->isolation = "dlopen(RTLD_GLOBAL) of " LIBPQ_LIBRARY " at the driver's start";
     return 0;
 }
 

@@ -11,10 +11,10 @@
  * is reachable only from this machine (127.0.0.1 and the socket in the datadir). */
 #include "server/server_flavor.h"
 #include "util/fs.h"
+#include "util/libmariadb_api.h"
 #include "util/strbuf.h"
 #include "util/util.h"
 
-#include <mysql.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>

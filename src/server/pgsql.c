@@ -10,12 +10,12 @@
  * theirs, mode 0700. */
 #include "server/server_flavor.h"
 #include "util/fs.h"
+#include "util/libpq_api.h"
 #include "util/strbuf.h"
 #include "util/util.h"
 
 #include <errno.h>
 #include <glob.h>
-#include <libpq-fe.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -211,7 +211,8 @@ pg json "${MY[@]}" "${SMALL[@]}" --mysql-user=pwuser --mysql-password="$PW" --ev
 is "$RC" 0 "--format=json: exit 0"
 like "$(cat "$TMP/json.out")" '"path": *"/[^"]*libmariadb\.so[^"]*"' "--format=json: library path is the libmariadb file"
 like "$(cat "$TMP/json.out")" '"version": *"[0-9]+\.[0-9]+\.[0-9]+"' "--format=json: library version, dotted"
-like "$(cat "$TMP/json.out")" '"isolation": *"linked"' "--format=json: library isolation is 'linked'"
+like "$(cat "$TMP/json.out")" '"isolation": *"dlopen\(RTLD_GLOBAL\) of libmariadb\.so\.3 at the driver.s start"' \
+    "--format=json: library isolation: loaded when the driver starts"
 like "$(cat "$TMP/json.out")" "\"server\": *\"MariaDB $(sql 'SELECT version()' | sed 's/-.*//' | sed 's/\./\\./g')\"" \
     "--format=json: the server's product and version"
 pg info "${MY[@]}" oltp_read_only info
