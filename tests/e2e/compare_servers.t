@@ -62,7 +62,7 @@ k=$(perl -MJSON::PP -0ne 'm{id="pgolab-data">(.*?)</script>}s or die; my $d = de
       my @k = @{$d->{experiments}[0]{metrics_keys}}; print grep { $k[$_] eq "server_cpu_us_per_txn" } 0 .. $#k' "$TMP/my.html")
 ok "... the server's CPU per transaction drawn as a chart (metric-0-$k)" grep -q "^chart metric-0-$k bar " "$TMP/my.html.status"
 cmp_ok "${#MSPEC[@]}" ">=" 9 "... and at least 3 system metrics charts"
-out=$(page_check "$TMP/my.html" "${MSPEC[@]}")
+out=$(status_check "$TMP/my.html" "${MSPEC[@]}")
 is "$out" "" "mysql A/A: the page drew every chart with its data in a browser, no error, no request"
 
 # ---- PostgreSQL A/A: binary vs install prefix, with a server option

@@ -69,12 +69,18 @@ bail_out() {
     exit 255
 }
 
+# diag LINE...: each line of each argument as a TAP comment, on stderr; note: on stdout. No
+# process: a file prints thousands.
 diag() {
-    printf '%s\n' "$@" | sed 's/^/# /' >&2
+    note "$@" >&2
 }
 
 note() {
-    printf '%s\n' "$@" | sed 's/^/# /'
+    local a
+    [ $# -gt 0 ] || set -- ""
+    for a in "$@"; do
+        printf '# %s\n' "${a//$'\n'/$'\n'# }"
+    done
 }
 
 # _tap_result STATUS DESC: print one TAP line; STATUS 0 = pass.
@@ -82,7 +88,8 @@ _tap_result() {
     local status=$1 desc=$2 suffix=
     _tap_n=$((_tap_n + 1))
     [ -n "$TODO" ] && suffix=" # TODO $TODO"
-    desc=$(printf '%s' "$desc" | tr '\n#' ' _')
+    desc=${desc//$'\n'/ }
+    desc=${desc//#/_}
     if [ "$status" -eq 0 ]; then
         echo "ok $_tap_n - $desc$suffix"
     else
@@ -621,13 +628,19 @@ browse() {
         sed -n '/<pre id="pgolab-status"/,/<\/pre>/p' | sed -e 's/<[^>]*>//g' >"$1.status"
 }
 
-# page_check FILE CHART-SPEC...: the page at FILE drew each chart "ID DATASETS POINTS" (POINTS
-# as a,b,...) with ink (a heat map: its cell count), and no other chart, saw no error, made no
-# request, and Chromium logged no console message. Prints what is wrong; 0 when nothing is.
+# page_check FILE CHART-SPEC...: browse FILE, then status_check it.
 page_check() {
+    browse "$1"
+    status_check "$@"
+}
+# status_check FILE CHART-SPEC...: the page at FILE, as its last `browse` saw it (FILE.status
+# and FILE.log), drew each chart "ID DATASETS POINTS" (POINTS as a,b,...) with ink (a heat map:
+# its cell count), and no other chart, saw no error, made no request, and Chromium logged no
+# console message. Prints what is wrong; 0 when nothing is.
+status_check() {
     local f=$1 bad=0 spec id ds pts line
     shift
-    browse "$f"
+    [ -e "$f.status" ] && [ "$f.status" -nt "$f" ] || { echo "$f: not browsed since it was written"; return 1; }
     for spec in "$@"; do
         read -r id ds pts <<<"$spec"
         line=$(grep "^chart $id " "$f.status")

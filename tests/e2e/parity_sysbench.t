@@ -457,6 +457,11 @@ agree() {
     fi
 }
 val() { awk -v k="$2" '$1 == k { print $2; f = 1 } END { if (!f) print "missing" }' "$1"; }
+# kv_load NAME FILE: the "key value ..." lines of FILE into KV as NAME:key; kv VAR NAME KEY: VAR
+# is that value, or "missing" (val without a process: the checks below make thousands)
+declare -A KV
+kv_load() { local k v rest; while read -r k v rest; do KV[$1:$k]=$v; done <"$2"; }
+kv() { local -n _kv_out=$1; _kv_out=${KV[$2:$3]-missing}; }
 setup() { awk -v k="$2" '$1 == k { printf "%.0f", $3 }' "$1"; }
 
 # The text output's line kinds, as sysbench log parsers match them (reference/sysbench.md §7):
@@ -563,8 +568,12 @@ for drv in "${DRIVERS[@]}"; do
         client "$sb" "$n" >"$sb/client"
         client "$pg" "$n" >"$pg/client"
         row="$drv $wl"
+        KV=()
+        kv_load sbp "$sb/per_txn"
+        kv_load pgp "$pg/per_txn"
         for k in $list; do
-            a=$(val "$sb/per_txn" "$k") b=$(val "$pg/per_txn" "$k")
+            kv a sbp "$k"
+            kv b pgp "$k"
             desc="$L: $k per transaction"
             if [ "$k" = "$rowdel" ] && [ "$wl" = oltp_delete ]; then
                 # exact: the rows the server deleted are what the tool counted as writes
@@ -575,21 +584,24 @@ for drv in "${DRIVERS[@]}"; do
                 desc="$L: $k + the tool's 'other' (DELETEs that found no row) per transaction"
             fi
             agree "$desc" "$a" "$b"
-            row="$row $k=$(printf '%.4g/%.4g' "$a" "$b")"
+            printf -v ab '%.4g/%.4g' "$a" "$b"
+            row="$row $k=$ab"
         done
         # the statement forms PostgreSQL recorded (pg_stat_statements), per transaction
         if [ "$drv" = pgsql ]; then
             forms=$(cat "$sb/per_txn" "$pg/per_txn" | awk '$1 ~ /^pss:/ { print $1 }' | sort -u)
             like "$(grep -c '^pss:' "$sb/per_txn")" '^[1-9]' "$L: pg_stat_statements recorded sysbench's statements"
             for k in $forms; do
-                a=$(val "$sb/per_txn" "$k") b=$(val "$pg/per_txn" "$k")
+                kv a sbp "$k"
+                kv b pgp "$k"
                 [ "$a" = missing ] && a=0
                 [ "$b" = missing ] && b=0
                 # what both tools send once per run (their setup) is no statement form of a
                 # transaction
                 [ "$(calc "($a < 0.0005 && $a > -0.0005 && $b < 0.0005 && $b > -0.0005)")" = 1 ] && continue
                 agree "$L: pg_stat_statements: ${k#pss:} calls per transaction" "$a" "$b"
-                case $k in pss:BEGIN | pss:COMMIT) row="$row ${k#pss:}=$(printf '%.4g/%.4g' "$a" "$b")" ;; esac
+                printf -v ab '%.4g/%.4g' "$a" "$b"
+                case $k in pss:BEGIN | pss:COMMIT) row="$row ${k#pss:}=$ab" ;; esac
             done
         fi
         # what the tools reported
@@ -606,7 +618,8 @@ for drv in "${DRIVERS[@]}"; do
                 a=$(val "$sb/client" "$k") b=$(val "$pg/client" "$k")
             fi
             agree "$L: reported $k per transaction" "$a" "$b"
-            row="$row $k=$(printf '%.4g/%.4g' "$a" "$b")"
+            printf -v ab '%.4g/%.4g' "$a" "$b"
+            row="$row $k=$ab"
         done
         is "$(val "$sb/client" transactions) $(val "$pg/client" transactions)" "1 1" \
             "$L: --events is exact (one transaction per event, both tools)"

@@ -74,7 +74,7 @@ cmp_ok "$nmetrics" ">=" 3 "system metrics charts (intr/s, ctxsw/s, us% at least:
 for i in $(seq 0 9); do
     line=$(grep "^chart metric-0-$i " "$TMP/r.html.status") && SPEC+=("metric-0-$i 2 2,2")
 done
-out=$(page_check "$TMP/r.html" "${SPEC[@]}")
+out=$(status_check "$TMP/r.html" "${SPEC[@]}")
 is "$out" "" "every chart drew its data (point counts, ink), no error, no request, no console message"
 is "$(layout_check "$TMP/r.html" 2)" "" "legends name the 2 variants and leave the plots their room"
 note "$(cat "$TMP/r.html.status")"
@@ -129,7 +129,7 @@ for r in 5 40; do
     for i in $(seq 0 9); do
         grep -q "^chart metric-0-$i " "$TMP/m$r.html.status" && MSPEC+=("metric-0-$i 2 1,1")
     done
-    out=$(page_check "$TMP/m$r.html" "${MSPEC[@]}")
+    out=$(status_check "$TMP/m$r.html" "${MSPEC[@]}")
     is "$out" "" "$r rounds: every chart drew its data, a timeline per variant, no error"
     is "$(layout_check "$TMP/m$r.html" 2)" "" \
         "$r rounds: legends of 2 variants (not $((2 * r)) runs) under 1/4 of a canvas, plots > 1/2"
@@ -218,7 +218,7 @@ for e in 0 1; do
         grep -q "^chart metric-$e-$i " "$TMP/cmp.html.status" && CSPEC+=("metric-$e-$i 2 $([ $e = 0 ] && echo 2,2 || echo 1,1)")
     done
 done
-out=$(page_check "$TMP/cmp.html" "${CSPEC[@]}")
+out=$(status_check "$TMP/cmp.html" "${CSPEC[@]}")
 is "$out" "" "compare page: both experiments' charts drew their data, no error, no request"
 is "$(layout_check "$TMP/cmp.html" 2)" "" \
     "... side by side, legends of the 2 variants, plots with their room"
@@ -239,7 +239,7 @@ TSPEC=("tps-0-0 3 1,1,1" "pct-0-0 3 6,6,6" "time-0-0 3 1,1,1" "heat-0 1 4")
 for i in $(seq 0 9); do
     grep -q "^chart metric-0-$i " "$TMP/t.html.status" && TSPEC+=("metric-0-$i 3 1,1,1")
 done
-out=$(page_check "$TMP/t.html" "${TSPEC[@]}")
+out=$(status_check "$TMP/t.html" "${TSPEC[@]}")
 is "$out" "" "a heat map of 2 trainers x (1 workload + overall), and every chart drew its data"
 is "$(layout_check "$TMP/t.html" 3)" "" "... legends of the 3 variants, plots with their room"
 like "$(cat "$TMP/t.html.status")" "^chart heat-0 heatmap datasets=1 points=4 " "... the heat map's cells"
