@@ -99,13 +99,20 @@ $(BUILD)/nompi/mpi.o: src/bench/mpi.c
 $(BUILD)/pgolab-nompi: $(filter-out $(BUILD)/src/bench/mpi.o,$(OBJ)) $(BUILD)/nompi/mpi.o
 	$(CC) $(ALL_CFLAGS) -o $@ $^ $(filter-out $(MPI_LIBS),$(LDLIBS))
 
-$(BUILD)/tests/%: tests/unit/%.c $(LIBOBJ)
-	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIBOBJ) $(TEST_LDLIBS)
+# The unit tests link pgolab's objects from an archive: the linker takes only the objects a
+# test needs, and linking ~60 test binaries takes a third of the time it took with every one.
+LIBA    := $(BUILD)/libpgolab.a
+$(LIBA): $(LIBOBJ)
+	@rm -f $@
+	$(AR) rcs $@ $(LIBOBJ)
 
-$(BUILD)/tests/test_fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c tests/fuzz/util.c tests/fuzz/fuzz.h $(LIBOBJ)
+$(BUILD)/tests/%: tests/unit/%.c $(LIBA)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Itests/fuzz -DFUZZ_NAME='"$*"' -o $@ $(filter %.c,$^) $(LIBOBJ) $(TEST_LDLIBS)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIBA) $(TEST_LDLIBS)
+
+$(BUILD)/tests/test_fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c tests/fuzz/util.c tests/fuzz/fuzz.h $(LIBA)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Itests/fuzz -DFUZZ_NAME='"$*"' -o $@ $(filter %.c,$^) $(LIBA) $(TEST_LDLIBS)
 
 unit-build: $(UNIT)
 

@@ -10,7 +10,7 @@
 #   --log=FILE  full output, appended (default build/check.log)
 #   --e2e=DIR   the prove directory (default tests/e2e), or a space-separated list of .t files
 # Environment: PROVE (default prove); CHECK_JOBS (e2e files run at once, default 4);
-# CHECK_UNIT_JOBS (unit binaries run at once, default the number of CPUs); CHECK_TIMES
+# CHECK_UNIT_JOBS (unit binaries run at once, default twice the number of CPUs: many wait); CHECK_TIMES
 # (the e2e files' times, seconds and name per line: read to run the longest first, then
 # updated; default build/e2e-times); PGOLAB_CI=1
 # (set by .ci/run: skips of checks CI must run fail; see tests/e2e/lib.sh `skip` and
@@ -40,10 +40,10 @@ dots() {
     printf '%s' "$s"
 }
 
-# ---- unit tests (cmocka): CHECK_UNIT_JOBS binaries at a time (default: the CPUs; each makes
+# ---- unit tests (cmocka): CHECK_UNIT_JOBS binaries at a time (default: twice the CPUs; each makes
 # its own temporary directory), reported in the order given
 u_files=0 u_tests=0 u_skipped=0 u_failed=0 u_t0=$(date +%s)
-UJOBS=${CHECK_UNIT_JOBS:-$(nproc)}
+UJOBS=${CHECK_UNIT_JOBS:-$((2 * $(nproc)))}
 case $UJOBS in '' | *[!0-9]* | 0) echo "check.sh: CHECK_UNIT_JOBS=$UJOBS: expected a number of unit binaries at a time, 1 or more" >&2; exit 1 ;; esac
 UDIR=$(mktemp -d "${TMPDIR:-/tmp}/pgolab-check-unit.XXXXXX") || exit 1
 trap 'rm -f "$OUT"; rm -rf "$UDIR"' EXIT
