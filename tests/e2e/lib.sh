@@ -677,6 +677,24 @@ status_check() {
 }
 fails() { ! "$@" >/dev/null; }
 
+# layout_check FILE NVARIANTS: what the page at FILE (browsed: FILE.status) breaks of the rules
+# of a readable chart: every canvas's legend has at most one entry per variant (a timeline's
+# exactly one), under a quarter of the canvas's height, and its plot area keeps over half.
+layout_check() {
+    awk -v nv="$2" '
+        /^layout / {
+            n++
+            for (i = 3; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] + 0 }
+            if (v["legend"] > nv || ($2 ~ /^time-/ && v["legend"] != nv))
+                print $2 ": " v["legend"] " legend entries for " nv " variants"
+            if (v["legend_h"] * 4 >= v["canvas_h"])
+                print $2 ": the legend takes " v["legend_h"] " of " v["canvas_h"] " px"
+            if (v["plot_h"] * 2 <= v["canvas_h"])
+                print $2 ": the plot keeps " v["plot_h"] " of " v["canvas_h"] " px"
+        }
+        END { if (!n) print "no layout line" }' "$1.status"
+}
+
 # ---- the one estimator and the closing verdict of a text report (src/report/verdict.c)
 # verdict_last FILE: the report's last block is the verdict: "ok" when a line "Verdict against
 # ..." is followed only by its indented lines (no table, no blank line) up to the end of FILE

@@ -12,7 +12,8 @@
 # screenshot at 1280 px; the numbers in the page are the JSON report's (one source of
 # statistics); the tables are the markdown report's. A page with a broken data block, and one
 # with a line per run, must fail the same checks (so the checks can fail). Then --compare in
-# HTML, and bad input.
+# HTML, and bad input. The page of an instruction-count experiment is checked by
+# report_html_instr.t (full tier: it runs valgrind).
 . "$(dirname "$0")/lib.sh"
 
 if ! have chromium || [ ! -r /usr/share/javascript/chart.js/chart.min.js ]; then
@@ -35,24 +36,6 @@ rep() { # rep NAME ARGS...: pgolab report ARGS, stdout/stderr in $TMP/NAME.out/.
     shift
     timeout 60 "$PGOLAB" report --results="$DB" "$@" >"$TMP/$name.out" 2>"$TMP/$name.err"
     RC=$?
-}
-
-# layout_check FILE NVARIANTS: what the page at FILE (browsed: FILE.status) breaks of the rules
-# of a readable chart: every canvas's legend has at most one entry per variant (a timeline's
-# exactly one), under a quarter of the canvas's height, and its plot area keeps over half.
-layout_check() {
-    awk -v nv="$2" '
-        /^layout / {
-            n++
-            for (i = 3; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] + 0 }
-            if (v["legend"] > nv || ($2 ~ /^time-/ && v["legend"] != nv))
-                print $2 ": " v["legend"] " legend entries for " nv " variants"
-            if (v["legend_h"] * 4 >= v["canvas_h"])
-                print $2 ": the legend takes " v["legend_h"] " of " v["canvas_h"] " px"
-            if (v["plot_h"] * 2 <= v["canvas_h"])
-                print $2 ": the plot keeps " v["plot_h"] " of " v["canvas_h"] " px"
-        }
-        END { if (!n) print "no layout line" }' "$1.status"
 }
 
 # What experiment 1 must show: tps vs threads (2 variants x 2 thread counts); the latency
@@ -322,17 +305,6 @@ perl -0ne 'print $1 if m{<section class="profiles">.*?<pre>(.*?)</pre>}s' "$TMP/
     sed -e 's/&lt;/</g; s/&gt;/>/g; s/&quot;/"/g; s/&amp;/\&/g' | sed -n '/^CPU profile: /,$p' >"$TMP/fhtml.prof"
 note "profiles in the text report: $(grep -c '^CPU profile: ' "$TMP/ftext.prof")"
 ok "the page's profiles are the text report's, line for line" cmp -s "$TMP/ftext.prof" "$TMP/fhtml.prof"
-
-# ---- an instruction-count experiment (--measure=instructions): its four metrics as bars
-IDB=$TMP/i.db
-timeout 300 "$PGOLAB" compare "${vars[@]}" --bench=oltp_point_select --rounds=2 --measure=instructions \
-    --events=200 --table-size=1000 --results="$IDB" >"$TMP/i.out" 2>"$TMP/i.err"
-is "$?" 0 "an instruction-count experiment: exit 0"
-timeout 60 "$PGOLAB" report --results="$IDB" --format=html --output="$TMP/i.html" 2>/dev/null
-is "$?" 0 "its HTML report: exit 0"
-out=$(page_check "$TMP/i.html" "instr-0-0 2 1,1" "instr-0-1 2 1,1" "instr-0-2 2 1,1" "instr-0-3 2 1,1")
-is "$out" "" "estimated cycles, instructions, I1 misses and branch mispredictions per transaction drawn, nothing else"
-is "$(layout_check "$TMP/i.html" 2)" "" "... legends of the 2 variants, plots with their room"
 
 # ---- --output for the other formats: the same bytes as stdout
 rep csv1 --experiment=1 --format=csv
