@@ -122,7 +122,7 @@ unlike "$(ldd "$NOMPI")" "libmpi" "build/pgolab-nompi does not link libmpi"
 timeout 60 "$NOMPI" bench "${SQ[@]}" --threads=2 --events=50 --time=0 oltp_read_only run \
     >"$TMP/nompi1.out" 2>&1
 is "$?" 0 "without MPI, one process runs as before (exit 0)"
-eval "$(parse_final "$TMP/nompi1.out")"
+final_vars "$TMP/nompi1.out"
 is "$F_total_events" 50 "and does its 50 events"
 timeout -k 5 60 mpirun --oversubscribe --allow-run-as-root -np 2 "$NOMPI" bench "${SQ[@]}" --time=1 \
     oltp_read_only run >"$TMP/nompi.out" 2>"$TMP/nompi.err"
@@ -177,7 +177,7 @@ for thr in 1 2; do
     cmp_ok "$T" "<" 20 "Ctrl-C on mpirun, --threads=$thr: the job ends (after ${T}s)"
     ok "Ctrl-C on mpirun, --threads=$thr: rank 0 says it was interrupted" \
         grep -q "^Interrupted (mpirun's SIGTERM" "$TMP/sqint$thr.out"
-    eval "$(parse_final "$TMP/sqint$thr.out")"
+    final_vars "$TMP/sqint$thr.out"
     cmp_ok "${F_transactions:-0}" ">" 0 "Ctrl-C on mpirun, --threads=$thr: the partial summary keeps the work done"
     cmp_ok "${F_total_time:-99}" "<" 30 "Ctrl-C on mpirun, --threads=$thr: total time ends at the signal (${F_total_time}s)"
     is "$(grep -c '^SQL statistics:' "$TMP/sqint$thr.out")" 1 "Ctrl-C on mpirun, --threads=$thr: one summary (rank 0's)"

@@ -102,7 +102,7 @@ is "$(awk '$6 != 0 || $10 != 0 || $11 != 0' "$TMP/a.iv")" "" "read-only: w/s, er
 is "$(awk '{ d = $4 - 16 * $3; if (d < 0) d = -d; if (d > 32) print }' "$TMP/a.iv")" "" \
     "every interval: qps = 16 x tps (oltp_read_only statements per transaction)"
 
-eval "$(parse_final "$TMP/a.out")"
+final_vars "$TMP/a.out"
 check_block "$TMP/a.out" 95 "--percentile=95"
 is "$F_pct_label" 95 "final: 95th percentile line"
 cmp_ok "$F_total_time" '>=' 3 "final: total time >= --time"
@@ -130,7 +130,7 @@ is "$(grep -c 'lat (ms,99%): ' "$TMP/b.out")" "$(grep -c '^\[ ' "$TMP/b.out")" \
     "--percentile=99: every interval line says lat (ms,99%)"
 is "$(grep -c '95%' "$TMP/b.out")" 0 "--percentile=99: no 95% label anywhere"
 check_block "$TMP/b.out" 99 "--percentile=99"
-eval "$(parse_final "$TMP/b.out")"
+final_vars "$TMP/b.out"
 is "$F_pct_label" 99 "--percentile=99: '99th percentile:' line"
 cmp_ok "$F_lat_min" '<=' "$F_lat_pct" "--percentile=99: min <= 99th percentile"
 cmp_ok "$F_lat_pct" '<=' "$F_lat_max" "--percentile=99: 99th percentile <= max"
@@ -150,7 +150,7 @@ is "$(grep -c '^\[ ' "$TMP/c.out")" 0 "no --report-interval: no interval lines"
 note "---- --histogram"
 pg d "${common[@]}" --events=300 --histogram oltp_read_only run
 is "$RC" 0 "--histogram: exit 0"
-eval "$(parse_final "$TMP/d.out")"
+final_vars "$TMP/d.out"
 check_block "$TMP/d.out" 95 "--histogram"
 perl -ne '
     chomp;

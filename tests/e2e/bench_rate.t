@@ -28,7 +28,7 @@ cmp_ok "$n_iv" '>=' 2 "--rate=100: interval lines ($n_iv)"
 is "$n_q" "$n_iv" "--rate=100: one queue line per interval line"
 is "$(awk '/^\[ [0-9]+s \] thds: / { t = $2; getline; if ($2 != t || $5 != "length:") print "bad" }' "$TMP/r1.out")" "" \
     "--rate=100: each queue line follows its interval line, same stamp"
-eval "$(parse_final "$TMP/r1.out")"
+final_vars "$TMP/r1.out"
 # 300 arrivals expected in 3 s (Poisson, sd ~17): far inside [150, 450] unless the generator is wrong
 cmp_ok "$F_transactions" '>=' 150 "--rate=100: about 300 transactions in 3 s ($F_transactions)"
 cmp_ok "$F_transactions" '<=' 450 "--rate=100: not more than the arrivals ($F_transactions)"
@@ -69,7 +69,7 @@ ok "queue full: a heading says the run failed" grep -q '^FAILED: ' "$TMP/r3.out"
 f=$(grep -n '^FAILED: ' "$TMP/r3.out" | cut -d: -f1)
 s=$(grep -nxF 'SQL statistics:' "$TMP/r3.out" | cut -d: -f1)
 ok "queue full: the partial summary follows the heading" test "${f:-0}" -gt 0 -a "${s:-0}" -gt "${f:-0}"
-eval "$(parse_final "$TMP/r3.out")"
+final_vars "$TMP/r3.out"
 cmp_ok "$F_total_time" '<' 20 "queue full: the run stopped early ($F_total_time s of --time=20)"
 is "$F_total" "$(calc "$F_read + $F_write + $F_other")" "queue full: the summary is consistent"
 pg r3j "${common[@]}" --threads=1 --rate=1000000 --time=20 --format=json oltp_read_write run
@@ -80,13 +80,13 @@ note "---- --warmup-time"
 pg w1 "${common[@]}" --threads=1 --warmup-time=1 --events=300 --time=0 oltp_read_write run
 is "$RC" 0 "--warmup-time=1 --events=300: exit 0"
 ok "--warmup-time: header says 'Warmup time: 1s'" grep -qxF "Warmup time: 1s" "$TMP/w1.out"
-eval "$(parse_final "$TMP/w1.out")"
+final_vars "$TMP/w1.out"
 is "$F_transactions" 300 "--warmup-time: exactly --events counted after the warmup"
 is "$F_read/$F_write/$F_other" "4200/1200/600" "--warmup-time: none of the warmup's queries counted (300 x 14/4/2)"
 # a 4 s warmup before a 2 s run: counted in, the total would be >= 6 s
 pg w2 "${common[@]}" --threads=2 --warmup-time=4 --time=2 --report-interval=1 oltp_read_write run
 is "$RC" 0 "--warmup-time=4 --time=2: exit 0"
-eval "$(parse_final "$TMP/w2.out")"
+final_vars "$TMP/w2.out"
 cmp_ok "$F_total_time" '>=' 2 "--warmup-time: total time is the measured --time ($F_total_time)"
 cmp_ok "$F_total_time" '<' 5.5 "--warmup-time: the warmup is not in the total time ($F_total_time)"
 is "$(grep -o '^\[ [0-9]*s \] thds' "$TMP/w2.out" | tr -dc '0-9\n' | tr '\n' ' ')" "1 2 " \

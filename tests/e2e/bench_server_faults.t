@@ -108,7 +108,7 @@ done
 f=$TMP/fs-text.out
 ok "forced shutdown: the header states the limit" grep -qxF "Forcing shutdown in 7 seconds" "$f"
 ok "forced shutdown: a heading says so" grep -q '^FORCED SHUTDOWN: ' "$f"
-eval "$(parse_final "$f")"
+final_vars "$f"
 cmp_ok "$F_transactions" '>' 0 "forced shutdown: the work done before the freeze is kept ($F_transactions)"
 is "$F_total" "$(calc "$F_read + $F_write + $F_other")" "forced shutdown: the summary is consistent"
 cmp_ok "$F_total_time" '<' 9 "forced shutdown: total time ends at the shutdown ($F_total_time)"
@@ -138,7 +138,7 @@ kill -CONT "$MY_PID"
 PG_PIDS=()
 is "$RC" 2 "MariaDB frozen: exit 2"
 cmp_ok "$ELAPSED" '<' 20 "MariaDB frozen: the process ended (--time=6 plus 1 s grace; ${ELAPSED}s)"
-eval "$(parse_final "$TMP/fs-my.out")"
+final_vars "$TMP/fs-my.out"
 cmp_ok "$F_transactions" '>' 0 "MariaDB frozen: the work done is kept ($F_transactions)"
 ok "MariaDB frozen: the events cut off are counted" grep -qE '^Number of unfinished transactions on forced shutdown: [12]$' "$TMP/fs-my.out"
 
@@ -286,7 +286,7 @@ like "$(cat "$TMP/drop.err")" '^FATAL: SQL error \([1-4] of 4 threads\): .*42P01
 like "$(cat "$TMP/drop.err")" '; table sbtest1, statement: (SELECT|UPDATE|DELETE|INSERT) [^?]*sbtest1[^?]*[0-9]+[^?]*$' \
     "table dropped: the table and the statement with its values (no '?' left)"
 ok "table dropped: the summary is under a FAILED heading" grep -q '^FAILED: the run was stopped by the error above' "$TMP/drop.out"
-eval "$(parse_final "$TMP/drop.out")"
+final_vars "$TMP/drop.out"
 cmp_ok "$F_transactions" '>' 0 "table dropped: the partial summary keeps the work done ($F_transactions)"
 cmp_ok "$F_total_time" '<' 20 "table dropped: the run stopped at the error ($F_total_time s)"
 

@@ -46,7 +46,7 @@ done
 sql=$(grep -nxF "SQL statistics:" "$f" | cut -d: -f1)
 fair=$(grep -nxF "Threads fairness:" "$f" | cut -d: -f1)
 ok "SIGINT: 'Threads fairness' after 'SQL statistics'" test "${sql:-0}" -gt 0 -a "${fair:-0}" -gt "${sql:-0}"
-eval "$(parse_final "$f")"
+final_vars "$f"
 like "$(sed -n "$((${fair:-0} + 1)),\$p" "$f")" '^    events \(avg/stddev\): +[0-9.]+/[0-9.]+$' "SIGINT: fairness events line"
 like "$(sed -n "$((${fair:-0} + 1)),\$p" "$f")" '^    execution time \(avg/stddev\): +[0-9.]+/[0-9.]+$' "SIGINT: fairness execution time line"
 cmp_ok "$F_transactions" '>' 0 "SIGINT: transactions > 0"
@@ -106,7 +106,7 @@ fault() {
 # check_faults LABEL FILE EVENTS READS_PER_TRX: the counters of a run with injected retries.
 check_faults() {
     local label=$1 file=$2 events=$3 r=$4
-    eval "$(parse_final "$file")"
+    final_vars "$file"
     is "$F_transactions" "$events" "$label: transactions == --events ($events) exactly"
     cmp_ok "$F_ignored_errors" '>' 0 "$label: ignored errors > 0 ($F_ignored_errors)"
     # Tolerance: 1%, plus the rounding of the printed total time (4 decimals: up to
@@ -171,7 +171,7 @@ kill "$locker" 2>/dev/null
 wait "$locker" 2>/dev/null
 is "$RC" 0 "write lock held elsewhere: exit 0 at --time"
 cmp_ok "$ELAPSED" '<' 6 "write lock held elsewhere: ends at --time=2 (${ELAPSED}s)"
-eval "$(parse_final "$TMP/locked.out")"
+final_vars "$TMP/locked.out"
 is "$F_transactions" 0 "write lock held elsewhere: no transaction completed"
 cmp_ok "$F_ignored_errors" '>' 0 "write lock held elsewhere: the retries are ignored errors ($F_ignored_errors)"
 

@@ -20,7 +20,7 @@ is "$(sq "$DB" 'PRAGMA journal_mode')" "wal" "prepare leaves the database in WAL
 # check_threads LABEL FILE THREADS R W O [EVENTS]
 check_threads() {
     local label=$1 file=$2 th=$3 r=$4 w=$5 o=$6 events=${7:-}
-    eval "$(parse_final "$file")"
+    final_vars "$file"
     if [ -n "$events" ]; then
         is "$F_transactions" "$events" "$label: transactions == --events ($events) across $th threads"
     else

@@ -44,7 +44,7 @@ table_hash() {
 # W writes and O other statements per transaction (and exactly EVENTS transactions if given).
 check_counts() {
     local label=$1 file=$2 r=$3 w=$4 o=$5 events=${6:-}
-    eval "$(parse_final "$file")"
+    final_vars "$file"
     if [ -n "$events" ]; then
         is "$F_transactions" "$events" "$label: transactions == --events ($events)"
     else

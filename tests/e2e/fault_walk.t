@@ -88,7 +88,7 @@ walk_run() {
         for n in $(seq 1 "$last"); do
             PGOLAB_FAULT_AT=$n:$k b r oltp_read_write "$@" --threads=$threads run "${RUN[@]}"
             [ $RC -lt 124 ] || flag "$label-sig" "$k:$n=$RC"
-            eval "$(parse_final "$TMP/r.out")"
+            final_vars "$TMP/r.out"
             if [ "$k" = fatal ]; then
                 [ $RC -eq 1 ] || flag "$label-rc" "$k:$n=$RC"
                 one_line "$k" "$n" '^FATAL: SQL error \(thread #[01]\): ' "$TMP/r.err" || flag "$label-msg" "$k:$n"

@@ -262,39 +262,68 @@ calc() {
     esac
 }
 
-# parse_final FILE: the cumulative report (sysbench 1.0 layout) as shell assignments.
-# Every key is printed (empty when its line is missing), so a missing line fails the check
-# that uses it instead of silently reusing an older value.
+# _final_parse FILE: the cumulative report (sysbench 1.0 layout) of FILE into _F[key] (keys:
+# _FINAL_KEYS). Read by bash itself, each line tried against the one pattern its start can
+# match: a fork costs ~10 ms on this machine, and the tests parse about 1,000 reports.
+_final_parse() {
+    local l in= k
+    _F=()
+    local re_count='^        (read|write|other|total):[[:space:]]+([0-9]+)$'
+    local re_rate='^    (transactions|queries|ignored errors|reconnects):[[:space:]]+([0-9]+)[[:space:]]+\(([0-9.]+) per sec\.\)$'
+    local re_time='^    total time:[[:space:]]+([0-9.]+)s$'
+    local re_events='^    total number of events:[[:space:]]+([0-9]+)$'
+    local re_lat='^         (min|avg|max|sum):[[:space:]]+([0-9.]+)$'
+    local re_pct='^        +([0-9]+)th percentile:[[:space:]]+([0-9.]+)$'
+    local re_pct_off='^         percentile stats:[[:space:]]+disabled$'
+    local re_fair='^    (events|execution time) \(avg/stddev\):[[:space:]]+([0-9.]+)/([0-9.]+)$'
+    while IFS= read -r l || [ -n "$l" ]; do
+        if [ -z "$in" ]; then
+            [ "$l" = "SQL statistics:" ] || continue
+            in=1
+        fi
+        # each line is tried against the one pattern its start can match
+        case $l in
+        "        read:"* | "        write:"* | "        other:"* | "        total:"*)
+            [[ $l =~ $re_count ]] && _F[${BASH_REMATCH[1]}]=${BASH_REMATCH[2]} ;;
+        "    transactions:"* | "    queries:"* | "    ignored errors:"* | "    reconnects:"*)
+            if [[ $l =~ $re_rate ]]; then
+                k=${BASH_REMATCH[1]// /_}
+                _F[$k]=${BASH_REMATCH[2]} _F[${k}_ps]=${BASH_REMATCH[3]}
+            fi ;;
+        "    total time:"*) [[ $l =~ $re_time ]] && _F[total_time]=${BASH_REMATCH[1]} ;;
+        "    total number of events:"*) [[ $l =~ $re_events ]] && _F[total_events]=${BASH_REMATCH[1]} ;;
+        "         min:"* | "         avg:"* | "         max:"* | "         sum:"*)
+            [[ $l =~ $re_lat ]] && _F[lat_${BASH_REMATCH[1]}]=${BASH_REMATCH[2]} ;;
+        "         percentile stats:"*) [[ $l =~ $re_pct_off ]] && _F[pct_disabled]=1 ;;
+        "        "*"th percentile:"*)
+            [[ $l =~ $re_pct ]] && _F[pct_label]=${BASH_REMATCH[1]} _F[lat_pct]=${BASH_REMATCH[2]} ;;
+        "    events (avg/stddev):"* | "    execution time (avg/stddev):"*)
+            if [[ $l =~ $re_fair ]]; then
+                k=fair_events
+                [ "${BASH_REMATCH[1]}" = events ] || k=fair_time
+                _F[${k}_avg]=${BASH_REMATCH[2]} _F[${k}_sd]=${BASH_REMATCH[3]}
+            fi ;;
+        esac
+    done <"$1"
+}
+# parse_final FILE: the cumulative report as shell assignments, F_key=value per line.
+# final_vars FILE [PREFIX]: the same assignments made in this shell, to PREFIXkey (default F_),
+# without a process. Every key is set (empty when its line is missing), so a missing line
+# fails the check that uses it instead of silently reusing an older value.
+_FINAL_KEYS="read write other total transactions transactions_ps queries queries_ps
+    ignored_errors ignored_errors_ps reconnects reconnects_ps total_time total_events lat_min
+    lat_avg lat_max lat_pct pct_label pct_disabled lat_sum fair_events_avg fair_events_sd
+    fair_time_avg fair_time_sd"
+declare -A _F
 parse_final() {
-    perl -ne '
-        BEGIN {
-            @keys = qw(read write other total transactions transactions_ps queries queries_ps
-                       ignored_errors ignored_errors_ps reconnects reconnects_ps total_time
-                       total_events lat_min lat_avg lat_max lat_pct pct_label pct_disabled lat_sum
-                       fair_events_avg fair_events_sd fair_time_avg fair_time_sd);
-            %v = map { $_ => "" } @keys;
-        }
-        chomp;
-        $in = 1 if /^SQL statistics:$/;
-        next unless $in;
-        if (/^        (read|write|other|total):\s+(\d+)$/) { $v{$1} = $2 }
-        elsif (/^    (transactions|queries|ignored errors|reconnects):\s+(\d+)\s+\(([\d.]+) per sec\.\)$/) {
-            my ($k, $n, $ps) = ($1, $2, $3);
-            $k =~ s/ /_/g; $v{$k} = $n; $v{"${k}_ps"} = $ps;
-        }
-        elsif (/^    total time:\s+([\d.]+)s$/) { $v{total_time} = $1 }
-        elsif (/^    total number of events:\s+(\d+)$/) { $v{total_events} = $1 }
-        elsif (/^         (min|avg|max|sum):\s+([\d.]+)$/) { $v{"lat_$1"} = $2 }
-        elsif (/^        +(\d+)th percentile:\s+([\d.]+)$/) { $v{pct_label} = $1; $v{lat_pct} = $2 }
-        elsif (/^         percentile stats:\s+disabled$/) { $v{pct_disabled} = 1 }
-        elsif (m{^    events \(avg/stddev\):\s+([\d.]+)/([\d.]+)$}) {
-            $v{fair_events_avg} = $1; $v{fair_events_sd} = $2;
-        }
-        elsif (m{^    execution time \(avg/stddev\):\s+([\d.]+)/([\d.]+)$}) {
-            $v{fair_time_avg} = $1; $v{fair_time_sd} = $2;
-        }
-        END { print "F_$_=$v{$_}\n" for @keys }
-    ' "$1"
+    local k
+    _final_parse "$1"
+    for k in $_FINAL_KEYS; do printf 'F_%s=%s\n' "$k" "${_F[$k]-}"; done
+}
+final_vars() {
+    local k
+    _final_parse "$1"
+    for k in $_FINAL_KEYS; do printf -v "${2:-F_}$k" '%s' "${_F[$k]-}"; done
 }
 
 # bench_fails LABEL ERE ARGS...: 4 checks: `pgolab bench ARGS` exits 1, one stderr line matching ERE, no report

@@ -40,7 +40,7 @@ checked() {
     log=$TMP/vg.$name.log
     is "$RC" 0 "$name: bench run ${MEMCHECK:+under memcheck }exits 0 (99: memcheck found an error)" ||
         diag "$(tail -5 "$TMP/$name.err")" "$( [ -f "$log" ] && grep -A30 -m1 '^==[0-9]*== [A-Z][a-z]' "$log")"
-    eval "$(parse_final "$TMP/$name.out")"
+    final_vars "$TMP/$name.out"
     cmp_ok "${F_transactions:-0}" '>' 0 "$name: transactions were counted ($F_transactions)"
     if [ ${#MEMCHECK[@]} -gt 0 ]; then
         like "$(cat "$log" 2>/dev/null)" 'ERROR SUMMARY: 0 errors from 0 contexts' \

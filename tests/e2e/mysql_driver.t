@@ -129,7 +129,7 @@ run_mix() {
     pg "$label" "${MY[@]}" "${SMALL[@]}" --time=2 "$@" "$wl" run
     snap A
     is "$RC" 0 "$label: exit 0"
-    eval "$(parse_final "$TMP/$label.out")"
+    final_vars "$TMP/$label.out"
     local tx=$F_transactions err=${F_ignored_errors:-x}
     cmp_ok "$tx" '>' 20 "$label: ran transactions ($tx)"
     local per=$((r + w + o))
@@ -189,7 +189,7 @@ pg sock --db-driver=mysql --mysql-socket="$MD/sock" "${SMALL[@]}" --events=50 --
 is "$RC" 0 "--mysql-socket: exit 0"
 like "$(head -n 1 "$TMP/sock.out")" '^sysbench 1\.0\.20 \(pgolab [^,]+, libmariadb [0-9]+\.[0-9]+\.[0-9]+\)$' \
     "banner names the client library and its version"
-eval "$(parse_final "$TMP/sock.out")"
+final_vars "$TMP/sock.out"
 is "$F_transactions" 50 "--mysql-socket: ran the 50 events"
 
 pg pwok "${MY[@]}" "${SMALL[@]}" --mysql-user=pwuser --mysql-password="$PW" --events=50 --time=0 --db-debug \
@@ -274,7 +274,7 @@ run_and_kill() {
 run_and_kill killall 8 --mysql-ignore-errors=all
 is "$RC" 0 "killed with --mysql-ignore-errors=all: the run completes (exit 0)"
 is "$KILLED" 2 "killed with --mysql-ignore-errors=all: both worker connections were killed"
-eval "$(parse_final "$TMP/killall.out")"
+final_vars "$TMP/killall.out"
 cmp_ok "$(calc "$F_reconnects + $F_ignored_errors")" '>=' 2 \
     "killed with --mysql-ignore-errors=all: reconnects/errors counted ($F_reconnects/$F_ignored_errors)"
 cmp_ok "$F_reconnects" '>=' 1 "killed with --mysql-ignore-errors=all: reconnects counted"

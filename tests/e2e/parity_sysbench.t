@@ -278,8 +278,8 @@ per_txn() {
 # client DIR EVENTS: the same for what the tool reported (read/write/other/transactions/errors).
 client() {
     local d=$1 n=$2 k
-    eval "$(parse_final "$d/run1.out" | sed 's/^F_/A_/')"
-    eval "$(parse_final "$d/runN.out" | sed 's/^F_/B_/')"
+    final_vars "$d/run1.out" A_
+    final_vars "$d/runN.out" B_
     for k in read write other transactions ignored_errors reconnects; do
         local a="A_$k" b="B_$k"
         if [ -n "${!a}" ] && [ -n "${!b}" ]; then

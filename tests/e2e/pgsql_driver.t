@@ -88,7 +88,7 @@ server_counters() {
 # succeeded in the failed attempts (0 .. W-1 each).
 check_mix() {
     local label=$1 file=$2 r=$3 w=$4 o=$5 wo
-    eval "$(parse_final "$file")"
+    final_vars "$file"
     cmp_ok "$F_transactions" '>' 0 "$label: transactions > 0"
     is "$F_read" "$(calc "$r * ($F_transactions + $F_ignored_errors)")" "$label: reads = $r x (transactions + errors)"
     if [ "$w" -eq 0 ]; then
@@ -184,7 +184,7 @@ is "$F_transactions/$F_read" "100/100" "point_select: 100 events, one read each"
 note "---- unix socket, passwords"
 pg sock --db-driver=pgsql --pgsql-host="$PGD" --pgsql-port="$PORT" "${S[@]}" --events=20 oltp_point_select run
 is "$RC" 0 "--pgsql-host=<socket dir>: exit 0"
-eval "$(parse_final "$TMP/sock.out")"
+final_vars "$TMP/sock.out"
 is "$F_read" 20 "--pgsql-host=<socket dir>: 20 reads"
 psql_at sbtest "GRANT SELECT ON ALL TABLES IN SCHEMA public TO pwuser" >/dev/null
 pg pwopt "${P[@]}" "${S[@]}" --pgsql-user=pwuser --pgsql-password="$PW" --db-debug --events=5 oltp_point_select run
@@ -260,7 +260,7 @@ pg b1 "${P[@]}" --events=1000 --time=0 bulk_insert run
 is "$RC" 0 "bulk_insert: first run exit 0"
 pg b2 "${P[@]}" --time=2 bulk_insert run  # without the stop at --time: killed by pg's timeout (RC 124)
 is "$RC" 0 "bulk_insert again: ends by itself at --time, exit 0 (23505 is retryable, as in sysbench)"
-eval "$(parse_final "$TMP/b2.out")"
+final_vars "$TMP/b2.out"
 is "$F_transactions" 0 "bulk_insert again: no transactions"
 cmp_ok "$F_ignored_errors" '>' 0 "bulk_insert again: the duplicate keys are counted as ignored errors"
 pg bclean "${P[@]}" bulk_insert cleanup
@@ -324,12 +324,12 @@ like "$(cat "$TMP/sqlerr.err")" '^FATAL: SQL error \(thread #0\): ERROR 42501: p
 # as in sysbench: a command that changed nothing), each INSERT adds one (write).
 pg miss "${P[@]}" --table-size=100000000 --events=20 oltp_write_only run
 is "$RC" 0 "write_only on missing ids: exit 0"
-eval "$(parse_final "$TMP/miss.out")"
+final_vars "$TMP/miss.out"
 is "$F_read/$F_write/$F_other/$F_ignored_errors" "0/20/100/0" \
     "write_only on missing ids: 0 reads, 20 writes (inserts), 100 other (BEGIN, COMMIT, 3 no-op writes per tx)"
 is "$(psql_at sbtest "SELECT count(*) FROM sbtest1")" 120 "write_only on missing ids: 20 rows inserted"
 pg missr "${P[@]}" --table-size=100000000 --events=20 oltp_read_only run
-eval "$(parse_final "$TMP/missr.out")"
+final_vars "$TMP/missr.out"
 is "$RC/$F_read/$F_write/$F_other" "0/280/0/40" "read_only on missing ids: an empty result set is still a read"
 pg prep4 "${P[@]}" --table-size=100 oltp_read_only prepare
 is "$RC" 1 "prepare over existing tables: exit 1"

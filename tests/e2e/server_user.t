@@ -69,7 +69,7 @@ for drv in mysql pgsql; do
     is "$RC" 0 "$drv prepare as $USR: exit 0" || diag "$(cat "$TMP/$drv-prep.err")"
     run "$drv-run" bench oltp_read_write run "${conn[@]}" --table-size=500 --time=1
     is "$RC" 0 "$drv run as $USR: exit 0" || diag "$(cat "$TMP/$drv-run.err")"
-    eval "$(parse_final "$TMP/$drv-run.out")"
+    final_vars "$TMP/$drv-run.out"
     cmp_ok "${F_transactions:-0}" '>' 0 "$drv run as $USR: transactions ($F_transactions)"
     run "$drv-stop" server stop --datadir="$D"
     is "$RC" 0 "$drv stop as $USR: exit 0" || diag "$(cat "$TMP/$drv-stop.err")"
