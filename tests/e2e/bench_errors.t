@@ -10,7 +10,7 @@
 DB=$TMP/sb.db
 
 pg prep --sqlite-db="$DB" --table-size=200 oltp_read_write prepare
-[ "$RC" -eq 0 ] || bail_out "prepare failed: $(cat "$TMP/prep.err")"
+[ "$RC" -eq 0 ] || bail_out "prepare failed: $(<"$TMP/prep.err")"
 ok_db=(--sqlite-db="$DB" --table-size=200)
 
 note "---- command line"
@@ -49,7 +49,7 @@ like "$(head -1 "$TMP/noargs.err")" '^usage: pgolab <command>' "pgolab without a
 is "$(wc -c <"$TMP/noargs.out" | tr -d ' ')" 0 "pgolab without arguments: nothing on stdout"
 "$PGOLAB" server >"$TMP/srvnoargs.out" 2>"$TMP/srvnoargs.err"
 is "$?" 1 "pgolab server without a command: exit 1"
-like "$(cat "$TMP/srvnoargs.err")" '^FATAL: a command is required: start, stop, status or help$' "pgolab server without a command: one line"
+like "$(<"$TMP/srvnoargs.err")" '^FATAL: a command is required: start, stop, status or help$' "pgolab server without a command: one line"
 for h in --help -h help; do
     pg "gen$h" "$h"
     is "$RC/$(grep -c '^General options:' "$TMP/gen$h.out")" "0/1" "bench $h: exit 0, the general usage"
@@ -57,21 +57,21 @@ done
 pg testhelp oltp_point_select help
 pg testdashhelp oltp_point_select --help
 is "$RC" 0 "bench oltp_point_select --help: exit 0"
-is "$(cat "$TMP/testdashhelp.out")" "$(cat "$TMP/testhelp.out")" "bench TEST --help = bench TEST help"
-like "$(cat "$TMP/testhelp.out")" "--point-selects" "bench TEST help lists the test's options"
+is "$(<"$TMP/testdashhelp.out")" "$(<"$TMP/testhelp.out")" "bench TEST --help = bench TEST help"
+like "$(<"$TMP/testhelp.out")" "--point-selects" "bench TEST help lists the test's options"
 for h in "--help" "start --help" "help"; do
     # shellcheck disable=SC2086
     "$PGOLAB" server $h >"$TMP/srvhelp.out" 2>&1
     is "$?/$(grep -c '^Usage:$' "$TMP/srvhelp.out")" "0/1" "server $h: exit 0, the usage"
 done
 pg info info
-unlike "$(cat "$TMP/info.out")" "\(null\)" "bench info: no (null) values"
+unlike "$(<"$TMP/info.out")" "\(null\)" "bench info: no (null) values"
 
 note "---- prepare over an existing table"
 pg again "${ok_db[@]}" oltp_read_write prepare
 is "$RC" 1 "prepare twice: exit status 1"
-like "$(cat "$TMP/again.err")" "sbtest1.*already exists" "prepare twice: message names the table and says it exists"
-like "$(cat "$TMP/again.err")" 'already exists \(code 1\); run `pgolab bench oltp_read_write cleanup` with the same options first$' \
+like "$(<"$TMP/again.err")" "sbtest1.*already exists" "prepare twice: message names the table and says it exists"
+like "$(<"$TMP/again.err")" 'already exists \(code 1\); run `pgolab bench oltp_read_write cleanup` with the same options first$' \
     "prepare twice: the message says to run cleanup first"
 is "$(grep -c 'Inserting' "$TMP/again.out")" 0 "prepare twice: stops before inserting"
 is "$(wc -l <"$TMP/again.err" | tr -d ' ')" 1 "prepare twice: one line on stderr"
@@ -108,7 +108,7 @@ full=$TMP/full.db
 ) >"$TMP/full.out" 2>"$TMP/full.err"
 RC=$?
 is "$RC" 1 "disk full: exit status 1"
-like "$(cat "$TMP/full.err")" '[Dd]isk I/O error|disk is full|[Nn]o space|File too large|SQLITE_(IOERR|FULL)' \
+like "$(<"$TMP/full.err")" '[Dd]isk I/O error|disk is full|[Nn]o space|File too large|SQLITE_(IOERR|FULL)' \
     "disk full: the error names the I/O / disk-full condition"
 is "$(grep -c 'SQL statistics' "$TMP/full.out")" 0 "disk full: no report"
 ok "disk full: prepare had started ('Inserting 200000 records')" grep -qxF "Inserting 200000 records into 'sbtest1'" "$TMP/full.out"

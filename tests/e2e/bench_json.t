@@ -58,14 +58,14 @@ flatten() {
 }
 
 pg prep "${common[@]}" oltp_read_write prepare
-[ "$RC" -eq 0 ] || bail_out "prepare failed: $(cat "$TMP/prep.err")"
+[ "$RC" -eq 0 ] || bail_out "prepare failed: $(<"$TMP/prep.err")"
 
 # check_common LABEL FILE: consistency checks shared by every run.
 check_common() {
     local label=$1 file=$2 vars
     vars=$(flatten "$file" 2>"$TMP/flatten.err")
     ok "$label: stdout is one valid JSON object" test $? -eq 0
-    [ -s "$TMP/flatten.err" ] && diag "$(cat "$TMP/flatten.err")"
+    [ -s "$TMP/flatten.err" ] && diag "$(<"$TMP/flatten.err")"
     eval "$vars"
     is "${J_test:-}/${J_command:-}/${J_db_driver:-}" "oltp_read_write/run/sqlite" "$label: test, command, db_driver"
     is "${J_transactions:-}" "${J_events:-x}" "$label: transactions = events"
@@ -110,7 +110,7 @@ have sqlite3 || bail_out "sqlite3 CLI not found"
 note "---- --format=json --report-interval=1 --time=2"
 pg a "${common[@]}" --format=json --report-interval=1 --time=2 oltp_read_write run
 is "$RC" 0 "json run: exit 0"
-is "$(cat "$TMP/a.err")" "" "json run: nothing on stderr"
+is "$(<"$TMP/a.err")" "" "json run: nothing on stderr"
 is "$(head -c 1 "$TMP/a.out")" "{" "json run: stdout starts with the JSON object (no text header)"
 check_common "json --time=2" "$TMP/a.out"
 cmp_ok "${J_total_time_s:-}" '>=' 2 "json --time=2: total_time_s >= 2"

@@ -68,7 +68,7 @@ is "$(sq "$DB" "SELECT count(*) FROM sbtest1 WHERE id > $SIZE AND c GLOB '[0-9]*
 clean oltp_insert --tables=2
 # --auto-inc=off: prepare creates empty tables; ids are client-generated unique signed INTs
 prep oltp_insert --auto-inc=off
-unlike "$(cat "$TMP/prep.out")" "Inserting" "oltp_insert --auto-inc=off: prepare inserts no rows"
+unlike "$(<"$TMP/prep.out")" "Inserting" "oltp_insert --auto-inc=off: prepare inserts no rows"
 run_json insu oltp_insert --auto-inc=off --threads=2
 is "$(sq "$DB" "SELECT count(*) || ' ' || count(DISTINCT id) FROM sbtest1")" "$EV $EV" \
     "oltp_insert --auto-inc=off: $EV rows with distinct ids"
@@ -86,7 +86,7 @@ for w in select_random_points select_random_ranges; do
     for cmd in prepare run cleanup; do
         "$PGOLAB" bench $w $cmd "${common[@]}" --tables=2 >"$TMP/bad.out" 2>"$TMP/bad.err"
         is "$?" 1 "$w $cmd --tables=2: exit 1"
-        is "$(cat "$TMP/bad.err")" "FATAL: --tables=2: $w uses sbtest1 only (expected --tables=1)" "$w $cmd --tables=2: message"
+        is "$(<"$TMP/bad.err")" "FATAL: --tables=2: $w uses sbtest1 only (expected --tables=1)" "$w $cmd --tables=2: message"
     done
 done
 clean select_random_points
@@ -109,18 +109,18 @@ cmp_ok "$w" '<' 100 "bulk_insert: rows are batched (fewer INSERTs than rows)"
 # the events buffered into it are no transactions (the summary must not count them)
 "$PGOLAB" bench bulk_insert run "${common[@]}" --threads=2 --events=200000 --format=json >"$TMP/bulk2.json" 2>"$TMP/bulk2.err"
 is "$?" 1 "bulk_insert run again without cleanup: exit 1"
-like "$(cat "$TMP/bulk2.err")" "^FATAL: SQL error \\((thread #[01]|2 of 2 threads)\\): UNIQUE constraint failed: sbtest[12]\\.id( \\[error 19\\])?; table sbtest[12], statement: INSERT INTO sbtest[12] VALUES ?\\(1, ?1\\).*\\.\\.\\.$" \
+like "$(<"$TMP/bulk2.err")" "^FATAL: SQL error \\((thread #[01]|2 of 2 threads)\\): UNIQUE constraint failed: sbtest[12]\\.id( \\[error 19\\])?; table sbtest[12], statement: INSERT INTO sbtest[12] VALUES ?\\(1, ?1\\).*\\.\\.\\.$" \
     "bulk_insert run again: the constraint error, the table and the statement (cut)"
 read -r ev r w o e < <(counts "$TMP/bulk2.json")
 is "$ev/$w" "0/0" "bulk_insert run again: no events and no writes counted for the failed INSERTs"
 is "$(sq "$DB" "SELECT (SELECT count(*) FROM sbtest1) + (SELECT count(*) FROM sbtest2)")" 50000 "bulk_insert run again: the tables are unchanged"
 "$PGOLAB" bench bulk_insert cleanup "${common[@]}" --threads=2 >"$TMP/bc.out" 2>&1
-like "$(cat "$TMP/bc.out")" "Dropping table 'sbtest2'" "bulk_insert cleanup drops one table per thread"
+like "$(<"$TMP/bc.out")" "Dropping table 'sbtest2'" "bulk_insert cleanup drops one table per thread"
 is "$(sq "$DB" "SELECT count(*) FROM sqlite_master WHERE type = 'table'")" 0 "bulk_insert cleanup: no tables left"
 
 # ---- prewarm is MySQL only
 "$PGOLAB" bench oltp_read_only prewarm "${common[@]}" >/dev/null 2>"$TMP/pw.err"
 is "$?" 1 "prewarm on SQLite: exit 1"
-is "$(cat "$TMP/pw.err")" "FATAL: prewarm is MySQL only (--db-driver=mysql), not sqlite" "prewarm on SQLite: message"
+is "$(<"$TMP/pw.err")" "FATAL: prewarm is MySQL only (--db-driver=mysql), not sqlite" "prewarm on SQLite: message"
 
 done_testing

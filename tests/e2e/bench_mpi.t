@@ -60,7 +60,7 @@ merged() {
 # ---- SQLite
 SQ=(--db-driver=sqlite --sqlite-db="$TMP/sb.db" --tables=2 --table-size=500)
 mpi sqprep 2 "${SQ[@]}" oltp_read_write prepare
-is "$RC" 0 "sqlite: prepare under 2 ranks (exit 0)" || diag "$(cat "$TMP/sqprep.err")"
+is "$RC" 0 "sqlite: prepare under 2 ranks (exit 0)" || diag "$(<"$TMP/sqprep.err")"
 is "$(grep -c "^Creating table 'sbtest1'" "$TMP/sqprep.out")" 1 "sqlite: prepare ran once (rank 0)"
 is "$(sq "$TMP/sb.db" 'select count(*) from sbtest2')" 500 "sqlite: the tables are there"
 for np in 2 4; do
@@ -83,7 +83,7 @@ is "$(grep -c '^\[ [0-9]*s \] thds: [0-9]* tps' "$TMP/sqtext.out")" 3 "one merge
 like "$(grep -m1 '^\[ 1s \]' "$TMP/sqtext.out")" "thds: 4 tps" "the lines count both ranks' threads"
 
 is "$(grep -c '^SQL statistics:' "$TMP/sqtext.out")" 1 "the final block once"
-like "$(cat "$TMP/sqtext.out")" "Number of threads: 4" "the header counts every rank's threads"
+like "$(<"$TMP/sqtext.out")" "Number of threads: 4" "the header counts every rank's threads"
 
 # bad input
 timeout -k 5 60 mpirun --oversubscribe --allow-run-as-root -np 1 "$PGOLAB" bench "${SQ[@]}" --time=1 \
@@ -91,15 +91,15 @@ timeout -k 5 60 mpirun --oversubscribe --allow-run-as-root -np 1 "$PGOLAB" bench
     oltp_read_only run >"$TMP/sqdiff.out" 2>"$TMP/sqdiff.err"
 RC=$?
 isnt "$RC" 0 "ranks given different options: refused (exit non-zero)"
-like "$(cat "$TMP/sqdiff.err")" "rank 1 of 2 was given other options than rank 0: '--threads=3' here, '--threads=2' on rank 0" \
+like "$(<"$TMP/sqdiff.err")" "rank 1 of 2 was given other options than rank 0: '--threads=3' here, '--threads=2' on rank 0" \
     "the refusal names the first difference"
-unlike "$(cat "$TMP/sqdiff.out")" "Threads started" "nothing ran"
+unlike "$(<"$TMP/sqdiff.out")" "Threads started" "nothing ran"
 timeout -k 5 60 mpirun --oversubscribe --allow-run-as-root -np 1 "$PGOLAB" bench "${SQ[@]}" --time=1 \
     --mysql-password=Secret-1 oltp_read_only run : -np 1 "$PGOLAB" bench "${SQ[@]}" --time=1 \
     --mysql-password=Secret-2 oltp_read_only run >"$TMP/sqpw.out" 2>"$TMP/sqpw.err"
 RC=$?
 isnt "$RC" 0 "ranks given different passwords: refused (exit non-zero)"
-like "$(cat "$TMP/sqpw.err")" "'--mysql-password=\(hidden\)' here, '--mysql-password=\(hidden\)' on rank 0" \
+like "$(<"$TMP/sqpw.err")" "'--mysql-password=\(hidden\)' here, '--mysql-password=\(hidden\)' on rank 0" \
     "the refusal names the option"
 unlike "$(cat "$TMP/sqpw.err" "$TMP/sqpw.out")" "Secret-" "and never the password"
 mkdir -p "$TMP/a" "$TMP/b" && cp "$TMP/sb.db" "$TMP/a/sb.db"
@@ -108,9 +108,9 @@ timeout -k 5 60 mpirun --oversubscribe --allow-run-as-root -np 1 -wdir "$TMP/a" 
     : -np 1 -wdir "$TMP/b" "$PGOLAB" bench "${REL[@]}" >"$TMP/sqreach.out" 2>"$TMP/sqreach.err"
 RC=$?
 isnt "$RC" 0 "a rank without the database file stops the job (exit non-zero)"
-like "$(cat "$TMP/sqreach.err")" "sqlite-db=sb.db does not exist" "with that rank's message"
-like "$(cat "$TMP/sqreach.err")" "rank 1 of 2 could not reach the server and its tables" "rank 0 names the rank"
-unlike "$(cat "$TMP/sqreach.out")" "Threads started" "no rank started"
+like "$(<"$TMP/sqreach.err")" "sqlite-db=sb.db does not exist" "with that rank's message"
+like "$(<"$TMP/sqreach.err")" "rank 1 of 2 could not reach the server and its tables" "rank 0 names the rank"
+unlike "$(<"$TMP/sqreach.out")" "Threads started" "no rank started"
 
 # a pgolab built without MPI (the Makefile's build/pgolab-nompi: the stub, no libmpi) runs one
 # process as before, and under mpirun with 2 ranks refuses in one line instead of running 2
@@ -129,9 +129,9 @@ timeout -k 5 60 mpirun --oversubscribe --allow-run-as-root -np 2 "$NOMPI" bench 
 RC=$?
 isnt "$RC" 0 "without MPI, under mpirun -np 2: refused (exit non-zero)"
 is "$(grep -c 'built without MPI' "$TMP/nompi.err")" 1 "in one line, by rank 0 alone"
-like "$(cat "$TMP/nompi.err")" "started as one of 2 ranks by mpirun, but this pgolab was built without MPI: install libopenmpi-dev" \
+like "$(<"$TMP/nompi.err")" "started as one of 2 ranks by mpirun, but this pgolab was built without MPI: install libopenmpi-dev" \
     "saying what to install"
-unlike "$(cat "$TMP/nompi.out")" "Threads started" "no copy ran"
+unlike "$(<"$TMP/nompi.out")" "Threads started" "no copy ran"
 
 # a rank that dies mid-run (SIGKILL) ends the job: mpirun stops the others and names it
 timeout -k 5 60 mpirun --oversubscribe --allow-run-as-root -np 2 "$PGOLAB" bench "${SQ[@]}" --threads=2 \
@@ -154,7 +154,7 @@ wait "$MPIRUN"
 RC=$? T=$SECONDS
 isnt "$RC" 0 "a rank killed mid-run ends the job (exit non-zero)"
 cmp_ok "$T" "<" 30 "every rank stopped before --time=40 (after ${T}s)"
-like "$(cat "$TMP/sqdie.err")" "rank 1 .*(exited on signal 9|Killed)" "mpirun names the rank that died"
+like "$(<"$TMP/sqdie.err")" "rank 1 .*(exited on signal 9|Killed)" "mpirun names the rank that died"
 
 # Ctrl-C on mpirun (SIGINT to it): Open MPI sends the ranks SIGCONT, SIGTERM
 # odls_base_sigkill_timeout s later and SIGKILL as long again after that; a rank takes the
@@ -199,7 +199,7 @@ PG=(--db-driver=pgsql --pgsql-host=127.0.0.1 --pgsql-port="$PORT_pg" --pgsql-use
 for srv in my pg; do
     declare -n ARGS=${srv^^}
     mpi "${srv}prep" 2 "${ARGS[@]}" --tables=2 --table-size=500 oltp_read_write prepare
-    is "$RC" 0 "$srv: prepare under 2 ranks (exit 0)" || diag "$(cat "$TMP/${srv}prep.err")"
+    is "$RC" 0 "$srv: prepare under 2 ranks (exit 0)" || diag "$(<"$TMP/${srv}prep.err")"
     is "$(grep -c "^Creating table 'sbtest1'" "$TMP/${srv}prep.out")" 1 "$srv: prepare ran once (rank 0)"
     for np in 2 4; do
         merged "$srv$np" "$np" "${ARGS[@]}" --tables=2 --table-size=500 --threads=2 --time=2 oltp_read_write
@@ -216,9 +216,9 @@ timeout -k 5 60 mpirun --oversubscribe --allow-run-as-root -np 1 "$PGOLAB" bench
     --time=2 oltp_point_select run >"$TMP/pgreach.out" 2>"$TMP/pgreach.err"
 RC=$?
 isnt "$RC" 0 "postgresql: a rank the server refuses stops the job (exit non-zero)"
-like "$(cat "$TMP/pgreach.err")" "no_such_setting" "with that rank's message"
-like "$(cat "$TMP/pgreach.err")" "rank 1 of 2 could not reach the server" "rank 0 names the rank"
-unlike "$(cat "$TMP/pgreach.out")" "Threads started" "no rank started"
+like "$(<"$TMP/pgreach.err")" "no_such_setting" "with that rank's message"
+like "$(<"$TMP/pgreach.err")" "rank 1 of 2 could not reach the server" "rank 0 names the rank"
+unlike "$(<"$TMP/pgreach.out")" "Threads started" "no rank started"
 
 # a rank whose run fails (its transactions are read-only: the first write is an error) stops
 # every rank at once, long before --time
@@ -229,8 +229,8 @@ timeout -k 5 60 mpirun --oversubscribe --allow-run-as-root -np 1 "$PGOLAB" bench
 RC=$? T=$SECONDS
 isnt "$RC" 0 "postgresql: a rank whose run fails stops the job (exit non-zero)"
 cmp_ok "$T" "<" 30 "every rank stopped before --time=40 (after ${T}s)"
-like "$(cat "$TMP/pgmid.err")" "ERROR 25006: cannot execute UPDATE in a read-only transaction" "with that rank's error"
-like "$(cat "$TMP/pgmid.err")" "rank 1 of 2 \(host [^)]*\): its run failed \(the error above\): stopping every rank" \
+like "$(<"$TMP/pgmid.err")" "ERROR 25006: cannot execute UPDATE in a read-only transaction" "with that rank's error"
+like "$(<"$TMP/pgmid.err")" "rank 1 of 2 \(host [^)]*\): its run failed \(the error above\): stopping every rank" \
     "and which rank stopped the job"
 
 done_testing

@@ -79,7 +79,7 @@ chmod +x "$TMP/agent"
 timeout 120 "${INA[@]}" "$PGOLAB" server start --db-driver=pgsql --datadir="$SD/pg" >"$TMP/start.out" 2>&1 ||
     bail_out "pgolab server start failed: $(tail -3 "$TMP/start.out")"
 PORT=$(sed -n 's/^port: *127\.0\.0\.1:\([0-9]*\)$/\1/p' "$TMP/start.out")
-[ -n "$PORT" ] || bail_out "no port in: $(cat "$TMP/start.out")"
+[ -n "$PORT" ] || bail_out "no port in: $(<"$TMP/start.out")"
 ip netns exec "$NSA" socat TCP-LISTEN:"$PORT",bind="$ADDR_A",fork,reuseaddr TCP:127.0.0.1:"$PORT" \
     2>"$TMP/relay.err" &
 RELAY=$!
@@ -130,9 +130,9 @@ for _ in $(seq 1 50); do  # at most 5 s
 done
 job unreach 4 "${PG[@]}" --threads=2 --time=2 oltp_read_only run
 isnt "$RC" 0 "ranks on host B cannot reach the server: the job fails (exit non-zero)"
-like "$(cat "$TMP/unreach.err")" "cannot connect to PostgreSQL server at $ADDR_A:$PORT: server closed the connection" \
+like "$(<"$TMP/unreach.err")" "cannot connect to PostgreSQL server at $ADDR_A:$PORT: server closed the connection" \
     "with B's ranks' message"
-like "$(cat "$TMP/unreach.err")" "rank 2 of 4 could not reach the server" "rank 0 names the first of B's ranks"
-unlike "$(cat "$TMP/unreach.out")" "Threads started" "no rank started, A's neither"
+like "$(<"$TMP/unreach.err")" "rank 2 of 4 could not reach the server" "rank 0 names the first of B's ranks"
+unlike "$(<"$TMP/unreach.out")" "Threads started" "no rank started, A's neither"
 
 done_testing

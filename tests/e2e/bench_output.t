@@ -69,12 +69,12 @@ check_block() {
 }
 
 pg prep "${common[@]}" oltp_read_only prepare
-[ "$RC" -eq 0 ] || bail_out "prepare failed: $(cat "$TMP/prep.err")"
+[ "$RC" -eq 0 ] || bail_out "prepare failed: $(<"$TMP/prep.err")"
 
 note "---- --report-interval=1 --time=3"
 pg a "${common[@]}" --report-interval=1 --time=3 oltp_read_only run
 is "$RC" 0 "run: exit 0"
-is "$(cat "$TMP/a.err")" "" "run: nothing on stderr"
+is "$(<"$TMP/a.err")" "" "run: nothing on stderr"
 like "$(head -n 1 "$TMP/a.out")" '^sysbench [0-9]+\.[0-9]+\.[0-9]+ ' "header: 'sysbench X.Y.Z' version line"
 printf '%s\n' "" "Running the test with following options:" "Number of threads: 1" \
     "Report intermediate results every 1 second(s)" \
@@ -192,15 +192,15 @@ snap() { sq "$DB" "SELECT count(*), sum(id), sum(k), group_concat(substr(c, 1, 3
 before=$(snap)
 pg v1 "${common[@]}" oltp_read_only verify
 is "$RC" 0 "verify: exit 0"
-is "$(cat "$TMP/v1.err")" "" "verify: nothing on stderr"
+is "$(<"$TMP/v1.err")" "" "verify: nothing on stderr"
 is "$(wc -l <"$TMP/v1.out" | tr -d ' ')" 1 "verify: one line on stdout"
-like "$(cat "$TMP/v1.out")" '^verify checksum: [0-9a-f]{16} \([1-9][0-9]* rows\)$' "verify: 'verify checksum: HEX16 (N rows)'"
+like "$(<"$TMP/v1.out")" '^verify checksum: [0-9a-f]{16} \([1-9][0-9]* rows\)$' "verify: 'verify checksum: HEX16 (N rows)'"
 is "$(snap)" "$before" "verify: the data is unchanged (its writes are rolled back)"
 pg v2 "${common[@]}" oltp_read_only verify
-is "$(cat "$TMP/v2.out")" "$(cat "$TMP/v1.out")" "verify: the same data gives the same line"
+is "$(<"$TMP/v2.out")" "$(<"$TMP/v1.out")" "verify: the same data gives the same line"
 pg vj "${common[@]}" --format=json oltp_read_only verify
 is "$(perl -MJSON::PP -e 'local $/; my $j = decode_json(<STDIN>); printf "verify checksum: %s (%d rows)\n", $j->{checksum}, $j->{rows}' <"$TMP/vj.out")" \
-    "$(cat "$TMP/v1.out")" "verify: the text line says what the JSON says"
+    "$(<"$TMP/v1.out")" "verify: the text line says what the JSON says"
 sq "$DB" "UPDATE sbtest1 SET c = 'changed' || substr(c, 8) WHERE id = 7" >/dev/null
 pg v3 "${common[@]}" oltp_read_only verify
 is "$RC" 0 "verify after one changed row: exit 0"

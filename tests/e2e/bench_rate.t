@@ -13,7 +13,7 @@ have sqlite3 || bail_out "sqlite3 CLI not found (scripts/install-deps.sh install
 DB=$TMP/sb.db
 common=(--sqlite-db="$DB" --table-size=500)
 pg prep "${common[@]}" oltp_read_write prepare
-[ "$RC" -eq 0 ] || bail_out "prepare failed: $(cat "$TMP/prep.err")"
+[ "$RC" -eq 0 ] || bail_out "prepare failed: $(<"$TMP/prep.err")"
 
 # jq-free JSON reads
 jget() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$@"; }
@@ -59,9 +59,9 @@ note "---- --rate: the queue overflows"
 pg r3 "${common[@]}" --threads=1 --rate=1000000 --time=20 oltp_read_write run
 is "$RC" 1 "queue full: exit 1 (sysbench's)"
 is "$(grep -c 'The event queue is full' "$TMP/r3.err")" 1 "queue full: sysbench's message, once"
-like "$(cat "$TMP/r3.err")" '^FATAL: The event queue is full\. This means the worker threads are unable to keep up with the specified event generation rate' \
+like "$(<"$TMP/r3.err")" '^FATAL: The event queue is full\. This means the worker threads are unable to keep up with the specified event generation rate' \
     "queue full: sysbench's wording"
-like "$(cat "$TMP/r3.err")" '\(--rate=1000000 requested, [0-9]+/s achieved: [0-9]+ events started in [0-9.]+ s; the queue holds 131072 arrivals\): lower --rate or add --threads$' \
+like "$(<"$TMP/r3.err")" '\(--rate=1000000 requested, [0-9]+/s achieved: [0-9]+ events started in [0-9.]+ s; the queue holds 131072 arrivals\): lower --rate or add --threads$' \
     "queue full: the achieved rate beside the requested one"
 achieved=$(sed -n 's/.*requested, \([0-9]*\)\/s achieved.*/\1/p' "$TMP/r3.err")
 cmp_ok "${achieved:-1000000}" '<' 1000000 "queue full: the achieved rate is below the requested one (${achieved}/s)"

@@ -46,15 +46,15 @@ start small --server-option=max_connections=6   # 3 connections for sbtest (3 re
 start my --server-option=max_connections=10     # MariaDB's smallest
 MY=(--db-driver=mysql --mysql-host=127.0.0.1 --mysql-port="$PORT_my" --mysql-user=sbtest --mysql-db=sbtest)
 MY_PID=$(sed -n 's/^server: .*(pid \([0-9]*\))$/\1/p' "$TMP/start-my.out")
-[ -n "$MY_PID" ] || bail_out "no MariaDB pid in: $(cat "$TMP/start-my.out")"
+[ -n "$MY_PID" ] || bail_out "no MariaDB pid in: $(<"$TMP/start-my.out")"
 PG=(--db-driver=pgsql --pgsql-host=127.0.0.1 --pgsql-port="$PORT_pg" --pgsql-user=sbtest --pgsql-db=sbtest)
 SMALL=(--db-driver=pgsql --pgsql-host=127.0.0.1 --pgsql-port="$PORT_small" --pgsql-user=sbtest --pgsql-db=sbtest)
 pg prep "${PG[@]}" --table-size=1000 oltp_read_write prepare
-[ "$RC" -eq 0 ] || bail_out "prepare failed: $(cat "$TMP/prep.err")"
+[ "$RC" -eq 0 ] || bail_out "prepare failed: $(<"$TMP/prep.err")"
 pg prep2 "${SMALL[@]}" --table-size=100 oltp_point_select prepare
-[ "$RC" -eq 0 ] || bail_out "prepare failed: $(cat "$TMP/prep2.err")"
+[ "$RC" -eq 0 ] || bail_out "prepare failed: $(<"$TMP/prep2.err")"
 pg prep3 "${MY[@]}" --table-size=100 oltp_point_select prepare
-[ "$RC" -eq 0 ] || bail_out "prepare failed: $(cat "$TMP/prep3.err")"
+[ "$RC" -eq 0 ] || bail_out "prepare failed: $(<"$TMP/prep3.err")"
 
 # server_pids: the postmaster and its backends (the postmaster alone stopped does not stop
 # queries in flight)
@@ -178,7 +178,7 @@ PY
 python3 "$TMP/silent.py" "$PORT_pg" 30 >"$TMP/silent.port" &
 silent=$!
 poll 50 0.1 test -s "$TMP/silent.port"
-SPORT=$(cat "$TMP/silent.port")
+SPORT=$(<"$TMP/silent.port")
 timed init --db-driver=pgsql --pgsql-host=127.0.0.1 --pgsql-port="$SPORT" --pgsql-user=sbtest \
     --pgsql-db=sbtest --table-size=1000 --threads=4 --thread-init-timeout=2 oltp_read_write run
 kill "$silent" 2>/dev/null
@@ -187,7 +187,7 @@ is "$RC" 2 "silent server: exit 2 (sysbench's for a thread-init timeout)"
 cmp_ok "$ELAPSED" '>=' 2 "silent server: waited the --thread-init-timeout (${ELAPSED}s)"
 cmp_ok "$ELAPSED" '<' 9 "silent server: ended by the timeout, not the client's 10 s connect timeout (${ELAPSED}s)"
 is "$(wc -l <"$TMP/init.err")" 1 "silent server: one line"
-like "$(cat "$TMP/init.err")" '^FATAL: Worker threads failed to initialize within 2 seconds! \(0 of 4 threads had connected' \
+like "$(<"$TMP/init.err")" '^FATAL: Worker threads failed to initialize within 2 seconds! \(0 of 4 threads had connected' \
     "silent server: sysbench's message and how many threads had started"
 ok "silent server: no report" test "$(grep -c 'SQL statistics' "$TMP/init.out")" -eq 0
 
@@ -197,7 +197,7 @@ note "---- --thread-init-timeout bounds the table check's connection too"
 python3 "$TMP/silent.py" 0 80 >"$TMP/silent0.port" &
 silent=$!
 poll 50 0.1 test -s "$TMP/silent0.port"
-SPORT=$(cat "$TMP/silent0.port")
+SPORT=$(<"$TMP/silent0.port")
 timed check-pg --db-driver=pgsql --pgsql-host=127.0.0.1 --pgsql-port="$SPORT" --pgsql-user=sbtest \
     --pgsql-db=sbtest --pgsql-connect-timeout=60 --table-size=1000 --threads=4 --thread-init-timeout=3 \
     oltp_read_write run
@@ -206,7 +206,7 @@ wait "$silent" 2>/dev/null
 is "$RC" 2 "silent server, table check: exit 2"
 cmp_ok "$ELAPSED" '<' 11 "silent server, table check: ended by the timeout, not the 60 s connect timeout (${ELAPSED}s)"
 is "$(wc -l <"$TMP/check-pg.err")" 1 "silent server, table check: one line"
-like "$(cat "$TMP/check-pg.err")" '^FATAL: Worker threads failed to initialize within 3 seconds! \(0 of 4 threads had connected and prepared; the server does not answer the first connection \(the table check' \
+like "$(<"$TMP/check-pg.err")" '^FATAL: Worker threads failed to initialize within 3 seconds! \(0 of 4 threads had connected and prepared; the server does not answer the first connection \(the table check' \
     "silent server, table check: sysbench's message, the thread counts and what got no answer"
 ok "silent server, table check: no report" test "$(grep -c 'SQL statistics' "$TMP/check-pg.out")" -eq 0
 
@@ -219,7 +219,7 @@ kill -CONT "$MY_PID"
 PG_PIDS=()
 is "$RC" 2 "MariaDB frozen before the run: exit 2"
 cmp_ok "$ELAPSED" '<' 11 "MariaDB frozen before the run: ended by the timeout, not the 60 s connect timeout (${ELAPSED}s)"
-like "$(cat "$TMP/check-my.err")" '^FATAL: Worker threads failed to initialize within 3 seconds! \(0 of 2 threads had connected and prepared' \
+like "$(<"$TMP/check-my.err")" '^FATAL: Worker threads failed to initialize within 3 seconds! \(0 of 2 threads had connected and prepared' \
     "MariaDB frozen before the run: sysbench's message with the thread counts"
 is "$(wc -c <"$TMP/check-my.out")" 0 "MariaDB frozen before the run (json): nothing on stdout"
 
@@ -228,7 +228,7 @@ timed many "${SMALL[@]}" --table-size=100 --threads=8 --time=2 oltp_point_select
 is "$RC" 1 "too many connections: exit 1"
 cmp_ok "$ELAPSED" '<' 10 "too many connections: at once, not after the 30 s --thread-init-timeout (${ELAPSED}s)"
 is "$(wc -l <"$TMP/many.err")" 1 "too many connections: one line for every refused thread"
-like "$(cat "$TMP/many.err")" '^FATAL: cannot connect \([0-9]+ of 8 threads\): .*(too many clients|connection slots are reserved).*--threads=8 needs 8 connections at once \(one per thread\), the server allows 3 \(max_connections=6, 3 reserved for superusers\): raise max_connections or lower --threads \([0-9]+ of 8 threads had started\)$' \
+like "$(<"$TMP/many.err")" '^FATAL: cannot connect \([0-9]+ of 8 threads\): .*(too many clients|connection slots are reserved).*--threads=8 needs 8 connections at once \(one per thread\), the server allows 3 \(max_connections=6, 3 reserved for superusers\): raise max_connections or lower --threads \([0-9]+ of 8 threads had started\)$' \
     "too many connections: the server's error, what is needed, the fix and how many had started"
 # a backend being refused holds a process slot until it exits, so a thread may be refused below
 # the limit (and PostgreSQL words the refusal two ways: "too many clients already", "connection
@@ -245,7 +245,7 @@ timed many-my "${MY[@]}" --table-size=100 --threads=14 --time=2 oltp_point_selec
 is "$RC" 1 "MariaDB, too many connections: exit 1"
 cmp_ok "$ELAPSED" '<' 10 "MariaDB, too many connections: at once (${ELAPSED}s)"
 is "$(wc -l <"$TMP/many-my.err")" 1 "MariaDB, too many connections: one line"
-like "$(cat "$TMP/many-my.err")" '^FATAL: cannot connect \([0-9]+ of 14 threads\): .*Too many connections.*1040.*--threads=14 needs 14 connections at once \(one per thread\), the server allows 10 \(max_connections=10\): raise max_connections or lower --threads \([0-9]+ of 14 threads had started\)$' \
+like "$(<"$TMP/many-my.err")" '^FATAL: cannot connect \([0-9]+ of 14 threads\): .*Too many connections.*1040.*--threads=14 needs 14 connections at once \(one per thread\), the server allows 10 \(max_connections=10\): raise max_connections or lower --threads \([0-9]+ of 14 threads had started\)$' \
     "MariaDB, too many connections: errno 1040, needed against allowed, the fix"
 # MariaDB counts a connection it is about to refuse against max_connections while it is in
 # flight, so with 14 threads connecting at once a thread may be refused below 10: how many
@@ -264,7 +264,7 @@ is "$RC" 0 "duplicate key: the first run inserts"
 pg dup "${MY[@]}" --table-size=100 --auto-inc=off --rand-seed=4242 --events=3 --time=0 oltp_insert run
 is "$RC" 1 "duplicate key: exit 1"
 is "$(grep -c '^FATAL' "$TMP/dup.err")" 1 "duplicate key: one FATAL line"
-like "$(cat "$TMP/dup.err")" "^FATAL: SQL error \\(thread #0\\): Duplicate entry '-?[0-9]+' for key '[^']*PRIMARY'.*1062.*; table sbtest1, statement: INSERT INTO sbtest1 \\(id, k, c, pad\\) VALUES \\(-?[0-9]+, [0-9]+, '[0-9-]+" \
+like "$(<"$TMP/dup.err")" "^FATAL: SQL error \\(thread #0\\): Duplicate entry '-?[0-9]+' for key '[^']*PRIMARY'.*1062.*; table sbtest1, statement: INSERT INTO sbtest1 \\(id, k, c, pad\\) VALUES \\(-?[0-9]+, [0-9]+, '[0-9-]+" \
     "duplicate key: the code, the message, the table and the statement with its values"
 stmt=$(sed -n 's/.*; table sbtest1, statement: //p' "$TMP/dup.err")
 is "${#stmt}" 203 "duplicate key: a long statement is cut to 200 characters and '...'"
@@ -281,9 +281,9 @@ is "$RC" 1 "table dropped: exit 1"
 is "$(grep -c '^FATAL' "$TMP/drop.err")" 1 "table dropped: one FATAL line, not one per thread"
 # how many threads hit it before the run stopped races (a thread can be between transactions,
 # or waiting for the DROP's lock, when the first error stops the run): one to four
-like "$(cat "$TMP/drop.err")" '^FATAL: SQL error \([1-4] of 4 threads\): .*42P01.*relation "sbtest1" does not exist; a table of the test is missing' \
+like "$(<"$TMP/drop.err")" '^FATAL: SQL error \([1-4] of 4 threads\): .*42P01.*relation "sbtest1" does not exist; a table of the test is missing' \
     "table dropped: how many threads, the native code and the fix"
-like "$(cat "$TMP/drop.err")" '; table sbtest1, statement: (SELECT|UPDATE|DELETE|INSERT) [^?]*sbtest1[^?]*[0-9]+[^?]*$' \
+like "$(<"$TMP/drop.err")" '; table sbtest1, statement: (SELECT|UPDATE|DELETE|INSERT) [^?]*sbtest1[^?]*[0-9]+[^?]*$' \
     "table dropped: the table and the statement with its values (no '?' left)"
 ok "table dropped: the summary is under a FAILED heading" grep -q '^FAILED: the run was stopped by the error above' "$TMP/drop.out"
 final_vars "$TMP/drop.out"

@@ -10,7 +10,7 @@ DB=$TMP/sb.db
 common=(--sqlite-db="$DB" --table-size=500)
 
 pg prep "${common[@]}" oltp_read_write prepare
-[ "$RC" -eq 0 ] || bail_out "prepare failed: $(cat "$TMP/prep.err")"
+[ "$RC" -eq 0 ] || bail_out "prepare failed: $(<"$TMP/prep.err")"
 
 # interrupt NAME ARGS...: start `pgolab bench ARGS` in the background, SIGINT it once the run
 # has started and 1.5 s passed (with --report-interval=1: once the first interval line is out),
@@ -126,14 +126,14 @@ fault f7 7 "${common[@]}" --events=200 oltp_read_only run
 is "$RC" 0 "EVERY=7: exit 0 (no livelock)"
 check_faults "EVERY=7" "$TMP/f7.out" 200 14
 # A test knob never acts silently: said once on stderr, recorded in the run's JSON.
-is "$(cat "$TMP/f7.err")" "WARNING: test knob PGOLAB_FAULT_RETRY_EVERY=7 is set (injected retryable errors; for tests only, recorded as test_knobs)" \
+is "$(<"$TMP/f7.err")" "WARNING: test knob PGOLAB_FAULT_RETRY_EVERY=7 is set (injected retryable errors; for tests only, recorded as test_knobs)" \
     "EVERY=7: the knob is announced on stderr, once"
 fault fj 7 "${common[@]}" --events=50 --format=json oltp_read_only run
 knob_in() { perl -MJSON::PP -e 'local $/; my $j = decode_json(<STDIN>); print exists $j->{test_knobs} ? "$j->{test_knobs}{PGOLAB_FAULT_RETRY_EVERY}" : "none"' <"$1"; }
 is "$(knob_in "$TMP/fj.out")" 7 "EVERY=7: the run's JSON records test_knobs.PGOLAB_FAULT_RETRY_EVERY"
 pg nj "${common[@]}" --events=10 --format=json oltp_read_only run
 is "$(knob_in "$TMP/nj.out")" none "no knob set: no test_knobs in the JSON"
-is "$(cat "$TMP/nj.err")" "" "no knob set: nothing on stderr"
+is "$(<"$TMP/nj.err")" "" "no knob set: nothing on stderr"
 
 note "---- fault injection: PGOLAB_FAULT_RETRY_EVERY=17, with interval reports"
 fault f17 17 "${common[@]}" --events=200 --report-interval=1 oltp_read_only run
@@ -189,7 +189,7 @@ RC=$?
 ELAPSED=$(calc "$(date +%s.%N) - $t0")
 is "$RC" 2 "prepare + SIGINT: exit 2"
 cmp_ok "$ELAPSED" '<' 10 "prepare + SIGINT: stops soon after the signal (${ELAPSED}s)"
-like "$(cat "$TMP/bigprep.err")" "prepare interrupted while filling 'sbtest1' \([0-9]+ of 5000000 rows\): run cleanup" \
+like "$(<"$TMP/bigprep.err")" "prepare interrupted while filling 'sbtest1' \([0-9]+ of 5000000 rows\): run cleanup" \
     "prepare + SIGINT: the message says which table is partial and what to do"
 is "$(grep -c 'secondary index' "$TMP/bigprep.out")" 0 "prepare + SIGINT: no index step after the signal"
 

@@ -14,7 +14,7 @@ SIZE=1000
 common=(--sqlite-db="$DB" --table-size=$SIZE)
 
 pg prep "${common[@]}" oltp_read_write prepare
-[ "$RC" -eq 0 ] || bail_out "prepare failed: $(cat "$TMP/prep.err")"
+[ "$RC" -eq 0 ] || bail_out "prepare failed: $(<"$TMP/prep.err")"
 is "$(sq "$DB" 'PRAGMA journal_mode')" "wal" "prepare leaves the database in WAL mode"
 
 # check_threads LABEL FILE THREADS R W O [EVENTS]
@@ -43,7 +43,7 @@ check_threads() {
 note "---- oltp_read_write --threads=2 --time=2"
 pg rw "${common[@]}" --threads=2 --time=2 --report-interval=1 oltp_read_write run
 is "$RC" 0 "read_write --threads=2: exit 0"
-is "$(cat "$TMP/rw.err")" "" "read_write --threads=2: nothing on stderr"
+is "$(<"$TMP/rw.err")" "" "read_write --threads=2: nothing on stderr"
 ok "header says 'Number of threads: 2'" grep -qxF "Number of threads: 2" "$TMP/rw.out"
 like "$(grep -m1 '^\[ 1s \]' "$TMP/rw.out")" '^\[ 1s \] thds: 2 ' "first interval line: thds: 2"
 # The line at --time counts the workers running at its stamp, not when the reporter got a CPU

@@ -80,7 +80,7 @@ while read -r wl r w o; do
     printf '%s\n' "" "Creating table 'sbtest1'..." "Inserting $SIZE records into 'sbtest1'" \
         "Creating a secondary index on 'sbtest1'..." >"$TMP/prep.want"
     ok "$wl prepare: exactly the sysbench prepare lines" diff -u "$TMP/prep.want" <(tail -n +2 "$TMP/prep.out")
-    is "$(cat "$TMP/prep.err")" "" "$wl prepare: nothing on stderr"
+    is "$(<"$TMP/prep.err")" "" "$wl prepare: nothing on stderr"
     check_table "$DB" 1 $SIZE
 
     before=$(table_hash "$DB" 1)
@@ -151,7 +151,7 @@ rm -f "$DB" "$DB-wal" "$DB-shm"
 common=(--sqlite-db="$DB" --table-size=$SIZE --tables=3)
 pg pprep "${common[@]}" --threads=3 oltp_read_write prepare
 is "$RC" 0 "parallel prepare: exit 0"
-[ "$RC" = 0 ] || diag "parallel prepare stderr: $(cat "$TMP/pprep.err")"
+[ "$RC" = 0 ] || diag "parallel prepare stderr: $(<"$TMP/pprep.err")"
 ok "parallel prepare: prints Initializing worker threads..." grep -qFx "Initializing worker threads..." "$TMP/pprep.out"
 for n in 1 2 3; do
     f=$TMP/pprep.out

@@ -13,8 +13,8 @@ Z=1.959964+0.841621
 run=(--bench=oltp_point_select --threads=1,2 --rounds=4 --time=1 --table-size=1000)
 timeout 180 "$PGOLAB" calibrate "${run[@]}" --workdir="$TMP/wd" --output="$TMP/cal.json" --results="$TMP/r.db" \
     >"$TMP/cal.out" 2>"$TMP/cal.err"
-is "$?" 0 "calibrate: exit 0" || diag "$(cat "$TMP/cal.err")"
-out=$(cat "$TMP/cal.out")
+is "$?" 0 "calibrate: exit 0" || diag "$(<"$TMP/cal.err")"
+out=$(<"$TMP/cal.out")
 like "$out" "^Noise calibration \(A/A\): /.*libsqlite3\.so" "header names the system library it found"
 like "$out" "\| workload +\| threads \| metric +\| +mean \| +CV \| A/A +\| detectable \(4 rounds\) \| rounds for 5% \| rounds for 2% \|" \
     "table header"
@@ -79,7 +79,7 @@ is "$nruns" 16 "JSON: 2 variants x 2 thread counts x 4 rounds = 16 runs"
 is "$ncells" 6 "JSON: a calibration cell per row"
 ok "workdir removed at the end" test ! -e "$TMP/wd"
 # Recorded in the results database like a compare: kind calibrate, every run, complete.
-like "$(cat "$TMP/cal.err")" "experiment 1 recorded in $TMP/r\.db" "says where it is recorded"
+like "$(<"$TMP/cal.err")" "experiment 1 recorded in $TMP/r\.db" "says where it is recorded"
 is "$(sq "$TMP/r.db" "SELECT kind || ' ' || status || ' ' || (SELECT count(*) FROM runs WHERE experiment_id = 1) FROM experiments WHERE id = 1")" \
     "calibrate complete 16" "results database: the calibrate experiment, complete, 16 runs"
 like "$(timeout 60 "$PGOLAB" report --results="$TMP/r.db" --experiment=1 2>&1)" "Transactions per second, oltp_point_select" \
@@ -89,8 +89,8 @@ like "$(timeout 60 "$PGOLAB" report --results="$TMP/r.db" --experiment=1 2>&1)" 
 timeout 120 "$PGOLAB" calibrate --bench=oltp_point_select --rounds=2 --time=1 --table-size=1000 --results="$TMP/r.db" \
     >"$TMP/few.out" 2>"$TMP/few.err"
 is "$?" 0 "calibrate --rounds=2: exit 0"
-like "$(cat "$TMP/few.out")" "never reach significance at alpha 0\.05" "--rounds=2: says the test can never reach significance"
-like "$(cat "$TMP/few.out")" "\| +never \(< 4 rounds\) \|" "--rounds=2: detectable column says never"
+like "$(<"$TMP/few.out")" "never reach significance at alpha 0\.05" "--rounds=2: says the test can never reach significance"
+like "$(<"$TMP/few.out")" "\| +never \(< 4 rounds\) \|" "--rounds=2: detectable column says never"
 
 # Ctrl-C midway: exit 2.
 timeout 120 "$PGOLAB" calibrate --bench=oltp_point_select --rounds=20 --time=1 --table-size=1000 --results="$TMP/r.db" \

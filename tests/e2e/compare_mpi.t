@@ -33,9 +33,9 @@ is "$(sq "$TMP/r.db" "select count(*) from runs r where transactions > 0 and tra
 is "$(sq "$TMP/r.db" "select json_extract(settings_json, '\$.clients') from experiments")" "mpirun:2" \
     "the settings record --clients"
 head='^  clients: each run is one MPI job of 2 ranks \(mpirun:2\), each with the thread count.s workers; the cells are the merged runs$'
-like "$(cat "$TMP/aa.out")" "$head" "the report header says so"
+like "$(<"$TMP/aa.out")" "$head" "the report header says so"
 timeout 60 "$PGOLAB" report --results="$TMP/r.db" --experiment=1 >"$TMP/rep.out" 2>&1
-like "$(cat "$TMP/rep.out")" "$head" "and so does the report rebuilt from the results database"
+like "$(<"$TMP/rep.out")" "$head" "and so does the report rebuilt from the results database"
 ok "workdir removed at the end" test ! -e "$TMP/wd"
 
 # a managed PostgreSQL variant (its server started for each run) driven by 2 ranks
@@ -57,7 +57,7 @@ refused() {  # refused NAME ERE DESC ARGS...: compare ARGS fails with ERE in one
     shift 3
     timeout 60 "$@" >"$TMP/$name.out" 2>"$TMP/$name.err"
     isnt "$?" 0 "$desc: refused (exit non-zero)"
-    like "$(cat "$TMP/$name.err")" "$ere" "$desc: says why"
+    like "$(<"$TMP/$name.err")" "$ere" "$desc: says why"
     is "$(grep -c . "$TMP/$name.err")" 1 "$desc: in one line"
 }
 refused bad 'invalid --clients=mpirun:x \(expected mpirun:N or mpirun:N:HOSTFILE' "--clients=mpirun:x" \

@@ -39,7 +39,7 @@ kept=$(sq "$DB" "SELECT id || ' ' || started_at || ' ' || tps FROM runs WHERE ex
 line=$(grep '^experiment 1 interrupted: ' "$TMP/int.err")
 is "$line" "experiment 1 interrupted: \`pgolab compare --resume=1 --results=$DB\` continues it (with the settings it recorded)" \
     "interrupted: prints the exact command to continue"
-unlike "$(cat "$TMP/int.err")" "same options" "interrupted: no 'with the same options'"
+unlike "$(<"$TMP/int.err")" "same options" "interrupted: no 'with the same options'"
 cmd=$(printf '%s\n' "$line" | sed -n 's/^experiment 1 interrupted: `pgolab \(.*\)` continues it.*$/\1/p')
 
 # ---- 3. a disagreeing option is refused in one line naming both values; nothing runs
@@ -48,7 +48,7 @@ refused() {
     shift 2
     timeout 60 "$PGOLAB" compare --resume=1 --results="$DB" "$@" >"$TMP/ref.out" 2>"$TMP/ref.err"
     is "$?" 1 "$desc: exit 1"
-    is "$(cat "$TMP/ref.err")" "$want" "$desc: one line naming the option, recorded and given values"
+    is "$(<"$TMP/ref.err")" "$want" "$desc: one line naming the option, recorded and given values"
 }
 leave="to continue with the recorded settings)"
 refused "--time=2" "FATAL: cannot resume experiment 1: --time=2 differs from its recorded --time=1 (leave --time out $leave" --time=2
@@ -74,10 +74,10 @@ is "$(sq "$DB" "SELECT settings_json FROM experiments WHERE id = 1")" "$settings
 is "$(sq "$DB" "SELECT id || ' ' || started_at || ' ' || tps FROM runs WHERE experiment_id = 1 AND id IN (SELECT id FROM runs WHERE experiment_id = 1 ORDER BY id LIMIT $before) ORDER BY id")" "$kept" \
     "the runs from before the interruption are kept"
 like "$(head -1 "$TMP/res.out")" "^pgolab experiment 1 \(compare\):" "the report names experiment 1"
-unlike "$(cat "$TMP/res.out")" "INCOMPLETE" "the report covers every run"
+unlike "$(<"$TMP/res.out")" "INCOMPLETE" "the report covers every run"
 # the report's header: the recorded grid, time, data set and seed
 like "$(head -1 "$TMP/res.out")" "threads 1, ?2, 3 rounds x 1 s per run" "the recorded threads, rounds and time"
-like "$(cat "$TMP/res.out")" "data: 2 tables x 500 rows.*\(seed 11\)" "the recorded tables, table size and seed"
+like "$(<"$TMP/res.out")" "data: 2 tables x 500 rows.*\(seed 11\)" "the recorded tables, table size and seed"
 
 # ---- 5. an option given again that agrees is accepted (here on a second interrupted one)
 timeout 120 "$PGOLAB" compare "${started[@]}" --results="$DB" >"$TMP/int2.out" 2>"$TMP/int2.err" &

@@ -29,9 +29,9 @@ MYSQL_PWD=not-for-managed timeout 300 "$PGOLAB" compare --variant "A=mysql:$MARI
     --bench=oltp_read_only,oltp_write_only --rounds=2 "${common[@]}" --workdir="$WD" \
     >"$TMP/my.out" 2>"$TMP/my.err"
 is "$?" 0 "mysql A/A: exit 0" || diag "$(tail -5 "$TMP/my.err")"
-like "$(cat "$TMP/my.out")" "baseline A +$MARIADBD \(MariaDB 10\.[0-9.]+, sha256 [0-9a-f]{12}\)" \
+like "$(<"$TMP/my.out")" "baseline A +$MARIADBD \(MariaDB 10\.[0-9.]+, sha256 [0-9a-f]{12}\)" \
     "report names the server binary, MariaDB and its version"
-like "$(cat "$TMP/my.out")" "Table 1\. Transactions per second, oltp_read_only" "tps table"
+like "$(<"$TMP/my.out")" "Table 1\. Transactions per second, oltp_read_only" "tps table"
 is "$(sq "$DB" "SELECT count(*) FROM runs WHERE experiment_id = 1 AND tps > 0")" 8 \
     "8 runs recorded (2 workloads x 2 rounds x 2 variants), each with tps"
 is "$(sq "$DB" "SELECT count(*) FROM runs WHERE experiment_id = 1 AND json_extract(report_json, '\$.db_driver') = 'mysql'")" 8 \
@@ -70,7 +70,7 @@ timeout 300 "$PGOLAB" compare --variant "A=pgsql:$PGBIN/postgres" --variant "B=p
     --bench=oltp_point_select --rounds=2 "${common[@]}" --workdir="$WD" \
     --server-option=shared_buffers=32MB >"$TMP/pg.out" 2>"$TMP/pg.err"
 is "$?" 0 "pgsql A/A (binary and prefix): exit 0" || diag "$(tail -5 "$TMP/pg.err")"
-like "$(cat "$TMP/pg.out")" "variant +B +${PGBIN%/bin} \(PostgreSQL 1[0-9.]+, sha256 [0-9a-f]{12}; same file as A" \
+like "$(<"$TMP/pg.out")" "variant +B +${PGBIN%/bin} \(PostgreSQL 1[0-9.]+, sha256 [0-9a-f]{12}; same file as A" \
     "the prefix resolves to the same postgres binary"
 is "$(sq "$DB" "SELECT count(*) FROM runs WHERE experiment_id = 2 AND tps > 0")" 4 "4 runs recorded"
 is "$(sq "$DB" "SELECT json_extract(settings_json, '\$.server_options[0]') FROM experiments WHERE id = 2")" \
@@ -87,27 +87,27 @@ MYSQL_PWD=wrong timeout 120 "$PGOLAB" compare --variant "A=mysql://127.0.0.1:$po
     --mysql-user=sbtest --mysql-password="$PW" --mysql-db=sbtest \
     --bench=oltp_point_select --rounds=2 "${common[@]}" >"$TMP/x.out" 2>"$TMP/x.err"
 is "$?" 0 "external A/A on 127.0.0.1:$port with --mysql-password: exit 0" || diag "$(tail -5 "$TMP/x.err")"
-like "$(cat "$TMP/x.out")" "baseline A +mysql://127\.0\.0\.1:$port \(MariaDB 10\.[0-9]+\.[0-9]+\)" \
+like "$(<"$TMP/x.out")" "baseline A +mysql://127\.0\.0\.1:$port \(MariaDB 10\.[0-9]+\.[0-9]+\)" \
     "the report names the external server and the version it reports"
 is "$(sq "$DB" "SELECT version FROM variants WHERE experiment_id = 3 AND idx = 0")" \
     "$(mariadb -h127.0.0.1 -P"$port" -usbtest -p"$PW" -Nse 'select version()' | sed 's/^\([0-9.]*\)-MariaDB.*/MariaDB \1/')" \
     "the recorded version is the server's own"
-like "$(cat "$TMP/x.out")" "running servers A, B: tables dropped and prepared once per workload, never reset" \
+like "$(<"$TMP/x.out")" "running servers A, B: tables dropped and prepared once per workload, never reset" \
     "the report says the running servers' data is not reset"
 is "$(cat "$TMP/x.out" "$TMP/x.err" | grep -c -F -- "$PW")" 0 "the password is not printed"
 is "$(sqlite3 "$DB" .dump | grep -c -F -- "$PW")" 0 "the password is not in the results database"
 MYSQL_PWD= timeout 120 "$PGOLAB" compare --variant "A=mysql://127.0.0.1:$port" --variant "B=mysql://127.0.0.1:$port" \
     --bench=oltp_point_select --rounds=1 "${common[@]}" --results="$TMP/x2.db" >"$TMP/x2.out" 2>"$TMP/x2.err"
 is "$?" 1 "external without the password: exit 1"
-like "$(cat "$TMP/x2.err")" "Access denied for user 'sbtest'" "external without the password: access denied"
+like "$(<"$TMP/x2.err")" "Access denied for user 'sbtest'" "external without the password: access denied"
 is "$(sq "$DB" "SELECT count(*) FROM runs WHERE experiment_id = 3 AND tps > 0")" 4 "4 runs recorded"
 "$PGOLAB" report --results="$DB" --experiment=3 >"$TMP/r3.out" 2>&1
-like "$(cat "$TMP/r3.out")" "on the running servers A, B: tables dropped and prepared once per workload, never reset" \
+like "$(<"$TMP/r3.out")" "on the running servers A, B: tables dropped and prepared once per workload, never reset" \
     "report from the results: the running servers' data line as compare printed it"
 "$PGOLAB" report --results="$DB" --experiment=2 >"$TMP/r2.out" 2>&1
-like "$(cat "$TMP/r2.out")" "^  server options: shared_buffers=32MB \(managed servers\)$" \
+like "$(<"$TMP/r2.out")" "^  server options: shared_buffers=32MB \(managed servers\)$" \
     "report from the results: the server options"
-like "$(cat "$TMP/pg.out")" "^  server options: shared_buffers=32MB \(managed servers\)$" "compare's report: the server options"
+like "$(<"$TMP/pg.out")" "^  server options: shared_buffers=32MB \(managed servers\)$" "compare's report: the server options"
 "$PGOLAB" server status --datadir="$TMP/ext" >/dev/null 2>&1
 is "$?" 0 "the external server is still running afterwards (not ours to stop)"
 "$PGOLAB" server stop --datadir="$TMP/ext" >/dev/null 2>&1
@@ -145,11 +145,11 @@ wait $cpid
 rc=$?
 is "$killed" 1 "killed the server of a run"
 is "$rc" 1 "compare: exit 1 when a server dies"
-like "$(cat "$TMP/k.err")" "run failed: variant [AB], oltp_read_only, threads=1, round [12]/3: exit [0-9]+: .*server log" \
+like "$(<"$TMP/k.err")" "run failed: variant [AB], oltp_read_only, threads=1, round [12]/3: exit [0-9]+: .*server log" \
     "the error names the run and carries the server's log"
-like "$(cat "$TMP/k.err")" "the server is gone" "... and says the server is gone"
+like "$(<"$TMP/k.err")" "the server is gone" "... and says the server is gone"
 # a server that died is a transient cause: --resume is worth trying, and the log it names is kept
-like "$(cat "$TMP/k.err")" "^experiment 4 failed: \`pgolab compare --resume=4 --results=$DB\` continues it \\(with the settings it recorded\\)\$" \
+like "$(<"$TMP/k.err")" "^experiment 4 failed: \`pgolab compare --resume=4 --results=$DB\` continues it \\(with the settings it recorded\\)\$" \
     "... and suggests --resume (a server that died may not die again)"
 klog=$(sed -n 's/.*server log \([^:]*\.log\): .*/\1/p' "$TMP/k.err" | head -1)
 like "$klog" "$DB\.logs/experiment-4-run-00[0-9]-[AB]-server\.log$" "... the server log it names is beside the results"
@@ -185,9 +185,9 @@ took=$(($(date +%s) - paused))
 cmp_ok "$paused" '>' 0 "paused the server of a run"
 is "$rc" 1 "paused server: compare exits 1"
 cmp_ok "$took" '<' 60 "paused server: the experiment ended ${took} s after the pause (run: 6 s + 10 s grace, then the server's stop; not the child's timeout and a 120 s wait)"
-like "$(cat "$TMP/s.err")" "run failed: variant [AB], oltp_read_only, threads=1, round [12]/2: exit 2: FATAL: The --max-time limit has expired, forcing shutdown\.\.\.; the server is paused \(SIGSTOP\); server log " \
+like "$(<"$TMP/s.err")" "run failed: variant [AB], oltp_read_only, threads=1, round [12]/2: exit 2: FATAL: The --max-time limit has expired, forcing shutdown\.\.\.; the server is paused \(SIGSTOP\); server log " \
     "paused server: the error names the run, the forced shutdown and the paused server"
-like "$(cat "$TMP/s.err")" "^experiment 5 failed: \`pgolab compare --resume=5 --results=$DB\` continues it \\(with the settings it recorded\\)\$" \
+like "$(<"$TMP/s.err")" "^experiment 5 failed: \`pgolab compare --resume=5 --results=$DB\` continues it \\(with the settings it recorded\\)\$" \
     "paused server: --resume is suggested (a stall may not come back)"
 is "$(sq "$DB" "SELECT count(*) FROM runs WHERE experiment_id = 5")" 1 "paused server: the run before it is kept, the cut one not recorded"
 is "$(ours mariadbd)" 0 "no mariadbd left running (the paused one was continued and stopped)"
@@ -214,7 +214,7 @@ bad "instructions on a running server" "--measure=instructions counts a server p
 env PATH=/nonexistent "$PGOLAB" compare --variant "A=mysql:$MARIADBD" --variant "B=mysql:$MARIADBD" \
     --measure=instructions --results="$TMP/novg.db" >"$TMP/bad.out" 2>"$TMP/bad.err"
 is "$?" 1 "valgrind missing: exit 1"
-is "$(cat "$TMP/bad.err")" "FATAL: --measure=instructions needs valgrind, but valgrind was not found; install it (apt-get install valgrind)" \
+is "$(<"$TMP/bad.err")" "FATAL: --measure=instructions needs valgrind, but valgrind was not found; install it (apt-get install valgrind)" \
     "valgrind missing: one line naming the package"
 ok "valgrind missing: no experiment recorded" test ! -e "$TMP/novg.db"
 bad "a managed option" "server-option=datadir=/x" \
@@ -224,7 +224,7 @@ bad "mysql://localhost:PORT (libmariadb would use its socket)" \
     --variant "A=mysql:$MARIADBD" --variant "B=mysql://localhost:3306"
 bad "an account in the address" "variant B: an account in the address is not taken; use --mysql-user and --mysql-password" \
     --variant "A=mysql:$MARIADBD" --variant "B=mysql://u:Pw-in-url@127.0.0.1:3306"
-unlike "$(cat "$TMP/bad.err")" "Pw-in-url" "an account in the address: the password is not echoed"
+unlike "$(<"$TMP/bad.err")" "Pw-in-url" "an account in the address: the password is not echoed"
 bad "bulk_insert without a reset per run" "--bench=bulk_insert needs empty tables for every run: use --reset=run" \
     --variant "A=mysql:$MARIADBD" --variant "B=mysql:$MARIADBD" --bench=bulk_insert --reset=variant
 bad "bulk_insert on a running server" "--bench=bulk_insert needs empty tables for every run, and variant B is a running server" \

@@ -21,12 +21,12 @@ for title in "Transactions per second" "Average response time" "95th percentile 
 done
 # the bottom line: the verdict block ends the output; % improvement is the change's estimate
 is "$(verdict_last "$TMP/aa.out")" ok "the verdict block is the last thing printed"
-like "$(cat "$TMP/aa.out")" "^  B: tps [-+][0-9.]+% \(95% CI [-+][0-9.]+% \.\. [-+][0-9.]+%\) (~|better|worse)(.*)?; significant in [0-2] of 2 cells$" \
+like "$(<"$TMP/aa.out")" "^  B: tps [-+][0-9.]+% \(95% CI [-+][0-9.]+% \.\. [-+][0-9.]+%\) (~|better|worse)(.*)?; significant in [0-2] of 2 cells$" \
     "verdict: B's tps gain with its CI and the cells significant"
-like "$(cat "$TMP/aa.out")" "^    noise: one run's tps varies by up to [0-9.]+% \(CV\) over 2 rounds" "verdict: the noise"
+like "$(<"$TMP/aa.out")" "^    noise: one run's tps varies by up to [0-9.]+% \(CV\) over 2 rounds" "verdict: the noise"
 like "$(improvement_agrees "$TMP/aa.out")" "^[1-9][0-9]* rows agree$" "% improvement and the change column follow the same estimate"
-unlike "$(cat "$TMP/aa.out")" "^Table [0-9]+\. Load and trust per run" "the per-run trust table: not by default"
-like "$(cat "$TMP/aa.out")" "^Load and trust per run: [0-9]+ of 8 runs with metrics distrusted" "one line counts the distrusted runs"
+unlike "$(<"$TMP/aa.out")" "^Table [0-9]+\. Load and trust per run" "the per-run trust table: not by default"
+like "$(<"$TMP/aa.out")" "^Load and trust per run: [0-9]+ of 8 runs with metrics distrusted" "one line counts the distrusted runs"
 n=$(perl -MJSON::PP -e 'local $/; my $j = decode_json(<STDIN>); print scalar @{$j->{runs}}' <"$TMP/aa.json")
 is "$n" 8 "JSON: 2 variants x 2 thread counts x 2 rounds = 8 runs"
 ok "workdir removed at the end" test ! -e "$TMP/wd"
@@ -37,13 +37,13 @@ ok "workdir removed at the end" test ! -e "$TMP/wd"
 timeout 120 "$PGOLAB" compare "${vars[@]}" --results="$TMP/reset.db" --bench=oltp_point_select --threads=1 --rounds=4 --time=1 \
     --table-size=500 --reset=round --warmup-runs=1 --fail-if-slower=50 --trust-table >"$TMP/reset.out" 2>"$TMP/reset.err"
 is "$?" 0 "A/A --reset=round --warmup-runs=1 --fail-if-slower=50: exit 0 (not tripped)"
-like "$(cat "$TMP/reset.err")" "^--fail-if-slower=50: no tps cell significantly slower than the baseline A by more than 50%$" \
+like "$(<"$TMP/reset.err")" "^--fail-if-slower=50: no tps cell significantly slower than the baseline A by more than 50%$" \
     "A/A --fail-if-slower=50: says no cell is slower"
 is "$(grep -cE '^\| +[0-9]+ \| +[AB] \| oltp_point_select \| +1 \| +[1-4] \|' "$TMP/reset.out")" 8 \
     "--trust-table: the per-run table has each of the 8 runs"
 is "$(verdict_last "$TMP/reset.out")" ok "--trust-table: the verdict still ends the output"
-like "$(cat "$TMP/reset.out")" "^  data: 1 table x 500 rows, a fresh copy per variant and round; " "--reset=round: the data line says so"
-like "$(cat "$TMP/reset.out")" "^  warm-up: 1 run per variant, workload and thread count before round 1, not counted$" \
+like "$(<"$TMP/reset.out")" "^  data: 1 table x 500 rows, a fresh copy per variant and round; " "--reset=round: the data line says so"
+like "$(<"$TMP/reset.out")" "^  warm-up: 1 run per variant, workload and thread count before round 1, not counted$" \
     "--warmup-runs=1: the header says so"
 "$PGOLAB" report --results="$TMP/reset.db" --experiment=1 >"$TMP/reset-r.out" 2>&1
 is "$(grep -E '^  (data|warm-up):' "$TMP/reset-r.out")" "$(grep -E '^  (data|warm-up):' "$TMP/reset.out")" \

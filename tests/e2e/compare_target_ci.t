@@ -69,22 +69,22 @@ if [ "$reached" = 1 ]; then
     fi
     is "$note_" "--target-ci=20%: reached in 1 of 1 tps cells, stopped by target reached" \
         "results database: the note says the target was reached"
-    like "$(cat "$TMP/t.out")" "reached in 1 of 1 cell, stopped by target reached" "the header says so"
-    like "$(cat "$TMP/t.out")" "\| +B \| oltp_point_select \| +1 \| +$R \|.*\| +reached \|" \
+    like "$(<"$TMP/t.out")" "reached in 1 of 1 cell, stopped by target reached" "the header says so"
+    like "$(<"$TMP/t.out")" "\| +B \| oltp_point_select \| +1 \| +$R \|.*\| +reached \|" \
         "the precision table: B's cell reached the target in $R rounds"
 else
     is "$R" 20 "not reached (half-width ${last#* }% > 20%): it ran to the cap of 20 rounds"
     ok "(target not reached on this machine: the noisy case)" true
     is "$note_" "--target-ci=20%: reached in 0 of 1 tps cells, stopped by --max-rounds" \
         "results database: the note says the cap stopped it"
-    like "$(cat "$TMP/t.out")" "reached in 0 of 1 cell, stopped by --max-rounds" "the header says so"
-    like "$(cat "$TMP/t.out")" "\| +B \| oltp_point_select \| +1 \| +20 \|.*NOT reached \|" \
+    like "$(<"$TMP/t.out")" "reached in 0 of 1 cell, stopped by --max-rounds" "the header says so"
+    like "$(<"$TMP/t.out")" "\| +B \| oltp_point_select \| +1 \| +20 \|.*NOT reached \|" \
         "the precision table: NOT reached"
 fi
-like "$(cat "$TMP/t.out")" "the CI is a confidence sequence \(Waudby-Smith et al\. 2024\), valid at every round" \
+like "$(<"$TMP/t.out")" "the CI is a confidence sequence \(Waudby-Smith et al\. 2024\), valid at every round" \
     "the report says its CIs are the sequential ones"
-like "$(cat "$TMP/t.out")" "^Noise: one run's tps varied by [0-9.]+%" "the noise is said plainly"
-unlike "$(cat "$TMP/t.out")" "INCOMPLETE" "stopping early is not an incomplete experiment"
+like "$(<"$TMP/t.out")" "^Noise: one run's tps varied by [0-9.]+%" "the noise is said plainly"
+unlike "$(<"$TMP/t.out")" "INCOMPLETE" "stopping early is not an incomplete experiment"
 perl -MJSON::PP -e 'local $/; my $j = decode_json(<STDIN>); my $p = $j->{precision};
     my $c = $p->{per_cell}[0];
     printf "%s %s %d %s %s %s\n", $p->{sequential} ? "seq" : "fixed", $c->{variant}, $c->{rounds},
@@ -102,8 +102,8 @@ is "$?" 0 "--target-ci=0.1 --max-rounds=5: exit 0"
 is "$(sq "$TMP/r.db" "SELECT count(*) FROM runs WHERE experiment_id = 2")" 10 "5 rounds x 2 variants"
 is "$(sq "$TMP/r.db" "SELECT note FROM experiments WHERE id = 2")" \
     "--target-ci=0.1%: reached in 0 of 1 tps cells, stopped by --max-rounds" "the note: not reached, the cap"
-like "$(cat "$TMP/c.out")" "reached in 0 of 1 cell, stopped by --max-rounds" "the header: not reached, the cap"
-like "$(cat "$TMP/c.out")" "\| +B \| oltp_point_select \| +1 \| +5 \|.*\| +NOT reached \|" "the table: NOT reached"
+like "$(<"$TMP/c.out")" "reached in 0 of 1 cell, stopped by --max-rounds" "the header: not reached, the cap"
+like "$(<"$TMP/c.out")" "\| +B \| oltp_point_select \| +1 \| +5 \|.*\| +NOT reached \|" "the table: NOT reached"
 "$PGOLAB" report --results="$TMP/r.db" --experiment=2 --format=json >"$TMP/c.json" 2>/dev/null
 is "$(perl -MJSON::PP -e 'local $/; my $j = decode_json(<STDIN>); my $p = $j->{precision};
       print join(" ", $p->{target_ci_pct}, $p->{stop_reason}, $p->{cells_reached}, $p->{cells},
@@ -125,9 +125,9 @@ is "$(sq "$TMP/r.db" "SELECT note FROM experiments WHERE id = 3")" \
 timeout 300 "$PGOLAB" calibrate --bench=oltp_point_select --time=1 --table-size=1000 \
     --target-ci=0.1 --max-rounds=5 --results="$TMP/cal.db" --output="$TMP/cal.json" >"$TMP/cal.out" 2>"$TMP/cal.err"
 is "$?" 0 "calibrate --target-ci=0.1 --max-rounds=5: exit 0"
-like "$(cat "$TMP/cal.out")" "^--target-ci=0\.1%: rounds until the A/A pair's sequential 95% CI .* stopped by --max-rounds:$" \
+like "$(<"$TMP/cal.out")" "^--target-ci=0\.1%: rounds until the A/A pair's sequential 95% CI .* stopped by --max-rounds:$" \
     "calibrate: says what stopped the rounds"
-like "$(cat "$TMP/cal.out")" "^  oltp_point_select, 1 thread: 5 rounds, A'/A [0-9.]+, CI \+/-[0-9.]+%: target NOT reached$" \
+like "$(<"$TMP/cal.out")" "^  oltp_point_select, 1 thread: 5 rounds, A'/A [0-9.]+, CI \+/-[0-9.]+%: target NOT reached$" \
     "calibrate: the A/A cell, 5 rounds, target not reached"
 is "$(perl -MJSON::PP -e 'local $/; my $j = decode_json(<STDIN>); print $j->{precision}{per_cell}[0]{rounds}' <"$TMP/cal.json")" \
     5 "calibrate --output: the precision of the A/A cell"
@@ -139,7 +139,7 @@ for bad in "--target-ci=0" "--target-ci=100" "--target-ci=2 --rounds=5" "--max-r
     env -u PGOLAB_THROTTLE "$PGOLAB" compare "${vars[@]}" "${common[@]}" --results="$TMP/r.db" $bad \
         >"$TMP/b.out" 2>"$TMP/b.err"
     is "$?" 1 "$bad: exit 1"
-    is "$(wc -l <"$TMP/b.err")" 1 "$bad: one line ($(cat "$TMP/b.err"))"
+    is "$(wc -l <"$TMP/b.err")" 1 "$bad: one line ($(<"$TMP/b.err"))"
 done
 is "$(sq "$TMP/r.db" "SELECT count(*) FROM experiments")" 3 "bad input recorded nothing"
 

@@ -60,11 +60,11 @@ timeout 300 "$PGOLAB" compare "${AB[@]}" "${common[@]}" --server-option=shared_b
     --variant-server-option=B:shared_buffers=32MB --output="$TMP/ab.json" >"$TMP/ab.out" 2>"$TMP/ab.err"
 is "$?" 0 "A/B of shared_buffers: exit 0 (the global shared_buffers=bogus was replaced)" ||
     diag "$(grep -v '^20[0-9][0-9]-' "$TMP/ab.err" | tail -5)"
-like "$(cat "$TMP/ab.out")" "baseline A +$PG \(PostgreSQL 15\.[0-9]+, sha256 [0-9a-f]{12}; server options shared_buffers=16MB\)" \
+like "$(<"$TMP/ab.out")" "baseline A +$PG \(PostgreSQL 15\.[0-9]+, sha256 [0-9a-f]{12}; server options shared_buffers=16MB\)" \
     "report: A's line has its own option"
-like "$(cat "$TMP/ab.out")" "variant +B +$PG \(PostgreSQL 15\.[0-9]+, sha256 [0-9a-f]{12}; server options shared_buffers=32MB; same file as A, other server options\)" \
+like "$(<"$TMP/ab.out")" "variant +B +$PG \(PostgreSQL 15\.[0-9]+, sha256 [0-9a-f]{12}; server options shared_buffers=32MB; same file as A, other server options\)" \
     "report: B's line has its own option, and says the same binary runs with other options (not an A/A run)"
-like "$(cat "$TMP/ab.out")" "server options: shared_buffers=bogus, work_mem=8MB \(managed servers; a variant's own option of the same name replaces one\)" \
+like "$(<"$TMP/ab.out")" "server options: shared_buffers=bogus, work_mem=8MB \(managed servers; a variant's own option of the same name replaces one\)" \
     "report: the global options, and that a variant's own replaces one"
 is "$(sq "$DB" "SELECT json_extract(settings_json, '\$.\"variant.B\".server_options') FROM experiments WHERE id = 1")" \
     '["shared_buffers=32MB"]' "results database: B's options in its settings"
@@ -74,7 +74,7 @@ is "$(sq "$DB" "SELECT count(*) FROM runs WHERE experiment_id = 1 AND tps > 0")"
 is "$(jq -c '[.variants[] | {(.name): .server_options}] | add' "$TMP/ab.json")" \
     '{"A":["shared_buffers=16MB"],"B":["shared_buffers=32MB"]}' "--output JSON: each variant's options"
 "$PGOLAB" report --results="$DB" --experiment=1 >"$TMP/rep.out" 2>"$TMP/rep.err"
-like "$(cat "$TMP/rep.out")" "variant +B +$PG \(PostgreSQL 15\.[0-9]+, sha256 [0-9a-f]{12}; server options shared_buffers=32MB;" \
+like "$(<"$TMP/rep.out")" "variant +B +$PG \(PostgreSQL 15\.[0-9]+, sha256 [0-9a-f]{12}; server options shared_buffers=32MB;" \
     "pgolab report: B's options read back from the store"
 "$PGOLAB" report --results="$DB" --experiment=1 --format=json >"$TMP/rep.json" 2>"$TMP/rep.err"
 is "$(jq -c '.experiment.variants[1].server_options' "$TMP/rep.json")" '["shared_buffers=32MB"]' \
@@ -84,10 +84,10 @@ is "$(jq -c '.experiment.variants[1].server_options' "$TMP/rep.json")" '["shared
 timeout 300 "$PGOLAB" compare "${AB[@]}" "${common[@]}" --variant-server-option=B:shared_buffers=bogus \
     >"$TMP/bogus.out" 2>"$TMP/bogus.err"
 isnt "$?" 0 "B's invalid shared_buffers: compare fails"
-like "$(cat "$TMP/bogus.err")" "variant B: the server $PG did not start" "... at B's server"
-like "$(cat "$TMP/bogus.err")" 'invalid value for parameter "shared_buffers": "bogus"' "... with postgres's reason"
-unlike "$(cat "$TMP/bogus.err")" "variant A: the server" "... and A's server started (the template was prepared by it)"
-like "$(cat "$TMP/bogus.err")" "pgolab: $PG .* -c max_connections=1000 -c shared_buffers=bogus" \
+like "$(<"$TMP/bogus.err")" "variant B: the server $PG did not start" "... at B's server"
+like "$(<"$TMP/bogus.err")" 'invalid value for parameter "shared_buffers": "bogus"' "... with postgres's reason"
+unlike "$(<"$TMP/bogus.err")" "variant A: the server" "... and A's server started (the template was prepared by it)"
+like "$(<"$TMP/bogus.err")" "pgolab: $PG .* -c max_connections=1000 -c shared_buffers=bogus" \
     "... whose command line has the option last"
 # --resume restores each variant's options: experiment 1 made unfinished again, a resume with
 # another value for B is refused, one without the option continues with the recorded ones
@@ -96,7 +96,7 @@ sq "$DB" "UPDATE experiments SET status = 'interrupted', finished_at = NULL WHER
 "$PGOLAB" compare --resume=1 --results="$DB" --variant-server-option=B:shared_buffers=64MB \
     >"$TMP/res.out" 2>"$TMP/res.err"
 is "$?" 1 "--resume with another value for B: exit 1"
-like "$(cat "$TMP/res.err")" "cannot resume experiment 1: --variant-server-option B:shared_buffers=64MB differs from its recorded --variant-server-option A:shared_buffers=16MB --variant-server-option B:shared_buffers=32MB" \
+like "$(<"$TMP/res.err")" "cannot resume experiment 1: --variant-server-option B:shared_buffers=64MB differs from its recorded --variant-server-option A:shared_buffers=16MB --variant-server-option B:shared_buffers=32MB" \
     "... naming the recorded ones"
 timeout 300 "$PGOLAB" compare --resume=1 --results="$DB" --workdir="$WD" >"$TMP/res.out" 2>"$TMP/res.err"
 is "$?" 0 "--resume alone: exit 0 (the recorded per-variant options restored)" ||

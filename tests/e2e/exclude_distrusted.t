@@ -63,19 +63,19 @@ verdict=$(awk '/^Verdict against A/ { on = 1 } on' "$TMP/all.out")
 like "$verdict" "^  B: tps [-+][0-9.]+% \(95% CI [^)]*\) ~; significant in 0 of 1 cell$" \
     "with the two slow distrusted runs B's gain is not significant"
 like "$verdict" "; 2 of 12 runs distrusted$" "... and the verdict counts them as distrusted"
-unlike "$(cat "$TMP/all.out")" "exclude-distrusted|left out" "without the option nothing is left out"
+unlike "$(<"$TMP/all.out")" "exclude-distrusted|left out" "without the option nothing is left out"
 
 rep ex --exclude-distrusted
 is "$RC" 0 "report --exclude-distrusted: exit 0"
-like "$(cat "$TMP/ex.out")" "^  --exclude-distrusted: 2 distrusted runs left out of every number below \(10 of 12 runs used\)$" \
+like "$(<"$TMP/ex.out")" "^  --exclude-distrusted: 2 distrusted runs left out of every number below \(10 of 12 runs used\)$" \
     "the header says 2 runs were left out, 10 used"
-unlike "$(cat "$TMP/ex.out")" "INCOMPLETE" "runs left out do not make the experiment incomplete"
+unlike "$(<"$TMP/ex.out")" "INCOMPLETE" "runs left out do not make the experiment incomplete"
 verdict=$(awk '/^Verdict against A/ { on = 1 } on' "$TMP/ex.out")
 like "$verdict" "^  B: tps \+9\.5% \(95% CI \+[0-9.]+% \.\. \+[0-9.]+%\) better; significant in 1 of 1 cell$" \
     "without them B's +9.5% (B's 4 trusted rounds' median over A's 6) is significant"
 like "$verdict" "; 2 of 12 runs distrusted, 2 left out \(--exclude-distrusted\)$" \
     "... and the verdict says the 2 distrusted runs were left out"
-like "$(cat "$TMP/ex.out")" "^Load and trust per run: 0 of 10 runs with metrics distrusted after --exclude-distrusted left out 2 " \
+like "$(<"$TMP/ex.out")" "^Load and trust per run: 0 of 10 runs with metrics distrusted after --exclude-distrusted left out 2 " \
     "the trust line counts the runs kept and those left out"
 block=$(awk '/^Table / { on = ($0 ~ /Transactions per second/) } on' "$TMP/ex.out")
 like "$block" "^\| +1 \| 1010\.00 \(1000\.00-1020\.00\) \| 1105\.50 \(1100\.00-1122\.00\) \| +\+9\.46 \| \+9\.5% \(95% CI " \
@@ -98,7 +98,7 @@ is "$(awk -F, '$6 == "tps" && $7 == "B" && $5 == "1" { print $12 }' "$TMP/excsv.
 # ---- report --compare: the header line of each experiment says what was left out
 rep cmp --compare=1,1 --exclude-distrusted
 is "$RC" 0 "report --compare --exclude-distrusted: exit 0"
-like "$(cat "$TMP/cmp.out")" ", 12 of 12 runs \(2 distrusted left out: --exclude-distrusted\)$" \
+like "$(<"$TMP/cmp.out")" ", 12 of 12 runs \(2 distrusted left out: --exclude-distrusted\)$" \
     "report --compare: each experiment's line says how many were left out"
 
 # ---- the option is documented

@@ -53,7 +53,7 @@ consistent() {
         "$4: exactly the planned runs, none lost, none twice"
     timeout 30 "$PGOLAB" report --results="$1" --experiment="$2" >"$TMP/rep.out" 2>"$TMP/rep.err"
     is "$?" 0 "$4: pgolab report reads it"
-    unlike "$(cat "$TMP/rep.out")" "INCOMPLETE" "$4: the report covers every run"
+    unlike "$(<"$TMP/rep.out")" "INCOMPLETE" "$4: the report covers every run"
 }
 start=$(date +%s)
 
@@ -65,17 +65,17 @@ is "$RC" 0 "a compare recorded on the tmpfs while writable"
 mount -o remount,ro "$RO" || bail_out "cannot remount $RO read-only"
 cmp ro1 "${C[@]}" --rounds=1 --results="$RO/r.db"
 is "$RC" 1 "read-only results file: exit 1"
-is "$(cat "$TMP/ro1.err")" "FATAL: results file $RO/r.db: cannot record there: $RO/r.db: Read-only file system (--results=FILE names a writable file)" \
+is "$(<"$TMP/ro1.err")" "FATAL: results file $RO/r.db: cannot record there: $RO/r.db: Read-only file system (--results=FILE names a writable file)" \
     "read-only results file: one line naming the file and why"
-is "$(cat "$TMP/ro1.out")" "" "read-only results file: refused at start, nothing measured, no report"
+is "$(<"$TMP/ro1.out")" "" "read-only results file: refused at start, nothing measured, no report"
 cmp ro2 "${C[@]}" --rounds=1 --results="$RO/new.db"
-is "$RC/$(cat "$TMP/ro2.err")" "1/FATAL: results file $RO/new.db: cannot record there: $RO: Read-only file system (--results=FILE names a writable file)" \
+is "$RC/$(<"$TMP/ro2.err")" "1/FATAL: results file $RO/new.db: cannot record there: $RO: Read-only file system (--results=FILE names a writable file)" \
     "a new results file in a read-only directory: exit 1, one line naming the directory"
 timeout 30 "$PGOLAB" report --results="$RO/r.db" >"$TMP/ror.out" 2>"$TMP/ror.err"
 is "$?" 0 "pgolab report reads a results file on a read-only file system"
 like "$(head -1 "$TMP/ror.out")" "^pgolab experiment 1 \(compare\):" "... and shows its experiment"
 timeout 30 "$PGOLAB" history --results="$RO/r.db" >"$TMP/roh.out" 2>&1
-like "$(cat "$TMP/roh.out")" " 1  .*compare  complete  A,B +oltp_point_select  2/2" "pgolab history reads it too"
+like "$(<"$TMP/roh.out")" " 1  .*compare  complete  A,B +oltp_point_select  2/2" "pgolab history reads it too"
 
 # ---- 2. the disk fills up while results are written
 FULL=$TMP/full
@@ -87,16 +87,16 @@ dd if=/dev/zero of="$FULL/fill" bs=64k 2>/dev/null   # until ENOSPC
 wait $pid
 RC=$?
 is "$RC" 1 "disk full while recording: exit 1"
-like "$(cat "$TMP/f1.err")" "FATAL: results file $FULL/r\.db: commit: database or disk is full" \
+like "$(<"$TMP/f1.err")" "FATAL: results file $FULL/r\.db: commit: database or disk is full" \
     "disk full: SQLite's own words, naming the results file"
-like "$(cat "$TMP/f1.err")" "FATAL: run [0-9]+ \([AB], oltp_point_select, threads=1, round [0-9]/3\) could not be recorded; stopping \(the runs recorded before it are kept: --resume=1 runs the rest once the results file can be written\)" \
+like "$(<"$TMP/f1.err")" "FATAL: run [0-9]+ \([AB], oltp_point_select, threads=1, round [0-9]/3\) could not be recorded; stopping \(the runs recorded before it are kept: --resume=1 runs the rest once the results file can be written\)" \
     "disk full: names the run that was lost and the way on"
 kept=$(sq "$FULL/r.db" "SELECT count(*) FROM runs")
 cmp_ok "$kept" '>=' 2 "disk full: the runs recorded before it are kept ($kept)"
 is "$(sq "$FULL/r.db" "PRAGMA integrity_check")" ok "disk full: the results file is not corrupted"
 timeout 30 "$PGOLAB" report --results="$FULL/r.db" >"$TMP/fr.out" 2>/dev/null
 is "$?" 0 "disk full: pgolab report still reads it (the disk still full)"
-like "$(cat "$TMP/fr.out")" "INCOMPLETE: $kept of 6 runs finished" "disk full: the report says what is missing"
+like "$(<"$TMP/fr.out")" "INCOMPLETE: $kept of 6 runs finished" "disk full: the report says what is missing"
 rm -f "$FULL/fill"
 cmp f2 "${C[@]}" --rounds=3 --results="$FULL/r.db" --resume=1
 is "$RC" 0 "disk full, space freed: --resume=1 exits 0"
@@ -108,9 +108,9 @@ tmpfs "$WD" 1m
 cmp p1 --bench=oltp_point_select --threads=1 --time=1 --table-size=20000 --rounds=1 \
     --results="$TMP/p.db" --workdir="$WD/w"
 is "$RC" 1 "disk full during prepare: exit 1"
-like "$(cat "$TMP/p1.err")" "^FATAL: prepare of oltp_point_select with A failed \(exit 1\): .*INSERT INTO sbtest1.* failed: database or disk is full \(code 13\)$" \
+like "$(<"$TMP/p1.err")" "^FATAL: prepare of oltp_point_select with A failed \(exit 1\): .*INSERT INTO sbtest1.* failed: database or disk is full \(code 13\)$" \
     "disk full during prepare: one error naming the prepare and SQLite's words"
-like "$(cat "$TMP/p1.err")" "experiment 1 removed from $TMP/p\.db: it failed before its first run" \
+like "$(<"$TMP/p1.err")" "experiment 1 removed from $TMP/p\.db: it failed before its first run" \
     "disk full during prepare: nothing half-recorded"
 is "$(sq "$TMP/p.db" "PRAGMA integrity_check; SELECT count(*) FROM experiments")" "ok
 0" "disk full during prepare: the results file is intact and empty"
@@ -130,8 +130,8 @@ kill -TERM "$(pgolab_of $pid)"
 wait $pid
 is "$?" 2 "SIGTERM during prepare: exit 2"
 # (the 100-row prepare is quick: the signal lands in it or in the first run, said either way)
-like "$(cat "$TMP/t1.err")" "FATAL: interrupted by SIGTERM (while preparing oltp_point_select|during run 1 \([AB], oltp_point_select, threads=1, round 1/2\); keeping the 0 finished runs)" \
-    "SIGTERM during prepare: says so" || diag "$(cat "$TMP/t1.err")"
+like "$(<"$TMP/t1.err")" "FATAL: interrupted by SIGTERM (while preparing oltp_point_select|during run 1 \([AB], oltp_point_select, threads=1, round 1/2\); keeping the 0 finished runs)" \
+    "SIGTERM during prepare: says so" || diag "$(<"$TMP/t1.err")"
 is "$(sq "$DB" "SELECT status || ' ' || (SELECT count(*) FROM runs) FROM experiments")" "interrupted 0" \
     "SIGTERM during prepare: interrupted, no run"
 timeout 120 "$PGOLAB" compare "${V[@]}" "${C[@]}" --rounds=2 --results="$DB" --resume=1 >"$TMP/t2.out" 2>"$TMP/t2.err" &

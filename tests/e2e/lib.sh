@@ -333,7 +333,7 @@ bench_fails() {
     pg err "$@"
     is "$RC" 1 "$label: exit status 1"
     is "$(wc -l <"$TMP/err.err" | tr -d ' ')" 1 "$label: one line on stderr"
-    like "$(cat "$TMP/err.err")" "$re" "$label: message"
+    like "$(<"$TMP/err.err")" "$re" "$label: message"
     is "$(grep -c 'SQL statistics' "$TMP/err.out")" 0 "$label: no report printed"
 }
 
@@ -377,7 +377,7 @@ for _ in range(36000):
         break
     time.sleep(0.1)' "$$" >"$f" 2>/dev/null </dev/null &)
     poll 100 0.05 test -s "$f" || bail_out "refused_port: the helper gave no port"
-    printf -v "$1" '%s' "$(cat "$f")"
+    printf -v "$1" '%s' "$(<"$f")"
 }
 
 # exited PID: no process PID (kill -0 fails).
@@ -480,7 +480,7 @@ server_fails() {
     srv "$name" "$@"
     is "$RC" 1 "$name: exit 1"
     is "$(wc -l <"$TMP/$name.err" | tr -d ' ')" 1 "$name: one line on stderr"
-    like "$(cat "$TMP/$name.err")" "$re" "$name: names the problem"
+    like "$(<"$TMP/$name.err")" "$re" "$name: names the problem"
 }
 
 # running_checks: 4 checks on the started server PID (D, PORT): it runs, state file, own session, loopback only
@@ -504,14 +504,14 @@ sysbench_checks() {
     is "$?" 0 "sysbench: prepare with the printed options"
     "${sb[@]}" --time=1 oltp_point_select run >"$TMP/sbr.out" 2>&1
     is "$?" 0 "sysbench: run with the printed options"
-    like "$(cat "$TMP/sbr.out")" '^ +transactions: +[1-9][0-9]* ' "sysbench: transactions ran"
+    like "$(<"$TMP/sbr.out")" '^ +transactions: +[1-9][0-9]* ' "sysbench: transactions ran"
 }
 
 # stop_checks NAME SERVER: 5 checks: stop (output NAME) of server SERVER (D, PID): exit 0, quiet, clean, gone, D removed
 stop_checks() {
     srv "$1" stop --datadir="$D"
     is "$RC" 0 "stop: exit 0"
-    is "$(cat "$TMP/$1.err")" "" "stop: nothing on stderr"
+    is "$(<"$TMP/$1.err")" "" "stop: nothing on stderr"
     like "$(field "$1" stopped)" "^$2 \(pid $PID\), clean shutdown$" "stop: says it was a clean shutdown"
     ok "stop: the process is gone" gone "$PID"
     ok "stop: the generated datadir is removed" test ! -e "$D"
@@ -528,7 +528,7 @@ start_timeout_checks() {
     t1=$(date +%s)
     is "$RC" 1 "start timeout: exit 1"
     like "$(head -1 "$TMP/slow.err")" "did not accept connections within $timeout s" "start timeout: says so"
-    like "$(cat "$TMP/slow.err")" "$re" "start timeout: shows the log tail"
+    like "$(<"$TMP/slow.err")" "$re" "start timeout: shows the log tail"
     dir=$(tail_datadir slow)
     ok "start timeout: the generated datadir is removed" test -n "$dir" -a ! -e "$dir"
     ok "start timeout: no server left" no_server_in "$dir"
@@ -549,7 +549,7 @@ sigint_checks() {
     wait "$pid"
     rc=$?
     is "$rc" 2 "SIGINT: exit 2"
-    like "$(cat "$TMP/int.err")" "interrupted .* stopped it, nothing left running" "SIGINT: says so"
+    like "$(<"$TMP/int.err")" "interrupted .* stopped it, nothing left running" "SIGINT: says so"
     ok "SIGINT: no server left" no_server_in "$dir"
     ok "SIGINT: the datadir pgolab created is removed" test ! -e "$dir"
 }

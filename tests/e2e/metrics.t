@@ -31,30 +31,30 @@ is "$(sq "$DB" "SELECT count(*) FROM runs WHERE abs(json_extract(metrics_json, '
     "us + sys + idle + iowait + steal = 100% in every run"
 is "$(sq "$DB" "SELECT count(*) FROM runs WHERE json_extract(metrics_json, '\$.server_us_per_txn') IS NULL")" 4 \
     "no server CPU for an in-process SQLite variant"
-like "$(cat "$TMP/c.out")" "System metrics per cell" "compare prints the metrics table at the end"
-like "$(cat "$TMP/c.out")" "^Load and trust per run: [0-9]+ of 4 runs with metrics distrusted \(--trust-table lists every run\)\.$" \
+like "$(<"$TMP/c.out")" "System metrics per cell" "compare prints the metrics table at the end"
+like "$(<"$TMP/c.out")" "^Load and trust per run: [0-9]+ of 4 runs with metrics distrusted \(--trust-table lists every run\)\.$" \
     "compare counts the distrusted runs in one line"
-unlike "$(cat "$TMP/c.out")" "Load and trust per run \(" "compare: the per-run trust table only with --trust-table"
-unlike "$(cat "$TMP/c.out")" "Server CPU time per transaction" "no server CPU table for SQLite"
+unlike "$(<"$TMP/c.out")" "Load and trust per run \(" "compare: the per-run trust table only with --trust-table"
+unlike "$(<"$TMP/c.out")" "Server CPU time per transaction" "no server CPU table for SQLite"
 is "$(python3 -c "import json,sys; d=json.load(open('$TMP/out.json')); print(sum(1 for r in d['runs'] if r['metrics']['available']))")" 4 \
     "--output JSON: every run carries its metrics"
 
 "$PGOLAB" report --results="$DB" >"$TMP/r.out" 2>"$TMP/r.err"
 is "$?" 0 "report: exit 0"
-like "$(cat "$TMP/r.out")" "\| +variant +\| +workload +\| +threads +\| +speedup \(x\) +\| +intr/s +\| +ctxsw/s +\| +us% +\| +sys% +\| +idle% +\| +iowait% +\| +steal% +\| +ctxsw/txn +\| +CPU us/txn client +\| +CPU us/txn server +\| +distrusted runs +\|" \
+like "$(<"$TMP/r.out")" "\| +variant +\| +workload +\| +threads +\| +speedup \(x\) +\| +intr/s +\| +ctxsw/s +\| +us% +\| +sys% +\| +idle% +\| +iowait% +\| +steal% +\| +ctxsw/txn +\| +CPU us/txn client +\| +CPU us/txn server +\| +distrusted runs +\|" \
     "report: the metrics table's seed-002 columns"
-like "$(cat "$TMP/r.out")" "\| +B +\| +oltp_point_select +\| +1 +\| +[0-9]+\.[0-9]{3} +\| +[0-9]+ ±[0-9]+ +\|" \
+like "$(<"$TMP/r.out")" "\| +B +\| +oltp_point_select +\| +1 +\| +[0-9]+\.[0-9]{3} +\| +[0-9]+ ±[0-9]+ +\|" \
     "report: a row per variant with its speedup and intr/s ± spread"
-like "$(cat "$TMP/r.out")" "\| +[0-9]+ of 2 +\|" "report: distrusted runs counted per cell"
+like "$(<"$TMP/r.out")" "\| +[0-9]+ of 2 +\|" "report: distrusted runs counted per cell"
 is "$(grep -cE '^\| +[1-4] \| +[AB] \| oltp_point_select \| +1 \| +[12] \| +[0-9.]+ / [0-9]+ \|' "$TMP/r.out")" 0 \
     "report: no row per run by default"
 "$PGOLAB" report --results="$DB" --trust-table >"$TMP/rt.out" 2>"$TMP/rt.err"
 is "$(grep -cE '^\| +[1-4] \| +[AB] \| oltp_point_select \| +1 \| +[12] \| +[0-9.]+ / [0-9]+ \|' "$TMP/rt.out")" 4 \
     "report --trust-table: the load of each of the 4 runs"
-like "$(cat "$TMP/rt.out")" "Table [0-9]+\. Load and trust per run \(run queue" "report --trust-table: the per-run table"
+like "$(<"$TMP/rt.out")" "Table [0-9]+\. Load and trust per run \(run queue" "report --trust-table: the per-run table"
 "$PGOLAB" report --results="$DB" --shape=seed002 >"$TMP/r2.out" 2>&1
-like "$(cat "$TMP/r2.out")" "Speedup \(x\) vs A" "seed002 shape: the speedup table"
-like "$(cat "$TMP/r2.out")" "System metrics per cell" "seed002 shape: the metrics table"
+like "$(<"$TMP/r2.out")" "Speedup \(x\) vs A" "seed002 shape: the speedup table"
+like "$(<"$TMP/r2.out")" "System metrics per cell" "seed002 shape: the metrics table"
 "$PGOLAB" report --results="$DB" --format=csv >"$TMP/r.csv" 2>&1
 is "$(grep -c ',intr_per_s,' "$TMP/r.csv")" 2 "CSV: an intr/s row per variant"
 like "$(grep ',B,0,' "$TMP/r.csv" | grep ',server_cpu_us_per_txn,')" "server_cpu_us_per_txn,B,0,,," \
@@ -70,18 +70,18 @@ timeout 120 "$PGOLAB" compare "${vars[@]}" "${common[@]}" --rounds=1 --metrics=o
     >"$TMP/off.out" 2>"$TMP/off.err"
 is "$?" 0 "--metrics=off: exit 0"
 is "$(sq "$TMP/off.db" "SELECT count(*) FROM runs WHERE metrics_json IS NULL")" 2 "--metrics=off: runs stored without metrics"
-like "$(cat "$TMP/off.out")" "System metrics: unavailable" "--metrics=off: the report says so"
+like "$(<"$TMP/off.out")" "System metrics: unavailable" "--metrics=off: the report says so"
 
 # ---- an unreadable /proc: one line, every run recorded
 PGOLAB_METRICS_PROC=$TMP/noproc timeout 120 "$PGOLAB" compare "${vars[@]}" "${common[@]}" --results="$TMP/bad.db" \
     >"$TMP/bad.out" 2>"$TMP/bad.err"
 is "$?" 0 "unreadable /proc: exit 0, the experiment goes on"
 is "$(grep -c 'metrics unavailable' "$TMP/bad.err")" 1 "unreadable /proc: said once"
-like "$(cat "$TMP/bad.err")" "metrics unavailable: cannot read $TMP/noproc/stat: No such file or directory" \
+like "$(<"$TMP/bad.err")" "metrics unavailable: cannot read $TMP/noproc/stat: No such file or directory" \
     "unreadable /proc: the line names the file and why"
 is "$(sq "$TMP/bad.db" "SELECT count(*) FROM runs WHERE tps > 0 AND json_extract(metrics_json, '\$.available') = 0")" 4 \
     "unreadable /proc: all 4 runs recorded, marked without metrics"
-like "$(cat "$TMP/bad.out")" "System metrics: unavailable \\(cannot read $TMP/noproc/stat" "unreadable /proc: the report says why"
+like "$(<"$TMP/bad.out")" "System metrics: unavailable \\(cannot read $TMP/noproc/stat" "unreadable /proc: the report says why"
 
 # ---- managed PostgreSQL: the server's processes
 WD=$(mktemp -u /dev/shm/pgolab-e2e-wd.XXXXXX)
@@ -94,7 +94,7 @@ is "$(sq "$TMP/pg.db" "SELECT count(*) FROM runs WHERE json_extract(metrics_json
     "PostgreSQL: server and client CPU us/txn > 0 in both runs"
 is "$(sq "$TMP/pg.db" "SELECT count(*) FROM runs WHERE json_extract(metrics_json, '\$.server_procs') > 1")" 2 \
     "PostgreSQL: the server CPU came from more than one process (postmaster's forked backends)"
-like "$(cat "$TMP/pg.out")" "\| +A +\| +oltp_point_select +\| +2 +\| +1\.000 +\|.*\| +[0-9.]+ +\| +[0-9.]+ +\| +[0-9]+ of 1 +\|" \
+like "$(<"$TMP/pg.out")" "\| +A +\| +oltp_point_select +\| +2 +\| +1\.000 +\|.*\| +[0-9.]+ +\| +[0-9.]+ +\| +[0-9]+ of 1 +\|" \
     "PostgreSQL: the metrics row has client and server CPU us/txn"
 # the server's CPU split into user and system time: stored per run and adding up to the server
 # CPU figure (and the client's to its own), within rounding
@@ -153,7 +153,7 @@ PY
 )" "2 True False True" "JSON: per variant the user share and the ceiling s/(1-s), B's expected tps change, the note"
 # ... and in the HTML page: the ceiling table with its columns and a row per variant
 "$PGOLAB" report --results="$TMP/pg.db" --format=html --output="$TMP/pg.html" 2>"$TMP/pgh.err"
-is "$?" 0 "HTML report: exit 0" || diag "$(cat "$TMP/pgh.err")"
+is "$?" 0 "HTML report: exit 0" || diag "$(<"$TMP/pgh.err")"
 ctab=$(awk '/What the builds could change: the server/ && /user time in a transaction, oltp_point_select/ { on = 1 } on && /<\/table>/ { print; exit } on' "$TMP/pg.html")
 like "$ctab" "<th>u / X</th>.*<th>ceiling</th>" "HTML: the ceiling table's columns"
 is "$(printf '%s\n' "$ctab" | grep -cE '<tr><td( class="[^"]*")?>2</td><td( class="[^"]*")?>(A|B)</td>')" 2 "HTML: its row per variant"

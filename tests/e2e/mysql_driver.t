@@ -104,8 +104,8 @@ is "$(delta com_select) $(delta com_stmt_execute) $(delta com_begin)" "0 0 0" \
 note "---- prepare"
 pg prep "${MY[@]}" "${SMALL[@]}" --threads=2 oltp_read_write prepare
 is "$RC" 0 "prepare: exit 0"
-like "$(cat "$TMP/prep.out")" "^Creating table 'sbtest1'\.\.\.$" "prepare: creates sbtest1"
-like "$(cat "$TMP/prep.out")" "^Creating table 'sbtest2'\.\.\.$" "prepare: creates sbtest2"
+like "$(<"$TMP/prep.out")" "^Creating table 'sbtest1'\.\.\.$" "prepare: creates sbtest1"
+like "$(<"$TMP/prep.out")" "^Creating table 'sbtest2'\.\.\.$" "prepare: creates sbtest2"
 is "$(sql "SELECT count(*) FROM sbtest.sbtest1") $(sql "SELECT count(*) FROM sbtest.sbtest2")" "1000 1000" \
     "prepare: both tables have --table-size rows"
 is "$(sql "SELECT group_concat(DISTINCT engine) FROM information_schema.tables WHERE table_schema='sbtest'")" \
@@ -195,8 +195,8 @@ is "$F_transactions" 50 "--mysql-socket: ran the 50 events"
 pg pwok "${MY[@]}" "${SMALL[@]}" --mysql-user=pwuser --mysql-password="$PW" --events=50 --time=0 --db-debug \
     oltp_point_select run
 is "$RC" 0 "--mysql-password (right): exit 0"
-like "$(cat "$TMP/pwok.err")" "^debug: .*SELECT c FROM sbtest[12] WHERE id=\?" "--db-debug: prints the statements"
-like "$(cat "$TMP/pwok.err")" "^debug: connect to MySQL server at 127\.0\.0\.1:$PORT as 'pwuser'" \
+like "$(<"$TMP/pwok.err")" "^debug: .*SELECT c FROM sbtest[12] WHERE id=\?" "--db-debug: prints the statements"
+like "$(<"$TMP/pwok.err")" "^debug: connect to MySQL server at 127\.0\.0\.1:$PORT as 'pwuser'" \
     "--db-debug: prints where it connects"
 is "$(cat "$TMP/pwok.out" "$TMP/pwok.err" | grep -c -F -- "$PW")" 0 "--db-debug: the password is not printed"
 
@@ -209,21 +209,21 @@ is "$RC" 1 "MYSQL_PWD: an explicit --mysql-password= wins over it (access denied
 pg json "${MY[@]}" "${SMALL[@]}" --mysql-user=pwuser --mysql-password="$PW" --events=20 --time=0 --format=json \
     oltp_point_select run
 is "$RC" 0 "--format=json: exit 0"
-like "$(cat "$TMP/json.out")" '"path": *"/[^"]*libmariadb\.so[^"]*"' "--format=json: library path is the libmariadb file"
-like "$(cat "$TMP/json.out")" '"version": *"[0-9]+\.[0-9]+\.[0-9]+"' "--format=json: library version, dotted"
-like "$(cat "$TMP/json.out")" '"isolation": *"dlopen\(RTLD_GLOBAL\) of libmariadb\.so\.3 at the driver.s start"' \
+like "$(<"$TMP/json.out")" '"path": *"/[^"]*libmariadb\.so[^"]*"' "--format=json: library path is the libmariadb file"
+like "$(<"$TMP/json.out")" '"version": *"[0-9]+\.[0-9]+\.[0-9]+"' "--format=json: library version, dotted"
+like "$(<"$TMP/json.out")" '"isolation": *"dlopen\(RTLD_GLOBAL\) of libmariadb\.so\.3 at the driver.s start"' \
     "--format=json: library isolation: loaded when the driver starts"
-like "$(cat "$TMP/json.out")" "\"server\": *\"MariaDB $(sql 'SELECT version()' | sed 's/-.*//' | sed 's/\./\\./g')\"" \
+like "$(<"$TMP/json.out")" "\"server\": *\"MariaDB $(sql 'SELECT version()' | sed 's/-.*//' | sed 's/\./\\./g')\"" \
     "--format=json: the server's product and version"
 pg info "${MY[@]}" oltp_read_only info
-like "$(cat "$TMP/info.out")" "^server: +MariaDB [0-9]+\.[0-9]+\.[0-9]+$" "info: names the server it connected to"
+like "$(<"$TMP/info.out")" "^server: +MariaDB [0-9]+\.[0-9]+\.[0-9]+$" "info: names the server it connected to"
 # one format for every driver's client library: the file, its dotted version, where the code is
-like "$(cat "$TMP/info.out")" "^library: +/.*/libmariadb\.so[.0-9]*$" "info: library is the libmariadb file"
-like "$(cat "$TMP/info.out")" "^version: +[0-9]+\.[0-9]+\.[0-9]+$" "info: version is dotted (as SQLite's)"
-like "$(cat "$TMP/info.out")" "^loaded from: +/.*/libmariadb\.so" "info: loaded from the libmariadb file"
-unlike "$(cat "$TMP/info.out")" "libmariadb [0-9]" "info: no 'libmariadb VERSION' in place of a file"
+like "$(<"$TMP/info.out")" "^library: +/.*/libmariadb\.so[.0-9]*$" "info: library is the libmariadb file"
+like "$(<"$TMP/info.out")" "^version: +[0-9]+\.[0-9]+\.[0-9]+$" "info: version is dotted (as SQLite's)"
+like "$(<"$TMP/info.out")" "^loaded from: +/.*/libmariadb\.so" "info: loaded from the libmariadb file"
+unlike "$(<"$TMP/info.out")" "libmariadb [0-9]" "info: no 'libmariadb VERSION' in place of a file"
 is "$(grep -c -F -- "$PW" "$TMP/json.out")" 0 "--format=json: the password is not printed"
-like "$(cat "$TMP/json.out")" '"mysql-password": *"\(hidden\)"' "--format=json: the options say only that a password was given"
+like "$(<"$TMP/json.out")" '"mysql-password": *"\(hidden\)"' "--format=json: the options say only that a password was given"
 
 note "---- bad input"
 refused_port BADPORT
@@ -285,7 +285,7 @@ is "$(grep -c . "$TMP/killall.err")" 0 "killed with --mysql-ignore-errors=all: n
 
 run_and_kill killfatal 20
 is "$RC" 1 "killed with the default --mysql-ignore-errors: exit 1"
-like "$(cat "$TMP/killfatal.err")" \
+like "$(<"$TMP/killfatal.err")" \
     "SQL error \\((thread #[0-9]+|[0-9]+ of [0-9]+ threads)\\): (Lost connection to server|Server has gone away|MySQL server has gone away|Connection was killed).* \\[error (2013|2006|1927)\\]; (table sbtest[0-9]+, )?statement: [A-Z].*$" \
     "killed with the default --mysql-ignore-errors: the server's message and the statement"
 cmp_ok "$T_END" '<' 10 "killed with the default --mysql-ignore-errors: stops at once, not after --time"
@@ -293,17 +293,17 @@ cmp_ok "$T_END" '<' 10 "killed with the default --mysql-ignore-errors: stops at 
 note "---- verify: the correctness gate's query set, MySQL dialect"
 pg ver1 "${MY[@]}" "${SMALL[@]}" oltp_read_only verify
 is "$RC" 0 "verify: exit 0"
-like "$(cat "$TMP/ver1.out")" '^verify checksum: [0-9a-f]{16} \([0-9]+ rows\)$' "verify: one checksum line"
+like "$(<"$TMP/ver1.out")" '^verify checksum: [0-9a-f]{16} \([0-9]+ rows\)$' "verify: one checksum line"
 pg ver2 "${MY[@]}" "${SMALL[@]}" oltp_read_only verify
-is "$(cat "$TMP/ver2.out")" "$(cat "$TMP/ver1.out")" "verify: the same data gives the same checksum (its writes are rolled back)"
+is "$(<"$TMP/ver2.out")" "$(<"$TMP/ver1.out")" "verify: the same data gives the same checksum (its writes are rolled back)"
 sql "UPDATE sbtest.sbtest2 SET c = concat('x', substr(c, 2)) WHERE id = 7" >/dev/null
 pg ver3 "${MY[@]}" "${SMALL[@]}" oltp_read_only verify
-isnt "$(cat "$TMP/ver3.out")" "$(cat "$TMP/ver1.out")" "verify: one changed value changes the checksum"
+isnt "$(<"$TMP/ver3.out")" "$(<"$TMP/ver1.out")" "verify: one changed value changes the checksum"
 
 note "---- cleanup"
 pg clean "${MY[@]}" "${SMALL[@]}" oltp_read_write cleanup
 is "$RC" 0 "cleanup: exit 0"
-like "$(cat "$TMP/clean.out")" "^Dropping table 'sbtest2'\.\.\.$" "cleanup: drops sbtest2"
+like "$(<"$TMP/clean.out")" "^Dropping table 'sbtest2'\.\.\.$" "cleanup: drops sbtest2"
 is "$(sql "SELECT count(*) FROM information_schema.tables WHERE table_schema='sbtest'")" 0 "cleanup: no tables left"
 
 done_testing

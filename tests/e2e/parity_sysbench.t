@@ -73,7 +73,7 @@ for drv in "${DRIVERS[@]}"; do
     *) bail_out "unknown driver $drv" ;;
     esac
     CLIENT[$drv]=$(sed -n 's/^client: *//p' "$TMP/start-$drv.out")
-    [ -n "${CLIENT[$drv]}" ] || bail_out "no client options in: $(cat "$TMP/start-$drv.out")"
+    [ -n "${CLIENT[$drv]}" ] || bail_out "no client options in: $(<"$TMP/start-$drv.out")"
 done
 MYSOCK=$SD/my/mysql.sock
 PGPORT=$(sed -n 's/^port: *127\.0\.0\.1:\([0-9]*\)$/\1/p' "$TMP/start-pgsql.out" 2>/dev/null)
@@ -437,7 +437,7 @@ for drv in "${DRIVERS[@]}"; do
     done
 done
 note "collected in $(($(date +%s) - start_s)) s"
-is "$(cat "$FAILED")" "" "every prepare/run/cleanup of both tools exited 0"
+is "$(<"$FAILED")" "" "every prepare/run/cleanup of both tools exited 0"
 
 # ---- checks
 # agree DESC SB PG: SB and PG (per transaction) agree within 1% of the larger one.
@@ -555,11 +555,11 @@ for drv in "${DRIVERS[@]}"; do
         L="$drv $wl"
 
         # 1. schema, data, cleanup
-        like "$(cat "$sb/schema")" "^== sbtest1$" "$L: sysbench's prepare created sbtest1"
-        is "$(cat "$pg/schema")" "$(cat "$sb/schema")" "$L: prepare: same tables, columns, types, defaults and indexes"
-        is "$(cat "$pg/shape")" "$(cat "$sb/shape")" "$L: prepare: same row counts, id ranges, k in 1..$SIZE, c/pad templates"
+        like "$(<"$sb/schema")" "^== sbtest1$" "$L: sysbench's prepare created sbtest1"
+        is "$(<"$pg/schema")" "$(<"$sb/schema")" "$L: prepare: same tables, columns, types, defaults and indexes"
+        is "$(<"$pg/shape")" "$(<"$sb/shape")" "$L: prepare: same row counts, id ranges, k in 1..$SIZE, c/pad templates"
         is "$(cat "$sb/after_cleanup" "$pg/after_cleanup" | tr '\n' ' ')" "" "$L: cleanup drops every sbtest table"
-        is "$(cat "$sb/malformed") $(cat "$pg/malformed")" "0 0" \
+        is "$(<"$sb/malformed") $(<"$pg/malformed")" "0 0" \
             "$L: after the runs every c and pad is still a full template (both tools)"
 
         # 2. server counters per transaction
@@ -635,8 +635,8 @@ for drv in "${DRIVERS[@]}"; do
 
         # 2b. statement texts and order
         if [ "$drv" = mysql ]; then
-            like "$(cat "$sb/statements")" "^statements: [1-9]" "$L: sysbench's statements are in the general log"
-            is "$(cat "$pg/statements")" "$(cat "$sb/statements")" \
+            like "$(<"$sb/statements")" "^statements: [1-9]" "$L: sysbench's statements are in the general log"
+            is "$(<"$pg/statements")" "$(<"$sb/statements")" \
                 "$L: general log of 5 events: same statements in the same order, sent the same way, one table per group, ids per statement"
         fi
 
@@ -695,7 +695,7 @@ for rt in special uniform gaussian pareto; do
 done
 cmp_ok "$(ks "$TMP/k.special.sysbench" "$TMP/k.uniform.pgolab")" '>' "$(calc "10 * $KS_CRIT")" \
     "k distribution: the KS distance tells special from uniform (the check can fail)"
-is "$(cat "$FAILED")" "" "every prepare/cleanup of the distribution checks exited 0"
+is "$(<"$FAILED")" "" "every prepare/cleanup of the distribution checks exited 0"
 
 # The per-transaction table (sysbench/pgolab) for the log.
 note "" "per transaction, sysbench/pgolab:"

@@ -54,7 +54,7 @@ refused() {
     run "$name" "$@"
     is "$RC" 1 "$desc: exit 1"
     is "$(errors_of "$TMP/$name.err" | wc -l | tr -d ' ')" 1 "$desc: one error line" ||
-        diag "$(cat "$TMP/$name.err")"
+        diag "$(<"$TMP/$name.err")"
     like "$(errors_of "$TMP/$name.err")" "$re" "$desc: message"
     is "$(sq "$DB" "SELECT count(*) FROM experiments" 2>/dev/null || echo 0)" 0 "$desc: nothing recorded"
     is "$(find "$WD" -mindepth 2 -path "$WD/p*-*/*" | wc -l | tr -d ' ')" 0 \
@@ -65,7 +65,7 @@ note "---- another major version than the source: refused after the source, befo
 refused v16 "^FATAL: --variants: official: $PG is PostgreSQL $PGVER \(major version 15\), but the source $TMP/src16/postgresql-15-16\.2 is 16\.2-1 \(major version 16\): an official binary must be of the source's major version \(--official=PATH names another\)$" \
     "Debian's PostgreSQL 15 against a 16.2 source" \
     postgresql --source="$TMP/src16/postgresql-15-16.2" --workdir="$WD" --variants=baseline,pgo,official
-like "$(cat "$TMP/v16.err")" "^source: $TMP/src16/postgresql-15-16\.2 \(sha256 [0-9a-f]+\)" \
+like "$(<"$TMP/v16.err")" "^source: $TMP/src16/postgresql-15-16\.2 \(sha256 [0-9a-f]+\)" \
     "... the source was read (hashed) and nothing after it ran"
 printf '#!/bin/sh\necho "postgres (PostgreSQL) 16.4 (Debian 16.4-1)"\n' >"$TMP/postgres16"
 chmod 755 "$TMP/postgres16"
@@ -107,7 +107,7 @@ refused vso "^FATAL: --variant-server-option=offical:shared_buffers=64MB: no var
     "--variant-server-option of an unknown variant" \
     postgresql --source="$TMP/src15/postgresql-15-15.13" --workdir="$WD" --variants=baseline,pgo,official \
     --variant-server-option=offical:shared_buffers=64MB
-unlike "$(cat "$TMP/vso.err")" "^source: " "... before the source is read"
+unlike "$(<"$TMP/vso.err")" "^source: " "... before the source is read"
 refused vsopg "^FATAL: --variant-server-option=official:fsync: expected NAME=VALUE \(a postgres setting" \
     "--variant-server-option with a bare postgres name" \
     postgresql --source="$TMP/src15/postgresql-15-15.13" --workdir="$WD" --variants=baseline,pgo,official \

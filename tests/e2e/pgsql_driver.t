@@ -113,8 +113,8 @@ table_hash() {
 note "---- prepare"
 pg prep "${P[@]}" "${S[@]}" --threads=2 oltp_read_write prepare
 is "$RC" 0 "prepare: exit 0"
-[ "$RC" = 0 ] || bail_out "prepare failed: $(cat "$TMP/prep.err")"
-is "$(cat "$TMP/prep.err")" "" "prepare: nothing on stderr"
+[ "$RC" = 0 ] || bail_out "prepare failed: $(<"$TMP/prep.err")"
+is "$(<"$TMP/prep.err")" "" "prepare: nothing on stderr"
 for n in 1 2; do
     ok "prepare: prints sbtest$n's lines" grep -qFx "Inserting 1000 records into 'sbtest$n'" "$TMP/prep.out"
     is "$(psql_at sbtest "SELECT count(*) || ' ' || min(id) || ' ' || max(id) || ' ' || min(length(c)) || ' ' || max(length(pad)) FROM sbtest$n")" \
@@ -130,7 +130,7 @@ read -r xc0 tup0 <<<"$(server_counters)"
 pg rw "${P[@]}" "${S[@]}" --threads=2 --time=2 oltp_read_write run
 read -r xc1 tup1 <<<"$(server_counters)"
 is "$RC" 0 "read_write run: exit 0"
-is "$(cat "$TMP/rw.err")" "" "read_write run: nothing on stderr"
+is "$(<"$TMP/rw.err")" "" "read_write run: nothing on stderr"
 check_mix "read_write" "$TMP/rw.out" 14 4 2
 cmp_ok "$(calc "$xc1 - $xc0")" '>=' "$F_transactions" "read_write: server commits >= transactions"
 cmp_ok "$(calc "$xc1 - $xc0")" '<=' "$(calc "$F_transactions + 200")" \
@@ -158,15 +158,15 @@ cmp_ok "$(calc "$xc1 - $xc0")" '>=' "$F_transactions" "read_write disable: serve
 note "---- --db-debug shows what is sent: prepared vs literal text"
 pg dbg "${P[@]}" "${S[@]}" --events=2 --db-debug oltp_read_write run
 is "$RC" 0 "--db-debug auto: exit 0"
-like "$(cat "$TMP/dbg.err")" '^debug: PREPARE pgolab_[0-9]+: SELECT c FROM sbtest[12] WHERE id=\$1$' "--db-debug auto: ? rewritten to \$1 and prepared"
-like "$(cat "$TMP/dbg.err")" '^debug: EXECUTE pgolab_[0-9]+: UPDATE sbtest[12] SET c=\? WHERE id=\? -- \$1=[0-9-]{119}, \$2=[0-9]+$' \
+like "$(<"$TMP/dbg.err")" '^debug: PREPARE pgolab_[0-9]+: SELECT c FROM sbtest[12] WHERE id=\$1$' "--db-debug auto: ? rewritten to \$1 and prepared"
+like "$(<"$TMP/dbg.err")" '^debug: EXECUTE pgolab_[0-9]+: UPDATE sbtest[12] SET c=\? WHERE id=\? -- \$1=[0-9-]{119}, \$2=[0-9]+$' \
     "--db-debug auto: EXECUTE with its parameters"
-unlike "$(cat "$TMP/dbg.err")" '^debug: SELECT c FROM sbtest[12] WHERE id=[0-9]' "--db-debug auto: no literal statements"
+unlike "$(<"$TMP/dbg.err")" '^debug: SELECT c FROM sbtest[12] WHERE id=[0-9]' "--db-debug auto: no literal statements"
 pg dbgd "${P[@]}" "${S[@]}" --events=2 --db-debug --db-ps-mode=disable oltp_read_write run
 is "$RC" 0 "--db-debug disable: exit 0"
-like "$(cat "$TMP/dbgd.err")" "^debug: UPDATE sbtest[12] SET c='[0-9-]{119}' WHERE id=[0-9]+$" \
+like "$(<"$TMP/dbgd.err")" "^debug: UPDATE sbtest[12] SET c='[0-9-]{119}' WHERE id=[0-9]+$" \
     "--db-debug disable: parameters inlined as quoted literals"
-unlike "$(cat "$TMP/dbgd.err")" '^debug: EXECUTE' "--db-debug disable: no EXECUTE"
+unlike "$(<"$TMP/dbgd.err")" '^debug: EXECUTE' "--db-debug disable: no EXECUTE"
 is "$(grep -Evc '^debug: ' "$TMP/dbgd.err")" 0 "--db-debug: every stderr line starts with 'debug: '"
 
 note "---- oltp_read_only and oltp_point_select"
@@ -189,7 +189,7 @@ is "$F_read" 20 "--pgsql-host=<socket dir>: 20 reads"
 psql_at sbtest "GRANT SELECT ON ALL TABLES IN SCHEMA public TO pwuser" >/dev/null
 pg pwopt "${P[@]}" "${S[@]}" --pgsql-user=pwuser --pgsql-password="$PW" --db-debug --events=5 oltp_point_select run
 is "$RC" 0 "--pgsql-password (SCRAM): exit 0"
-like "$(cat "$TMP/pwopt.err")" '^debug: connecting to PostgreSQL server at 127\.0\.0\.1:[0-9]+ as user pwuser' \
+like "$(<"$TMP/pwopt.err")" '^debug: connecting to PostgreSQL server at 127\.0\.0\.1:[0-9]+ as user pwuser' \
     "--pgsql-password --db-debug: shows the connection"
 is "$(cat "$TMP/pwopt.out" "$TMP/pwopt.err" | grep -cF "$PW")" 0 "--pgsql-password --db-debug: password never printed"
 PGPASSWORD=$PW pg pwenv "${P[@]}" "${S[@]}" --pgsql-user=pwuser --events=5 oltp_point_select run
@@ -213,10 +213,10 @@ like "$(tr '\0' ' ' </proc/$ppid_/cmdline)" "--pgsql-password=x+ " "process titl
 wait $ppid_
 pg info "${P[@]}" oltp_read_only info
 # one format for every driver's client library: the file, its dotted version, where the code is
-like "$(cat "$TMP/info.out")" "^library: +/.*/libpq\.so[.0-9]*$" "info: library is the libpq file"
-like "$(cat "$TMP/info.out")" "^version: +[0-9]+\.[0-9]+$" "info: version is dotted (15.18, not 150018)"
-unlike "$(cat "$TMP/info.out")" "source id|libpq [0-9]" "info: no 'libpq 150018' source id"
-like "$(cat "$TMP/info.out")" "^server: +PostgreSQL [0-9]+" "info: names the server it connected to"
+like "$(<"$TMP/info.out")" "^library: +/.*/libpq\.so[.0-9]*$" "info: library is the libpq file"
+like "$(<"$TMP/info.out")" "^version: +[0-9]+\.[0-9]+$" "info: version is dotted (15.18, not 150018)"
+unlike "$(<"$TMP/info.out")" "source id|libpq [0-9]" "info: no 'libpq 150018' source id"
+like "$(<"$TMP/info.out")" "^server: +PostgreSQL [0-9]+" "info: names the server it connected to"
 pg pwjson "${P[@]}" "${S[@]}" --pgsql-user=pwuser --pgsql-password="$PW" --format=json --events=5 oltp_point_select run
 is "$(grep -cF "$PW" "$TMP/pwjson.out")" 0 "--format=json: password never printed"
 okeys=$(perl -MJSON::PP -e 'local $/; print join(" ", sort keys %{decode_json(<STDIN>)->{options}})' <"$TMP/pwjson.out")
@@ -229,14 +229,14 @@ like "$(head -n 1 "$TMP/ps.out")" '^sysbench 1\.0\.20 \(pgolab [0-9.]+, libpq [0
 note "---- verify: the correctness gate's query set, PostgreSQL dialect"
 pg ver1 "${P[@]}" "${S[@]}" oltp_read_only verify
 is "$RC" 0 "verify: exit 0"
-like "$(cat "$TMP/ver1.out")" '^verify checksum: [0-9a-f]{16} \([0-9]+ rows\)$' "verify: one checksum line"
+like "$(<"$TMP/ver1.out")" '^verify checksum: [0-9a-f]{16} \([0-9]+ rows\)$' "verify: one checksum line"
 pg ver2 "${P[@]}" "${S[@]}" oltp_read_only verify
-is "$(cat "$TMP/ver2.out")" "$(cat "$TMP/ver1.out")" "verify: the same data gives the same checksum (its writes are rolled back)"
+is "$(<"$TMP/ver2.out")" "$(<"$TMP/ver1.out")" "verify: the same data gives the same checksum (its writes are rolled back)"
 psql_at sbtest "UPDATE sbtest2 SET c = 'x' || substr(c, 2) WHERE id = 7" >/dev/null
 pg ver3 "${P[@]}" "${S[@]}" oltp_read_only verify
-isnt "$(cat "$TMP/ver3.out")" "$(cat "$TMP/ver1.out")" "verify: one changed value changes the checksum"
+isnt "$(<"$TMP/ver3.out")" "$(<"$TMP/ver1.out")" "verify: one changed value changes the checksum"
 pg verj "${P[@]}" "${S[@]}" --format=json oltp_read_only verify
-like "$(cat "$TMP/verj.out")" '"checksum": *"[0-9a-f]{16}"' "verify --format=json: the checksum"
+like "$(<"$TMP/verj.out")" '"checksum": *"[0-9a-f]{16}"' "verify --format=json: the checksum"
 
 note "---- deadlocks and unique violations are retried (--table-size=10)"
 pg clean "${P[@]}" --tables=2 oltp_read_write cleanup
@@ -248,7 +248,7 @@ is "$RC" 0 "contended run: exit 0 (retryable errors do not stop it)"
 is "$(grep -c '^FATAL' "$TMP/dl.err")" 0 "contended run: no fatal error"
 check_mix "contended read_write" "$TMP/dl.out" 14 4 2
 cmp_ok "$F_ignored_errors" '>' 0 "contended run: errors were retried and counted"
-like "$(cat "$PGD/log")" 'ERROR: +(deadlock detected|duplicate key value violates unique constraint)' \
+like "$(<"$PGD/log")" 'ERROR: +(deadlock detected|duplicate key value violates unique constraint)' \
     "server log: the errors were deadlocks / unique violations"
 for n in 1 2; do
     is "$(psql_at sbtest "SELECT count(*) FROM sbtest$n")" 10 "sbtest$n: still 10 rows after retried events"
@@ -271,9 +271,9 @@ is "$RC" 0 "cleanup: exit 0"
 is "$(grep -c "^Dropping table 'sbtest[12]'...$" "$TMP/clean.out")" 2 "cleanup: two Dropping lines"
 is "$(psql_at sbtest "SELECT count(*) FROM pg_tables WHERE tablename LIKE 'sbtest%'")" 0 "cleanup: tables gone"
 pg clean2 "${P[@]}" --tables=2 oltp_read_write cleanup
-is "$RC/$(cat "$TMP/clean2.err")" "0/" "cleanup again: exit 0, no NOTICE on stderr"
+is "$RC/$(<"$TMP/clean2.err")" "0/" "cleanup again: exit 0, no NOTICE on stderr"
 pg clean3 "${P[@]}" --tables=1 --db-debug oltp_read_write cleanup
-like "$(cat "$TMP/clean3.err")" '^debug: NOTICE: table "sbtest1" does not exist, skipping$' "cleanup --db-debug: NOTICE shown as debug"
+like "$(<"$TMP/clean3.err")" '^debug: NOTICE: table "sbtest1" does not exist, skipping$' "cleanup --db-debug: NOTICE shown as debug"
 
 note "---- errors"
 bench_fails "run before prepare" '^FATAL: table sbtest1 does not exist: run prepare first$' "${P[@]}" oltp_read_write run
@@ -318,7 +318,7 @@ is "$RC" 0 "prepare for the SQL error check: exit 0"
 psql_at sbtest "REVOKE ALL ON ALL TABLES IN SCHEMA public FROM pwuser" >/dev/null
 pg sqlerr "${P[@]}" --table-size=100 --pgsql-user=pwuser --pgsql-password="$PW" --events=5 oltp_point_select run
 is "$RC" 1 "permission denied at run time: exit 1"
-like "$(cat "$TMP/sqlerr.err")" '^FATAL: SQL error \(thread #0\): ERROR 42501: permission denied for table sbtest1; table sbtest1, statement: SELECT c FROM sbtest1 WHERE id=[0-9]+$' \
+like "$(<"$TMP/sqlerr.err")" '^FATAL: SQL error \(thread #0\): ERROR 42501: permission denied for table sbtest1; table sbtest1, statement: SELECT c FROM sbtest1 WHERE id=[0-9]+$' \
     "permission denied: SQLSTATE, the server's message, the table and the statement with its value on one line"
 # Ids drawn from 1..10^8 on a 100-row table: the UPDATEs and the DELETE match no row (other,
 # as in sysbench: a command that changed nothing), each INSERT adds one (write).
@@ -333,7 +333,7 @@ final_vars "$TMP/missr.out"
 is "$RC/$F_read/$F_write/$F_other" "0/280/0/40" "read_only on missing ids: an empty result set is still a read"
 pg prep4 "${P[@]}" --table-size=100 oltp_read_only prepare
 is "$RC" 1 "prepare over existing tables: exit 1"
-like "$(cat "$TMP/prep4.err")" 'ERROR 42P07: relation "sbtest1" already exists' "prepare over existing tables: server message"
+like "$(<"$TMP/prep4.err")" 'ERROR 42P07: relation "sbtest1" already exists' "prepare over existing tables: server message"
 pg clean4 "${P[@]}" oltp_read_only cleanup
 is "$RC" 0 "final cleanup: exit 0"
 

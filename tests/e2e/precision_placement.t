@@ -83,18 +83,18 @@ seen() { awk -v w="$2" '$1 == w && NF == 2 { print $2 }' "$1" | sort -u | paste 
 "$PGOLAB" compare "${sqlite_vars[@]}" "${common[@]}" --cpu-placement=0:x --results="$TMP/bad.db" \
     >/dev/null 2>"$TMP/bad.err"
 is "$?" 1 "--cpu-placement=0:x: exit 1"
-like "$(cat "$TMP/bad.err")" "invalid --cpu-placement=0:x \(expected auto, off, or CLIENT\[:SERVER\]" "one line naming the option"
+like "$(<"$TMP/bad.err")" "invalid --cpu-placement=0:x \(expected auto, off, or CLIENT\[:SERVER\]" "one line naming the option"
 "$PGOLAB" compare "${sqlite_vars[@]}" "${common[@]}" --cpu-placement=1000 --results="$TMP/bad.db" \
     >/dev/null 2>"$TMP/bad.err"
 is "$?" 1 "a CPU outside the allowed ones: exit 1"
-like "$(cat "$TMP/bad.err")" "names a CPU this process may not use \(allowed: $ALLOWED\)" "... says which are allowed"
+like "$(<"$TMP/bad.err")" "names a CPU this process may not use \(allowed: $ALLOWED\)" "... says which are allowed"
 "$PGOLAB" compare "${sqlite_vars[@]}" "${common[@]}" --target-metric=cpu --results="$TMP/bad.db" \
     >/dev/null 2>"$TMP/bad.err"
 is "$?" 1 "--target-metric without --target-ci: exit 1"
 "$PGOLAB" compare "${sqlite_vars[@]}" "${common[@]}" --target-ci=5 --from-calibration \
     --results="$TMP/bad.db" >/dev/null 2>"$TMP/bad.err"
 is "$?" 1 "--from-calibration without a calibration: exit 1"
-like "$(cat "$TMP/bad.err")" "no complete \`pgolab calibrate\` of this host" "... and says so"
+like "$(<"$TMP/bad.err")" "no complete \`pgolab calibrate\` of this host" "... and says so"
 ok "nothing recorded by bad input" test ! -e "$TMP/bad.db" -o "$(sq "$TMP/bad.db" 'SELECT count(*) FROM experiments' 2>/dev/null)" = 0
 
 if [ "$NCPU" -lt 2 ]; then
@@ -105,12 +105,12 @@ else
         --output="$TMP/s.json" >"$TMP/s.out" 2>"$TMP/s.err"
     is "$?" 0 "SQLite A/A with --cpu-placement=auto: exit 0" || diag "$(tail -5 "$TMP/s.err")"
     is "$(ran_on "$TMP/r.db" 1)" "$FIRST in 6 of 6 runs" "every bench child ran on CPU $FIRST only (its sched_getaffinity)"
-    like "$(cat "$TMP/s.out")" "CPU placement: client on CPU $FIRST \(auto" "the report header says where the client ran"
+    like "$(<"$TMP/s.out")" "CPU placement: client on CPU $FIRST \(auto" "the report header says where the client ran"
     is "$(sq "$TMP/r.db" "SELECT json_extract(settings_json, '\$.cpu_placement.client') FROM experiments WHERE id = 1")" \
         "$FIRST" "the settings record the client's CPUs"
 
     # CPU time per transaction: its own table, each cell's change with a 95% CI or "~"
-    out=$(cat "$TMP/s.out")
+    out=$(<"$TMP/s.out")
     like "$out" "Noise and precision \(CPU time per transaction, client \+ server\)" "CPU/txn noise table"
     row=$(awk -F'|' '/Noise and precision \(CPU time/ { t = 1 } t && $2 ~ /^ +B / { print; exit }' "$TMP/s.out")
     like "$row" "\| +\+/-[0-9.]+% +\| +- +\| +(~|[-+][0-9.]+% \([-+][0-9.]+% to [-+][0-9.]+%\)) +\|\$" \
@@ -146,7 +146,7 @@ assert abs(math.exp(sum(d) / 3) / c["ratio"] - 1) < 1e-9, (d, c["ratio"])' "$TMP
     "$PGOLAB" compare "${sqlite_vars[@]}" "${common[@]}" --time=1 --rounds=1 --cpu-placement=off \
         --results="$TMP/r.db" >"$TMP/o.out" 2>"$TMP/o.err"
     is "$(ran_on "$TMP/r.db" 3)" "$ALLOWED in 2 of 2 runs" "--cpu-placement=off: the bench children may use every CPU ($ALLOWED)"
-    like "$(cat "$TMP/o.out")" "CPU placement: off" "... and the header says off"
+    like "$(<"$TMP/o.out")" "CPU placement: off" "... and the header says off"
 
     # ---- 4. a managed PostgreSQL: the server's processes on the other CPUs
     rest=$(python3 -c 'import os, sys
@@ -167,7 +167,7 @@ print(",".join(out))' "$FIRST")
     is "$(ran_on "$TMP/pg.db" 1)" "$FIRST in 2 of 2 runs" "the bench children ran on CPU $FIRST"
     is "$(seen "$TMP/pg.watch" postmaster)" "$rest" "the postmaster ran on CPU $rest"
     is "$(seen "$TMP/pg.watch" backend)" "$rest" "its backends (forked per connection) inherit CPU $rest"
-    like "$(cat "$TMP/pg.out")" "CPU placement: client on CPU $FIRST, managed server on CPU $rest \(auto\)" \
+    like "$(<"$TMP/pg.out")" "CPU placement: client on CPU $FIRST, managed server on CPU $rest \(auto\)" \
         "the header names both"
 fi
 
@@ -175,7 +175,7 @@ fi
 timeout 300 "$PGOLAB" calibrate "${common[@]}" --cpu-placement=auto --time=3 --rounds=4 --results="$TMP/c.db" \
     --output="$TMP/cal.json" >"$TMP/cal.out" 2>"$TMP/cal.err"
 is "$?" 0 "calibrate: exit 0" || diag "$(tail -5 "$TMP/cal.err")"
-cal=$(cat "$TMP/cal.out")
+cal=$(<"$TMP/cal.out")
 like "$cal" "Machine state during calibration .*: load1 [0-9.]+, steal [0-9.]+%, other work [0-9.]+% of the CPU, CV of tps [0-9.]+%, the client got [0-9]+% of a CPU \(8 runs with metrics\)" \
     "calibrate states the machine"
 like "$cal" "Recommendation for a 95% CI of \+/-2% on the tps ratio" "a recommendation for the default 2%"
@@ -203,12 +203,12 @@ like "$cal" "Recommended: --time=$rec_time --max-rounds=[0-9]+ \(about [0-9]+ ro
 timeout 300 "$PGOLAB" compare "${sqlite_vars[@]}" "${common[@]}" --cpu-placement=auto --target-ci=2 --max-rounds=5 \
     --from-calibration --target-metric=cpu --results="$TMP/c.db" >"$TMP/fc.out" 2>"$TMP/fc.err"
 is "$?" 0 "compare --target-ci=2 --from-calibration --target-metric=cpu: exit 0" || diag "$(tail -5 "$TMP/fc.err")"
-like "$(cat "$TMP/fc.err")" "from calibration 1: --time=$rec_time " "says what it took from calibration 1"
+like "$(<"$TMP/fc.err")" "from calibration 1: --time=$rec_time " "says what it took from calibration 1"
 is "$(sq "$TMP/c.db" "SELECT json_extract(settings_json, '\$.time_s') FROM experiments WHERE id = 2")" "$rec_time.0" \
     "the experiment ran with the recommended --time"
 is "$(sq "$TMP/c.db" "SELECT json_extract(settings_json, '\$.target_ci.metric') FROM experiments WHERE id = 2")" "cpu" \
     "the settings record --target-metric=cpu"
-like "$(cat "$TMP/fc.out")" "rounds were added until every CPU time per transaction cell's 95% CI half-width was at most 2%" \
+like "$(<"$TMP/fc.out")" "rounds were added until every CPU time per transaction cell's 95% CI half-width was at most 2%" \
     "the header says the target applies to CPU time per transaction"
 like "$(sq "$TMP/c.db" "SELECT note FROM experiments WHERE id = 2")" "of 1 CPU time per transaction cells" \
     "the note names the metric"
@@ -226,7 +226,7 @@ for p in "${BUSY[@]}"; do kill "$p" 2>/dev/null; done
 wait "${BUSY[@]}" 2>/dev/null
 BUSY=()
 is "$st" 0 "compare under 8 busy loops: exit 0" || diag "$(tail -5 "$TMP/busy.err")"
-like "$(cat "$TMP/busy.out")" "WARNING: the machine was busier than at calibration \(experiment 1, [0-9T:Z-]+\): .*the client got [0-9]+% of a CPU vs [0-9]+%" \
+like "$(<"$TMP/busy.out")" "WARNING: the machine was busier than at calibration \(experiment 1, [0-9T:Z-]+\): .*the client got [0-9]+% of a CPU vs [0-9]+%" \
     "text: the warning names the calibration and the client's lost CPU share"
 check_busy_json='
 import json, sys

@@ -70,13 +70,13 @@ reg_start good "$TMP/reg-ok"
 is "$(grep -c "server registry" "$TMP/good.err")" 0 "a registry of ours: no warning"
 mkdir "$TMP/reg-open" && chmod 0777 "$TMP/reg-open"
 reg_start open "$TMP/reg-open"
-like "$(cat "$TMP/open.err")" "^WARNING: not using the server registry $TMP/reg-open: it is not a directory of this user's that only it can write" \
+like "$(<"$TMP/open.err")" "^WARNING: not using the server registry $TMP/reg-open: it is not a directory of this user's that only it can write" \
     "a world-writable registry: not used, said"
 is "$(find "$TMP/reg-open" -mindepth 1 | wc -l)" 0 "... nothing written in it"
 mkdir -m 0700 "$TMP/elsewhere"
 ln -s "$TMP/elsewhere" "$TMP/reg-link"
 reg_start link "$TMP/reg-link"
-like "$(cat "$TMP/link.err")" "^WARNING: not using the server registry $TMP/reg-link" "a registry that is a symlink: not used, said"
+like "$(<"$TMP/link.err")" "^WARNING: not using the server registry $TMP/reg-link" "a registry that is a symlink: not used, said"
 is "$(find "$TMP/elsewhere" -mindepth 1 | wc -l)" 0 "... nothing written through the link"
 
 done_testing

@@ -31,9 +31,9 @@ sq "$DB" "UPDATE experiments SET environment_json = json_set(environment_json, '
 timeout 60 "$PGOLAB" report --results="$DB" --compare=1,2 >"$TMP/same.out" 2>"$TMP/same.err"
 is "$?" 0 "report --compare=1,2: exit 0"
 like "$(head -1 "$TMP/same.out")" "^pgolab report: experiment 1 vs experiment 2 \(change = 2 against 1\)$" "title"
-unlike "$(cat "$TMP/same.out")" "WARNING" "same machine: no environment warning"
-like "$(cat "$TMP/same.out")" "environment: the same hostname, kernel, CPU model" "same machine: says so"
-like "$(cat "$TMP/same.out")" "variant B: the same build in both \(sha256 [0-9a-f]{12}\)" "same builds in both, by sha256"
+unlike "$(<"$TMP/same.out")" "WARNING" "same machine: no environment warning"
+like "$(<"$TMP/same.out")" "environment: the same hostname, kernel, CPU model" "same machine: says so"
+like "$(<"$TMP/same.out")" "variant B: the same build in both \(sha256 [0-9a-f]{12}\)" "same builds in both, by sha256"
 
 # ---- "another machine": edit the recorded environment of experiment 2
 sq "$DB" "UPDATE experiments SET environment_json = json_set(environment_json,
@@ -41,7 +41,7 @@ sq "$DB" "UPDATE experiments SET environment_json = json_set(environment_json,
           json_extract(environment_json, '\$.loadavg_1m') + 3) WHERE id = 2"
 timeout 60 "$PGOLAB" report --results="$DB" --compare=1,2 >"$TMP/x.out" 2>"$TMP/x.err"
 is "$?" 0 "report --compare across machines: exit 0"
-out=$(cat "$TMP/x.out")
+out=$(<"$TMP/x.out")
 like "$out" "^WARNING: experiments 1 and 2 ran in different environments; a change below may come from the machine" \
     "a WARNING block about the environment"
 like "$out" "^  hostname: $(hostname) -> client-b$" "WARNING: hostname difference"
@@ -66,14 +66,14 @@ timeout 60 "$PGOLAB" report --results="$DB" --compare=1,2 --format=csv >"$TMP/x.
 is "$(($(wc -l <"$TMP/x.csv") - 1))" 6 "csv: one row per metric and cell"
 "$PGOLAB" report --results="$DB" --compare=1,99 >"$TMP/bad.out" 2>"$TMP/bad.err"
 is "$?" 1 "--compare with an unknown id: exit 1"
-like "$(cat "$TMP/bad.err")" "^FATAL: no experiment 99 in $DB; it has experiments 1, 2 \(see pgolab history\)$" "--compare with an unknown id: message names the ids there are"
+like "$(<"$TMP/bad.err")" "^FATAL: no experiment 99 in $DB; it has experiments 1, 2 \(see pgolab history\)$" "--compare with an unknown id: message names the ids there are"
 "$PGOLAB" report --results="$DB" --compare=1 >"$TMP/bad.out" 2>"$TMP/bad.err"
 is "$?" 1 "--compare=1: exit 1"
 
 # ---- --fail-if-slower
 timeout 60 "$PGOLAB" report --results="$DB" --experiment=1 --fail-if-slower=30 >/dev/null 2>"$TMP/f0.err"
 is "$?" 0 "A/A: --fail-if-slower=30 passes"
-like "$(cat "$TMP/f0.err")" "no tps cell significantly slower than the baseline A by more than 30%" "A/A: says it checked"
+like "$(<"$TMP/f0.err")" "no tps cell significantly slower than the baseline A by more than 30%" "A/A: says it checked"
 cp "$DB" "$TMP/slow.db"
 # The copy gets steady measurements, so that the checks below depend neither on this machine's
 # noise nor on which runs a busy machine made untrustworthy: in every round of both experiments
@@ -89,7 +89,7 @@ timeout 60 "$PGOLAB" report --results="$TMP/slow.db" --experiment=2 --fail-if-sl
 is "$?" 3 "B at half speed: --fail-if-slower=5 exits 3"
 like "$(head -1 "$TMP/f1.err")" "^--fail-if-slower=5: 1 tps cell significantly slower than the baseline A by more than 5% \(exit 3\):$" \
     "... and says why"
-like "$(cat "$TMP/f1.err")" "^  B vs A, oltp_point_select, 1 thread: tps -[0-9.]+% \(95% CI -[0-9.]+% \.\. -[0-9.]+%\)$" \
+like "$(<"$TMP/f1.err")" "^  B vs A, oltp_point_select, 1 thread: tps -[0-9.]+% \(95% CI -[0-9.]+% \.\. -[0-9.]+%\)$" \
     "... naming the cell, its change and CI"
 block=$(awk '/^Table / { on = ($0 ~ /Transactions per second/) } on' "$TMP/f1.out")
 like "$block" "^\| +1 \| .* \| +-[0-9.]+% \(95% CI -[0-9.]+% \.\. -[0-9.]+%\) \|$" "the table shows the significant drop"
@@ -97,12 +97,12 @@ timeout 60 "$PGOLAB" report --results="$TMP/slow.db" --experiment=2 --fail-if-sl
 is "$?" 0 "B at half speed: --fail-if-slower=60 passes (not slower by more than 60%)"
 timeout 60 "$PGOLAB" report --results="$TMP/slow.db" --compare=1,2 --fail-if-slower=5 >"$TMP/f2.out" 2>"$TMP/f2.err"
 is "$?" 3 "--compare: B in experiment 2 at half speed of experiment 1: exit 3"
-like "$(cat "$TMP/f2.err")" "^  B in experiment 2 vs experiment 1, oltp_point_select, 1 thread: tps -" "--compare: names the cell"
+like "$(<"$TMP/f2.err")" "^  B in experiment 2 vs experiment 1, oltp_point_select, 1 thread: tps -" "--compare: names the cell"
 timeout 60 "$PGOLAB" report --results="$TMP/slow.db" --compare=2,1 --fail-if-slower=5 >/dev/null 2>&1
 is "$?" 0 "--compare the other way round (faster): exit 0"
 "$PGOLAB" report --results="$DB" --experiment=1 --fail-if-slower=-1 >/dev/null 2>"$TMP/bad.err"
 is "$?" 1 "--fail-if-slower=-1: exit 1"
-like "$(cat "$TMP/bad.err")" "invalid --fail-if-slower=-1" "--fail-if-slower=-1: message"
+like "$(<"$TMP/bad.err")" "invalid --fail-if-slower=-1" "--fail-if-slower=-1: message"
 like "$("$PGOLAB" compare help)" "3 --fail-if-slower" "compare help documents exit status 3"
 like "$("$PGOLAB" report help)" "3 --fail-if-slower" "report help documents exit status 3"
 done_testing

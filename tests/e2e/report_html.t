@@ -46,7 +46,7 @@ SPEC=("tps-0-0 2 2,2" "pct-0-0 2 6,6" "pct-0-1 2 6,6" "time-0-0 2 2,2" "time-0-1
 
 rep html --experiment=1 --format=html --output="$TMP/r.html"
 is "$RC" 0 "report --format=html: exit 0"
-like "$(cat "$TMP/html.err")" "^report written to $TMP/r.html$" "says where the report went"
+like "$(<"$TMP/html.err")" "^report written to $TMP/r.html$" "says where the report went"
 is "$(wc -c <"$TMP/html.out")" 0 "nothing on stdout with --output"
 is "$(grep -Eic '<(script|link|img|iframe)[^>]+(src|href)=' "$TMP/r.html")" 0 "nothing loaded from elsewhere: no src= or href= element"
 ok "Chart.js inlined" grep -q 'Chart.js v3' "$TMP/r.html"
@@ -60,12 +60,12 @@ done
 out=$(status_check "$TMP/r.html" "${SPEC[@]}")
 is "$out" "" "every chart drew its data (point counts, ink), no error, no request, no console message"
 is "$(layout_check "$TMP/r.html" 2)" "" "legends name the 2 variants and leave the plots their room"
-note "$(cat "$TMP/r.html.status")"
+note "$(<"$TMP/r.html.status")"
 
 # ---- a broken data block fails the same checks
 sed 's/"percentiles":\[/"percentiles":[}/' "$TMP/r.html" >"$TMP/broken.html"
 ok "a broken data block fails the check" fails page_check "$TMP/broken.html" "${SPEC[@]}"
-like "$(cat "$TMP/broken.html.status")" "^errors=1 report script: .*JSON" "... and the page says why"
+like "$(<"$TMP/broken.html.status")" "^errors=1 report script: .*JSON" "... and the page says why"
 # a page whose chart library is missing: every chart fails
 perl -0pe 's/Chart\.js v3\.9\.1.*?\n<\/script>/\n<\/script>/s' "$TMP/r.html" >"$TMP/nolib.html"
 ok "a page without its chart library fails the check" fails page_check "$TMP/nolib.html" "${SPEC[@]}"
@@ -175,14 +175,14 @@ is "$(grep '^whiskers tps-0-0 ' "$TMP/r.html.status")" "whiskers tps-0-0 $(chart
     "its whiskers: the baseline's min-max over rounds, B's change CI on the baseline's median"
 rep md --experiment=1 --format=markdown --trust-table
 is "$(grep -c '<h3>Table ' "$TMP/r.html")" "$(grep -c '^### Table ' "$TMP/md.out")" "as many tables as the markdown report (the page keeps the per-run trust table)"
-like "$(cat "$TMP/r.html")" "<h3>Table [0-9]+\. Load and trust per run" "the page has the per-run trust table"
-like "$(cat "$TMP/r.html")" "<h3>Verdict against A</h3>" "the page has the verdict"
+like "$(<"$TMP/r.html")" "<h3>Table [0-9]+\. Load and trust per run" "the page has the per-run trust table"
+like "$(<"$TMP/r.html")" "<h3>Verdict against A</h3>" "the page has the verdict"
 verdicts_md=$(grep '^| ' "$TMP/md.out" | awk -F'|' 'NF > 3 { gsub(/^ +| +$/, "", $(NF-1)); print $(NF-1) }' | grep -c '^~$')
 verdicts_html=$(grep -o '<td class="same">~</td>' "$TMP/r.html" | wc -l)
 is "$verdicts_html" "$verdicts_md" "the same '~' verdicts as the markdown tables"
 like "$(grep -o '<li>baseline A [^<]*' "$TMP/r.html")" "sha256 [0-9a-f]{12}" "header: the baseline with its fingerprint"
-like "$(cat "$TMP/r.html")" "<li>host: [^<]*, load [0-9.]+ at start" "header: host, kernel, load"
-like "$(cat "$TMP/r.html")" "<li>data: 1 table x 1000 rows, a fresh copy per run" "header: how data was reset"
+like "$(<"$TMP/r.html")" "<li>host: [^<]*, load [0-9.]+ at start" "header: host, kernel, load"
+like "$(<"$TMP/r.html")" "<li>data: 1 table x 1000 rows, a fresh copy per run" "header: how data was reset"
 
 # ---- two experiments compared
 timeout 60 "$PGOLAB" compare "${vars[@]}" --bench=oltp_point_select --threads=1 --rounds=2 --time=1 \
@@ -190,8 +190,8 @@ timeout 60 "$PGOLAB" compare "${vars[@]}" --bench=oltp_point_select --threads=1 
 is "$?" 0 "experiment 2 (1 thread count, 1 s): exit 0"
 rep cmp --compare=1,2 --format=html --output="$TMP/cmp.html"
 is "$RC" 0 "report --compare=1,2 --format=html: exit 0"
-like "$(cat "$TMP/cmp.html")" "<h2>pgolab report: experiment 1 vs experiment 2" "the comparison's header"
-like "$(cat "$TMP/cmp.html")" "settings differ: threads" "its notes on settings"
+like "$(<"$TMP/cmp.html")" "<h2>pgolab report: experiment 1 vs experiment 2" "the comparison's header"
+like "$(<"$TMP/cmp.html")" "settings differ: threads" "its notes on settings"
 browse "$TMP/cmp.html"
 CSPEC=("tps-0-0 2 2,2" "pct-0-0 2 6,6" "pct-0-1 2 6,6" "time-0-0 2 2,2" "time-0-1 2 2,2"
        "tps-1-0 2 1,1" "pct-1-0 2 6,6" "time-1-0 2 1,1")
@@ -225,14 +225,14 @@ done
 out=$(status_check "$TMP/t.html" "${TSPEC[@]}")
 is "$out" "" "a heat map of 2 trainers x (1 workload + overall), and every chart drew its data"
 is "$(layout_check "$TMP/t.html" 3)" "" "... legends of the 3 variants, plots with their room"
-like "$(cat "$TMP/t.html.status")" "^chart heat-0 heatmap datasets=1 points=4 " "... the heat map's cells"
+like "$(<"$TMP/t.html.status")" "^chart heat-0 heatmap datasets=1 points=4 " "... the heat map's cells"
 timeout 60 "$PGOLAB" report --results="$TDB" >"$TMP/t.txt" 2>/dev/null
-like "$(cat "$TMP/t.txt")" "^Trainer matrix: tps change" "the text report has the trainer matrix too"
-like "$(cat "$TMP/t.txt")" "^\| +oltp_read_only \| .+ \| .+ \|$" "... with a row per trainer"
+like "$(<"$TMP/t.txt")" "^Trainer matrix: tps change" "the text report has the trainer matrix too"
+like "$(<"$TMP/t.txt")" "^\| +oltp_read_only \| .+ \| .+ \|$" "... with a row per trainer"
 # ... and as markdown, CSV (a table of its own: a row per trainer's variant and workload, "all"
 # = overall) and JSON (its cells, and "trainers" as the page's heat map has it)
 timeout 60 "$PGOLAB" report --results="$TDB" --format=markdown >"$TMP/t.md" 2>/dev/null
-like "$(cat "$TMP/t.md")" "^Trainer matrix: tps change" "markdown report: the trainer matrix"
+like "$(<"$TMP/t.md")" "^Trainer matrix: tps change" "markdown report: the trainer matrix"
 timeout 60 "$PGOLAB" report --results="$TDB" --format=csv >"$TMP/t.csv" 2>/dev/null
 last=$(tail -1 "$TMP/t.csv" | cut -d, -f3)
 is "$(awk -F, -v t="$last" '$3 == t { print $4 "/" $5 "/" $6 "/" $7 }' "$TMP/t.csv" | sort | tr '\n' ' ')" \
@@ -276,17 +276,17 @@ runs_recorded() { [ "$(sq "$PDB" "SELECT count(*) FROM runs" 2>/dev/null)" -ge "
 poll 600 0.1 runs_recorded 2
 timeout 60 "$PGOLAB" report --results="$PDB" --format=html --output="$TMP/running.html" 2>"$TMP/running.err"
 is "$?" 0 "an HTML report of the experiment while it runs: exit 0"
-like "$(cat "$TMP/running.html")" "PARTIAL: experiment 1 is running: [0-9]+ of 10 runs are recorded" "... says it is partial (running)"
+like "$(<"$TMP/running.html")" "PARTIAL: experiment 1 is running: [0-9]+ of 10 runs are recorded" "... says it is partial (running)"
 poll 600 0.1 runs_recorded 4
 kill -INT $pid
 wait $pid
 is "$?" 2 "an experiment stopped by SIGINT after 4 runs: exit 2"
 timeout 60 "$PGOLAB" report --results="$PDB" --format=html --output="$TMP/p.html" 2>"$TMP/p.err"
 is "$?" 0 "its HTML report: exit 0"
-like "$(cat "$TMP/p.html")" "PARTIAL: experiment 1 is interrupted: [0-9]+ of 10 runs are recorded" "says it is partial"
-like "$(cat "$TMP/p.html")" "<li>INCOMPLETE: [0-9]+ of 10 runs finished" "... as the text report does"
+like "$(<"$TMP/p.html")" "PARTIAL: experiment 1 is interrupted: [0-9]+ of 10 runs are recorded" "says it is partial"
+like "$(<"$TMP/p.html")" "<li>INCOMPLETE: [0-9]+ of 10 runs finished" "... as the text report does"
 browse "$TMP/p.html"
-like "$(cat "$TMP/p.html.status")" "^chart tps-0-0 line datasets=2 " "... and draws what is there"
+like "$(<"$TMP/p.html.status")" "^chart tps-0-0 line datasets=2 " "... and draws what is there"
 ok "... without an error" grep -qx 'errors=0' "$TMP/p.html.status"
 
 # ---- CPU profiles (--profile): the page shows what `report --profile` prints, when the
@@ -315,18 +315,18 @@ ok "--output=FILE.csv holds what stdout would" cmp -s "$TMP/csv1.out" "$TMP/r.cs
 rep bad1 --experiment=1 --format=html --output="$TMP/no/such/dir/r.html"
 is "$RC" 1 "unwritable --output: exit 1"
 is "$(wc -l <"$TMP/bad1.err")" 1 "... in one line"
-like "$(cat "$TMP/bad1.err")" "--output=$TMP/no/such/dir/r.html: cannot write there: No such file or directory" "... naming the path and why"
+like "$(<"$TMP/bad1.err")" "--output=$TMP/no/such/dir/r.html: cannot write there: No such file or directory" "... naming the path and why"
 rep bad2 --experiment=1 --format=html --shape=seed003
 is "$RC" 1 "--shape with html: exit 1"
-like "$(cat "$TMP/bad2.err")" "--shape is for the text formats" "... says why"
+like "$(<"$TMP/bad2.err")" "--shape is for the text formats" "... says why"
 PGOLAB_CHARTJS=$TMP/no-chart.min.js rep bad4 --experiment=1 --format=html --output="$TMP/x.html"
 is "$RC" 1 "no chart library: exit 1"
-like "$(cat "$TMP/bad4.err")" "^FATAL: --format=html needs Chart.js: cannot read $TMP/no-chart.min.js \(No such file or directory\); install the Debian package libjs-chart.js" \
+like "$(<"$TMP/bad4.err")" "^FATAL: --format=html needs Chart.js: cannot read $TMP/no-chart.min.js \(No such file or directory\); install the Debian package libjs-chart.js" \
     "... one line naming the file and the package"
 ok "... and no page written" test ! -e "$TMP/x.html"
 rep bad5 --experiment=99 --format=html --output="$TMP/x.html"
 is "$RC" 1 "an unknown experiment id: exit 1"
-is "$(cat "$TMP/bad5.err")" "FATAL: no experiment 99 in $DB; it has experiments 1, 2 (see pgolab history)" "... one line naming the ids there are"
+is "$(<"$TMP/bad5.err")" "FATAL: no experiment 99 in $DB; it has experiments 1, 2 (see pgolab history)" "... one line naming the ids there are"
 ok "... and no page written" test ! -e "$TMP/x.html"
 sqlite3 "$TMP/other.db" "CREATE TABLE t(x);"
 cp "$DB" "$TMP/newer.db"
@@ -335,11 +335,11 @@ for spec in "other.db:not a pgolab results database" "newer.db:newer pgolab"; do
     f=$TMP/${spec%%:*}
     timeout 60 "$PGOLAB" report --results="$f" --format=html --output="$TMP/x.html" >/dev/null 2>"$TMP/bad6.err"
     is "$?.$(wc -l <"$TMP/bad6.err")" "1.1" "${spec%%:*}: exit 1, one line"
-    like "$(cat "$TMP/bad6.err")" "${spec#*:}" "... saying '${spec#*:}'"
+    like "$(<"$TMP/bad6.err")" "${spec#*:}" "... saying '${spec#*:}'"
 done
 ok "... and no page written" test ! -e "$TMP/x.html"
 rep bad3 --experiment=1 --format=pdf
 is "$RC" 1 "--format=pdf: exit 1"
-like "$(cat "$TMP/bad3.err")" "expected text, markdown, csv, json or html" "... names the formats"
+like "$(<"$TMP/bad3.err")" "expected text, markdown, csv, json or html" "... names the formats"
 
 done_testing

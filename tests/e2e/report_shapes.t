@@ -61,14 +61,14 @@ is "$(verdict_last "$TMP/s0.out")" ok "seed000 text: the verdict block is last"
 like "$(improvement_agrees "$TMP/s0.out")" "^9 rows agree$" "seed000 text: % improvement is the change column's estimate (3 tables x 3 rows)"
 rep s0md --experiment=1 --format=markdown
 like "$(head -1 "$TMP/s0md.out")" "^## pgolab experiment 1 \(compare\):" "seed000 markdown: title heading"
-like "$(cat "$TMP/s0md.out")" "^- baseline A " "seed000 markdown: header as a list"
-like "$(cat "$TMP/s0md.out")" "^### Table 1\. Transactions per second" "seed000 markdown: table headings"
-like "$(cat "$TMP/s0md.out")" "^\|-+:\|" "seed000 markdown: pipe-table separator"
+like "$(<"$TMP/s0md.out")" "^- baseline A " "seed000 markdown: header as a list"
+like "$(<"$TMP/s0md.out")" "^### Table 1\. Transactions per second" "seed000 markdown: table headings"
+like "$(<"$TMP/s0md.out")" "^\|-+:\|" "seed000 markdown: pipe-table separator"
 rep s0csv --experiment=1 --format=csv
 is "$(head -1 "$TMP/s0csv.out")" "experiment,shape,table,workload,threads,metric,variant,baseline,value,baseline_value,improvement_pct,n,median,mean,stddev,min,max,ratio,ratio_ci_lo,ratio_ci_hi,change_pct,change_ci_lo_pct,change_ci_hi_pct,p_value,significant,verdict" \
     "seed000 csv: header"
 csv_check "$TMP/s0csv.out" $((18 + P + M)) "seed000 csv (3 metrics x 3 rows x 2 variants, + the precision rows and the metrics cells)"
-like "$(cat "$TMP/s0csv.out")" "^1,seed000,1,oltp_point_select,2,tps,B,0,[0-9.]+,[0-9.]+,[-0-9.e]+,2,[0-9.]+,[0-9.]+,[0-9.e-]+,[0-9.]+,[0-9.]+,[0-9.]+,[0-9.]+,[0-9.]+,[-0-9.e]+,[-0-9.e]+,[-0-9.e]+,([0-9.e-]+)?,[01],~$" \
+like "$(<"$TMP/s0csv.out")" "^1,seed000,1,oltp_point_select,2,tps,B,0,[0-9.]+,[0-9.]+,[-0-9.e]+,2,[0-9.]+,[0-9.]+,[0-9.e-]+,[0-9.]+,[0-9.]+,[0-9.]+,[0-9.]+,[0-9.]+,[-0-9.e]+,[-0-9.e]+,[-0-9.e]+,([0-9.e-]+)?,[01],~$" \
     "seed000 csv: a variant cell has value, rounds' summary, ratio with CI, change, p (where it decides) and verdict"
 # csv_p_deciding FILE: rows with a p_value (field 24) whose ratio CI (19, 20) holds 1, where
 # the CI alone decides and a p would contradict a "~" (the issue's "0.004 beside ~")
@@ -82,7 +82,7 @@ like "$(csv_p_deciding "$TMP/s0csv.out")" "^[1-9][0-9]* cells with a CI, 0 with 
 for k in cv_pct detectable_change_pct ci_half_width_pct; do
     is "$(grep -c ",tps_$k,B,0," "$TMP/s0csv.out")" 2 "seed000 csv: tps_$k per thread count"
 done
-like "$(cat "$TMP/s0csv.out")" "^1,seed000,[0-9]+,oltp_point_select,2,tps_cv_pct,B,0,[0-9.e-]+,[0-9.e-]+,," \
+like "$(<"$TMP/s0csv.out")" "^1,seed000,[0-9]+,oltp_point_select,2,tps_cv_pct,B,0,[0-9.e-]+,[0-9.e-]+,," \
     "seed000 csv: the CV of one run of B (value) and of A (baseline_value)"
 rep s0json --experiment=1 --format=json
 same=$(perl -MJSON::PP -e '
@@ -116,7 +116,7 @@ for th in "1 thread" "2 threads"; do
 done
 rep s3csv --experiment=1 --shape=seed003 --format=csv
 csv_check "$TMP/s3csv.out" $((20 + P + M)) "seed003 csv (2 tables x 5 rows x 2 variants, + the metrics cells)"
-like "$(cat "$TMP/s3csv.out")" "^1,seed003,2,oltp_point_select,2,lat_max_ms,A,1," "seed003 csv: lat_max_ms cells"
+like "$(<"$TMP/s3csv.out")" "^1,seed003,2,oltp_point_select,2,lat_max_ms,A,1," "seed003 csv: lat_max_ms cells"
 rep s3json --experiment=1 --shape=seed003 --format=json
 is "$(json_cells "$TMP/s3json.out")" "seed003 1 $((20 + M))" "seed003 json: 20 cells + the metrics cells"
 
@@ -134,7 +134,7 @@ for t in 1 2; do
 done
 is "$(p_only_deciding "$TMP/s2.out")" "3 rows ok" "seed002: a p only where it decides the verdict (\"-\" where the CI holds 1)"
 is "$(verdict_last "$TMP/s2.out")" ok "seed002 text: the verdict block is last"
-like "$(cat "$TMP/s2.out")" "speedup \(x\) = A's median time per transaction / the variant's" "seed002: says what speedup means"
+like "$(<"$TMP/s2.out")" "speedup \(x\) = A's median time per transaction / the variant's" "seed002: says what speedup means"
 rep s2csv --experiment=1 --shape=seed002 --format=csv
 csv_check "$TMP/s2csv.out" $((6 + P + M)) "seed002 csv (2 variants x (all + 2 thread counts), + the metrics cells)"
 rep s2json --experiment=1 --shape=seed002 --format=json
@@ -189,18 +189,18 @@ is "$(jq -r '[.report, .experiment.id, (.runs | length), ([.runs[].run] == [rang
 # ---- 1 round: no statistics
 for shape in seed000 seed003 seed002; do
     rep one --experiment=2 --shape=$shape
-    like "$(cat "$TMP/one.out")" "no statistics with 1 round" "1 round, $shape: no statistics with 1 round"
-    unlike "$(cat "$TMP/one.out")" "95% CI [-+]" "1 round, $shape: no CI printed"
+    like "$(<"$TMP/one.out")" "no statistics with 1 round" "1 round, $shape: no statistics with 1 round"
+    unlike "$(<"$TMP/one.out")" "95% CI [-+]" "1 round, $shape: no CI printed"
 done
 rep onecsv --experiment=2 --format=csv
-like "$(cat "$TMP/onecsv.out")" ",1,tps,B,0,.*,,no statistics with 1 round$" "1 round, csv: no p-value, says why"
+like "$(<"$TMP/onecsv.out")" ",1,tps,B,0,.*,,no statistics with 1 round$" "1 round, csv: no p-value, says why"
 
 # ---- the latest by default
 rep latest
 is "$RC" 0 "report without --experiment: exit 0"
-is "$(cat "$TMP/latest.err")" "reporting experiment 2, the latest in $DB (see pgolab history)" "reports the latest and says which"
+is "$(<"$TMP/latest.err")" "reporting experiment 2, the latest in $DB (see pgolab history)" "reports the latest and says which"
 like "$(head -1 "$TMP/latest.out")" "^pgolab experiment 2 " "the latest is experiment 2"
 rep bad --experiment=1 --shape=seed001
 is "$RC" 1 "--shape=seed001: exit 1"
-like "$(cat "$TMP/bad.err")" "invalid --shape=seed001" "--shape=seed001: message"
+like "$(<"$TMP/bad.err")" "invalid --shape=seed001" "--shape=seed001: message"
 done_testing

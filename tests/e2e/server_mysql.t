@@ -28,14 +28,14 @@ my() { mariadb -h127.0.0.1 -P"$PORT" -usbtest sbtest -Nse "$*" 2>&1; }
 note "---- help"
 srv help help
 is "$RC" 0 "help: exit 0"
-like "$(cat "$TMP/help.out")" 'pgolab server start --db-driver=mysql\|pgsql' "help: shows start"
-like "$(cat "$TMP/help.out")" '--keep-datadir' "help: shows --keep-datadir"
+like "$(<"$TMP/help.out")" 'pgolab server start --db-driver=mysql\|pgsql' "help: shows start"
+like "$(<"$TMP/help.out")" '--keep-datadir' "help: shows --keep-datadir"
 
 note "---- start with a generated datadir"
 srv s1 start --db-driver=mysql
 is "$RC" 0 "start: exit 0"
 started s1
-is "$(cat "$TMP/s1.err")" "" "start: nothing on stderr"
+is "$(<"$TMP/s1.err")" "" "start: nothing on stderr"
 like "$(field s1 server)" '^mariadbd [0-9]+\.[0-9]+\.[0-9]+ \(pid [0-9]+\)$' "start: 'server: mariadbd VERSION (pid N)'"
 like "$D" '^/dev/shm/pgolab-mysql\.[A-Za-z0-9]{6}$' "start: generated datadir in /dev/shm"
 like "$(field s1 datadir)" "removes it unless --keep-datadir" "start: says stop removes the generated datadir"
@@ -44,7 +44,7 @@ is "$(field s1 log)" "$D/pgolab-server.log" "start: prints the log"
 like "$PORT" '^[0-9]+$' "start: prints the port"
 is "$(field s1 client)" "--db-driver=mysql --mysql-host=127.0.0.1 --mysql-port=$PORT --mysql-user=sbtest --mysql-db=sbtest" \
     "start: prints the client options"
-like "$(cat "$TMP/s1.out")" "--mysql-socket=$D/mysql.sock" "start: prints the socket option"
+like "$(<"$TMP/s1.out")" "--mysql-socket=$D/mysql.sock" "start: prints the socket option"
 is "$(field s1 stop)" "pgolab server stop --datadir=$D" "start: prints how to stop it"
 running_checks
 ok "start: --bind-address=127.0.0.1 on its command line" grep -qa -- '--bind-address=127.0.0.1' "/proc/$PID/cmdline"
@@ -69,7 +69,7 @@ note "---- bad input while a server runs"
 # fails NAME ERE ARGS...: server_fails (exit 1, exactly one stderr line matching ERE), and nothing on stdout
 fails() {
     server_fails "$@"
-    is "$(cat "$TMP/$1.out")" "" "$1: nothing on stdout"
+    is "$(<"$TMP/$1.out")" "" "$1: nothing on stdout"
 }
 fails "second start" "a server is already running there \(pid $PID\)" start --db-driver=mysql --datadir="$D"
 ok "second start: the first server still runs" kill -0 "$PID"
@@ -85,7 +85,7 @@ mkdir -p "$TMP/junk" && echo keep >"$TMP/junk/notes.txt"
 fails "non-empty datadir" "^FATAL: --datadir=$TMP/junk: not empty and not a MariaDB data directory$" \
     start --db-driver=mysql --datadir="$TMP/junk"
 is "$(ls -A "$TMP/junk")" "notes.txt" "non-empty datadir: nothing added or deleted"
-is "$(cat "$TMP/junk/notes.txt")" "keep" "non-empty datadir: the file is untouched"
+is "$(<"$TMP/junk/notes.txt")" "keep" "non-empty datadir: the file is untouched"
 echo x >"$TMP/afile"
 fails "datadir is a file" "--datadir=$TMP/afile: not a directory" start --db-driver=mysql --datadir="$TMP/afile"
 fails "managed option" "--server-option=socket=/tmp/x.sock: pgolab sets that itself" \
@@ -170,7 +170,7 @@ srv bad start --db-driver=mysql --server-option=no-such-variable=1
 is "$RC" 1 "exits at once: exit 1"
 like "$(head -1 "$TMP/bad.err")" "^FATAL: /usr/sbin/mariadbd exited during start-up \(exit status [0-9]+\)$" \
     "exits at once: says so"
-like "$(cat "$TMP/bad.err")" "unknown variable 'no-such-variable=1'" "exits at once: the log tail shows why"
+like "$(<"$TMP/bad.err")" "unknown variable 'no-such-variable=1'" "exits at once: the log tail shows why"
 bad=$(tail_datadir bad)
 like "$bad" '^/dev/shm/pgolab-mysql\.' "exits at once: the tail names the generated datadir"
 ok "exits at once: that datadir is removed" test ! -e "$bad"

@@ -30,7 +30,7 @@ note "---- start with a generated datadir"
 srv s1 start --db-driver=pgsql --server-option=fsync=off
 is "$RC" 0 "start: exit 0"
 started s1
-is "$(cat "$TMP/s1.err")" "" "start: nothing on stderr"
+is "$(<"$TMP/s1.err")" "" "start: nothing on stderr"
 like "$(field s1 server)" '^postgres 15\.[0-9]+ \(pid [0-9]+\)$' "start: 'server: postgres VERSION (pid N)'"
 like "$D" '^/dev/shm/pgolab-pgsql\.[A-Za-z0-9]{6}$' "start: generated datadir in /dev/shm"
 is "$(field s1 client)" "--db-driver=pgsql --pgsql-host=127.0.0.1 --pgsql-port=$PORT --pgsql-user=sbtest --pgsql-db=sbtest" \
@@ -154,7 +154,7 @@ note "---- failures while starting"
 srv bad start --db-driver=pgsql --server-option=no_such_setting=1
 is "$RC" 1 "exits at once: exit 1"
 like "$(head -1 "$TMP/bad.err")" "^FATAL: $PGBIN/postgres exited during start-up \(exit status [0-9]+\)$" "exits at once: says so"
-like "$(cat "$TMP/bad.err")" 'unrecognized configuration parameter "no_such_setting"' "exits at once: the log tail shows why"
+like "$(<"$TMP/bad.err")" 'unrecognized configuration parameter "no_such_setting"' "exits at once: the log tail shows why"
 bad=$(tail_datadir bad)
 ok "exits at once: the generated datadir is removed" test -n "$bad" -a ! -e "$bad"
 like "$(cat "$bad.log" 2>/dev/null)" 'unrecognized configuration parameter "no_such_setting"' \
@@ -183,7 +183,7 @@ dead() { local st; st=$(ps -o stat= -p "$1" 2>/dev/null); [ -z "$st" ] || [ "${s
 poll 200 0.05 dead "$PID"
 srv k1stop stop --datadir="$D"
 is "$RC" 0 "kill -9: stop exit 0"
-like "$(cat "$TMP/k1stop.err")" "^WARNING: .*postgres \(pid $PID\) was not running$" "kill -9: stop warns it was not running (and nothing else)"
+like "$(<"$TMP/k1stop.err")" "^WARNING: .*postgres \(pid $PID\) was not running$" "kill -9: stop warns it was not running (and nothing else)"
 is "$(for f in $dsm_ours; do [ -e "$f" ] && echo "$f"; done)" "" "kill -9: none of its /dev/shm/PostgreSQL.* segments is left"
 is "$(ipcs -m -p | awk -v p="$PID" '$3 == p' | wc -l)" 0 "kill -9: no System V segment created by the postmaster is left"
 ok "kill -9: the generated datadir is removed" test ! -e "$D"

@@ -54,7 +54,7 @@ owner() { ps -o user= -p "$1" 2>/dev/null | tr -d ' '; }
 for drv in mysql pgsql; do
     note "---- $drv as $USR"
     run "$drv-start" server start --db-driver="$drv"
-    is "$RC" 0 "$drv start as $USR: exit 0" || diag "$(cat "$TMP/$drv-start.err")"
+    is "$RC" 0 "$drv start as $USR: exit 0" || diag "$(<"$TMP/$drv-start.err")"
     D=$(field "$drv-start" datadir | sed 's/ .*//')
     PID=$(field "$drv-start" server | sed -n 's/.*(pid \([0-9]*\)).*/\1/p')
     DATADIRS+=("$D")
@@ -66,13 +66,13 @@ for drv in mysql pgsql; do
         conn=(--db-driver=pgsql --pgsql-host="$D" --pgsql-port="$(field "$drv-start" port | sed 's/.*://')")
     fi
     run "$drv-prep" bench oltp_read_write prepare "${conn[@]}" --table-size=500
-    is "$RC" 0 "$drv prepare as $USR: exit 0" || diag "$(cat "$TMP/$drv-prep.err")"
+    is "$RC" 0 "$drv prepare as $USR: exit 0" || diag "$(<"$TMP/$drv-prep.err")"
     run "$drv-run" bench oltp_read_write run "${conn[@]}" --table-size=500 --time=1
-    is "$RC" 0 "$drv run as $USR: exit 0" || diag "$(cat "$TMP/$drv-run.err")"
+    is "$RC" 0 "$drv run as $USR: exit 0" || diag "$(<"$TMP/$drv-run.err")"
     final_vars "$TMP/$drv-run.out"
     cmp_ok "${F_transactions:-0}" '>' 0 "$drv run as $USR: transactions ($F_transactions)"
     run "$drv-stop" server stop --datadir="$D"
-    is "$RC" 0 "$drv stop as $USR: exit 0" || diag "$(cat "$TMP/$drv-stop.err")"
+    is "$RC" 0 "$drv stop as $USR: exit 0" || diag "$(<"$TMP/$drv-stop.err")"
     like "$(field "$drv-stop" stopped)" "clean shutdown$" "$drv stop: a clean shutdown"
     ok "$drv stop: the generated datadir is removed" test ! -e "$D"
 done
@@ -81,7 +81,7 @@ note "---- a managed compare as $USR"
 run cmp compare --variant "A=mysql:$MARIADBD" --variant "B=mysql:$MARIADBD" --bench=oltp_point_select \
     --rounds=2 --threads=1 --time=1 --table-size=500 --results="$HOME_DIR/r.db" --workdir="$WD"
 is "$RC" 0 "compare as $USR: exit 0" || diag "$(tail -5 "$TMP/cmp.err")"
-like "$(cat "$TMP/cmp.out")" "Table 1\. Transactions per second, oltp_point_select" "compare as $USR: the report"
+like "$(<"$TMP/cmp.out")" "Table 1\. Transactions per second, oltp_point_select" "compare as $USR: the report"
 is "$(sq "$HOME_DIR/r.db" "SELECT count(*) FROM runs WHERE tps > 0")" 4 "compare as $USR: 4 runs recorded"
 ok "compare as $USR: work directory removed" test ! -e "$WD"
 left=0

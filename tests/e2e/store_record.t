@@ -19,7 +19,7 @@ timeout 120 "$PGOLAB" compare "${vars[@]}" "${common[@]}" --results="$DB" --fail
 is "$?" 0 "compare: exit 0"
 is "$(head -1 "$TMP/c1.err")" "experiment 1 recorded in $DB" "stderr starts with the experiment id and file"
 like "$(head -1 "$TMP/c1.out")" "^pgolab experiment 1 \(compare\): 2 variants" "the report header names experiment 1"
-like "$(cat "$TMP/c1.err")" "^--fail-if-slower=30: no tps cell significantly slower than the baseline A" \
+like "$(<"$TMP/c1.err")" "^--fail-if-slower=30: no tps cell significantly slower than the baseline A" \
     "--fail-if-slower on an A/A run: checked, nothing slower"
 
 is "$(sq "$DB" "SELECT kind || ' ' || status || ' ' || (finished_at IS NOT NULL) FROM experiments WHERE id = 1")" \
@@ -89,24 +89,24 @@ done
 ok "a refused results file: compare and pgo ran nothing (no work directory)" test ! -e "$TMP/wd-bad"
 timeout 60 "$PGOLAB" pgo sqlite --workdir="$TMP/wd-bad" --results="$DB" --resume=42 >"$TMP/bad.out" 2>"$TMP/bad.err"
 is "$?" 1 "pgo --resume=42: exit 1"
-like "$(cat "$TMP/bad.err")" "^FATAL: no experiment 42 in $DB; it has experiments? [0-9]+([-, ]+[0-9]+)* \(see pgolab history\)$" "pgo --resume=42: refused before building"
+like "$(<"$TMP/bad.err")" "^FATAL: no experiment 42 in $DB; it has experiments? [0-9]+([-, ]+[0-9]+)* \(see pgolab history\)$" "pgo --resume=42: refused before building"
 timeout 60 "$PGOLAB" pgo sqlite --workdir="$TMP/wd-bad" --results="$DB" --resume=1 >"$TMP/bad.out" 2>"$TMP/bad.err"
-is "$(cat "$TMP/bad.err")" "FATAL: experiment 1 is complete; nothing to resume" "pgo --resume of a complete experiment: refused"
+is "$(<"$TMP/bad.err")" "FATAL: experiment 1 is complete; nothing to resume" "pgo --resume of a complete experiment: refused"
 ok "... without building anything" test ! -e "$TMP/wd-bad"
 
 "$PGOLAB" report --experiment=42 --results="$DB" >"$TMP/bad.out" 2>"$TMP/bad.err"
 is "$?" 1 "unknown experiment: exit 1"
-like "$(cat "$TMP/bad.err")" "^FATAL: no experiment 42 in $DB; it has experiments? [0-9]+([-, ]+[0-9]+)* \(see pgolab history\)$" "unknown experiment: one-line message naming the ids there are"
+like "$(<"$TMP/bad.err")" "^FATAL: no experiment 42 in $DB; it has experiments? [0-9]+([-, ]+[0-9]+)* \(see pgolab history\)$" "unknown experiment: one-line message naming the ids there are"
 is "$(wc -l <"$TMP/bad.err")" 1 "unknown experiment: one line"
 for cmd in history report; do
     "$PGOLAB" $cmd --results="$TMP/missing.db" >"$TMP/bad.out" 2>"$TMP/bad.err"
     is "$?" 1 "$cmd of a missing file: exit 1"
-    like "$(cat "$TMP/bad.err")" "no results file .*missing.db" "$cmd of a missing file: says so"
+    like "$(<"$TMP/bad.err")" "no results file .*missing.db" "$cmd of a missing file: says so"
     ok "$cmd of a missing file: does not create it" test ! -e "$TMP/missing.db"
     : >"$TMP/empty.db"
     "$PGOLAB" $cmd --results="$TMP/empty.db" >"$TMP/bad.out" 2>"$TMP/bad.err"
     is "$?" 1 "$cmd of an empty file: exit 1"
-    is "$(cat "$TMP/bad.err")" "FATAL: results file $TMP/empty.db: empty (0 bytes), not a pgolab results database (pgolab compare, pgo and calibrate record their experiments in one)" \
+    is "$(<"$TMP/bad.err")" "FATAL: results file $TMP/empty.db: empty (0 bytes), not a pgolab results database (pgolab compare, pgo and calibrate record their experiments in one)" \
         "$cmd of an empty file: one line"
     is "$(stat -c %s "$TMP/empty.db")" 0 "$cmd of an empty file: does not make it a database"
 done
@@ -115,13 +115,13 @@ done
 is "$?" 1 "report --profile without profiles: exit 1"
 like "$(grep FATAL "$TMP/np.err")" "^FATAL: experiment [0-9]+ has no CPU profiles \(it ran without --profile\)$" \
     "report --profile without profiles: says so in one line"
-like "$(cat "$TMP/np.out")" "Table 1\." "report --profile without profiles: the report itself is written"
+like "$(<"$TMP/np.out")" "Table 1\." "report --profile without profiles: the report itself is written"
 "$PGOLAB" report --results="$DB" --format=xml >"$TMP/bad.out" 2>"$TMP/bad.err"
 is "$?" 1 "report --format=xml: exit 1"
-like "$(cat "$TMP/bad.err")" "invalid --format=xml" "report --format=xml: message"
+like "$(<"$TMP/bad.err")" "invalid --format=xml" "report --format=xml: message"
 "$PGOLAB" compare "${vars[@]}" --resume=0 >"$TMP/bad.out" 2>"$TMP/bad.err"
 is "$?" 1 "compare --resume=0: exit 1"
-like "$(cat "$TMP/bad.err")" "invalid --resume=0" "compare --resume=0: message"
+like "$(<"$TMP/bad.err")" "invalid --resume=0" "compare --resume=0: message"
 
 # a damaged database whose start times are no time (1e248 s, -5e20 s; kept by tests/fuzz/ as a
 # regression input): history and report say "unknown" instead of an undefined conversion
@@ -138,7 +138,7 @@ is "$(jq -r '.experiment.started_at // "absent"' "$TMP/dr.out" 2>/dev/null)" "un
 cp "$REPO_DIR/tests/fuzz/regressions/store/kind_null.db" "$TMP/nokind.db"
 "$PGOLAB" history --results="$TMP/nokind.db" >"$TMP/nk.out" 2>"$TMP/nk.err"
 is "$?" 1 "history of a database with an experiment without kind: exit 1"
-is "$(cat "$TMP/nk.err")" "FATAL: results file $TMP/nokind.db: experiment 0 has no kind (the file is damaged)" \
+is "$(<"$TMP/nk.err")" "FATAL: results file $TMP/nokind.db: experiment 0 has no kind (the file is damaged)" \
     "history: one line naming the file and what is damaged"
 # settings that are not JSON: report refuses the experiment in one line (it printed "0 s per
 # run" before, and report --compare a FATAL line with exit 0)
@@ -146,7 +146,7 @@ cp "$DB" "$TMP/badjson.db"
 sq "$TMP/badjson.db" "UPDATE experiments SET settings_json = '{garbage' WHERE id = 1"
 "$PGOLAB" report --results="$TMP/badjson.db" --experiment=1 >"$TMP/bj.out" 2>"$TMP/bj.err"
 is "$?" 1 "report of an experiment whose settings are not JSON: exit 1"
-is "$(cat "$TMP/bj.err")" "FATAL: experiment 1: its recorded settings are not a JSON object: the database is damaged" \
+is "$(<"$TMP/bj.err")" "FATAL: experiment 1: its recorded settings are not a JSON object: the database is damaged" \
     "report: one line naming the experiment and what is damaged"
 "$PGOLAB" report --results="$TMP/badjson.db" --compare=1,1 >"$TMP/bj.out" 2>"$TMP/bj.err"
 is "$?" 1 "report --compare with it: exit 1"
@@ -154,6 +154,6 @@ is "$?" 1 "report --compare with it: exit 1"
 mkdir -p "$TMP/adir"
 "$PGOLAB" history --results="$TMP/adir" >"$TMP/ad.out" 2>"$TMP/ad.err"
 is "$?" 1 "history --results=DIRECTORY: exit 1"
-is "$(cat "$TMP/ad.err")" "FATAL: results file $TMP/adir: a directory (expected a results database file, e.g. $TMP/adir/pgolab.db)" \
+is "$(<"$TMP/ad.err")" "FATAL: results file $TMP/adir: a directory (expected a results database file, e.g. $TMP/adir/pgolab.db)" \
     "history --results=DIRECTORY: one line saying so"
 done_testing

@@ -41,7 +41,7 @@ cmp_ok "$before" '>=' 3 "the runs finished before Ctrl-C are recorded ($before)"
 cmp_ok "$before" '<' 8 "it did stop early"
 kept=$(sq "$DB" "SELECT id || ' ' || started_at || ' ' || tps FROM runs WHERE experiment_id = 2 ORDER BY id")
 kept_ids=$(sq "$DB" "SELECT group_concat(id) FROM runs WHERE experiment_id = 2")
-like "$(cat "$TMP/int.out")" "INCOMPLETE: $before of 8 runs finished" "its report says INCOMPLETE"
+like "$(<"$TMP/int.out")" "INCOMPLETE: $before of 8 runs finished" "its report says INCOMPLETE"
 
 # ---- 3. refused resumes change nothing
 refused() {
@@ -49,7 +49,7 @@ refused() {
     shift 2
     timeout 60 "$PGOLAB" compare "$@" --results="$DB" >"$TMP/ref.out" 2>"$TMP/ref.err"
     is "$?" 1 "$desc: exit 1"
-    like "$(cat "$TMP/ref.err")" "$re" "$desc: message"
+    like "$(<"$TMP/ref.err")" "$re" "$desc: message"
     is "$(wc -l <"$TMP/ref.err" | tr -d ' ')" 1 "$desc: one line"
 }
 changed=(--bench=oltp_point_select --threads=1,2 --rounds=3 --time=1 --table-size=1000 --rand-seed=7)
@@ -82,7 +82,7 @@ is "$(sq "$DB" "SELECT id || ' ' || started_at || ' ' || tps FROM runs WHERE id 
     "resumed: the runs from before the interruption are kept, not redone"
 is "$(sq "$DB" "$keys WHERE experiment_id = 2 ORDER BY seq")" "$(sq "$DB" "$keys WHERE experiment_id = 1 ORDER BY seq")" \
     "resumed: same run order as the uninterrupted experiment (same seed, per-round shuffle)"
-unlike "$(cat "$TMP/res.out")" "INCOMPLETE" "resumed: the report covers every run"
+unlike "$(<"$TMP/res.out")" "INCOMPLETE" "resumed: the report covers every run"
 like "$(head -1 "$TMP/res.out")" "^pgolab experiment 2 \(compare\):" "resumed: the report names experiment 2"
 
 # ---- 5. nothing left to resume
