@@ -129,7 +129,7 @@ isnt() {
 
 # like GOT ERE DESC: some line of GOT matches the extended regex.
 like() {
-    if printf '%s\n' "$1" | grep -Eq -- "$2"; then
+    if grep -Eq -- "$2" <<<"$1"; then
         _tap_result 0 "$3"
     else
         _tap_result 1 "$3"
@@ -139,7 +139,7 @@ like() {
 }
 
 unlike() {
-    if printf '%s\n' "$1" | grep -Eq -- "$2"; then
+    if grep -Eq -- "$2" <<<"$1"; then
         _tap_result 1 "$3"
         diag "     got: '$(printf '%s' "$1" | head -c 2000)'" "expected not to match: /$2/"
         return 1
