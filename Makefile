@@ -100,7 +100,8 @@ $(BUILD)/pgolab-nompi: $(filter-out $(BUILD)/src/bench/mpi.o,$(OBJ)) $(BUILD)/no
 	$(CC) $(ALL_CFLAGS) -o $@ $^ $(filter-out $(MPI_LIBS),$(LDLIBS))
 
 # The unit tests link pgolab's objects from an archive: the linker takes only the objects a
-# test needs, and linking ~60 test binaries takes a third of the time it took with every one.
+# test needs (a small test compiles and links in 0.18 s instead of 0.45; unit-build 15.5 s ->
+# 12.7 s on the 2-core machine).
 LIBA    := $(BUILD)/libpgolab.a
 $(LIBA): $(LIBOBJ)
 	@rm -f $@
