@@ -21,7 +21,7 @@
 static const char *const placeholders[] = {
     "source", "build", "prefix", "profile_dir", "phase", "cc", "cxx", "cflags", "cxxflags",
     "pgo_flags", "jobs", "phase_options", "host", "port", "socket", "socket_dir", "user", "db",
-    "prepared",
+    "prepared", "lto",
 };
 
 /* Parsing context: the file and its text, for error lines. */
@@ -798,6 +798,7 @@ static const char *var_value(const struct recipe_vars *v, const char *name, size
     VAR("cflags", cflags);
     VAR("cxxflags", cxxflags);
     VAR("pgo_flags", pgo_flags);
+    VAR("lto", lto);
     VAR("host", host);
     VAR("socket", socket);
     VAR("socket_dir", socket_dir);

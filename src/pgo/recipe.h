@@ -167,6 +167,8 @@ char *recipe_names(void);
 struct recipe_vars {
     const char *source, *build, *prefix, *profile_dir, *phase, *prepared;
     const char *cc, *cxx, *cflags, *cxxflags, *pgo_flags;
+    const char *lto;                      /* "ON" for an lto variant's build, else "OFF": for a
+                                           * target's own LTO option (MySQL's -DWITH_LTO) */
     const char *const *pgo_flags_list;    /* when set: the words of pgo_flags, spliced where an
                                            * argument is "{pgo_flags}" (paths with spaces stay
                                            * whole); else pgo_flags is split at whitespace */
