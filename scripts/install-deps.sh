@@ -11,7 +11,8 @@ tcl clang llvm lld bolt-16 dpkg-dev perl sqlite3 valgrind
 libmariadb-dev libpq-dev mariadb-server mariadb-client postgresql postgresql-15 sysbench
 cmake bison jq libdw-dev libjs-chart.js chromium libopenmpi-dev openmpi-bin
 iproute2 socat bsdutils
-make libfmt-dev libpcre2-dev libssl-dev zlib1g-dev libncurses-dev"
+make libfmt-dev libpcre2-dev libssl-dev zlib1g-dev libncurses-dev protobuf-compiler libzstd-dev
+liblz4-dev libicu-dev libprotobuf-dev libprotoc-dev"
 
 missing=""
 for p in $PKGS; do
@@ -20,28 +21,12 @@ for p in $PKGS; do
     fi
 done
 
-# pgolab pgo fetches SQLite's source with `apt-get source`, which needs deb-src entries.
-need_src=0
-if ! grep -rqs '^Types:.*deb-src' /etc/apt/sources.list.d/ &&
-   ! grep -qs '^deb-src' /etc/apt/sources.list; then
-    need_src=1
-fi
-
-[ -z "$missing" ] && [ "$need_src" = 0 ] && exit 0
+# pgolab pgo fetches source packages through its own apt configuration (src/pgo/apt.c:
+# deb-src entries in its cache directory), so the system's sources are left as they are.
+[ -z "$missing" ] && exit 0
 
 SUDO=""
 [ "$(id -u)" = 0 ] || SUDO="sudo"
-
-if [ "$need_src" = 1 ]; then
-    echo "install-deps: enabling deb-src entries for apt-get source" >&2
-    if [ -f /etc/apt/sources.list.d/debian.sources ]; then
-        $SUDO sed -i 's/^Types: deb$/Types: deb deb-src/' /etc/apt/sources.list.d/debian.sources
-    fi
-    if [ -f /etc/apt/sources.list ] && grep -qs '^deb ' /etc/apt/sources.list; then
-        grep '^deb ' /etc/apt/sources.list | sed 's/^deb /deb-src /' |
-            $SUDO tee /etc/apt/sources.list.d/pgolab-deb-src.list >/dev/null
-    fi
-fi
 
 echo "install-deps: installing:${missing:- (none; refreshing package lists)}" >&2
 export DEBIAN_FRONTEND=noninteractive

@@ -13,6 +13,7 @@
 #include "oltp/oltp.h"
 #include "pgo/pipeline.h"
 #include "pgo/recipe.h"
+#include "pgo/source.h"
 #include "pgo/variant_spec.h"
 #include "report/tables.h"
 #include "store/store.h"
@@ -65,6 +66,7 @@ static const struct opt_def pgo_options[] = {
     { "metrics", OPT_BOOL, "on", "system metrics of every run (/proc: intr/s, ctxsw/s, us/sys/idle/iowait/steal %, CPU per transaction of client and server; the report's metrics table): on, or off (no sampling, e.g. to measure its overhead)" },
     { "trust-table", OPT_BOOL, "off", "also the \"Load and trust per run\" table, a row per run (run queue, other work's CPU, load, steal, iowait, why a run is distrusted); without it one line counts the distrusted runs (JSON and HTML always have every run's)" },
     CLI_EXCLUDE_DISTRUSTED_OPTION,
+    { "fetch", OPT_BOOL, "off", "find or fetch the source and stop: prints the tree, and for a Debian source package its exact version and the suite it came from (pgolab's own apt configuration: the system's release first, then trixie and sid; docs/recipes.md)" },
     { "rebuild", OPT_BOOL, "off", "ignore cached amalgamation, builds and profile data" },
     { "results", OPT_STRING, STORE_DEFAULT_PATH, "results database: the measurement and every run are recorded here as they finish" },
     { "resume", OPT_STRING, NULL, "continue the measurement of experiment ID with the measurement and training settings it recorded (--bench, --threads, --rounds or --target-ci, --time, --tables, --table-size, --measure, --train, --train-time, --train-threads, --gate; one given again must agree): `pgolab pgo TARGET --resume=ID --results=FILE` plus the build options it had (--cc, --cflags, --source, --variants, --workdir: builds are reused from the cache); finished runs are not redone; server targets: --resume alone continues the newest unfinished pgo experiment" },
@@ -656,6 +658,26 @@ out:
     return rc;
 }
 
+/* --fetch: the source tree only (pgo/source.h), printed with its origin. */
+static int pgo_fetch(const struct opts *o, const struct recipe *r)
+{
+    char *srcdir = path_join(opt_str(o, "workdir"), "src");
+    char *dir = NULL;
+    int rc = pgo_source_resolve(r, opt_str(o, "source"), srcdir, &dir) < 0 ? 1 : 0;
+    if (rc == 0) {
+        char *version = pgo_source_debian_version(dir), *suite = pgo_source_debian_suite(dir);
+        printf("source:  %s\n", dir);
+        if (version && r->debian_package && !opt_str(o, "source"))
+            printf("package: %s %s%s%s%s\n", r->debian_package, version, suite ? " (Debian " : "",
+                   suite ? suite : "", suite ? ")" : "");
+        free(version);
+        free(suite);
+    }
+    free(dir);
+    free(srcdir);
+    return rc;
+}
+
 int cmd_pgo(int argc, char **argv)
 {
     const struct opt_def *tables[] = { pgo_options };
@@ -706,8 +728,11 @@ int cmd_pgo(int argc, char **argv)
     }
     struct recipe r;
     if (recipe_load(path, &r) == 0) {
-        rc = r.product == RECIPE_LIBRARY ? pgo_library(&o, &r, target, path)
-                                          : pgo_server(&o, &r, target, path);
+        if (opt_bool(&o, "fetch"))
+            rc = pgo_fetch(&o, &r);
+        else
+            rc = r.product == RECIPE_LIBRARY ? pgo_library(&o, &r, target, path)
+                                              : pgo_server(&o, &r, target, path);
         recipe_release(&r);
     }
     free(path);

@@ -220,13 +220,17 @@ static void release_steps(struct recipe_step *s, int n)
 
 static int load_source(const struct ctx *c, json_t *src, struct recipe *r)
 {
-    static const char *const known[] = { "debian", "expect", "prepared", "hint", NULL };
+    static const char *const known[] = { "debian", "suite", "expect", "prepared", "hint", NULL };
     if (!json_is_object(src))
         return fail_at(c, "source", "'source' must be an object");
     if (check_keys(c, src, "source", known) < 0 ||
         get_string(c, src, "debian", false, &r->debian_package) < 0 ||
+        get_string(c, src, "suite", false, &r->debian_suite) < 0 ||
         get_string(c, src, "hint", false, &r->source_hint) < 0)
         return -1;
+    if (r->debian_suite && !r->debian_package)
+        return fail_at(c, "suite", "'suite' names where the 'debian' source package comes from: "
+                                   "give 'debian' too");
     json_t *ex = json_object_get(src, "expect");
     if (!ex)
         return fail_at(c, "source", "missing key 'expect' in source (files a matching tree has)");
@@ -627,6 +631,7 @@ void recipe_release(struct recipe *r)
     free(r->official_package);
     free(r->library);
     free(r->debian_package);
+    free(r->debian_suite);
     free_strings(r->expect);
     free(r->source_hint);
     free_strings(r->prepared);

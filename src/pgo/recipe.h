@@ -84,6 +84,9 @@ struct recipe {
     char *library;                  /* RECIPE_LIBRARY: relative to the build directory */
     /* source */
     char *debian_package;      /* `apt-get source PKG`, or NULL: --source is required */
+    char *debian_suite;        /* the Debian suite PKG comes from ("sid"), or NULL: the
+                                * system's release, else the first newer suite carrying it
+                                * (pgolab's own apt configuration, apt.h) */
     char **expect;             /* files a matching source tree has (relative), NULL-terminated */
     char *source_hint;         /* what the tree should be, for "does not match" errors */
     char **prepared;           /* library recipes: the files of an already prepared source

@@ -1,6 +1,7 @@
 /* source: finding, fetching and hashing a recipe target's source tree (see source.h). Every
  * command runs from an argv array, never a shell. */
 #include "pgo/source.h"
+#include "pgo/apt.h"
 #include "toolchain/toolchain.h"
 #include "util/fs.h"
 #include "util/progress.h"
@@ -115,84 +116,98 @@ static int run_logged(const char *what, const char *const *argv, const char *cwd
     return -1;
 }
 
-/* Versions `apt-cache showsrc PKG` lists, newest first (strverscmp: Debian's versions of one
- * package compare the same way here). */
-static void source_versions(const char *pkg, struct argvec *out)
+/* Record which suite the tree of pkg=version came from, beside its .dsc. */
+static void write_origin(const char *srcdir, const char *pkg, const char *version, const char *suite)
 {
-    struct strbuf sb = STRBUF_INIT;
-    strbuf_init(&sb, 0);
-    const char *argv[] = { "apt-cache", "showsrc", pkg, NULL };
-    struct subprocess sp = { .argv = argv, .out = &sb, .quiet_stderr = 1 };
-    if (subprocess_run(&sp) == 0) {
-        for (char *line = sb.buf; line && *line;) {
-            char *nl = strchr(line, '\n');
-            if (nl)
-                *nl = '\0';
-            if (!strncmp(line, "Version: ", 9)) {
-                bool dup = false;
-                for (int i = 0; i < out->n && !dup; i++)
-                    dup = !strcmp(out->v[i], line + 9);
-                if (!dup)
-                    argvec_push(out, line + 9);
-            }
-            line = nl ? nl + 1 : NULL;
-        }
-    }
-    strbuf_release(&sb);
-    for (int i = 1; i < out->n; i++)
-        for (int j = i; j > 0 && strverscmp(out->v[j - 1], out->v[j]) < 0; j--) {
-            char *t = out->v[j];
-            out->v[j] = out->v[j - 1];
-            out->v[j - 1] = t;
-        }
+    char *name = xasprintf("%s_%s.pgolab-suite", pkg, version);
+    char *path = path_join(srcdir, name);
+    char *text = xasprintf("%s\n", suite);
+    unlink(path);
+    file_append(path, text);
+    free(text);
+    free(path);
+    free(name);
 }
 
+/* `apt-get source` of the recipe's package through pgolab's own apt configuration (apt.h):
+ * the recipe's suite, else the first suite that carries it (the system's release first);
+ * within it the newest version whose files the mirror has (one may answer 404). */
 static int fetch_debian(const struct recipe *r, const char *srcdir, char **dir)
 {
-    char *prefix = xasprintf("%s-", r->debian_package);
+    const char *pkg = r->debian_package;
+    char *prefix = xasprintf("%s-", pkg);
     char *log = path_join(srcdir, "apt-get-source.log");
-    int rc = -1;
-    if ((*dir = find_tree_in(r, srcdir, prefix))) {
+    struct apt_conf apt;
+    struct apt_candidate *c = NULL;
+    int nc = 0, rc = -1, st = 1;
+    const char *suite = NULL, *tried = NULL;
+    bool opened = false;
+    if ((*dir = find_tree_in(r, srcdir, prefix))) { /* fetched before: works offline */
         rc = 0;
         goto out;
     }
-    if (mkdir_p(srcdir) < 0)
+    if (mkdir_p(srcdir) < 0 || apt_conf_open(&apt, NULL) < 0)
         goto out;
+    opened = true;
+    if (apt_refresh(&apt, false, NULL) < 0)
+        goto out;
+    apt_candidates(&apt, pkg, &c, &nc);
+    if (nc == 0 && apt_refresh(&apt, true, NULL) == 0) /* lists from before the package */
+        apt_candidates(&apt, pkg, &c, &nc);
+    for (int i = 0; i < nc && !suite; i++)
+        if (!r->debian_suite || !strcmp(c[i].suite, r->debian_suite))
+            suite = c[i].suite;
+    if (!suite) {
+        char *cmd = apt_fetch_command(&apt, pkg, NULL);
+        if (r->debian_suite)
+            error("the %s recipe's source package %s is not in Debian's %s suite (pgolab's apt "
+                  "lists: %s; `%s`; or pass --source=DIR|TARBALL)", r->name, pkg, r->debian_suite,
+                  apt.suites, cmd);
+        else
+            error("no Debian suite pgolab looks in carries the source package %s (%s; `%s`; or "
+                  "pass --source=DIR|TARBALL)", pkg, apt.suites, cmd);
+        free(cmd);
+        goto out;
+    }
     unlink(log);
-    progress("source: apt-get source %s (in %s)", r->debian_package, srcdir);
-    const char *argv[] = { "apt-get", "source", r->debian_package, NULL };
-    struct subprocess sp = { .argv = argv, .cwd = srcdir, .log_path = log };
-    int st = subprocess_run(&sp);
-    if (st > 0 && st < 128) {
-        /* the candidate's files may be missing on the mirror: try every listed version */
-        struct argvec versions = ARGVEC_INIT;
-        source_versions(r->debian_package, &versions);
-        for (int i = 0; i < versions.n && st > 0 && st < 128; i++) {
-            char *spec = xasprintf("%s=%s", r->debian_package, versions.v[i]);
-            progress("source: apt-get source %s (in %s)", spec, srcdir);
-            const char *av[] = { "apt-get", "source", spec, NULL };
-            struct subprocess sv = { .argv = av, .cwd = srcdir, .log_path = log };
-            st = subprocess_run(&sv);
-            free(spec);
-        }
-        argvec_clear(&versions);
+    for (int i = 0; i < nc && st > 0 && st < 128; i++) {
+        if (strcmp(c[i].suite, suite))
+            continue;
+        tried = c[i].version;
+        progress("source: apt-get source %s=%s (Debian %s, in %s)", pkg, tried, suite, srcdir);
+        st = apt_fetch(&apt, pkg, tried, srcdir, log, NULL);
+        if (st == 0)
+            write_origin(srcdir, pkg, tried, suite);
     }
     progress_done();
-    rc = st == 0 ? 0 : -1;
     if (st >= 128)
         goto out; /* killed by a signal (an interruption): the caller says so */
-    if (rc < 0) {
-        char *tail = file_tail(log, LOG_TAIL_LINES);
-        error("apt-get source %s failed for every version apt-cache lists (needs deb-src "
-              "entries: run scripts/install-deps.sh, or pass --source=DIR|TARBALL)\n"
-              "--- last lines of %s ---\n%s", r->debian_package, log, tail);
-        free(tail);
+    if (st != 0) {
+        char *cmd = apt_fetch_command(&apt, pkg, tried);
+        /* apt's first error says why (a 404, no network); its last only that some failed */
+        struct strbuf out = STRBUF_INIT;
+        strbuf_init(&out, 0);
+        strbuf_read_file(&out, log);
+        const char *e = strstr(out.buf, "\nE: ");
+        e = !strncmp(out.buf, "E: ", 3) ? out.buf : e ? e + 1 : "E: apt-get source failed";
+        error("cannot fetch the source package %s from Debian %s (%.*s); in %s run `%s`, or "
+              "pass --source=DIR|TARBALL (log %s)", pkg, suite, (int)strcspn(e, "\n"), e, srcdir,
+              cmd, log);
+        strbuf_release(&out);
+        free(cmd);
         goto out;
     }
-    if (!(*dir = find_tree_in(r, srcdir, prefix)))
-        rc = error("apt-get source %s left no %s* tree matching the %s recipe in %s",
-                   r->debian_package, prefix, r->name, srcdir);
+    progress_phase_done("source: %s %s from Debian %s", pkg, tried, suite);
+    if (!(*dir = find_tree_in(r, srcdir, prefix))) {
+        error("apt-get source %s left no %s* tree matching the %s recipe in %s", pkg, prefix,
+              r->name, srcdir);
+        goto out;
+    }
+    rc = 0;
 out:
+    if (opened)
+        apt_conf_release(&apt);
+    apt_candidates_free(c, nc);
     free(prefix);
     free(log);
     return rc;
@@ -303,4 +318,33 @@ char *pgo_source_debian_version(const char *dir)
     }
     free(parent);
     return version;
+}
+
+char *pgo_source_debian_suite(const char *dir)
+{
+    char *version = pgo_source_debian_version(dir);
+    if (!version)
+        return NULL;
+    char *parent = xstrdup(dir);
+    char *slash = strrchr(parent, '/');
+    const char *dash = slash ? strrchr(slash + 1, '-') : NULL;
+    char *suite = NULL;
+    if (dash) {
+        *slash = '\0';
+        char *name = xasprintf("%.*s_%s.pgolab-suite", (int)(dash - (slash + 1)), slash + 1, version);
+        char *path = path_join(parent, name);
+        struct strbuf sb = STRBUF_INIT;
+        strbuf_init(&sb, 0);
+        if (strbuf_read_file(&sb, path) == 0 && sb.len) {
+            size_t n = strcspn(sb.buf, "\n");
+            if (n)
+                suite = xstrndup(sb.buf, n);
+        }
+        strbuf_release(&sb);
+        free(path);
+        free(name);
+    }
+    free(parent);
+    free(version);
+    return suite;
 }

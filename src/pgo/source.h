@@ -14,10 +14,11 @@
 
 /* Resolve the source of r: opt (--source, or NULL) is a directory (checked as it is), a
  * tarball (unpacked once into SRCDIR/tarball-KEY, KEY from the tarball's sha256; the tree
- * is looked for there and one level below), or NULL: reuse the newest SRCDIR/PKG-* tree that matches, or `apt-get source PKG`
- * in SRCDIR (log SRCDIR/apt-get-source.log); when the candidate version cannot be fetched
- * (a mirror without it answers 404), the other versions `apt-cache showsrc PKG` lists are
- * tried, newest first. *dir is the absolute tree. -1 with one line, e.g.
+ * is looked for there and one level below), or NULL: reuse the newest SRCDIR/PKG-* tree
+ * that matches, or `apt-get source PKG=VERSION` in SRCDIR through pgolab's own apt
+ * configuration (apt.h; log SRCDIR/apt-get-source.log) from the recipe's suite, else the
+ * first suite carrying PKG, the system's release first; the newest version of that suite
+ * first, then older ones (a mirror may answer 404 for one). *dir is the absolute tree. -1 with one line, e.g.
  * "--source=/x: not a postgresql source tree (no src/backend/main/main.c; expected ...)". */
 int pgo_source_resolve(const struct recipe *r, const char *opt, const char *srcdir, char **dir);
 
@@ -28,6 +29,10 @@ bool pgo_source_is_prepared(const struct recipe *r, const char *dir);
 /* The Debian version of an `apt-get source` tree (from the .dsc beside it, e.g.
  * "15.18-0+deb12u1"), else NULL. Caller frees. */
 char *pgo_source_debian_version(const char *dir);
+
+/* The Debian suite pgolab fetched the tree at dir from ("sid"; recorded beside its .dsc by
+ * the fetch), else NULL (a tree fetched otherwise, or given with --source). Caller frees. */
+char *pgo_source_debian_suite(const char *dir);
 
 /* ---- prepare (prepare.c) ------------------------------------------------------------ */
 

@@ -575,7 +575,8 @@ end_watchdog() {
 # sets it and removes it at the end); the first file that asks makes one under a lock, the others
 # wait for it and reuse it. A file run alone (prove FILE) makes its own in $TMP.
 
-# sqlite_amalgamation: SQLITE_SRC = Debian's SQLite source tree (apt-get source sqlite3),
+# sqlite_amalgamation: SQLITE_SRC = Debian's SQLite source tree (`pgolab pgo sqlite --fetch`:
+# the sqlite recipe's source package, through pgolab's own apt configuration),
 # SQLITE_AMALG = a directory with its amalgamation (sqlite3.c, sqlite3.h), made as
 # recipes/sqlite.json's prepare steps make it (configure, make sqlite3.c). For the tests that
 # need SQLite's code but not pgolab's source and amalgamation phases (pgo_sqlite.t and
@@ -587,7 +588,7 @@ sqlite_amalgamation() {
         flock 9 || exit 1
         [ -e "$dir/done" ] && exit 0
         rm -rf "$dir/src" "$dir/amalg" && mkdir -p "$dir/src" "$dir/amalg" || exit 1
-        { cd "$dir/src" && apt-get source -qq sqlite3; } >"$dir/make.log" 2>&1 || exit 1
+        "$PGOLAB" pgo sqlite --fetch --workdir="$dir" >"$dir/make.log" 2>&1 || exit 1
         src=$(ls -d "$dir"/src/sqlite3-*/ | head -1)
         { cd "$dir/amalg" && sh "${src}configure" && make sqlite3.c; } >>"$dir/make.log" 2>&1 || exit 1
         : >"$dir/done"
