@@ -195,6 +195,38 @@ static void read_log_since(const char *path, off_t from, struct strbuf *out)
 
 /* The start failed: the log is copied to s->keep_log first (the datadir may go), and the
  * title names the copy. */
+/* The line of a failed start's or initialization's output that says why (caller frees), or
+ * NULL: the last MySQL/MariaDB "[ERROR]" line that is not the final "Aborting" (MySQL logs
+ * the cause, then "Aborting"; an earlier "[ERROR]" may be only a missing message file),
+ * else the first PostgreSQL "FATAL:" or "ERROR:" line. */
+static char *reason_line(const char *text)
+{
+    const char *best = NULL;
+    size_t best_n = 0;
+    for (const char *line = text; line && *line;) {
+        const char *nl = strchr(line, '\n');
+        size_t n = nl ? (size_t)(nl - line) : strlen(line);
+        const char *e = memmem(line, n, "[ERROR]", 7);
+        if (e && !memmem(line, n, "Aborting", 8)) {
+            best = line;
+            best_n = n;
+        } else if (!e && !best && (memmem(line, n, "FATAL:", 6) || memmem(line, n, "ERROR:", 6))) {
+            best = line;
+            best_n = n;
+        }
+        line = nl ? nl + 1 : NULL;
+    }
+    if (!best)
+        return NULL;
+    /* MySQL: "TIME N [ERROR] [MY-000067] [Server] unknown variable 'x'." -> from [ERROR] on */
+    const char *e = memmem(best, best_n, "[ERROR]", 7);
+    if (e) {
+        best_n -= (size_t)(e - best);
+        best = e;
+    }
+    return xstrndup(best, best_n);
+}
+
 static void print_log_since(const struct server *s, off_t from)
 {
     struct strbuf sb = STRBUF_INIT;
@@ -511,9 +543,13 @@ static int init_datadir(struct server *s, struct server_start_ctx *ctx)
         if (rc == -2)
             error("initializing %s with %s: no result within %g s", s->datadir, srv_base_name(tool),
                   ctx->timeout_s);
-        else
-            error("initializing %s with %s failed (%s %d)", s->datadir, srv_base_name(tool),
-                  rc > 128 ? "signal" : "exit status", rc > 128 ? rc - 128 : rc);
+        else {
+            char *why = reason_line(out.buf);
+            error("initializing %s with %s failed (%s %d)%s%s", s->datadir, srv_base_name(tool),
+                  rc > 128 ? "signal" : "exit status", rc > 128 ? rc - 128 : rc, why ? ": " : "",
+                  why ? why : "");
+            free(why);
+        }
         print_tail(stderr, title, out.buf, out.len, TAIL_LINES);
         free(title);
     }
@@ -584,13 +620,15 @@ static int start_once(struct server *s, struct server_start_ctx *ctx)
             s->pid = 0;
             read_log_since(s->log, log_start, &part);
             bool taken = part.len && strstr(part.buf, "Address already in use");
+            char *why = taken ? NULL : reason_line(part.buf);
             strbuf_release(&part);
             if (taken && !ctx->cfg->port)
                 return 1;
             char *how = srv_status_str(st);
-            error("%s exited during start-up (%s)%s", s->binary, how,
-                  taken ? ": the port is in use" : "");
+            error("%s exited during start-up (%s)%s%s", s->binary, how,
+                  taken ? ": the port is in use" : why ? ": " : "", why ? why : "");
             free(how);
+            free(why);
             print_log_since(s, log_start);
             return -1;
         }

@@ -168,8 +168,8 @@ rm -rf "$G"
 note "---- failures while starting"
 srv bad start --db-driver=mysql --server-option=no-such-variable=1
 is "$RC" 1 "exits at once: exit 1"
-like "$(head -1 "$TMP/bad.err")" "^FATAL: /usr/sbin/mariadbd exited during start-up \(exit status [0-9]+\)$" \
-    "exits at once: says so"
+like "$(head -1 "$TMP/bad.err")" "^FATAL: /usr/sbin/mariadbd exited during start-up \(exit status [0-9]+\): \[ERROR\] .*unknown variable 'no-such-variable=1'$" \
+    "exits at once: says so, quoting the log's error line"
 like "$(<"$TMP/bad.err")" "unknown variable 'no-such-variable=1'" "exits at once: the log tail shows why"
 bad=$(tail_datadir bad)
 like "$bad" '^/dev/shm/pgolab-mysql\.' "exits at once: the tail names the generated datadir"

@@ -153,7 +153,8 @@ ok "long path: the socket directory is removed" test ! -e "$SD"
 note "---- failures while starting"
 srv bad start --db-driver=pgsql --server-option=no_such_setting=1
 is "$RC" 1 "exits at once: exit 1"
-like "$(head -1 "$TMP/bad.err")" "^FATAL: $PGBIN/postgres exited during start-up \(exit status [0-9]+\)$" "exits at once: says so"
+like "$(head -1 "$TMP/bad.err")" "^FATAL: $PGBIN/postgres exited during start-up \(exit status [0-9]+\): .*FATAL: +unrecognized configuration parameter \"no_such_setting\"$" \
+    "exits at once: says so, quoting the log's FATAL line"
 like "$(<"$TMP/bad.err")" 'unrecognized configuration parameter "no_such_setting"' "exits at once: the log tail shows why"
 bad=$(tail_datadir bad)
 ok "exits at once: the generated datadir is removed" test -n "$bad" -a ! -e "$bad"
