@@ -55,7 +55,7 @@ DATADIR ?= $(PREFIX)/share
 MANDIR  ?= $(DATADIR)/man
 INSTALL ?= install
 
-.PHONY: all deps check check-full check-layers e2e-times unit unit-build e2e demo bench clean install uninstall \
+.PHONY: all deb deps check check-full check-layers e2e-times unit unit-build e2e demo bench clean install uninstall \
         check-asan check-tsan check-san san-build fuzz fuzz-build
 all: pgolab pgolab.1
 
@@ -77,6 +77,11 @@ install: pgolab pgolab.1
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/pgolab $(DESTDIR)$(MANDIR)/man1/pgolab.1
 	rm -rf $(DESTDIR)$(DATADIR)/pgolab
+
+# make deb: pgolab_VERSION_ARCH.deb here, built by dpkg-buildpackage from debian/ in a copy
+# under build/deb/, then checked by lintian (scripts/make-deb.sh; docs/packaging.md).
+deb:
+	@sh scripts/make-deb.sh
 
 # The HTML report's page (CSS and script) is compiled in: src/report/html.c includes the
 # generated $(BUILD)/gen/report_page.h (scripts/text2c.sh), so the binary needs no data files.
