@@ -39,14 +39,14 @@ _pgolab() {
             local head=""
             [[ $val == *,* ]] && head=${val%,*},
             COMPREPLY=($(compgen -P "$head" -W "$list" -- "${val##*,}"))
-            compopt -o nospace
+            compopt -o nospace 2>/dev/null
             ;;
         *) COMPREPLY=($(compgen -W "$list" -- "$val")) ;;
         esac
         ;;
     -*)
         COMPREPLY=($(compgen -W "$("$pg" complete options "$cmd" 2>/dev/null)" -- "$cur"))
-        [[ ${COMPREPLY-} == *= ]] && compopt -o nospace
+        [[ ${COMPREPLY-} == *= ]] && compopt -o nospace 2>/dev/null
         ;;
     *)
         COMPREPLY=($(compgen -W "$("$pg" complete words "$cmd" 2>/dev/null)" -- "$cur"))

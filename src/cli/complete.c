@@ -47,7 +47,7 @@ static void print_workloads(void)
     int n = 0;
     workload_at(0, &n);
     for (int i = 0; i < n; i++)
-        print_word(workload_at(i, NULL)->name);
+        print_word(workload_at(i, &n)->name);
 }
 
 /* COMMAND's options from its --help: each "  --NAME..." at the start of a help line. */

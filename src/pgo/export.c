@@ -647,8 +647,9 @@ int pgo_export(const struct pgo_export_request *rq)
     const struct store_variant *v = &l.exp.variants[idx];
     const char *target = target_of(settings) ? target_of(settings) : "?";
     bin = measured_binary(v);
-    bool library = v->library && is_file(v->library) && !is_dir(v->library) &&
-                   strstr(v->library, ".so");
+    /* a library variant is its .so file (measure.c), a server its install prefix */
+    size_t ll = v->library ? strlen(v->library) : 0;
+    bool library = ll > 3 && !strcmp(v->library + ll - 3, ".so");
     if (check_build(&l.exp, v, bin, library) < 0)
         goto out;
     const char *trainer = trainer_of(pgo, v->name);
