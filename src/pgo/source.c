@@ -184,7 +184,9 @@ static int fetch_debian(const struct recipe *r, const char *srcdir, char **dir)
     if (rc < 0) {
         char *tail = file_tail(log, LOG_TAIL_LINES);
         error("apt-get source %s failed for every version apt-cache lists (needs deb-src "
-              "entries: run scripts/install-deps.sh, or pass --source=DIR|TARBALL)\n"
+              "entries: add deb-src to Types: in /etc/apt/sources.list.d/debian.sources and "
+              "run apt-get update, or run scripts/install-deps.sh from pgolab's source tree; "
+              "or pass --source=DIR|TARBALL)\n"
               "--- last lines of %s ---\n%s", r->debian_package, log, tail);
         free(tail);
         goto out;
