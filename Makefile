@@ -53,9 +53,11 @@ PREFIX  ?= /usr/local
 BINDIR  ?= $(PREFIX)/bin
 DATADIR ?= $(PREFIX)/share
 MANDIR  ?= $(DATADIR)/man
+# bash-completion loads completions/pgolab.bash from here (XDG_DATA_DIRS: /usr/local/share too)
+COMPDIR ?= $(DATADIR)/bash-completion/completions
 INSTALL ?= install
 
-.PHONY: all deps check check-full check-layers e2e-times unit unit-build e2e demo bench clean install uninstall \
+.PHONY: all deb deps check check-full check-layers e2e-times unit unit-build e2e demo bench clean install uninstall \
         check-asan check-tsan check-san san-build fuzz fuzz-build
 all: pgolab pgolab.1
 
@@ -69,14 +71,21 @@ pgolab.1: pgolab
 	./pgolab help --man >$@.tmp && mv $@.tmp $@
 
 install: pgolab pgolab.1
-	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(DATADIR)/pgolab/recipes
+	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(DATADIR)/pgolab/recipes \
+	    $(DESTDIR)$(COMPDIR)
 	$(INSTALL) -m 0755 pgolab $(DESTDIR)$(BINDIR)/pgolab
 	$(INSTALL) -m 0644 pgolab.1 $(DESTDIR)$(MANDIR)/man1/pgolab.1
 	$(INSTALL) -m 0644 recipes/*.json $(DESTDIR)$(DATADIR)/pgolab/recipes/
+	$(INSTALL) -m 0644 completions/pgolab.bash $(DESTDIR)$(COMPDIR)/pgolab
 
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/pgolab $(DESTDIR)$(MANDIR)/man1/pgolab.1
+	rm -f $(DESTDIR)$(BINDIR)/pgolab $(DESTDIR)$(MANDIR)/man1/pgolab.1 $(DESTDIR)$(COMPDIR)/pgolab
 	rm -rf $(DESTDIR)$(DATADIR)/pgolab
+
+# make deb: pgolab_VERSION_ARCH.deb here, built by dpkg-buildpackage from debian/ in a copy
+# under build/deb/, then checked by lintian (scripts/make-deb.sh; docs/packaging.md).
+deb:
+	@sh scripts/make-deb.sh
 
 # The HTML report's page (CSS and script) is compiled in: src/report/html.c includes the
 # generated $(BUILD)/gen/report_page.h (scripts/text2c.sh), so the binary needs no data files.

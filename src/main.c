@@ -1,6 +1,8 @@
 /* main: the command table (git-style): `pgolab <command> [args]` -> cmd_<command>();
- * `pgolab help [COMMAND|--man]` and `pgolab --version`. */
+ * `pgolab help [COMMAND|--man]`, `pgolab --version` and the hidden `pgolab complete` (the bash
+ * completion's helper, cli/complete.c). */
 #include "cli/cli.h"
+#include "cli/complete.h"
 #include "cli/man.h"
 #include "version.h"
 #include "util/knobs.h"
@@ -16,6 +18,7 @@ static const struct man_command commands[] = {
     { "history", cmd_history, "list the experiments in the results database" },
     { "calibrate", cmd_calibrate, "A/A experiment: this machine's noise floor" },
     { "server", cmd_server, "managed MariaDB/PostgreSQL server instances (start|stop|status)" },
+    { "export", cmd_export, "a measured build (the --search winner) as a Debian package" },
 };
 
 static void usage(FILE *f)
@@ -54,6 +57,9 @@ int main(int argc, char **argv)
         printf("pgolab %s\n", PGOLAB_VERSION);
         return 0;
     }
+    if (!strcmp(argv[1], "complete")) /* the bash completion's helper, not in the help */
+        return complete_main(argc - 1, argv + 1, commands,
+                             (int)(sizeof(commands) / sizeof(commands[0])));
     for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
         if (!strcmp(argv[1], commands[i].name))
             return commands[i].fn(argc - 1, argv + 1);

@@ -12,5 +12,10 @@ int cmd_report(int argc, char **argv);
 int cmd_history(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);
 int cmd_server(int argc, char **argv);
+int cmd_export(int argc, char **argv);
+
+/* Each variant kind `pgolab pgo --variants` accepts (a server target's: a library's are among
+ * them) to fn, in the help's order (cli/pgo.c; for `pgolab complete`). */
+void cli_pgo_variant_kinds(void (*fn)(const char *kind));
 
 #endif

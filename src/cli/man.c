@@ -7,8 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Run cmd --help with stdout captured into sb. 0, or -1 after a message. */
-static int capture_help(const struct man_command *c, struct strbuf *sb)
+int man_capture_help(const struct man_command *c, struct strbuf *sb)
 {
     FILE *tmp = tmpfile();
     if (!tmp)
@@ -65,7 +64,7 @@ int man_print(FILE *out, const struct man_command *cmds, int ncmds, const char *
     int rc = 0;
     for (int i = 0; i < ncmds && rc == 0; i++) {
         help[i] = (struct strbuf)STRBUF_INIT;
-        rc = capture_help(&cmds[i], &help[i]);
+        rc = man_capture_help(&cmds[i], &help[i]);
     }
     if (rc == 0) {
         fprintf(out, ".TH PGOLAB 1 \"\" \"pgolab %s\" \"User Commands\"\n", version);

@@ -311,6 +311,12 @@ static const struct variant_spec_kind server_kinds[] = {
     { "official", "it is the distribution's binary, never built" },
 };
 
+void cli_pgo_variant_kinds(void (*fn)(const char *kind))
+{
+    for (size_t i = 0; i < sizeof(server_kinds) / sizeof(server_kinds[0]); i++)
+        fn(server_kinds[i].name);
+}
+
 /* --variants as [DIMENSION:]...KIND specs (variant_spec.h) of kinds[0..nkinds) into *names
  * (their canonical names, the measured variants' names) and groups by build settings; --cc and
  * --cflags are the defaults. need_pgo: refused without pgo or pgo+lto. 0 or -1 (one line). */
