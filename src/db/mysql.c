@@ -375,6 +375,13 @@ static MYSQL *open_handle(struct db_conn *c)
             snprintf(msg, sizeof(msg), "cannot connect to MySQL server at %s: database '%.100s' does "
                      "not exist (create it, or use pgolab server start which does) (errno %u)",
                      cfg.where, cfg.db, code);
+        else if (strstr(mysql_error(m), "could not be loaded") && strstr(mysql_error(m), "Plugin "))
+            /* the account's authentication plugin is a file libmariadb loads (MySQL 8 and 9:
+             * caching_sha2_password; Debian's libmariadb3 ships it in its plugin directory) */
+            snprintf(msg, sizeof(msg), "cannot connect to MySQL server at %s as '%.100s': the "
+                     "client library cannot load the account's authentication plugin (%.300s); "
+                     "install Debian's libmariadb3, whose plugin directory has it, or unset "
+                     "MARIADB_PLUGIN_DIR (errno %u)", cfg.where, cfg.user, mysql_error(m), code);
         else
             snprintf(msg, sizeof(msg), "cannot connect to MySQL server at %s: %.300s (errno %u)",
                      cfg.where, mysql_error(m), code);

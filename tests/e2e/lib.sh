@@ -598,6 +598,52 @@ sqlite_amalgamation() {
     SQLITE_AMALG=$dir/amalg
 }
 
+# mysql_sid: MYSQL_SID_PREFIX = an install prefix whose bin/mysqld runs Debian sid's MySQL 9.7
+# server (package mysql-server-core) with sid's own C library and the other libraries it links,
+# through sid's dynamic loader: Debian 12 ships no MySQL and sid's binary needs a newer C
+# library, so this is the real MySQL server for the server and client tests (server_mysql97.t,
+# parity_mysql97.t) without a 2-hour build. The packages come through an apt configuration of
+# the fixture's own (deb entries for sid in its directory; /etc/apt is not touched), made once
+# under a lock like the SQLite fixture. Bails out naming its log when it cannot be made.
+mysql_sid() {
+    local dir=${PGOLAB_E2E_FIXTURES:-$TMP/fixtures}/mysql-sid
+    mkdir -p "$dir" || bail_out "cannot create $dir"
+    (
+        flock 9 || exit 1
+        [ -e "$dir/done" ] && exit 0
+        rm -rf "$dir/apt" "$dir/debs" "$dir/root" "$dir/prefix" || exit 1
+        mkdir -p "$dir/apt/sources.list.d" "$dir/apt/lists/partial" "$dir/apt/cache/archives/partial" \
+            "$dir/debs" "$dir/root" "$dir/prefix/bin" || exit 1
+        printf 'Types: deb\nURIs: http://deb.debian.org/debian\nSuites: sid\nComponents: main\nSigned-By: %s\n' \
+            /usr/share/keyrings/debian-archive-keyring.gpg >"$dir/apt/sources.list.d/sid.sources"
+        local o=(-o Dir::Etc::sourcelist=/dev/null -o "Dir::Etc::sourceparts=$dir/apt/sources.list.d"
+            -o Dir::Etc::preferences=/dev/null -o "Dir::State::Lists=$dir/apt/lists"
+            -o "Dir::Cache=$dir/apt/cache" -o Dir::State::status=/dev/null -o APT::Sandbox::User=root)
+        {
+            apt-get "${o[@]}" -q update || exit 1
+            # the server and the shared libraries it needs, recursively (its Depends: perl and
+            # the rest are for Debian's scripts, not for mysqld)
+            local pkgs
+            pkgs=$(apt-cache "${o[@]}" depends --recurse --no-recommends --no-suggests --no-conflicts \
+                --no-breaks --no-replaces --no-enhances mysql-server-core |
+                grep -E '^(lib|zlib|mysql-server-core)' | sort -u)
+            cd "$dir/debs" && apt-get "${o[@]}" -q download $pkgs || exit 1
+            local d
+            for d in "$dir"/debs/*.deb; do dpkg -x "$d" "$dir/root" || exit 1; done
+        } >"$dir/make.log" 2>&1 || exit 1
+        local lib=$dir/root/usr/lib/x86_64-linux-gnu
+        [ -x "$lib/ld-linux-x86-64.so.2" ] && [ -x "$dir/root/usr/sbin/mysqld" ] || exit 1
+        printf '#!/bin/sh\n# Debian sid'"'"'s mysqld with sid'"'"'s C library (tests/e2e/lib.sh mysql_sid)\nexec %s --library-path %s:%s %s "$@"\n' \
+            "$lib/ld-linux-x86-64.so.2" "$lib" "$dir/root/usr/lib" "$dir/root/usr/sbin/mysqld" \
+            >"$dir/prefix/bin/mysqld" && chmod 755 "$dir/prefix/bin/mysqld" || exit 1
+        ln -s "$dir/root/usr/share" "$dir/prefix/share" || exit 1
+        "$dir/prefix/bin/mysqld" --version >>"$dir/make.log" 2>&1 || exit 1
+        : >"$dir/done"
+    ) 9>"$dir/lock" || bail_out "cannot make the MySQL (Debian sid) fixture (log: $dir/make.log)"
+    MYSQL_SID_PREFIX=$dir/prefix
+    MYSQL_SID_VERSION=$("$MYSQL_SID_PREFIX/bin/mysqld" --version | sed -n 's/.* Ver \([0-9.]*\).*/\1/p')
+}
+
 # ---- pgolab pgo tests on the stand-in (pgo_recipes.t, pgo_matrix.t): recipes derived from the real
 # recipes/*.json for tests/standin, the small cmake "server" that runs the system mariadbd.
 
@@ -622,7 +668,7 @@ standin_setup() {
 # JQ-FILTER applied after
 STANDIN_EXPECT='["CMakeLists.txt", "cmake/fprofile.cmake", "standin.c"]'
 derive() {
-    jq --argjson e "$STANDIN_EXPECT" ".name = \"$2\" | .source.expect = \$e | .source.hint = \"the stand-in (tests/standin)\" | .pgo.hot_functions = [\"standin:main\"] ${3:+| $3}" \
+    jq --argjson e "$STANDIN_EXPECT" ".name = \"$2\" | del(.title) | .source.expect = \$e | .source.hint = \"the stand-in (tests/standin)\" | .pgo.hot_functions = [\"standin:main\"] ${3:+| $3}" \
         "$REPO_DIR/recipes/$1.json" >"$RECIPES/$2.json"
 }
 

@@ -120,7 +120,7 @@ like "$OUT" "^  instrumented +$ROOT/instrumented/prefix/bin/mysqld .*built: " "r
 LOG=$ROOT/instrumented/build.log
 is "$(count "$LOG" "^\$ cd .* && cmake $SRC ")" 1 "resume: the instrumented build's finished configure step is not redone"
 is "$(count "$LOG" "^\$ cd .* && cmake --build ")" 4 "resume: its interrupted build step runs again (after three interruptions)"
-is "$(count "$LOG" "^\$ cd .* && cmake --build \. --parallel 1$")" 1 "resume: ... the last time with --jobs=1"
+is "$(count "$LOG" "^\$ cd .* && cmake --build \. --target mysqld --parallel 1$")" 1 "resume: ... the last time with --jobs=1"
 
 GEN_DIR=$(option_of "$ROOT/instrumented/build.log" FPROFILE_DIR)
 USE_DIR=$(option_of "$ROOT/pgo/build.log" FPROFILE_DIR)
@@ -262,7 +262,7 @@ grep -q not_c "$SRC/standin.c" || bail_out "could not break standin.c"
 ok "failing build: the baseline of the earlier run is there before" test -x "$ROOT/baseline/prefix/bin/mysqld"
 pgo bad3 standin-mysql "${RUN[@]}" --measure=off
 is "$RC" 1 "failing build: exit 1"
-like "$(errors_of "$TMP/bad3.err" | head -1)" "build baseline: step build failed \(exit [0-9]+\): cmake --build \. --parallel [0-9]+$" \
+like "$(errors_of "$TMP/bad3.err" | head -1)" "build baseline: step build failed \(exit [0-9]+\): cmake --build \. (--target mysqld )?--parallel [0-9]+$" \
     "failing build: names the build, the step and its command"
 like "$(cat "$TMP/bad3.err")" "standin\.c:[0-9]+:.*error" "failing build: shows the compiler's error from the log tail"
 ok "failing build: no half variant left (the baseline prefix is gone)" test ! -e "$ROOT/baseline/prefix"
