@@ -66,7 +66,8 @@ for drv in "${DRIVERS[@]}"; do
     case $drv in
     # PostgreSQL's autovacuum/autoanalyze workers would add transactions of their own to the
     # sbtest database's counters at random moments.
-    mysql) start_server mysql "$SD/my" ;;
+    # PARITY_MYSQL_PREFIX: another server of the family (parity_mysql97.t: MySQL 9.7)
+    mysql) start_server mysql "$SD/my" ${PARITY_MYSQL_PREFIX:+--prefix="$PARITY_MYSQL_PREFIX"} --timeout=180 ;;
     # pg_stat_statements records the statement forms each tool sends (checked in 2.)
     pgsql) start_server pgsql "$SD/pg" --server-option=autovacuum=off \
         --server-option=shared_preload_libraries=pg_stat_statements ;;
@@ -171,10 +172,16 @@ cols() {
 # read in a new transaction (a fresh statistics snapshot). The observer's own transactions in
 # sbtest (flushed when it exits) add the same few commits to every interval between two
 # snapshots, and cancel like the tools' setup (see measure below).
-# Handler_write/update/delete count rows written to real tables (internal temporary tables
-# have Handler_tmp_*); MariaDB 10.11 has no Innodb_rows_* any more.
+# MariaDB: Handler_write/update/delete count rows written to real tables (internal temporary
+# tables have Handler_tmp_*); MariaDB 10.11 has no Innodb_rows_* any more. Oracle MySQL counts
+# its internal temporary tables' rows in Handler_write too (a DISTINCT range's, as many as the
+# drawn range has rows), so there the rows InnoDB wrote are compared: Innodb_rows_*.
+MY_ROWS="Handler_write Handler_update Handler_delete"
+if [ -n "${CLIENT[mysql]:-}" ] && ! my_sql "SELECT VERSION()" | grep -qi mariadb; then
+    MY_ROWS="Innodb_rows_inserted Innodb_rows_updated Innodb_rows_deleted"
+fi
 MY_COUNTERS="Com_select Com_insert Com_update Com_delete Com_begin Com_commit Com_rollback
-    Com_stmt_execute Handler_write Handler_update Handler_delete Com_stmt_prepare Connections"
+    Com_stmt_execute $MY_ROWS Com_stmt_prepare Connections"
 PG_COUNTERS="xact_commit xact_rollback scans n_tup_ins n_tup_upd n_tup_del"
 counters() {
     case $1 in
@@ -302,9 +309,9 @@ while (my $l = <STDIN>) {
     chomp $l;
     # "261130 14:31:35\t     8 Query\t..." on the first line of a second, "\t\t     8 Query\t..."
     # on the others
-    if ($l =~ /^(?:\d{6} [ \d]\d:\d\d:\d\d\t|\t\t)\s*(\d+) (\w+(?: \w+)?)\t(.*)$/) {
+    if ($l =~ /^(?:\d{6} [ \d]\d:\d\d:\d\d\t|\t\t|\d{4}-\d\d-\d\dT[\d:.]+Z\t)\s*(\d+) (\w+(?: \w+)?)\t(.*)$/) {
         push @e, [$1, $2, $3];
-    } elsif (@e && $l !~ /^(?:Time\t|Tcp port:|\/)/) {
+    } elsif (@e && $l !~ /^(?:Time\s|Tcp port:|\/)/) {
         $e[-1][2] .= " $l";
     }
 }
@@ -541,8 +548,8 @@ TABLE=$TMP/table
 : >"$TABLE"
 for drv in "${DRIVERS[@]}"; do
     if [ "$drv" = mysql ]; then
-        list="Com_select Com_insert Com_update Com_delete Com_begin Com_commit Com_rollback Com_stmt_execute Handler_write Handler_update Handler_delete"
-        rowdel=Handler_delete
+        list="Com_select Com_insert Com_update Com_delete Com_begin Com_commit Com_rollback Com_stmt_execute $MY_ROWS"
+        rowdel=${MY_ROWS##* }  # Handler_delete, or Innodb_rows_deleted on MySQL
     else
         list=$PG_COUNTERS
         rowdel=n_tup_del
