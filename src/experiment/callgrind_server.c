@@ -154,6 +154,12 @@ int callgrind_server_conns(const char *report_json, enum server_kind kind,
         return error("the %s driver's connections did not report their server identity (no "
                      "\"server_connections\" in the bench child's report)", driver);
     }
+    json_t *rc = json_object_get(root, "reconnects");
+    if (json_is_integer(rc) && json_integer_value(rc) > 0) {  /* identities are per connect */
+        json_decref(root);
+        return error("the %s driver reconnected during the run: the new connection's server "
+                     "identity was not reported, so the run cannot be counted exactly", driver);
+    }
     *n = (int)json_array_size(a);
     *out = xcalloc((size_t)*n, sizeof(**out));
     for (int i = 0; i < *n; i++) {

@@ -59,7 +59,8 @@ struct callgrind_server_conn {
 
 /* The benchmark connections of a bench child's report JSON into *out (n of them; the caller
  * frees it): each must name its backend (PostgreSQL) or callgrind thread (MariaDB/MySQL).
- * -1 with a message naming the driver when one does not. */
+ * -1 with a message naming the driver when one does not, or when the child reconnected (the
+ * new connection's identity is unknown). */
 int callgrind_server_conns(const char *report_json, enum server_kind kind,
                            struct callgrind_server_conn **out, int *n);
 

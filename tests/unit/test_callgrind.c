@@ -181,6 +181,9 @@ static void test_server_read(void **state)
     assert_int_equal(callgrind_server_conns("{\"server_connections\":[{\"connection_id\":4}]}",
                                             SERVER_MYSQL, &cs, &n), -1);
     assert_int_equal(callgrind_server_conns("{\"threads\":1}", SERVER_PGSQL, &cs, &n), -1);
+    /* a reconnect made a connection whose identity nobody reported: refused */
+    assert_int_equal(callgrind_server_conns("{\"reconnects\":1,\"server_connections\":"
+                                            "[{\"pid\":7}]}", SERVER_PGSQL, &cs, &n), -1);
     assert_int_equal(callgrind_server_conns(NULL, SERVER_PGSQL, &cs, &n), -1);
     assert_null(cs);
     struct argvec w = ARGVEC_INIT;
