@@ -4,6 +4,7 @@
  * bench/output.h prints it, errors to stderr. */
 #include "bench/commands.h"
 #include "bench/mpi.h"
+#include "bench/vgdb.h"
 #include "profile/profile.h"
 #include "profile/session.h"
 #include "util/fs.h"
@@ -26,6 +27,9 @@ struct json_ctx {
     double interval, line_percentile;  /* --report-interval, and the lines' percentile */
     bool text;
     bool us;  /* --latency-unit=us */
+    const char *vgdb_prefix;  /* --callgrind-server: the server's valgrind (bench/vgdb.h) */
+    int *cg_threads;          /* with it: each connection's callgrind thread number */
+    int ncg;
 };
 
 /* A line of the whole job (merged over the ranks by ranks_interval): kept and printed. */
@@ -72,6 +76,35 @@ static void write_latencies(const struct run_stats *st)
         fclose(f);
     }
     free(p);
+}
+
+/* runner_config.on_ready under --callgrind-server: each connection's server thread to its
+ * callgrind thread number, then callgrind's counts zeroed (bench/vgdb.h). */
+static int callgrind_ready(const struct db_identity *ids, int n, void *ud)
+{
+    struct json_ctx *jc = ud;
+    int64_t *os = xcalloc((size_t)n, sizeof(*os));
+    for (int i = 0; i < n; i++)
+        os[i] = ids[i].os_thread;
+    jc->cg_threads = xcalloc((size_t)n, sizeof(*jc->cg_threads));
+    jc->ncg = n;
+    int rc = 0;
+    /* PostgreSQL's backends are processes, each its own file: nothing to map or zero */
+    if (n && os[0])
+        rc = vgdb_threads(jc->vgdb_prefix, os, n, jc->cg_threads) < 0 ||
+             vgdb_command(jc->vgdb_prefix, "zero") < 0 ? -1 : 0;
+    free(os);
+    return rc;
+}
+
+/* runner_config.on_finished under --callgrind-server: callgrind's per-thread counts of the
+ * run dumped while every connection is still open. */
+static int callgrind_finished(void *ud)
+{
+    struct json_ctx *jc = ud;
+    if (jc->ncg && jc->cg_threads[0])
+        return vgdb_command(jc->vgdb_prefix, "dump");
+    return 0;
 }
 
 static void on_start(void *ud)
@@ -392,6 +425,23 @@ static void print_run_json(const struct bench_info *bi, const struct run_stats *
     json_t *ranks = ranks_json();
     if (ranks)
         json_object_set_new(j, "ranks", ranks);
+    if (st->identities) {  /* --server-identity: who served each connection */
+        json_t *a = json_array();
+        for (int i = 0; i < st->nthreads; i++) {
+            const struct db_identity *id = &st->identities[i];
+            json_t *o = json_object();
+            if (id->pid)
+                json_object_set_new(o, "pid", json_integer((json_int_t)id->pid));
+            if (id->conn_id)
+                json_object_set_new(o, "connection_id", json_integer((json_int_t)id->conn_id));
+            if (id->os_thread)
+                json_object_set_new(o, "os_thread", json_integer((json_int_t)id->os_thread));
+            if (i < jc->ncg && jc->cg_threads[i])
+                json_object_set_new(o, "callgrind_thread", json_integer(jc->cg_threads[i]));
+            json_array_append_new(a, o);
+        }
+        json_object_set_new(j, "server_connections", a);
+    }
     bench_json_print(j);
     json_decref(j);
 }
@@ -474,6 +524,12 @@ static int do_run(struct bench_info *bi, const struct db_driver *drv, const stru
     jc.line_percentile = bi->percentile > 0 ? bi->percentile : 95;
     struct runner_config rc_cfg = run_config(bi, drv, wl, o, opts, threads, throttle, &jc);
     rc_cfg.init_since_ns = init_since;
+    jc.vgdb_prefix = opt_str(opts, "callgrind-server");
+    rc_cfg.server_identity = opt_bool(opts, "server-identity") || jc.vgdb_prefix;
+    if (jc.vgdb_prefix) {
+        rc_cfg.on_ready = callgrind_ready;
+        rc_cfg.on_finished = callgrind_finished;
+    }
     if (profile_begin(&prof, opts)) {
         free(jc.ivs);
         return 1;
@@ -507,6 +563,7 @@ static int do_run(struct bench_info *bi, const struct db_driver *drv, const stru
         exit_now(2);
     run_stats_release(&st);
     free(jc.ivs);
+    free(jc.cg_threads);
     return rc == 0 ? 0 : rc == 1 || rc == 2 ? 2 : 1;
 }
 

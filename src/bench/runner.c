@@ -35,6 +35,7 @@ struct worker {
     int in_event;         /* inside an event (atomic): --rate's concurrency, forced shutdown */
     int measuring;        /* past --warmup-time (atomic, release): its counters count */
     bool connected;
+    struct db_identity ident;  /* runner_config.server_identity: set after connect */
     uint64_t *lat;        /* runner_config.keep_latencies: counted latencies (single writer) */
     size_t nlat, caplat;
 };
@@ -344,6 +345,10 @@ static __attribute__((noinline)) void *worker_main(void *arg)
     if (!ok)
         note_failure(w, "cannot connect");
     w->connected = ok;
+    if (ok && cfg->server_identity && cfg->drv->server_identity(&w->conn, &w->ident) < 0) {
+        note_failure(w, "cannot report its server identity");
+        ok = 0;
+    }
     if (ok && oltp_thread_init(&w->ot, &w->conn, cfg->o, cfg->wl,
                                cfg->seed + 0x9E3779B97F4A7C15ull * (uint64_t)(w->id + 1),
                                w->id) < 0) {
@@ -775,6 +780,17 @@ static int start_workers(struct shared *sh, struct worker *ws, int n, int *outco
         if (!all && *outcome == 0)
             *outcome = -3;  /* another process failed: quietly */
     }
+    if (*outcome == 0 && sh->cfg->on_ready) {  /* before the gate: the workers wait on go */
+        struct db_identity *ids = xcalloc((size_t)n, sizeof(*ids));
+        for (int i = 0; i < n; i++)
+            ids[i] = ws[i].ident;
+        pthread_mutex_unlock(&sh->mu);
+        int r = sh->cfg->on_ready(ids, n, sh->cfg->ud);
+        pthread_mutex_lock(&sh->mu);
+        free(ids);
+        if (r < 0)
+            *outcome = -3;  /* on_ready said why */
+    }
     if (*outcome == 0) {
         gate_open(sh);
         if (sh->go < 0)
@@ -825,6 +841,8 @@ int runner_run(const struct runner_config *cfg, struct run_stats *st)
      * would be late and a signal would interrupt the read. --rate needs its generator thread
      * and the reporter's queue watch. */
     sh->inline_worker = n == 1 && cfg->drv->in_process && !(cfg->rate > 0);
+    /* only a server has identities; start_workers calls on_ready */
+    assert(!cfg->server_identity || (cfg->drv->server_identity && !sh->inline_worker));
     got_sigint = 0;
     sigint_stop = sh->inline_worker ? &sh->stop : NULL;
     sigint_wake = sh->inline_worker ? NULL : &sh->wake;
@@ -897,6 +915,9 @@ int runner_run(const struct runner_config *cfg, struct run_stats *st)
             print_failure(what, thread, &err, same, n, "");
     }
 
+    /* every event done, no connection closed yet (the identities still hold) */
+    bool finished_failed = sh->go > 0 && !st->abandoned && cfg->on_finished &&
+                           cfg->on_finished(cfg->ud) < 0;
     if (sh->go <= 0) {
         rc = outcome == -2 ? 2 : -1;
     } else {
@@ -921,10 +942,15 @@ int runner_run(const struct runner_config *cfg, struct run_stats *st)
             memcpy(st->latencies + st->nlatencies, ws[i].lat, ws[i].nlat * sizeof(*ws[i].lat));
             st->nlatencies += ws[i].nlat;
         }
+        if (cfg->server_identity) {
+            st->identities = xcalloc((size_t)n, sizeof(*st->identities));
+            for (int i = 0; i < n; i++)
+                st->identities[i] = ws[i].ident;
+        }
         st->interrupted = got_sigint;
-        st->failed = sh->fatal;
+        st->failed = sh->fatal || finished_failed;
         st->queue_full = sh->queue_full;
-        rc = sh->fatal ? -1 : forced ? 2 : got_sigint ? 1 : 0;
+        rc = st->failed ? -1 : forced ? 2 : got_sigint ? 1 : 0;
     }
     if (!st->abandoned) {
         for (int i = 0; i < n; i++) {
@@ -955,5 +981,6 @@ void run_stats_release(struct run_stats *st)
     free(st->thread_events);
     free(st->thread_time_s);
     free(st->latencies);
+    free(st->identities);
     memset(st, 0, sizeof(*st));
 }

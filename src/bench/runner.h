@@ -76,6 +76,17 @@ struct runner_config {
     bool (*agree_start)(bool ok, void *ud);
     /* Called once when every worker is connected and the clock starts. */
     void (*on_start)(void *ud);
+    /* --server-identity (a server driver only): each worker asks its connection's identity on
+     * the server right after connecting (a connection that cannot fails the start, naming the
+     * driver); the identities are in run_stats.identities. */
+    bool server_identity;
+    /* With server_identity (may be NULL): called on this thread once every worker is connected
+     * and prepared, before the gate opens, with the n identities (worker order); -1 (message
+     * printed) abandons the start (runner_run -1). */
+    int (*on_ready)(const struct db_identity *ids, int n, void *ud);
+    /* With server_identity (may be NULL): called on this thread after every worker's last
+     * event, before any connection closes; -1 (message printed) fails the run. */
+    int (*on_finished)(void *ud);
     void *ud;
 };
 
@@ -99,6 +110,8 @@ struct run_stats {
     /* runner_config.keep_latencies: every counted event's latency in ns (workers' in turn) */
     uint64_t *latencies;
     size_t nlatencies;
+    /* runner_config.server_identity: each worker's connection on the server (nthreads) */
+    struct db_identity *identities;
 };
 
 /* Run the benchmark. Returns 0 when it ran to its limit, 1 when interrupted by SIGINT,

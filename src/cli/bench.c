@@ -38,6 +38,10 @@ static const struct opt_def general_options[] = {
       "pgolab: sample this process's CPU (perf_event_open) during run and print the top functions (JSON: a \"profile\" object)" },
     { "profile-file", OPT_STRING, NULL, "pgolab: keep the raw profile of --profile in this file (default: a temporary file, removed)" },
     { "profile-frequency", OPT_INT, "999", "pgolab: --profile samples per second per CPU" },
+    { "server-identity", OPT_BOOL, "off",
+      "pgolab: each connection reports who serves it on the server (PostgreSQL: the backend's PID; MariaDB/MySQL: the connection id and the server thread's OS id), in the JSON's \"server_connections\"" },
+    { "callgrind-server", OPT_STRING, NULL,
+      "pgolab: the server runs under valgrind callgrind with this --vgdb-prefix (set by --measure=instructions): with --server-identity each connection's callgrind thread is reported too, the counts are zeroed before the first event and dumped after the last" },
     OPT_END
 };
 
@@ -234,6 +238,10 @@ static int db_settings(const struct opts *opts, const struct workload *wl, struc
     if (oltp_opts_load(o, opts, wl) < 0)
         return -1;
     bi->seed = o->seed;
+    if ((opt_bool(opts, "server-identity") || opt_str(opts, "callgrind-server")) &&
+        !(*drv)->server_identity)
+        return error("--server-identity: the %s driver has no server connection to identify "
+                     "(an embedded engine)", bi->driver);
     return 0;
 }
 

@@ -220,6 +220,12 @@ static int settings_load(const struct opts *o, struct pgo_settings *s, bool serv
     s->threads = xcalloc((size_t)s->nthreads, sizeof(int));
     if (parse_thread_list(s->threads_list, s->nthreads, s->threads) < 0)
         return -1;
+    /* before any build: instruction mode counts one client thread (experiment/callgrind.h) */
+    if (s->measure_kind == MEASURE_INSTRUCTIONS && s->threads_set &&
+        (s->nthreads != 1 || s->threads[0] != 1))
+        return error("--measure=instructions runs 1 client thread (with more, instruction "
+                     "counts include lock spinning and scheduling): drop --threads or give "
+                     "--threads=1");
     if (check_min(o, "rounds", 1, &s->rounds) < 0 || check_min(o, "time", 1, &s->time_s) < 0 ||
         check_min(o, "train-time", 1, &s->train_time) < 0 ||
         check_min(o, "train-threads", 1, &s->train_threads) < 0 ||

@@ -93,6 +93,15 @@ struct db_libinfo {
                                * embedded engine or when not connected) */
 };
 
+/* A connection's identity on its server: what `--measure=instructions` matches callgrind's
+ * per-process and per-thread files to (src/experiment/callgrind_server.h). 0 = none. */
+struct db_identity {
+    int64_t pid;        /* PostgreSQL: the PID of the backend process serving the connection */
+    int64_t conn_id;    /* MariaDB/MySQL: the connection id (CONNECTION_ID()) */
+    int64_t os_thread;  /* MariaDB/MySQL: the OS thread id (Linux TID) of the server thread
+                         * serving it */
+};
+
 struct db_driver {
     const char *name;                  /* --db-driver value */
     const char *descr;
@@ -120,6 +129,10 @@ struct db_driver {
     /* The server's setting `name` (e.g. "max_connections") as text into buf (n bytes): 0, or
      * -1 when unknown. NULL for embedded engines. */
     int (*server_setting)(struct db_conn *c, const char *name, char *buf, size_t n);
+    /* The connection's identity on its server into id (PostgreSQL: the backend's PID;
+     * MariaDB/MySQL: the connection id and the OS thread serving it). 0, or -1 with c->err
+     * filled. NULL for embedded engines. */
+    int (*server_identity)(struct db_conn *c, struct db_identity *id);
     /* Prepare sql with '?' placeholders; NULL with c->err filled on failure. */
     struct db_stmt *(*prepare)(struct db_conn *c, const char *sql);
     void (*stmt_close)(struct db_conn *c, struct db_stmt *s);

@@ -602,6 +602,44 @@ static int mdb_server_setting(struct db_conn *c, const char *name, char *buf, si
     return ok ? 0 : -1;
 }
 
+/* The first row of a two-column query as integers into a and b: 0, or -1. */
+static int query_two_ints(MYSQL *m, const char *sql, int64_t *a, int64_t *b)
+{
+    if (mysql_query(m, sql))
+        return -1;
+    MYSQL_RES *r = mysql_store_result(m);
+    if (!r)
+        return -1;
+    MYSQL_ROW row = mysql_fetch_row(r);
+    int ok = row && row[0] && row[1];
+    if (ok) {
+        *a = strtoll(row[0], NULL, 10);
+        *b = strtoll(row[1], NULL, 10);
+    }
+    mysql_free_result(r);
+    return ok && *a > 0 && *b > 0 ? 0 : -1;
+}
+
+/* The connection id and the OS thread serving it: MariaDB's PROCESSLIST has the thread's TID;
+ * MySQL has none there and says it in performance_schema.threads (on by default). */
+static int mdb_server_identity(struct db_conn *c, struct db_identity *id)
+{
+    struct mysql_conn *mc = c->priv;
+    memset(id, 0, sizeof(*id));
+    if (mc && mc->m &&
+        (query_two_ints(mc->m, "SELECT ID, TID FROM information_schema.PROCESSLIST "
+                               "WHERE ID = CONNECTION_ID()", &id->conn_id, &id->os_thread) == 0 ||
+         query_two_ints(mc->m, "SELECT PROCESSLIST_ID, THREAD_OS_ID FROM "
+                               "performance_schema.threads WHERE PROCESSLIST_ID = "
+                               "CONNECTION_ID()", &id->conn_id, &id->os_thread) == 0))
+        return 0;
+    c->err.status = DB_FATAL;
+    snprintf(c->err.msg, sizeof(c->err.msg), "the mysql driver cannot tell which server thread "
+             "serves its connection (neither information_schema.PROCESSLIST.TID nor "
+             "performance_schema.threads.THREAD_OS_ID answered)");
+    return -1;
+}
+
 static void mdb_disconnect(struct db_conn *c)
 {
     struct mysql_conn *mc = c->priv;
@@ -960,6 +998,7 @@ const struct db_driver mysql_driver = {
     .disconnect = mdb_disconnect,
     .server_version = mdb_server_version,
     .server_setting = mdb_server_setting,
+    .server_identity = mdb_server_identity,
     .prepare = mdb_prepare,
     .stmt_close = mdb_stmt_close,
     .stmt_sql = mdb_stmt_sql,

@@ -283,6 +283,19 @@ static void pgsql_server_version(struct db_conn *c, char *buf, size_t n)
     snprintf(buf, n, "PostgreSQL %s", v ? v : "");
 }
 
+/* The backend's PID (PQbackendPID: sent by the server at connect, no round trip). */
+static int pgsql_server_identity(struct db_conn *c, struct db_identity *id)
+{
+    struct pg_conn *pc = c->priv;
+    memset(id, 0, sizeof(*id));
+    id->pid = pc && pc->pg ? PQbackendPID(pc->pg) : 0;
+    if (id->pid > 0)
+        return 0;
+    c->err.status = DB_FATAL;
+    snprintf(c->err.msg, sizeof(c->err.msg), "the pgsql driver's connection has no backend PID");
+    return -1;
+}
+
 /* SHOW name (a plain query on a connection that is not inside a run). */
 static int pgsql_server_setting(struct db_conn *c, const char *name, char *buf, size_t n)
 {
@@ -661,6 +674,7 @@ const struct db_driver pgsql_driver = {
     .connect = pgsql_connect,
     .disconnect = pgsql_disconnect,
     .server_version = pgsql_server_version,
+    .server_identity = pgsql_server_identity,
     .server_setting = pgsql_server_setting,
     .prepare = pgsql_prepare,
     .stmt_close = pgsql_stmt_close,

@@ -40,8 +40,9 @@ int experiment_instructions_setup(struct experiment_config *cfg, int64_t events)
         return error("--measure=instructions needs valgrind, but `%s --version` failed (exit "
                      "%d); install it (apt-get install valgrind)", vg, st);
     if (cfg->nthreads != 1 || cfg->threads[0] != 1)
-        warning("--measure=instructions runs 1 thread only (with more, instruction counts "
-                "include lock spinning and scheduling); ignoring the other thread counts");
+        return error("--measure=instructions runs 1 client thread (with more, instruction "
+                     "counts include lock spinning and scheduling): drop --threads or give "
+                     "--threads=1");
     cfg->threads[0] = 1;
     cfg->nthreads = 1;
     cfg->measure = MEASURE_INSTRUCTIONS;
@@ -169,7 +170,8 @@ static void per_txn_fields(struct run_result *r, double **dst)
 }
 
 /* The marginal per-transaction values of counts cc[0] (txns[0]) and cc[1] (txns[1]) into v,
- * in per_txn_key's order. Misses can go down between N/5 and N (warm caches): signed. */
+ * in per_txn_key's order. Signed: noise can take a subtraction below zero (a miss count, the
+ * background's timing-dependent work); callgrind_marginal says so instead of using it. */
 static void marginal_values(const struct callgrind_counts *cc, const uint64_t *txns, double *v)
 {
     assert(txns[1] > txns[0]);
@@ -195,19 +197,32 @@ static void counts_json(json_t *o, const struct callgrind_counts *c, const char 
     }
 }
 
-/* The "callgrind" object of an instruction-mode run (its counts and the marginal cost; with
- * bg, the server's background processes and threads beside it), added to the report JSON
- * text *json (replaced by the new text). */
+/* The per-transaction values v into object o under per_txn_key: a value below zero (a
+ * subtraction of two runs that noise took below zero) as null, its key in the array bz. */
+static void per_txn_json(json_t *o, const double *v, json_t *bz, const char *prefix)
+{
+    for (size_t i = 0; i < ARRAY_SIZE(per_txn_key); i++) {
+        bool below = v[i] < 0;
+        json_object_set_new(o, per_txn_key[i], below ? json_null() : json_real(v[i]));
+        if (below)
+            json_array_append_new(bz, json_sprintf("%s%s", prefix, per_txn_key[i]));
+    }
+}
+
+/* The "callgrind" object of an instruction-mode run (its counts and the marginal cost v; with
+ * bg, the server's background processes and threads beside it, their marginal cost bv),
+ * added to the report JSON text *json (replaced by the new text). */
 static void add_callgrind_json(char **json, int events, const struct callgrind_counts *cc,
-                               const uint64_t *txns, struct run_result *r,
-                               const struct callgrind_counts *bg, const char *counted)
+                               const uint64_t *txns, const double *v,
+                               const struct callgrind_counts *bg, const double *bv,
+                               const char *counted)
 {
     json_t *root = json_loads(*json, 0, NULL);
     if (!json_is_object(root)) {
         json_decref(root);
         return;
     }
-    json_t *cg = json_object();
+    json_t *cg = json_object(), *bz = json_array();
     json_object_set_new(cg, "tool", json_string("valgrind --tool=callgrind"));
     json_object_set_new(cg, "events", json_integer(events));
     if (counted)
@@ -216,22 +231,15 @@ static void add_callgrind_json(char **json, int events, const struct callgrind_c
     counts_json(cg, &cc[1], "");
     json_object_set_new(cg, "transactions_small", json_integer((json_int_t)txns[0]));
     json_object_set_new(cg, "transactions", json_integer((json_int_t)txns[1]));
-    double *dst[ARRAY_SIZE(per_txn_key)];
-    per_txn_fields(r, dst);
-    for (size_t i = 0; i < ARRAY_SIZE(per_txn_key); i++)
-        json_object_set_new(cg, per_txn_key[i], json_real(*dst[i]));
+    per_txn_json(cg, v, bz, "");
     if (bg) {  /* the server's other processes and threads: beside, never mixed in */
         json_t *b = json_object();
-        double v[ARRAY_SIZE(per_txn_key)];
-        marginal_values(bg, txns, v);
-        r->bg_instr_per_txn = v[0];
-        r->bg_est_cycles_per_txn = v[5];
         counts_json(b, &bg[0], "_small");
         counts_json(b, &bg[1], "");
-        for (size_t i = 0; i < ARRAY_SIZE(per_txn_key); i++)
-            json_object_set_new(b, per_txn_key[i], json_real(v[i]));
+        per_txn_json(b, bv, bz, "background.");
         json_object_set_new(cg, "background", b);
     }
+    json_object_set_new(cg, "below_zero", bz);
     json_object_set_new(root, "callgrind", cg);
     char *text = json_dumps(root, JSON_COMPACT);
     json_decref(root);
@@ -246,15 +254,28 @@ void callgrind_marginal(struct run_result *r, int events, const struct callgrind
                         const uint64_t *txns, const struct callgrind_counts *bg,
                         const char *counted)
 {
-    double v[ARRAY_SIZE(per_txn_key)], *dst[ARRAY_SIZE(per_txn_key)];
+    double v[ARRAY_SIZE(per_txn_key)], bv[ARRAY_SIZE(per_txn_key)];
+    double *dst[ARRAY_SIZE(per_txn_key)];
     marginal_values(cc, txns, v);
     per_txn_fields(r, dst);
-    for (size_t i = 0; i < ARRAY_SIZE(per_txn_key); i++)
-        *dst[i] = v[i];
+    r->below_zero = 0;
+    /* a count per transaction is never below zero: one that is, is noise, and says so */
+    for (size_t i = 0; i < ARRAY_SIZE(per_txn_key); i++) {
+        *dst[i] = v[i] < 0 ? NAN : v[i];
+        if (v[i] < 0)
+            r->below_zero |= 1u << i;
+    }
     r->tps = r->qps = NAN;
     r->lat_avg_ms = r->lat_p95_ms = r->lat_min_ms = r->lat_max_ms = NAN;
     r->bg_instr_per_txn = r->bg_est_cycles_per_txn = NAN;
-    add_callgrind_json(&r->json, events, cc, txns, r, bg, counted);
+    if (bg) {
+        marginal_values(bg, txns, bv);
+        r->bg_instr_per_txn = bv[0] < 0 ? NAN : bv[0];
+        r->bg_est_cycles_per_txn = bv[5] < 0 ? NAN : bv[5];
+        r->below_zero |= (bv[0] < 0 ? RUN_BELOW_ZERO_BG_INSTR : 0) |
+                         (bv[5] < 0 ? RUN_BELOW_ZERO_BG_CYCLES : 0);
+    }
+    add_callgrind_json(&r->json, events, cc, txns, v, bg, bg ? bv : NULL, counted);
 }
 
 void callgrind_from_json(const char *json, struct run_result *r)
@@ -271,5 +292,29 @@ void callgrind_from_json(const char *json, struct run_result *r)
     json_t *bi = json_object_get(bg, per_txn_key[0]), *bc = json_object_get(bg, per_txn_key[5]);
     r->bg_instr_per_txn = json_is_number(bi) ? json_number_value(bi) : NAN;
     r->bg_est_cycles_per_txn = json_is_number(bc) ? json_number_value(bc) : NAN;
+    /* "below_zero": the keys whose marginal noise took below zero (null above); a run
+     * recorded before it may hold such a value as a number: the same */
+    r->below_zero = 0;
+    for (size_t i = 0; i < ARRAY_SIZE(per_txn_key); i++) {
+        if (*dst[i] < 0) {
+            *dst[i] = NAN;
+            r->below_zero |= 1u << i;
+        }
+    }
+    if (r->bg_instr_per_txn < 0)
+        r->bg_instr_per_txn = NAN, r->below_zero |= RUN_BELOW_ZERO_BG_INSTR;
+    if (r->bg_est_cycles_per_txn < 0)
+        r->bg_est_cycles_per_txn = NAN, r->below_zero |= RUN_BELOW_ZERO_BG_CYCLES;
+    json_t *bz = json_object_get(cg, "below_zero");
+    for (size_t k = 0; k < json_array_size(bz); k++) {
+        const char *key = json_string_value(json_array_get(bz, k));
+        for (size_t i = 0; key && i < ARRAY_SIZE(per_txn_key); i++)
+            if (!strcmp(key, per_txn_key[i]))
+                r->below_zero |= 1u << i;
+        if (key && !strcmp(key, "background.instructions_per_transaction"))
+            r->below_zero |= RUN_BELOW_ZERO_BG_INSTR;
+        if (key && !strcmp(key, "background.est_cycles_per_transaction"))
+            r->below_zero |= RUN_BELOW_ZERO_BG_CYCLES;
+    }
     json_decref(root);
 }

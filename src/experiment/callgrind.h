@@ -59,13 +59,17 @@ void callgrind_argv(struct argvec *a, const struct experiment_config *cfg, const
  * (valgrind slowed the run down); r->json gets the "callgrind" object with every count. bg
  * (NULL for SQLite): a server's background processes or threads in the two runs, recorded
  * beside as "background", never in r's values; counted: what was counted, in words (or
- * NULL). */
+ * NULL). A value below zero (noise in a subtraction of two runs: a miss count, the
+ * background) is never used: NAN in r with its bit in r->below_zero, null in the JSON with
+ * its key in "below_zero". */
 void callgrind_marginal(struct run_result *r, int events, const struct callgrind_counts *cc,
                         const uint64_t *txns, const struct callgrind_counts *bg,
                         const char *counted);
 
 /* The marginal counts per transaction stored in a run's report JSON ("callgrind":
- * {instructions_per_transaction, ...}) into r; NAN where missing (json may be NULL). */
+ * {instructions_per_transaction, ..., "below_zero": [...]}) into r; NAN where missing (json
+ * may be NULL) or below zero (r->below_zero says which; a negative value stored by an older
+ * pgolab counts as below zero). */
 void callgrind_from_json(const char *json, struct run_result *r);
 
 #endif

@@ -8,6 +8,7 @@
 
 #include <assert.h>
 #include <dirent.h>
+#include <jansson.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -57,6 +58,9 @@ int callgrind_server_wrapper(struct argvec *a, const struct experiment_config *c
         /* the same for a connection thread: vio_read (recv, and on EAGAIN the poll in
          * vio_io_wait) is reading from the client's socket, exported by mariadbd */
         argvec_push(a, "--toggle-collect=vio_read");
+        /* the bench child maps its connections to callgrind's threads and has the counts
+         * zeroed and dumped through vgdb (bench/vgdb.h), over FIFOs in this directory */
+        argvec_pushf(a, "--vgdb-prefix=%s/vgdb", dir);
     }
     argvec_push(a, "--collect-atstart=yes");  /* a toggle alone would switch it off */
     argvec_pushf(a, "--callgrind-out-file=%s/cg.%%p", dir);
@@ -137,23 +141,81 @@ bool callgrind_text_names(const char *text, const char *fn)
     return false;
 }
 
-/* Whether dir has files NAME-* (the per-thread files of a --separate-threads process). */
-static bool has_thread_files(const char *dir, const char *name)
+int callgrind_server_conns(const char *report_json, enum server_kind kind,
+                           struct callgrind_server_conn **out, int *n)
 {
-    DIR *d = opendir(dir);
-    bool found = false;
-    size_t n = strlen(name);
-    struct dirent *e;
-    while (d && !found && (e = readdir(d)))
-        found = !strncmp(e->d_name, name, n) && e->d_name[n] == '-';
-    if (d)
-        closedir(d);
-    return found;
+    const char *driver = kind == SERVER_PGSQL ? "pgsql" : "mysql";
+    json_t *root = report_json ? json_loads(report_json, 0, NULL) : NULL;
+    json_t *a = json_object_get(root, "server_connections");
+    *out = NULL;
+    *n = 0;
+    if (!json_is_array(a) || json_array_size(a) == 0) {
+        json_decref(root);
+        return error("the %s driver's connections did not report their server identity (no "
+                     "\"server_connections\" in the bench child's report)", driver);
+    }
+    json_t *rc = json_object_get(root, "reconnects");
+    if (json_is_integer(rc) && json_integer_value(rc) > 0) {  /* identities are per connect */
+        json_decref(root);
+        return error("the %s driver reconnected during the run: the new connection's server "
+                     "identity was not reported, so the run cannot be counted exactly", driver);
+    }
+    *n = (int)json_array_size(a);
+    *out = xcalloc((size_t)*n, sizeof(**out));
+    for (int i = 0; i < *n; i++) {
+        json_t *c = json_array_get(a, (size_t)i);
+        json_t *v = json_object_get(c, kind == SERVER_PGSQL ? "pid" : "callgrind_thread");
+        json_int_t x = json_is_integer(v) ? json_integer_value(v) : 0;
+        if (x <= 0) {
+            json_decref(root);
+            free(*out);
+            *out = NULL;
+            *n = 0;
+            return error("the %s driver's connection #%d did not report its %s", driver, i,
+                         kind == SERVER_PGSQL ? "backend's PID" : "server thread");
+        }
+        if (kind == SERVER_PGSQL)
+            (*out)[i].pid = x;
+        else
+            (*out)[i].thread = (int)x;
+    }
+    json_decref(root);
+    return 0;
+}
+
+/* The file name's process id and, for a per-thread file of the dump (cg.PID.1-NN), its
+ * thread number (0 for cg.PID, -1 for any other shape: cg.PID-NN, cg.PID.2-NN). */
+static int64_t file_ids(const char *name, int *thread)
+{
+    char *end;
+    int64_t pid = strtoll(name + 3, &end, 10);
+    *thread = -1;
+    if (!*end) {
+        *thread = 0;
+    } else if (!strncmp(end, ".1-", 3)) {
+        char *e2;
+        long t = strtol(end + 3, &e2, 10);
+        if (!*e2 && t > 0)
+            *thread = (int)t;
+    }
+    return pid;
+}
+
+/* Whether file (pid, thread) is one of the benchmark's connections. */
+static bool is_conn(enum server_kind kind, const struct callgrind_server_conn *conns, int n,
+                    int64_t pid, int thread)
+{
+    for (int i = 0; i < n; i++)
+        if (kind == SERVER_PGSQL ? conns[i].pid == pid : conns[i].thread == thread)
+            return true;
+    return false;
 }
 
 int callgrind_server_read(const char *dir, enum server_kind kind,
+                          const struct callgrind_server_conn *conns, int nconns,
                           struct callgrind_server_counts *out, struct profile_counts *profile)
 {
+    assert(conns && nconns > 0);
     memset(out, 0, sizeof(*out));
     if (profile)
         memset(profile, 0, sizeof(*profile));
@@ -161,25 +223,35 @@ int callgrind_server_read(const char *dir, enum server_kind kind,
     if (!d)
         return error("cannot read the server's callgrind files in %s: %s", dir, strerror(errno));
     const char *marker = callgrind_server_marker(kind);
+    bool pg = kind == SERVER_PGSQL;
     int rc = 0;
     struct dirent *e;
+    int64_t dump_pid = 0;  /* MariaDB: the process of the dump */
     while (rc == 0 && (e = readdir(d))) {
         if (strncmp(e->d_name, "cg.", 3) != 0)
             continue;
+        int thread;
+        int64_t pid = file_ids(e->d_name, &thread);
+        if (pg ? thread != 0 : thread <= 0)
+            continue;  /* MariaDB: the process's own name, and its files at exit */
+        if (!pg && dump_pid && pid != dump_pid) {
+            rc = error("%s/%s: callgrind files of two server processes (%lld and %lld)", dir,
+                       e->d_name, (long long)dump_pid, (long long)pid);
+            break;
+        }
+        dump_pid = pid;
         char *path = xasprintf("%s/%s", dir, e->d_name);
         struct strbuf sb = STRBUF_INIT;
         struct callgrind_counts c;
+        bool mine = is_conn(kind, conns, nconns, pid, thread);
         if (strbuf_read_file(&sb, path) < 0) {
             rc = error("cannot read %s: %s", path, strerror(errno));
-        } else if (sb.len == 0 && has_thread_files(dir, e->d_name)) {
-            /* --separate-threads: the process's own name stays empty, its threads'
-             * files (NAME-NN) hold the counts */
         } else if (sb.len == 0) {
             rc = error("%s is empty: the server process ended before callgrind wrote its "
                        "counts (killed?)", path);
         } else if (experiment_callgrind_counts(path, &c) < 0) {
             rc = -1;
-        } else if (callgrind_text_names(sb.buf, marker)) {
+        } else if (mine) {
             experiment_callgrind_add(&out->serving, &c);
             out->nserving++;
             struct profile_counts pc;
@@ -192,14 +264,30 @@ int callgrind_server_read(const char *dir, enum server_kind kind,
         } else {
             experiment_callgrind_add(&out->background, &c);
             out->nbackground++;
+            if (callgrind_text_names(sb.buf, marker)) {  /* another client's connection */
+                if (out->nstrangers < CALLGRIND_STRANGERS_MAX)
+                    snprintf(out->strangers[out->nstrangers], sizeof(out->strangers[0]),
+                             pg ? "PID %lld" : "thread %lld",
+                             (long long)(pg ? pid : thread));
+                out->nstrangers++;
+            }
         }
         strbuf_release(&sb);
         free(path);
     }
     closedir(d);
-    if (rc == 0 && out->nserving == 0)
-        rc = error("no callgrind file in %s is of a process or thread that served a connection "
-                   "(none names %s%s): is the server's binary stripped of that symbol?", dir,
-                   marker, kind == SERVER_PGSQL ? "" : "...)");
+    /* every connection's file is there: a missing one would count less, silently */
+    for (int i = 0; rc == 0 && i < nconns; i++) {
+        char *path = pg ? xasprintf("%s/cg.%lld", dir, (long long)conns[i].pid)
+                        : xasprintf("%s/cg.%lld.1-%02d", dir, (long long)dump_pid,
+                                    conns[i].thread);
+        if (access(path, F_OK) != 0)
+            rc = error("%s is missing: the callgrind file of the benchmark's connection #%d "
+                       "(%s %lld)", path, i, pg ? "backend PID" : "callgrind thread",
+                       (long long)(pg ? conns[i].pid : conns[i].thread));
+        free(path);
+    }
+    if (rc == 0)
+        assert(out->nserving == nconns);
     return rc;
 }

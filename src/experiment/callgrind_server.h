@@ -3,12 +3,12 @@
  * outside it; every server process (PostgreSQL: the postmaster and what it forks) or thread
  * (MariaDB: --separate-threads=yes) writes its own file into one directory per server start.
  * This file owns the wrapper's command line and the reading of that directory: the files of
- * the processes or threads that served the client (PostgreSQL: a backend that ran a
- * statement, the file names PortalRun; MariaDB: a connection thread, the file names
- * do_command) are summed as the serving cost, every other file (checkpointer, WAL writer,
- * autovacuum, InnoDB's purge and page cleaner, the server's main thread, the backend of a
- * start-up probe that ran no statement) as background, reported beside it and never mixed
- * in. PostgreSQL's children inherit the postmaster's counts at fork, so the wrapper zeroes the
+ * the benchmark's own connections, as each reported its server identity (PostgreSQL: its
+ * backend's PID, the file cg.PID; MariaDB: the callgrind thread of the server thread serving
+ * it, mapped by the bench child through vgdb, bench/vgdb.h) are summed as the serving cost,
+ * every other file (checkpointer, WAL writer, InnoDB's purge and page cleaner, the server's
+ * main thread, the start-up probe's and the table check's connections, and another client's
+ * connection, named as a stranger) as background, reported beside it and never mixed in. PostgreSQL's children inherit the postmaster's counts at fork, so the wrapper zeroes the
  * counts on entering fork_process (--zero-before): a backend's file then holds its own work
  * only. The connection set-up (fork, authentication, the server's account checks) is the same
  * for both run lengths of a run and cancels out of the marginal cost (src/experiment/callgrind.h).
@@ -48,18 +48,46 @@ int callgrind_server_dir(const char *dir, enum server_kind kind);
 void callgrind_server_options(enum server_kind kind, char *const *user, int n,
                               struct argvec *out);
 
-/* What callgrind_server_read found in a directory. */
-struct callgrind_server_counts {
-    struct callgrind_counts serving;     /* the processes or threads that served connections */
-    struct callgrind_counts background;  /* everything else the server ran */
-    int nserving, nbackground;           /* how many files each */
+/* One benchmark connection as its bench child reported it (`--server-identity`, the JSON's
+ * "server_connections"): PostgreSQL: pid, its backend (the file cg.PID); MariaDB/MySQL:
+ * thread, the callgrind thread number of the server thread serving it (the file
+ * cg.PID.1-NN of the dump the child had made after its last event, bench/vgdb.h). */
+struct callgrind_server_conn {
+    int64_t pid;
+    int thread;
 };
 
-/* Read every callgrind file in dir (cg.*) of a server of kind into out; with profile
- * non-NULL, the serving files' instructions per function too (profile_callgrind_read, merged;
- * the caller releases it). -1 with a message when a file cannot be read or has no totals (a
- * server killed before it wrote them), or when no file served a connection. */
+/* The benchmark connections of a bench child's report JSON into *out (n of them; the caller
+ * frees it): each must name its backend (PostgreSQL) or callgrind thread (MariaDB/MySQL).
+ * -1 with a message naming the driver when one does not, or when the child reconnected (the
+ * new connection's identity is unknown). */
+int callgrind_server_conns(const char *report_json, enum server_kind kind,
+                           struct callgrind_server_conn **out, int *n);
+
+/* How many of the background files that served another client's connection are named. */
+#define CALLGRIND_STRANGERS_MAX 8
+
+/* What callgrind_server_read found in a directory. */
+struct callgrind_server_counts {
+    struct callgrind_counts serving;     /* the benchmark's connections */
+    struct callgrind_counts background;  /* everything else the server ran */
+    int nserving, nbackground;           /* how many files each */
+    /* of the background, the files that served a connection not the benchmark's (they name
+     * the marker): how many, and the first CALLGRIND_STRANGERS_MAX as "PID 123" (PostgreSQL)
+     * or "thread 12" (MariaDB/MySQL) */
+    int nstrangers;
+    char strangers[CALLGRIND_STRANGERS_MAX][32];
+};
+
+/* Read the callgrind files in dir of a server of kind into out: the files of the benchmark's
+ * connections conns[0..nconns) as the serving cost, every other file of the run as background
+ * (PostgreSQL: every cg.* file; MariaDB/MySQL: the files of the dump, cg.PID.1-*; the files of
+ * the server's exit are after the run). With profile non-NULL, the serving files'
+ * instructions per function too (profile_callgrind_read, merged; the caller releases it).
+ * -1 with a message naming the file when a connection's file is missing, a file cannot be
+ * read or has no totals (cut short: a server killed before it wrote them). */
 int callgrind_server_read(const char *dir, enum server_kind kind,
+                          const struct callgrind_server_conn *conns, int nconns,
                           struct callgrind_server_counts *out, struct profile_counts *profile);
 
 /* Whether the callgrind output text names function fn as a defined name ("fn=(N) FN" or
@@ -67,7 +95,8 @@ int callgrind_server_read(const char *dir, enum server_kind kind,
  * signature of it ("do_command(" matches "do_command(THD*, bool)"). */
 bool callgrind_text_names(const char *text, const char *fn);
 
-/* The function whose presence marks a serving process or thread of a server of kind. */
+/* The function whose presence marks a process or thread that served a connection (the
+ * benchmark's or another client's) on a server of kind. */
 const char *callgrind_server_marker(enum server_kind kind);
 
 #endif

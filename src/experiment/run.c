@@ -511,6 +511,11 @@ int run_child(const struct experiment_config *cfg, struct experiment_result *res
     } else {
         run_child_argv(&a, cfg, var, rundb, &srv, threads, server_cg ? NULL : cg_out);
     }
+    if (server_cg) {  /* the benchmark's connections say who serves them (callgrind_server.h) */
+        argvec_push(&a, "--server-identity");
+        if (var->server_kind != SERVER_PGSQL)
+            argvec_pushf(&a, "--callgrind-server=%s/vgdb", cg_out);
+    }
     if (cg_out) {
         argvec_pushf(&a, "--events=%d", events);
         argvec_push(&a, "--time=0");
@@ -574,6 +579,20 @@ int run_child(const struct experiment_config *cfg, struct experiment_result *res
     return st;
 }
 
+/* A server child's counts: its connections from its report (json) matched to the callgrind
+ * files in dir (callgrind_server.h). 0, or -1 with a message. */
+static int server_counts(const char *dir, enum server_kind kind, const char *json,
+                         struct callgrind_server_counts *sc, struct profile_counts *pc)
+{
+    struct callgrind_server_conn *conns;
+    int n;
+    if (callgrind_server_conns(json, kind, &conns, &n) < 0)
+        return -1;
+    int rc = callgrind_server_read(dir, kind, conns, n, sc, pc);
+    free(conns);
+    return rc;
+}
+
 /* The two callgrind children of an instruction-mode run (N/5 events, then N): fills r from
  * the big child's report plus instr_per_txn and the "callgrind" JSON; the time metrics are
  * set to NaN (they were slowed down by valgrind and mean nothing). A managed server's variant:
@@ -617,8 +636,8 @@ static int run_instructions(const struct experiment_config *cfg, struct experime
             if (experiment_parse_run(out->buf, &tmp) < 0) {
                 rc = run_fail(res, "run failed under callgrind: variant %s, %s: unusable report",
                               var->name, workload);
-            } else if (server ? callgrind_server_read(cg, var->server_kind, &sc[k],
-                                                      cfg->profile ? &pc[k] : NULL) < 0
+            } else if (server ? server_counts(cg, var->server_kind, tmp.json, &sc[k],
+                                              cfg->profile ? &pc[k] : NULL) < 0
                               : experiment_callgrind_counts(cg, &cc[k]) < 0) {
                 rc = run_fail(res, "run %d (variant %s, %s): no instruction count from callgrind",
                               seq + 1, var->name, workload);
@@ -662,11 +681,25 @@ static int run_instructions(const struct experiment_config *cfg, struct experime
                              "%llu transactions vs %llu for %llu", seq + 1, var->name, workload,
                         (unsigned long long)cc[1].ir, (unsigned long long)txns[1],
                         (unsigned long long)cc[0].ir, (unsigned long long)txns[0]);
-    char *counted = server ? xasprintf("server: %d processes or threads that served "
-                                       "connections (%s...), %d more beside as background",
-                                       sc[1].nserving, callgrind_server_marker(var->server_kind),
-                                       sc[1].nbackground)
-                           : NULL;
+    char *counted = NULL;
+    if (server) {
+        struct strbuf sb = STRBUF_INIT;
+        bool pg = var->server_kind == SERVER_PGSQL;
+        strbuf_addf(&sb, "server: the benchmark's %d connection%s (matched by %s), %d more "
+                    "%s beside as background", sc[1].nserving, sc[1].nserving == 1 ? "" : "s",
+                    pg ? "backend PID" : "server thread", sc[1].nbackground,
+                    pg ? "processes" : "threads");
+        for (int k = 0; k < 2; k++) {  /* another client's connections: named */
+            if (!sc[k].nstrangers)
+                continue;
+            strbuf_addf(&sb, "; %s run: %d other client connection%s in the background (",
+                        k ? "N" : "N/5", sc[k].nstrangers, sc[k].nstrangers == 1 ? "" : "s");
+            for (int i = 0; i < sc[k].nstrangers && i < CALLGRIND_STRANGERS_MAX; i++)
+                strbuf_addf(&sb, "%s%s", i ? ", " : "", sc[k].strangers[i]);
+            strbuf_addf(&sb, "%s)", sc[k].nstrangers > CALLGRIND_STRANGERS_MAX ? ", ..." : "");
+        }
+        counted = strbuf_detach(&sb);
+    }
     callgrind_marginal(r, cfg->events, cc, txns, server ? bg : NULL, counted);
     free(counted);
     return 0;

@@ -178,6 +178,10 @@ struct experiment_config {
 };
 
 /* One finished run (one child process). */
+/* run_result.below_zero's bits of the background's counts (after the INSTR_METRICS ones) */
+#define RUN_BELOW_ZERO_BG_INSTR (1u << 6)
+#define RUN_BELOW_ZERO_BG_CYCLES (1u << 7)
+
 struct run_result {
     int variant, workload, threads, round;  /* indices into the config, except threads (the
                                                thread count) and round (1..rounds) */
@@ -211,6 +215,11 @@ struct run_result {
                                                 values above: "callgrind": {"background": ...});
                                                 NAN otherwise */
     double bg_est_cycles_per_txn;
+    /* Instruction mode: which marginal counts went below zero (the N/5 child counted more
+     * than the N child's share: noise, never a cost) and are NAN above: bit k for the
+     * metric METRIC_INSTR + k (k < INSTR_METRICS), RUN_BELOW_ZERO_BG_INSTR and _BG_CYCLES for
+     * the background's. Read back from the "callgrind" JSON's "below_zero". */
+    unsigned below_zero;
     struct run_metrics metrics;              /* system metrics sampled during the run
                                                 (src/metrics; .available false when not
                                                 sampled: instruction mode, --metrics=off,

@@ -148,10 +148,11 @@ static void repeatability_line(const struct rep *r, struct strbuf *body)
         else
             strbuf_addf(&still, "%s%s", still.len ? ", " : "", key);
     }
+    /* an empty strbuf's buf is NULL (STRBUF_INIT): never given to %s */
     if (any)
         strbuf_addf(body, "repeatability: between the rounds of one variant %s%s%s%s\n",
-                    moved.len ? "moved: " : "nothing moved", moved.buf,
-                    still.len ? "; identical: " : "", still.buf);
+                    moved.len ? "moved: " : "nothing moved", moved.len ? moved.buf : "",
+                    still.len ? "; identical: " : "", still.len ? still.buf : "");
     strbuf_release(&moved);
     strbuf_release(&still);
 }
@@ -282,11 +283,14 @@ static void header_lines(struct rep *r, struct strbuf *title, struct strbuf *bod
             servers |= cfg->variants[v].kind == VARIANT_SERVER;
         if (servers)
             strbuf_addstr(body, "servers: each child runs outside valgrind against a server "
-                                "started for it alone under callgrind; counted are the "
-                                "processes or threads that served connections (PostgreSQL's "
-                                "backends, MariaDB's connection threads), the server's other "
-                                "processes and threads are recorded beside (the background "
-                                "table), never in these numbers; PostgreSQL runs with "
+                                "started for it alone under callgrind; counted are exactly "
+                                "the benchmark's connections, each matched by the identity it "
+                                "reported (PostgreSQL: its backend's PID; MariaDB: its server "
+                                "thread, counted from the first event to the last), the "
+                                "server's other processes and threads (another client's "
+                                "connections too, named in each run's \"counted\") are "
+                                "recorded beside (the background table), never in these "
+                                "numbers; PostgreSQL runs with "
                                 "autovacuum=off, track_counts=off and a smart "
                                 "shutdown, MariaDB with "
                                 "innodb-stats-auto-recalc=0 (timer-driven work would make the "
@@ -531,6 +535,27 @@ static double run_field_median(const struct experiment_result *res, int v, int w
     return m;
 }
 
+/* How many runs at workload w have bit in their below_zero. */
+static int below_zero_runs(const struct experiment_result *res, int w, unsigned bit)
+{
+    int n = 0;
+    for (int i = 0; i < res->nruns; i++)
+        n += res->runs[i].workload == w && (res->runs[i].below_zero & bit);
+    return n;
+}
+
+/* After an instruction-mode table: the runs whose `what` noise took below zero, said in words
+ * (their value is left out of the table, never printed as a negative count). */
+static void below_zero_note(struct rep *r, int w, unsigned bit, const char *what)
+{
+    int n = below_zero_runs(r->res, w, bit);
+    if (!n || (r->fmt != REPORT_TEXT && r->fmt != REPORT_MARKDOWN))
+        return;
+    strbuf_addf(r->out, "\nBelow zero in %d run%s: %s (the N/5 child counted more than the N "
+                "child's share: noise, not a cost); left out above.\n", n, n == 1 ? "" : "s",
+                what);
+}
+
 /* Instruction mode on managed servers: what the servers' other processes and threads
  * (checkpointer, WAL writer, InnoDB's background threads, the main thread) cost per
  * transaction, beside the serving cost of the tables above and never in it. */
@@ -560,22 +585,37 @@ static void server_background_table(struct rep *r, int w)
                                      offsetof(struct run_result, bg_est_cycles_per_txn));
         double sc = run_field_median(r->res, v, w,
                                      offsetof(struct run_result, est_cycles_per_txn));
+        /* never negative: a marginal below zero is NAN (callgrind_marginal) */
+        assert(!(bi < 0) && !(bc < 0) && !(sc < 0));
+        bool bi_noise = !isfinite(bi) && below_zero_runs(r->res, w, RUN_BELOW_ZERO_BG_INSTR);
+        bool bc_noise = !isfinite(bc) && below_zero_runs(r->res, w, RUN_BELOW_ZERO_BG_CYCLES);
         table_set(&t, v, 0, xstrdup(cfg->variants[v].name), NULL);
-        table_set(&t, v, 1, isfinite(bi) ? xasprintf("%.0f", bi) : xstrdup("-"), NULL);
-        table_set(&t, v, 2, isfinite(bc) ? xasprintf("%.0f", bc) : xstrdup("-"), NULL);
-        table_set(&t, v, 3, isfinite(bc) && isfinite(sc) && bc + sc > 0
-                                ? xasprintf("%.1f", 100 * bc / (bc + sc)) : xstrdup("-"), NULL);
+        table_set(&t, v, 1, isfinite(bi) ? xasprintf("%.0f", bi)
+                            : xstrdup(bi_noise ? "below zero (noise)" : "-"), NULL);
+        table_set(&t, v, 2, isfinite(bc) ? xasprintf("%.0f", bc)
+                            : xstrdup(bc_noise ? "below zero (noise)" : "-"), NULL);
+        double share = isfinite(bc) && isfinite(sc) && bc + sc > 0 ? 100 * bc / (bc + sc) : NAN;
+        assert(isnan(share) || (share >= 0 && share <= 100));
+        table_set(&t, v, 3, isfinite(share) ? xasprintf("%.1f", share) : xstrdup("-"), NULL);
     }
     rep_table_emit(r, &t);
+    below_zero_note(r, w, RUN_BELOW_ZERO_BG_INSTR | RUN_BELOW_ZERO_BG_CYCLES,
+                    "the background's marginal instructions or est. cycles per transaction");
 }
 
 static void shape_seed000(struct rep *r)
 {
     if (r->cfg->measure == MEASURE_INSTRUCTIONS) {
         for (int w = 0; w < r->cfg->nworkloads; w++) {
-            for (int k = 0; k < INSTR_METRICS; k++)
-                if (metric_measured(r, (enum experiment_metric)(METRIC_INSTR + k)))
-                    seed000_table(r, w, (enum experiment_metric)(METRIC_INSTR + k));
+            for (int k = 0; k < INSTR_METRICS; k++) {
+                enum experiment_metric m = (enum experiment_metric)(METRIC_INSTR + k);
+                if (!metric_measured(r, m))
+                    continue;
+                seed000_table(r, w, m);
+                char *what = xasprintf("the marginal %s", experiment_metric_key(m));
+                below_zero_note(r, w, 1u << k, what);
+                free(what);
+            }
             server_background_table(r, w);
         }
         return;

@@ -18,6 +18,7 @@
 
 /* The libpq functions pgolab calls: X(name) for each. */
 #define LIBPQ_FUNCTIONS(X) \
+    X(PQbackendPID) \
     X(PQclear) \
     X(PQcmdTuples) \
     X(PQconnectdbParams) \
@@ -82,6 +83,7 @@ static inline const struct libpq_api *libpq_api(void)
 #define PQconsumeInput (libpq_api()->fn_PQconsumeInput)
 #define PQencryptPasswordConn (libpq_api()->fn_PQencryptPasswordConn)
 #define PQerrorMessage (libpq_api()->fn_PQerrorMessage)
+#define PQbackendPID (libpq_api()->fn_PQbackendPID)
 #define PQescapeIdentifier (libpq_api()->fn_PQescapeIdentifier)
 #define PQescapeLiteral (libpq_api()->fn_PQescapeLiteral)
 #define PQescapeStringConn (libpq_api()->fn_PQescapeStringConn)

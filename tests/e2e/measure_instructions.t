@@ -15,11 +15,20 @@ SYSLIB=/usr/lib/x86_64-linux-gnu/libsqlite3.so.0
 cp "$SYSLIB" "$TMP/libcopy.so"
 vars=(--variant "A=sqlite:$SYSLIB" --variant "B=sqlite:$TMP/libcopy.so")
 
+# several client threads are refused in one line before anything starts or is recorded
+"$PGOLAB" compare "${vars[@]}" --results="$TMP/refused.db" --bench=oltp_read_only \
+    --threads=1,2 --measure=instructions --events=300 --workdir="$TMP/wd0" \
+    >"$TMP/thr.out" 2>"$TMP/thr.err"
+is "$?" 1 "--threads=1,2 with --measure=instructions: exit 1"
+is "$(wc -l <"$TMP/thr.err")" 1 "... one line"
+like "$(cat "$TMP/thr.err")" "--measure=instructions runs 1 client thread .*--threads=1" \
+    "... saying why and what to give"
+ok "... before anything is recorded" test ! -e "$TMP/refused.db"
+
 timeout 900 "$PGOLAB" compare "${vars[@]}" --results="$TMP/results.db" --bench=oltp_read_only \
-    --threads=1,2 --measure=instructions --events=300 --rounds=2 --table-size=1000 \
+    --measure=instructions --events=300 --rounds=2 --table-size=1000 \
     --rand-seed=7 --workdir="$TMP/wd" >"$TMP/aa.out" 2>"$TMP/aa.err"
 is "$?" 0 "A/A compare --measure=instructions: exit 0"
-like "$(cat "$TMP/aa.err")" "runs 1 thread only" "--threads=1,2 is forced to 1 with a warning"
 like "$(head -1 "$TMP/aa.out")" "300 events per run: INSTRUCTIONS per transaction \(valgrind callgrind\), not time" \
     "header: says it shows instructions, not time"
 like "$(cat "$TMP/aa.out")" "Table 1\. Instructions per transaction \(callgrind; deterministic, not time\), oltp_read_only" \

@@ -104,9 +104,11 @@ static void test_text_names(void **state)
     assert_string_equal(callgrind_server_marker(SERVER_MYSQL), "do_command(");
 }
 
-/* callgrind_server_read: the files naming the marker are serving, the others background;
- * an empty file (a process killed before its dump) is an error; a directory where nothing
- * served is an error. The wrapper zeroes PostgreSQL's counts at the fork. */
+/* callgrind_server_read: the files of the benchmark's connections (by backend PID,
+ * PostgreSQL; by callgrind thread of the dump, MariaDB) are serving, every other file
+ * background, a stranger (another connection that ran statements) named there; a missing or
+ * empty file of a connection is an error naming it. The wrapper zeroes PostgreSQL's counts
+ * at the fork. */
 static void test_server_read(void **state)
 {
     (void)state;
@@ -124,21 +126,66 @@ static void test_server_read(void **state)
     char *t3 = xasprintf("%sfn=(1) BackendRun\ncfn=(2) PostgresMain\ncalls=1 0\n"
                          "1 500 0 0 0 0 0 0 0 0 0 0\ntotals: 500 1 1 1 0 0 0 1 1 1 1\n", ev);
     char *a = write_file(dir, "cg.101", t1, 0644);
-    char *b = write_file(dir, "cg.102", t1, 0644);
+    char *b = write_file(dir, "cg.102", t1, 0644);  /* a stranger: it ran statements */
     char *c = write_file(dir, "cg.103", t2, 0644);
     char *probe = write_file(dir, "cg.105", t3, 0644);
     char *other = write_file(dir, "server.log", "not a callgrind file\n", 0644);
     struct callgrind_server_counts sc;
-    assert_int_equal(callgrind_server_read(dir, SERVER_PGSQL, &sc, NULL), 0);
-    assert_int_equal(sc.nserving, 2);
-    assert_int_equal(sc.nbackground, 2);
-    assert_true(sc.serving.ir == 2000 && sc.serving.i1_miss == 20 && sc.serving.d1_miss == 100);
-    assert_true(sc.serving.ll_miss == 12 && sc.serving.branch_miss == 22);
-    assert_true(sc.background.ir == 570 && sc.background.branch_miss == 4);
-    /* MariaDB's marker is not in these files: nothing served */
-    assert_int_equal(callgrind_server_read(dir, SERVER_MYSQL, &sc, NULL), -1);
+    struct callgrind_server_conn mine[] = { { .pid = 101 } };
+    assert_int_equal(callgrind_server_read(dir, SERVER_PGSQL, mine, 1, &sc, NULL), 0);
+    assert_int_equal(sc.nserving, 1);
+    assert_int_equal(sc.nbackground, 3);
+    assert_true(sc.serving.ir == 1000 && sc.serving.i1_miss == 10 && sc.serving.d1_miss == 50);
+    assert_true(sc.serving.ll_miss == 6 && sc.serving.branch_miss == 11);
+    assert_true(sc.background.ir == 1570 && sc.background.branch_miss == 15);
+    assert_int_equal(sc.nstrangers, 1);
+    assert_string_equal(sc.strangers[0], "PID 102");
+    /* both backends the benchmark's: no stranger */
+    struct callgrind_server_conn two[] = { { .pid = 101 }, { .pid = 102 } };
+    assert_int_equal(callgrind_server_read(dir, SERVER_PGSQL, two, 2, &sc, NULL), 0);
+    assert_true(sc.serving.ir == 2000 && sc.nstrangers == 0 && sc.background.ir == 570);
+    /* a connection whose file is missing: never a silently smaller count */
+    struct callgrind_server_conn gone[] = { { .pid = 101 }, { .pid = 107 } };
+    assert_int_equal(callgrind_server_read(dir, SERVER_PGSQL, gone, 2, &sc, NULL), -1);
+    /* MariaDB: only the dump's per-thread files (cg.PID.1-NN) count, by thread number; the
+     * files at exit (cg.PID-NN) and the process's empty own name are after the run */
+    char *m0 = write_file(dir, "cg.300", "", 0644);
+    char *m1 = write_file(dir, "cg.300.1-01", t2, 0644);
+    char *m2 = write_file(dir, "cg.300.1-14", t1, 0644);
+    char *m3 = write_file(dir, "cg.300.1-15", t1, 0644);
+    char *m4 = write_file(dir, "cg.300-14", t1, 0644);
+    struct callgrind_server_conn thr[] = { { .thread = 14 } };
+    assert_int_equal(callgrind_server_read(dir, SERVER_MYSQL, thr, 1, &sc, NULL), 0);
+    assert_true(sc.nserving == 1 && sc.serving.ir == 1000);
+    assert_true(sc.nbackground == 2 && sc.background.ir == 1070);
+    assert_int_equal(sc.nstrangers, 0);  /* MariaDB's marker is do_command(...) */
+    struct callgrind_server_conn thr9[] = { { .thread = 9 } };
+    assert_int_equal(callgrind_server_read(dir, SERVER_MYSQL, thr9, 1, &sc, NULL), -1);
+    /* a file cut short (a server killed before it wrote its counts): an error */
     char *empty = write_file(dir, "cg.104", "", 0644);
-    assert_int_equal(callgrind_server_read(dir, SERVER_PGSQL, &sc, NULL), -1);
+    assert_int_equal(callgrind_server_read(dir, SERVER_PGSQL, mine, 1, &sc, NULL), -1);
+
+    /* the connections of a bench child's report */
+    struct callgrind_server_conn *cs;
+    int n;
+    assert_int_equal(callgrind_server_conns("{\"server_connections\":[{\"pid\":7},{\"pid\":9}]}",
+                                            SERVER_PGSQL, &cs, &n), 0);
+    assert_true(n == 2 && cs[0].pid == 7 && cs[1].pid == 9);
+    free(cs);
+    assert_int_equal(callgrind_server_conns("{\"server_connections\":[{\"connection_id\":4,"
+                                            "\"os_thread\":99,\"callgrind_thread\":14}]}",
+                                            SERVER_MYSQL, &cs, &n), 0);
+    assert_true(n == 1 && cs[0].thread == 14);
+    free(cs);
+    /* no identity: refused, naming the driver */
+    assert_int_equal(callgrind_server_conns("{\"server_connections\":[{\"connection_id\":4}]}",
+                                            SERVER_MYSQL, &cs, &n), -1);
+    assert_int_equal(callgrind_server_conns("{\"threads\":1}", SERVER_PGSQL, &cs, &n), -1);
+    /* a reconnect made a connection whose identity nobody reported: refused */
+    assert_int_equal(callgrind_server_conns("{\"reconnects\":1,\"server_connections\":"
+                                            "[{\"pid\":7}]}", SERVER_PGSQL, &cs, &n), -1);
+    assert_int_equal(callgrind_server_conns(NULL, SERVER_PGSQL, &cs, &n), -1);
+    assert_null(cs);
     struct argvec w = ARGVEC_INIT;
     struct experiment_config cfg;
     memset(&cfg, 0, sizeof(cfg));
@@ -155,6 +202,7 @@ static void test_server_read(void **state)
     assert_int_equal(callgrind_server_wrapper(&w, &cfg, SERVER_MYSQL, dir), 0);
     joined = argvec_join(&w);
     assert_non_null(strstr(joined, "--separate-threads=yes"));
+    assert_non_null(strstr(joined, "--vgdb-prefix="));  /* the bench child's vgdb reaches it */
     assert_null(strstr(joined, "--zero-before"));
     assert_non_null(strstr(joined, "--toggle-collect=vio_read"));
     assert_non_null(strstr(joined, "--collect-atstart=yes"));
@@ -174,7 +222,7 @@ static void test_server_read(void **state)
     assert_string_equal(w.v[1], "track_counts=off");
     assert_string_equal(w.v[2], "autovacuum=on");
     argvec_clear(&w);
-    char *paths[] = { a, b, c, probe, other, empty };
+    char *paths[] = { a, b, c, probe, other, empty, m0, m1, m2, m3, m4 };
     for (size_t i = 0; i < ARRAY_SIZE(paths); i++) {
         unlink(paths[i]);
         free(paths[i]);
@@ -185,12 +233,59 @@ static void test_server_read(void **state)
     free(t3);
 }
 
+/* callgrind_marginal: a marginal count that noise takes below zero (fewer LL misses in the N
+ * child than in the N/5 child, a background that did less in the longer run) is never a
+ * negative value: NAN, its bit in below_zero, null in the JSON with its key listed; read back
+ * the same, and a negative value stored by an older pgolab too. */
+static void test_marginal_signs(void **state)
+{
+    (void)state;
+    struct callgrind_counts cc[2] = {
+        { .ir = 1000, .i1_miss = 10, .d1_miss = 20, .ll_miss = 9, .branch_miss = 5 },
+        { .ir = 5000, .i1_miss = 50, .d1_miss = 60, .ll_miss = 7, .branch_miss = 25 },
+    };
+    struct callgrind_counts bg[2] = { { .ir = 900 }, { .ir = 400 } };
+    uint64_t txns[2] = { 20, 100 };
+    struct run_result r;
+    memset(&r, 0, sizeof(r));
+    r.json = xstrdup("{\"threads\":1}");
+    callgrind_marginal(&r, 100, cc, txns, bg, "test");
+    assert_float_equal(r.instr_per_txn, 50.0, 1e-9);
+    assert_float_equal(r.i1_miss_per_txn, 0.5, 1e-9);
+    assert_true(isnan(r.ll_miss_per_txn));  /* (7 - 9) / 80: below zero */
+    assert_true(isnan(r.bg_instr_per_txn));  /* (400 - 900) / 80 */
+    assert_true(isnan(r.bg_est_cycles_per_txn));
+    assert_int_equal(r.below_zero, (1u << (METRIC_LL_MISS - METRIC_INSTR)) |
+                                       RUN_BELOW_ZERO_BG_INSTR | RUN_BELOW_ZERO_BG_CYCLES);
+    /* est. cycles: 4000 + 10 * 20 + 10 * 80 + 100 * -2 = 4800 over 80 */
+    assert_float_equal(r.est_cycles_per_txn, 60.0, 1e-9);
+    assert_non_null(strstr(r.json, "\"ll_misses_per_transaction\":null"));
+    assert_non_null(strstr(r.json, "\"below_zero\":[\"ll_misses_per_transaction\","
+                                   "\"background.instructions_per_transaction\""));
+    struct run_result back;
+    memset(&back, 0, sizeof(back));
+    callgrind_from_json(r.json, &back);
+    assert_int_equal(back.below_zero, r.below_zero);
+    assert_true(isnan(back.ll_miss_per_txn) && isnan(back.bg_instr_per_txn));
+    assert_float_equal(back.instr_per_txn, 50.0, 1e-9);
+    /* an older pgolab stored the negative value itself */
+    callgrind_from_json("{\"callgrind\":{\"instructions_per_transaction\":5,"
+                        "\"d1_misses_per_transaction\":-0.01,\"background\":{"
+                        "\"instructions_per_transaction\":-15160}}}", &back);
+    assert_true(isnan(back.d1_miss_per_txn) && isnan(back.bg_instr_per_txn));
+    assert_int_equal(back.below_zero, (1u << (METRIC_D1_MISS - METRIC_INSTR)) |
+                                          RUN_BELOW_ZERO_BG_INSTR);
+    assert_float_equal(back.instr_per_txn, 5.0, 1e-9);
+    free(r.json);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_measure_instructions),
         cmocka_unit_test(test_text_names),
         cmocka_unit_test(test_server_read),
+        cmocka_unit_test(test_marginal_signs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -16,6 +16,7 @@
 #include "experiment_fixtures.h"
 
 #include <jansson.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -251,6 +252,66 @@ static void test_report_csv_json(void **state)
     experiment_result_release(&x.res);
 }
 
+/* Instruction mode: a synthetic A/B on a server, 2 rounds, 1 thread, every counter moved
+ * between rounds. The repeatability line names what moved and ends there (an empty list was
+ * printed as "(null)"); a marginal count below zero (one run's LL misses, a background) is
+ * never printed as a negative number: "-" or "below zero (noise)" in its cell and a line that
+ * says how many runs; the background's share of the server is between 0 and 100. */
+static void test_report_instructions(void **state)
+{
+    (void)state;
+    struct synth x;
+    static int one[] = { 1 };
+    synth_make(&x, 2, 0);
+    x.cfg.measure = MEASURE_INSTRUCTIONS;
+    x.cfg.events = 100;
+    x.cfg.threads = one;
+    x.cfg.nthreads = 1;
+    for (int i = 0; i < x.res.nruns; i++)
+        free(x.res.runs[i].json);
+    free(x.res.runs);
+    x.res.runs = NULL;
+    x.res.nruns = 0;
+    for (int k = 1; k <= 2; k++)
+        for (int v = 0; v < 2; v++) {
+            add_run(&x.res, v, 1, k, NAN, NAN, NAN);
+            struct run_result *r = &x.res.runs[x.res.nruns - 1];
+            double d = k + v;  /* every counter moves between rounds */
+            r->instr_per_txn = 40000 + d;
+            r->i1_miss_per_txn = 100 + d;
+            r->branch_miss_per_txn = 50 + d;
+            r->d1_miss_per_txn = 300 + d;
+            r->ll_miss_per_txn = 2 + d;
+            r->est_cycles_per_txn = 60000 + d;
+            r->bg_instr_per_txn = 900 + d;
+            r->bg_est_cycles_per_txn = 1200 + d;
+            if (k == 2 && v == 1) {  /* noise took these below zero (callgrind_marginal) */
+                r->ll_miss_per_txn = NAN;
+                r->bg_instr_per_txn = r->bg_est_cycles_per_txn = NAN;
+                r->below_zero = (1u << (METRIC_LL_MISS - METRIC_INSTR)) |
+                                RUN_BELOW_ZERO_BG_INSTR | RUN_BELOW_ZERO_BG_CYCLES;
+            }
+        }
+    char *text = report_string(&x.cfg, &x.res);
+    assert_null(strstr(text, "(null)"));
+    const char *rep = strstr(text, "repeatability: between the rounds of one variant moved: ");
+    assert_non_null(rep);
+    assert_true(rep[strcspn(rep, "\n") - 1] == '%');  /* the line ends in the last value */
+    assert_non_null(strstr(text, "Below zero in 1 run: the marginal ll_miss_per_txn"));
+    assert_non_null(strstr(text, "Below zero in 1 run: the background's marginal"));
+    /* no negative count anywhere in the tables: no "| -<digit>" cell */
+    for (const char *p = text; (p = strstr(p, "| -")); p++)
+        assert_false(p[3] >= '0' && p[3] <= '9');
+    /* the background table: the noisy variant's medians from its one usable run */
+    assert_non_null(strstr(text, "Server background per transaction"));
+    const char *bg = strstr(text, "Server background per transaction");
+    const char *pgo = strstr(bg, "|     pgo |");
+    assert_non_null(pgo);
+    assert_non_null(strstr(bg, "902"));   /* base: median of 901 and 902 = 901.5 -> "902" */
+    free(text);
+    experiment_result_release(&x.res);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -258,6 +319,7 @@ int main(void)
         cmocka_unit_test(test_report_seed003),
         cmocka_unit_test(test_report_seed002),
         cmocka_unit_test(test_report_csv_json),
+        cmocka_unit_test(test_report_instructions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,70 @@
+/* vgdb: the benchmark client's view of a server under valgrind callgrind: its thread numbers,
+ * callgrind's zero and dump (see vgdb.h). Owns no state. */
+#include "bench/vgdb.h"
+#include "util/strbuf.h"
+#include "util/subprocess.h"
+#include "util/util.h"
+
+#include <assert.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int vgdb_thread_of(const char *text, int64_t lwpid)
+{
+    assert(text);
+    for (const char *p = text; (p = strstr(p, "Thread ")); p++) {
+        if (p != text && p[-1] != '\n')
+            continue;  /* "Thread N:" opens a line */
+        char *end;
+        long tid = strtol(p + 7, &end, 10);
+        if (end == p + 7 || *end != ':' || tid <= 0)
+            continue;
+        const char *eol = strchr(end, '\n');
+        const char *lw = strstr(end, "(lwpid ");
+        if (!lw || (eol && lw > eol))
+            continue;
+        if (strtoll(lw + 7, NULL, 10) == lwpid)
+            return (int)tid;
+    }
+    return 0;
+}
+
+/* Run vgdb with the monitor command cmd into out (its stdout). 0, or -1 with a message. */
+static int run_vgdb(const char *prefix, const char *cmd, struct strbuf *out)
+{
+    char *pfx = xasprintf("--vgdb-prefix=%s", prefix);
+    const char *argv[] = { "vgdb", pfx, cmd, NULL };
+    /* a server blocked in system calls answers once vgdb has woken it (ptrace), well under
+     * a second; the bound is for a valgrind that is gone */
+    struct subprocess sp = { .argv = argv, .out = out, .quiet_stderr = 1, .timeout_s = 60 };
+    int st = subprocess_run(&sp);
+    free(pfx);
+    if (st != 0)
+        return error("vgdb --vgdb-prefix=%s %s failed (exit %d): is the server still running "
+                     "under valgrind?", prefix, cmd, st);
+    return 0;
+}
+
+int vgdb_threads(const char *prefix, const int64_t *os, int n, int *out)
+{
+    struct strbuf sb = STRBUF_INIT;
+    int rc = run_vgdb(prefix, "v.info scheduler", &sb);
+    for (int i = 0; rc == 0 && i < n; i++) {
+        out[i] = vgdb_thread_of(sb.buf ? sb.buf : "", os[i]);
+        if (!out[i])
+            rc = error("the server thread %" PRId64 " serving connection #%d is not among the "
+                       "threads valgrind runs under %s", os[i], i, prefix);
+    }
+    strbuf_release(&sb);
+    return rc;
+}
+
+int vgdb_command(const char *prefix, const char *cmd)
+{
+    struct strbuf sb = STRBUF_INIT;
+    int rc = run_vgdb(prefix, cmd, &sb);
+    strbuf_release(&sb);
+    return rc;
+}
