@@ -10,7 +10,7 @@ PKGS="build-essential pkg-config libsqlite3-dev libjansson-dev libgsl-dev libcmo
 tcl clang llvm lld bolt-16 dpkg-dev perl sqlite3 valgrind
 libmariadb-dev libpq-dev mariadb-server mariadb-client postgresql postgresql-15 sysbench
 cmake bison jq libdw-dev libjs-chart.js chromium libopenmpi-dev openmpi-bin
-iproute2 socat bsdutils bash-completion debhelper lintian
+iproute2 socat bsdutils bash-completion debhelper lintian patchelf
 make libfmt-dev libpcre2-dev libssl-dev zlib1g-dev libncurses-dev protobuf-compiler libzstd-dev
 liblz4-dev libicu-dev libprotobuf-dev libprotoc-dev"
 

@@ -636,7 +636,8 @@ static int mdb_server_identity(struct db_conn *c, struct db_identity *id)
     c->err.status = DB_FATAL;
     snprintf(c->err.msg, sizeof(c->err.msg), "the mysql driver cannot tell which server thread "
              "serves its connection (neither information_schema.PROCESSLIST.TID nor "
-             "performance_schema.threads.THREAD_OS_ID answered)");
+             "performance_schema.threads.THREAD_OS_ID answered; on MySQL the account needs "
+             "GRANT SELECT ON performance_schema.threads, which pgolab server start gives)");
     return -1;
 }
 

@@ -75,8 +75,8 @@ int callgrind_server_stop_signal(enum server_kind kind)
     return kind == SERVER_PGSQL ? SIGTERM : 0;
 }
 
-void callgrind_server_options(enum server_kind kind, char *const *user, int n,
-                              struct argvec *out)
+void callgrind_server_options(enum server_kind kind, const char *version, char *const *user,
+                              int n, struct argvec *out)
 {
     if (kind == SERVER_PGSQL) {
         argvec_push(out, "autovacuum=off");
@@ -89,7 +89,8 @@ void callgrind_server_options(enum server_kind kind, char *const *user, int n,
         /* what valgrind can run: MariaDB 10.11 reserves address space for an 8 TiB buffer
          * pool (valgrind cannot map it, and the start hangs or fails), and its native AIO
          * (io_uring) is not among the system calls valgrind knows */
-        argvec_push(out, "innodb-buffer-pool-size-max=1g");
+        if (!version || strncmp(version, "MySQL", 5)) /* MySQL 9.7 has no such option */
+            argvec_push(out, "innodb-buffer-pool-size-max=1g");
         argvec_push(out, "innodb-use-native-aio=0");
         /* InnoDB's persistent statistics recalculate in the background after 10% of a
          * table changed; when depends on the clock */

@@ -42,11 +42,13 @@ int callgrind_server_dir(const char *dir, enum server_kind kind);
  * that take timer-driven work off the counted path (PostgreSQL: autovacuum=off: an ANALYZE
  * that lands during a run invalidates the backend's caches and plans, by how much depends on
  * when it ran; track_counts=off: the table statistics a backend flushes once a second;
- * MariaDB: no automatic statistics recalculation) and the ones valgrind needs
- * (MariaDB: a bounded buffer pool reservation, no native AIO), then the user's (user, n: --server-option values), which come later on the
- * command line and so override them. */
-void callgrind_server_options(enum server_kind kind, char *const *user, int n,
-                              struct argvec *out);
+ * MariaDB/MySQL: no automatic statistics recalculation) and the ones valgrind needs
+ * (MariaDB: a bounded buffer pool reservation, which Oracle MySQL, version "MySQL 9.7.4",
+ * has no option for and does not need; both: no native AIO), then the user's (user, n:
+ * --server-option values), which come later on the command line and so override them.
+ * version: the variant's "FLAVOR VERSION" (NULL: unknown, taken as MariaDB). */
+void callgrind_server_options(enum server_kind kind, const char *version, char *const *user,
+                              int n, struct argvec *out);
 
 /* One benchmark connection as its bench child reported it (`--server-identity`, the JSON's
  * "server_connections"): PostgreSQL: pid, its backend (the file cg.PID); MariaDB/MySQL:

@@ -306,7 +306,7 @@ static int start_server(const struct experiment_config *cfg, struct experiment_r
     argvec_argv(&own);
     struct argvec options = ARGVEC_INIT;  /* under callgrind: the deterministic defaults */
     if (cg_dir)
-        callgrind_server_options(var->server_kind, own.v, own.n, &options);
+        callgrind_server_options(var->server_kind, var->version, own.v, own.n, &options);
     struct server_config sc = {
         .kind = var->server_kind, .datadir = datadir, .options = own.v,
         .stop_with_parent = true,

@@ -599,14 +599,16 @@ sqlite_amalgamation() {
 }
 
 # mysql_sid: MYSQL_SID_PREFIX = an install prefix whose bin/mysqld runs Debian sid's MySQL 9.7
-# server (package mysql-server-core) with sid's own C library and the other libraries it links,
-# through sid's dynamic loader: Debian 12 ships no MySQL and sid's binary needs a newer C
+# server (package mysql-server-core) with sid's own C library and the other libraries it links
+# (a copy of sid's mysqld with sid's loader as its interpreter and an RPATH into them, made with
+# patchelf): Debian 12 ships no MySQL and sid's binary needs a newer C
 # library, so this is the real MySQL server for the server and client tests (server_mysql97.t,
 # parity_mysql97.t) without a 2-hour build. The packages come through an apt configuration of
 # the fixture's own (deb entries for sid in its directory; /etc/apt is not touched), made once
 # under a lock like the SQLite fixture. Bails out naming its log when it cannot be made.
 mysql_sid() {
     local dir=${PGOLAB_E2E_FIXTURES:-$TMP/fixtures}/mysql-sid
+    have patchelf || bail_out "patchelf missing (make deps installs it)"
     mkdir -p "$dir" || bail_out "cannot create $dir"
     (
         flock 9 || exit 1
@@ -633,9 +635,12 @@ mysql_sid() {
         } >"$dir/make.log" 2>&1 || exit 1
         local lib=$dir/root/usr/lib/x86_64-linux-gnu
         [ -x "$lib/ld-linux-x86-64.so.2" ] && [ -x "$dir/root/usr/sbin/mysqld" ] || exit 1
-        printf '#!/bin/sh\n# Debian sid'"'"'s mysqld with sid'"'"'s C library (tests/e2e/lib.sh mysql_sid)\nexec %s --library-path %s:%s %s "$@"\n' \
-            "$lib/ld-linux-x86-64.so.2" "$lib" "$dir/root/usr/lib" "$dir/root/usr/sbin/mysqld" \
-            >"$dir/prefix/bin/mysqld" && chmod 755 "$dir/prefix/bin/mysqld" || exit 1
+        # a copy of mysqld whose interpreter is sid's loader and whose DT_RPATH (for every
+        # library it loads) is sid's library directories: an ELF executable, not a script, so
+        # valgrind (instruction mode) runs it as it runs any server
+        cp "$dir/root/usr/sbin/mysqld" "$dir/prefix/bin/mysqld" &&
+            patchelf --set-interpreter "$lib/ld-linux-x86-64.so.2" --force-rpath \
+                --set-rpath "$lib:$dir/root/usr/lib" "$dir/prefix/bin/mysqld" >>"$dir/make.log" 2>&1 || exit 1
         ln -s "$dir/root/usr/share" "$dir/prefix/share" || exit 1
         "$dir/prefix/bin/mysqld" --version >>"$dir/make.log" 2>&1 || exit 1
         : >"$dir/done"

@@ -12,7 +12,9 @@
 # is TCP/IP, not SSL/TLS, on the server's side. Faults, one line each: a wrong password, a
 # client library that cannot load caching_sha2_password (MARIADB_PLUGIN_DIR pointed at an empty
 # directory: the line names the plugin and Debian's libmariadb3), a server option mysqld
-# rejects (the error log's line quoted after "exited during start-up").
+# rejects (the error log's line quoted after "exited during start-up"). Instruction mode
+# (compare --measure=instructions) runs MySQL under callgrind, its server threads matched to
+# the benchmark's connections through performance_schema.threads (the account is granted it).
 . "$(dirname "$0")/lib.sh"
 
 have mariadb || bail_out "the mariadb client is missing (make deps installs mariadb-client)"
@@ -94,6 +96,17 @@ srv bad start --db-driver=mysql --prefix="$MYSQL_SID_PREFIX" --server-option=no-
 is "$RC" 1 "a server option mysqld rejects: exit 1"
 like "$(head -1 "$TMP/bad.err")" "exited during start-up \(exit status [0-9]+\): \[ERROR\] \[MY-[0-9]+\] \[Server\] unknown variable 'no-such-variable=1'" \
     "the first line quotes the error log's reason"
+
+note "---- instruction mode (the server under callgrind; its threads matched to the connections)"
+timeout -k 5 600 "$PGOLAB" compare --variant a=mysql:"$MYSQL_SID_PREFIX" --variant b=mysql:"$MYSQL_SID_PREFIX" \
+    --bench=oltp_point_select --threads=1 --events=100 --rounds=1 --measure=instructions \
+    --table-size=500 --results="$TMP/cg.db" >"$TMP/cg.out" 2>"$TMP/cg.err"
+is "$?" 0 "compare --measure=instructions on MySQL: exit 0" || diag "$(tail -5 "$TMP/cg.err")"
+ROW=$(grep -m1 '^|       1 |' "$TMP/cg.out")
+like "$ROW" '^\|       1 \| +[1-9][0-9]*\.[0-9]+ \| +[1-9][0-9]*\.[0-9]+ \|' \
+    "instructions per transaction of both variants (Table 1)"
+A=$(awk -F'|' '{print $3}' <<<"$ROW") B=$(awk -F'|' '{print $4}' <<<"$ROW")
+near "$B" "$A" "$(calc "$A * 0.002")" "A/A: the same server binary counts the same within 0.2% (deterministic)"
 
 srv st2 stop --datadir="$D"
 is "$RC" 0 "stop: exit 0"

@@ -216,7 +216,7 @@ static void test_server_read(void **state)
     argvec_clear(&w);
     /* the deterministic defaults first, the user's after them (they override) */
     char *user[] = { "autovacuum=on", "shared_buffers=64MB" };
-    callgrind_server_options(SERVER_PGSQL, user, 2, &w);
+    callgrind_server_options(SERVER_PGSQL, NULL, user, 2, &w);
     assert_int_equal(w.n, 4);
     assert_string_equal(w.v[0], "autovacuum=off");
     assert_string_equal(w.v[1], "track_counts=off");
