@@ -105,7 +105,7 @@ is "$?" 0 "compare --measure=instructions on MySQL: exit 0" || diag "$(tail -5 "
 ROW=$(grep -m1 '^|       1 |' "$TMP/cg.out")
 like "$ROW" '^\|       1 \| +[1-9][0-9]*\.[0-9]+ \| +[1-9][0-9]*\.[0-9]+ \|' \
     "instructions per transaction of both variants (Table 1)"
-A=$(awk -F'|' '{print $3}' <<<"$ROW") B=$(awk -F'|' '{print $4}' <<<"$ROW")
+A=$(awk -F'|' '{gsub(/ /, "", $3); print $3}' <<<"$ROW") B=$(awk -F'|' '{gsub(/ /, "", $4); print $4}' <<<"$ROW")
 near "$B" "$A" "$(calc "$A * 0.002")" "A/A: the same server binary counts the same within 0.2% (deterministic)"
 
 srv st2 stop --datadir="$D"
