@@ -12,6 +12,7 @@
 #include "util/argvec.h"
 #include "util/fmt.h"
 #include "util/fs.h"
+#include "util/pidstat.h"
 #include "util/progress.h"
 #include "util/signals.h"
 #include "util/strbuf.h"
@@ -349,15 +350,8 @@ static int start_server(const struct experiment_config *cfg, struct experiment_r
 /* Whether process pid is stopped by a signal (state T in /proc/PID/stat). */
 static bool process_paused(pid_t pid)
 {
-    char path[64], buf[512];
-    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-    FILE *f = fopen(path, "r");
-    size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
-    if (f)
-        fclose(f);
-    buf[n] = 0;
-    const char *paren = strrchr(buf, ')');  /* the state follows the command name */
-    return paren && paren[1] == ' ' && paren[2] == 'T';
+    struct proc_pid_stat st;
+    return pidstat_read(NULL, pid, &st) == 0 && st.state == 'T';
 }
 
 /* Stop a server started by start_server (cleanly; server_stop reports a failure). */

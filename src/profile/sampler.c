@@ -2,6 +2,7 @@
  * sampler.h; the file format is docs/profiles.md's). The parent side is start/stop; the rest
  * runs in the forked sampler process. */
 #include "profile/sampler.h"
+#include "util/pidstat.h"
 #include "util/util.h"
 
 #include <dirent.h>
@@ -64,24 +65,11 @@ static void pid_push(struct pidlist *l, pid_t p)
     l->v[l->n++] = p;
 }
 
-/* The parent pid of process p from /proc/p/stat, or -1. */
+/* The parent pid of process p, or -1. */
 static pid_t ppid_of(pid_t p)
 {
-    char path[64], buf[512];
-    snprintf(path, sizeof(path), "/proc/%d/stat", (int)p);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    ssize_t n = read(fd, buf, sizeof(buf) - 1);
-    close(fd);
-    if (n <= 0)
-        return -1;
-    buf[n] = 0;
-    char *rp = strrchr(buf, ')');  /* comm may hold spaces and parentheses */
-    int pp;
-    if (!rp || sscanf(rp + 1, " %*c %d", &pp) != 1)
-        return -1;
-    return (pid_t)pp;
+    struct proc_pid_stat st;
+    return pidstat_read(NULL, p, &st) == 0 ? (pid_t)st.ppid : -1;
 }
 
 /* target and its descendant processes, target first. */
