@@ -1,7 +1,6 @@
 /* compare: `pgolab compare`, is build B faster than A? Parses the variants and settings,
  * records and runs the experiment (src/experiment, src/store) and prints its report. */
 #include "bench/mpi.h"
-#include "toolchain/toolchain.h"
 #include "cli/cli.h"
 #include "cli/common.h"
 #include "cli/resume.h"

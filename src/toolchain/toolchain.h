@@ -66,9 +66,6 @@ int cc_major_from_macros(const char *macros);
 
 /* ---- files, hashes, stamps ---------------------------------------------------------- */
 
-/* Full path of an executable found on PATH (or name itself if it contains '/' and is
- * executable), or NULL. Caller frees. */
-char *find_in_path(const char *name);
 /* A short stable key for text (16 hex digits, FNV-1a 64): cache directory names. Caller frees. */
 char *path_key(const char *text);
 /* Regular files in dir whose names end with suffix, sorted by name, full paths, NULL-terminated

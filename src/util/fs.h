@@ -18,6 +18,12 @@ off_t file_size(const char *path);
 char *path_join(const char *a, const char *b);
 /* Absolute form of path: realpath() when it exists, else cwd-joined. Caller frees. */
 char *abs_path(const char *path);
+/* The executable that running name would start: the first regular file in a directory of
+ * $PATH (an empty entry is the current directory, as for execvp; no PATH: the sbin and bin
+ * directories under /usr/local, /usr and /) that this process may execute, as dir/name, not
+ * resolved further; name itself when it holds a '/' and is one. NULL when there is none.
+ * Caller frees. */
+char *find_in_path(const char *name);
 /* Check early that a file can be written at path (creates and removes path + ".tmp", the
  * name atomic writers use), so a long run does not fail at its end. -1 with a message naming
  * opt (e.g. "--output"). */
