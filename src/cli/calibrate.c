@@ -3,6 +3,7 @@
 #include "cli/cli.h"
 #include "cli/common.h"
 #include "experiment/experiment.h"
+#include "model/calibration.h"
 #include "report/calibrate.h"
 #include "oltp/oltp.h"
 #include "stats/compare.h"
@@ -300,7 +301,7 @@ static int calibrate_measure(struct calibrate_cmd *c)
     int run_rc = experiment_run(cfg, &c->res);
     if (experiment_record_finish(cfg, &c->res, run_rc) < 0 && run_rc == 0)
         run_rc = -1;
-    c->cells = report_calibrate_cells(cfg, &c->res, &c->ncells);
+    c->cells = calibration_cells(cfg, &c->res, &c->ncells);
     if (c->res.nruns > 0)
         report_calibrate_text(stdout, cfg, &c->res, c->cells, c->ncells);
     int rc = run_rc == 0 ? 0 : c->res.signal ? 2 : 1;

@@ -77,6 +77,14 @@ struct cell_stats experiment_cell(const struct experiment_result *res, int varia
 double *experiment_cell_values(const struct experiment_result *res, int variant, int workload,
                                int threads, enum experiment_metric m, int *n);
 
+/* The cells of metric m at workload w, a report table's rows: cs[ti * cfg->nvariants + v] per
+ * thread count (cfg->threads[ti]) and variant, avg[v] the Average row (the mean of the medians
+ * of the thread rows where every variant has data; NAN when none). Returns the smallest value
+ * seen (INFINITY when none), for the table's decimals. */
+double experiment_workload_cells(const struct experiment_config *cfg,
+                                 const struct experiment_result *res, int w,
+                                 enum experiment_metric m, struct cell_stats *cs, double *avg);
+
 /* The bootstrap seed of one cell of the reports and of the --output file's summary (workload
  * w, variant v, row: the thread count's index, or nthreads for a workload's Average row,
  * metric m): the formula the seed-000 tables always used, so that every output computes a

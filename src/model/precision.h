@@ -30,6 +30,13 @@
 double *experiment_round_log_ratios(const struct experiment_result *res, enum experiment_metric m,
                                     int v, int w, int threads, int *n);
 
+/* The largest standard deviation of the per-round log ratios (experiment_round_log_ratios())
+ * of variant v in metric m over every cell (workload, thread count) of cfg: the noise a
+ * --target-ci experiment must beat. NAN when no cell has 2 paired rounds. */
+double experiment_round_log_sd_max(const struct experiment_config *cfg,
+                                   const struct experiment_result *res, enum experiment_metric m,
+                                   int v);
+
 /* The precision of one cell (variant v >= 1 against the baseline, workload w, a thread count)
  * in metric m. */
 struct experiment_precision {

@@ -64,12 +64,6 @@ char *rep_change_cell(const struct experiment_config *cfg, const struct experime
                       enum experiment_metric m, int v, const int *ws, const int *ts, int n,
                       uint64_t seed, struct experiment_change *ch);
 /* Start a table: its title in text or markdown (and the next table number). */
-/* The cells of metric m at workload w: cs[ti * nvariants + v] per thread count and variant,
- * avg[v] the Average row (the mean of the medians of the thread rows where every variant has
- * data; NAN when none). Returns the smallest value seen (INFINITY when none), for
- * table_decimals(). */
-double rep_workload_cells(const struct rep *r, int w, enum experiment_metric m,
-                          struct cell_stats *cs, double *avg);
 void rep_table_title(struct rep *r, const char *title);
 /* The environment's 1-minute load at the start and its cores (res->env_json; NAN / 0 when
  * unknown). verdict.c owns it. */

@@ -10,7 +10,6 @@
 #include "util/util.h"
 
 #include <assert.h>
-#include <gsl/gsl_statistics_double.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -42,7 +41,7 @@ static void part_rows(struct rep *r, struct table *t, int w, int pi)
     assert(pi >= 0 && pi < NPARTS && nv >= 1 && nt >= 1);
     for (int ti = 0; ti < nt; ti++)
         ws[ti] = w;
-    int dec = table_decimals(rep_workload_cells(r, w, m, cs, avg));
+    int dec = table_decimals(experiment_workload_cells(r->cfg, r->res, w, m, cs, avg));
     for (int ti = 0; ti <= nt; ti++) {
         int row = 2 * ti + pi, threads = ti < nt ? cfg->threads[ti] : 0;
         assert(row < t->nrows);

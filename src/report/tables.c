@@ -19,7 +19,6 @@
 #include "util/util.h"
 #include "version.h"
 
-#include <gsl/gsl_statistics_double.h>
 #include <jansson.h>
 #include <assert.h>
 #include <math.h>
@@ -393,37 +392,6 @@ static void header_lines(struct rep *r, struct strbuf *title, struct strbuf *bod
 
 /* ---------------------------------------------------------------- seed 000 */
 
-double rep_workload_cells(const struct rep *r, int w, enum experiment_metric m,
-                          struct cell_stats *cs, double *avg)
-{
-    const struct experiment_config *cfg = r->cfg;
-    int nv = cfg->nvariants, nt = cfg->nthreads;
-    double *col = xcalloc((size_t)nt + 1, sizeof(double));
-    double minv = INFINITY;
-    assert(nv >= 1 && nt >= 1);
-    for (int ti = 0; ti < nt; ti++)
-        for (int v = 0; v < nv; v++) {
-            struct cell_stats *c = &cs[ti * nv + v];
-            *c = experiment_cell(r->res, v, w, cfg->threads[ti], m);
-            if (c->n && c->min < minv)
-                minv = c->min;
-        }
-    /* Average row: thread rows where every variant has data; mean of their medians. */
-    for (int v = 0; v < nv; v++) {
-        int navg = 0;
-        for (int ti = 0; ti < nt; ti++) {
-            bool full = true;
-            for (int u = 0; u < nv; u++)
-                full &= cs[ti * nv + u].n > 0;
-            if (full)
-                col[navg++] = cs[ti * nv + v].median;
-        }
-        avg[v] = navg ? gsl_stats_mean(col, 1, (size_t)navg) : NAN;
-    }
-    free(col);
-    return minv;
-}
-
 /* One metric table of one workload (the seed-000 layout). */
 static void seed000_table(struct rep *r, int w, enum experiment_metric m)
 {
@@ -441,7 +409,7 @@ static void seed000_table(struct rep *r, int w, enum experiment_metric m)
     free(title);
     for (int ti = 0; ti < nt; ti++)
         ws[ti] = w;
-    int dec = table_decimals(rep_workload_cells(r, w, m, cs, avg));
+    int dec = table_decimals(experiment_workload_cells(cfg, res, w, m, cs, avg));
 
     table_init(&t, ncols, nt + 1);
     t.head[0] = xstrdup("threads");
