@@ -1,4 +1,4 @@
-/* commands: what `pgolab bench` does once its options are checked (cli/bench.c parses them):
+/* commands: what `pgolab bench` does once its options are checked (cli/cmd_bench.c parses them):
  * prepare / prewarm in parallel, cleanup, run through the runner (with --profile's sampler,
  * the interval lines and the final output), verify and info. Output goes to stdout as
  * bench/output.h prints it, errors to stderr. */

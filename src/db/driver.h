@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "util/options.h"
+#include "util/opts.h"
 
 /* Error classes (sysbench §9): retryable errors roll back and re-run the event. */
 enum db_status {

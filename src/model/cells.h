@@ -130,7 +130,7 @@ int experiment_change(const struct experiment_result *res, enum experiment_metri
 
 /* The change of values b (n2 rounds) against values a (n1 rounds) as one cell: what
  * experiment_change() gives for a cell, computed from the values themselves (e.g. the same
- * cell of two stored experiments, report/compare.c). 0 on success (out->ncells 0 when either
+ * cell of two stored experiments, report/versus.c). 0 on success (out->ncells 0 when either
  * side has no values), -1 (no message; *out zeroed) when they are unusable. */
 int experiment_change_values(const double *a, int n1, const double *b, int n2,
                              enum experiment_metric m, uint64_t seed,

@@ -3,7 +3,7 @@
  * precision.h (pure functions of configs and results; finding the calibration in the results
  * store is machine_calibration_find() of experiment/record.h, as it loads an experiment);
  * used by calibrate (it prints the state and the recommendation), compare
- * (--from-calibration; the warning) and the reports (report/precision.c).
+ * (--from-calibration; the warning) and the reports (report/noise.c).
  *
  * A calibration's machine state is computed from its recorded runs (their system metrics and
  * tps, stored in the results database by `pgolab calibrate`), so nothing beyond the runs is

@@ -11,7 +11,7 @@
 
 #include "db/driver.h"
 #include "oltp/rand.h"
-#include "util/options.h"
+#include "util/opts.h"
 #include "util/strbuf.h"
 
 /* Statement kinds prepared per table (sysbench's stmt_defs). */

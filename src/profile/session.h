@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include "profile/sampler.h"
+#include "profile/perf_sampler.h"
 
 struct profile_session {
     struct profile_sampler s;

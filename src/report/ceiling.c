@@ -4,7 +4,7 @@
 #include "model/model.h"
 #include "report/common.h"
 #include "report/rep.h"
-#include "report/table.h"
+#include "report/text_table.h"
 #include "util/strbuf.h"
 #include "util/util.h"
 

@@ -101,7 +101,7 @@ static void table_row(struct strbuf *out, const char *line, size_t len, bool hea
 }
 
 /* The markdown the reports write (report_print_header, rep_table_title, table_render,
- * compare.c's warnings) as HTML: "## " and "### " headings, "- " lists, "> " quoted warnings,
+ * versus.c's warnings) as HTML: "## " and "### " headings, "- " lists, "> " quoted warnings,
  * pipe tables and plain lines. Nothing else is expected; anything else is a paragraph. */
 static void md_to_html(struct strbuf *out, const char *md)
 {

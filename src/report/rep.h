@@ -1,4 +1,5 @@
-/* rep: private to src/report (tables.c and the parts it calls: metrics.c, server_cpu.c, verdict.c, ...):
+/* rep: private to src/report (tables.c and the parts it calls: system_metrics.c, server_cpu.c,
+ * verdict.c, ...):
  * one report being built (struct rep) and the cells it shows as CSV and JSON records (struct
  * rec), so that every table of an experiment report, the tps tables and the system metrics
  * table alike, lands in the same CSV rows and JSON cells, with its changes computed one way
@@ -12,7 +13,7 @@
 #include "model/cells.h"
 #include "model/model.h"
 #include "report/common.h"
-#include "report/table.h"
+#include "report/text_table.h"
 #include "stats/compare.h"
 #include "util/strbuf.h"
 

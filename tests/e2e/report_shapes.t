@@ -35,10 +35,10 @@ csv_check() {
     is "$(($(wc -l <"$1") - 1))" "$2" "$3: $2 rows after the header"
     is "$(awk -F, 'NR == 1 { n = NF } NF != n { bad++ } END { print bad + 0 }' "$1")" 0 "$3: every row has the header's field count"
 }
-# The system metrics table's cells in every shape (src/report/metrics.c): 2 variants x 2 thread
+# The system metrics table's cells in every shape (src/report/system_metrics.c): 2 variants x 2 thread
 # counts x (19 metrics + distrusted_runs)
 M=80
-# The precision table's CSV rows (src/report/precision.c), in every shape: per (B, thread count)
+# The precision table's CSV rows (src/report/noise.c), in every shape: per (B, thread count)
 # the CV, the detectable change and the CI half-width, for tps and for CPU time per transaction
 P=12
 # json_cells FILE: shape and number of cells

@@ -11,7 +11,7 @@
 
 #include "experiment_fixtures.h"
 #include "model/precision.h"
-#include "report/steps.h"
+#include "report/step_gains.h"
 #include "stats/compare.h"
 #include "stats/sequential.h"
 

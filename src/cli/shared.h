@@ -1,13 +1,13 @@
-/* common: the steps the subcommands share: help, option parsing, the results file, and the
+/* shared: the steps the subcommands share: help, option parsing, the results file, and the
  * setup of an experiment (compare, calibrate). Errors are printed with error(). */
-#ifndef PGOLAB_CLI_COMMON_H
-#define PGOLAB_CLI_COMMON_H
+#ifndef PGOLAB_CLI_SHARED_H
+#define PGOLAB_CLI_SHARED_H
 
 #include <stdbool.h>
 
 #include "experiment/experiment.h"
 #include "store/store.h"
-#include "util/options.h"
+#include "util/opts.h"
 
 /* "help", "--help" or "-h" anywhere in argv[1..argc): prints usage() and returns true. */
 bool cli_help(int argc, char **argv, void (*usage)(void));

@@ -1,7 +1,7 @@
-/* sampler: perf_event_open sampling of a process tree into a raw profile file (see
- * sampler.h; the file format is docs/profiles.md's). The parent side is start/stop; the rest
+/* perf_sampler: perf_event_open sampling of a process tree into a raw profile file (see
+ * perf_sampler.h; the file format is docs/profiles.md's). The parent side is start/stop; the rest
  * runs in the forked sampler process. */
-#include "profile/sampler.h"
+#include "profile/perf_sampler.h"
 #include "util/pidstat.h"
 #include "util/util.h"
 

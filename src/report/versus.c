@@ -1,10 +1,10 @@
-/* compare: `pgolab report --compare=A,B`, two stored experiments side by side (see
- * compare.h). Reads results only; owns no state. */
-#include "report/compare.h"
+/* versus: `pgolab report --compare=A,B`, two stored experiments side by side (see
+ * versus.h). Reads results only; owns no state. */
+#include "report/versus.h"
 #include "model/cells.h"
 #include "model/environment.h"
 #include "report/common.h"
-#include "report/table.h"
+#include "report/text_table.h"
 #include "stats/compare.h"
 #include "store/store.h"
 #include "util/fmt.h"

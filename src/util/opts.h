@@ -1,8 +1,8 @@
-/* options: sysbench-style command-line options (--name=value, bare --flag = on,
+/* opts: sysbench-style command-line options (--name=value, bare --flag = on,
  * '-' and '_' interchangeable, unknown ones rejected with "invalid option: --xyz").
  * An opts owns copies of every value string; the option tables are static and caller-owned. */
-#ifndef PGOLAB_OPTIONS_H
-#define PGOLAB_OPTIONS_H
+#ifndef PGOLAB_UTIL_OPTS_H
+#define PGOLAB_UTIL_OPTS_H
 
 #include <stdbool.h>
 #include <stddef.h>

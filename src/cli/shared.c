@@ -1,5 +1,5 @@
-/* common: the steps the subcommands share (see common.h). */
-#include "cli/common.h"
+/* shared: the steps the subcommands share (see shared.h). */
+#include "cli/shared.h"
 #include "stats/sequential.h"
 #include "util/fs.h"
 #include "util/util.h"

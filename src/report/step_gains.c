@@ -1,5 +1,5 @@
-/* steps: what each step added (see steps.h). */
-#include "report/steps.h"
+/* step_gains: what each step added (see step_gains.h). */
+#include "report/step_gains.h"
 #include "model/cells.h"
 #include "model/precision.h"
 #include "report/common.h"

@@ -1,4 +1,4 @@
-/* report/profiles: the CPU profiles of a --profile experiment as data and as a document, for
+/* report/profile_diff: the CPU profiles of a --profile experiment as data and as a document, for
  * `pgolab report --profile --format=markdown|csv|json` (text is profile/side.c's
  * side-by-side, printed by experiment_profile_report). Per workload, thread count and variant
  * against the baseline, the rows are profile_diff_make()'s: the union of both sides' top-N
@@ -11,8 +11,8 @@
  *   json      the experiment's head (report_experiment_json) plus "profiles": one object per
  *             pair with "dsos" and "functions"
  * Reads the folded files only; writes to the caller's strbuf. */
-#ifndef PGOLAB_REPORT_PROFILES_H
-#define PGOLAB_REPORT_PROFILES_H
+#ifndef PGOLAB_REPORT_PROFILE_DIFF_H
+#define PGOLAB_REPORT_PROFILE_DIFF_H
 
 #include "report/common.h"
 

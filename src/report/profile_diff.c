@@ -1,9 +1,9 @@
-/* profiles: `pgolab report --profile` in markdown, CSV and JSON (see profiles.h); the text
+/* profile_diff: `pgolab report --profile` in markdown, CSV and JSON (see profile_diff.h); the text
  * form is profile/side.c's side-by-side. */
-#include "report/profiles.h"
+#include "report/profile_diff.h"
 
 #include "model/profiles.h"
-#include "report/table.h"
+#include "report/text_table.h"
 #include "util/fmt.h"
 #include "util/util.h"
 

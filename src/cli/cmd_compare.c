@@ -1,8 +1,8 @@
-/* compare: `pgolab compare`, is build B faster than A? Parses the variants and settings,
+/* cmd_compare: `pgolab compare`, is build B faster than A? Parses the variants and settings,
  * records and runs the experiment (src/experiment, src/store) and prints its report. */
 #include "bench/mpi.h"
 #include "cli/cli.h"
-#include "cli/common.h"
+#include "cli/shared.h"
 #include "cli/resume.h"
 #include "experiment/profiling.h"
 #include "experiment/experiment.h"
@@ -12,7 +12,7 @@
 #include "oltp/oltp.h"
 #include "util/argvec.h"
 #include "util/fs.h"
-#include "util/options.h"
+#include "util/opts.h"
 #include "util/strbuf.h"
 #include "util/util.h"
 

@@ -1,4 +1,4 @@
-/* bench: `pgolab bench [options] TESTNAME prepare|run|cleanup|help|verify|info`, the
+/* cmd_bench: `pgolab bench [options] TESTNAME prepare|run|cleanup|help|verify|info`, the
  * sysbench-compatible front end: its options, help and checks; bench/commands.c does the
  * command. */
 #include "cli/cli.h"
@@ -6,7 +6,7 @@
 #include "bench/mpi.h"
 #include "db/driver.h"
 #include "oltp/oltp.h"
-#include "util/options.h"
+#include "util/opts.h"
 #include "util/util.h"
 
 #include <stdio.h>

@@ -1,4 +1,4 @@
-/* report/metrics: the system metrics part of an experiment report (tables.c calls it after
+/* report/system_metrics: the system metrics part of an experiment report (tables.c calls it after
  * every shape's tables in time mode): per cell (variant, workload, thread count) the median
  * over the cell's runs with its spread of the seed-002 summary line, speedup (x) against the
  * baseline (ratio of median tps), intr/s, ctxsw/s, us/sys/idle/iowait/steal %, ctxsw/txn and
@@ -8,8 +8,8 @@
  * and JSON records like the other tables' (metric = metrics_field_key(), and
  * "distrusted_runs"); the JSON also gets "runs_metrics", every run's metrics. Reads results
  * only. */
-#ifndef PGOLAB_REPORT_METRICS_H
-#define PGOLAB_REPORT_METRICS_H
+#ifndef PGOLAB_REPORT_SYSTEM_METRICS_H
+#define PGOLAB_REPORT_SYSTEM_METRICS_H
 
 struct rep;
 

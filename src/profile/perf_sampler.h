@@ -1,4 +1,4 @@
-/* sampler: CPU sampling of a process tree with perf_event_open(2), no perf subprocess.
+/* perf_sampler: CPU sampling of a process tree with perf_event_open(2), no perf subprocess.
  *
  * profile_sampler_start() forks a sampler process. It opens, for every task (thread) of the
  * target process and of its descendant processes that exist at start, one sampling event per
@@ -18,8 +18,8 @@
  * docs/profiles.md ("pgolab-profile-raw 1" ... "end"). src/profile/symbols.c turns it into
  * functions. The parent owns the struct profile_sampler; the sampler process owns nothing of
  * the parent's. */
-#ifndef PGOLAB_PROFILE_SAMPLER_H
-#define PGOLAB_PROFILE_SAMPLER_H
+#ifndef PGOLAB_PROFILE_PERF_SAMPLER_H
+#define PGOLAB_PROFILE_PERF_SAMPLER_H
 
 #include <stdbool.h>
 #include <sys/types.h>

@@ -1,10 +1,10 @@
-/* compare: `pgolab report --compare=A,B`: two stored experiments side by side, with a warning
+/* versus: `pgolab report --compare=A,B`: two stored experiments side by side, with a warning
  * block for every difference between their environments, notes on settings and builds, and
  * per metric the medians of both and the change of B against A in every (variant, workload,
  * threads) cell either has. Reads results only (src/model/model.h, cells.h,
  * environment.h); owns no state; output goes to the caller's strbuf. */
-#ifndef PGOLAB_REPORT_COMPARE_H
-#define PGOLAB_REPORT_COMPARE_H
+#ifndef PGOLAB_REPORT_VERSUS_H
+#define PGOLAB_REPORT_VERSUS_H
 
 #include <stdint.h>
 

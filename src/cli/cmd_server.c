@@ -1,11 +1,11 @@
-/* server: `pgolab server start|stop|status|help`: private MariaDB/MySQL and PostgreSQL
+/* cmd_server: `pgolab server start|stop|status|help`: private MariaDB/MySQL and PostgreSQL
  * instances for benchmarks. `start` leaves the server running and prints what a client needs;
  * `status` and `stop` find it again through the state file in its datadir (src/server/). */
 #include "cli/cli.h"
-#include "cli/common.h"
+#include "cli/shared.h"
 #include "server/server.h"
 #include "util/argvec.h"
-#include "util/options.h"
+#include "util/opts.h"
 #include "util/util.h"
 
 #include <signal.h>

@@ -1,15 +1,15 @@
-/* report: `pgolab report`, the tables of an experiment rebuilt from the results database (seed
+/* cmd_report: `pgolab report`, the tables of an experiment rebuilt from the results database (seed
  * 000, 003 or 002 shape; text, markdown, csv or json; or html, report/html.h), or two
  * experiments compared; --output writes any of them to a file. */
 #include "cli/cli.h"
-#include "cli/common.h"
+#include "cli/shared.h"
 #include "experiment/experiment.h"
 #include "report/html.h"
 #include "report/stored.h"
 #include "report/tables.h"
 #include "store/store.h"
 #include "util/fs.h"
-#include "util/options.h"
+#include "util/opts.h"
 #include "util/strbuf.h"
 #include "util/util.h"
 

@@ -1,9 +1,9 @@
-/* table: the text tables of the reports. Each cell is a main part (right-aligned) and an
+/* text_table: the text tables of the reports. Each cell is a main part (right-aligned) and an
  * optional spread (left-aligned after it), so the medians line up on the decimal point;
  * rendered as a pipe table that reads well in a terminal and is valid Markdown. The table owns
  * its strings; what it renders goes to the caller's strbuf. */
-#ifndef PGOLAB_REPORT_TABLE_H
-#define PGOLAB_REPORT_TABLE_H
+#ifndef PGOLAB_REPORT_TEXT_TABLE_H
+#define PGOLAB_REPORT_TEXT_TABLE_H
 
 #include "util/strbuf.h"
 

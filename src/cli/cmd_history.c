@@ -1,9 +1,9 @@
-/* history: `pgolab history [--results=FILE]`, one line per experiment recorded in the results
+/* cmd_history: `pgolab history [--results=FILE]`, one line per experiment recorded in the results
  * database (id, date, kind, status, variants, workloads, runs done/planned); owns only the CLI. */
 #include "cli/cli.h"
-#include "cli/common.h"
+#include "cli/shared.h"
 #include "store/store.h"
-#include "util/options.h"
+#include "util/opts.h"
 #include "util/strbuf.h"
 #include "util/util.h"
 

@@ -1,5 +1,5 @@
-/* options: sysbench-style option parsing (see options.h). */
-#include "util/options.h"
+/* opts: sysbench-style option parsing (see opts.h). */
+#include "util/opts.h"
 #include "util/util.h"
 #include "util/strbuf.h"
 

@@ -1,4 +1,4 @@
-/* pgo: `pgolab pgo TARGET [options]`: build baseline, instrumented and PGO variants from one
+/* cmd_pgo: `pgolab pgo TARGET [options]`: build baseline, instrumented and PGO variants from one
  * source with one compiler, train, gate on equal results, measure with the experiment engine.
  * Every target is a recipe file (recipes/NAME.json, or a file given as TARGET), a library
  * (sqlite) or a server; both run in the one pipeline (pgo/pipeline.h), which gets the options
@@ -7,7 +7,7 @@
 #include "toolchain/toolchain.h"
 #include "pgo/library_bench.h"
 #include "cli/cli.h"
-#include "cli/common.h"
+#include "cli/shared.h"
 #include "cli/resume.h"
 #include "experiment/experiment.h"
 #include "oltp/oltp.h"
@@ -17,7 +17,7 @@
 #include "report/tables.h"
 #include "store/store.h"
 #include "util/fs.h"
-#include "util/options.h"
+#include "util/opts.h"
 #include "util/progress.h"
 #include "util/signals.h"
 #include "util/strbuf.h"
@@ -427,7 +427,7 @@ static int early_variant_options(const struct pgo_request *rq, const struct reci
     return rc;
 }
 
-/* The request of the options both kinds of target share (cli/pgo.c keeps the strings). */
+/* The request of the options both kinds of target share (cli/cmd_pgo.c keeps the strings). */
 static void request_fill(struct pgo_request *rq, const struct pgo_settings *s, const char *target,
                          const char *recipe, const char *workdir)
 {

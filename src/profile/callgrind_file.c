@@ -1,4 +1,4 @@
-/* callgrind: self instruction counts per function from a callgrind output file, and the
+/* callgrind_file: self instruction counts per function from a callgrind output file, and the
  * exact profile of an instruction-mode run as a folded file (see profile.h). The format is
  * valgrind's "Callgrind Format Specification": "ob=", "fn=" (with "(id) name" compression)
  * set the current object and function; a cost line is positions then event counts; the one

@@ -1,4 +1,4 @@
-/* steps: "what each step added" of an experiment with several variants that build on each
+/* step_gains: "what each step added" of an experiment with several variants that build on each
  * other (pgo, lto, bolt, pgo+lto, pgo+bolt): a line per variant with its tps change (with
  * --measure=instructions: instructions per transaction) over the variant it adds one step to,
  * pooled over every workload and thread count, with the 95% CI; then the same block for the
@@ -7,8 +7,8 @@
  * as BOLT shows, which leaves the instruction count nearly as it was), when runs have them.
  * The step a variant adds is read from its name: "a+b" adds b to variant a when a was
  * measured, any other variant adds itself to the baseline (variant 0). Reads results only. */
-#ifndef PGOLAB_REPORT_STEPS_H
-#define PGOLAB_REPORT_STEPS_H
+#ifndef PGOLAB_REPORT_STEP_GAINS_H
+#define PGOLAB_REPORT_STEP_GAINS_H
 
 #include "model/model.h"
 #include "util/strbuf.h"

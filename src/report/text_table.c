@@ -1,5 +1,5 @@
-/* table: text tables that line up on the decimal point (see table.h). */
-#include "report/table.h"
+/* text_table: text tables that line up on the decimal point (see text_table.h). */
+#include "report/text_table.h"
 #include "util/strbuf.h"
 #include "util/util.h"
 

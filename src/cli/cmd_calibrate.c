@@ -1,7 +1,7 @@
-/* calibrate: `pgolab calibrate`, an A/A experiment (one library run as variants A and A') that
+/* cmd_calibrate: `pgolab calibrate`, an A/A experiment (one library run as variants A and A') that
  * measures this machine's noise floor and what a given number of rounds can detect. */
 #include "cli/cli.h"
-#include "cli/common.h"
+#include "cli/shared.h"
 #include "experiment/experiment.h"
 #include "model/calibration.h"
 #include "report/calibrate.h"
@@ -9,7 +9,7 @@
 #include "stats/compare.h"
 #include "store/store.h"
 #include "util/fs.h"
-#include "util/options.h"
+#include "util/opts.h"
 #include "util/signals.h"
 #include "util/util.h"
 

@@ -1,10 +1,10 @@
-/* report/precision: the noise and precision tables of an experiment report (see precision.h). */
-#include "report/precision.h"
+/* report/noise: the noise and precision tables of an experiment report (see noise.h). */
+#include "report/noise.h"
 #include "model/machine.h"
 #include "model/precision.h"
 #include "report/rep.h"
 #include "report/tables.h"
-#include "report/table.h"
+#include "report/text_table.h"
 #include "util/strbuf.h"
 #include "util/util.h"
 

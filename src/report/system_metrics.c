@@ -1,9 +1,9 @@
-/* report/metrics: the system metrics tables of an experiment report (see metrics.h). */
-#include "report/metrics.h"
+/* report/system_metrics: the system metrics tables of an experiment report (see system_metrics.h). */
+#include "report/system_metrics.h"
 #include "model/cells.h"
 #include "metrics/metrics.h"
 #include "report/rep.h"
-#include "report/table.h"
+#include "report/text_table.h"
 #include "util/fmt.h"
 #include "util/strbuf.h"
 #include "util/util.h"
