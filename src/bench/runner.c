@@ -385,7 +385,7 @@ static __attribute__((noinline)) void *worker_main(void *arg)
     /* Closed loop: one clock read per event, an event starts when the previous one ended
      * (the loop's bookkeeping in between is a few ns). --rate: an event starts at its
      * arrival, so the time it waited for this worker is part of its latency. The per-event
-     * path is kept short (issue 31: at 2 threads on SQLite every instruction between two
+     * path is kept short (at 2 threads on SQLite every instruction between two
      * autocommit transactions costs about twice): the options it tests are read once, and
      * the report slot and --time are one compare (due). */
     bool measuring = false;

@@ -558,7 +558,7 @@ static __attribute__((noinline)) enum db_status step_failed(struct db_conn *c, s
 /* Step st to the end and classify it: a result set is a read; otherwise a change in
  * sqlite3_total_changes() (which BEGIN/COMMIT leave alone, unlike sqlite3_changes()) is a
  * write, else other. ncol: st's column count (-1: ask). Inlined into its callers: every
- * statement of a run goes through it (issue 31). */
+ * statement of a run goes through it. */
 static inline __attribute__((always_inline)) enum db_status
 run_stmt(struct db_conn *c, sqlite3_stmt *st, int ncol, enum db_qclass *cls)
 {

@@ -1,4 +1,4 @@
-/* profile: CPU profiles of runs, side by side (issue 10, `--profile`).
+/* profile: CPU profiles of runs, side by side (`--profile`).
  *
  * The parts, one file each:
  *   perf_sampler.c  perf_event_open sampling of a process tree into a raw profile file

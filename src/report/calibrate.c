@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define RECOMMEND_TARGET_DEFAULT 2.0  /* % (issue 16's goal: +/-2% in minutes) */
+#define RECOMMEND_TARGET_DEFAULT 2.0  /* % (the precision pgolab aims at: +/-2% in minutes) */
 
 static const char *const metric_label[METRIC_COUNT] = { "tps", "avg lat (ms)", "p95 lat (ms)" };
 
@@ -89,7 +89,7 @@ static void render_table(struct strbuf *sb, char *const *head, char *const *cell
     }
 }
 
-/* The target the recommendation is for: --target-ci, else the 2% of issue 16's goal. */
+/* The target the recommendation is for: --target-ci, else RECOMMEND_TARGET_DEFAULT. */
 static double recommend_target(const struct experiment_config *cfg)
 {
     return cfg->target_ci > 0 ? cfg->target_ci : RECOMMEND_TARGET_DEFAULT;

@@ -48,9 +48,9 @@ int dir_share_files(const char *dir);
 /* The running pgolab binary (for child processes), absolute. Caller frees. */
 char *self_exe(void);
 
-/* Temporary files and directories, private (the issue-11 security rule: in a shared
- * directory such as /dev/shm or /tmp a predictable name like NAME-PID can be created or
- * symlinked first by another local user). The default directory they go in: /dev/shm when
+/* Temporary files and directories, private: in a shared directory such as /dev/shm or /tmp
+ * a predictable name like NAME-PID can be created or symlinked first by another local user,
+ * so every name is random and created exclusively. The default directory they go in: /dev/shm when
  * it is writable (tmpfs, the seeds' RAM disk), else $TMPDIR, else /tmp. */
 /* A new directory BASE/PREFIX.XXXXXX (mkdtemp: mode 0700, created exclusively with a name
  * nobody can guess; base NULL: the default directory). Caller frees; NULL with a message. */

@@ -71,7 +71,7 @@ csv_check "$TMP/s0csv.out" $((18 + P + M)) "seed000 csv (3 metrics x 3 rows x 2 
 like "$(<"$TMP/s0csv.out")" "^1,seed000,1,oltp_point_select,2,tps,B,0,[0-9.]+,[0-9.]+,[-0-9.e]+,2,[0-9.]+,[0-9.]+,[0-9.e-]+,[0-9.]+,[0-9.]+,[0-9.]+,[0-9.]+,[0-9.]+,[-0-9.e]+,[-0-9.e]+,[-0-9.e]+,([0-9.e-]+)?,[01],~$" \
     "seed000 csv: a variant cell has value, rounds' summary, ratio with CI, change, p (where it decides) and verdict"
 # csv_p_deciding FILE: rows with a p_value (field 24) whose ratio CI (19, 20) holds 1, where
-# the CI alone decides and a p would contradict a "~" (the issue's "0.004 beside ~")
+# the CI alone decides and a p would contradict a "~" (a "p 0.004" beside a "~")
 csv_p_deciding() {
     awk -F, 'NR > 1 && $19 != "" { n++; if ($24 != "" && $19 <= 1 && $20 >= 1) bad++ }
              END { print n + 0 " cells with a CI, " bad + 0 " with a p where the CI holds 1" }' "$1"
