@@ -166,7 +166,8 @@ static int with_conn(const struct db_driver *drv, struct db_conn *c)
 
 /* The runner's throttle test knob from PGOLAB_THROTTLE=F:LIBRARY: run at fraction F of full
  * speed when --sqlite-library is LIBRARY (so one variant of an experiment can be slowed by a
- * known factor: 1/F times the work per transaction, see runner.h). 0 when unset or for another library, -1 (message printed) when malformed. */
+ * known factor: 1/F times the work per transaction, see runner.h). 0 when unset or for another
+ * library, -1 (message printed) when malformed. */
 static double throttle_knob(const struct opts *opts)
 {
     const char *e = getenv("PGOLAB_THROTTLE");

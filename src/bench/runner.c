@@ -180,7 +180,8 @@ static char hint_limit[96];
 static bool conn_limit_error(const struct db_error *e)
 {
     return e->code == 1040 || !strcmp(e->state, "53300") || strstr(e->msg, "too many clients") ||
-           strstr(e->msg, "Too many connections") || strstr(e->msg, "connection slots are reserved");
+           strstr(e->msg, "Too many connections") || strstr(e->msg,
+                                                            "connection slots are reserved");
 }
 
 const char *runner_error_hint(const struct db_error *e, int nthreads, char *buf, size_t n)

@@ -18,40 +18,54 @@ static const struct opt_def general_options[] = {
     { "events", OPT_INT, "0", "limit for total number of events" },
     { "time", OPT_INT, "10", "limit for total execution time in seconds" },
     { "warmup-time", OPT_INT, "0",
-      "execute events for this many seconds with statistics disabled before the actual benchmark run with statistics enabled (then --time more)" },
+      "execute events for this many seconds with statistics disabled before the actual benchmark "
+      "run with statistics enabled (then --time more)" },
     { "forced-shutdown", OPT_STRING, "off",
-      "number of seconds to wait after the --time limit before forcing shutdown, N% of --time, on (5%), or 'off' to disable" },
+      "number of seconds to wait after the --time limit before forcing shutdown, N% of --time, on "
+      "(5%), or 'off' to disable" },
     { "thread-init-timeout", OPT_INT, "30",
       "wait time in seconds for worker threads to connect and prepare" },
     { "rate", OPT_INT, "0", "average transactions rate. 0 for unlimited rate" },
     { "report-interval", OPT_INT, "0",
-      "periodically report intermediate statistics with a specified interval in seconds. 0 disables intermediate reports" },
+      "periodically report intermediate statistics with a specified interval in seconds. 0 "
+      "disables intermediate reports" },
     { "percentile", OPT_INT, "95",
-      "percentile to calculate in latency statistics (1-100). Use the special value of 0 to disable percentile calculations" },
+      "percentile to calculate in latency statistics (1-100). Use the special value of 0 to "
+      "disable percentile calculations" },
     { "histogram", OPT_BOOL, "off", "print latency histogram in report" },
     { "verbosity", OPT_INT, "3", "verbosity level {5 - debug, 0 - only critical messages}" },
     { "format", OPT_STRING, "text", "output format: text (sysbench 1.0.20 layout) or json" },
     { "latency-unit", OPT_STRING, "ms",
-      "unit of the text output's latencies: ms (sysbench's two decimals) or us (for sub-millisecond latencies that print as 0.00 ms)" },
-    { "db-driver", OPT_STRING, "sqlite", "specifies database driver to use (sqlite, mysql, pgsql)" },
+      "unit of the text output's latencies: ms (sysbench's two decimals) or us (for "
+      "sub-millisecond latencies that print as 0.00 ms)" },
+    { "db-driver", OPT_STRING, "sqlite",
+      "specifies database driver to use (sqlite, mysql, pgsql)" },
     { "profile", OPT_BOOL, "off",
-      "pgolab: sample this process's CPU (perf_event_open) during run and print the top functions (JSON: a \"profile\" object)" },
-    { "profile-file", OPT_STRING, NULL, "pgolab: keep the raw profile of --profile in this file (default: a temporary file, removed)" },
+      "pgolab: sample this process's CPU (perf_event_open) during run and print the top functions "
+      "(JSON: a \"profile\" object)" },
+    { "profile-file", OPT_STRING, NULL,
+      "pgolab: keep the raw profile of --profile in this file (default: a temporary file, "
+      "removed)" },
     { "profile-frequency", OPT_INT, "999", "pgolab: --profile samples per second per CPU" },
     OPT_END
 };
 
 static const struct opt_def rand_options[] = {
     { "rand-type", OPT_STRING, "uniform",
-      "random numbers distribution {uniform, gaussian, special, pareto, zipfian} to use by default. "
+      "random numbers distribution {uniform, gaussian, special, pareto, zipfian} to use by "
+      "default. "
       "Note: sysbench 1.0's default is special (a hot spot); pgolab defaults to uniform" },
     { "rand-seed", OPT_INT, "0",
       "seed for random number generator. When 0, the current time is used as an RNG seed." },
     { "rand-spec-iter", OPT_INT, "12", "number of iterations for the special distribution" },
-    { "rand-spec-pct", OPT_DOUBLE, "1", "percentage of the entire range where 'special' values will fall in the special distribution" },
-    { "rand-spec-res", OPT_DOUBLE, "75", "percentage of 'special' values to use for the special distribution" },
+    { "rand-spec-pct", OPT_DOUBLE, "1",
+      "percentage of the entire range where 'special' values will fall in the special "
+      "distribution" },
+    { "rand-spec-res", OPT_DOUBLE, "75",
+      "percentage of 'special' values to use for the special distribution" },
     { "rand-pareto-h", OPT_DOUBLE, "0.2", "shape parameter for the Pareto distribution" },
-    { "rand-zipfian-exp", OPT_DOUBLE, "0.8", "shape parameter (exponent, theta) for the Zipfian distribution" },
+    { "rand-zipfian-exp", OPT_DOUBLE, "0.8",
+      "shape parameter (exponent, theta) for the Zipfian distribution" },
     OPT_END
 };
 
@@ -153,7 +167,8 @@ static int parse_command(int argc, char **argv, struct opts *opts, const struct 
         return error("unknown test '%s' (known tests: %s)", test, workload_names());
     }
     if (!*command)
-        return error("Command is required. Supported commands: prepare, prewarm, run, cleanup, help, verify, info");
+        return error("Command is required. Supported commands: prepare, prewarm, run, cleanup, "
+                     "help, verify, info");
     if (!strcmp(*command, "help")) {
         printf("%s options:\n", (*wl)->name);
         opts_print_help(oltp_options);

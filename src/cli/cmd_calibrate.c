@@ -31,19 +31,26 @@ static const struct opt_def calibrate_options[] = {
     { "variant", OPT_STRING, NULL,
       "the build to measure: sqlite:/path/to/libsqlite3.so (NAME=sqlite:PATH is accepted too)" },
     { "sqlite-library", OPT_STRING, NULL,
-      "the same as a plain path (default: the system's " SYSTEM_LIBRARY ", as the dynamic loader finds it)" },
+      "the same as a plain path (default: the system's " SYSTEM_LIBRARY
+          ", as the dynamic loader finds it)" },
     { "bench", OPT_LIST, "oltp_read_only", "workloads to run" },
     { "threads", OPT_LIST, "1", "thread counts to run each workload with" },
-    { "rounds", OPT_INT, "5", "rounds per variant (the rounds you plan to use with `pgolab compare`); at least 2" },
+    { "rounds", OPT_INT, "5",
+      "rounds per variant (the rounds you plan to use with `pgolab compare`); at least 2" },
     CLI_TARGET_CI_OPTIONS,
     CLI_PRECISION_OPTIONS,
     { "time", OPT_INT, "10", "seconds per run" },
     { "tables", OPT_INT, "1", "number of tables" },
     { "table-size", OPT_INT, "10000", "rows per table" },
-    { "rand-seed", OPT_INT, NULL, "seed of the run-order shuffle, also passed to every bench child (default: from the clock)" },
-    { "workdir", OPT_STRING, NULL, "directory for databases and logs (default a new private /dev/shm/pgolab.XXXXXX, else ./.pgolab/run.XXXXXX; removed at the end)" },
+    { "rand-seed", OPT_INT, NULL,
+      "seed of the run-order shuffle, also passed to every bench child (default: from the clock)" },
+    { "workdir", OPT_STRING, NULL,
+      "directory for databases and logs (default a new private /dev/shm/pgolab.XXXXXX, else "
+      "./.pgolab/run.XXXXXX; removed at the end)" },
     { "output", OPT_STRING, NULL, "also write every run and the calibration to this JSON file" },
-    { "results", OPT_STRING, STORE_DEFAULT_PATH, "results database: the A/A experiment and every run are recorded here as they finish (kind calibrate; `pgolab report` shows it as a comparison)" },
+    { "results", OPT_STRING, STORE_DEFAULT_PATH,
+      "results database: the A/A experiment and every run are recorded here as they finish (kind "
+      "calibrate; `pgolab report` shows it as a comparison)" },
     OPT_END,
 };
 
@@ -59,7 +66,8 @@ static void calibrate_usage(void)
            "  CV             the coefficient of variation of a single run (pooled within-group\n"
            "                 standard deviation over the mean): the noise floor\n"
            "  A/A            the A vs A' verdict, which should be \"~\" (no significant change)\n"
-           "  detectable     the smallest change --rounds rounds per variant detect (Mann-Whitney,\n"
+           "  detectable     the smallest change --rounds rounds per variant detect "
+           "(Mann-Whitney,\n"
            "                 alpha 0.05, power 0.8):\n"
            "                   delta = (z_0.975 + z_0.8) * CV * sqrt(2/n) / sqrt(3/pi)\n"
            "  rounds for 5%% / 2%%  the rounds per variant a 5%% / 2%% change needs\n"

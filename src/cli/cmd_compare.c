@@ -25,40 +25,90 @@
 
 static const struct opt_def compare_options[] = {
     { "variant", OPT_MULTI, NULL,
-      "a build to measure: NAME=sqlite:/path/to/libsqlite3.so, NAME=mysql:/path/to/mariadbd, NAME=pgsql:/path/to/postgres (binary or install prefix: pgolab starts it on a private datadir on tmpfs for each run), or NAME=mysql://HOST:PORT / NAME=pgsql://HOST:PORT (a running server); two or more, the first is the baseline" },
-    { "mysql-user", OPT_STRING, "sbtest", "running MySQL/MariaDB servers (mysql://HOST:PORT): user" },
-    { "mysql-password", OPT_STRING, NULL, "running MySQL/MariaDB servers: password (default: $MYSQL_PWD; handed to the bench children in their environment, never on a command line)" },
-    { "mysql-db", OPT_STRING, "sbtest", "running MySQL/MariaDB servers: database (it must exist; its sbtest tables are dropped and prepared again)" },
+      "a build to measure: NAME=sqlite:/path/to/libsqlite3.so, NAME=mysql:/path/to/mariadbd, "
+      "NAME=pgsql:/path/to/postgres (binary or install prefix: pgolab starts it on a private "
+      "datadir on tmpfs for each run), or NAME=mysql://HOST:PORT / NAME=pgsql://HOST:PORT (a "
+      "running server); two or more, the first is the baseline" },
+    { "mysql-user", OPT_STRING, "sbtest",
+      "running MySQL/MariaDB servers (mysql://HOST:PORT): user" },
+    { "mysql-password", OPT_STRING, NULL,
+      "running MySQL/MariaDB servers: password (default: $MYSQL_PWD; handed to the bench children "
+      "in their environment, never on a command line)" },
+    { "mysql-db", OPT_STRING, "sbtest",
+      "running MySQL/MariaDB servers: database (it must exist; its sbtest tables are dropped and "
+      "prepared again)" },
     { "pgsql-user", OPT_STRING, "sbtest", "running PostgreSQL servers (pgsql://HOST:PORT): user" },
-    { "pgsql-password", OPT_STRING, NULL, "running PostgreSQL servers: password (default: $PGPASSWORD; in the children's environment)" },
+    { "pgsql-password", OPT_STRING, NULL,
+      "running PostgreSQL servers: password (default: $PGPASSWORD; in the children's "
+      "environment)" },
     { "pgsql-db", OPT_STRING, "sbtest", "running PostgreSQL servers: database (as for mysql)" },
-    { "server-option", OPT_MULTI, NULL, "an option for the managed servers' command line, NAME=VALUE (mysql: --NAME=VALUE; pgsql: -c NAME=VALUE), e.g. innodb_buffer_pool_size=1G" },
+    { "server-option", OPT_MULTI, NULL,
+      "an option for the managed servers' command line, NAME=VALUE (mysql: --NAME=VALUE; pgsql: -c "
+      "NAME=VALUE), e.g. innodb_buffer_pool_size=1G" },
     CLI_VARIANT_SERVER_OPTION,
     { "bench", OPT_LIST, "oltp_read_only,oltp_read_write", "workloads to run" },
     { "threads", OPT_LIST, "1,2", "thread counts to run each workload with" },
-    { "rounds", OPT_INT, "5", "rounds: each round runs every variant once per workload and thread count" },
+    { "rounds", OPT_INT, "5",
+      "rounds: each round runs every variant once per workload and thread count" },
     CLI_TARGET_CI_OPTIONS,
     CLI_PRECISION_OPTIONS,
-    { "from-calibration", OPT_BOOL, "off", "--target-ci: start from the latest `pgolab calibrate` of this host in --results: its recommended run length (--time), rounds (--max-rounds) and CPU placement for the target" },
+    { "from-calibration", OPT_BOOL, "off",
+      "--target-ci: start from the latest `pgolab calibrate` of this host in --results: its "
+      "recommended run length (--time), rounds (--max-rounds) and CPU placement for the target" },
     { "time", OPT_INT, "10", "seconds per run" },
-    { "reset", OPT_STRING, "run", "when a variant's data returns to the prepared state: run (every run starts from a fresh copy), round (at each round), variant (each variant prepares its own data with its own build, once per workload)" },
-    { "warmup-runs", OPT_INT, "0", "runs per variant, workload and thread count made before round 1 and discarded (warms caches, the page cache and the CPU clock)" },
-    { "measure", OPT_STRING, "time", "what to measure: time (tps and latency) or instructions (instructions, simulated cache and branch misses and estimated cycles per transaction under valgrind callgrind, of the bench child or of a managed server: deterministic, for noisy machines; 1 thread)" },
-    { "metrics", OPT_BOOL, "on", "system metrics of every run (/proc: intr/s, ctxsw/s, us/sys/idle/iowait/steal %, CPU per transaction of client and server; the report's metrics table): on, or off (no sampling, e.g. to measure its overhead)" },
-    { "trust-table", OPT_BOOL, "off", "also the \"Load and trust per run\" table, a row per run (run queue, other work's CPU, load, steal, iowait, why a run is distrusted); without it one line counts the distrusted runs (JSON and HTML always have every run's)" },
+    { "reset", OPT_STRING, "run",
+      "when a variant's data returns to the prepared state: run (every run starts from a fresh "
+      "copy), round (at each round), variant (each variant prepares its own data with its own "
+      "build, once per workload)" },
+    { "warmup-runs", OPT_INT, "0",
+      "runs per variant, workload and thread count made before round 1 and discarded (warms "
+      "caches, the page cache and the CPU clock)" },
+    { "measure", OPT_STRING, "time",
+      "what to measure: time (tps and latency) or instructions (instructions, simulated cache and "
+      "branch misses and estimated cycles per transaction under valgrind callgrind, of the bench "
+      "child or of a managed server: deterministic, for noisy machines; 1 thread)" },
+    { "metrics", OPT_BOOL, "on",
+      "system metrics of every run (/proc: intr/s, ctxsw/s, us/sys/idle/iowait/steal %, CPU per "
+      "transaction of client and server; the report's metrics table): on, or off (no sampling, "
+      "e.g. to measure its overhead)" },
+    { "trust-table", OPT_BOOL, "off",
+      "also the \"Load and trust per run\" table, a row per run (run queue, other work's CPU, "
+      "load, steal, iowait, why a run is distrusted); without it one line counts the distrusted "
+      "runs (JSON and HTML always have every run's)" },
     CLI_EXCLUDE_DISTRUSTED_OPTION,
-    { "events", OPT_INT, "2000", "--measure=instructions: transactions per run (each run is repeated with EVENTS/5 so the start-up cost cancels out)" },
+    { "events", OPT_INT, "2000",
+      "--measure=instructions: transactions per run (each run is repeated with EVENTS/5 so the "
+      "start-up cost cancels out)" },
     { "tables", OPT_INT, "1", "number of tables" },
     { "table-size", OPT_INT, "10000", "rows per table" },
-    { "output", OPT_STRING, NULL, "also write every run, the fingerprints and the summary to this JSON file" },
-    { "rand-seed", OPT_INT, NULL, "seed of the run-order shuffle, also passed to every bench child (default: from the clock)" },
-    { "workdir", OPT_STRING, NULL, "directory for databases and logs (default a new private /dev/shm/pgolab.XXXXXX, else ./.pgolab/run.XXXXXX; removed at the end)" },
-    { "results", OPT_STRING, STORE_DEFAULT_PATH, "results database: the experiment and every run are recorded here as they finish" },
-    { "resume", OPT_INT, NULL, "continue experiment ID of the results database with the settings it recorded (variants, workloads, threads, rounds, time, tables, ...): `pgolab compare --resume=ID --results=FILE` alone; an option given again must agree with the recorded one; finished runs are not redone" },
-    { "fail-if-slower", OPT_DOUBLE, NULL, "exit 3 when a variant is significantly slower than the baseline (tps) by more than PCT percent" },
-    { "profile", OPT_BOOL, "off", "CPU profile of every run (perf_event_open; with --measure=instructions: callgrind's instructions per function), kept in RESULTS.profiles/ID; the report adds the top-30 functions of each variant against the baseline side by side, with their spread across rounds" },
+    { "output", OPT_STRING, NULL,
+      "also write every run, the fingerprints and the summary to this JSON file" },
+    { "rand-seed", OPT_INT, NULL,
+      "seed of the run-order shuffle, also passed to every bench child (default: from the clock)" },
+    { "workdir", OPT_STRING, NULL,
+      "directory for databases and logs (default a new private /dev/shm/pgolab.XXXXXX, else "
+      "./.pgolab/run.XXXXXX; removed at the end)" },
+    { "results", OPT_STRING, STORE_DEFAULT_PATH,
+      "results database: the experiment and every run are recorded here as they finish" },
+    { "resume", OPT_INT, NULL,
+      "continue experiment ID of the results database with the settings it recorded (variants, "
+      "workloads, threads, rounds, time, tables, ...): `pgolab compare --resume=ID --results=FILE` "
+      "alone; an option given again must agree with the recorded one; finished runs are not "
+      "redone" },
+    { "fail-if-slower", OPT_DOUBLE, NULL,
+      "exit 3 when a variant is significantly slower than the baseline (tps) by more than PCT "
+      "percent" },
+    { "profile", OPT_BOOL, "off",
+      "CPU profile of every run (perf_event_open; with --measure=instructions: callgrind's "
+      "instructions per function), kept in RESULTS.profiles/ID; the report adds the top-30 "
+      "functions of each variant against the baseline side by side, with their spread across "
+      "rounds" },
     { "profile-frequency", OPT_INT, "999", "--profile: samples per second per CPU" },
-    { "clients", OPT_STRING, NULL, "each measured run's client side as one MPI job (Open MPI's mpirun; pgolab built with MPI): mpirun:N = N ranks of --threads workers each on this host (--oversubscribe), mpirun:N:HOSTFILE = on the hosts of an Open MPI hostfile (every host needs the same pgolab path and must reach the server); the merged run is what is recorded" },
+    { "clients", OPT_STRING, NULL,
+      "each measured run's client side as one MPI job (Open MPI's mpirun; pgolab built with MPI): "
+      "mpirun:N = N ranks of --threads workers each on this host (--oversubscribe), "
+      "mpirun:N:HOSTFILE = on the hosts of an Open MPI hostfile (every host needs the same pgolab "
+      "path and must reach the server); the merged run is what is recorded" },
     OPT_END,
 };
 
@@ -94,7 +144,8 @@ static void compare_usage(void)
 {
     printf("Usage: pgolab compare --variant NAME=KIND:WHAT --variant NAME=KIND:WHAT [options]\n"
            "  KIND:WHAT = sqlite:/path/to/libsqlite3.so | mysql:/path/to/mariadbd-or-prefix |\n"
-           "              pgsql:/path/to/postgres-or-prefix | mysql://HOST:PORT | pgsql://HOST:PORT\n"
+           "              pgsql:/path/to/postgres-or-prefix | mysql://HOST:PORT | "
+           "pgsql://HOST:PORT\n"
            "\n"
            "Is build B faster than A? Every variant runs every workload at every thread count\n"
            "once per round, in an order shuffled per round, each run a separate\n"
@@ -207,9 +258,11 @@ static int parse_variant(char *spec, struct variant *v)
                          strcmp(kind, "pgsql") ? "MYSQL_PWD" : "PGPASSWORD", kind);
         if (!pc || pc == host || !end || *end || port < 1 || port > 65535)
             return error("variant %s: '%s:%s' is not %s://HOST:PORT", spec, kind, path, kind);
-        if (v->server_kind == SERVER_MYSQL && (size_t)(pc - host) == 9 && !strncmp(host, "localhost", 9))
+        if (v->server_kind == SERVER_MYSQL && (size_t)(pc - host) == 9 && !strncmp(host,
+            "localhost", 9))
             /* libmariadb takes "localhost" for its default unix socket and ignores the port */
-            return error("variant %s: mysql://localhost:%ld would connect to the default unix socket, "
+            return error("variant %s: mysql://localhost:%ld would connect to the default unix "
+                         "socket, "
                          "not port %ld; use mysql://127.0.0.1:%ld", spec, port, port, port);
         colon[0] = ':';                      /* library = "mysql://host:port" */
         v->library = kind;
@@ -344,11 +397,13 @@ static int compare_runs(struct compare *c)
         /* its ids start at 1 in every run: a table that already has them fails (or, on
          * PostgreSQL, retries the duplicate key until --time) */
         if (cfg->reset != RESET_RUN)
-            return error("--bench=bulk_insert needs empty tables for every run: use --reset=run (the default), "
+            return error("--bench=bulk_insert needs empty tables for every run: use --reset=run "
+                         "(the default), "
                          "not --reset=%s", opt_str(o, "reset"));
         for (int v = 0; v < cfg->nvariants; v++)
             if (cfg->variants[v].kind == VARIANT_EXTERNAL)
-                return error("--bench=bulk_insert needs empty tables for every run, and variant %s is a running "
+                return error("--bench=bulk_insert needs empty tables for every run, and variant %s "
+                             "is a running "
                              "server whose tables pgolab does not reset between runs", cfg->variants[v].name);
     }
     cfg->rounds = (int)rounds;

@@ -39,16 +39,40 @@ static const struct opt_def pgo_options[] = {
       "(default: the recipe's Debian source package, `apt-get source` into WORKDIR/src; "
       "SQLite: sqlite3)" },
     { "workdir", OPT_STRING, ".pgolab", "cache directory for sources, builds and profile data" },
-    { "cc", OPT_STRING, "gcc", "compiler of the builds: gcc or clang (or a versioned name); a variant may name its own (--variants=clang:pgo)" },
-    { "cxx", OPT_STRING, NULL, "server targets: the C++ compiler (default: the one matching --cc, e.g. g++ for gcc)" },
-    { "jobs", OPT_INT, "0", "server targets: parallel build jobs ({jobs} in the recipe; 0: one per CPU)" },
-    { "variants", OPT_LIST, "baseline,pgo", "what to build and measure: baseline (always), pgo, bolt (baseline + BOLT) and pgo+bolt (the pgo build + BOLT), which need the recipe's \"bolt\" key (docs/recipes.md), and for server targets lto, pgo+lto, pgo+lto+bolt (the pgo+lto build + BOLT) and official (the distribution's own server binary of the same major version, the recipe's server.official or --official: measured and gated like the builds, never built). [DIMENSION:]...KIND builds baseline, pgo (server targets: every kind but official) with other settings than --cc and --cflags: a compiler (gcc, clang, gcc-12, clang-14; cc=PATH) and compiler flags replacing --cflags (-O3, '-O3 -march=native'; cflags=...), e.g. --variants=baseline,pgo,clang:pgo+lto,-O3:pgo; each set of settings is built in its own work directory, all measured together" },
+    { "cc", OPT_STRING, "gcc",
+      "compiler of the builds: gcc or clang (or a versioned name); a variant may name its own "
+      "(--variants=clang:pgo)" },
+    { "cxx", OPT_STRING, NULL,
+      "server targets: the C++ compiler (default: the one matching --cc, e.g. g++ for gcc)" },
+    { "jobs", OPT_INT, "0",
+      "server targets: parallel build jobs ({jobs} in the recipe; 0: one per CPU)" },
+    { "variants", OPT_LIST, "baseline,pgo",
+      "what to build and measure: baseline (always), pgo, bolt (baseline + BOLT) and pgo+bolt (the "
+      "pgo build + BOLT), which need the recipe's \"bolt\" key (docs/recipes.md), and for server "
+      "targets lto, pgo+lto, pgo+lto+bolt (the pgo+lto build + BOLT) and official (the "
+      "distribution's own server binary of the same major version, the recipe's server.official or "
+      "--official: measured and gated like the builds, never built). [DIMENSION:]...KIND builds "
+      "baseline, pgo (server targets: every kind but official) with other settings than --cc and "
+      "--cflags: a compiler (gcc, clang, gcc-12, clang-14; cc=PATH) and compiler flags replacing "
+      "--cflags (-O3, '-O3 -march=native'; cflags=...), e.g. "
+      "--variants=baseline,pgo,clang:pgo+lto,-O3:pgo; each set of settings is built in its own "
+      "work directory, all measured together" },
     CLI_VARIANT_SERVER_OPTION,
-    { "official", OPT_STRING, NULL, "server targets: the official variant's server binary instead of the recipe's server.official (e.g. /usr/sbin/mariadbd); it must be of the source's major version" },
-    { "bolt-profile", OPT_STRING, "instrument", "BOLT's profile: instrument (llvm-bolt -instrument, trained with --train like pgo) or perf (perf record -j any,u + perf2bolt; needs LBR branch sampling, refused with the reason when missing)" },
-    { "gate", OPT_STRING, "checksum", "server targets: correctness gate: checksum (bench verify on the same data), or suite (also the database's own regression tests on every pgo build)" },
+    { "official", OPT_STRING, NULL,
+      "server targets: the official variant's server binary instead of the recipe's "
+      "server.official (e.g. /usr/sbin/mariadbd); it must be of the source's major version" },
+    { "bolt-profile", OPT_STRING, "instrument",
+      "BOLT's profile: instrument (llvm-bolt -instrument, trained with --train like pgo) or perf "
+      "(perf record -j any,u + perf2bolt; needs LBR branch sampling, refused with the reason when "
+      "missing)" },
+    { "gate", OPT_STRING, "checksum",
+      "server targets: correctness gate: checksum (bench verify on the same data), or suite (also "
+      "the database's own regression tests on every pgo build)" },
     { "cflags", OPT_STRING, "-O2", "compiler flags shared by the three builds" },
-    { "train", OPT_LIST, "oltp_read_write", "training workloads, run on the instrumented build (SQLite: all of them train one profile; server targets: each is a trainer with its own pgo build: a workload, a mix such as oltp_read_only+oltp_write_only, or suite, the database's regression tests)" },
+    { "train", OPT_LIST, "oltp_read_write",
+      "training workloads, run on the instrumented build (SQLite: all of them train one profile; "
+      "server targets: each is a trainer with its own pgo build: a workload, a mix such as "
+      "oltp_read_only+oltp_write_only, or suite, the database's regression tests)" },
     { "train-time", OPT_INT, "20", "seconds of training per training workload" },
     { "train-threads", OPT_INT, "2", "threads during training" },
     { "bench", OPT_LIST, "oltp_read_only,oltp_read_write", "measured workloads" },
@@ -59,19 +83,59 @@ static const struct opt_def pgo_options[] = {
     { "tables", OPT_INT, "1", "number of tables (training, gate and measurement)" },
     { "table-size", OPT_INT, "10000", "rows per table" },
     { "rand-seed", OPT_INT, "0", "seed of the run-order shuffle (0: from the clock)" },
-    { "output", OPT_STRING, NULL, "also write every run and the fingerprints as JSON to this file" },
-    { "measure", OPT_STRING, "time", "measure baseline against pgo by time (tps and latency; also 'on'), by instructions (instructions, simulated cache and branch misses and estimated cycles per transaction under valgrind callgrind; a server target's server runs under it: deterministic, for noisy machines; 1 thread), or off (stop after the gate)" },
-    { "events", OPT_INT, "2000", "--measure=instructions: transactions per run (each run is repeated with EVENTS/5 so the start-up cost cancels out)" },
-    { "metrics", OPT_BOOL, "on", "system metrics of every run (/proc: intr/s, ctxsw/s, us/sys/idle/iowait/steal %, CPU per transaction of client and server; the report's metrics table): on, or off (no sampling, e.g. to measure its overhead)" },
-    { "trust-table", OPT_BOOL, "off", "also the \"Load and trust per run\" table, a row per run (run queue, other work's CPU, load, steal, iowait, why a run is distrusted); without it one line counts the distrusted runs (JSON and HTML always have every run's)" },
+    { "output", OPT_STRING, NULL,
+      "also write every run and the fingerprints as JSON to this file" },
+    { "measure", OPT_STRING, "time",
+      "measure baseline against pgo by time (tps and latency; also 'on'), by instructions "
+      "(instructions, simulated cache and branch misses and estimated cycles per transaction under "
+      "valgrind callgrind; a server target's server runs under it: deterministic, for noisy "
+      "machines; 1 thread), or off (stop after the gate)" },
+    { "events", OPT_INT, "2000",
+      "--measure=instructions: transactions per run (each run is repeated with EVENTS/5 so the "
+      "start-up cost cancels out)" },
+    { "metrics", OPT_BOOL, "on",
+      "system metrics of every run (/proc: intr/s, ctxsw/s, us/sys/idle/iowait/steal %, CPU per "
+      "transaction of client and server; the report's metrics table): on, or off (no sampling, "
+      "e.g. to measure its overhead)" },
+    { "trust-table", OPT_BOOL, "off",
+      "also the \"Load and trust per run\" table, a row per run (run queue, other work's CPU, "
+      "load, steal, iowait, why a run is distrusted); without it one line counts the distrusted "
+      "runs (JSON and HTML always have every run's)" },
     CLI_EXCLUDE_DISTRUSTED_OPTION,
     { "rebuild", OPT_BOOL, "off", "ignore cached amalgamation, builds and profile data" },
-    { "results", OPT_STRING, STORE_DEFAULT_PATH, "results database: the measurement and every run are recorded here as they finish" },
-    { "resume", OPT_STRING, NULL, "continue the measurement of experiment ID with the measurement and training settings it recorded (--bench, --threads, --rounds or --target-ci, --time, --tables, --table-size, --measure, --train, --train-time, --train-threads, --gate; one given again must agree): `pgolab pgo TARGET --resume=ID --results=FILE` plus the build options it had (--cc, --cflags, --source, --variants, --workdir: builds are reused from the cache); finished runs are not redone; server targets: --resume alone continues the newest unfinished pgo experiment" },
-    { "search", OPT_BOOL, "off", "find the fastest of --variants (default with --search: baseline,pgo,lto,pgo+lto; SQLite: baseline,pgo,-O3:baseline,-O3:pgo): after the builds and the gate, screen every candidate (each variant but baseline and official) by estimated cycles per transaction (the server, or SQLite's benchmark process, under callgrind, --bench, 1 thread, --events (default here 300), 1 round: a pgo experiment of its own), confirm the best --search-keep against baseline and official by time with --time, --rounds or --target-ci and --threads (a second one), and end with the winner: its variant spec, compiler, flags, the tps gain over baseline and official with 95% CIs and the install prefix (also as \"search\" in --output). When no kept variant is significantly faster by time it names the best by the simulation and what would resolve it. An interrupted search keeps every finished run; the same command again continues it: the builds are cached, a finished screen of the same builds and settings is reused, an unfinished screen or confirmation continues without redoing its finished runs" },
-    { "search-keep", OPT_INT, "2", "--search: how many of the screen's best candidates the confirmation by time measures" },
-    { "fail-if-slower", OPT_DOUBLE, NULL, "exit 3 when pgo is significantly slower than baseline (tps) by more than PCT percent" },
-    { "profile", OPT_BOOL, "off", "CPU profile of every run (perf_event_open; with --measure=instructions: callgrind's instructions per function), kept in RESULTS.profiles/ID; the report adds the top-30 functions of each variant against the baseline side by side, with their spread across rounds" },
+    { "results", OPT_STRING, STORE_DEFAULT_PATH,
+      "results database: the measurement and every run are recorded here as they finish" },
+    { "resume", OPT_STRING, NULL,
+      "continue the measurement of experiment ID with the measurement and training settings it "
+      "recorded (--bench, --threads, --rounds or --target-ci, --time, --tables, --table-size, "
+      "--measure, --train, --train-time, --train-threads, --gate; one given again must agree): "
+      "`pgolab pgo TARGET --resume=ID --results=FILE` plus the build options it had (--cc, "
+      "--cflags, --source, --variants, --workdir: builds are reused from the cache); finished runs "
+      "are not redone; server targets: --resume alone continues the newest unfinished pgo "
+      "experiment" },
+    { "search", OPT_BOOL, "off",
+      "find the fastest of --variants (default with --search: baseline,pgo,lto,pgo+lto; SQLite: "
+      "baseline,pgo,-O3:baseline,-O3:pgo): after the builds and the gate, screen every candidate "
+      "(each variant but baseline and official) by estimated cycles per transaction (the server, "
+      "or SQLite's benchmark process, under callgrind, --bench, 1 thread, --events (default here "
+      "300), 1 round: a pgo experiment of its own), confirm the best --search-keep against "
+      "baseline and official by time with --time, --rounds or --target-ci and --threads (a second "
+      "one), and end with the winner: its variant spec, compiler, flags, the tps gain over "
+      "baseline and official with 95% CIs and the install prefix (also as \"search\" in --output). "
+      "When no kept variant is significantly faster by time it names the best by the simulation "
+      "and what would resolve it. An interrupted search keeps every finished run; the same command "
+      "again continues it: the builds are cached, a finished screen of the same builds and "
+      "settings is reused, an unfinished screen or confirmation continues without redoing its "
+      "finished runs" },
+    { "search-keep", OPT_INT, "2",
+      "--search: how many of the screen's best candidates the confirmation by time measures" },
+    { "fail-if-slower", OPT_DOUBLE, NULL,
+      "exit 3 when pgo is significantly slower than baseline (tps) by more than PCT percent" },
+    { "profile", OPT_BOOL, "off",
+      "CPU profile of every run (perf_event_open; with --measure=instructions: callgrind's "
+      "instructions per function), kept in RESULTS.profiles/ID; the report adds the top-30 "
+      "functions of each variant against the baseline side by side, with their spread across "
+      "rounds" },
     { "profile-frequency", OPT_INT, "999", "--profile: samples per second per CPU" },
     OPT_END
 };

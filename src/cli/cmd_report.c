@@ -20,16 +20,34 @@
 #include <unistd.h>
 
 static const struct opt_def report_options[] = {
-    { "experiment", OPT_INT, NULL, "the experiment to report (default: the latest; see pgolab history)" },
-    { "compare", OPT_STRING, NULL, "ID1,ID2: compare two experiments (e.g. the same builds on two machines)" },
+    { "experiment", OPT_INT, NULL,
+      "the experiment to report (default: the latest; see pgolab history)" },
+    { "compare", OPT_STRING, NULL,
+      "ID1,ID2: compare two experiments (e.g. the same builds on two machines)" },
     { "results", OPT_STRING, STORE_DEFAULT_PATH, "results database" },
-    { "format", OPT_STRING, "text", "text, markdown, csv, json or html (one self-contained page with charts; Chart.js from libjs-chart.js inlined; use with --output); folded (with --profile): the stacks of every profiled run, VARIANT;WORKLOAD;frame;...;frame COUNT" },
-    { "shape", OPT_STRING, "seed000", "seed000 (tps/avg/p95 per thread count), seed003 (min/avg/max/p95 latency and QPS per variant), seed002 (speedup (x) per variant), runs (every measured run as a row, with its system metrics and trust; csv for a spreadsheet)" },
-    { "profile", OPT_BOOL, "off", "also the CPU profiles of a --profile experiment: every variant's top-30 functions beside the baseline's, with their spread across rounds (text; markdown appends them as tables); with --format=csv or json only the profiles, one row per DSO or function (docs/results-format.md); with --format=folded only the folded stacks, for flame-graph tools" },
-    { "trust-table", OPT_BOOL, "off", "also the \"Load and trust per run\" table, a row per run (run queue, other work's CPU, load, steal, iowait, why a run is distrusted); without it one line counts the distrusted runs (JSON and HTML always have every run's)" },
+    { "format", OPT_STRING, "text",
+      "text, markdown, csv, json or html (one self-contained page with charts; Chart.js from "
+      "libjs-chart.js inlined; use with --output); folded (with --profile): the stacks of every "
+      "profiled run, VARIANT;WORKLOAD;frame;...;frame COUNT" },
+    { "shape", OPT_STRING, "seed000",
+      "seed000 (tps/avg/p95 per thread count), seed003 (min/avg/max/p95 latency and QPS per "
+      "variant), seed002 (speedup (x) per variant), runs (every measured run as a row, with its "
+      "system metrics and trust; csv for a spreadsheet)" },
+    { "profile", OPT_BOOL, "off",
+      "also the CPU profiles of a --profile experiment: every variant's top-30 functions beside "
+      "the baseline's, with their spread across rounds (text; markdown appends them as tables); "
+      "with --format=csv or json only the profiles, one row per DSO or function "
+      "(docs/results-format.md); with --format=folded only the folded stacks, for flame-graph "
+      "tools" },
+    { "trust-table", OPT_BOOL, "off",
+      "also the \"Load and trust per run\" table, a row per run (run queue, other work's CPU, "
+      "load, steal, iowait, why a run is distrusted); without it one line counts the distrusted "
+      "runs (JSON and HTML always have every run's)" },
     CLI_EXCLUDE_DISTRUSTED_OPTION,
     { "output", OPT_STRING, NULL, "write the report to FILE instead of stdout (e.g. report.html)" },
-    { "fail-if-slower", OPT_DOUBLE, NULL, "exit 3 when a variant is significantly slower than the baseline (tps) by more than PCT percent (with --compare: ID2 than ID1)" },
+    { "fail-if-slower", OPT_DOUBLE, NULL,
+      "exit 3 when a variant is significantly slower than the baseline (tps) by more than PCT "
+      "percent (with --compare: ID2 than ID1)" },
     OPT_END,
 };
 
@@ -37,7 +55,8 @@ static void report_usage(void)
 {
     printf("Usage: pgolab report [--experiment=ID] [--results=FILE] [--format=F] [--shape=S]\n"
            "       pgolab report --compare=ID1,ID2 [--results=FILE] [--format=F]\n"
-           "       pgolab report [--experiment=ID | --compare=ID1,ID2] --format=html --output=FILE.html\n"
+           "       pgolab report [--experiment=ID | --compare=ID1,ID2] --format=html "
+           "--output=FILE.html\n"
            "\n"
            "Rebuilds the report of a recorded experiment from its stored runs (the same\n"
            "numbers `pgolab compare` and `pgolab pgo` printed when it ended), in one of the\n"
@@ -127,9 +146,11 @@ static int report_formats(struct report_cmd *r)
     rq->html = !strcmp(opt_str(o, "format"), "html");
     r->output = opt_is_set(o, "output") ? opt_str(o, "output") : NULL;
     if (rq->html && opt_is_set(o, "shape"))
-        return error("--shape is for the text formats; --format=html shows the seed-000 tables and charts");
+        return error("--shape is for the text formats; --format=html shows the seed-000 tables and "
+                     "charts");
     if (rq->html && rq->profile)
-        return error("--format=html includes the CPU profiles when the experiment has them; drop --profile");
+        return error("--format=html includes the CPU profiles when the experiment has them; drop "
+                     "--profile");
     if (r->output && rq->profile && !strcmp(opt_str(o, "format"), "text"))
         return error("--output is for the report, not --profile's text: redirect stdout, or use "
                      "--format=markdown, csv or json");
@@ -159,12 +180,14 @@ static int report_ids(struct report_cmd *r)
     if (!opt_is_set(o, "compare"))
         return 0;
     if (opt_is_set(o, "experiment"))
-        return error("--experiment and --compare do not go together (--compare=ID1,ID2 names both)");
+        return error("--experiment and --compare do not go together (--compare=ID1,ID2 names "
+                     "both)");
     if (opt_is_set(o, "shape"))
         return error("--shape is for one experiment; --compare has its own table");
     r->ids = split_list(opt_str(o, "compare"), &r->nids);
     if (r->nids != 2)
-        return error("--compare wants two experiment ids, ID1,ID2 (got '%s')", opt_str(o, "compare"));
+        return error("--compare wants two experiment ids, ID1,ID2 (got '%s')", opt_str(o,
+            "compare"));
     if (parse_id(r->ids[0], "--compare id", &r->rq.id) < 0 || parse_id(r->ids[1], "--compare id", &r->id2) < 0)
         return -1;
     return 0;

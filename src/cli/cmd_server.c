@@ -14,18 +14,24 @@
 #include <string.h>
 
 static const struct opt_def server_options[] = {
-    { "db-driver", OPT_STRING, NULL, "server to start: mysql (MariaDB or MySQL) or pgsql (PostgreSQL)" },
+    { "db-driver", OPT_STRING, NULL,
+      "server to start: mysql (MariaDB or MySQL) or pgsql (PostgreSQL)" },
     { "server", OPT_STRING, NULL,
-      "server binary: mariadbd/mysqld or postgres [Debian's /usr/sbin/mariadbd, /usr/lib/postgresql/15/bin/postgres]" },
-    { "prefix", OPT_STRING, NULL, "or the server's install prefix (binary in PREFIX/sbin, bin or libexec)" },
+      "server binary: mariadbd/mysqld or postgres [Debian's /usr/sbin/mariadbd, "
+      "/usr/lib/postgresql/15/bin/postgres]" },
+    { "prefix", OPT_STRING, NULL,
+      "or the server's install prefix (binary in PREFIX/sbin, bin or libexec)" },
     { "datadir", OPT_STRING, NULL,
-      "data directory. start: missing or empty = initialize it; this server's data = start it as is; "
+      "data directory. start: missing or empty = initialize it; this server's data = start it as "
+      "is; "
       "default: a new directory in /dev/shm. status, stop: the datadir start printed" },
     { "port", OPT_INT, "0", "TCP port on 127.0.0.1; 0 = a free one" },
     { "server-option", OPT_MULTI, NULL,
       "NAME=VALUE for the server: --NAME=VALUE for mariadbd/mysqld, -c NAME=VALUE for postgres" },
-    { "keep-datadir", OPT_BOOL, "off", "stop (or start, for later): keep a datadir pgolab generated" },
-    { "timeout", OPT_DOUBLE, "60", "seconds to wait for the server to start (init included) or to stop" },
+    { "keep-datadir", OPT_BOOL, "off",
+      "stop (or start, for later): keep a datadir pgolab generated" },
+    { "timeout", OPT_DOUBLE, "60",
+      "seconds to wait for the server to start (init included) or to stop" },
     OPT_END
 };
 
@@ -47,14 +53,20 @@ static const struct opt_def pgsql_options[] = {
 static void usage(void)
 {
     printf("Usage:\n"
-           "  pgolab server start --db-driver=mysql|pgsql [options]   start a server, leave it running\n"
-           "  pgolab server status --datadir=DIR                       running? (exit 0 yes, 1 no)\n"
-           "  pgolab server status                                     list the running pgolab servers\n"
+           "  pgolab server start --db-driver=mysql|pgsql [options]   start a server, leave it "
+           "running\n"
+           "  pgolab server status --datadir=DIR                       running? (exit 0 yes, 1 "
+           "no)\n"
+           "  pgolab server status                                     list the running pgolab "
+           "servers\n"
            "  pgolab server stop --datadir=DIR [--keep-datadir]        clean shutdown\n"
            "  pgolab server help\n\n"
-           "A managed server is private: it listens on 127.0.0.1 and on a unix socket in its datadir,\n"
-           "runs in its own session (a Ctrl-C in the terminal never reaches it), and has the account\n"
-           "sysbench expects: user sbtest, no password, database sbtest. `start` prints the client\n"
+           "A managed server is private: it listens on 127.0.0.1 and on a unix socket in its "
+           "datadir,\n"
+           "runs in its own session (a Ctrl-C in the terminal never reaches it), and has the "
+           "account\n"
+           "sysbench expects: user sbtest, no password, database sbtest. `start` prints the "
+           "client\n"
            "options for `pgolab bench` and sysbench, the datadir and the log.\n\n");
     printf("Options:\n");
     opts_print_help(server_options);
@@ -62,21 +74,31 @@ static void usage(void)
     opts_print_help(mysql_options);
     opts_print_help(pgsql_options);
     printf("\nData directory:\n"
-           "  Without --datadir, start creates a fresh one in /dev/shm (a RAM disk: no disk I/O in the\n"
-           "  numbers) and prints it; stop removes it unless --keep-datadir. A --datadir that is missing\n"
-           "  or empty is initialized; one that holds this server's data is started as it is (its tables\n"
-           "  stay); anything else is refused and left alone. pgolab never removes a datadir you named.\n\n"
+           "  Without --datadir, start creates a fresh one in /dev/shm (a RAM disk: no disk I/O in "
+           "the\n"
+           "  numbers) and prints it; stop removes it unless --keep-datadir. A --datadir that is "
+           "missing\n"
+           "  or empty is initialized; one that holds this server's data is started as it is (its "
+           "tables\n"
+           "  stay); anything else is refused and left alone. pgolab never removes a datadir you "
+           "named.\n\n"
            "As root:\n"
-           "  mariadbd/mysqld runs as root (--user=root). PostgreSQL refuses root: initdb and postgres run\n"
-           "  as the 'postgres' user, so every directory above its datadir must be searchable by it.\n\n"
+           "  mariadbd/mysqld runs as root (--user=root). PostgreSQL refuses root: initdb and "
+           "postgres run\n"
+           "  as the 'postgres' user, so every directory above its datadir must be searchable by "
+           "it.\n\n"
            "Shutdown:\n"
-           "  stop sends SIGTERM (mariadbd/mysqld) or SIGINT (postgres: fast shutdown) and waits up to\n"
-           "  --timeout seconds; only then SIGKILL, reported as an error (an instrumented PGO build writes\n"
+           "  stop sends SIGTERM (mariadbd/mysqld) or SIGINT (postgres: fast shutdown) and waits "
+           "up to\n"
+           "  --timeout seconds; only then SIGKILL, reported as an error (an instrumented PGO "
+           "build writes\n"
            "  its profile data only on a clean exit).\n\n"
            "Examples:\n"
            "  pgolab server start --db-driver=mysql\n"
-           "  pgolab bench --db-driver=mysql --mysql-host=127.0.0.1 --mysql-port=PORT oltp_read_write prepare\n"
-           "  pgolab server start --db-driver=pgsql --datadir=/dev/shm/pg --server-option=shared_buffers=1GB\n"
+           "  pgolab bench --db-driver=mysql --mysql-host=127.0.0.1 --mysql-port=PORT "
+           "oltp_read_write prepare\n"
+           "  pgolab server start --db-driver=pgsql --datadir=/dev/shm/pg "
+           "--server-option=shared_buffers=1GB\n"
            "  pgolab server stop --datadir=/dev/shm/pg\n");
 }
 
@@ -107,7 +129,8 @@ static void print_server(const struct server *s, const char *reported_version)
     printf("datadir:   %s%s\n", s->datadir,
            !s->created_datadir ? ""
            : s->keep_datadir ? " (generated; kept by 'pgolab server stop')"
-                             : " (generated; 'pgolab server stop' removes it unless --keep-datadir)");
+                             : " (generated; 'pgolab server stop' removes it unless "
+                               "--keep-datadir)");
     printf("log:       %s\n", s->log);
     printf("port:      %s:%d\n", s->host, s->port);
     printf("socket:    %s\n", s->socket);
@@ -157,7 +180,8 @@ static int do_start(struct opts *o)
     if (opt_double(o, "timeout") <= 0)
         return error("--timeout=%s: expected a number of seconds > 0", opt_str(o, "timeout"));
     const char *p = kind_opt(cfg.kind);
-    char *uname = xasprintf("%s-user", p), *pname = xasprintf("%s-password", p), *dname = xasprintf("%s-db", p);
+    char *uname = xasprintf("%s-user", p), *pname = xasprintf("%s-password", p), *dname = xasprintf(
+        "%s-db", p);
     cfg.server = opt_str(o, "server");
     cfg.prefix = opt_str(o, "prefix");
     cfg.datadir = opt_str(o, "datadir");
@@ -200,7 +224,8 @@ static int need_datadir(const struct opts *o, const char *cmd)
 /* Options that only start takes are refused by status/stop rather than silently ignored. */
 static int only_datadir(const struct opts *o, const char *cmd, bool keep_ok)
 {
-    static const char *const start_only[] = { "server", "prefix", "port", "server-option", "mysql-user",
+    static const char *const start_only[] = { "server", "prefix", "port", "server-option",
+        "mysql-user",
         "mysql-password", "mysql-db", "pgsql-user", "pgsql-password", "pgsql-db" };
     for (size_t i = 0; i < ARRAY_SIZE(start_only); i++)
         if (opt_is_set(o, start_only[i]))

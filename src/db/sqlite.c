@@ -60,7 +60,8 @@ static const struct opt_def sqlite_options[] = {
     { "sqlite-db", OPT_STRING, "sbtest.db", "SQLite database file" },
     { "sqlite-library", OPT_STRING, NULL,
       "libsqlite3 shared library to load (default: the system's " DEFAULT_LIBRARY ")" },
-    { "sqlite-busy-timeout", OPT_INT, "10000", "busy timeout in ms before SQLITE_BUSY is returned" },
+    { "sqlite-busy-timeout", OPT_INT, "10000",
+      "busy timeout in ms before SQLITE_BUSY is returned" },
     { "sqlite-journal-mode", OPT_STRING, "wal", "journal_mode pragma" },
     { "sqlite-synchronous", OPT_STRING, "normal", "synchronous pragma (off, normal, full)" },
     OPT_END
@@ -260,7 +261,8 @@ static int load_library(const char *path)
     if (path && stat(path, &stt) < 0)
         return error("--sqlite-library=%s: %s", path, strerror(errno));
     if (path && !S_ISREG(stt.st_mode))
-        return error("--sqlite-library=%s: not a regular file (expected a libsqlite3 shared library)", path);
+        return error("--sqlite-library=%s: not a regular file (expected a libsqlite3 shared "
+                     "library)", path);
     if (mode && !strcmp(mode, "global")) {
         lib_handle = dlopen(name, RTLD_NOW | RTLD_GLOBAL);
         lib_isolation = "dlopen(RTLD_GLOBAL) [PGOLAB_SQLITE_LOAD=global, not isolated]";

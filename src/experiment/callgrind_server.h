@@ -25,7 +25,8 @@
  * "valgrind" on PATH, as an absolute path) --tool=callgrind with cache and branch simulation,
  * writing DIR/cg.PID (MariaDB: DIR/cg.PID-THREAD); reading from the client's socket
  * (PostgreSQL's secure_read, MariaDB's vio_read: recv and the wait for the next request, whose
- * count depends on timing) is left out of the counts. -1 with a message when valgrind is not found. */
+ * count depends on timing) is left out of the counts. -1 with a message when valgrind is not found.
+ * */
 int callgrind_server_wrapper(struct argvec *a, const struct experiment_config *cfg,
                              enum server_kind kind, const char *dir);
 
@@ -43,7 +44,8 @@ int callgrind_server_dir(const char *dir, enum server_kind kind);
  * that lands during a run invalidates the backend's caches and plans, by how much depends on
  * when it ran; track_counts=off: the table statistics a backend flushes once a second;
  * MariaDB: no automatic statistics recalculation) and the ones valgrind needs
- * (MariaDB: a bounded buffer pool reservation, no native AIO), then the user's (user, n: --server-option values), which come later on the
+ * (MariaDB: a bounded buffer pool reservation, no native AIO), then the user's (user, n:
+ * --server-option values), which come later on the
  * command line and so override them. */
 void callgrind_server_options(enum server_kind kind, char *const *user, int n,
                               struct argvec *out);

@@ -95,7 +95,8 @@ int run_signal(void)
 
 const char *run_signal_name(int sig)
 {
-    return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" : "a signal";
+    return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" :
+        "a signal";
 }
 
 int run_fail(struct experiment_result *res, const char *fmt, ...)
@@ -556,7 +557,8 @@ int run_child(const struct experiment_config *cfg, struct experiment_result *res
             last_server_gone = server_status(&srv, NULL) == SERVER_GONE;
             last_server_tail = xasprintf("%s; server log %s: %s",
                                          last_server_gone       ? "the server is gone"
-                                         : process_paused(srv.pid) ? "the server is paused (SIGSTOP)"
+                                         : process_paused(srv.pid) ?
+                                             "the server is paused (SIGSTOP)"
                                                                  : "the server is running",
                                          name, tail);
             free(what);

@@ -143,7 +143,8 @@ int experiment_change_over(const struct experiment_result *res, enum experiment_
                            int ncells, uint64_t seed, struct experiment_change *out);
 
 /* The change as a report cell, appended to sb: "-" without data, "no statistics with 1
- * round" without statistics ("no statistics before 5 rounds" when sequential), "~" when not significant, else the change in percent with its CI
+ * round" without statistics ("no statistics before 5 rounds" when sequential), "~" when not
+ * significant, else the change in percent with its CI
  * in the improvement sign convention (stats_format_change / stats_format_interval). */
 void experiment_change_format(struct strbuf *sb, const struct experiment_change *c);
 

@@ -106,7 +106,8 @@ int experiment_change_cfg(const struct experiment_config *cfg,
                           struct experiment_change *out);
 
 /* experiment_change_cfg() of variant v over variant base instead of the baseline (variant 0):
- * what one step added (report/step_gains.c), paired by round under --target-ci as the tables are. */
+ * what one step added (report/step_gains.c), paired by round under --target-ci as the tables are.
+ * */
 int experiment_change_cfg_over(const struct experiment_config *cfg,
                                const struct experiment_result *res, enum experiment_metric m,
                                int base, int v, const int *workloads, const int *threads,

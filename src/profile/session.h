@@ -31,7 +31,8 @@ void profile_session_start(struct profile_session *ps, pid_t target, const char 
 /* Stop the sampler (if it runs): written says whether raw_path is complete. */
 void profile_session_stop(struct profile_session *ps);
 
-/* {"event", "frequency", "kernel", "raw", "note", "sampler_cpu_s"} after a written profile, {"refused": LINE}
+/* {"event", "frequency", "kernel", "raw", "note", "sampler_cpu_s"} after a written profile,
+ * {"refused": LINE}
  * after a refusal, {"error": ...} when the sampler failed (new reference). */
 json_t *profile_session_json(const struct profile_session *ps);
 

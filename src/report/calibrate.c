@@ -107,7 +107,8 @@ static void machine_text(struct strbuf *sb, const struct experiment_config *cfg,
     machine_state_of(cfg, res, &m);
     strbuf_addf(sb, "\nMachine state during calibration (kept with its runs; `pgolab compare` "
                     "warns when its runs are busier): load1 %.2f, steal %.1f%%, other work "
-                    "%.1f%% of the CPU, CV of tps %.1f%%, the client got %.0f%% of a CPU (%d runs with "
+                    "%.1f%% of the CPU, CV of tps %.1f%%, the client got %.0f%% of a CPU (%d runs "
+                    "with "
                     "metrics)\n",
                 m.load1, m.steal_pct, m.other_pct, m.cv_tps_pct, m.client_share * 100, m.nruns);
     machine_recommend(cfg, res, target, &rec);

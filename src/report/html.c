@@ -107,7 +107,8 @@ static void md_to_html(struct strbuf *out, const char *md)
 {
     enum { NONE, LIST, QUOTE, TABLE } open = NONE;
     int trow = 0;
-    static const char *const close[] = { "", "</ul>\n", "</ul></div>\n", "</tbody></table></div>\n" };
+    static const char *const close[] = { "", "</ul>\n", "</ul></div>\n",
+        "</tbody></table></div>\n" };
     for (const char *line = md ? md : ""; *line;) { /* an empty strbuf's buf is NULL */
         const char *nl = strchr(line, '\n');
         size_t len = nl ? (size_t)(nl - line) : strlen(line);
@@ -254,7 +255,8 @@ static json_t *timelines_json(const struct experiment_config *cfg,
             json_array_append_new(pts, json_pack("[f,f,f]",
                                                  json_number_value(json_object_get(x, "time_s")),
                                                  json_number_value(json_object_get(x, "tps")),
-                                                 json_number_value(json_object_get(x, "latency_ms"))));
+                                                 json_number_value(json_object_get(x,
+                                                     "latency_ms"))));
         json_array_append_new(a, json_pack("{s:s,s:i,s:s,s:i,s:i,s:o}", "variant",
                                            cfg->variants[r->variant].name, "v", r->variant,
                                            "workload", cfg->workloads[r->workload], "threads",

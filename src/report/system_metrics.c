@@ -1,4 +1,5 @@
-/* report/system_metrics: the system metrics tables of an experiment report (see system_metrics.h). */
+/* report/system_metrics: the system metrics tables of an experiment report (see system_metrics.h).
+ * */
 #include "report/system_metrics.h"
 #include "model/cells.h"
 #include "metrics/metrics.h"

@@ -226,7 +226,8 @@ static void header_lines(struct rep *r, struct strbuf *title, struct strbuf *bod
     if (next < cfg->nvariants)
         strbuf_addf(body, ", %s", reset_words[cfg->measure == MEASURE_INSTRUCTIONS ? RESET_RUN : cfg->reset]);
     if (next)
-        strbuf_addf(body, "%s running server%s %s: tables dropped and prepared once per workload, never reset%s",
+        strbuf_addf(body, "%s running server%s %s: tables dropped and prepared once per workload, "
+                          "never reset%s",
                     next < cfg->nvariants ? " (on the" : "; on the", next == 1 ? "" : "s", ext.buf,
                     next < cfg->nvariants ? ")" : "");
     strbuf_release(&ext);
@@ -251,7 +252,8 @@ static void header_lines(struct rep *r, struct strbuf *title, struct strbuf *bod
                           "thread count's workers; the cells are the merged runs\n",
                     cfg->clients_np, cfg->clients_np == 1 ? "" : "s", cfg->clients);
     if (cfg->warmup_runs)
-        strbuf_addf(body, "warm-up: %d run%s per variant, workload and thread count before round 1, "
+        strbuf_addf(body, "warm-up: %d run%s per variant, workload and thread count before round "
+                          "1, "
                           "not counted\n", cfg->warmup_runs, cfg->warmup_runs == 1 ? "" : "s");
     if (cfg->measure == MEASURE_INSTRUCTIONS) {
         strbuf_addf(body, "measure: instructions per transaction counted by valgrind callgrind "
@@ -351,7 +353,8 @@ static void header_lines(struct rep *r, struct strbuf *title, struct strbuf *bod
                           "(the runs of a round paired); the CI is a confidence sequence "
                           "(Waudby-Smith et al. 2024), valid at every round at once, so stopping "
                           "when it was narrow enough does not inflate false positives; \"~\" = "
-                          "it holds 0%%; Average and \"all\" rows: per round the mean log ratio over their cells\n");
+                          "it holds 0%%; Average and \"all\" rows: per round the mean log ratio "
+                          "over their cells\n");
     }
     if (cfg->target_ci <= 0 && cfg->rounds >= 2 &&
         stats_mw_min_p(cfg->rounds, cfg->rounds) >= 0.05)
@@ -676,7 +679,8 @@ static void shape_seed002(struct rep *r)
     int all = ncells > 1, rows = nv * (ncells + all), row = 0;
     int *ws = xcalloc((size_t)ncells, sizeof(int)), *ts = xcalloc((size_t)ncells, sizeof(int));
     struct table t;
-    char *title = xasprintf(cfg->target_ci > 0 ? "Speedup (x) vs %s (geometric mean of the per-round "
+    char *title = xasprintf(cfg->target_ci > 0 ? "Speedup (x) vs %s (geometric mean of the "
+                                                 "per-round "
                                                    "tps ratios)"
                                                  : "Speedup (x) vs %s (ratio of median tps)",
                             cfg->variants[0].name);

@@ -144,7 +144,8 @@ struct profile_info {
 /* Empty (and create) the profile directory: GCC accumulates counts across runs. */
 int profile_wipe(const char *profile_dir);
 
-/* The magic of a 64-bit clang raw profile (the bytes 0xff "lprofr" 0x81), and the format version of the clang
+/* The magic of a 64-bit clang raw profile (the bytes 0xff "lprofr" 0x81), and the format version of
+ * the clang
  * raw profile (.profraw) at path: the low 32 bits of its second word (each LLVM release's
  * llvm-profdata reads one; LLVM 14 writes 8), or -1 when it is not such a file. */
 #define PROFRAW_MAGIC_64 0xff6c70726f667281ULL
