@@ -362,13 +362,24 @@ static struct runner_config run_config(const struct bench_info *bi, const struct
     /* under mpirun --rate and --events are the job's: each rank runs its share (independent
      * Poisson arrivals at rate/N add up to a Poisson process at the rate) */
     return (struct runner_config){
-        .drv = drv, .wl = wl, .o = o, .threads = threads, .time_s = bi->time_s,
-        .events = ranks_share(bi->events), .report_interval = bi->report_interval,
-        .percentile = bi->percentile > 0 ? bi->percentile : 95, .seed = seed, .throttle = throttle,
-        .rate = bi->rate / ranks_size(), .warmup_s = bi->warmup_s, .forced_shutdown_s = bi->forced_shutdown_s,
+        .drv = drv,
+        .wl = wl,
+        .o = o,
+        .threads = threads,
+        .time_s = bi->time_s,
+        .events = ranks_share(bi->events),
+        .report_interval = bi->report_interval,
+        .percentile = bi->percentile > 0 ? bi->percentile : 95,
+        .seed = seed,
+        .throttle = throttle,
+        .rate = bi->rate / ranks_size(),
+        .warmup_s = bi->warmup_s,
+        .forced_shutdown_s = bi->forced_shutdown_s,
         .init_timeout_s = (double)opt_int(opts, "thread-init-timeout"),
         .conn_limit = conn_limit,
-        .on_interval = on_interval, .on_start = on_start, .ud = jc,
+        .on_interval = on_interval,
+        .on_start = on_start,
+        .ud = jc,
         .keep_latencies = getenv("PGOLAB_LATENCY_FILE") && *getenv("PGOLAB_LATENCY_FILE"),
         .agree_start = ranks_active() ? agree_start : NULL,
     };
@@ -534,7 +545,8 @@ static int do_verify(const struct db_driver *drv, const struct oltp_opts *o, str
         bench_json_print(j);
         json_decref(j);
     } else {
-        printf("verify checksum: %016llx (%llu rows)\n", (unsigned long long)sum, (unsigned long long)rows);
+        printf("verify checksum: %016llx (%llu rows)\n", (unsigned long long)sum,
+               (unsigned long long)rows);
     }
     return 0;
 }

@@ -404,7 +404,8 @@ static int compare_runs(struct compare *c)
             if (cfg->variants[v].kind == VARIANT_EXTERNAL)
                 return error("--bench=bulk_insert needs empty tables for every run, and variant %s "
                              "is a running "
-                             "server whose tables pgolab does not reset between runs", cfg->variants[v].name);
+                             "server whose tables pgolab does not reset between runs",
+                             cfg->variants[v].name);
     }
     cfg->rounds = (int)rounds;
     cfg->warmup_runs = (int)warmups;
@@ -527,8 +528,8 @@ int cmd_compare(int argc, char **argv)
     /* --resume=ID: the options it recorded, unless given (then they must agree) */
     if (cli_parse(&c.o, tables, 1, argc, argv, "compare") == 0 &&
         cli_resume_settings(&c.o, "compare") == 0 && compare_variants(&c) == 0 &&
-        compare_servers(&c) == 0 && compare_runs(&c) == 0 && compare_measure(&c) == 0 && compare_profile_option(&c) == 0 &&
-        cli_experiment_setup(&c.o, &c.cfg, &c.x) == 0 &&
+        compare_servers(&c) == 0 && compare_runs(&c) == 0 && compare_measure(&c) == 0 &&
+        compare_profile_option(&c) == 0 && cli_experiment_setup(&c.o, &c.cfg, &c.x) == 0 &&
         cli_calibration_apply(&c.o, &c.cfg, c.x.store, &c.cal) == 0) {
         c.cfg.keep_run_json = opt_str(&c.o, "output") != NULL; /* else read back from the store */
         int run_rc = experiment_conduct(&c.cfg, c.x.store, "compare", c.resume_id,

@@ -175,7 +175,8 @@ static int report_formats(struct report_cmd *r)
 static int report_ids(struct report_cmd *r)
 {
     const struct opts *o = &r->o;
-    if (opt_is_set(o, "experiment") && parse_id(opt_str(o, "experiment"), "--experiment", &r->rq.id) < 0)
+    if (opt_is_set(o, "experiment") &&
+        parse_id(opt_str(o, "experiment"), "--experiment", &r->rq.id) < 0)
         return -1;
     if (!opt_is_set(o, "compare"))
         return 0;
@@ -188,7 +189,8 @@ static int report_ids(struct report_cmd *r)
     if (r->nids != 2)
         return error("--compare wants two experiment ids, ID1,ID2 (got '%s')", opt_str(o,
             "compare"));
-    if (parse_id(r->ids[0], "--compare id", &r->rq.id) < 0 || parse_id(r->ids[1], "--compare id", &r->id2) < 0)
+    if (parse_id(r->ids[0], "--compare id", &r->rq.id) < 0 ||
+        parse_id(r->ids[1], "--compare id", &r->id2) < 0)
         return -1;
     return 0;
 }

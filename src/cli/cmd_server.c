@@ -122,7 +122,8 @@ static void print_server(const struct server *s, const char *reported_version)
     struct argvec args = ARGVEC_INIT;
     char *client;
 
-    printf("server:    %s %s (pid %d)\n", b ? b + 1 : s->binary, s->version ? s->version : "?", (int)s->pid);
+    printf("server:    %s %s (pid %d)\n", b ? b + 1 : s->binary, s->version ? s->version : "?",
+           (int)s->pid);
     if (reported_version)
         printf("version:   %s %s\n", s->flavor, reported_version);
     printf("binary:    %s\n", s->binary);
@@ -140,12 +141,13 @@ static void print_server(const struct server *s, const char *reported_version)
     client = argvec_join(&args);
     printf("client:    %s\n", client);
     if (s->kind == SERVER_PGSQL)
-        printf("           (or over the unix socket: --pgsql-host=%s --pgsql-port=%d)\n", s->socket_dir, s->port);
+        printf("           (or over the unix socket: --pgsql-host=%s --pgsql-port=%d)\n",
+               s->socket_dir, s->port);
     else
         printf("           (or over the unix socket: --mysql-socket=%s)\n", s->socket);
     if (s->has_password)
-        printf("           password: --%s-password=... or %s in the environment\n", kind_opt(s->kind),
-               s->kind == SERVER_PGSQL ? "PGPASSWORD" : "MYSQL_PWD");
+        printf("           password: --%s-password=... or %s in the environment\n",
+               kind_opt(s->kind), s->kind == SERVER_PGSQL ? "PGPASSWORD" : "MYSQL_PWD");
     free(client);
     argvec_clear(&args);
 }
@@ -229,7 +231,8 @@ static int only_datadir(const struct opts *o, const char *cmd, bool keep_ok)
         "mysql-password", "mysql-db", "pgsql-user", "pgsql-password", "pgsql-db" };
     for (size_t i = 0; i < ARRAY_SIZE(start_only); i++)
         if (opt_is_set(o, start_only[i]))
-            return error("--%s is an option of 'pgolab server start', not of %s", start_only[i], cmd);
+            return error("--%s is an option of 'pgolab server start', not of %s", start_only[i],
+                         cmd);
     if (!keep_ok && opt_is_set(o, "keep-datadir"))
         return error("--keep-datadir is an option of start and stop, not of %s", cmd);
     return 0;
@@ -242,7 +245,8 @@ static int read_state(const struct opts *o, struct server *s)
     if (server_state_read(s, opt_str(o, "datadir")) < 0)
         return -1;
     if (driver && (server_kind_parse(driver, &k) < 0 || k != s->kind)) {
-        error("--db-driver=%s: the server in %s is --db-driver=%s", driver, s->datadir, server_kind_name(s->kind));
+        error("--db-driver=%s: the server in %s is --db-driver=%s", driver, s->datadir,
+              server_kind_name(s->kind));
         server_release(s);
         return -1;
     }
@@ -360,7 +364,8 @@ int cmd_server(int argc, char **argv)
         return 1;
     }
     if (o.nargs > 1) {
-        error("too many arguments: '%s' (expected: pgolab server start|stop|status [options])", o.args[1]);
+        error("too many arguments: '%s' (expected: pgolab server start|stop|status [options])",
+              o.args[1]);
     } else if (!strcmp(cmd, "start")) {
         rc = do_start(&o);
     } else if (!strcmp(cmd, "status")) {

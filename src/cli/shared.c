@@ -78,7 +78,8 @@ int cli_target_ci(const struct opts *o, struct experiment_config *cfg)
     if (cfg->measure != MEASURE_TIME)
         return error("--target-ci needs --measure=time (instruction counts are deterministic: a "
                      "few rounds give tiny CIs)");
-    int64_t cap = opt_is_set(o, "max-rounds") ? opt_int(o, "max-rounds") : TARGET_MAX_ROUNDS_DEFAULT;
+    int64_t cap =
+        opt_is_set(o, "max-rounds") ? opt_int(o, "max-rounds") : TARGET_MAX_ROUNDS_DEFAULT;
     if (cap < STATS_CS_MIN_ROUNDS || cap > EXPERIMENT_ROUNDS_MAX)
         return error("invalid --max-rounds=%s (expected %d..100000: the sequential CI needs %d "
                      "rounds before it can stop)", opt_str(o, "max-rounds"), STATS_CS_MIN_ROUNDS,

@@ -28,14 +28,28 @@ int cli_fail_if_slower(const struct opts *o, double *pct);
 
 /* The options of --target-ci, for the option tables of compare, pgo and calibrate. */
 #define CLI_TARGET_CI_OPTIONS                                                                     \
-    { "target-ci", OPT_DOUBLE, NULL, "add rounds until every tps cell's 95% CI half-width is at most PCT percent (a confidence sequence: valid however often it is looked at, so stopping early biases nothing), or --max-rounds / --max-time is reached; the report says per cell whether the target was reached. Replaces --rounds" }, \
-    { "max-rounds", OPT_INT, "200", "--target-ci: at most this many rounds (the sequential CI is tuned to be tightest at half of it)" }, \
-    { "max-time", OPT_INT, NULL, "--target-ci: stop starting rounds when the measurement would pass this many seconds (split over the workloads)" }
+    { "target-ci", OPT_DOUBLE, NULL,                                                              \
+      "add rounds until every tps cell's 95% CI half-width is at most PCT percent (a "            \
+      "confidence sequence: valid however often it is looked at, so stopping early biases "       \
+      "nothing), or --max-rounds / --max-time is reached; the report says per cell whether the "  \
+      "target was reached. Replaces --rounds" },                                                  \
+    { "max-rounds", OPT_INT, "200",                                                               \
+      "--target-ci: at most this many rounds (the sequential CI is tuned to be tightest at "      \
+      "half of it)" },                                                                            \
+    { "max-time", OPT_INT, NULL,                                                                  \
+      "--target-ci: stop starting rounds when the measurement would pass this many seconds "      \
+      "(split over the workloads)" }
 
 /* --exclude-distrusted, for the option tables of compare, pgo and report (the statistics
  * without the runs the trust rules flag: experiment_result_exclude_distrusted(), model.h). */
 #define CLI_EXCLUDE_DISTRUSTED_OPTION                                                             \
-    { "exclude-distrusted", OPT_BOOL, "off", "compute every number of the report (tables, verdict, JSON and CSV, --output, --fail-if-slower) without the runs the trust rules distrust (steal > 5%, iowait > 10%, a run queue above the cores the run uses, or other work above 10% of the CPU; runs without system metrics stay); the header and the verdict say how many were left out. A report option, not a setting: the results database keeps every run, and --target-ci's stopping rule counts them all" }
+    { "exclude-distrusted", OPT_BOOL, "off",                                                      \
+      "compute every number of the report (tables, verdict, JSON and CSV, --output, "             \
+      "--fail-if-slower) without the runs the trust rules distrust (steal > 5%, iowait > 10%, "   \
+      "a run queue above the cores the run uses, or other work above 10% of the CPU; runs "       \
+      "without system metrics stay); the header and the verdict say how many were left out. A "   \
+      "report option, not a setting: the results database keeps every run, and --target-ci's "    \
+      "stopping rule counts them all" }
 
 /* --target-ci, --max-rounds and --max-time into cfg (target_ci, rounds = the cap, max_time_s,
  * cs_rounds); nothing without --target-ci. Call it after --rounds and --measure are in cfg:
@@ -46,12 +60,25 @@ int cli_target_ci(const struct opts *o, struct experiment_config *cfg);
 /* --variant-server-option, for the option tables of compare and pgo
  * (experiment/variant_options.h). */
 #define CLI_VARIANT_SERVER_OPTION                                                                 \
-    { "variant-server-option", OPT_MULTI, NULL, "a server option of one managed-server variant only, VARIANT:NAME=VALUE (repeatable), e.g. B:shared_buffers=256MB; it comes after the --server-option values on that variant's command line and replaces one of the same name, so a configuration A/B is a variant like a build; recorded with the variant (settings, --output JSON, the report's variant lines)" }
+    { "variant-server-option", OPT_MULTI, NULL,                                                   \
+      "a server option of one managed-server variant only, VARIANT:NAME=VALUE (repeatable), "     \
+      "e.g. B:shared_buffers=256MB; it comes after the --server-option values on that "           \
+      "variant's command line and replaces one of the same name, so a configuration A/B is a "    \
+      "variant like a build; recorded with the variant (settings, --output JSON, the report's "   \
+      "variant lines)" }
 
 /* The options of CPU placement and the target's metric (compare and calibrate). */
 #define CLI_PRECISION_OPTIONS                                                                     \
-    { "cpu-placement", OPT_STRING, "off", "CPUs of the measured processes: off (the scheduler decides; the default until bench/placement-cpu shows placement steadier), auto (with 2 or more CPUs, the bench child on the first, a managed server's processes on the others; a SQLite child pinned only at --threads=1), or CLIENT[:SERVER] CPU lists as taskset takes them (e.g. 0:1-3); said in the report header and recorded in the settings" }, \
-    { "target-metric", OPT_STRING, "tps", "--target-ci: the metric whose cells must reach the target: tps, or cpu (CPU time per transaction of the client and the managed server, which co-tenants' steal affects less than tps)" }
+    { "cpu-placement", OPT_STRING, "off",                                                         \
+      "CPUs of the measured processes: off (the scheduler decides; the default until "            \
+      "bench/placement-cpu shows placement steadier), auto (with 2 or more CPUs, the bench "      \
+      "child on the first, a managed server's processes on the others; a SQLite child pinned "    \
+      "only at --threads=1), or CLIENT[:SERVER] CPU lists as taskset takes them (e.g. 0:1-3); "   \
+      "said in the report header and recorded in the settings" },                                 \
+    { "target-metric", OPT_STRING, "tps",                                                         \
+      "--target-ci: the metric whose cells must reach the target: tps, or cpu (CPU time per "     \
+      "transaction of the client and the managed server, which co-tenants' steal affects less "   \
+      "than tps)" }
 
 /* --cpu-placement into cfg->placement (resolved) and --target-metric into cfg->target_metric
  * (cpu needs --target-ci and the system metrics). Call after cli_target_ci(). -1 after a
@@ -79,7 +106,8 @@ void cli_calibration_release(struct cli_calibration *c);
 /* For `pgolab report`: the calibration experiment l was compared with (the latest of its host
  * recorded before it) into c, and l->cfg.calibration pointed at its state; nothing when there
  * is none. -1 after a message. */
-int cli_calibration_for(struct store *store, struct experiment_loaded *l, struct cli_calibration *c);
+int cli_calibration_for(struct store *store, struct experiment_loaded *l,
+                        struct cli_calibration *c);
 
 /* Open the existing results database at path (--results) for reading: an empty path or a
  * missing file is an error, as listing and reporting must not create one. -1 after a

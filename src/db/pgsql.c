@@ -146,8 +146,10 @@ static enum db_status set_error(struct db_conn *c, const PGresult *res)
     if (prim)
         one_line(why, sizeof(why), prim, false);
     else
-        one_line(why, sizeof(why), res && *PQresultErrorMessage(res) ? PQresultErrorMessage(res)
-                                                                     : PQerrorMessage(pc->pg), true);
+        one_line(why, sizeof(why),
+                 res && *PQresultErrorMessage(res) ? PQresultErrorMessage(res)
+                                                   : PQerrorMessage(pc->pg),
+                 true);
     if (PQstatus(pc->pg) == CONNECTION_BAD) {
         c->err.status = DB_FATAL;
         snprintf(c->err.msg, sizeof(c->err.msg), "lost connection to PostgreSQL server at %.150s: "
@@ -331,8 +333,8 @@ static int pgsql_connect(struct db_conn *c)
     kw[n] = val[n] = NULL;
 #undef KV
     if (cfg.debug)
-        debug("connecting to PostgreSQL server at %s as user %s, database %s%s", cfg.where, cfg.user,
-              cfg.dbname, cfg.password[0] ? " (with a password)" : "");
+        debug("connecting to PostgreSQL server at %s as user %s, database %s%s", cfg.where,
+              cfg.user, cfg.dbname, cfg.password[0] ? " (with a password)" : "");
     pc = xcalloc(1, sizeof(*pc));
     c->priv = pc;
     /* expand_dbname=0: the database name is a name, never a conninfo string. */

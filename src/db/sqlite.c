@@ -415,7 +415,8 @@ static enum db_status set_error(struct db_conn *c, int rc)
     struct sqlite_conn *sc = c->priv;
     int prim = rc & 0xff;
     c->err.code = rc;
-    snprintf(c->err.msg, sizeof(c->err.msg), "%s", sc && sc->db ? api.errmsg(sc->db) : api.errstr(rc));
+    snprintf(c->err.msg, sizeof(c->err.msg), "%s",
+             sc && sc->db ? api.errmsg(sc->db) : api.errstr(rc));
     c->err.status = (prim == SQLITE_BUSY || prim == SQLITE_LOCKED) ? DB_RETRY : DB_FATAL;
     return c->err.status;
 }
@@ -482,9 +483,9 @@ static int sqlite_connect(struct db_conn *c)
     }
     sc = xcalloc(1, sizeof(*sc));
     c->priv = sc;
-    rc = api.open_v2(db_path, &sc->db,
-                     SQLITE_OPEN_READWRITE | (c->create ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOMUTEX,
-                     NULL);
+    rc = api.open_v2(
+        db_path, &sc->db,
+        SQLITE_OPEN_READWRITE | (c->create ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOMUTEX, NULL);
     if (rc != SQLITE_OK) {
         set_error(c, rc);
         snprintf(c->err.msg, sizeof(c->err.msg), "cannot open --sqlite-db=%s: %s", db_path,
@@ -602,7 +603,8 @@ static enum db_status sqlite_execute(struct db_conn *c, struct db_stmt *s, const
                                      int np, enum db_qclass *cls)
 {
     /* one integer (a point select's id) is bound straight, without the loop */
-    int rc = np == 1 && p->type == DB_INT ? api.bind_int64(s->st, 1, p->i) : bind_params(s->st, p, np);
+    int rc =
+        np == 1 && p->type == DB_INT ? api.bind_int64(s->st, 1, p->i) : bind_params(s->st, p, np);
     if (rc != SQLITE_OK)
         return set_error(c, rc);
     return run_stmt(c, s->st, s->ncol, cls);

@@ -304,7 +304,8 @@ static json_t *cells_json(const struct experiment_config *cfg, const struct expe
                                                                        jreal(p.ci_hi))
                                                            : json_null());
                 json_object_set_new(o, "half_width_pct", pct_json(p.half_pct));
-                json_object_set_new(o, "target_reached", tgt ? json_boolean(p.reached) : json_null());
+                json_object_set_new(o, "target_reached",
+                                    tgt ? json_boolean(p.reached) : json_null());
                 if (with_change) {
                     struct experiment_change ch;
                     int thr = cfg->threads[t];

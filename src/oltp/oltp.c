@@ -62,7 +62,8 @@ static const char *const stmt_sql[ST_COUNT] = {
     [ST_INSERT] = "INSERT INTO sbtest%d (id, k, c, pad) VALUES (?, ?, ?, ?)",
 };
 
-static int get_opt_int(const struct opts *opts, const char *name, int64_t min, int64_t max, int64_t *out)
+static int get_opt_int(const struct opts *opts, const char *name, int64_t min, int64_t max,
+                       int64_t *out)
 {
     int64_t v = opt_int(opts, name);
     if (v < min || v > max)
@@ -127,7 +128,8 @@ int oltp_opts_load(struct oltp_opts *o, const struct opts *opts, const struct wo
     o->rnd.spec_res = opt_double(opts, "rand-spec-res");
     o->rnd.pareto_h = opt_double(opts, "rand-pareto-h");
     o->rnd.zipf_exp = opt_double(opts, "rand-zipfian-exp");
-    if (o->rnd.spec_pct < 0 || o->rnd.spec_pct > 100 || o->rnd.spec_res < 0 || o->rnd.spec_res > 100)
+    if (o->rnd.spec_pct < 0 || o->rnd.spec_pct > 100 || o->rnd.spec_res < 0 ||
+        o->rnd.spec_res > 100)
         return error("--rand-spec-pct and --rand-spec-res are percentages: expected 0..100");
     if (o->rnd.pareto_h <= 0 || o->rnd.pareto_h >= 1)
         return error("--rand-pareto-h=%g: expected a number between 0 and 1", o->rnd.pareto_h);
@@ -137,7 +139,8 @@ int oltp_opts_load(struct oltp_opts *o, const struct opts *opts, const struct wo
         return -1;
     o->seed = (uint64_t)v;
     if (wl && wl->one_table && o->tables != 1)
-        return error("--tables=%d: %s uses sbtest1 only (expected --tables=1)", o->tables, wl->name);
+        return error("--tables=%d: %s uses sbtest1 only (expected --tables=1)", o->tables,
+                     wl->name);
     if (wl && wl->fixup)
         wl->fixup(o);
     return 0;
@@ -607,9 +610,11 @@ static enum db_status ev_insert(struct oltp_thread *t)
                                    "'%.*s')",
                  tb, auto_id, k, (int)C_LEN, t->c, (int)PAD_LEN, t->pad);
     else
-        snprintf(sql, sizeof(sql), "INSERT INTO sbtest%d (id, k, c, pad) VALUES (%lld, %u, '%.*s', "
-                                   "'%.*s')",
-                 tb, (long long)rand_unique() - 2147483648LL, k, (int)C_LEN, t->c, (int)PAD_LEN, t->pad);
+        snprintf(sql, sizeof(sql),
+                 "INSERT INTO sbtest%d (id, k, c, pad) VALUES (%lld, %u, '%.*s', "
+                 "'%.*s')",
+                 tb, (long long)rand_unique() - 2147483648LL, k, (int)C_LEN, t->c, (int)PAD_LEN,
+                 t->pad);
     return db_query(t->conn, sql);
 }
 
@@ -709,7 +714,8 @@ enum db_status oltp_event_retry(struct oltp_thread *t, const volatile int *stop,
             return st;
         /* Retryable (counted by the wrapper): roll back and re-run the whole event. */
         t->conn->drv->rollback(t->conn);
-        if (__atomic_load_n(stop, __ATOMIC_RELAXED) || (t->deadline_ns && now_ns() >= t->deadline_ns))
+        if (__atomic_load_n(stop, __ATOMIC_RELAXED) ||
+            (t->deadline_ns && now_ns() >= t->deadline_ns))
             return st;
         st = t->wl->event(t);
     }

@@ -150,10 +150,12 @@ static void text_header(struct strbuf *sb, const struct experiment_config *cfg,
     if (v->version)
         strbuf_addf(sb, " (SQLite %s)", v->version);
     strbuf_addf(sb, " measured as two variants, A and A'\n");
-    strbuf_addf(sb, "%s%d rounds per variant, %g s per run, %d table%s x %d rows, %d runs; "
-                    "alpha %g, power %g\n",
+    strbuf_addf(sb,
+                "%s%d rounds per variant, %g s per run, %d table%s x %d rows, %d runs; "
+                "alpha %g, power %g\n",
                 cfg->target_ci > 0 ? "up to " : "", cfg->rounds, cfg->time_s, cfg->tables,
-                cfg->tables == 1 ? "" : "s", cfg->table_size, res->nruns, CALIBRATE_ALPHA, CALIBRATE_POWER);
+                cfg->tables == 1 ? "" : "s", cfg->table_size, res->nruns, CALIBRATE_ALPHA,
+                CALIBRATE_POWER);
     int planned = cfg->nworkloads * cfg->nthreads * cfg->rounds * cfg->nvariants;
     if (cfg->target_ci > 0) {
         /* --target-ci: the rounds went on until the A/A pair's sequential CI was narrow enough */
@@ -408,28 +410,27 @@ json_t *report_calibrate_json(const struct experiment_config *cfg,
     struct machine_recommendation rec;
     machine_state_of(cfg, res, &m);
     machine_recommend(cfg, res, recommend_target(cfg), &rec);
-    json_object_set_new(cal, "machine", json_pack("{s:o,s:o,s:o,s:o,s:o,s:i}", "load1", num_or_null(m.load1),
-                                                  "client_cpu_share", num_or_null(m.client_share),
-                                                  "steal_pct", num_or_null(m.steal_pct),
-                                                  "other_pct", num_or_null(m.other_pct),
-                                                  "cv_tps_pct", num_or_null(m.cv_tps_pct),
-                                                  "runs", m.nruns));
+    json_object_set_new(cal, "machine",
+                        json_pack("{s:o,s:o,s:o,s:o,s:o,s:i}", "load1", num_or_null(m.load1),
+                                  "client_cpu_share", num_or_null(m.client_share), "steal_pct",
+                                  num_or_null(m.steal_pct), "other_pct", num_or_null(m.other_pct),
+                                  "cv_tps_pct", num_or_null(m.cv_tps_pct), "runs", m.nruns));
     json_t *cand = json_array();
     for (int i = 0; i < rec.ncand; i++)
-        json_array_append_new(cand, json_pack("{s:o,s:o,s:o,s:o}", "time_s", json_real(rec.cand[i].run_s),
-                                              "sd_log_ratio", num_or_null(rec.cand[i].sd_log),
-                                              "rounds", rec.cand[i].rounds == INT32_MAX
-                                                            ? json_null()
+        json_array_append_new(
+            cand, json_pack("{s:o,s:o,s:o,s:o}", "time_s", json_real(rec.cand[i].run_s),
+                            "sd_log_ratio", num_or_null(rec.cand[i].sd_log), "rounds",
+                            rec.cand[i].rounds == INT32_MAX ? json_null()
                                                             : json_integer(rec.cand[i].rounds),
-                                              "wall_s", num_or_null(rec.cand[i].wall_s)));
-    json_object_set_new(cal, "recommendation",
-                        json_pack("{s:o,s:b,s:o,s:o,s:o,s:o,s:o,s:s,s:o,s:o}", "target_ci_pct",
-                                  json_real(rec.target_pct), "ok", rec.ok, "time_s",
-                                  rec.ok ? json_real(rec.run_s) : json_null(), "rounds",
-                                  rec.ok ? json_integer(rec.rounds) : json_null(), "max_rounds",
-                                  rec.ok ? json_integer(rec.max_rounds) : json_null(), "wall_s",
-                                  num_or_null(rec.wall_s), "overhead_s", num_or_null(rec.overhead_s),
-                                  "cpu_placement", rec.placement_desc, "why",
-                                  rec.ok ? json_null() : json_string(rec.why), "candidates", cand));
+                            "wall_s", num_or_null(rec.cand[i].wall_s)));
+    json_object_set_new(
+        cal, "recommendation",
+        json_pack(
+            "{s:o,s:b,s:o,s:o,s:o,s:o,s:o,s:s,s:o,s:o}", "target_ci_pct", json_real(rec.target_pct),
+            "ok", rec.ok, "time_s", rec.ok ? json_real(rec.run_s) : json_null(), "rounds",
+            rec.ok ? json_integer(rec.rounds) : json_null(), "max_rounds",
+            rec.ok ? json_integer(rec.max_rounds) : json_null(), "wall_s", num_or_null(rec.wall_s),
+            "overhead_s", num_or_null(rec.overhead_s), "cpu_placement", rec.placement_desc, "why",
+            rec.ok ? json_null() : json_string(rec.why), "candidates", cand));
     return cal;
 }

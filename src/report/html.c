@@ -226,12 +226,12 @@ static json_t *percentiles_json(const struct experiment_config *cfg,
                 if (n && h.total) {
                     json_t *p = json_array();
                     for (size_t k = 0; k < NPCT; k++)
-                        json_array_append_new(p, jreal(histogram_percentile(&h, pct_levels[k]) / 1e6));
-                    json_array_append_new(a, json_pack("{s:s,s:i,s:s,s:i,s:I,s:o}", "workload",
-                                                       cfg->workloads[w], "threads", cfg->threads[t],
-                                                       "variant", cfg->variants[v].name, "runs", n,
-                                                       "transactions", (json_int_t)h.total,
-                                                       "ms", p));
+                        json_array_append_new(p,
+                                              jreal(histogram_percentile(&h, pct_levels[k]) / 1e6));
+                    json_array_append_new(
+                        a, json_pack("{s:s,s:i,s:s,s:i,s:I,s:o}", "workload", cfg->workloads[w],
+                                     "threads", cfg->threads[t], "variant", cfg->variants[v].name,
+                                     "runs", n, "transactions", (json_int_t)h.total, "ms", p));
                 }
                 histogram_release(&h);
             }

@@ -117,7 +117,8 @@ static void server_cpu_table(struct rep *r, int w)
 void report_server_cpu(struct rep *r)
 {
     assert(r && r->cfg && r->res);
-    if (r->cfg->measure != MEASURE_TIME || !experiment_has_metric(r->res, -1, METRIC_SERVER_USER_US))
+    if (r->cfg->measure != MEASURE_TIME ||
+        !experiment_has_metric(r->res, -1, METRIC_SERVER_USER_US))
         return;
     for (int w = 0; w < r->cfg->nworkloads; w++)
         if (experiment_has_metric(r->res, w, METRIC_SERVER_USER_US) ||

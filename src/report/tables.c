@@ -224,14 +224,16 @@ static void header_lines(struct rep *r, struct strbuf *title, struct strbuf *bod
     strbuf_addf(body, "data: %d table%s x %d rows", cfg->tables, cfg->tables == 1 ? "" : "s",
                 cfg->table_size);
     if (next < cfg->nvariants)
-        strbuf_addf(body, ", %s", reset_words[cfg->measure == MEASURE_INSTRUCTIONS ? RESET_RUN : cfg->reset]);
+        strbuf_addf(body, ", %s",
+                    reset_words[cfg->measure == MEASURE_INSTRUCTIONS ? RESET_RUN : cfg->reset]);
     if (next)
         strbuf_addf(body, "%s running server%s %s: tables dropped and prepared once per workload, "
                           "never reset%s",
                     next < cfg->nvariants ? " (on the" : "; on the", next == 1 ? "" : "s", ext.buf,
                     next < cfg->nvariants ? ")" : "");
     strbuf_release(&ext);
-    strbuf_addf(body, "; variant order shuffled per round (seed %llu)\n", (unsigned long long)cfg->seed);
+    strbuf_addf(body, "; variant order shuffled per round (seed %llu)\n",
+                (unsigned long long)cfg->seed);
     if (cfg->nserver_options) {
         strbuf_addstr(body, "server options:");
         for (int i = 0; i < cfg->nserver_options; i++)
@@ -348,7 +350,8 @@ static void header_lines(struct rep *r, struct strbuf *title, struct strbuf *bod
         if (cfg->max_time_s > 0)
             strbuf_addf(body, ", %g s", cfg->max_time_s);
         strbuf_addf(body, "): reached in %d of %d cell%s, stopped by %s\n", reached, cells,
-                    cells == 1 ? "" : "s", res->error ? "an error" : experiment_target_stop_reason(cfg, res));
+                    cells == 1 ? "" : "s",
+                    res->error ? "an error" : experiment_target_stop_reason(cfg, res));
         strbuf_addf(body, "change (95%% CI), every table: geometric mean of the per-round ratios "
                           "(the runs of a round paired); the CI is a confidence sequence "
                           "(Waudby-Smith et al. 2024), valid at every round at once, so stopping "

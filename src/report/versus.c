@@ -261,10 +261,12 @@ void report_compare(struct strbuf *out, const struct experiment_loaded *a,
     const enum experiment_metric *metrics = ia ? instr_metrics : time_metrics;
     /* time: the server's user / system split too when both experiments have it (a managed
      * server's runs recorded since the split) */
-    int nmetrics = ia != ib ? 0 : ia ? INSTR_METRICS
-                                     : experiment_has_metric(&a->res, -1, METRIC_SERVER_USER_US) &&
-                                               experiment_has_metric(&b->res, -1, METRIC_SERVER_USER_US)
-                                           ? 5 : 3;
+    int nmetrics = ia != ib ? 0
+                   : ia     ? INSTR_METRICS
+                   : experiment_has_metric(&a->res, -1, METRIC_SERVER_USER_US) &&
+                           experiment_has_metric(&b->res, -1, METRIC_SERVER_USER_US)
+                       ? 5
+                       : 3;
     if (ia != ib && (fmt == REPORT_TEXT || fmt == REPORT_MARKDOWN))
         strbuf_addf(out, "\nNo tables: experiment %lld measured %s and experiment %lld %s; "
                          "the numbers are not comparable.\n",

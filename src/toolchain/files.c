@@ -76,7 +76,8 @@ char *sha256_files(const char *const *paths)
     int rc = subprocess_run(&sp);
     if (rc != 0) {
         char *cmd = subprocess_argv_str(argvec_argv(&argv));
-        if (rc > 0 && !sig_child_interrupted(rc)) /* else the user's interrupt: the caller says so */
+        if (rc > 0 &&
+            !sig_child_interrupted(rc)) /* else the user's interrupt: the caller says so */
             error("%s failed (exit %d)", cmd, rc);
         free(cmd);
         argvec_clear(&argv);

@@ -218,7 +218,8 @@ int opts_parse(struct opts *o, int argc, char **argv)
             continue;
         }
         if (!eq && v->def->type != OPT_BOOL) {
-            fprintf(stderr, "FATAL: option --%s needs a value (--%s=...)\n", v->def->name, v->def->name);
+            fprintf(stderr, "FATAL: option --%s needs a value (--%s=...)\n", v->def->name,
+                    v->def->name);
             return -1;
         }
         if (set_value(v, eq ? eq + 1 : "on") < 0)
@@ -361,7 +362,8 @@ int parse_thread_list(char **list, int n, int *out)
     for (int i = 0; i < n; i++) {
         int64_t k;
         if (parse_int64(list[i], &k) < 0 || k <= 0 || k > 100000)
-            return error("invalid thread count '%s' in --threads (expected integers 1..100000)", list[i]);
+            return error("invalid thread count '%s' in --threads (expected integers 1..100000)",
+                         list[i]);
         out[i] = (int)k;
         for (int j = 0; j < i; j++)
             if (out[j] == out[i])
