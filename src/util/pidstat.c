@@ -1,7 +1,6 @@
 /* pidstat: /proc/PID/stat parsed (see pidstat.h). */
 #include "util/pidstat.h"
 
-#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,27 +10,6 @@
 /* Fields 4 (ppid) to 22 (starttime), the last one parsed: proc(5) numbers them from 1. */
 #define FIRST_FIELD 4
 #define LAST_FIELD 22
-
-/* One decimal after blanks into *v (a '-' is skipped: the signed fields pgolab does not use,
- * such as the priority, may be negative); advances *p. -1 when there is none. */
-static int next_field(const char **p, uint64_t *v)
-{
-    const char *s = *p;
-    while (*s == ' ')
-        s++;
-    if (*s == '-')
-        s++;
-    if (*s < '0' || *s > '9')
-        return -1;
-    char *end;
-    errno = 0;
-    unsigned long long x = strtoull(s, &end, 10);
-    if (errno)
-        return -1;
-    *v = (uint64_t)x;
-    *p = end;
-    return 0;
-}
 
 int pidstat_parse(const char *text, struct proc_pid_stat *out)
 {
@@ -51,9 +29,17 @@ int pidstat_parse(const char *text, struct proc_pid_stat *out)
         return -1;
     out->state = *p++; /* field 3 */
     uint64_t v[LAST_FIELD - FIRST_FIELD + 1];
-    for (int i = 0; i <= LAST_FIELD - FIRST_FIELD; i++)
-        if (next_field(&p, &v[i]) < 0)
+    for (int i = 0; i <= LAST_FIELD - FIRST_FIELD; i++) {
+        char *end;
+        while (*p == ' ')
+            p++;
+        if (*p == '-') /* the signed fields pgolab does not use (priority, nice) */
+            p++;
+        if (*p < '0' || *p > '9')
             return -1;
+        v[i] = strtoull(p, &end, 10);
+        p = end;
+    }
 #define FIELD(k) v[(k) - FIRST_FIELD]
     out->ppid = (int)FIELD(4);
     out->pgrp = (int)FIELD(5);
