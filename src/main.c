@@ -11,7 +11,8 @@
 #include <string.h>
 
 static const struct man_command commands[] = {
-    { "bench", cmd_bench, "sysbench-compatible OLTP benchmark (prepare|run|cleanup|help|verify|info)" },
+    { "bench", cmd_bench,
+      "sysbench-compatible OLTP benchmark (prepare|run|cleanup|help|verify|info)" },
     { "pgo", cmd_pgo, "build baseline/instrumented/PGO variants, train, measure the gain" },
     { "compare", cmd_compare, "measure and compare existing builds (variants)" },
     { "report", cmd_report, "report a stored experiment (text, markdown, csv, json, html)" },

@@ -85,7 +85,8 @@ int arrivals_pop(struct arrivals *a, uint64_t *t_ns, const volatile int *stop)
 {
     pthread_mutex_lock(&a->mu);
     while (!a->len) {
-        if (__atomic_load_n(stop, __ATOMIC_RELAXED) || __atomic_load_n(&a->closed, __ATOMIC_ACQUIRE)) {
+        if (__atomic_load_n(stop, __ATOMIC_RELAXED) ||
+            __atomic_load_n(&a->closed, __ATOMIC_ACQUIRE)) {
             pthread_mutex_unlock(&a->mu);
             return -1;
         }

@@ -1,4 +1,4 @@
-/* commands: what `pgolab bench` does once its options are checked (cli/bench.c parses them):
+/* commands: what `pgolab bench` does once its options are checked (cli/cmd_bench.c parses them):
  * prepare / prewarm in parallel, cleanup, run through the runner (with --profile's sampler,
  * the interval lines and the final output), verify and info. Output goes to stdout as
  * bench/output.h prints it, errors to stderr. */
@@ -199,7 +199,8 @@ static int with_conn(const struct db_driver *drv, struct db_conn *c)
 
 /* The runner's throttle test knob from PGOLAB_THROTTLE=F:LIBRARY: run at fraction F of full
  * speed when --sqlite-library is LIBRARY (so one variant of an experiment can be slowed by a
- * known factor: 1/F times the work per transaction, see runner.h). 0 when unset or for another library, -1 (message printed) when malformed. */
+ * known factor: 1/F times the work per transaction, see runner.h). 0 when unset or for another
+ * library, -1 (message printed) when malformed. */
 static double throttle_knob(const struct opts *opts)
 {
     const char *e = getenv("PGOLAB_THROTTLE");
@@ -394,13 +395,24 @@ static struct runner_config run_config(const struct bench_info *bi, const struct
     /* under mpirun --rate and --events are the job's: each rank runs its share (independent
      * Poisson arrivals at rate/N add up to a Poisson process at the rate) */
     return (struct runner_config){
-        .drv = drv, .wl = wl, .o = o, .threads = threads, .time_s = bi->time_s,
-        .events = ranks_share(bi->events), .report_interval = bi->report_interval,
-        .percentile = bi->percentile > 0 ? bi->percentile : 95, .seed = seed, .throttle = throttle,
-        .rate = bi->rate / ranks_size(), .warmup_s = bi->warmup_s, .forced_shutdown_s = bi->forced_shutdown_s,
+        .drv = drv,
+        .wl = wl,
+        .o = o,
+        .threads = threads,
+        .time_s = bi->time_s,
+        .events = ranks_share(bi->events),
+        .report_interval = bi->report_interval,
+        .percentile = bi->percentile > 0 ? bi->percentile : 95,
+        .seed = seed,
+        .throttle = throttle,
+        .rate = bi->rate / ranks_size(),
+        .warmup_s = bi->warmup_s,
+        .forced_shutdown_s = bi->forced_shutdown_s,
         .init_timeout_s = (double)opt_int(opts, "thread-init-timeout"),
         .conn_limit = conn_limit,
-        .on_interval = on_interval, .on_start = on_start, .ud = jc,
+        .on_interval = on_interval,
+        .on_start = on_start,
+        .ud = jc,
         .keep_latencies = getenv("PGOLAB_LATENCY_FILE") && *getenv("PGOLAB_LATENCY_FILE"),
         .agree_start = ranks_active() ? agree_start : NULL,
     };
@@ -590,7 +602,8 @@ static int do_verify(const struct db_driver *drv, const struct oltp_opts *o, str
         bench_json_print(j);
         json_decref(j);
     } else {
-        printf("verify checksum: %016llx (%llu rows)\n", (unsigned long long)sum, (unsigned long long)rows);
+        printf("verify checksum: %016llx (%llu rows)\n", (unsigned long long)sum,
+               (unsigned long long)rows);
     }
     return 0;
 }

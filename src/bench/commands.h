@@ -1,4 +1,4 @@
-/* commands: `pgolab bench`'s commands on a checked configuration (cli/bench.c turns the
+/* commands: `pgolab bench`'s commands on a checked configuration (cli/cmd_bench.c turns the
  * options into it): prepare, prewarm (warmup), run, cleanup, verify and info. Under mpirun
  * each rank calls bench_command(); prepare and cleanup run on rank 0 only. */
 #ifndef PGOLAB_BENCH_COMMANDS_H

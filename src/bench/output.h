@@ -12,7 +12,7 @@
 
 #include "bench/runner.h"
 #include "db/driver.h"
-#include "util/options.h"
+#include "util/opts.h"
 
 #include "version.h"
 

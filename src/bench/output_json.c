@@ -33,7 +33,8 @@ static json_t *options_json(const struct opts *o, const char *driver)
             continue;
         /* Never a password (--mysql-password, --pgsql-password): only whether one was given. */
         if (strstr(v->def->name, "password"))
-            json_object_set_new(j, v->def->name, json_string(v->value && *v->value ? "(hidden)" : ""));
+            json_object_set_new(j, v->def->name,
+                                json_string(v->value && *v->value ? "(hidden)" : ""));
         else
             json_object_set_new(j, v->def->name, jstr(v->value));
     }
@@ -127,8 +128,8 @@ json_t *bench_json(const struct bench_info *bi, const struct run_stats *st,
     json_object_set_new(j, "histogram", hist);
     json_object_set_new(j, "intervals", series);
     json_object_set_new(j, "fairness",
-                        json_pack("{s:f,s:f,s:f,s:f}", "events_avg", ev_mean, "events_stddev", ev_sd,
-                                  "exec_time_avg_s", tm_mean, "exec_time_stddev_s", tm_sd));
+                        json_pack("{s:f,s:f,s:f,s:f}", "events_avg", ev_mean, "events_stddev",
+                                  ev_sd, "exec_time_avg_s", tm_mean, "exec_time_stddev_s", tm_sd));
     json_object_set_new(j, "interrupted", json_boolean(st->interrupted));
     json_object_set_new(j, "failed", json_boolean(st->failed));
     json_t *knobs = knobs_json();

@@ -36,13 +36,15 @@ void bench_text_run_header(const struct bench_info *bi)
     if (bi->report_interval > 0)
         printf("Report intermediate results every %g second(s)\n", bi->report_interval);
     if (bi->seed)
-        printf("Initializing random number generator from seed (%llu).\n", (unsigned long long)bi->seed);
+        printf("Initializing random number generator from seed (%llu).\n",
+               (unsigned long long)bi->seed);
     else
         printf("Initializing random number generator from current time\n");
     /* sysbench puts the forced-shutdown notice between the two blank lines */
     printf("\n");
     if (bi->forced_shutdown_s >= 0 && bi->time_s > 0)
-        printf("Forcing shutdown in %.0f seconds\n", bi->warmup_s + bi->time_s + bi->forced_shutdown_s);
+        printf("Forcing shutdown in %.0f seconds\n",
+               bi->warmup_s + bi->time_s + bi->forced_shutdown_s);
     printf("\nInitializing worker threads...\n\n");
     fflush(stdout);
 }

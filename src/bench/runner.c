@@ -181,7 +181,8 @@ static char hint_limit[96];
 static bool conn_limit_error(const struct db_error *e)
 {
     return e->code == 1040 || !strcmp(e->state, "53300") || strstr(e->msg, "too many clients") ||
-           strstr(e->msg, "Too many connections") || strstr(e->msg, "connection slots are reserved");
+           strstr(e->msg, "Too many connections") || strstr(e->msg,
+                                                            "connection slots are reserved");
 }
 
 const char *runner_error_hint(const struct db_error *e, int nthreads, char *buf, size_t n)
@@ -390,7 +391,7 @@ static __attribute__((noinline)) void *worker_main(void *arg)
     /* Closed loop: one clock read per event, an event starts when the previous one ended
      * (the loop's bookkeeping in between is a few ns). --rate: an event starts at its
      * arrival, so the time it waited for this worker is part of its latency. The per-event
-     * path is kept short (issue 31: at 2 threads on SQLite every instruction between two
+     * path is kept short (at 2 threads on SQLite every instruction between two
      * autocommit transactions costs about twice): the options it tests are read once, and
      * the report slot and --time are one compare (due). */
     bool measuring = false;

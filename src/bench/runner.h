@@ -1,6 +1,7 @@
 /* runner: the benchmark engine. N worker threads, each with its own connection and
  * per-thread counters and latency histogram, on cache lines of their own and merged only at
- * interval boundaries and at the end (no shared line is written per event); a start gate (bounded by --thread-init-timeout);
+ * interval boundaries and at the end (no shared line is written per event); a start gate (bounded
+ * by --thread-init-timeout);
  * time and event limits; --warmup-time; open-loop arrivals under --rate (bench/arrivals.h);
  * the intermediate reporter (this thread); --forced-shutdown; SIGINT stops the run and keeps
  * what was measured. A failure every worker hits is reported once (first_error).

@@ -1,6 +1,6 @@
 /* resume: the recorded settings of an experiment as its command's options (see resume.h). */
 #include "cli/resume.h"
-#include "cli/common.h"
+#include "cli/shared.h"
 #include "experiment/record.h"
 #include "store/store.h"
 #include "util/strbuf.h"

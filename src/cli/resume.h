@@ -9,7 +9,7 @@
 #ifndef PGOLAB_CLI_RESUME_H
 #define PGOLAB_CLI_RESUME_H
 
-#include "util/options.h"
+#include "util/opts.h"
 
 /* Recorded options in order: names[i] = values[i] ("variant" and "server-option" repeat). */
 struct resume_options {

@@ -201,8 +201,10 @@ static __attribute__((noinline)) bool walk_fault_slow(struct db_conn *c)
     c->err.status = walk.kind;
     c->err.code = 0;
     c->err.state[0] = 0;
-    snprintf(c->err.msg, sizeof(c->err.msg), "injected %s fault at driver call %lu (PGOLAB_FAULT_AT)",
-             walk.kind == DB_RETRY ? "retryable" : walk.kind == DB_RECONNECT ? "lost connection" : "fatal",
+    snprintf(c->err.msg, sizeof(c->err.msg), "injected %s fault at driver call %lu "
+                                             "(PGOLAB_FAULT_AT)",
+             walk.kind == DB_RETRY ? "retryable" : walk.kind == DB_RECONNECT ? "lost connection" :
+                 "fatal",
              n);
     return true;
 }

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "util/options.h"
+#include "util/opts.h"
 
 /* Error classes (sysbench §9): retryable errors roll back and re-run the event. */
 enum db_status {
@@ -201,7 +201,7 @@ enum db_status db_begin(struct db_conn *c, bool will_write);
 enum db_status db_commit(struct db_conn *c);
 
 /* db_execute is inline: a point select's event is one statement, and the wrapper's call
- * cost more than its work (issue 31). Its parts in driver.c: */
+ * cost more than its work. Its parts in driver.c: */
 /* Nonzero once both fault knobs have been read and are off (relaxed atomic; set by
  * db_execute_slow): db_execute then skips them. */
 extern int db_faults_off;

@@ -146,11 +146,14 @@ static enum db_status set_error(struct db_conn *c, const PGresult *res)
     if (prim)
         one_line(why, sizeof(why), prim, false);
     else
-        one_line(why, sizeof(why), res && *PQresultErrorMessage(res) ? PQresultErrorMessage(res)
-                                                                     : PQerrorMessage(pc->pg), true);
+        one_line(why, sizeof(why),
+                 res && *PQresultErrorMessage(res) ? PQresultErrorMessage(res)
+                                                   : PQerrorMessage(pc->pg),
+                 true);
     if (PQstatus(pc->pg) == CONNECTION_BAD) {
         c->err.status = DB_FATAL;
-        snprintf(c->err.msg, sizeof(c->err.msg), "lost connection to PostgreSQL server at %.150s: %.300s",
+        snprintf(c->err.msg, sizeof(c->err.msg), "lost connection to PostgreSQL server at %.150s: "
+                                                 "%.300s",
                  cfg.where, why[0] ? why : "connection closed");
     } else if (prim) {
         c->err.status = state && retryable(state) ? DB_RETRY : DB_FATAL;
@@ -343,8 +346,8 @@ static int pgsql_connect(struct db_conn *c)
     kw[n] = val[n] = NULL;
 #undef KV
     if (cfg.debug)
-        debug("connecting to PostgreSQL server at %s as user %s, database %s%s", cfg.where, cfg.user,
-              cfg.dbname, cfg.password[0] ? " (with a password)" : "");
+        debug("connecting to PostgreSQL server at %s as user %s, database %s%s", cfg.where,
+              cfg.user, cfg.dbname, cfg.password[0] ? " (with a password)" : "");
     pc = xcalloc(1, sizeof(*pc));
     c->priv = pc;
     /* expand_dbname=0: the database name is a name, never a conninfo string. */
@@ -354,7 +357,8 @@ static int pgsql_connect(struct db_conn *c)
         c->err.status = DB_FATAL;
         c->err.code = 0;
         c->err.state[0] = '\0';
-        snprintf(c->err.msg, sizeof(c->err.msg), "cannot connect to PostgreSQL server at %.100s: %.360s",
+        snprintf(c->err.msg, sizeof(c->err.msg), "cannot connect to PostgreSQL server at %.100s: "
+                                                 "%.360s",
                  cfg.where, why[0] ? why : "unknown error");
         if (cfg.debug)
             debug("error: %s", c->err.msg);
@@ -577,7 +581,8 @@ static enum db_status pgsql_execute(struct db_conn *c, struct db_stmt *s, const 
             c->err.status = DB_FATAL;
             c->err.code = 0;
             c->err.state[0] = '\0';
-            snprintf(c->err.msg, sizeof(c->err.msg), "%d parameters for the placeholders of: %.400s",
+            snprintf(c->err.msg, sizeof(c->err.msg), "%d parameters for the placeholders of: "
+                                                     "%.400s",
                      np, s->sql);
             return DB_FATAL;
         }

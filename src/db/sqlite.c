@@ -60,7 +60,8 @@ static const struct opt_def sqlite_options[] = {
     { "sqlite-db", OPT_STRING, "sbtest.db", "SQLite database file" },
     { "sqlite-library", OPT_STRING, NULL,
       "libsqlite3 shared library to load (default: the system's " DEFAULT_LIBRARY ")" },
-    { "sqlite-busy-timeout", OPT_INT, "10000", "busy timeout in ms before SQLITE_BUSY is returned" },
+    { "sqlite-busy-timeout", OPT_INT, "10000",
+      "busy timeout in ms before SQLITE_BUSY is returned" },
     { "sqlite-journal-mode", OPT_STRING, "wal", "journal_mode pragma" },
     { "sqlite-synchronous", OPT_STRING, "normal", "synchronous pragma (off, normal, full)" },
     OPT_END
@@ -260,7 +261,8 @@ static int load_library(const char *path)
     if (path && stat(path, &stt) < 0)
         return error("--sqlite-library=%s: %s", path, strerror(errno));
     if (path && !S_ISREG(stt.st_mode))
-        return error("--sqlite-library=%s: not a regular file (expected a libsqlite3 shared library)", path);
+        return error("--sqlite-library=%s: not a regular file (expected a libsqlite3 shared "
+                     "library)", path);
     if (mode && !strcmp(mode, "global")) {
         lib_handle = dlopen(name, RTLD_NOW | RTLD_GLOBAL);
         lib_isolation = "dlopen(RTLD_GLOBAL) [PGOLAB_SQLITE_LOAD=global, not isolated]";
@@ -413,7 +415,8 @@ static enum db_status set_error(struct db_conn *c, int rc)
     struct sqlite_conn *sc = c->priv;
     int prim = rc & 0xff;
     c->err.code = rc;
-    snprintf(c->err.msg, sizeof(c->err.msg), "%s", sc && sc->db ? api.errmsg(sc->db) : api.errstr(rc));
+    snprintf(c->err.msg, sizeof(c->err.msg), "%s",
+             sc && sc->db ? api.errmsg(sc->db) : api.errstr(rc));
     c->err.status = (prim == SQLITE_BUSY || prim == SQLITE_LOCKED) ? DB_RETRY : DB_FATAL;
     return c->err.status;
 }
@@ -480,9 +483,9 @@ static int sqlite_connect(struct db_conn *c)
     }
     sc = xcalloc(1, sizeof(*sc));
     c->priv = sc;
-    rc = api.open_v2(db_path, &sc->db,
-                     SQLITE_OPEN_READWRITE | (c->create ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOMUTEX,
-                     NULL);
+    rc = api.open_v2(
+        db_path, &sc->db,
+        SQLITE_OPEN_READWRITE | (c->create ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOMUTEX, NULL);
     if (rc != SQLITE_OK) {
         set_error(c, rc);
         snprintf(c->err.msg, sizeof(c->err.msg), "cannot open --sqlite-db=%s: %s", db_path,
@@ -558,7 +561,7 @@ static __attribute__((noinline)) enum db_status step_failed(struct db_conn *c, s
 /* Step st to the end and classify it: a result set is a read; otherwise a change in
  * sqlite3_total_changes() (which BEGIN/COMMIT leave alone, unlike sqlite3_changes()) is a
  * write, else other. ncol: st's column count (-1: ask). Inlined into its callers: every
- * statement of a run goes through it (issue 31). */
+ * statement of a run goes through it. */
 static inline __attribute__((always_inline)) enum db_status
 run_stmt(struct db_conn *c, sqlite3_stmt *st, int ncol, enum db_qclass *cls)
 {
@@ -600,7 +603,8 @@ static enum db_status sqlite_execute(struct db_conn *c, struct db_stmt *s, const
                                      int np, enum db_qclass *cls)
 {
     /* one integer (a point select's id) is bound straight, without the loop */
-    int rc = np == 1 && p->type == DB_INT ? api.bind_int64(s->st, 1, p->i) : bind_params(s->st, p, np);
+    int rc =
+        np == 1 && p->type == DB_INT ? api.bind_int64(s->st, 1, p->i) : bind_params(s->st, p, np);
     if (rc != SQLITE_OK)
         return set_error(c, rc);
     return run_stmt(c, s->st, s->ncol, cls);

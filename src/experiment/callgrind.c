@@ -1,8 +1,8 @@
 /* callgrind: --measure=instructions: its setup, valgrind's command line, callgrind's output
  * files and the "callgrind" JSON of a run (see callgrind.h). Owns no state. */
 #include "experiment/callgrind.h"
-#include "toolchain/toolchain.h"
 #include "util/argvec.h"
+#include "util/fs.h"
 #include "util/strbuf.h"
 #include "util/subprocess.h"
 #include "util/util.h"

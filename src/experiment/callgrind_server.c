@@ -2,7 +2,7 @@
  * processes and threads write (see callgrind_server.h). No state. */
 #include "experiment/callgrind_server.h"
 #include "server/server.h"
-#include "toolchain/toolchain.h"
+#include "util/fs.h"
 #include "util/strbuf.h"
 #include "util/util.h"
 

@@ -25,7 +25,8 @@
  * "valgrind" on PATH, as an absolute path) --tool=callgrind with cache and branch simulation,
  * writing DIR/cg.PID (MariaDB: DIR/cg.PID-THREAD); reading from the client's socket
  * (PostgreSQL's secure_read, MariaDB's vio_read: recv and the wait for the next request, whose
- * count depends on timing) is left out of the counts. -1 with a message when valgrind is not found. */
+ * count depends on timing) is left out of the counts. -1 with a message when valgrind is not found.
+ * */
 int callgrind_server_wrapper(struct argvec *a, const struct experiment_config *cfg,
                              enum server_kind kind, const char *dir);
 

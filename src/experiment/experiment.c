@@ -58,15 +58,18 @@ static int warmup(const struct experiment_config *cfg, struct experiment_result 
             experiment_order(cfg->seed, -k, w * cfg->nthreads + t, cfg->nvariants, order);
             for (int i = 0; i < cfg->nvariants && rc == 0; i++) {
                 const struct variant *var = &cfg->variants[order[i]];
-                char *log = xasprintf("%s/warmup-%d-%d-%d-%s.log", cfg->workdir, w, t, k, var->name);
+                char *log =
+                    xasprintf("%s/warmup-%d-%d-%d-%s.log", cfg->workdir, w, t, k, var->name);
                 if (cfg->progress)
                     progress("warm-up %d/%d  %s  threads=%d  %s (discarded)", k, cfg->warmup_runs,
                              cfg->workloads[w], cfg->threads[t], var->name);
                 int v = order[i];
-                int st = run_child(cfg, res, var, cfg->workloads[w], cfg->threads[t],
-                                   (cfg->reset == RESET_RUN || fresh[v]) && var->kind != VARIANT_EXTERNAL
-                                       ? template[v] : NULL,
-                                   rundb[v], log, NULL, 0, &out, NULL);
+                int st =
+                    run_child(cfg, res, var, cfg->workloads[w], cfg->threads[t],
+                              (cfg->reset == RESET_RUN || fresh[v]) && var->kind != VARIANT_EXTERNAL
+                                  ? template[v]
+                                  : NULL,
+                              rundb[v], log, NULL, 0, &out, NULL);
                 fresh[v] = false;
                 if (run_signal()) {
                     res->signal = run_signal();

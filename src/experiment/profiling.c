@@ -1,7 +1,7 @@
 /* profiling: --profile in the experiment engine (see profiling.h). */
 #include "experiment/profiling.h"
 #include "model/profiles.h"
-#include "profile/sampler.h"
+#include "profile/perf_sampler.h"
 #include "util/fs.h"
 #include "util/strbuf.h"
 #include "util/util.h"

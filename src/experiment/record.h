@@ -57,7 +57,8 @@ char *experiment_resume_command(const char *kind, const char *target, int64_t id
  * failure before the first run leaves no row. Otherwise a stopped one gets res->error as its
  * note and one line on stderr: cfg->resume_hint where set, else the exact --resume command
  * (experiment_resume_command())
- * when a signal or a transient failure (res->transient) stopped it, else that the same options would fail again. Nothing when
+ * when a signal or a transient failure (res->transient) stopped it, else that the same options
+ * would fail again. Nothing when
  * cfg->store is NULL. */
 int experiment_record_finish(const struct experiment_config *cfg,
                              const struct experiment_result *res, int run_rc);

@@ -12,6 +12,7 @@
 #include "util/argvec.h"
 #include "util/fmt.h"
 #include "util/fs.h"
+#include "util/pidstat.h"
 #include "util/progress.h"
 #include "util/signals.h"
 #include "util/strbuf.h"
@@ -94,7 +95,8 @@ int run_signal(void)
 
 const char *run_signal_name(int sig)
 {
-    return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" : "a signal";
+    return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" :
+        "a signal";
 }
 
 int run_fail(struct experiment_result *res, const char *fmt, ...)
@@ -349,15 +351,8 @@ static int start_server(const struct experiment_config *cfg, struct experiment_r
 /* Whether process pid is stopped by a signal (state T in /proc/PID/stat). */
 static bool process_paused(pid_t pid)
 {
-    char path[64], buf[512];
-    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-    FILE *f = fopen(path, "r");
-    size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
-    if (f)
-        fclose(f);
-    buf[n] = 0;
-    const char *paren = strrchr(buf, ')');  /* the state follows the command name */
-    return paren && paren[1] == ' ' && paren[2] == 'T';
+    struct proc_pid_stat st;
+    return pidstat_read(NULL, pid, &st) == 0 && st.state == 'T';
 }
 
 /* Stop a server started by start_server (cleanly; server_stop reports a failure). */
@@ -567,7 +562,8 @@ int run_child(const struct experiment_config *cfg, struct experiment_result *res
             last_server_gone = server_status(&srv, NULL) == SERVER_GONE;
             last_server_tail = xasprintf("%s; server log %s: %s",
                                          last_server_gone       ? "the server is gone"
-                                         : process_paused(srv.pid) ? "the server is paused (SIGSTOP)"
+                                         : process_paused(srv.pid) ?
+                                             "the server is paused (SIGSTOP)"
                                                                  : "the server is running",
                                          name, tail);
             free(what);

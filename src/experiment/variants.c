@@ -23,10 +23,12 @@ static void external_info(const struct experiment_config *cfg, struct variant *v
     run_child_argv(&a, cfg, v, NULL, NULL, 1, NULL);
     argvec_push(&a, "--format=json");
     argvec_push(&a, "info");
-    struct subprocess sp = { .argv = argvec_argv(&a), .out = &out, .quiet_stderr = 1, .timeout_s = 60 };
+    struct subprocess sp = {
+        .argv = argvec_argv(&a), .out = &out, .quiet_stderr = 1, .timeout_s = 60 };
     if (subprocess_run(&sp) == 0) {
         json_t *root = json_loads(out.buf, 0, NULL);
-        const char *s = json_string_value(json_object_get(json_object_get(root, "library"), "server"));
+        const char *s = json_string_value(json_object_get(json_object_get(root, "library"),
+                                                          "server"));
         if (s && !v->version)
             v->version = xstrdup(s);
         json_decref(root);

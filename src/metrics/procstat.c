@@ -1,5 +1,4 @@
-/* procstat: parsers of /proc/stat, /proc/vmstat, /proc/loadavg and /proc/PID/stat (see
- * procstat.h). */
+/* procstat: parsers of /proc/stat, /proc/vmstat and /proc/loadavg (see procstat.h). */
 #include "metrics/procstat.h"
 #include "util/util.h"
 
@@ -97,46 +96,6 @@ int procstat_parse_loadavg(const char *text, struct proc_loadavg *out)
     if (sscanf(text, "%lf %lf %lf %d/%d %lu", &out->load1, &out->load5, &out->load15,
                &out->running, &out->total, &last) != 6)
         return -1;
-    return 0;
-}
-
-int procstat_parse_pid_stat(const char *text, struct proc_pid_stat *out)
-{
-    memset(out, 0, sizeof(*out));
-    const char *open = strchr(text, '('), *close = strrchr(text, ')');
-    if (!open || !close || close < open || sscanf(text, "%d", &out->pid) != 1)
-        return -1;
-    size_t n = (size_t)(close - open - 1);
-    if (n >= sizeof(out->comm))
-        n = sizeof(out->comm) - 1;
-    memcpy(out->comm, open + 1, n);
-    out->comm[n] = '\0';
-    /* after the comm: field 3 state, 4 ppid, ... 10 minflt, 12 majflt, 14 utime, 15 stime,
-     * 16 cutime, 17 cstime, 20 num_threads (proc(5), 1-based) */
-    const char *p = close + 1;
-    while (*p == ' ')
-        p++;
-    if (!*p)
-        return -1;
-    out->state = *p++;
-    uint64_t v[18]; /* fields 4..21 */
-    for (int i = 0; i < 18; i++) {
-        while (*p == ' ')
-            p++;
-        if (*p == '-') { /* signed fields (priority, nice) may be negative */
-            p++;
-        }
-        if (next_u64(&p, &v[i]) < 0)
-            return -1;
-    }
-    out->ppid = (int)v[0];
-    out->minflt = v[10 - 4];
-    out->majflt = v[12 - 4];
-    out->utime = v[14 - 4];
-    out->stime = v[15 - 4];
-    out->cutime = v[16 - 4];
-    out->cstime = v[17 - 4];
-    out->num_threads = (int)v[20 - 4];
     return 0;
 }
 

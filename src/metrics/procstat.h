@@ -1,4 +1,5 @@
-/* procstat: the Linux /proc files system metrics are read from, parsed into plain structs.
+/* procstat: the Linux /proc files of the whole machine system metrics are read from, parsed
+ * into plain structs (a process's /proc/PID/stat is util/pidstat.h's).
  * Parsers take the file's text (so tests feed canned snapshots); procstat_read() reads one
  * file under a procfs root (normally "/proc"). Field meanings are proc(5)'s; time fields are
  * in clock ticks (USER_HZ, sysconf(_SC_CLK_TCK), 100 on Linux). Owns no state. */
@@ -37,17 +38,6 @@ struct proc_loadavg {
     int running, total;  /* runnable scheduling entities now / all of them */
 };
 
-/* /proc/PID/stat: the fields a CPU account needs. */
-struct proc_pid_stat {
-    int pid, ppid;
-    char state;                    /* R, S, D, Z, ... */
-    uint64_t utime, stime;         /* this process (all its threads), ticks */
-    uint64_t cutime, cstime;       /* its waited-for (reaped) children, ticks */
-    uint64_t minflt, majflt;
-    int num_threads;
-    char comm[32];                 /* without the parentheses, truncated */
-};
-
 /* Sum of the cpu line's times (user + nice + system + idle + iowait + irq + softirq + steal). */
 uint64_t proc_cpu_total(const struct proc_cpu *c);
 
@@ -58,9 +48,6 @@ int procstat_parse_stat(const char *text, struct proc_stat *out);
 int procstat_parse_vmstat(const char *text, struct proc_vmstat *out);
 /* Parse /proc/loadavg. -1 when it is not five fields of that shape. */
 int procstat_parse_loadavg(const char *text, struct proc_loadavg *out);
-/* Parse /proc/PID/stat (the comm may hold spaces and parentheses: the last ')' ends it).
- * -1 when it is malformed. */
-int procstat_parse_pid_stat(const char *text, struct proc_pid_stat *out);
 
 /* The text of ROOT/REL into out (reset first). 0, or -1 with errno set. */
 int procstat_read(const char *root, const char *rel, struct strbuf *out);

@@ -1,6 +1,7 @@
 /* sampler: /proc snapshots of one run and the server's process tree (see sampler.h). */
 #include "metrics/sampler.h"
 #include "metrics/procstat.h"
+#include "util/pidstat.h"
 #include "util/strbuf.h"
 #include "util/util.h"
 
@@ -90,16 +91,6 @@ static int parse_stat(const char *t, void *o) { return procstat_parse_stat(t, o)
 static int parse_vmstat(const char *t, void *o) { return procstat_parse_vmstat(t, o); }
 static int parse_loadavg(const char *t, void *o) { return procstat_parse_loadavg(t, o); }
 
-/* /proc/PID/stat of one process; -1 when it is gone (or unreadable). */
-static int read_pid(struct metrics_sampler *ms, int pid, struct proc_pid_stat *st)
-{
-    char rel[64];
-    snprintf(rel, sizeof(rel), "%d/stat", pid);
-    if (procstat_read(ms->root, rel, &ms->buf) < 0)
-        return -1;
-    return procstat_parse_pid_stat(ms->buf.buf, st);
-}
-
 struct pidlist {
     int *pid;
     struct proc_pid_stat *st;
@@ -167,7 +158,7 @@ static void scan_all(struct metrics_sampler *ms, struct pidlist *all)
         struct proc_pid_stat st;
         if (*end || end == e->d_name || pid <= 0)
             continue;
-        if (read_pid(ms, (int)pid, &st) == 0)
+        if (pidstat_read(ms->root, pid, &st) == 0)
             pidlist_add(all, (int)pid, &st);
     }
     closedir(d);
@@ -177,7 +168,7 @@ static void scan_all(struct metrics_sampler *ms, struct pidlist *all)
 static void server_tree(struct metrics_sampler *ms, struct pidlist *tree)
 {
     struct proc_pid_stat st;
-    if (read_pid(ms, ms->server, &st) < 0)
+    if (pidstat_read(ms->root, ms->server, &st) < 0)
         return; /* the server is gone */
     pidlist_add(tree, ms->server, &st);
     if (!ms->scan) {
@@ -189,7 +180,7 @@ static void server_tree(struct metrics_sampler *ms, struct pidlist *tree)
                 break;
             }
             for (int k = 0; k < kids.n; k++)
-                if (read_pid(ms, kids.pid[k], &st) == 0)
+                if (pidstat_read(ms->root, kids.pid[k], &st) == 0)
                     pidlist_add(tree, kids.pid[k], &st);
         }
         free(kids.pid);
@@ -294,7 +285,7 @@ static void snapshot(struct metrics_sampler *ms)
         read_machine(ms, "loadavg", parse_loadavg, &s->load) < 0)
         return;
     struct proc_pid_stat st;
-    if (ms->client > 0 && read_pid(ms, ms->client, &st) == 0) {
+    if (ms->client > 0 && pidstat_read(ms->root, ms->client, &st) == 0) {
         s->client_user_ticks = (double)st.utime;
         s->client_sys_ticks = (double)st.stime;
     } else if (ms->nsnaps) { /* gone: keep its last values */

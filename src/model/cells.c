@@ -104,6 +104,37 @@ struct cell_stats experiment_cell(const struct experiment_result *res, int varia
     return c;
 }
 
+double experiment_workload_cells(const struct experiment_config *cfg,
+                                 const struct experiment_result *res, int w,
+                                 enum experiment_metric m, struct cell_stats *cs, double *avg)
+{
+    int nv = cfg->nvariants, nt = cfg->nthreads;
+    double *col = xcalloc((size_t)nt + 1, sizeof(double));
+    double minv = INFINITY;
+    assert(nv >= 1 && nt >= 1);
+    for (int ti = 0; ti < nt; ti++)
+        for (int v = 0; v < nv; v++) {
+            struct cell_stats *c = &cs[ti * nv + v];
+            *c = experiment_cell(res, v, w, cfg->threads[ti], m);
+            if (c->n && c->min < minv)
+                minv = c->min;
+        }
+    /* Average row: thread rows where every variant has data; mean of their medians. */
+    for (int v = 0; v < nv; v++) {
+        int navg = 0;
+        for (int ti = 0; ti < nt; ti++) {
+            bool full = true;
+            for (int u = 0; u < nv; u++)
+                full &= cs[ti * nv + u].n > 0;
+            if (full)
+                col[navg++] = cs[ti * nv + v].median;
+        }
+        avg[v] = navg ? gsl_stats_mean(col, 1, (size_t)navg) : NAN;
+    }
+    free(col);
+    return minv;
+}
+
 uint64_t experiment_cell_seed(const struct experiment_config *cfg, int w, int v, int row,
                               enum experiment_metric m)
 {

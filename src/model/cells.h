@@ -77,6 +77,14 @@ struct cell_stats experiment_cell(const struct experiment_result *res, int varia
 double *experiment_cell_values(const struct experiment_result *res, int variant, int workload,
                                int threads, enum experiment_metric m, int *n);
 
+/* The cells of metric m at workload w, a report table's rows: cs[ti * cfg->nvariants + v] per
+ * thread count (cfg->threads[ti]) and variant, avg[v] the Average row (the mean of the medians
+ * of the thread rows where every variant has data; NAN when none). Returns the smallest value
+ * seen (INFINITY when none), for the table's decimals. */
+double experiment_workload_cells(const struct experiment_config *cfg,
+                                 const struct experiment_result *res, int w,
+                                 enum experiment_metric m, struct cell_stats *cs, double *avg);
+
 /* The bootstrap seed of one cell of the reports and of the --output file's summary (workload
  * w, variant v, row: the thread count's index, or nthreads for a workload's Average row,
  * metric m): the formula the seed-000 tables always used, so that every output computes a
@@ -122,7 +130,7 @@ int experiment_change(const struct experiment_result *res, enum experiment_metri
 
 /* The change of values b (n2 rounds) against values a (n1 rounds) as one cell: what
  * experiment_change() gives for a cell, computed from the values themselves (e.g. the same
- * cell of two stored experiments, report/compare.c). 0 on success (out->ncells 0 when either
+ * cell of two stored experiments, report/versus.c). 0 on success (out->ncells 0 when either
  * side has no values), -1 (no message; *out zeroed) when they are unusable. */
 int experiment_change_values(const double *a, int n1, const double *b, int n2,
                              enum experiment_metric m, uint64_t seed,
@@ -135,7 +143,8 @@ int experiment_change_over(const struct experiment_result *res, enum experiment_
                            int ncells, uint64_t seed, struct experiment_change *out);
 
 /* The change as a report cell, appended to sb: "-" without data, "no statistics with 1
- * round" without statistics ("no statistics before 5 rounds" when sequential), "~" when not significant, else the change in percent with its CI
+ * round" without statistics ("no statistics before 5 rounds" when sequential), "~" when not
+ * significant, else the change in percent with its CI
  * in the improvement sign convention (stats_format_change / stats_format_interval). */
 void experiment_change_format(struct strbuf *sb, const struct experiment_change *c);
 

@@ -38,7 +38,8 @@ static double pooled_cv(const struct experiment_result *res)
         if (!first)
             continue;
         int n;
-        double *x = experiment_cell_values(res, r->variant, r->workload, r->threads, METRIC_TPS, &n);
+        double *x =
+            experiment_cell_values(res, r->variant, r->workload, r->threads, METRIC_TPS, &n);
         if (n >= 2) {
             double m = gsl_stats_mean(x, 1, (size_t)n);
             if (m > 0) {
@@ -101,8 +102,8 @@ int machine_busier(const struct machine_state *cal, const struct machine_state *
             strbuf_addf(why, __VA_ARGS__);                                                        \
         k++;                                                                                      \
     } while (0)
-    if (isfinite(cal->load1) && isfinite(now->load1) && now->load1 > cal->load1 + MACHINE_LOAD_MORE &&
-        now->load1 > cal->load1 * 1.25)
+    if (isfinite(cal->load1) && isfinite(now->load1) &&
+        now->load1 > cal->load1 + MACHINE_LOAD_MORE && now->load1 > cal->load1 * 1.25)
         REASON("load1 %.2f vs %.2f at calibration", now->load1, cal->load1);
     if (isfinite(cal->steal_pct) && isfinite(now->steal_pct) &&
         now->steal_pct > cal->steal_pct + MACHINE_PCT_MORE)
@@ -145,9 +146,9 @@ json_t *machine_busier_json(const struct machine_state *cal, const struct experi
         p = e ? e + 2 : NULL;
     }
     strbuf_release(&why);
-    return json_pack("{s:I,s:b,s:o,s:o,s:o}", "calibration_experiment", (json_int_t)cal->experiment_id,
-                     "busier", k > 0, "reasons", reasons, "now", state_json(&now), "calibration",
-                     state_json(cal));
+    return json_pack("{s:I,s:b,s:o,s:o,s:o}", "calibration_experiment",
+                     (json_int_t)cal->experiment_id, "busier", k > 0, "reasons", reasons, "now",
+                     state_json(&now), "calibration", state_json(cal));
 }
 
 void machine_busier_text(struct strbuf *out, const struct machine_state *cal,
@@ -218,7 +219,8 @@ static double tps_first(const struct run_result *r, int L)
 static double cell_sd(const struct experiment_result *res, int v, int w, int threads, int L,
                       int rounds)
 {
-    double *a = xcalloc((size_t)rounds + 1, sizeof(double)), *b = xcalloc((size_t)rounds + 1, sizeof(double));
+    double *a = xcalloc((size_t)rounds + 1, sizeof(double)),
+           *b = xcalloc((size_t)rounds + 1, sizeof(double));
     double *d = xcalloc((size_t)rounds + 1, sizeof(double));
     int n = 0;
     for (int r = 0; r < rounds; r++)
@@ -284,8 +286,8 @@ void machine_recommend(const struct experiment_config *cfg, const struct experim
             continue;
         int n = machine_rounds_for(sd, target_pct);
         double wall = n == INT32_MAX ? INFINITY
-                                     : (double)n * cfg->nvariants * cfg->nworkloads * cfg->nthreads *
-                                           (L + out->overhead_s);
+                                     : (double)n * cfg->nvariants * cfg->nworkloads *
+                                           cfg->nthreads * (L + out->overhead_s);
         out->cand[out->ncand].run_s = L;
         out->cand[out->ncand].sd_log = sd;
         out->cand[out->ncand].rounds = n;
@@ -305,6 +307,8 @@ void machine_recommend(const struct experiment_config *cfg, const struct experim
         snprintf(out->why, sizeof(out->why), "needs at least 3 paired rounds with per-second "
                                              "intervals (time mode, --time >= 1)");
     else if (!out->ok)
-        snprintf(out->why, sizeof(out->why), "not reachable within %d rounds at any run length "
-                                             "(the noise is too large for +/-%g%%)", MACHINE_ROUNDS_MAX, target_pct);
+        snprintf(out->why, sizeof(out->why),
+                 "not reachable within %d rounds at any run length "
+                 "(the noise is too large for +/-%g%%)",
+                 MACHINE_ROUNDS_MAX, target_pct);
 }

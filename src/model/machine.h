@@ -3,7 +3,7 @@
  * precision.h (pure functions of configs and results; finding the calibration in the results
  * store is machine_calibration_find() of experiment/record.h, as it loads an experiment);
  * used by calibrate (it prints the state and the recommendation), compare
- * (--from-calibration; the warning) and the reports (report/precision.c).
+ * (--from-calibration; the warning) and the reports (report/noise.c).
  *
  * A calibration's machine state is computed from its recorded runs (their system metrics and
  * tps, stored in the results database by `pgolab calibrate`), so nothing beyond the runs is
@@ -40,7 +40,8 @@ struct machine_state {
  * more than MACHINE_LOAD_MORE (absolute) and by a quarter; steal or other work higher by more
  * than MACHINE_PCT_MORE percentage points; the CV of tps at least 1.5 times the calibration's
  * and higher by more than 1 point; the client's CPU share below MACHINE_SHARE_LESS of the
- * calibration's (a co-tenant on the client's CPU). Chosen to ignore the wobble of a quiet machine (load1 moves
+ * calibration's (a co-tenant on the client's CPU). Chosen to ignore the wobble of a quiet machine
+ * (load1 moves
  * by ~0.3 between runs of one experiment here) and to name a co-tenant that takes a core. */
 #define MACHINE_LOAD_MORE 0.5
 #define MACHINE_PCT_MORE 5.0
@@ -58,7 +59,8 @@ int machine_busier(const struct machine_state *cal, const struct machine_state *
 
 /* The report's part: NULL cal -> JSON null / no text. Else JSON {"calibration_experiment",
  * "busier", "reasons": [...], "now": {...}, "calibration": {...}} (each state: "load1",
- * "steal_pct", "other_pct", "cv_tps_pct", "client_cpu_share", "runs"), and in text one line: a WARNING naming the
+ * "steal_pct", "other_pct", "cv_tps_pct", "client_cpu_share", "runs"), and in text one line: a
+ * WARNING naming the
  * reasons, or that the machine was no busier than at calibration N. */
 json_t *machine_busier_json(const struct machine_state *cal, const struct experiment_config *cfg,
                             const struct experiment_result *res);

@@ -162,7 +162,8 @@ struct experiment_config {
      * default) or METRIC_CPU_US. Settings record it in "target_ci" only when not tps. */
     int target_metric;
     /* --cpu-placement (model/placement.h; resolved by experiment/pinning.h): the CPUs of
-     * each run's bench child and managed server. Zero = auto but not resolved, i.e. off (a config no CLI resolved). Settings
+     * each run's bench child and managed server. Zero = auto but not resolved, i.e. off (a config
+     * no CLI resolved). Settings
      * record "cpu_placement" only when active. */
     struct cpu_placement placement;
     /* --clients=mpirun:N[:HOSTFILE]: each measured run's bench child is an MPI job of
@@ -292,7 +293,8 @@ int experiment_measure_parse(const char *s, enum experiment_measure *out);
 json_t *experiment_variants_json(const struct experiment_config *cfg);
 
 /* The settings of the measurement that the JSON file, the results store and the report's JSON
- * hold, added to set: "workloads" (names), "threads" (counts), "rounds", "reset" and "warmup_runs" when not the
+ * hold, added to set: "workloads" (names), "threads" (counts), "rounds", "reset" and "warmup_runs"
+ * when not the
  * default, "server_options" when given, "time_s", "tables", "table_size", and "target_ci" ({"pct",
  * "max_time_s", "cs_rounds"}) with --target-ci, "measure" + "events" when counting
  * instructions (each optional key only then, so the settings of

@@ -91,6 +91,23 @@ static int mean_ci(const struct experiment_config *cfg, const double *d, int n, 
     return n >= 2 ? stats_t_interval(d, n, ALPHA, cs) : -1;
 }
 
+double experiment_round_log_sd_max(const struct experiment_config *cfg,
+                                   const struct experiment_result *res, enum experiment_metric m,
+                                   int v)
+{
+    double sd = NAN;
+    for (int w = 0; w < cfg->nworkloads; w++)
+        for (int t = 0; t < cfg->nthreads; t++) {
+            int n;
+            double *d = experiment_round_log_ratios(res, m, v, w, cfg->threads[t], &n);
+            double s = n >= 2 ? gsl_stats_sd(d, 1, (size_t)n) : NAN;
+            free(d);
+            if (isfinite(s) && !(s <= sd))
+                sd = s;
+        }
+    return sd;
+}
+
 void experiment_precision_cell(const struct experiment_config *cfg,
                                const struct experiment_result *res, enum experiment_metric m,
                                int v, int w, int threads, struct experiment_precision *out)
@@ -287,7 +304,8 @@ static json_t *cells_json(const struct experiment_config *cfg, const struct expe
                                                                        jreal(p.ci_hi))
                                                            : json_null());
                 json_object_set_new(o, "half_width_pct", pct_json(p.half_pct));
-                json_object_set_new(o, "target_reached", tgt ? json_boolean(p.reached) : json_null());
+                json_object_set_new(o, "target_reached",
+                                    tgt ? json_boolean(p.reached) : json_null());
                 if (with_change) {
                     struct experiment_change ch;
                     int thr = cfg->threads[t];

@@ -30,6 +30,13 @@
 double *experiment_round_log_ratios(const struct experiment_result *res, enum experiment_metric m,
                                     int v, int w, int threads, int *n);
 
+/* The largest standard deviation of the per-round log ratios (experiment_round_log_ratios())
+ * of variant v in metric m over every cell (workload, thread count) of cfg: the noise a
+ * --target-ci experiment must beat. NAN when no cell has 2 paired rounds. */
+double experiment_round_log_sd_max(const struct experiment_config *cfg,
+                                   const struct experiment_result *res, enum experiment_metric m,
+                                   int v);
+
 /* The precision of one cell (variant v >= 1 against the baseline, workload w, a thread count)
  * in metric m. */
 struct experiment_precision {
@@ -99,7 +106,8 @@ int experiment_change_cfg(const struct experiment_config *cfg,
                           struct experiment_change *out);
 
 /* experiment_change_cfg() of variant v over variant base instead of the baseline (variant 0):
- * what one step added (report/steps.c), paired by round under --target-ci as the tables are. */
+ * what one step added (report/step_gains.c), paired by round under --target-ci as the tables are.
+ * */
 int experiment_change_cfg_over(const struct experiment_config *cfg,
                                const struct experiment_result *res, enum experiment_metric m,
                                int base, int v, const int *workloads, const int *threads,

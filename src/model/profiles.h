@@ -1,7 +1,7 @@
 /* profiles: an experiment's stored CPU profiles read back (--profile, src/experiment/
  * profiling.h, wrote them): where they are (RESULTS.profiles/EXPERIMENT), whether any run has
  * one, the side-by-side of every variant against the baseline as text, the same walk for the
- * machine-readable reports (report/profiles.c), and the folded stacks for flame-graph tools.
+ * machine-readable reports (report/profile_diff.c), and the folded stacks for flame-graph tools.
  * Reads the files the runs' "profile" objects name and prints; runs nothing and keeps no
  * state (what it loads is freed before it returns). */
 #ifndef PGOLAB_MODEL_PROFILES_H
@@ -31,7 +31,7 @@ typedef void (*experiment_profile_pair_fn)(void *ctx, const char *workload, int 
                                            const struct profile_side *a,
                                            const struct profile_side *b);
 /* Walk the profiles as experiment_profile_report does (same warnings, same return), handing
- * each pair to fn: the machine-readable reports (report/profiles.c) are built on it. */
+ * each pair to fn: the machine-readable reports (report/profile_diff.c) are built on it. */
 int experiment_profile_each(const struct experiment_config *cfg,
                             const struct experiment_result *res, const char *dir,
                             experiment_profile_pair_fn fn, void *ctx);

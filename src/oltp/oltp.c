@@ -35,11 +35,17 @@ const struct opt_def oltp_options[] = {
     { "delete-inserts", OPT_INT, "1", "Number of DELETE/INSERT combinations per transaction" },
     { "range-size", OPT_INT, "100", "Range size for range SELECT queries" },
     { "range-selects", OPT_BOOL, "on", "Enable/disable all range SELECT queries" },
-    { "skip-trx", OPT_BOOL, "off", "Don't start explicit transactions and execute all queries in the AUTOCOMMIT mode" },
-    { "auto-inc", OPT_BOOL, "on", "Use AUTO_INCREMENT column as Primary Key (for MySQL), or its alternatives in other DBMS. When disabled, use client-generated IDs" },
-    { "create-secondary", OPT_BOOL, "on", "Create a secondary index in addition to the PRIMARY KEY" },
-    { "random-points", OPT_INT, "10", "Number of random points in the IN() clause in generic SELECTs (select_random_points)" },
-    { "number-of-ranges", OPT_INT, "10", "Number of random BETWEEN ranges per SELECT (select_random_ranges)" },
+    { "skip-trx", OPT_BOOL, "off",
+      "Don't start explicit transactions and execute all queries in the AUTOCOMMIT mode" },
+    { "auto-inc", OPT_BOOL, "on",
+      "Use AUTO_INCREMENT column as Primary Key (for MySQL), or its alternatives in other DBMS. "
+      "When disabled, use client-generated IDs" },
+    { "create-secondary", OPT_BOOL, "on",
+      "Create a secondary index in addition to the PRIMARY KEY" },
+    { "random-points", OPT_INT, "10",
+      "Number of random points in the IN() clause in generic SELECTs (select_random_points)" },
+    { "number-of-ranges", OPT_INT, "10",
+      "Number of random BETWEEN ranges per SELECT (select_random_ranges)" },
     { "delta", OPT_INT, "5", "Size of BETWEEN ranges (select_random_ranges)" },
     OPT_END
 };
@@ -56,7 +62,8 @@ static const char *const stmt_sql[ST_COUNT] = {
     [ST_INSERT] = "INSERT INTO sbtest%d (id, k, c, pad) VALUES (?, ?, ?, ?)",
 };
 
-static int get_opt_int(const struct opts *opts, const char *name, int64_t min, int64_t max, int64_t *out)
+static int get_opt_int(const struct opts *opts, const char *name, int64_t min, int64_t max,
+                       int64_t *out)
 {
     int64_t v = opt_int(opts, name);
     if (v < min || v > max)
@@ -121,7 +128,8 @@ int oltp_opts_load(struct oltp_opts *o, const struct opts *opts, const struct wo
     o->rnd.spec_res = opt_double(opts, "rand-spec-res");
     o->rnd.pareto_h = opt_double(opts, "rand-pareto-h");
     o->rnd.zipf_exp = opt_double(opts, "rand-zipfian-exp");
-    if (o->rnd.spec_pct < 0 || o->rnd.spec_pct > 100 || o->rnd.spec_res < 0 || o->rnd.spec_res > 100)
+    if (o->rnd.spec_pct < 0 || o->rnd.spec_pct > 100 || o->rnd.spec_res < 0 ||
+        o->rnd.spec_res > 100)
         return error("--rand-spec-pct and --rand-spec-res are percentages: expected 0..100");
     if (o->rnd.pareto_h <= 0 || o->rnd.pareto_h >= 1)
         return error("--rand-pareto-h=%g: expected a number between 0 and 1", o->rnd.pareto_h);
@@ -131,7 +139,8 @@ int oltp_opts_load(struct oltp_opts *o, const struct opts *opts, const struct wo
         return -1;
     o->seed = (uint64_t)v;
     if (wl && wl->one_table && o->tables != 1)
-        return error("--tables=%d: %s uses sbtest1 only (expected --tables=1)", o->tables, wl->name);
+        return error("--tables=%d: %s uses sbtest1 only (expected --tables=1)", o->tables,
+                     wl->name);
     if (wl && wl->fixup)
         wl->fixup(o);
     return 0;
@@ -187,7 +196,8 @@ static int create_table(struct db_conn *c, const struct oltp_opts *o, int n)
         ? xasprintf("CREATE TABLE IF NOT EXISTS sbtest%d (\n  id INTEGER NOT NULL,\n"
                     "  k INTEGER DEFAULT '0' NOT NULL,\n  PRIMARY KEY (id))", n)
         : xasprintf("CREATE TABLE sbtest%d(\n  id %s,\n  k INTEGER DEFAULT '0' NOT NULL,\n"
-                          "  c CHAR(120) DEFAULT '' NOT NULL,\n  pad CHAR(60) DEFAULT '' NOT NULL,\n"
+                          "  c CHAR(120) DEFAULT '' NOT NULL,\n  pad CHAR(60) DEFAULT '' NOT "
+                          "NULL,\n"
                           "  PRIMARY KEY (id)\n) %s",
                           n, o->auto_inc ? d->id_auto_inc : d->id_plain, d->table_suffix);
     printf("Creating table 'sbtest%d'...\n", n);
@@ -220,9 +230,11 @@ static int fill_table(struct db_conn *c, const struct oltp_opts *o, int n, struc
     printf("Inserting %u records into 'sbtest%d'\n", o->prepare_rows, n);
     fflush(stdout);
     if (o->auto_inc)
-        head_len = (size_t)snprintf(head, sizeof(head), "INSERT INTO sbtest%d(k, c, pad) VALUES", n);
+        head_len = (size_t)snprintf(head, sizeof(head), "INSERT INTO sbtest%d(k, c, pad) "
+                                                        "VALUES", n);
     else
-        head_len = (size_t)snprintf(head, sizeof(head), "INSERT INTO sbtest%d(id, k, c, pad) VALUES", n);
+        head_len = (size_t)snprintf(head, sizeof(head), "INSERT INTO sbtest%d(id, k, c, pad) "
+                                                        "VALUES", n);
     /* Each multi-row INSERT is one statement and so one (autocommit) transaction; tables
      * loaded by parallel workers interleave batch by batch instead of holding the write lock
      * for a whole table. */
@@ -300,7 +312,8 @@ int oltp_prewarm_tables(struct db_conn *c, const struct oltp_opts *o, int first,
             xasprintf("ANALYZE TABLE sbtest%d", n),
             xasprintf("SELECT AVG(id) FROM (SELECT * FROM sbtest%d FORCE KEY (PRIMARY) LIMIT %u) t",
                       n, o->table_size),
-            xasprintf("SELECT COUNT(*) FROM (SELECT * FROM sbtest%d WHERE k LIKE '%%0%%' LIMIT %u) t",
+            xasprintf("SELECT COUNT(*) FROM (SELECT * FROM sbtest%d WHERE k LIKE '%%0%%' LIMIT %u) "
+                      "t",
                       n, o->table_size),
         };
         int rc = 0;
@@ -593,11 +606,15 @@ static enum db_status ev_insert(struct oltp_thread *t)
         snprintf(sql, sizeof(sql), "INSERT INTO sbtest%d (k, c, pad) VALUES (%u, '%.*s', '%.*s')",
                  tb, k, (int)C_LEN, t->c, (int)PAD_LEN, t->pad);
     else if (t->o->auto_inc)
-        snprintf(sql, sizeof(sql), "INSERT INTO sbtest%d (id, k, c, pad) VALUES (%s, %u, '%.*s', '%.*s')",
+        snprintf(sql, sizeof(sql), "INSERT INTO sbtest%d (id, k, c, pad) VALUES (%s, %u, '%.*s', "
+                                   "'%.*s')",
                  tb, auto_id, k, (int)C_LEN, t->c, (int)PAD_LEN, t->pad);
     else
-        snprintf(sql, sizeof(sql), "INSERT INTO sbtest%d (id, k, c, pad) VALUES (%lld, %u, '%.*s', '%.*s')",
-                 tb, (long long)rand_unique() - 2147483648LL, k, (int)C_LEN, t->c, (int)PAD_LEN, t->pad);
+        snprintf(sql, sizeof(sql),
+                 "INSERT INTO sbtest%d (id, k, c, pad) VALUES (%lld, %u, '%.*s', "
+                 "'%.*s')",
+                 tb, (long long)rand_unique() - 2147483648LL, k, (int)C_LEN, t->c, (int)PAD_LEN,
+                 t->pad);
     return db_query(t->conn, sql);
 }
 
@@ -697,7 +714,8 @@ enum db_status oltp_event_retry(struct oltp_thread *t, const volatile int *stop,
             return st;
         /* Retryable (counted by the wrapper): roll back and re-run the whole event. */
         t->conn->drv->rollback(t->conn);
-        if (__atomic_load_n(stop, __ATOMIC_RELAXED) || (t->deadline_ns && now_ns() >= t->deadline_ns))
+        if (__atomic_load_n(stop, __ATOMIC_RELAXED) ||
+            (t->deadline_ns && now_ns() >= t->deadline_ns))
             return st;
         st = t->wl->event(t);
     }
@@ -711,27 +729,35 @@ enum db_status oltp_event_retry(struct oltp_thread *t, const volatile int *stop,
 
 /* The catalogue: sysbench 1.0.20's eleven OLTP scripts (reference/sysbench.md §3). */
 static const struct workload catalogue[] = {
-    { .name = "oltp_read_write", .descr = "OLTP read/write: point selects, ranges, updates, delete+insert in a transaction",
+    { .name = "oltp_read_write", .descr = "OLTP read/write: point selects, ranges, updates, "
+                                          "delete+insert in a transaction",
       .stmts = (1u << ST_POINT) | RANGE_STMTS | WRITE_STMTS, .event = ev_read_write },
-    { .name = "oltp_read_only", .descr = "OLTP read-only: point selects and ranges in a transaction",
+    { .name = "oltp_read_only", .descr = "OLTP read-only: point selects and ranges in a "
+                                         "transaction",
       .stmts = (1u << ST_POINT) | RANGE_STMTS, .event = ev_read_only },
-    { .name = "oltp_write_only", .descr = "OLTP write-only: updates and delete+insert in a transaction",
+    { .name = "oltp_write_only", .descr = "OLTP write-only: updates and delete+insert in a "
+                                          "transaction",
       .stmts = WRITE_STMTS, .event = ev_write_only },
     { .name = "oltp_point_select", .descr = "One point select per event, autocommit",
       .stmts = 1u << ST_POINT, .fixup = fix_point_select, .event = ev_point_select },
-    { .name = "oltp_update_index", .descr = "UPDATE of the indexed column k (--index-updates per event), autocommit",
+    { .name = "oltp_update_index", .descr = "UPDATE of the indexed column k (--index-updates per "
+                                            "event), autocommit",
       .stmts = 1u << ST_INDEX_UPDATE, .event = ev_update_index },
-    { .name = "oltp_update_non_index", .descr = "UPDATE of the non-indexed column c (--non-index-updates per event), autocommit",
+    { .name = "oltp_update_non_index", .descr = "UPDATE of the non-indexed column c "
+                                                "(--non-index-updates per event), autocommit",
       .stmts = 1u << ST_NON_INDEX_UPDATE, .event = ev_update_non_index },
     { .name = "oltp_delete", .descr = "One DELETE of a random id per event, autocommit",
       .stmts = 1u << ST_DELETE, .event = ev_delete },
     { .name = "oltp_insert", .descr = "One INSERT (text, not prepared) per event, autocommit",
       .stmts = 0, .fixup = fix_insert, .event = ev_insert },
-    { .name = "select_random_points", .descr = "SELECT with --random-points values in an IN() on the k index of sbtest1",
+    { .name = "select_random_points", .descr = "SELECT with --random-points values in an IN() on "
+                                               "the k index of sbtest1",
       .stmts = 1u << ST_RANDOM_POINTS, .event = ev_random_points, .one_table = true },
-    { .name = "select_random_ranges", .descr = "SELECT count(k) over --number-of-ranges BETWEEN ranges of sbtest1",
+    { .name = "select_random_ranges", .descr = "SELECT count(k) over --number-of-ranges BETWEEN "
+                                               "ranges of sbtest1",
       .stmts = 1u << ST_RANDOM_RANGES, .event = ev_random_ranges, .one_table = true },
-    { .name = "bulk_insert", .descr = "Multi-row INSERTs of (id, k) rows into one table per thread (512 KiB each)",
+    { .name = "bulk_insert", .descr = "Multi-row INSERTs of (id, k) rows into one table per thread "
+                                      "(512 KiB each)",
       .stmts = 0, .fixup = fix_bulk_insert, .event = ev_bulk_insert, .finish = finish_bulk_insert },
 };
 
@@ -832,7 +858,8 @@ static const char *const verify_mysql[] = {
 static const char *const verify_pgsql[] = {
     "SELECT id, k, c, pad FROM sbtest%d ORDER BY id",
     "SELECT k, count(*), sum(id), min(c), max(pad) FROM sbtest%d GROUP BY k ORDER BY k",
-    "SELECT substr(c, 1, 11), length(c), upper(pad), k * 3 + id %% 7, to_char(k / 7.0, 'FM999999990.0000') "
+    "SELECT substr(c, 1, 11), length(c), upper(pad), k * 3 + id %% 7, to_char(k / 7.0, "
+    "'FM999999990.0000') "
     "FROM sbtest%d WHERE id %% 13 = 0 ORDER BY c, id",
     "SELECT DISTINCT c FROM sbtest%d WHERE id BETWEEN 100 AND 1000 ORDER BY c",
     "SELECT a.id, b.k, b.c FROM sbtest%d a JOIN sbtest%d b ON b.id = a.k WHERE a.id <= 2000 "

@@ -2,7 +2,7 @@
  * (src/sb_rand.c): uniform, gaussian, special, pareto, plus zipfian (sysbench 1.1).
  * Each worker owns one struct rand_state; the configuration is shared and read-only.
  * The generator, rand_uniform and rand_default's uniform case are inline here: a worker draws
- * ids per statement, and the call chain cost more than the draw (issue 31). */
+ * ids per statement, and the call chain cost more than the draw. */
 #ifndef PGOLAB_RAND_H
 #define PGOLAB_RAND_H
 

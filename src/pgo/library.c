@@ -527,7 +527,7 @@ int pgo_library_check(struct pgo_pipeline *p)
 {
     const struct pgo_request *rq = p->rq;
     struct pgo_library *l = p->lib = xcalloc(1, sizeof(*p->lib));
-    /* --variants of a library (cli/pgo.c): baseline, pgo, then the BOLT variants */
+    /* --variants of a library (cli/cmd_pgo.c): baseline, pgo, then the BOLT variants */
     for (int i = 2; i < rq->nvariants && p->nbolt < 2; i++) {
         int k = p->nbolt++;
         l->bolt[k].name = rq->variants[i];

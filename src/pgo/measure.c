@@ -3,7 +3,7 @@
  * managed-server variant of the experiment engine, each with its --variant-server-option
  * values (each run on a fresh copy of the prepared datadir, its server restarted, interleaved
  * rounds, CIs), recorded in the results database run by run, then the seed-000 tables, with
- * more than two variants "what each step added" (report/steps.c: pgo+bolt over pgo, ...) and,
+ * more than two variants "what each step added" (report/step_gains.c: pgo+bolt over pgo, ...) and,
  * with several trainers, the trainer x workload table of gains (a row per trainer). A
  * library's variants (library.c: baseline, pgo, the BOLT variants, then each other group of
  * build settings', as pgo_measured_builds() returns them) are library variants
@@ -17,7 +17,7 @@
 #include "model/cells.h"
 #include "model/precision.h"
 #include "report/common.h"
-#include "report/steps.h"
+#include "report/step_gains.h"
 #include "report/tables.h"
 #include "report/trainers.h"
 #include "store/store.h"
@@ -135,7 +135,7 @@ static void change_of(const struct experiment_config *cfg, const struct experime
                       int nc, struct pgo_change *out)
 {
     struct experiment_change ch;
-    /* the verdict's seed of the Average row, offset by the base as report/steps.c does */
+    /* the verdict's seed of the Average row, offset by the base as report/step_gains.c does */
     uint64_t seed = report_all_cells_seed(cfg, v, m) + (uint64_t)base;
     out->pct = out->lo = out->hi = out->p_value = NAN;
     out->stats = out->significant = false;

@@ -5,7 +5,7 @@
  * experiment engine -> report. Every phase is cached under the work directory with a
  * stamp of exactly what it read (recipe text, source tree content hash, compiler version,
  * flags, profile hash), so an interrupted run continues where it stopped and a changed input
- * redoes the phases it feeds, saying why. cli/pgo.c owns the options and hands a validated
+ * redoes the phases it feeds, saying why. cli/cmd_pgo.c owns the options and hands a validated
  * struct pgo_request over; the pipeline owns everything it builds (struct pgo_pipeline). */
 #ifndef PGOLAB_PGO_PIPELINE_H
 #define PGOLAB_PGO_PIPELINE_H
@@ -28,7 +28,7 @@ enum pgo_gate {
                          * pgo build */
 };
 
-/* The validated options (strings owned by the caller, cli/pgo.c). */
+/* The validated options (strings owned by the caller, cli/cmd_pgo.c). */
 struct pgo_request {
     const char *target;           /* name or recipe file */
     const char *recipe_path;      /* resolved recipe file */

@@ -1,13 +1,13 @@
-/* profile: CPU profiles of runs, side by side (issue 10, `--profile`).
+/* profile: CPU profiles of runs, side by side (`--profile`).
  *
  * The parts, one file each:
- *   sampler.c   perf_event_open sampling of a process tree into a raw profile file
- *               (sampler.h; cycles or cpu-clock, frame-pointer call chains)
+ *   perf_sampler.c  perf_event_open sampling of a process tree into a raw profile file
+ *               (perf_sampler.h; cycles or cpu-clock, frame-pointer call chains)
  *   session.c   one profiled process from start to stop, a refusal said once, its JSON
  *               (session.h; bench and the experiment use it)
  *   symbols.c   a raw profile symbolized with elfutils libdwfl into folded stacks
  *   fold.c      compiler clone suffixes folded into their function (fold.h)
- *   callgrind.c a callgrind output's self instruction counts per function (the exact profile
+ *   callgrind_file.c  a callgrind output's self instruction counts per function (the exact profile
  *               of --measure=instructions), written as folded stacks too
  *   table.c     a folded file read back: samples per function (the sampled frame) and per
  *               DSO, with the file's header (event, notes)

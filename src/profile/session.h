@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include "profile/sampler.h"
+#include "profile/perf_sampler.h"
 
 struct profile_session {
     struct profile_sampler s;
@@ -31,7 +31,8 @@ void profile_session_start(struct profile_session *ps, pid_t target, const char 
 /* Stop the sampler (if it runs): written says whether raw_path is complete. */
 void profile_session_stop(struct profile_session *ps);
 
-/* {"event", "frequency", "kernel", "raw", "note", "sampler_cpu_s"} after a written profile, {"refused": LINE}
+/* {"event", "frequency", "kernel", "raw", "note", "sampler_cpu_s"} after a written profile,
+ * {"refused": LINE}
  * after a refusal, {"error": ...} when the sampler failed (new reference). */
 json_t *profile_session_json(const struct profile_session *ps);
 

@@ -1,4 +1,4 @@
-/* symbols: a raw profile (sampler.c's file) symbolized with elfutils libdwfl into folded
+/* symbols: a raw profile (perf_sampler.c's file) symbolized with elfutils libdwfl into folded
  * stacks (see profile.h; the formats are docs/profiles.md's). User addresses go through the
  * mappings of the sampled process (inherited along fork records) to a file offset, the ELF
  * program headers to the file's virtual address and libdwfl's symbol table (or the debug

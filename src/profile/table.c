@@ -203,7 +203,8 @@ void profile_print_top(FILE *out, const struct profile_run *r, int top)
             instr ? "instructions" : r->event, instr ? "" : " samples");
     if (r->frequency)
         fprintf(out, " at %d Hz", r->frequency);
-    fprintf(out, ", %s", instr ? "user space (callgrind)" : r->kernel ? "user + kernel" : "user space only");
+    fprintf(out, ", %s", instr ? "user space (callgrind)" : r->kernel ? "user + kernel" :
+            "user space only");
     if (r->lost)
         fprintf(out, ", %llu lost", (unsigned long long)r->lost);
     fprintf(out, "\n");

@@ -1,9 +1,9 @@
-/* calibrate: `pgolab calibrate`'s report (report/calibrate.h): the A/A cells from the stored
- * runs, their text table and notes, the machine state and the --target-ci recommendation, and
- * the same as JSON. */
+/* calibrate: `pgolab calibrate`'s report (report/calibrate.h): the A/A cells' text table and
+ * notes, the machine state and the --target-ci recommendation, and the same as JSON. */
 #include "report/calibrate.h"
 #include "model/machine.h"
 #include "model/precision.h"
+#include "stats/compare.h"
 #include "util/fmt.h"
 #include "util/strbuf.h"
 #include "util/util.h"
@@ -14,37 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define RECOMMEND_TARGET_DEFAULT 2.0  /* % (issue 16's goal: +/-2% in minutes) */
+#define RECOMMEND_TARGET_DEFAULT 2.0  /* % (the precision pgolab aims at: +/-2% in minutes) */
 
 static const char *const metric_label[METRIC_COUNT] = { "tps", "avg lat (ms)", "p95 lat (ms)" };
-
-/* ---------------------------------------------------------------- cells */
-
-struct calibrate_cell *report_calibrate_cells(const struct experiment_config *cfg,
-                                              const struct experiment_result *res, int *ncells)
-{
-    int n = cfg->nworkloads * cfg->nthreads * METRIC_COUNT, k = 0;
-    struct calibrate_cell *cells = xcalloc((size_t)n, sizeof(*cells));
-    for (int w = 0; w < cfg->nworkloads; w++)
-        for (int t = 0; t < cfg->nthreads; t++)
-            for (int m = 0; m < METRIC_COUNT; m++, k++) {
-                struct calibrate_cell *c = &cells[k];
-                struct stats_opts so = STATS_OPTS_DEFAULT;
-                c->w = w;
-                c->threads = cfg->threads[t];
-                c->m = (enum experiment_metric)m;
-                double *a = experiment_cell_values(res, 0, w, c->threads, c->m, &c->n1);
-                double *b = experiment_cell_values(res, 1, w, c->threads, c->m, &c->n2);
-                /* a distinct, reproducible bootstrap seed per cell */
-                so.seed = cfg->seed ^ (0x9E3779B97F4A7C15ull * (uint64_t)(k + 1));
-                c->ok = c->n1 >= 2 && c->n2 >= 2 &&
-                        stats_calibrate(a, c->n1, b, c->n2, CALIBRATE_POWER, &so, &c->c) == 0;
-                free(a);
-                free(b);
-            }
-    *ncells = n;
-    return cells;
-}
 
 /* ---------------------------------------------------------------- text */
 
@@ -117,7 +89,7 @@ static void render_table(struct strbuf *sb, char *const *head, char *const *cell
     }
 }
 
-/* The target the recommendation is for: --target-ci, else the 2% of issue 16's goal. */
+/* The target the recommendation is for: --target-ci, else RECOMMEND_TARGET_DEFAULT. */
 static double recommend_target(const struct experiment_config *cfg)
 {
     return cfg->target_ci > 0 ? cfg->target_ci : RECOMMEND_TARGET_DEFAULT;
@@ -135,7 +107,8 @@ static void machine_text(struct strbuf *sb, const struct experiment_config *cfg,
     machine_state_of(cfg, res, &m);
     strbuf_addf(sb, "\nMachine state during calibration (kept with its runs; `pgolab compare` "
                     "warns when its runs are busier): load1 %.2f, steal %.1f%%, other work "
-                    "%.1f%% of the CPU, CV of tps %.1f%%, the client got %.0f%% of a CPU (%d runs with "
+                    "%.1f%% of the CPU, CV of tps %.1f%%, the client got %.0f%% of a CPU (%d runs "
+                    "with "
                     "metrics)\n",
                 m.load1, m.steal_pct, m.other_pct, m.cv_tps_pct, m.client_share * 100, m.nruns);
     machine_recommend(cfg, res, target, &rec);
@@ -177,10 +150,12 @@ static void text_header(struct strbuf *sb, const struct experiment_config *cfg,
     if (v->version)
         strbuf_addf(sb, " (SQLite %s)", v->version);
     strbuf_addf(sb, " measured as two variants, A and A'\n");
-    strbuf_addf(sb, "%s%d rounds per variant, %g s per run, %d table%s x %d rows, %d runs; "
-                    "alpha %g, power %g\n",
+    strbuf_addf(sb,
+                "%s%d rounds per variant, %g s per run, %d table%s x %d rows, %d runs; "
+                "alpha %g, power %g\n",
                 cfg->target_ci > 0 ? "up to " : "", cfg->rounds, cfg->time_s, cfg->tables,
-                cfg->tables == 1 ? "" : "s", cfg->table_size, res->nruns, CALIBRATE_ALPHA, CALIBRATE_POWER);
+                cfg->tables == 1 ? "" : "s", cfg->table_size, res->nruns, CALIBRATE_ALPHA,
+                CALIBRATE_POWER);
     int planned = cfg->nworkloads * cfg->nthreads * cfg->rounds * cfg->nvariants;
     if (cfg->target_ci > 0) {
         /* --target-ci: the rounds went on until the A/A pair's sequential CI was narrow enough */
@@ -435,28 +410,27 @@ json_t *report_calibrate_json(const struct experiment_config *cfg,
     struct machine_recommendation rec;
     machine_state_of(cfg, res, &m);
     machine_recommend(cfg, res, recommend_target(cfg), &rec);
-    json_object_set_new(cal, "machine", json_pack("{s:o,s:o,s:o,s:o,s:o,s:i}", "load1", num_or_null(m.load1),
-                                                  "client_cpu_share", num_or_null(m.client_share),
-                                                  "steal_pct", num_or_null(m.steal_pct),
-                                                  "other_pct", num_or_null(m.other_pct),
-                                                  "cv_tps_pct", num_or_null(m.cv_tps_pct),
-                                                  "runs", m.nruns));
+    json_object_set_new(cal, "machine",
+                        json_pack("{s:o,s:o,s:o,s:o,s:o,s:i}", "load1", num_or_null(m.load1),
+                                  "client_cpu_share", num_or_null(m.client_share), "steal_pct",
+                                  num_or_null(m.steal_pct), "other_pct", num_or_null(m.other_pct),
+                                  "cv_tps_pct", num_or_null(m.cv_tps_pct), "runs", m.nruns));
     json_t *cand = json_array();
     for (int i = 0; i < rec.ncand; i++)
-        json_array_append_new(cand, json_pack("{s:o,s:o,s:o,s:o}", "time_s", json_real(rec.cand[i].run_s),
-                                              "sd_log_ratio", num_or_null(rec.cand[i].sd_log),
-                                              "rounds", rec.cand[i].rounds == INT32_MAX
-                                                            ? json_null()
+        json_array_append_new(
+            cand, json_pack("{s:o,s:o,s:o,s:o}", "time_s", json_real(rec.cand[i].run_s),
+                            "sd_log_ratio", num_or_null(rec.cand[i].sd_log), "rounds",
+                            rec.cand[i].rounds == INT32_MAX ? json_null()
                                                             : json_integer(rec.cand[i].rounds),
-                                              "wall_s", num_or_null(rec.cand[i].wall_s)));
-    json_object_set_new(cal, "recommendation",
-                        json_pack("{s:o,s:b,s:o,s:o,s:o,s:o,s:o,s:s,s:o,s:o}", "target_ci_pct",
-                                  json_real(rec.target_pct), "ok", rec.ok, "time_s",
-                                  rec.ok ? json_real(rec.run_s) : json_null(), "rounds",
-                                  rec.ok ? json_integer(rec.rounds) : json_null(), "max_rounds",
-                                  rec.ok ? json_integer(rec.max_rounds) : json_null(), "wall_s",
-                                  num_or_null(rec.wall_s), "overhead_s", num_or_null(rec.overhead_s),
-                                  "cpu_placement", rec.placement_desc, "why",
-                                  rec.ok ? json_null() : json_string(rec.why), "candidates", cand));
+                            "wall_s", num_or_null(rec.cand[i].wall_s)));
+    json_object_set_new(
+        cal, "recommendation",
+        json_pack(
+            "{s:o,s:b,s:o,s:o,s:o,s:o,s:o,s:s,s:o,s:o}", "target_ci_pct", json_real(rec.target_pct),
+            "ok", rec.ok, "time_s", rec.ok ? json_real(rec.run_s) : json_null(), "rounds",
+            rec.ok ? json_integer(rec.rounds) : json_null(), "max_rounds",
+            rec.ok ? json_integer(rec.max_rounds) : json_null(), "wall_s", num_or_null(rec.wall_s),
+            "overhead_s", num_or_null(rec.overhead_s), "cpu_placement", rec.placement_desc, "why",
+            rec.ok ? json_null() : json_string(rec.why), "candidates", cand));
     return cal;
 }

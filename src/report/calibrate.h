@@ -1,7 +1,7 @@
 /* calibrate: `pgolab calibrate`'s report of an A/A experiment (one library measured as two
  * variants, A and A'): per workload, thread count and metric the noise of one run (CV), the
  * A/A verdict, the change --rounds rounds can detect and the rounds a 5% / 2% change needs
- * (struct calibrate_cell, computed here from the stored runs), then the machine state and the
+ * (struct calibrate_cell, computed by model/calibration.h), then the machine state and the
  * recommendation for --target-ci; as text (what calibrate prints) and as the "calibration"
  * object of its --output JSON. Reads results only (src/model); the caller owns the cells. */
 #ifndef PGOLAB_REPORT_CALIBRATE_H
@@ -11,27 +11,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "model/cells.h"
+#include "model/calibration.h"
 #include "model/model.h"
-#include "stats/compare.h"
-
-#define CALIBRATE_ALPHA STATS_ALPHA_DEFAULT
-#define CALIBRATE_POWER STATS_POWER_DEFAULT
-
-/* One row of the report: a metric at one workload and thread count. */
-struct calibrate_cell {
-    int w, threads;
-    enum experiment_metric m;
-    int n1, n2;                 /* runs of A and of A' */
-    bool ok;                    /* c is filled (n1, n2 >= 2) */
-    struct stats_calibration c;
-};
-
-/* The cells of the A/A experiment res (variants 0 and 1): every workload x thread count x
- * seed-000 metric, *ncells of them (heap array, the caller frees it). A cell with fewer than
- * 2 runs on a side is not ok. Each cell's bootstrap is seeded from cfg->seed. */
-struct calibrate_cell *report_calibrate_cells(const struct experiment_config *cfg,
-                                              const struct experiment_result *res, int *ncells);
 
 /* The text report on out: the header (library, rounds, --target-ci's outcome), the table of
  * the cells, what the rows say together, a closing line per tps cell in plain words, the

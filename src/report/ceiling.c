@@ -4,7 +4,7 @@
 #include "model/model.h"
 #include "report/common.h"
 #include "report/rep.h"
-#include "report/table.h"
+#include "report/text_table.h"
 #include "util/strbuf.h"
 #include "util/util.h"
 
@@ -59,8 +59,8 @@ static void ceiling_table(struct rep *r, int w, int cores)
     struct cell_stats *tps = xcalloc((size_t)(nv * nt), sizeof(*tps));
     struct cell_stats *user = xcalloc((size_t)(nv * nt), sizeof(*user));
     double *avg = xcalloc((size_t)nv, sizeof(double));
-    rep_workload_cells(r, w, METRIC_TPS, tps, avg);
-    rep_workload_cells(r, w, METRIC_SERVER_USER_US, user, avg);
+    experiment_workload_cells(r->cfg, r->res, w, METRIC_TPS, tps, avg);
+    experiment_workload_cells(r->cfg, r->res, w, METRIC_SERVER_USER_US, user, avg);
 
     char *title = xasprintf("What the builds could change: the server's user time in a "
                             "transaction, %s", cfg->workloads[w]);

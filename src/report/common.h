@@ -1,5 +1,5 @@
 /* common: what the reports of experiments share (the shapes of tables.c, the comparison of
- * compare.c, the --fail-if-slower lines of slower.c): the output formats, the header of a
+ * versus.c, the --fail-if-slower lines of slower.c): the output formats, the header of a
  * report in text or markdown, the tables' metric titles, the bootstrap seed of a report cell,
  * and the pieces of the CSV and JSON formats. Reads results only (src/model/model.h,
  * cells.h); owns no state; what it writes goes to the caller's strbuf, and JSON values it

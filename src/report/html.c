@@ -101,13 +101,14 @@ static void table_row(struct strbuf *out, const char *line, size_t len, bool hea
 }
 
 /* The markdown the reports write (report_print_header, rep_table_title, table_render,
- * compare.c's warnings) as HTML: "## " and "### " headings, "- " lists, "> " quoted warnings,
+ * versus.c's warnings) as HTML: "## " and "### " headings, "- " lists, "> " quoted warnings,
  * pipe tables and plain lines. Nothing else is expected; anything else is a paragraph. */
 static void md_to_html(struct strbuf *out, const char *md)
 {
     enum { NONE, LIST, QUOTE, TABLE } open = NONE;
     int trow = 0;
-    static const char *const close[] = { "", "</ul>\n", "</ul></div>\n", "</tbody></table></div>\n" };
+    static const char *const close[] = { "", "</ul>\n", "</ul></div>\n",
+        "</tbody></table></div>\n" };
     for (const char *line = md ? md : ""; *line;) { /* an empty strbuf's buf is NULL */
         const char *nl = strchr(line, '\n');
         size_t len = nl ? (size_t)(nl - line) : strlen(line);
@@ -225,12 +226,12 @@ static json_t *percentiles_json(const struct experiment_config *cfg,
                 if (n && h.total) {
                     json_t *p = json_array();
                     for (size_t k = 0; k < NPCT; k++)
-                        json_array_append_new(p, jreal(histogram_percentile(&h, pct_levels[k]) / 1e6));
-                    json_array_append_new(a, json_pack("{s:s,s:i,s:s,s:i,s:I,s:o}", "workload",
-                                                       cfg->workloads[w], "threads", cfg->threads[t],
-                                                       "variant", cfg->variants[v].name, "runs", n,
-                                                       "transactions", (json_int_t)h.total,
-                                                       "ms", p));
+                        json_array_append_new(p,
+                                              jreal(histogram_percentile(&h, pct_levels[k]) / 1e6));
+                    json_array_append_new(
+                        a, json_pack("{s:s,s:i,s:s,s:i,s:I,s:o}", "workload", cfg->workloads[w],
+                                     "threads", cfg->threads[t], "variant", cfg->variants[v].name,
+                                     "runs", n, "transactions", (json_int_t)h.total, "ms", p));
                 }
                 histogram_release(&h);
             }
@@ -254,7 +255,8 @@ static json_t *timelines_json(const struct experiment_config *cfg,
             json_array_append_new(pts, json_pack("[f,f,f]",
                                                  json_number_value(json_object_get(x, "time_s")),
                                                  json_number_value(json_object_get(x, "tps")),
-                                                 json_number_value(json_object_get(x, "latency_ms"))));
+                                                 json_number_value(json_object_get(x,
+                                                     "latency_ms"))));
         json_array_append_new(a, json_pack("{s:s,s:i,s:s,s:i,s:i,s:o}", "variant",
                                            cfg->variants[r->variant].name, "v", r->variant,
                                            "workload", cfg->workloads[r->workload], "threads",

@@ -1,6 +1,6 @@
 /* html: `pgolab report --format=html`: one self-contained HTML file per experiment (or two,
  * compared) that opens offline in any current browser: the report's header and tables (the
- * markdown report, tables.c / compare.c, turned into HTML: the same cells, the same
+ * markdown report, tables.c / versus.c, turned into HTML: the same cells, the same
  * statistics), and charts drawn by Chart.js (Debian's libjs-chart.js, read at report time
  * and inlined) from a JSON data block: tps vs threads per variant with CI whiskers, latency
  * percentile curves from the runs' stored histograms, every run's per-second timeline, the

@@ -1,4 +1,5 @@
-/* rep: private to src/report (tables.c and the parts it calls: metrics.c, server_cpu.c, verdict.c, ...):
+/* rep: private to src/report (tables.c and the parts it calls: system_metrics.c, server_cpu.c,
+ * verdict.c, ...):
  * one report being built (struct rep) and the cells it shows as CSV and JSON records (struct
  * rec), so that every table of an experiment report, the tps tables and the system metrics
  * table alike, lands in the same CSV rows and JSON cells, with its changes computed one way
@@ -12,7 +13,7 @@
 #include "model/cells.h"
 #include "model/model.h"
 #include "report/common.h"
-#include "report/table.h"
+#include "report/text_table.h"
 #include "stats/compare.h"
 #include "util/strbuf.h"
 
@@ -64,12 +65,6 @@ char *rep_change_cell(const struct experiment_config *cfg, const struct experime
                       enum experiment_metric m, int v, const int *ws, const int *ts, int n,
                       uint64_t seed, struct experiment_change *ch);
 /* Start a table: its title in text or markdown (and the next table number). */
-/* The cells of metric m at workload w: cs[ti * nvariants + v] per thread count and variant,
- * avg[v] the Average row (the mean of the medians of the thread rows where every variant has
- * data; NAN when none). Returns the smallest value seen (INFINITY when none), for
- * table_decimals(). */
-double rep_workload_cells(const struct rep *r, int w, enum experiment_metric m,
-                          struct cell_stats *cs, double *avg);
 void rep_table_title(struct rep *r, const char *title);
 /* The environment's 1-minute load at the start and its cores (res->env_json; NAN / 0 when
  * unknown). verdict.c owns it. */

@@ -2,7 +2,7 @@
 #include "report/runs.h"
 
 #include "metrics/metrics.h"
-#include "report/table.h"
+#include "report/text_table.h"
 #include "util/fmt.h"
 #include "util/util.h"
 

@@ -5,12 +5,11 @@
 #include "model/model.h"
 #include "report/common.h"
 #include "report/rep.h"
-#include "report/table.h"
+#include "report/text_table.h"
 #include "util/strbuf.h"
 #include "util/util.h"
 
 #include <assert.h>
-#include <gsl/gsl_statistics_double.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -42,7 +41,7 @@ static void part_rows(struct rep *r, struct table *t, int w, int pi)
     assert(pi >= 0 && pi < NPARTS && nv >= 1 && nt >= 1);
     for (int ti = 0; ti < nt; ti++)
         ws[ti] = w;
-    int dec = table_decimals(rep_workload_cells(r, w, m, cs, avg));
+    int dec = table_decimals(experiment_workload_cells(r->cfg, r->res, w, m, cs, avg));
     for (int ti = 0; ti <= nt; ti++) {
         int row = 2 * ti + pi, threads = ti < nt ? cfg->threads[ti] : 0;
         assert(row < t->nrows);
@@ -118,7 +117,8 @@ static void server_cpu_table(struct rep *r, int w)
 void report_server_cpu(struct rep *r)
 {
     assert(r && r->cfg && r->res);
-    if (r->cfg->measure != MEASURE_TIME || !experiment_has_metric(r->res, -1, METRIC_SERVER_USER_US))
+    if (r->cfg->measure != MEASURE_TIME ||
+        !experiment_has_metric(r->res, -1, METRIC_SERVER_USER_US))
         return;
     for (int w = 0; w < r->cfg->nworkloads; w++)
         if (experiment_has_metric(r->res, w, METRIC_SERVER_USER_US) ||

@@ -3,7 +3,7 @@
 #include "model/cells.h"
 #include "model/precision.h"
 #include "report/common.h"
-#include "report/compare.h"
+#include "report/versus.h"
 #include "util/strbuf.h"
 #include "util/util.h"
 

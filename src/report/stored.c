@@ -2,7 +2,7 @@
 #include "report/stored.h"
 #include "model/profiles.h"
 #include "report/html.h"
-#include "report/profiles.h"
+#include "report/profile_diff.h"
 #include "report/trainers.h"
 #include "util/util.h"
 

@@ -1,5 +1,5 @@
 /* stored: what `pgolab report` writes of experiments read back from the results store (the
- * caller loads them, cli/report.c): one experiment in a shape and format (a pgo experiment's
+ * caller loads them, cli/cmd_report.c): one experiment in a shape and format (a pgo experiment's
  * trainer matrix after its tables), its CPU profiles as data, one HTML page, or two
  * experiments compared; and --profile's text after the report. */
 #ifndef PGOLAB_REPORT_STORED_H

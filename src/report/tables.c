@@ -2,24 +2,23 @@
  * the cells they show as CSV and JSON records (see tables.h). Reads experiment results; owns
  * no state. */
 #include "report/tables.h"
-#include "report/metrics.h"
+#include "report/system_metrics.h"
 #include "report/rep.h"
 #include "report/trainers.h"
-#include "report/precision.h"
+#include "report/noise.h"
 #include "report/runs.h"
 #include "report/ceiling.h"
 #include "report/server_cpu.h"
 #include "model/cells.h"
 #include "model/model.h"
 #include "report/common.h"
-#include "report/table.h"
+#include "report/text_table.h"
 #include "stats/compare.h"
 #include "util/fmt.h"
 #include "util/strbuf.h"
 #include "util/util.h"
 #include "version.h"
 
-#include <gsl/gsl_statistics_double.h>
 #include <jansson.h>
 #include <assert.h>
 #include <math.h>
@@ -226,13 +225,16 @@ static void header_lines(struct rep *r, struct strbuf *title, struct strbuf *bod
     strbuf_addf(body, "data: %d table%s x %d rows", cfg->tables, cfg->tables == 1 ? "" : "s",
                 cfg->table_size);
     if (next < cfg->nvariants)
-        strbuf_addf(body, ", %s", reset_words[cfg->measure == MEASURE_INSTRUCTIONS ? RESET_RUN : cfg->reset]);
+        strbuf_addf(body, ", %s",
+                    reset_words[cfg->measure == MEASURE_INSTRUCTIONS ? RESET_RUN : cfg->reset]);
     if (next)
-        strbuf_addf(body, "%s running server%s %s: tables dropped and prepared once per workload, never reset%s",
+        strbuf_addf(body, "%s running server%s %s: tables dropped and prepared once per workload, "
+                          "never reset%s",
                     next < cfg->nvariants ? " (on the" : "; on the", next == 1 ? "" : "s", ext.buf,
                     next < cfg->nvariants ? ")" : "");
     strbuf_release(&ext);
-    strbuf_addf(body, "; variant order shuffled per round (seed %llu)\n", (unsigned long long)cfg->seed);
+    strbuf_addf(body, "; variant order shuffled per round (seed %llu)\n",
+                (unsigned long long)cfg->seed);
     if (cfg->nserver_options) {
         strbuf_addstr(body, "server options:");
         for (int i = 0; i < cfg->nserver_options; i++)
@@ -253,7 +255,8 @@ static void header_lines(struct rep *r, struct strbuf *title, struct strbuf *bod
                           "thread count's workers; the cells are the merged runs\n",
                     cfg->clients_np, cfg->clients_np == 1 ? "" : "s", cfg->clients);
     if (cfg->warmup_runs)
-        strbuf_addf(body, "warm-up: %d run%s per variant, workload and thread count before round 1, "
+        strbuf_addf(body, "warm-up: %d run%s per variant, workload and thread count before round "
+                          "1, "
                           "not counted\n", cfg->warmup_runs, cfg->warmup_runs == 1 ? "" : "s");
     if (cfg->measure == MEASURE_INSTRUCTIONS) {
         strbuf_addf(body, "measure: instructions per transaction counted by valgrind callgrind "
@@ -351,12 +354,14 @@ static void header_lines(struct rep *r, struct strbuf *title, struct strbuf *bod
         if (cfg->max_time_s > 0)
             strbuf_addf(body, ", %g s", cfg->max_time_s);
         strbuf_addf(body, "): reached in %d of %d cell%s, stopped by %s\n", reached, cells,
-                    cells == 1 ? "" : "s", res->error ? "an error" : experiment_target_stop_reason(cfg, res));
+                    cells == 1 ? "" : "s",
+                    res->error ? "an error" : experiment_target_stop_reason(cfg, res));
         strbuf_addf(body, "change (95%% CI), every table: geometric mean of the per-round ratios "
                           "(the runs of a round paired); the CI is a confidence sequence "
                           "(Waudby-Smith et al. 2024), valid at every round at once, so stopping "
                           "when it was narrow enough does not inflate false positives; \"~\" = "
-                          "it holds 0%%; Average and \"all\" rows: per round the mean log ratio over their cells\n");
+                          "it holds 0%%; Average and \"all\" rows: per round the mean log ratio "
+                          "over their cells\n");
     }
     if (cfg->target_ci <= 0 && cfg->rounds >= 2 &&
         stats_mw_min_p(cfg->rounds, cfg->rounds) >= 0.05)
@@ -397,37 +402,6 @@ static void header_lines(struct rep *r, struct strbuf *title, struct strbuf *bod
 
 /* ---------------------------------------------------------------- seed 000 */
 
-double rep_workload_cells(const struct rep *r, int w, enum experiment_metric m,
-                          struct cell_stats *cs, double *avg)
-{
-    const struct experiment_config *cfg = r->cfg;
-    int nv = cfg->nvariants, nt = cfg->nthreads;
-    double *col = xcalloc((size_t)nt + 1, sizeof(double));
-    double minv = INFINITY;
-    assert(nv >= 1 && nt >= 1);
-    for (int ti = 0; ti < nt; ti++)
-        for (int v = 0; v < nv; v++) {
-            struct cell_stats *c = &cs[ti * nv + v];
-            *c = experiment_cell(r->res, v, w, cfg->threads[ti], m);
-            if (c->n && c->min < minv)
-                minv = c->min;
-        }
-    /* Average row: thread rows where every variant has data; mean of their medians. */
-    for (int v = 0; v < nv; v++) {
-        int navg = 0;
-        for (int ti = 0; ti < nt; ti++) {
-            bool full = true;
-            for (int u = 0; u < nv; u++)
-                full &= cs[ti * nv + u].n > 0;
-            if (full)
-                col[navg++] = cs[ti * nv + v].median;
-        }
-        avg[v] = navg ? gsl_stats_mean(col, 1, (size_t)navg) : NAN;
-    }
-    free(col);
-    return minv;
-}
-
 /* One metric table of one workload (the seed-000 layout). */
 static void seed000_table(struct rep *r, int w, enum experiment_metric m)
 {
@@ -445,7 +419,7 @@ static void seed000_table(struct rep *r, int w, enum experiment_metric m)
     free(title);
     for (int ti = 0; ti < nt; ti++)
         ws[ti] = w;
-    int dec = table_decimals(rep_workload_cells(r, w, m, cs, avg));
+    int dec = table_decimals(experiment_workload_cells(cfg, res, w, m, cs, avg));
 
     table_init(&t, ncols, nt + 1);
     t.head[0] = xstrdup("threads");
@@ -748,7 +722,8 @@ static void shape_seed002(struct rep *r)
     int all = ncells > 1, rows = nv * (ncells + all), row = 0;
     int *ws = xcalloc((size_t)ncells, sizeof(int)), *ts = xcalloc((size_t)ncells, sizeof(int));
     struct table t;
-    char *title = xasprintf(cfg->target_ci > 0 ? "Speedup (x) vs %s (geometric mean of the per-round "
+    char *title = xasprintf(cfg->target_ci > 0 ? "Speedup (x) vs %s (geometric mean of the "
+                                                 "per-round "
                                                    "tps ratios)"
                                                  : "Speedup (x) vs %s (ratio of median tps)",
                             cfg->variants[0].name);

@@ -3,8 +3,8 @@
  * print). This header is also the report layer's front door for the experiment reports: it
  * includes the headers of the other parts, so that a command needs only this one:
  *   common.h   formats, the header of a report, metric titles, CSV and JSON pieces
- *   table.h    the text tables
- *   compare.h  the comparison of two stored experiments (report --compare)
+ *   text_table.h  the text tables
+ *   versus.h   the comparison of two stored experiments (report --compare)
  *   slower.h   --fail-if-slower
  *   verdict.h  the closing verdict
  * The report layer only reads results: the structs of src/model/model.h and the cell
@@ -23,9 +23,9 @@
 #include "model/precision.h"
 #include "model/model.h"
 #include "report/common.h"
-#include "report/compare.h"
+#include "report/versus.h"
 #include "report/slower.h"
-#include "report/table.h"
+#include "report/text_table.h"
 #include "report/verdict.h"
 #include "util/strbuf.h"
 

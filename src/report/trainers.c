@@ -145,8 +145,8 @@ json_t *report_trainers_json(const struct experiment_config *cfg,
             }
             experiment_change_format(&sb, &ch);
             json_t *c = report_change_json(&ch, sb.buf);
-            json_object_set_new(c, "exam", json_boolean(wi >= 0 &&
-                                                        trainer_includes(of[v], cfg->workloads[wi])));
+            json_object_set_new(
+                c, "exam", json_boolean(wi >= 0 && trainer_includes(of[v], cfg->workloads[wi])));
             json_array_append_new(cells, c);
             strbuf_release(&sb);
         }

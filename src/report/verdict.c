@@ -14,7 +14,6 @@
 #include "util/util.h"
 
 #include <assert.h>
-#include <gsl/gsl_statistics_double.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdint.h>
@@ -53,17 +52,6 @@ void rep_env_load(const struct experiment_result *res, double *load1, int *cores
     json_decref(env);
 }
 
-/* The sd of the per-round log ratios of one cell (NAN with fewer than 2 rounds). */
-static double cell_sd_log(const struct experiment_result *res, enum experiment_metric m, int v,
-                          int w, int threads)
-{
-    int n;
-    double *d = experiment_round_log_ratios(res, m, v, w, threads, &n);
-    double sd = n >= 2 ? gsl_stats_sd(d, 1, (size_t)n) : NAN;
-    free(d);
-    return sd;
-}
-
 /* The next step of an unresolved variant (see report_verdict_compute()). */
 static void next_step(const struct experiment_config *cfg, const struct experiment_result *res,
                       const struct verdict *vd, struct verdict_variant *vv)
@@ -100,13 +88,7 @@ static void next_step(const struct experiment_config *cfg, const struct experime
     double pct = fabs(experiment_change_pct(ch, NULL, NULL));
     long need = -1;
     if (seq) {  /* the rounds the confidence sequence needs to be +/- the observed change */
-        double sd = NAN;
-        for (int w = 0; w < cfg->nworkloads; w++)
-            for (int t = 0; t < cfg->nthreads; t++) {
-                double s = cell_sd_log(res, vv->gain[0].m, vv->v, w, cfg->threads[t]);
-                if (isfinite(s) && !(s <= sd))
-                    sd = s;
-            }
+        double sd = experiment_round_log_sd_max(cfg, res, vv->gain[0].m, vv->v);
         int n = isfinite(sd) && pct > 0 ? machine_rounds_for(sd, pct) : INT32_MAX;
         need = n == INT32_MAX ? -1 : n;
     } else if (isfinite(vv->noise_pct) && pct > 0) {

@@ -6,6 +6,7 @@
  * output captured, /proc identity checks, and the SIGINT/SIGTERM guard of server_start. It
  * owns no server state: callers pass what to run and keep the pids. */
 #include "server/server_flavor.h"
+#include "util/pidstat.h"
 #include "util/signals.h"
 #include "util/strbuf.h"
 #include "util/subprocess.h"
@@ -219,24 +220,11 @@ int srv_wait_child(pid_t pid, double timeout_s, int *status)
     }
 }
 
-/* Process N's state, parent and process group from /proc/N/stat (name: its directory in
- * /proc). false when it is not a process directory or is gone. */
-static bool proc_stat(const char *name, char *state, int *ppid, int *pgrp)
+/* The /proc/N/stat of directory entry N of /proc. false when it is not a process directory
+ * or the process is gone. */
+static bool proc_stat(const char *name, struct proc_pid_stat *st)
 {
-    char path[300], buf[512];
-    if (name[0] < '1' || name[0] > '9')
-        return false;
-    snprintf(path, sizeof(path), "/proc/%s/stat", name);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return false;
-    ssize_t n = read(fd, buf, sizeof(buf) - 1);
-    close(fd);
-    if (n <= 0)
-        return false;
-    buf[n] = '\0';
-    const char *p = strrchr(buf, ')'); /* the command name may hold anything */
-    return p && sscanf(p + 1, " %c %d %d", state, ppid, pgrp) == 3;
+    return name[0] >= '1' && name[0] <= '9' && pidstat_read(NULL, atol(name), st) == 0;
 }
 
 /* Is a live (not zombie) process left in process group pgid? Everything pgolab starts leads
@@ -250,10 +238,9 @@ static bool group_alive(pid_t pgid)
     if (!d)
         return kill(-pgid, 0) == 0;
     while (!found && (e = readdir(d))) {
-        char state;
-        int ppid, pgrp;
-        found = proc_stat(e->d_name, &state, &ppid, &pgrp) && pgrp == pgid && state != 'Z' &&
-                state != 'X';
+        struct proc_pid_stat st;
+        found = proc_stat(e->d_name, &st) && st.pgrp == pgid && st.state != 'Z' &&
+                st.state != 'X';
     }
     closedir(d);
     return found;
@@ -268,10 +255,9 @@ int srv_children(pid_t parent, pid_t *out, int max)
     if (!d)
         return 0;
     while (n < max && (e = readdir(d))) {
-        char state;
-        int ppid, pgrp;
-        if (proc_stat(e->d_name, &state, &ppid, &pgrp) && ppid == parent && state != 'Z')
-            out[n++] = (pid_t)atoi(e->d_name);
+        struct proc_pid_stat st;
+        if (proc_stat(e->d_name, &st) && st.ppid == parent && st.state != 'Z')
+            out[n++] = (pid_t)st.pid;
     }
     closedir(d);
     return n;
@@ -361,27 +347,11 @@ int srv_run_capture(struct srv_spawn_opts *o, struct strbuf *out, double timeout
  * 0 when there is no such process. */
 unsigned long long srv_proc_starttime(pid_t pid, char *state)
 {
-    char path[64];
-    struct strbuf sb = STRBUF_INIT;
-    unsigned long long st = 0;
+    struct proc_pid_stat st;
+    (void)pidstat_read(NULL, pid, &st); /* all zero when there is no such process */
     if (state)
-        *state = 0;
-    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-    if (pid > 0 && strbuf_read_file(&sb, path) == 0) {
-        char *p = strrchr(sb.buf, ')'), *save = NULL, *tok;
-        if (p && p[1] == ' ') {
-            p += 2;
-            if (state)
-                *state = *p;
-            tok = strtok_r(p, " ", &save);
-            for (int field = 3; tok && field < 22; field++)
-                tok = strtok_r(NULL, " ", &save);
-            if (tok)
-                st = strtoull(tok, NULL, 10);
-        }
-    }
-    strbuf_release(&sb);
-    return st;
+        *state = st.state;
+    return st.starttime;
 }
 
 /* The server process is there and is still the same process (not a zombie, not a later

@@ -96,33 +96,13 @@ const char *srv_base_name(const char *path)
     return sl ? sl + 1 : path;
 }
 
-/* name looked up in PATH (absolute), or NULL. */
 char *srv_find_in_path(const char *name)
 {
-    const char *path = getenv("PATH");
-    if (!path || !*path)
-        path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
-    while (*path) {
-        const char *c = strchr(path, ':');
-        size_t len = c ? (size_t)(c - path) : strlen(path);
-        if (len) {
-            char *dir = xstrndup(path, len);
-            char *p = path_join(dir, name);
-            free(dir);
-            if (srv_is_exec(p)) {
-                char *a = abs_path(p);
-                free(p);
-                return a;
-            }
-            free(p);
-        }
-        if (!c)
-            break;
-        path = c + 1;
-    }
-    return NULL;
+    char *found = find_in_path(name);
+    char *a = found ? abs_path(found) : NULL;
+    free(found);
+    return a;
 }
-
 
 /* The first non-empty line of text, trimmed, at most 120 bytes (caller frees). */
 static char *first_line(const char *text)

@@ -127,7 +127,7 @@ const struct server_flavor *srv_flavor(enum server_kind kind);
 bool srv_is_exec(const char *p);
 char *srv_dir_of(const char *path);              /* the directory part ("." / "/"); caller frees */
 const char *srv_base_name(const char *path);
-char *srv_find_in_path(const char *name);         /* absolute, or NULL; caller frees */
+char *srv_find_in_path(const char *name);  /* find_in_path(), absolute; caller frees */
 bool srv_exists(const char *dir, const char *name);  /* dir/name exists (lstat) */
 bool srv_has_dir(const char *dir, const char *name); /* dir/name is a directory */
 /* The version "N.N[.N...]" at v into *version and fl into *flavor; -1 (nothing allocated)

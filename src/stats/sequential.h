@@ -45,7 +45,8 @@ struct stats_cs {
  *     M_t = (t rho^2 + 1)^(-1/2) exp( rho^2 S_t^2 / (2 (t rho^2 + 1)) ),  S_t = t mean_t / sd_t,
  * ever exceeds 1/alpha, which is where the boundary comes from; p_value = min(1, 1/M_t) at
  * mean 0. rho tunes where the sequence is tightest: stats_cs_rho(alpha, rounds_opt) makes it
- * tightest at rounds_opt (their choice of rho for a target time t*). Needs n >= 2 (an sd); sd 0 gives half 0.
+ * tightest at rounds_opt (their choice of rho for a target time t*). Needs n >= 2 (an sd); sd 0
+ * gives half 0.
  */
 int stats_cs_mean(const double *x, int n, double alpha, int rounds_opt, struct stats_cs *out);
 
@@ -55,7 +56,8 @@ int stats_cs_moments(int n, double mean, double sd, double alpha, int rounds_opt
                      struct stats_cs *out);
 
 /* rho that (approximately) minimizes the boundary's width at t = rounds_opt (Waudby-Smith et
- * al. 2024, the tuning of rho for a target time t*): rho = sqrt( (-2 log alpha + log(-2 log alpha + 1)) / rounds_opt ). */
+ * al. 2024, the tuning of rho for a target time t*): rho = sqrt( (-2 log alpha + log(-2 log alpha +
+ * 1)) / rounds_opt ). */
 double stats_cs_rho(double alpha, int rounds_opt);
 
 /* Half-width of the CS as a multiple of sd at n rounds: the factor of stats_cs_mean() (for

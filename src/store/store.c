@@ -321,7 +321,9 @@ static int check_writable(const char *path, bool exists)
 {
     char *dir = dir_of(path);
     int rc = 0;
-    const char *where = exists && access(path, W_OK) < 0 ? path : access(dir, W_OK) < 0 ? dir : NULL;
+    const char *where = exists && access(path, W_OK) < 0 ? path
+                        : access(dir, W_OK) < 0          ? dir
+                                                         : NULL;
     if (where)
         rc = error("results file %s: cannot record there: %s: %s (--results=FILE names a "
                    "writable file)", path, where, strerror(errno));
@@ -670,7 +672,8 @@ int store_experiment_finish(struct store *s, int64_t exp_id, const char *status)
                      status ? status : "(null)");
     if (write_begin(s))
         return -1;
-    rc = store_prepare(s, "UPDATE experiments SET status = ?2, finished_at = ?3 WHERE id = ?1", &st);
+    rc =
+        store_prepare(s, "UPDATE experiments SET status = ?2, finished_at = ?3 WHERE id = ?1", &st);
     if (rc == 0) {
         int b = bind_text(st, 2, status) |
                 (strcmp(status, "running") ? store_sq->bind_double(st, 3, wall_time())
@@ -694,7 +697,8 @@ int store_experiment_delete(struct store *s, int64_t exp_id)
         sqlite3_stmt *st;
         rc = store_prepare(s, sql[i], &st);
         if (rc == 0) {
-            if (store_sq->bind_int64(st, 1, exp_id) != SQLITE_OK || store_sq->step(st) != SQLITE_DONE)
+            if (store_sq->bind_int64(st, 1, exp_id) != SQLITE_OK ||
+                store_sq->step(st) != SQLITE_DONE)
                 rc = store_fail(s, "removing an experiment");
             store_sq->finalize(st);
         }

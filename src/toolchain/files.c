@@ -1,4 +1,4 @@
-/* files: directory and hashing helpers of the build pipeline (mkdir -p, rm -rf, PATH lookup,
+/* files: directory and hashing helpers of the build pipeline (mkdir -p, rm -rf,
  * sha256 via sha256sum, cache keys) and stamp files. Strings returned are owned by the caller. */
 #include "toolchain/toolchain.h"
 #include "util/fs.h"
@@ -19,31 +19,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-
-char *find_in_path(const char *name)
-{
-    if (strchr(name, '/'))
-        return access(name, X_OK) == 0 ? xstrdup(name) : NULL;
-    const char *path = getenv("PATH");
-    if (!path || !*path)
-        path = "/usr/local/bin:/usr/bin:/bin";
-    char *found = NULL;
-    while (!found) {
-        const char *colon = strchr(path, ':');
-        size_t len = colon ? (size_t)(colon - path) : strlen(path);
-        char *dir = len ? xstrndup(path, len) : xstrdup(".");
-        char *cand = path_join(dir, name);
-        free(dir);
-        if (is_file(cand) && access(cand, X_OK) == 0)
-            found = cand;
-        else
-            free(cand);
-        if (!colon)
-            break;
-        path = colon + 1;
-    }
-    return found;
-}
 
 char *path_key(const char *text)
 {
@@ -101,7 +76,8 @@ char *sha256_files(const char *const *paths)
     int rc = subprocess_run(&sp);
     if (rc != 0) {
         char *cmd = subprocess_argv_str(argvec_argv(&argv));
-        if (rc > 0 && !sig_child_interrupted(rc)) /* else the user's interrupt: the caller says so */
+        if (rc > 0 &&
+            !sig_child_interrupted(rc)) /* else the user's interrupt: the caller says so */
             error("%s failed (exit %d)", cmd, rc);
         free(cmd);
         argvec_clear(&argv);

@@ -1,6 +1,7 @@
 /* flags: the PGO compiler flag table (gcc/clang x baseline/instrumented/pgo) and compiler
  * probing. The table is data so that other targets (server recipes) reuse the same shape. */
 #include "toolchain/toolchain.h"
+#include "util/fs.h"
 #include "util/strbuf.h"
 #include "util/subprocess.h"
 #include "util/util.h"

@@ -66,9 +66,6 @@ int cc_major_from_macros(const char *macros);
 
 /* ---- files, hashes, stamps ---------------------------------------------------------- */
 
-/* Full path of an executable found on PATH (or name itself if it contains '/' and is
- * executable), or NULL. Caller frees. */
-char *find_in_path(const char *name);
 /* A short stable key for text (16 hex digits, FNV-1a 64): cache directory names. Caller frees. */
 char *path_key(const char *text);
 /* Regular files in dir whose names end with suffix, sorted by name, full paths, NULL-terminated
@@ -147,7 +144,8 @@ struct profile_info {
 /* Empty (and create) the profile directory: GCC accumulates counts across runs. */
 int profile_wipe(const char *profile_dir);
 
-/* The magic of a 64-bit clang raw profile (the bytes 0xff "lprofr" 0x81), and the format version of the clang
+/* The magic of a 64-bit clang raw profile (the bytes 0xff "lprofr" 0x81), and the format version of
+ * the clang
  * raw profile (.profraw) at path: the low 32 bits of its second word (each LLVM release's
  * llvm-profdata reads one; LLVM 14 writes 8), or -1 when it is not such a file. */
 #define PROFRAW_MAGIC_64 0xff6c70726f667281ULL

@@ -102,6 +102,35 @@ char *abs_path(const char *path)
     return path_join(cwd, path);
 }
 
+/* PATH when the environment has none: Debian's default for a login shell, with the sbin
+ * directories, where the database servers are installed. */
+#define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+char *find_in_path(const char *name)
+{
+    if (strchr(name, '/'))
+        return is_file(name) && access(name, X_OK) == 0 ? xstrdup(name) : NULL;
+    const char *path = getenv("PATH");
+    if (!path || !*path)
+        path = DEFAULT_PATH;
+    char *found = NULL;
+    while (!found) {
+        const char *colon = strchr(path, ':');
+        size_t len = colon ? (size_t)(colon - path) : strlen(path);
+        char *dir = len ? xstrndup(path, len) : xstrdup("."); /* empty: the current directory */
+        char *cand = path_join(dir, name);
+        free(dir);
+        if (is_file(cand) && access(cand, X_OK) == 0)
+            found = cand;
+        else
+            free(cand);
+        if (!colon)
+            break;
+        path = colon + 1;
+    }
+    return found;
+}
+
 int check_writable(const char *opt, const char *path)
 {
     char *tmp = xasprintf("%s.tmp", path);

@@ -18,6 +18,12 @@ off_t file_size(const char *path);
 char *path_join(const char *a, const char *b);
 /* Absolute form of path: realpath() when it exists, else cwd-joined. Caller frees. */
 char *abs_path(const char *path);
+/* The executable that running name would start: the first regular file in a directory of
+ * $PATH (an empty entry is the current directory, as for execvp; no PATH: the sbin and bin
+ * directories under /usr/local, /usr and /) that this process may execute, as dir/name, not
+ * resolved further; name itself when it holds a '/' and is one. NULL when there is none.
+ * Caller frees. */
+char *find_in_path(const char *name);
 /* Check early that a file can be written at path (creates and removes path + ".tmp", the
  * name atomic writers use), so a long run does not fail at its end. -1 with a message naming
  * opt (e.g. "--output"). */
@@ -42,9 +48,9 @@ int dir_share_files(const char *dir);
 /* The running pgolab binary (for child processes), absolute. Caller frees. */
 char *self_exe(void);
 
-/* Temporary files and directories, private (the issue-11 security rule: in a shared
- * directory such as /dev/shm or /tmp a predictable name like NAME-PID can be created or
- * symlinked first by another local user). The default directory they go in: /dev/shm when
+/* Temporary files and directories, private: in a shared directory such as /dev/shm or /tmp
+ * a predictable name like NAME-PID can be created or symlinked first by another local user,
+ * so every name is random and created exclusively. The default directory they go in: /dev/shm when
  * it is writable (tmpfs, the seeds' RAM disk), else $TMPDIR, else /tmp. */
 /* A new directory BASE/PREFIX.XXXXXX (mkdtemp: mode 0700, created exclusively with a name
  * nobody can guess; base NULL: the default directory). Caller frees; NULL with a message. */

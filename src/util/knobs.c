@@ -15,6 +15,7 @@ const struct test_knob test_knobs[] = {
     { "PGOLAB_MPI_MERGE_TIMES", "rank 0 says what merging the ranks' interval lines cost" },
     { "PGOLAB_CHARTJS", "the HTML report inlines another chart library file" },
     { "PGOLAB_PROGRESS_EVERY", "seconds between an experiment's progress lines off a terminal" },
+    { "PGOLAB_METRICS_PROC", "system metrics are read from that directory instead of /proc" },
     { NULL, NULL },
 };
 

@@ -215,8 +215,9 @@ char *subprocess_argv_str(const char *const *argv)
         const char *a = argv[i];
         if (i)
             strbuf_addch(&sb, ' ');
-        if (*a && strspn(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_=./,:+%@") ==
-                      strlen(a)) {
+        if (*a &&
+            strspn(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_=./,:+%@") ==
+                strlen(a)) {
             strbuf_addstr(&sb, a);
             continue;
         }
@@ -253,7 +254,8 @@ char *file_tail(const char *path, int lines)
     for (const char *l = sb.len ? sb.buf + i : ""; *l;) {
         size_t n = strcspn(l, "\n");
         if (n > FILE_TAIL_LINE_MAX)
-            strbuf_addf(&res, "%.*s [... %zu more bytes]", FILE_TAIL_LINE_MAX, l, n - FILE_TAIL_LINE_MAX);
+            strbuf_addf(&res, "%.*s [... %zu more bytes]", FILE_TAIL_LINE_MAX, l,
+                        n - FILE_TAIL_LINE_MAX);
         else
             strbuf_add(&res, l, n);
         l += n;

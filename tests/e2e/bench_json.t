@@ -117,7 +117,7 @@ cmp_ok "${J_total_time_s:-}" '>=' 2 "json --time=2: total_time_s >= 2"
 # slack for one event that overruns --time on a loaded machine; a run that ignores --time lasts far longer
 cmp_ok "${J_total_time_s:-}" '<' 7 "json --time=2: total_time_s < --time + 5"
 is "${J_options_report_interval:-}/${J_options_time:-}/${J_options_format:-}" "1/2/json" "json: options echo the command line"
-# the general options and the driver in use only: none of the server drivers' (issue 12)
+# the general options and the driver in use only: none of the server drivers'
 opt_keys=$(python3 -c 'import json,sys; print(" ".join(sorted(json.load(open(sys.argv[1]))["options"])))' "$TMP/a.out")
 unlike "$opt_keys" '(^| )(mysql|pgsql)-' "json on SQLite: no --mysql-*/--pgsql-* in options"
 like "$opt_keys" '(^| )sqlite-library( |$)' "json on SQLite: the SQLite driver's options are there"

@@ -6,7 +6,7 @@
 # script that runs the command in B's namespace (`ip netns exec`) instead of ssh; Open MPI's
 # daemons and ranks talk over the veth only (oob/btl tcp limited to its subnet).
 #
-# Addresses: loopback-range only, as issue 15 asks, so nothing here can reach or be reached
+# Addresses: loopback-range only, so nothing here can reach or be reached
 # from a real network: the veth ends get 127.77.0.1/24 (A) and 127.77.0.2/24 (B). Linux drops
 # 127/8 on a non-loopback interface unless the namespace sets net.ipv4.conf.*.route_localnet=1,
 # which the test does in its own namespaces only (the host's settings are never touched).

@@ -1,5 +1,5 @@
 #!/bin/bash
-# new_user.t: what a new user meets first (issue 12). `make install` into a DESTDIR gives the
+# new_user.t: what a new user meets first. `make install` into a DESTDIR gives the
 # binary, its recipes and pgolab(1), whose sections are the commands' own --help text;
 # `pgolab help`, `help COMMAND`, `--version`; PGOLAB_RESULTS as the default results file and a
 # missing results file that names where experiments were last recorded; `calibrate

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tier: full (make check-full, .ci/run): it builds a database or the stand-in from source, or runs valgrind
-# `pgolab pgo sqlite --variants=baseline,pgo,bolt,pgo+bolt` end to end (issue 14), small: the
+# `pgolab pgo sqlite --variants=baseline,pgo,bolt,pgo+bolt` end to end, small: the
 # shared SQLite amalgamation fixture (lib.sh sqlite_amalgamation) as --source, -O1,
 # short BOLT training and a 2-round measurement. BOLT instruments each input library, the
 # instrumented copies write one .fdata per process, the merged profile covers SQLite's hot

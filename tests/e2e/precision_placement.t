@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The rest of issue 16's precision work, on the real binary:
+# The precision work beyond the tables, on the real binary:
 # - --cpu-placement: every run's bench child (a SQLite A/A at --threads=1) reports the CPUs it
 #   was allowed (its own sched_getaffinity, kept in the run's report_json as cpus_allowed:
 #   every run, whatever the machine's load), and while an experiment runs /proc/PID/status of

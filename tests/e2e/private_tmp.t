@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # serial (tests/check.sh runs it alone): it watches the new directories in /dev/shm, which every compare makes
-# private_tmp.t: issue 11's rule for temporary files and directories. Nothing pgolab makes in a
+# private_tmp.t: the rule for temporary files and directories. Nothing pgolab makes in a
 # shared directory (/dev/shm, /tmp) has a name another local user could create first, and what
 # it makes there is private: a compare without --workdir works in a new /dev/shm/pgolab.XXXXXX
 # (mkdtemp; mode 0711 so that a managed server's own user can pass through, nobody can list

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tier: full (make check-full, .ci/run): it builds a database or the stand-in from source, or runs valgrind
-# profile.t: CPU profiles (`--profile`, issue 10). `bench --profile` prints the top functions
+# profile.t: CPU profiles (`--profile`). `bench --profile` prints the top functions
 # and says which event it used; `compare --profile` (an A/A of the system SQLite) keeps a raw
 # and a folded profile per run next to the results database and prints the side-by-side top
 # 30 with round ranges and the diff view; `report --profile` prints the same again from the

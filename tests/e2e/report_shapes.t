@@ -35,10 +35,10 @@ csv_check() {
     is "$(($(wc -l <"$1") - 1))" "$2" "$3: $2 rows after the header"
     is "$(awk -F, 'NR == 1 { n = NF } NF != n { bad++ } END { print bad + 0 }' "$1")" 0 "$3: every row has the header's field count"
 }
-# The system metrics table's cells in every shape (src/report/metrics.c): 2 variants x 2 thread
+# The system metrics table's cells in every shape (src/report/system_metrics.c): 2 variants x 2 thread
 # counts x (19 metrics + distrusted_runs)
 M=80
-# The precision table's CSV rows (src/report/precision.c), in every shape: per (B, thread count)
+# The precision table's CSV rows (src/report/noise.c), in every shape: per (B, thread count)
 # the CV, the detectable change and the CI half-width, for tps and for CPU time per transaction
 P=12
 # json_cells FILE: shape and number of cells
@@ -71,7 +71,7 @@ csv_check "$TMP/s0csv.out" $((18 + P + M)) "seed000 csv (3 metrics x 3 rows x 2 
 like "$(<"$TMP/s0csv.out")" "^1,seed000,1,oltp_point_select,2,tps,B,0,[0-9.]+,[0-9.]+,[-0-9.e]+,2,[0-9.]+,[0-9.]+,[0-9.e-]+,[0-9.]+,[0-9.]+,[0-9.]+,[0-9.]+,[0-9.]+,[-0-9.e]+,[-0-9.e]+,[-0-9.e]+,([0-9.e-]+)?,[01],~$" \
     "seed000 csv: a variant cell has value, rounds' summary, ratio with CI, change, p (where it decides) and verdict"
 # csv_p_deciding FILE: rows with a p_value (field 24) whose ratio CI (19, 20) holds 1, where
-# the CI alone decides and a p would contradict a "~" (the issue's "0.004 beside ~")
+# the CI alone decides and a p would contradict a "~" (a "p 0.004" beside a "~")
 csv_p_deciding() {
     awk -F, 'NR > 1 && $19 != "" { n++; if ($24 != "" && $19 <= 1 && $20 >= 1) bad++ }
              END { print n + 0 " cells with a CI, " bad + 0 " with a p where the CI holds 1" }' "$1"

@@ -1,4 +1,4 @@
-/* fuzz_options.c: libFuzzer target for opts_parse() (src/util/options.c), sysbench-style
+/* fuzz_options.c: libFuzzer target for opts_parse() (src/util/opts.c), sysbench-style
  * command-line parsing. The input is an argv: words separated by NUL bytes (at most 32),
  * parsed against the real tables of `pgolab bench` (the connection and OLTP options) plus one
  * option of every type, then every value read back with the accessor of its type, the way the
@@ -10,7 +10,7 @@
 
 #include "db/driver.h"
 #include "oltp/oltp.h"
-#include "util/options.h"
+#include "util/opts.h"
 
 #define MAX_WORDS 32
 

@@ -1,5 +1,5 @@
 /* Unit tests for the pure parts of src/toolchain/bolt.c (the profile figure and the -dyno-stats
- * summary read from llvm-bolt's output, as bolt-16 prints them) and src/report/steps.c (which
+ * summary read from llvm-bolt's output, as bolt-16 prints them) and src/report/step_gains.c (which
  * variant each one builds on). */
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "toolchain/bolt.h"
-#include "report/steps.h"
+#include "report/step_gains.h"
 
 static const char *const log_text =
     "BOLT-INFO: pre-processing profile using branch profile reader\n"

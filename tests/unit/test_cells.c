@@ -1,5 +1,5 @@
 /* Unit tests of the cell statistics (src/model/cells): a cell's median, min and max over
- * the rounds (odd and even counts), the % improvement in both directions, and the change of
+ * the rounds (odd and even counts), a workload's cells with their Average row, the % improvement in both directions, and the change of
  * one cell from its values (experiment_change_values) as experiment_change() gives it. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -124,10 +124,47 @@ static void test_change_values(void **state)
     experiment_result_release(&res);
 }
 
+/* A workload's table cells: per thread count and variant the median, the Average row the
+ * mean of the medians over the rows where every variant has data, and the smallest value. */
+static void test_workload_cells(void **state)
+{
+    (void)state;
+    struct synth x;
+    struct cell_stats cs[3 * 2];
+    double avg[2];
+    synth_make(&x, 3, 0);
+    /* base tps medians 100, 400, 1600; pgo 120, 480, 1920; the smallest run 90 */
+    assert_float_equal(experiment_workload_cells(&x.cfg, &x.res, 0, METRIC_TPS, cs, avg), 90.0,
+                       1e-9);
+    assert_float_equal(cs[1 * 2 + 0].median, 400.0, 1e-9);
+    assert_float_equal(cs[2 * 2 + 1].median, 1920.0, 1e-9);
+    assert_float_equal(avg[0], 700.0, 1e-9);
+    assert_float_equal(avg[1], 840.0, 1e-9);
+    /* without pgo's 16-thread runs that row leaves the Average of both */
+    int keep = 0;
+    for (int i = 0; i < x.res.nruns; i++)
+        if (!(x.res.runs[i].variant == 1 && x.res.runs[i].threads == 16))
+            x.res.runs[keep++] = x.res.runs[i];
+        else
+            free(x.res.runs[i].json);
+    x.res.nruns = keep;
+    experiment_workload_cells(&x.cfg, &x.res, 0, METRIC_TPS, cs, avg);
+    assert_int_equal(cs[2 * 2 + 1].n, 0);
+    assert_float_equal(avg[0], 250.0, 1e-9);
+    assert_float_equal(avg[1], 300.0, 1e-9);
+    /* no runs at all */
+    x.res.nruns = 0;
+    assert_true(isinf(experiment_workload_cells(&x.cfg, &x.res, 0, METRIC_TPS, cs, avg)));
+    assert_true(isnan(avg[0]));
+    x.res.nruns = keep;
+    experiment_result_release(&x.res);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cell_median_min_max),
+        cmocka_unit_test(test_workload_cells),
         cmocka_unit_test(test_change_values),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -47,7 +47,8 @@ static void test_table(void **state)
     static const char *const want[] = { "PGOLAB_THROTTLE", "PGOLAB_FAULT_RETRY_EVERY",
                                         "PGOLAB_FAULT_AT", "PGOLAB_SQLITE_LOAD",
                                         "PGOLAB_PGO_EXTRA_CFLAGS", "PGOLAB_CHARTJS",
-                                        "PGOLAB_LATENCY_FILE", "PGOLAB_PROGRESS_EVERY" };
+                                        "PGOLAB_LATENCY_FILE", "PGOLAB_PROGRESS_EVERY",
+                                        "PGOLAB_METRICS_PROC" };
     for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
         int found = 0;
         for (const struct test_knob *k = test_knobs; k->name; k++)

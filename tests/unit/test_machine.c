@@ -1,4 +1,4 @@
-/* Unit tests for the rest of issue 16's precision work: model/placement.c and
+/* Unit tests for the precision work beyond the cells: model/placement.c and
  * experiment/pinning.c (CPU lists, --cpu-placement), the CPU time per transaction metric and its paired statistics, and
  * model/machine.c (the machine state, "busier than at calibration", the rounds a target
  * needs and calibrate's recommendation), on synthetic runs with hand-computed values. */

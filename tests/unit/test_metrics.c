@@ -115,29 +115,6 @@ static void test_parse_vmstat_loadavg(void **state)
     assert_int_equal(procstat_parse_loadavg("0.1 0.2 0.3 4\n", &la), -1);
 }
 
-static void test_parse_pid_stat(void **state)
-{
-    (void)state;
-    struct proc_pid_stat st;
-    /* a comm with blanks and parentheses; fields 5.. as proc(5) numbers them */
-    const char *line = "4242 (postgres: (x) y) S 4200 4242 4242 0 -1 4194560 1500 0 3 0 120 45 "
-                       "7 2 20 0 1 0 12345 1000 50\n";
-    assert_int_equal(procstat_parse_pid_stat(line, &st), 0);
-    assert_int_equal(st.pid, 4242);
-    assert_string_equal(st.comm, "postgres: (x) y");
-    assert_int_equal(st.state, 'S');
-    assert_int_equal(st.ppid, 4200);
-    assert_int_equal(st.minflt, 1500);
-    assert_int_equal(st.majflt, 3);
-    assert_int_equal(st.utime, 120);
-    assert_int_equal(st.stime, 45);
-    assert_int_equal(st.cutime, 7);
-    assert_int_equal(st.cstime, 2);
-    assert_int_equal(st.num_threads, 1);
-    assert_int_equal(procstat_parse_pid_stat("4242 (x S 1 2\n", &st), -1);
-    assert_int_equal(procstat_parse_pid_stat("4242 (x) S 1 2 3\n", &st), -1);
-}
-
 /* Snapshots A (t = 10 s), MID (11 s), B (12 s). */
 static void canned(struct metrics_snapshot s[3])
 {
@@ -568,7 +545,6 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse_stat),
         cmocka_unit_test(test_parse_vmstat_loadavg),
-        cmocka_unit_test(test_parse_pid_stat),
         cmocka_unit_test(test_compute),
         cmocka_unit_test(test_flags),
         cmocka_unit_test(test_json_round_trip),

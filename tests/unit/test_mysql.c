@@ -14,7 +14,7 @@
 
 #include "db/driver.h"
 #include "db/mysql.h"
-#include "util/options.h"
+#include "util/opts.h"
 #include "util/util.h"
 
 #include <stdio.h>

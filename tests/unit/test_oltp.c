@@ -16,7 +16,7 @@
 #include "db/sqlite.h"
 #include "oltp/oltp.h"
 #include "util/fs.h"
-#include "util/options.h"
+#include "util/opts.h"
 #include "util/util.h"
 
 #include <sqlite3.h>

@@ -1,4 +1,4 @@
-/* Unit tests for util/options.c: sysbench-style --name=value parsing, '-'/'_' spelling,
+/* Unit tests for util/opts.c: sysbench-style --name=value parsing, '-'/'_' spelling,
  * bare flags, defaults, rejected options and values, list splitting and help output. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "util/options.h"
+#include "util/opts.h"
 #include "util/strbuf.h"
 #include "util/util.h"
 

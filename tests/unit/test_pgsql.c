@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "db/pgsql.h"
-#include "util/options.h"
+#include "util/opts.h"
 #include "util/strbuf.h"
 #include "util/util.h"
 

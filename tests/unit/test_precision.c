@@ -11,7 +11,7 @@
 
 #include "experiment_fixtures.h"
 #include "model/precision.h"
-#include "report/steps.h"
+#include "report/step_gains.h"
 #include "stats/compare.h"
 #include "stats/sequential.h"
 
@@ -243,10 +243,30 @@ static void test_step_over_paired(void **state)
     experiment_result_release(&res);
 }
 
+/* The widest sd of the per-round log ratios over the cells: one cell with data here (threads
+ * 1), the others (4, 16) none; with a single paired round there is none. */
+static void test_round_log_sd_max(void **state)
+{
+    (void)state;
+    struct synth x;
+    const double f[] = { 1.1, 0.9, 1.2 };
+    synthetic_config(&x.cfg, x.v, 3);
+    pair_runs(&x.res, f, 3);
+    double d[3] = { log(1.1), log(0.9), log(1.2) }, mean = (d[0] + d[1] + d[2]) / 3, ss = 0;
+    for (int i = 0; i < 3; i++)
+        ss += (d[i] - mean) * (d[i] - mean);
+    assert_close(experiment_round_log_sd_max(&x.cfg, &x.res, METRIC_TPS, 1), sqrt(ss / 2), 1e-12);
+    experiment_result_release(&x.res);
+    pair_runs(&x.res, f, 1);
+    assert_true(isnan(experiment_round_log_sd_max(&x.cfg, &x.res, METRIC_TPS, 1)));
+    experiment_result_release(&x.res);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_log_ratios_paired_by_round),
+        cmocka_unit_test(test_round_log_sd_max),
         cmocka_unit_test(test_cell_fixed_and_sequential),
         cmocka_unit_test(test_change_few_rounds_and_pooled),
         cmocka_unit_test(test_step_over_paired),

@@ -12,7 +12,7 @@
 
 #include "profile/fold.h"
 #include "profile/profile.h"
-#include "profile/sampler.h"
+#include "profile/perf_sampler.h"
 #include "util/util.h"
 
 #include <fcntl.h>

@@ -11,7 +11,7 @@
 
 #include "experiment/experiment.h"
 #include "report/server_cpu.h"
-#include "report/steps.h"
+#include "report/step_gains.h"
 #include "report/tables.h"
 #include "util/strbuf.h"
 #include "util/util.h"

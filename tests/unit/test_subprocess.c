@@ -1,6 +1,6 @@
 /* Unit tests of util/subprocess (exit codes, stdout capture, log append, cwd, env, start
- * failures, the timeout, argv quoting, file_tail) and util/fs (mkdir_p, remove_tree, abs_path
- * and friends). Files live in one mkdtemp directory. */
+ * failures, the timeout, argv quoting, file_tail) and util/fs (mkdir_p, remove_tree, abs_path,
+ * find_in_path and friends). Files live in one mkdtemp directory. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -439,6 +439,55 @@ static void test_paths(void **state)
     free(self);
 }
 
+/* find_in_path: PATH's order, executables only, an empty entry is the current directory,
+ * a name with a '/' is taken as given, and a default PATH without one. */
+static void test_find_in_path(void **state)
+{
+    (void)state;
+    char *d1 = path_join(tmpdir, "path1"), *d2 = path_join(tmpdir, "path2");
+    assert_int_equal(mkdir_p(d1), 0);
+    assert_int_equal(mkdir_p(d2), 0);
+    char *plain = path_join(d1, "tool"), *exe = path_join(d2, "tool");
+    write_file(plain, "");          /* not executable: passed over */
+    write_file(exe, "#!/bin/sh\n");
+    assert_int_equal(chmod(exe, 0755), 0);
+    char *old = getenv("PATH") ? xstrdup(getenv("PATH")) : NULL;
+    char *path = xasprintf("%s:%s", d1, d2);
+    setenv("PATH", path, 1);
+    char *f = find_in_path("tool");
+    assert_non_null(f);
+    assert_string_equal(f, exe);
+    free(f);
+    assert_null(find_in_path("no-such-tool-here"));
+    f = find_in_path(exe); /* a name with a '/' */
+    assert_string_equal(f, exe);
+    free(f);
+    assert_null(find_in_path(plain));
+
+    char cwd[PATH_MAX];
+    assert_non_null(getcwd(cwd, sizeof(cwd)));
+    assert_int_equal(chdir(d2), 0);
+    setenv("PATH", "/nonexistent::", 1); /* the empty entries: the current directory */
+    f = find_in_path("tool");
+    assert_string_equal(f, "./tool");
+    free(f);
+    assert_int_equal(chdir(cwd), 0);
+
+    unsetenv("PATH"); /* no PATH: /bin/sh is in the default one */
+    f = find_in_path("sh");
+    assert_non_null(f);
+    assert_true(f[0] == '/');
+    free(f);
+    if (old)
+        setenv("PATH", old, 1);
+    free(old);
+    free(path);
+    free(plain);
+    free(exe);
+    free(d1);
+    free(d2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -453,6 +502,7 @@ int main(void)
         cmocka_unit_test(test_mkdir_p),
         cmocka_unit_test(test_remove_tree),
         cmocka_unit_test(test_paths),
+        cmocka_unit_test(test_find_in_path),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
