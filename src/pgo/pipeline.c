@@ -362,6 +362,7 @@ static void release_group(struct pgo_pipeline *g)
     g->rq = NULL;
     memset(&g->recipe, 0, sizeof(g->recipe));
     g->pgolab = g->source = g->source_sha = g->source_version = g->rundir = NULL;
+    g->source_files = NULL;
     release(g);
 }
 
@@ -376,6 +377,7 @@ static void release(struct pgo_pipeline *p)
     free(p->pgolab);
     free(p->source);
     free(p->source_sha);
+    free(p->source_files);
     free(p->source_version);
     free(p->root);
     free(p->profile_raw);
@@ -623,6 +625,7 @@ static int groups_setup(struct pgo_pipeline *p)
         g->pgolab = p->pgolab;
         g->source = p->source;
         g->source_sha = p->source_sha;
+        g->source_files = p->source_files;
         g->source_version = p->source_version;
         g->rundir = p->rundir;
         set_root(g);
@@ -665,7 +668,7 @@ int pgo_measured_builds(const struct pgo_pipeline *p, const struct pgo_build ***
 static int server_source(struct pgo_pipeline *p)
 {
     progress("source: hashing %s", p->source);
-    p->source_sha = tree_sha256(p->source);
+    p->source_sha = tree_sha256_list(p->source, &p->source_files);
     progress_done();
     if (!p->source_sha)
         return -1;

@@ -38,6 +38,9 @@ struct pgo_pipeline {
     char *cxx;                    /* the C++ compiler matching cc */
     char *pgolab;                 /* this binary, for bench children */
     char *source, *source_sha, *source_version;
+    char *source_files;           /* the tree's per-file hashes (tree_sha256_list()): kept
+                                   * beside each build's stamp to name the files an edit
+                                   * changed (steps.c) */
     char *root;                   /* WORKDIR/TARGET-CC-KEY: every build, profile and log
                                    * (a library: WORKDIR/build-CC-KEY) */
     char *profile_raw;            /* ROOT/profile-raw: compiled into the instrumented build;
@@ -105,8 +108,8 @@ int pgo_build_flags(struct pgo_pipeline *p, struct pgo_build *b);
 /* The recipe's BOLT compile flags for p's compiler: bolt.clang_cflags for clang, else
  * bolt.cflags (GCC's). The recipe must have a "bolt" key. */
 char **pgo_bolt_cflags(const struct pgo_pipeline *p);
-/* Whether the build in dir has a stamp (steps.c) whose phase flags name profile_dir (the
- * trainer's profile directory, or its .profdata): a pgo build of that trainer. */
+/* Whether the build in dir has a stamp (steps.c) that names profile_dir (the trainer's
+ * profile directory, or its .profdata): a pgo build of that trainer. */
 bool pgo_stamp_names_profile(const char *dir, const char *profile_dir);
 /* The recipe placeholders of build b (steps.c): source, build, prefix, profile_dir, phase,
  * cc/cxx, cflags, pgo_flags, jobs, phase_options. The strings stay owned by p and b. */
