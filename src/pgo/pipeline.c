@@ -416,6 +416,8 @@ static void release(struct pgo_pipeline *p)
     free(p->official_bin);
     free(p->official_version);
     free(p->official_number);
+    free(p->official_package);
+    free(p->official_debversion);
 }
 
 /* ---- summary ------------------------------------------------------------------------ */
@@ -679,8 +681,15 @@ static int server_source(struct pgo_pipeline *p)
         char *what = xasprintf("the source %s", p->source);
         int rc = pgo_official_same_major(p, what, p->source_version);
         free(what);
-        if (rc < 0)
+        if (rc < 0 || pgo_official_same_revision(p, p->source, p->source_version) < 0)
             return -1;
+    }
+    /* without official the build goes on, but its recorded version is the changelog's */
+    char *mismatch = p->official_bin ? NULL : pgo_source_version_mismatch(p->source);
+    if (mismatch) {
+        progress_done();
+        warning("%s; the variants are recorded as %s", mismatch, p->source_version);
+        free(mismatch);
     }
     return mkdir_p(p->root);
 }
@@ -876,7 +885,10 @@ int pgo_pipeline_run(const struct pgo_request *rq)
 
     /* the source, then the stages */
     char *srcdir = path_join(rq->workdir, "src");
-    int src_rc = p.source ? 0 : pgo_source_resolve(&p.recipe, rq->source, srcdir, &p.source);
+    /* with official, Debian's source at exactly the installed package's revision */
+    const char *exact = p.official_bin && !rq->source && p.official_package &&
+                        p.recipe.debian_package ? p.official_debversion : NULL;
+    int src_rc = p.source ? 0 : pgo_source_resolve_at(&p.recipe, rq->source, srcdir, exact, &p.source);
     free(srcdir);
     if (src_rc < 0)
         goto fail;

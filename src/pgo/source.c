@@ -213,6 +213,84 @@ out:
     return rc;
 }
 
+/* The tree of pkg=version in its own directory SRCDIR/PKG_VERSION (another revision of the
+ * same upstream version unpacks to the same PKG-UPSTREAM name): reused when there, else
+ * fetched with `apt-get source PKG=VERSION` from the suite whose lists carry that version. */
+static int fetch_exact(const struct recipe *r, const char *srcdir, const char *version, char **dir)
+{
+    const char *pkg = r->debian_package;
+    char *prefix = xasprintf("%s-", pkg);
+    char *name = xasprintf("%s_%s", pkg, version);
+    char *into = path_join(srcdir, name);
+    char *log = path_join(into, "apt-get-source.log");
+    struct apt_conf apt;
+    struct apt_candidate *c = NULL;
+    int nc = 0, rc = -1;
+    bool opened = false;
+    if ((*dir = find_tree_in(r, into, prefix))) {
+        char *have = pgo_source_debian_version(*dir);
+        bool same = have && !strcmp(have, version);
+        free(have);
+        if (same) { /* fetched before: works offline */
+            rc = 0;
+            goto out;
+        }
+        free(*dir);
+        *dir = NULL;
+    }
+    if (remove_tree(into) < 0 || mkdir_p(into) < 0 || apt_conf_open(&apt, NULL) < 0)
+        goto out;
+    opened = true;
+    if (apt_refresh(&apt, false, NULL) < 0)
+        goto out;
+    apt_candidates(&apt, pkg, &c, &nc);
+    const char *suite = NULL;
+    for (int i = 0; i < nc && !suite; i++)
+        if (!strcmp(c[i].version, version))
+            suite = c[i].suite;
+    progress("source: apt-get source %s=%s (Debian %s, in %s)", pkg, version,
+             suite ? suite : "?", into);
+    int st = apt_fetch(&apt, pkg, version, into, log, NULL);
+    progress_done();
+    if (st >= 128)
+        goto out;
+    if (st != 0) {
+        char *cmd = apt_fetch_command(&apt, pkg, version);
+        struct strbuf text = STRBUF_INIT;
+        strbuf_init(&text, 0);
+        strbuf_read_file(&text, log);
+        const char *e = strstr(text.buf, "\nE: ");
+        e = !strncmp(text.buf, "E: ", 3) ? text.buf : e ? e + 1 : "E: apt-get source failed";
+        error("cannot fetch the source package %s at exactly %s%s%s (%.*s): the suites pgolab "
+              "looks in (%s) %s; in %s run `%s`, or pass --source=DIR of that revision (log %s)",
+              pkg, version, suite ? " from Debian " : "", suite ? suite : "",
+              (int)strcspn(e, "\n"), e, apt.suites,
+              suite ? "list it but its files could not be fetched" : "do not list it", into,
+              cmd, log);
+        strbuf_release(&text);
+        free(cmd);
+        goto out;
+    }
+    if (suite)
+        write_origin(into, pkg, version, suite);
+    progress_phase_done("source: %s %s from Debian %s", pkg, version, suite ? suite : "?");
+    if (!(*dir = find_tree_in(r, into, prefix))) {
+        error("apt-get source %s=%s left no %s* tree matching the %s recipe in %s", pkg, version,
+              prefix, r->name, into);
+        goto out;
+    }
+    rc = 0;
+out:
+    if (opened)
+        apt_conf_release(&apt);
+    apt_candidates_free(c, nc);
+    free(prefix);
+    free(name);
+    free(into);
+    free(log);
+    return rc;
+}
+
 static int unpack_tarball(const struct recipe *r, const char *opt, const char *srcdir, char **dir)
 {
     char *real = abs_path(opt);
@@ -266,6 +344,12 @@ out:
 
 int pgo_source_resolve(const struct recipe *r, const char *opt, const char *srcdir, char **dir)
 {
+    return pgo_source_resolve_at(r, opt, srcdir, NULL, dir);
+}
+
+int pgo_source_resolve_at(const struct recipe *r, const char *opt, const char *srcdir,
+                          const char *version, char **dir)
+{
     *dir = NULL;
     if (opt) {
         struct stat st;
@@ -284,10 +368,10 @@ int pgo_source_resolve(const struct recipe *r, const char *opt, const char *srcd
         return error("the %s recipe needs --source=DIR or TARBALL (it names no Debian source "
                      "package%s%s)", r->name, r->source_hint ? "; " : "",
                      r->source_hint ? r->source_hint : "");
-    return fetch_debian(r, srcdir, dir);
+    return version ? fetch_exact(r, srcdir, version, dir) : fetch_debian(r, srcdir, dir);
 }
 
-char *pgo_source_debian_version(const char *dir)
+char *pgo_source_dsc_version(const char *dir)
 {
     /* apt-get source unpacks PKG_VERSION.dsc's tree as PKG-UPSTREAM beside the .dsc */
     char *parent = xstrdup(dir);
@@ -322,7 +406,7 @@ char *pgo_source_debian_version(const char *dir)
 
 char *pgo_source_debian_suite(const char *dir)
 {
-    char *version = pgo_source_debian_version(dir);
+    char *version = pgo_source_dsc_version(dir);
     if (!version)
         return NULL;
     char *parent = xstrdup(dir);
@@ -347,4 +431,64 @@ char *pgo_source_debian_suite(const char *dir)
     free(parent);
     free(version);
     return suite;
+}
+
+/* The package and version of the first entry of dir/debian/changelog ("postgresql-15
+ * (15.18-0+deb12u1) bookworm-security; urgency=medium"). -1 when the tree has none or its
+ * first line is not an entry. */
+static int changelog_head(const char *dir, char **pkg, char **version)
+{
+    char *path = path_join(dir, "debian/changelog");
+    struct strbuf sb = STRBUF_INIT;
+    strbuf_init(&sb, 0);
+    int rc = -1;
+    *pkg = *version = NULL;
+    if (strbuf_read_file(&sb, path) == 0) {
+        const char *line = sb.buf;
+        size_t name = strcspn(line, " \t\n(");
+        const char *open = line + name + strspn(line + name, " \t");
+        const char *close = *open == '(' ? strchr(open, ')') : NULL;
+        if (name && close && close > open + 1 && !memchr(open, '\n', (size_t)(close - open))) {
+            *pkg = xstrndup(line, name);
+            *version = xstrndup(open + 1, (size_t)(close - open - 1));
+            rc = 0;
+        }
+    }
+    strbuf_release(&sb);
+    free(path);
+    return rc;
+}
+
+char *pgo_source_debian_version(const char *dir)
+{
+    char *pkg, *version;
+    if (changelog_head(dir, &pkg, &version) == 0) {
+        free(pkg);
+        return version;
+    }
+    return pgo_source_dsc_version(dir);
+}
+
+char *pgo_source_debian_package(const char *dir)
+{
+    char *pkg, *version;
+    if (changelog_head(dir, &pkg, &version) < 0)
+        return NULL;
+    free(version);
+    return pkg;
+}
+
+char *pgo_source_version_mismatch(const char *dir)
+{
+    char *pkg, *version, *dsc = pgo_source_dsc_version(dir), *why = NULL;
+    if (dsc && changelog_head(dir, &pkg, &version) == 0) {
+        if (strcmp(version, dsc))
+            why = xasprintf("the source tree %s is %s %s by its debian/changelog, but the .dsc "
+                            "beside it is of %s: the tree was edited or replaced since it was "
+                            "fetched", dir, pkg, version, dsc);
+        free(pkg);
+        free(version);
+    }
+    free(dsc);
+    return why;
 }

@@ -58,6 +58,8 @@ struct pgo_pipeline {
     char *official_bin;           /* `official` in --variants: the distribution's binary
                                    * (official.c), its "PostgreSQL 15.13" and "15.13" */
     char *official_version, *official_number;
+    char *official_package;       /* the Debian package that installed it (dpkg-query -S) and */
+    char *official_debversion;    /* its exact version ("15.18-0+deb12u1"), else NULL */
     char *gate_checksum;
     long long gate_rows;
     bool suite_ran;
@@ -220,6 +222,12 @@ int pgo_official_check(struct pgo_pipeline *p);
  * source, a build) when its major version differs from the official binary's (PostgreSQL 10+:
  * the first number, else the first two): one line naming both. 0 without official or when
  * either major version is unknown. */
+/* Refuse the source tree dir of Debian version (NULL: unknown) for an official comparison when
+ * its debian/changelog disagrees with the .dsc beside it, or when it is another revision than
+ * the installed official package's (p->official_debversion): one line naming both versions and
+ * the command that fetches the right one. 0 without official, or when the package's version is
+ * unknown (a binary no package installed). */
+int pgo_official_same_revision(const struct pgo_pipeline *p, const char *dir, const char *version);
 int pgo_official_same_major(const struct pgo_pipeline *p, const char *what,
                             const char *version);
 /* The same for build b's server binary (its --version), once it is built. */
