@@ -363,6 +363,7 @@ static void release_group(struct pgo_pipeline *g)
     memset(&g->recipe, 0, sizeof(g->recipe));
     g->pgolab = g->source = g->source_sha = g->source_version = g->rundir = NULL;
     g->source_files = NULL;
+    memset(&g->prov, 0, sizeof(g->prov));
     release(g);
 }
 
@@ -378,6 +379,7 @@ static void release(struct pgo_pipeline *p)
     free(p->source);
     free(p->source_sha);
     free(p->source_files);
+    pgo_provenance_release(&p->prov);
     free(p->source_version);
     free(p->root);
     free(p->profile_raw);
@@ -491,6 +493,7 @@ static void print_summary(const struct pgo_pipeline *p)
            p->cc.version, *rq->cflags ? rq->cflags : "(no cflags)");
     printf("  %-13s %s\n", "recipe", p->recipe.path);
     printf("  %-13s %s  content sha256 %.16s\n", "source", p->source, p->source_sha);
+    pgo_provenance_print(p);
     print_builds(p);
     for (int g = 0; g < p->ngroups; g++) {
         const struct pgo_pipeline *gp = &p->groups[g];
@@ -684,6 +687,7 @@ static int server_source(struct pgo_pipeline *p)
         if (rc < 0 || pgo_official_same_revision(p, p->source, p->source_version) < 0)
             return -1;
     }
+    pgo_provenance_make(p);
     /* without official the build goes on, but its recorded version is the changelog's */
     char *mismatch = p->official_bin ? NULL : pgo_source_version_mismatch(p->source);
     if (mismatch) {

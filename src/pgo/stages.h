@@ -19,6 +19,17 @@ struct variant;
 struct pgo_library;
 
 /* Everything one run of the pipeline made; pipeline.c releases it. */
+/* Where the variants come from, in words (provenance.c). */
+struct pgo_provenance {
+    char *built;                  /* the self-built variants': "postgresql-18 18.6-3 from
+                                   * Debian sid, upstream 18.6; configure --without-icu ..." */
+    char *official;               /* official's: its package and version, its configure
+                                   * options and what differs; NULL without official */
+    char *configure;              /* the recipe's configure options, joined */
+    char *official_cflags;        /* official's compile flags (pg_config --cflags), or NULL */
+    struct argvec differs;        /* "icu: --without-icu built, --with-icu official" */
+};
+
 struct pgo_pipeline {
     const struct pgo_request *rq;
     struct recipe recipe;
@@ -38,6 +49,7 @@ struct pgo_pipeline {
     char *cxx;                    /* the C++ compiler matching cc */
     char *pgolab;                 /* this binary, for bench children */
     char *source, *source_sha, *source_version;
+    struct pgo_provenance prov;   /* made once the source and official are known */
     char *source_files;           /* the tree's per-file hashes (tree_sha256_list()): kept
                                    * beside each build's stamp to name the files an edit
                                    * changed (steps.c) */
@@ -228,6 +240,16 @@ int pgo_official_check(struct pgo_pipeline *p);
  * the command that fetches the right one. 0 without official, or when the package's version is
  * unknown (a binary no package installed). */
 int pgo_official_same_revision(const struct pgo_pipeline *p, const char *dir, const char *version);
+/* p->prov from the source tree, the recipe and the official binary (provenance.c). */
+void pgo_provenance_make(struct pgo_pipeline *p);
+/* The summary's lines of p->prov ("built from", "official", "differs"). */
+void pgo_provenance_print(const struct pgo_pipeline *p);
+void pgo_provenance_release(struct pgo_provenance *pv);
+/* The features (--with-X, --without-X, --enable-X, --disable-X) that built and official set
+ * otherwise, one "X: OPTION built, OPTION official" each into out ("default" for a side that
+ * does not name it); build-process options (silent rules, dependency tracking) left out. */
+void pgo_provenance_differs(const struct argvec *built, const struct argvec *official,
+                            struct argvec *out);
 int pgo_official_same_major(const struct pgo_pipeline *p, const char *what,
                             const char *version);
 /* The same for build b's server binary (its --version), once it is built. */
