@@ -45,6 +45,7 @@ static const struct opt_def pgo_options[] = {
     { "jobs", OPT_INT, "0", "server targets: parallel build jobs ({jobs} in the recipe; 0: one per CPU)" },
     { "variants", OPT_LIST, "baseline,pgo", "what to build and measure: baseline (always), pgo, bolt (baseline + BOLT) and pgo+bolt (the pgo build + BOLT), which need the recipe's \"bolt\" key (docs/recipes.md), and for server targets lto, pgo+lto, pgo+lto+bolt (the pgo+lto build + BOLT) and official (the distribution's own server binary of the same major version, the recipe's server.official or --official: measured and gated like the builds, never built). [DIMENSION:]...KIND builds baseline, pgo (server targets: every kind but official) with other settings than --cc and --cflags: a compiler (gcc, clang, gcc-12, clang-14; cc=PATH) and compiler flags replacing --cflags (-O3, '-O3 -march=native'; cflags=...), e.g. --variants=baseline,pgo,clang:pgo+lto,-O3:pgo; each set of settings is built in its own work directory, all measured together" },
     CLI_VARIANT_SERVER_OPTION,
+    { "db-version", OPT_STRING, NULL, "server targets: the major version to build (postgresql: 15, 16, 17, 18; mariadb: 10.11, 11.8: the recipe's \"versions\"), fetched from the Debian suite that carries it; default: the installed official binary's, else Debian 12's" },
     { "official", OPT_STRING, NULL, "server targets: the official variant's server binary instead of the recipe's server.official (e.g. /usr/sbin/mariadbd); it must be of the source's major version" },
     { "bolt-profile", OPT_STRING, "instrument", "BOLT's profile: instrument (llvm-bolt -instrument, trained with --train like pgo) or perf (perf record -j any,u + perf2bolt; needs LBR branch sampling, refused with the reason when missing)" },
     { "gate", OPT_STRING, "checksum", "server targets: correctness gate: checksum (bench verify on the same data), or suite (also the database's own regression tests on every pgo build)" },
@@ -590,6 +591,7 @@ static int pgo_server(const struct opts *o, const struct recipe *r, const char *
     request_fill(&rq, &s, target, recipe, workdir);
     rq.cxx = opt_str(o, "cxx");
     rq.official = opt_str(o, "official");
+    rq.db_version = opt_str(o, "db-version");
     rq.variant_options = opt_multi(o, "variant-server-option", &rq.nvariant_options);
     if (early_variant_options(&rq, r, pv.names, pv.nnames) < 0) {
         free(workdir);
@@ -728,7 +730,10 @@ int cmd_pgo(int argc, char **argv)
     }
     struct recipe r;
     if (recipe_load(path, &r) == 0) {
-        if (opt_bool(&o, "fetch"))
+        if (opt_bool(&o, "fetch") &&
+            pgo_major_select(&r, opt_str(&o, "db-version"), opt_str(&o, "official")) < 0)
+            rc = 1;
+        else if (opt_bool(&o, "fetch"))
             rc = pgo_fetch(&o, &r);
         else
             rc = r.product == RECIPE_LIBRARY ? pgo_library(&o, &r, target, path)

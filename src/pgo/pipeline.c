@@ -566,7 +566,11 @@ static void set_root(struct pgo_pipeline *p)
 {
     char *keytext = xasprintf("%s\n%s\n%s", p->cc_name, p->cc.version, p->cflags);
     char *key = path_key(keytext);
-    char *name = xasprintf("%s-%s-%s", p->recipe.name, cc_family_name(p->cc.family), key);
+    /* another major than the recipe's default builds beside it: postgresql-18-gcc-KEY */
+    const struct recipe *r = &p->recipe;
+    bool other = r->major && strcmp(r->major, r->major_default);
+    char *name = xasprintf("%s%s%s-%s-%s", r->name, other ? "-" : "", other ? r->major : "",
+                           cc_family_name(p->cc.family), key);
     p->root = path_join(p->rq->workdir, name);
     free(keytext);
     free(key);
@@ -855,7 +859,8 @@ int pgo_pipeline_run(const struct pgo_request *rq)
 
     /* checks of everything cheap first; directories are created as each phase needs them,
      * so bad input leaves nothing behind */
-    if (recipe_load(rq->recipe_path, &p.recipe) < 0)
+    if (recipe_load(rq->recipe_path, &p.recipe) < 0 ||
+        pgo_major_select(&p.recipe, rq->db_version, rq->official) < 0)
         goto fail;
     p.library = p.recipe.product == RECIPE_LIBRARY;
     if (p.library ? pgo_library_check(&p) < 0 : pgo_official_check(&p) < 0)

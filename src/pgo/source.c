@@ -19,6 +19,8 @@
 
 #define LOG_TAIL_LINES 15
 
+char *pgo_source_debian_version(const char *dir);
+
 /* The first of files (NULL-terminated) that dir lacks, or NULL when it has them all. */
 static const char *missing_of(char *const *files, const char *dir)
 {
@@ -69,8 +71,18 @@ static int not_a_tree(const struct recipe *r, const char *opt, const char *missi
     return -1;
 }
 
+/* Whether Debian or upstream version is of major ("18" of "18.6-3", "11.8" of
+ * "1:11.8.9+ds-4"; not "1" of "18.6"). */
+static bool of_major(const char *version, const char *major)
+{
+    const char *colon = strchr(version, ':');
+    const char *v = colon ? colon + 1 : version;
+    size_t n = strlen(major);
+    return !strncmp(v, major, n) && (v[n] == '.' || v[n] == '-' || v[n] == '+' || v[n] == '~');
+}
+
 /* dir itself or the newest subdirectory (strverscmp) whose name starts with prefix (NULL:
- * any) that matches the recipe. */
+ * any) that matches the recipe (and, when the recipe's major is selected, is of it). */
 static char *find_tree_in(const struct recipe *r, const char *dir, const char *prefix)
 {
     if (!prefix && !missing_file(r, dir))
@@ -82,7 +94,10 @@ static char *find_tree_in(const struct recipe *r, const char *dir, const char *p
         if (e->d_name[0] == '.' || (prefix && strncmp(e->d_name, prefix, strlen(prefix))))
             continue;
         char *sub = path_join(dir, e->d_name);
-        if (!missing_file(r, sub) && (!best || strverscmp(e->d_name, best_name) > 0)) {
+        char *version = r->major ? pgo_source_debian_version(sub) : NULL;
+        bool major_ok = !r->major || (version && of_major(version, r->major));
+        free(version);
+        if (major_ok && !missing_file(r, sub) && (!best || strverscmp(e->d_name, best_name) > 0)) {
             free(best);
             free(best_name);
             best = sub;
@@ -129,6 +144,34 @@ static void write_origin(const char *srcdir, const char *pkg, const char *versio
     free(name);
 }
 
+/* The recipe's selected major is in no suite apt knows: one line naming the majors of the
+ * recipe that some suite carries (each major's package asked for in turn). */
+static void no_major(const struct recipe *r, const struct apt_conf *apt)
+{
+    struct strbuf have = STRBUF_INIT;
+    strbuf_init(&have, 0);
+    for (char **m = r->majors; m && *m; m++) {
+        struct recipe_vars v = { .major = *m };
+        char *pkg = recipe_expand(r->debian_package_template, &v);
+        struct apt_candidate *c = NULL;
+        int nc = 0;
+        apt_candidates(apt, pkg, &c, &nc);
+        bool carried = false;
+        for (int i = 0; i < nc && !carried; i++)
+            carried = of_major(c[i].version, *m) &&
+                      (!r->debian_suite || !strcmp(c[i].suite, r->debian_suite));
+        if (carried)
+            strbuf_addf(&have, "%s%s", have.len ? ", " : "", *m);
+        apt_candidates_free(c, nc);
+        free(pkg);
+    }
+    error("--db-version=%s: no Debian suite pgolab looks in (%s) carries %s %s; %s: %s "
+          "(or pass --source=DIR|TARBALL)", r->major, apt->suites, r->debian_package, r->major,
+          have.len ? "the majors of the recipe they carry" : "they carry none of the recipe's majors",
+          have.len ? have.buf : "check the network, or pgolab's apt lists");
+    strbuf_release(&have);
+}
+
 /* `apt-get source` of the recipe's package through pgolab's own apt configuration (apt.h):
  * the recipe's suite, else the first suite that carries it (the system's release first);
  * within it the newest version whose files the mirror has (one may answer 404). */
@@ -141,6 +184,7 @@ static int fetch_debian(const struct recipe *r, const char *srcdir, char **dir)
     struct apt_candidate *c = NULL;
     int nc = 0, rc = -1, st = 1;
     const char *suite = NULL, *tried = NULL;
+    struct strbuf tried_in = STRBUF_INIT;
     bool opened = false;
     if ((*dir = find_tree_in(r, srcdir, prefix))) { /* fetched before: works offline */
         rc = 0;
@@ -155,8 +199,13 @@ static int fetch_debian(const struct recipe *r, const char *srcdir, char **dir)
     if (nc == 0 && apt_refresh(&apt, true, NULL) == 0) /* lists from before the package */
         apt_candidates(&apt, pkg, &c, &nc);
     for (int i = 0; i < nc && !suite; i++)
-        if (!r->debian_suite || !strcmp(c[i].suite, r->debian_suite))
+        if ((!r->debian_suite || !strcmp(c[i].suite, r->debian_suite)) &&
+            (!r->major || of_major(c[i].version, r->major)))
             suite = c[i].suite;
+    if (!suite && r->major) {
+        no_major(r, &apt);
+        goto out;
+    }
     if (!suite) {
         char *cmd = apt_fetch_command(&apt, pkg, NULL);
         if (r->debian_suite)
@@ -170,10 +219,19 @@ static int fetch_debian(const struct recipe *r, const char *srcdir, char **dir)
         goto out;
     }
     unlink(log);
+    /* with a major selected, every suite that carries it (the mirror may miss one's files);
+     * else the one suite, its versions newest first */
+    const char *first = suite;
+    strbuf_init(&tried_in, 0);
     for (int i = 0; i < nc && st > 0 && st < 128; i++) {
-        if (strcmp(c[i].suite, suite))
+        bool fits = r->major ? of_major(c[i].version, r->major) &&
+                                   (!r->debian_suite || !strcmp(c[i].suite, r->debian_suite))
+                             : !strcmp(c[i].suite, first);
+        if (!fits)
             continue;
         tried = c[i].version;
+        suite = c[i].suite;
+        strbuf_addf(&tried_in, "%s%s in %s", tried_in.len ? ", " : "", tried, suite);
         progress("source: apt-get source %s=%s (Debian %s, in %s)", pkg, tried, suite, srcdir);
         st = apt_fetch(&apt, pkg, tried, srcdir, log, NULL);
         if (st == 0)
@@ -190,9 +248,9 @@ static int fetch_debian(const struct recipe *r, const char *srcdir, char **dir)
         strbuf_read_file(&out, log);
         const char *e = strstr(out.buf, "\nE: ");
         e = !strncmp(out.buf, "E: ", 3) ? out.buf : e ? e + 1 : "E: apt-get source failed";
-        error("cannot fetch the source package %s from Debian %s (%.*s); in %s run `%s`, or "
-              "pass --source=DIR|TARBALL (log %s)", pkg, suite, (int)strcspn(e, "\n"), e, srcdir,
-              cmd, log);
+        error("cannot fetch the source package %s (tried %s; apt: %.*s); in %s run `%s`, or "
+              "pass --source=DIR|TARBALL (log %s)", pkg, tried_in.buf, (int)strcspn(e, "\n"), e,
+              srcdir, cmd, log);
         strbuf_release(&out);
         free(cmd);
         goto out;
@@ -205,6 +263,7 @@ static int fetch_debian(const struct recipe *r, const char *srcdir, char **dir)
     }
     rc = 0;
 out:
+    strbuf_release(&tried_in);
     if (opened)
         apt_conf_release(&apt);
     apt_candidates_free(c, nc);

@@ -431,6 +431,7 @@ void pgo_build_vars(const struct pgo_pipeline *p, const struct pgo_build *b,
     v->pgo_flags = b->pgo_flags;
     v->lto = b->lto ? "ON" : "OFF";
     v->jobs = p->rq->jobs;
+    v->major = p->recipe.major;
     v->phase_options = p->recipe.flags == RECIPE_FLAGS_OPTIONS
                            ? (const char *const *)p->recipe.phase_options[b->phase] : NULL;
 }

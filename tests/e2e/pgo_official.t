@@ -102,6 +102,18 @@ refused foreign "^FATAL: --variants: official: $PG is Debian's postgresql-15 $(r
     "a tree without a .dsc: its version from its own debian/changelog" \
     postgresql --source="$TMP/foreign/pg" --workdir="$WD" --variants=baseline,pgo,official
 
+note "---- --db-version: official only where that major's binary is installed"
+if [ -x /usr/lib/postgresql/18/bin/postgres ]; then
+    skip 5 "PostgreSQL 18's binary is installed here"
+else
+    refused pg18 "^FATAL: --variants: official: /usr/lib/postgresql/18/bin/postgres is not an executable file \(install Debian's postgresql-18\)$" \
+        "official of PostgreSQL 18, not installed: its binary and package named" \
+        postgresql --db-version=18 --source="$S15" --workdir="$WD" --variants=baseline,pgo,official
+fi
+refused pg19 "^FATAL: --db-version=19: the postgresql recipe builds the major versions 15, 16, 17, 18$" \
+    "a major the recipe does not build" \
+    postgresql --db-version=19 --source="$S15" --workdir="$WD" --variants=baseline,pgo,official
+
 note "---- bad input, before the source is read"
 refused noflag "^FATAL: --official=$PG: names the official variant's binary; add official to --variants \(e\.g\. --variants=baseline,pgo,official\)$" \
     "--official without official in --variants" \

@@ -69,6 +69,23 @@ PGOLAB_APT_DIR=/proc/no-such-dir fetch again "$RECIPES/eat.json" --workdir="$TMP
 is "$RC" 0 "fetch again with an unusable apt directory: exit 0"
 like "$(<"$TMP/again.out")" '^package: haskell-primitive-addr [^ ]+ \(Debian trixie\)$' "the same tree, its suite kept"
 
+note "---- --db-version: the major's version from a suite that carries it; a major none carries"
+# versions: 0.1 (trixie and sid carry 0.1.0.x) and 9.9 (no suite carries it)
+jq '. + {versions: {default: "0.1", majors: {"9.9": {}, "0.1": {}}}}' "$RECIPES/eat.json" >"$RECIPES/eatv.json"
+fetch dv "$RECIPES/eatv.json" --workdir="$TMP/wd9" --db-version=0.1
+is "$RC" 0 "--db-version=0.1: exit 0" || diag "$(<"$TMP/dv.err")"
+like "$(<"$TMP/dv.out")" '^package: haskell-primitive-addr 0\.1\.[^ ]+ \(Debian (trixie|sid)\)$' "--db-version=0.1: a 0.1 version, and its suite"
+fetch dv99 "$RECIPES/eatv.json" --workdir="$TMP/wd9" --db-version=9.9
+is "$RC" 1 "--db-version=9.9: exit 1"
+is "$(<"$TMP/dv99.err")" "FATAL: --db-version=9.9: no Debian suite pgolab looks in ($(sed -n 's/^Suites: //p' "$PGOLAB_APT_DIR/sources.list.d/pgolab.sources" | tr '\n' ' ' | sed 's/ $//; s/ /, /g')) carries haskell-primitive-addr 9.9; the majors of the recipe they carry: 0.1 (or pass --source=DIR|TARBALL)" \
+    "--db-version=9.9: one line listing the majors that exist"
+fetch dv5 "$RECIPES/eatv.json" --workdir="$TMP/wd9" --db-version=5
+is "$(<"$TMP/dv5.err")" "FATAL: --db-version=5: the eat recipe builds the major versions 0.1, 9.9" \
+    "--db-version=5: one line listing the recipe's majors (sorted)"
+fetch dvsq sqlite --workdir="$TMP/wd9" --db-version=3
+is "$(<"$TMP/dvsq.err")" 'FATAL: --db-version=3: the sqlite recipe builds one version only (it has no "versions")' \
+    "--db-version for a recipe without versions: one line"
+
 note "---- bad input"
 recipe nope pgolab-no-such-source-package
 fetch nope "$RECIPES/nope.json" --workdir="$TMP/wd4"
@@ -101,7 +118,7 @@ if [ "$(id -u)" = 0 ] && unshare -n true 2>/dev/null; then
     is "$?" 1 "offline with old lists: exit 1"
     like "$(<"$TMP/off2.err")" "could not refresh pgolab's apt lists .*using those of [0-9]+ hours ago" \
         "a warning says the lists are old"
-    like "$(<"$TMP/off2.err")" "cannot fetch the source package haskell-primitive-addr from Debian sid .*run \`apt-get .* source haskell-primitive-addr=" \
+    like "$(<"$TMP/off2.err")" "cannot fetch the source package haskell-primitive-addr \(tried [^ ]+ in sid; apt: .*run \`apt-get .* source haskell-primitive-addr=" \
         "then one line names the package, the suite and the command"
     is "$(grep -vcE '^(WARNING|source): ' "$TMP/off2.err")" 1 "and nothing else" || diag "$(<"$TMP/off2.err")"
 else
