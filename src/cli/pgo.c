@@ -665,7 +665,19 @@ static int pgo_fetch(const struct opts *o, const struct recipe *r)
 {
     char *srcdir = path_join(opt_str(o, "workdir"), "src");
     char *dir = NULL;
-    int rc = pgo_source_resolve(r, opt_str(o, "source"), srcdir, &dir) < 0 ? 1 : 0;
+    /* with official in --variants: exactly the installed package's revision, as the pipeline */
+    int nv = 0;
+    char **variants = opt_list(o, "variants", &nv), *pkg = NULL, *exact = NULL;
+    bool official = false;
+    for (int i = 0; i < nv; i++)
+        official = official || !strcmp(variants[i], "official");
+    opt_list_free(variants);
+    const char *bin = opt_str(o, "official") ? opt_str(o, "official") : r->official_binary;
+    if (official && bin && !opt_str(o, "source"))
+        pgo_official_package_of(bin, &pkg, &exact);
+    int rc = pgo_source_resolve_at(r, opt_str(o, "source"), srcdir, exact, &dir) < 0 ? 1 : 0;
+    free(pkg);
+    free(exact);
     if (rc == 0) {
         char *version = pgo_source_debian_version(dir), *suite = pgo_source_debian_suite(dir);
         printf("source:  %s\n", dir);

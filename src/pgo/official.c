@@ -111,24 +111,31 @@ static char *first_line_of(const char *const *argv)
     return line;
 }
 
-/* The Debian package that installed bin and its exact version (p->official_package,
- * p->official_debversion; both stay NULL for a binary no package installed). */
-static void official_package(struct pgo_pipeline *p, const char *bin)
+int pgo_official_package_of(const char *bin, char **pkg, char **version)
 {
     /* "postgresql-15: /usr/lib/postgresql/15/bin/postgres" (a diverted file: "diversion by
      * ..." lines, which have no ": /") */
     const char *search[] = { "dpkg-query", "-S", bin, NULL };
     char *owner = first_line_of(search);
     char *colon = owner ? strstr(owner, ": /") : NULL;
+    *pkg = *version = NULL;
     if (colon)
         *colon = '\0';
     if (colon && !strchr(owner, ' ')) {
         const char *show[] = { "dpkg-query", "-W", "-f=${Version}", owner, NULL };
-        p->official_debversion = first_line_of(show);
-        if (p->official_debversion)
-            p->official_package = xstrdup(owner);
+        *version = first_line_of(show);
+        if (*version)
+            *pkg = xstrdup(owner);
     }
     free(owner);
+    return *pkg ? 0 : -1;
+}
+
+/* The Debian package that installed bin and its exact version (p->official_package,
+ * p->official_debversion; both stay NULL for a binary no package installed). */
+static void official_package(struct pgo_pipeline *p, const char *bin)
+{
+    pgo_official_package_of(bin, &p->official_package, &p->official_debversion);
 }
 
 int pgo_official_same_revision(const struct pgo_pipeline *p, const char *dir, const char *version)

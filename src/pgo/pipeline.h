@@ -150,4 +150,9 @@ int pgo_pipeline_run(const struct pgo_request *rq);
  * "versions" builds its one version (db_version refused). 0 or -1 with one line. */
 int pgo_major_select(struct recipe *r, const char *db_version, const char *official);
 
+/* The Debian package that installed the file bin and that package's exact version
+ * (dpkg-query -S, -W) into *pkg and *version (caller frees). 0, or -1 with both NULL (no
+ * package installed it). */
+int pgo_official_package_of(const char *bin, char **pkg, char **version);
+
 #endif

@@ -86,6 +86,24 @@ fetch dvsq sqlite --workdir="$TMP/wd9" --db-version=3
 is "$(<"$TMP/dvsq.err")" 'FATAL: --db-version=3: the sqlite recipe builds one version only (it has no "versions")' \
     "--db-version for a recipe without versions: one line"
 
+note "---- official in --variants: exactly the installed package's revision"
+# jq: a small source package whose binary is installed; as an official binary its revision is
+# what --fetch asks apt for, whether the archive still lists it (fetched into its own
+# directory) or not (one line: the version, "do not list it", the command)
+jq -n '{pgolab_recipe: 1, name: "jqoff", source: {debian: "jq", expect: ["debian/control"]},
+        server: {driver: "mysql", binary: "bin/jq", official: {binary: "/usr/bin/jq"}},
+        steps: [{name: "build", run: ["true"]}]}' >"$RECIPES/jqoff.json"
+JQV=$(dpkg-query -W -f='${Version}' jq)
+fetch jqoff "$RECIPES/jqoff.json" --workdir="$TMP/wd10" --variants=baseline,official
+if [ -s "$TMP/wd10/src/jq_$JQV/apt-get-source.log" ] && [ "$RC" = 0 ]; then
+    like "$(<"$TMP/jqoff.out")" "^package: jq $(printf '%s' "$JQV" | sed 's/[.+]/\\&/g') " "official: the installed revision $JQV fetched"
+    like "$(<"$TMP/jqoff.out")" "^source: +$TMP/wd10/src/jq_$(printf '%s' "$JQV" | sed 's/[.+]/\\&/g')/jq-" "... into its own directory"
+else
+    is "$RC" 1 "official: the installed revision $JQV, no longer in the archive: exit 1"
+    like "$(<"$TMP/jqoff.err")" "^FATAL: cannot fetch the source package jq at exactly $(printf '%s' "$JQV" | sed 's/[.+]/\\&/g') .*do not list it; in $TMP/wd10/src/jq_.* run \`apt-get .* source jq=" \
+        "... one line: the exact version, that the suites do not list it, the command"
+fi
+
 note "---- bad input"
 recipe nope pgolab-no-such-source-package
 fetch nope "$RECIPES/nope.json" --workdir="$TMP/wd4"
