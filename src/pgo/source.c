@@ -21,6 +21,12 @@
 
 char *pgo_source_debian_version(const char *dir);
 
+const char *pgo_version_without_epoch(const char *version)
+{
+    size_t n = strspn(version, "0123456789");
+    return n && version[n] == ':' ? version + n + 1 : version;
+}
+
 /* The first of files (NULL-terminated) that dir lacks, or NULL when it has them all. */
 static const char *missing_of(char *const *files, const char *dir)
 {
@@ -279,7 +285,8 @@ static int fetch_exact(const struct recipe *r, const char *srcdir, const char *v
 {
     const char *pkg = r->debian_package;
     char *prefix = xasprintf("%s-", pkg);
-    char *name = xasprintf("%s_%s", pkg, version);
+    /* as the .dsc is named: no epoch (no ':' in a path a build may list) */
+    char *name = xasprintf("%s_%s", pkg, pgo_version_without_epoch(version));
     char *into = path_join(srcdir, name);
     char *log = path_join(into, "apt-get-source.log");
     struct apt_conf apt;
@@ -541,7 +548,7 @@ char *pgo_source_version_mismatch(const char *dir)
 {
     char *pkg, *version, *dsc = pgo_source_dsc_version(dir), *why = NULL;
     if (dsc && changelog_head(dir, &pkg, &version) == 0) {
-        if (strcmp(version, dsc))
+        if (strcmp(pgo_version_without_epoch(version), pgo_version_without_epoch(dsc)))
             why = xasprintf("the source tree %s is %s %s by its debian/changelog, but the .dsc "
                             "beside it is of %s: the tree was edited or replaced since it was "
                             "fetched", dir, pkg, version, dsc);

@@ -42,8 +42,12 @@ char *pgo_source_dsc_version(const char *dir);
 /* The source package named by the tree's debian/changelog ("postgresql-15"), else NULL.
  * Caller frees. */
 char *pgo_source_debian_package(const char *dir);
-/* When the tree's debian/changelog names another version than the .dsc beside it (an edited
- * or replaced tree): one line naming both, else NULL. Caller frees. */
+/* version without its Debian epoch ("10.11.19-0+deb12u1" of "1:10.11.19-0+deb12u1"): the
+ * .dsc's name has none. */
+const char *pgo_version_without_epoch(const char *version);
+/* When the tree's debian/changelog names another version than the .dsc beside it (epochs
+ * aside: the .dsc's name has none; an edited or replaced tree): one line naming both, else
+ * NULL. Caller frees. */
 char *pgo_source_version_mismatch(const char *dir);
 
 /* The Debian suite pgolab fetched the tree at dir from ("sid"; recorded beside its .dsc by

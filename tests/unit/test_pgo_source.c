@@ -180,6 +180,12 @@ static void test_debian_version(void **state)
     v = pgo_source_dsc_version(tree);
     assert_string_equal(v, "15.18-0+deb12u1");
     free(v);
+    /* a changelog's epoch is not in the .dsc's name: the same version */
+    put(d, "pkg-15-15.18/debian/changelog",
+        "pkg-15 (1:15.18-0+deb12u1) bookworm-security; urgency=medium\n\n  * x\n");
+    assert_null(pgo_source_version_mismatch(tree));
+    assert_string_equal(pgo_version_without_epoch("1:10.11.19-0+deb12u1"), "10.11.19-0+deb12u1");
+    assert_string_equal(pgo_version_without_epoch("15.18-0+deb12u1"), "15.18-0+deb12u1");
     char *other = path_join(d, "elsewhere");
     put(other, "configure", "");
     assert_null(pgo_source_debian_version(other));
