@@ -67,6 +67,20 @@ pgo removed "${RUN[@]}" --train=oltp_read_only
 like "$(reasons "$TMP/removed.err" | head -1)" "^rebuilding baseline: the source tree changed since the cached build: 1 file changed \(removed: NOTES.txt\)$" \
     "removed file: named"
 
+note "---- the compiler, the PGO flags, a stamp from an older pgolab (each stamp edited as that change would leave it)"
+CC_NOW=$(sed -n 's/^compiler: //p' "$ROOT/baseline/stamp")
+sed -i 's/^compiler: .*/compiler: gcc (Debian 11.3.0-1) 11.3.0/' "$ROOT/baseline/stamp"
+sed -i 's/^phase-flags: .*/phase-flags: -fprofile-use=old/' "$ROOT/pgo/stamp"
+sed -i '/^stamp: 2$/d' "$ROOT/instrumented/stamp"
+pgo flags "${RUN[@]}" --train=oltp_read_only
+is "$RC" 0 "changed stamps: exit 0" || diag "$(tail -20 "$TMP/flags.err")"
+like "$(reasons "$TMP/flags.err")" "^rebuilding baseline: the compiler changed since the cached build \(was \"gcc \(Debian 11\.3\.0-1\) 11\.3\.0\", now \"$(printf '%s' "$CC_NOW" | sed 's/[][\.*^$+?(){}|/]/\\&/g')\"\)$" \
+    "compiler: both versions named"
+like "$(reasons "$TMP/flags.err")" "^rebuilding instrumented: the cached build was made by an older pgolab, whose stamp does not name every input this one checks$" \
+    "a stamp of an older pgolab: said so"
+like "$(reasons "$TMP/flags.err")" "^rebuilding pgo: (the PGO flags changed since the cached build \(was \"-fprofile-use=old\", now \"|its profile changed)" \
+    "pgo: the flags named (or, retrained after the instrumented rebuild, its profile)"
+
 note "---- a training setting, a removed profile, --rebuild"
 pgo ttime "${RUN[@]}" --train=oltp_read_only --train-time=3
 is "$RC" 0 "--train-time: exit 0"
