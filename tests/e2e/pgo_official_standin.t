@@ -60,6 +60,10 @@ like "$(jq -r '.variants[] | select(.name == "pgo") | .provenance' "$TMP/off.jso
     "--output JSON: pgo's provenance"
 like "$(sq "$DB" "SELECT json_extract(fingerprint_json, '\$.provenance') FROM variants WHERE name = 'baseline'")" "^a tree of no Debian version" \
     "results database: the baseline's provenance"
+"$PGOLAB" report --results="$DB" --experiment=1 --format=html --output="$TMP/off.html" 2>"$TMP/html.err"
+is "$?" 0 "report --format=html: exit 0"
+like "$(grep -cF "from Debian package $OFFPKG $OFFVER (dpkg)" "$TMP/off.html")" "^[1-9]" \
+    "HTML report: official's provenance in the page's header"
 like "$(grep -m1 '^| threads |' "$TMP/off.out")" "\| baseline .*\| +pgo .*\| official .*\| % improvement official \|" \
     "report: official is a column of the tps table"
 ROOT=$(find "$WD" -mindepth 1 -maxdepth 1 -type d -name 'standin-mariadb-*')
