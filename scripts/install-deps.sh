@@ -12,7 +12,7 @@ libmariadb-dev libpq-dev mariadb-server mariadb-client postgresql postgresql-15 
 cmake bison jq libdw-dev libjs-chart.js chromium libopenmpi-dev openmpi-bin
 iproute2 socat bsdutils bash-completion debhelper lintian patchelf
 make libfmt-dev libpcre2-dev libssl-dev zlib1g-dev libncurses-dev protobuf-compiler libzstd-dev
-liblz4-dev libicu-dev libprotobuf-dev libprotoc-dev"
+liblz4-dev libicu-dev libprotobuf-dev libprotoc-dev flex"
 
 missing=""
 for p in $PKGS; do

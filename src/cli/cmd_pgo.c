@@ -59,6 +59,10 @@ static const struct opt_def pgo_options[] = {
       "--variants=baseline,pgo,clang:pgo+lto,-O3:pgo; each set of settings is built in its own "
       "work directory, all measured together" },
     CLI_VARIANT_SERVER_OPTION,
+    { "db-version", OPT_STRING, NULL,
+      "server targets: the major version to build (postgresql: 15, 16, 17, 18; mariadb: 10.11, "
+      "11.8: the recipe's \"versions\"), fetched from the Debian suite that carries it; default: "
+      "the installed official binary's, else Debian 12's" },
     { "official", OPT_STRING, NULL,
       "server targets: the official variant's server binary instead of the recipe's "
       "server.official (e.g. /usr/sbin/mariadbd); it must be of the source's major version" },
@@ -666,6 +670,7 @@ static int pgo_server(const struct opts *o, const struct recipe *r, const char *
     request_fill(&rq, &s, target, recipe, workdir);
     rq.cxx = opt_str(o, "cxx");
     rq.official = opt_str(o, "official");
+    rq.db_version = opt_str(o, "db-version");
     rq.variant_options = opt_multi(o, "variant-server-option", &rq.nvariant_options);
     if (early_variant_options(&rq, r, pv.names, pv.nnames) < 0) {
         free(workdir);
@@ -739,7 +744,19 @@ static int pgo_fetch(const struct opts *o, const struct recipe *r)
 {
     char *srcdir = path_join(opt_str(o, "workdir"), "src");
     char *dir = NULL;
-    int rc = pgo_source_resolve(r, opt_str(o, "source"), srcdir, &dir) < 0 ? 1 : 0;
+    /* with official in --variants: exactly the installed package's revision, as the pipeline */
+    int nv = 0;
+    char **variants = opt_list(o, "variants", &nv), *pkg = NULL, *exact = NULL;
+    bool official = false;
+    for (int i = 0; i < nv; i++)
+        official = official || !strcmp(variants[i], "official");
+    opt_list_free(variants);
+    const char *bin = opt_str(o, "official") ? opt_str(o, "official") : r->official_binary;
+    if (official && bin && !opt_str(o, "source"))
+        pgo_official_package_of(bin, &pkg, &exact);
+    int rc = pgo_source_resolve_at(r, opt_str(o, "source"), srcdir, exact, &dir) < 0 ? 1 : 0;
+    free(pkg);
+    free(exact);
     if (rc == 0) {
         char *version = pgo_source_debian_version(dir), *suite = pgo_source_debian_suite(dir);
         printf("source:  %s\n", dir);
@@ -804,7 +821,10 @@ int cmd_pgo(int argc, char **argv)
     }
     struct recipe r;
     if (recipe_load(path, &r) == 0) {
-        if (opt_bool(&o, "fetch"))
+        if (opt_bool(&o, "fetch") &&
+            pgo_major_select(&r, opt_str(&o, "db-version"), opt_str(&o, "official")) < 0)
+            rc = 1;
+        else if (opt_bool(&o, "fetch"))
             rc = pgo_fetch(&o, &r);
         else
             rc = r.product == RECIPE_LIBRARY ? pgo_library(&o, &r, target, path)

@@ -67,13 +67,17 @@ char *experiment_settings_json(const struct experiment_config *cfg, const char *
     return text;
 }
 
-/* {"loaded_from": ...} of a variant, or NULL (caller frees). */
+/* {"loaded_from": ..., "provenance": ...} of a variant (each only when known), or NULL
+ * (caller frees). */
 static char *variant_fingerprint_json(const struct variant *v)
 {
-    if (!v->loaded_from)
+    if (!v->loaded_from && !v->provenance)
         return NULL;
     json_t *o = json_object();
-    json_object_set_new(o, "loaded_from", jstr(v->loaded_from));
+    if (v->loaded_from)
+        json_object_set_new(o, "loaded_from", jstr(v->loaded_from));
+    if (v->provenance)
+        json_object_set_new(o, "provenance", jstr(v->provenance));
     char *text = json_dumps(o, JSON_COMPACT);
     json_decref(o);
     return text;
@@ -502,6 +506,8 @@ int experiment_load(struct store *s, int64_t id, struct experiment_loaded *out)
         json_t *fp = sv->fingerprint_json ? json_loads(sv->fingerprint_json, 0, NULL) : NULL;
         const char *lf = json_string_value(json_object_get(fp, "loaded_from"));
         var->loaded_from = lf ? xstrdup(lf) : NULL;
+        const char *pv = json_string_value(json_object_get(fp, "provenance"));
+        var->provenance = pv ? own(out, pv) : NULL;
         json_decref(fp);
         cfg->nvariants++;
     }

@@ -141,6 +141,8 @@ json_t *experiment_variants_json(const struct experiment_config *cfg)
         json_object_set_new(o, "loaded_from", jstr(var->loaded_from));
         json_object_set_new(o, "compiler", jstr(var->compiler));
         json_object_set_new(o, "cflags", jstr(var->cflags));
+        if (var->provenance) /* only then: the JSON of other experiments unchanged */
+            json_object_set_new(o, "provenance", jstr(var->provenance));
         if (var->nserver_options) { /* only then: the JSON of other variants unchanged */
             json_t *so = json_array();
             for (int i = 0; i < var->nserver_options; i++)

@@ -69,6 +69,9 @@ struct variant {
     char *source_id;       /* sqlite3_sourceid() */
     const char *compiler;  /* e.g. "gcc (Debian 12.2.0-14) 12.2.0" */
     const char *cflags;    /* flags the library was built with */
+    const char *provenance; /* where a server variant comes from, in words (pgolab pgo: its
+                            * source package and exact version, configure options; official's
+                            * package and configuration), or NULL */
     char *loaded_from;     /* the file the child actually mapped (dladdr), or NULL */
     /* VARIANT_SERVER: this variant's own server options ("NAME=VALUE", as --server-option
      * takes them), after the experiment's global ones on its server's command line; one of

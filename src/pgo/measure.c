@@ -288,7 +288,8 @@ int pgo_measure(struct pgo_pipeline *p, struct store *store)
         v[k].server_kind = p->recipe.server_kind;
         /* each build's own compiler (its group's); official's is the distribution's: unknown */
         v[k].compiler = b->official ? NULL : b->pipeline->cc.version;
-        v[k].cflags = b->flags;
+        v[k].cflags = b->official ? p->prov.official_cflags : b->flags;
+        v[k].provenance = b->official ? p->prov.official : p->library ? NULL : p->prov.built;
         /* the trainer matrix: --cc and --cflags' pgo builds */
         trainer_of[k] = b->pipeline == p && b->trainer && (plain_pgo ? !b->lto : b->lto)
                             ? b->trainer->name : NULL;

@@ -5,6 +5,8 @@
  * of the report. It is never built: the pipeline only checks it (it runs, it is a server of
  * the recipe's family, of the same major version as the source, whose datadirs it shares in
  * the gate and the measurement) and hashes it. */
+#include "pgo/apt.h"
+#include "pgo/source.h"
 #include "pgo/stages.h"
 #include "server/server.h"
 #include "toolchain/toolchain.h"
@@ -64,6 +66,8 @@ static int server_version(const struct pgo_pipeline *p, const char *bin, const c
     return rc;
 }
 
+static void official_package(struct pgo_pipeline *p, const char *bin);
+
 bool pgo_official_wanted(const struct pgo_request *rq)
 {
     for (int i = 0; i < rq->nvariants; i++)
@@ -87,8 +91,82 @@ int pgo_official_check(struct pgo_pipeline *p)
                      pkg ? " (install Debian's " : "", pkg ? pkg : "", pkg ? ")" : "");
     }
     p->official_bin = xstrdup(bin);
-    return server_version(p, bin, "--variants: official:", &p->official_version,
-                          &p->official_number);
+    if (server_version(p, bin, "--variants: official:", &p->official_version,
+                       &p->official_number) < 0)
+        return -1;
+    official_package(p, bin);
+    return 0;
+}
+
+/* The first line a command printed, or NULL when it failed or printed nothing. */
+static char *first_line_of(const char *const *argv)
+{
+    struct strbuf out = STRBUF_INIT;
+    strbuf_init(&out, 0);
+    struct subprocess sp = { .argv = argv, .out = &out, .timeout_s = 30, .quiet_stderr = 1 };
+    char *line = NULL;
+    if (subprocess_run(&sp) == 0 && out.len && strcspn(out.buf, "\n"))
+        line = xstrndup(out.buf, strcspn(out.buf, "\n"));
+    strbuf_release(&out);
+    return line;
+}
+
+int pgo_official_package_of(const char *bin, char **pkg, char **version)
+{
+    /* "postgresql-15: /usr/lib/postgresql/15/bin/postgres" (a diverted file: "diversion by
+     * ..." lines, which have no ": /") */
+    const char *search[] = { "dpkg-query", "-S", bin, NULL };
+    char *owner = first_line_of(search);
+    char *colon = owner ? strstr(owner, ": /") : NULL;
+    *pkg = *version = NULL;
+    if (colon)
+        *colon = '\0';
+    if (colon && !strchr(owner, ' ')) {
+        const char *show[] = { "dpkg-query", "-W", "-f=${Version}", owner, NULL };
+        *version = first_line_of(show);
+        if (*version)
+            *pkg = xstrdup(owner);
+    }
+    free(owner);
+    return *pkg ? 0 : -1;
+}
+
+/* The Debian package that installed bin and its exact version (p->official_package,
+ * p->official_debversion; both stay NULL for a binary no package installed). */
+static void official_package(struct pgo_pipeline *p, const char *bin)
+{
+    pgo_official_package_of(bin, &p->official_package, &p->official_debversion);
+}
+
+int pgo_official_same_revision(const struct pgo_pipeline *p, const char *dir, const char *version)
+{
+    if (!p->official_bin)
+        return 0;
+    char *mismatch = pgo_source_version_mismatch(dir);
+    if (mismatch) {
+        error("--variants: official: %s; official is compared only with a build of a tree "
+              "whose version is known (fetch it again, or pass --source=DIR)", mismatch);
+        free(mismatch);
+        return -1;
+    }
+    /* a tree's version from its .dsc alone has no epoch; dpkg's has */
+    if (!p->official_debversion || !version ||
+        !strcmp(pgo_version_without_epoch(version), pgo_version_without_epoch(p->official_debversion)))
+        return 0;
+    struct apt_conf apt;
+    char *cmd = NULL;
+    const char *pkg = p->recipe.debian_package;
+    if (pkg && apt_conf_open(&apt, NULL) == 0) {
+        cmd = apt_fetch_command(&apt, pkg, p->official_debversion);
+        apt_conf_release(&apt);
+    }
+    error("--variants: official: %s is Debian's %s %s, but the source tree %s is %s: official is "
+          "compared only with a build of its exact revision (else the gain includes the version "
+          "change); %s%s%s", p->official_bin, p->official_package, p->official_debversion, dir,
+          version, cmd ? "fetch that one with `" : "pass --source=DIR of that revision",
+          cmd ? cmd : "", cmd ? "` (without --source, pgolab pgo fetches it itself)" : "");
+    free(cmd);
+    return -1;
 }
 
 int pgo_official_same_major(const struct pgo_pipeline *p, const char *what, const char *version)

@@ -362,6 +362,8 @@ static void release_group(struct pgo_pipeline *g)
     g->rq = NULL;
     memset(&g->recipe, 0, sizeof(g->recipe));
     g->pgolab = g->source = g->source_sha = g->source_version = g->rundir = NULL;
+    g->source_files = NULL;
+    memset(&g->prov, 0, sizeof(g->prov));
     release(g);
 }
 
@@ -376,6 +378,8 @@ static void release(struct pgo_pipeline *p)
     free(p->pgolab);
     free(p->source);
     free(p->source_sha);
+    free(p->source_files);
+    pgo_provenance_release(&p->prov);
     free(p->source_version);
     free(p->root);
     free(p->profile_raw);
@@ -414,6 +418,8 @@ static void release(struct pgo_pipeline *p)
     free(p->official_bin);
     free(p->official_version);
     free(p->official_number);
+    free(p->official_package);
+    free(p->official_debversion);
 }
 
 /* ---- summary ------------------------------------------------------------------------ */
@@ -487,6 +493,7 @@ static void print_summary(const struct pgo_pipeline *p)
            p->cc.version, *rq->cflags ? rq->cflags : "(no cflags)");
     printf("  %-13s %s\n", "recipe", p->recipe.path);
     printf("  %-13s %s  content sha256 %.16s\n", "source", p->source, p->source_sha);
+    pgo_provenance_print(p);
     print_builds(p);
     for (int g = 0; g < p->ngroups; g++) {
         const struct pgo_pipeline *gp = &p->groups[g];
@@ -559,7 +566,11 @@ static void set_root(struct pgo_pipeline *p)
 {
     char *keytext = xasprintf("%s\n%s\n%s", p->cc_name, p->cc.version, p->cflags);
     char *key = path_key(keytext);
-    char *name = xasprintf("%s-%s-%s", p->recipe.name, cc_family_name(p->cc.family), key);
+    /* another major than the recipe's default builds beside it: postgresql-18-gcc-KEY */
+    const struct recipe *r = &p->recipe;
+    bool other = r->major && strcmp(r->major, r->major_default);
+    char *name = xasprintf("%s%s%s-%s-%s", r->name, other ? "-" : "", other ? r->major : "",
+                           cc_family_name(p->cc.family), key);
     p->root = path_join(p->rq->workdir, name);
     free(keytext);
     free(key);
@@ -623,6 +634,7 @@ static int groups_setup(struct pgo_pipeline *p)
         g->pgolab = p->pgolab;
         g->source = p->source;
         g->source_sha = p->source_sha;
+        g->source_files = p->source_files;
         g->source_version = p->source_version;
         g->rundir = p->rundir;
         set_root(g);
@@ -665,7 +677,7 @@ int pgo_measured_builds(const struct pgo_pipeline *p, const struct pgo_build ***
 static int server_source(struct pgo_pipeline *p)
 {
     progress("source: hashing %s", p->source);
-    p->source_sha = tree_sha256(p->source);
+    p->source_sha = tree_sha256_list(p->source, &p->source_files);
     progress_done();
     if (!p->source_sha)
         return -1;
@@ -676,8 +688,16 @@ static int server_source(struct pgo_pipeline *p)
         char *what = xasprintf("the source %s", p->source);
         int rc = pgo_official_same_major(p, what, p->source_version);
         free(what);
-        if (rc < 0)
+        if (rc < 0 || pgo_official_same_revision(p, p->source, p->source_version) < 0)
             return -1;
+    }
+    pgo_provenance_make(p);
+    /* without official the build goes on, but its recorded version is the changelog's */
+    char *mismatch = p->official_bin ? NULL : pgo_source_version_mismatch(p->source);
+    if (mismatch) {
+        progress_done();
+        warning("%s; the variants are recorded as %s", mismatch, p->source_version);
+        free(mismatch);
     }
     return mkdir_p(p->root);
 }
@@ -839,7 +859,8 @@ int pgo_pipeline_run(const struct pgo_request *rq)
 
     /* checks of everything cheap first; directories are created as each phase needs them,
      * so bad input leaves nothing behind */
-    if (recipe_load(rq->recipe_path, &p.recipe) < 0)
+    if (recipe_load(rq->recipe_path, &p.recipe) < 0 ||
+        pgo_major_select(&p.recipe, rq->db_version, rq->official) < 0)
         goto fail;
     p.library = p.recipe.product == RECIPE_LIBRARY;
     if (p.library ? pgo_library_check(&p) < 0 : pgo_official_check(&p) < 0)
@@ -873,7 +894,10 @@ int pgo_pipeline_run(const struct pgo_request *rq)
 
     /* the source, then the stages */
     char *srcdir = path_join(rq->workdir, "src");
-    int src_rc = p.source ? 0 : pgo_source_resolve(&p.recipe, rq->source, srcdir, &p.source);
+    /* with official, Debian's source at exactly the installed package's revision */
+    const char *exact = p.official_bin && !rq->source && p.official_package &&
+                        p.recipe.debian_package ? p.official_debversion : NULL;
+    int src_rc = p.source ? 0 : pgo_source_resolve_at(&p.recipe, rq->source, srcdir, exact, &p.source);
     free(srcdir);
     if (src_rc < 0)
         goto fail;

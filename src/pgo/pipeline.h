@@ -44,6 +44,8 @@ struct pgo_request {
     int *threads;
     int nthreads;
     int rounds, time_s, tables, table_size, jobs;
+    const char *db_version;       /* --db-version=MAJOR, or NULL: the installed official's,
+                                   * else the recipe's default (major.c) */
     const char *official;         /* --official=PATH: the official variant's binary instead of
                                    * the recipe's server.official, or NULL */
     const char *const *variant_options; /* --variant-server-option VARIANT:NAME=VALUE: the
@@ -140,5 +142,17 @@ struct pgo_build {
 /* Run the whole pipeline for rq and print its summary and tables on stdout. Returns the
  * exit code: 0 ok, 1 error (one line said why), 2 interrupted, 3 --fail-if-slower. */
 int pgo_pipeline_run(const struct pgo_request *rq);
+
+/* Select the major version of r to build (major.c): db_version (--db-version, or NULL), else
+ * the major of the distribution's binary installed here (official: --official=PATH, else the
+ * recipe's server.official.binary, {major} tried for each of its majors; the default one
+ * first, else the newest installed), else the recipe's "versions" default. A recipe without
+ * "versions" builds its one version (db_version refused). 0 or -1 with one line. */
+int pgo_major_select(struct recipe *r, const char *db_version, const char *official);
+
+/* The Debian package that installed the file bin and that package's exact version
+ * (dpkg-query -S, -W) into *pkg and *version (caller frees). 0, or -1 with both NULL (no
+ * package installed it). */
+int pgo_official_package_of(const char *bin, char **pkg, char **version);
 
 #endif

@@ -7,6 +7,7 @@
 #include "util/strbuf.h"
 #include "util/util.h"
 
+#include <assert.h>
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
@@ -21,7 +22,7 @@
 static const char *const placeholders[] = {
     "source", "build", "prefix", "profile_dir", "phase", "cc", "cxx", "cflags", "cxxflags",
     "pgo_flags", "jobs", "phase_options", "host", "port", "socket", "socket_dir", "user", "db",
-    "prepared", "lto",
+    "prepared", "lto", "major",
 };
 
 /* Parsing context: the file and its text, for error lines. */
@@ -456,6 +457,134 @@ static void release_tools(struct recipe_tool *t, int n)
     free(t);
 }
 
+/* "versions": {"default": MAJOR, "majors": {MAJOR: {"requires": [...]}, ...}}: the major
+ * versions a server recipe builds, what differs between them as data ({major} in source.debian
+ * and server.official, a major's own requires), and Debian 12's. A recipe without it may not
+ * name {major} where only it gives the value. */
+static int load_versions(const struct ctx *c, json_t *root, struct recipe *r)
+{
+    static const char *const keys[] = { "default", "majors", NULL };
+    static const char *const major_keys[] = { "requires", NULL };
+    json_t *v = json_object_get(root, "versions");
+    const char *const templated[] = { r->debian_package, r->official_binary, r->official_package };
+    if (!v) {
+        for (size_t i = 0; i < ARRAY_SIZE(templated); i++)
+            if (templated[i] && strstr(templated[i], "{major}"))
+                return fail_at(c, NULL, "'%s' names {major}, but the recipe has no \"versions\" "
+                               "(the majors it builds, docs/recipes.md)", templated[i]);
+        return 0;
+    }
+    if (!json_is_object(v) || check_keys(c, v, "versions", keys) < 0 ||
+        get_string(c, v, "default", true, &r->major_default) < 0)
+        return json_is_object(v) ? -1 : fail_at(c, "versions", "'versions' must be an object");
+    json_t *m = json_object_get(v, "majors");
+    if (!json_is_object(m) || json_object_size(m) == 0)
+        return fail_at(c, "majors", "versions.majors must be an object with a key per major "
+                       "version (\"15\": {})");
+    size_t n = json_object_size(m), i = 0;
+    r->majors = xcalloc(n + 1, sizeof(*r->majors));
+    r->major_tools = xcalloc(n, sizeof(*r->major_tools));
+    r->nmajor_tools = xcalloc(n, sizeof(*r->nmajor_tools));
+    const char *key;
+    json_t *o;
+    json_object_foreach(m, key, o) {
+        r->majors[i] = xstrdup(key);
+        if (!json_is_object(o) || check_keys(c, o, "versions.majors[]", major_keys) < 0)
+            return json_is_object(o) ? -1 : fail_at(c, key, "versions.majors.%s must be an object", key);
+        json_t *tl = json_object_get(o, "requires");
+        if (tl && load_tools(c, tl, "requires", false, &r->major_tools[i], &r->nmajor_tools[i]) < 0)
+            return -1;
+        i++;
+    }
+    /* oldest first (strverscmp: "10.11" before "11.8"), each with its own requires */
+    for (size_t a = 1; a < n; a++)
+        for (size_t b = a; b > 0 && strverscmp(r->majors[b - 1], r->majors[b]) > 0; b--) {
+            char *t = r->majors[b];
+            r->majors[b] = r->majors[b - 1];
+            r->majors[b - 1] = t;
+            struct recipe_tool *tt = r->major_tools[b];
+            r->major_tools[b] = r->major_tools[b - 1];
+            r->major_tools[b - 1] = tt;
+            int tn = r->nmajor_tools[b];
+            r->nmajor_tools[b] = r->nmajor_tools[b - 1];
+            r->nmajor_tools[b - 1] = tn;
+        }
+    bool known = false;
+    for (i = 0; r->majors[i]; i++)
+        known = known || !strcmp(r->majors[i], r->major_default);
+    if (!known)
+        return fail_at(c, "default", "versions.default '%s' is not one of versions.majors",
+                       r->major_default);
+    r->debian_package_template = r->debian_package ? xstrdup(r->debian_package) : NULL;
+    return 0;
+}
+
+/* s with every "{major}" replaced by major (s freed). */
+static char *with_major(char *s, const char *major)
+{
+    if (!s || !strstr(s, "{major}"))
+        return s;
+    struct strbuf sb = STRBUF_INIT;
+    strbuf_init(&sb, 0);
+    for (const char *at = s; *at;) {
+        const char *hit = strstr(at, "{major}");
+        if (!hit) {
+            strbuf_addstr(&sb, at);
+            break;
+        }
+        strbuf_add(&sb, at, (size_t)(hit - at));
+        strbuf_addstr(&sb, major);
+        at = hit + strlen("{major}");
+    }
+    free(s);
+    return strbuf_detach(&sb);
+}
+
+char *recipe_majors_list(const struct recipe *r)
+{
+    struct strbuf sb = STRBUF_INIT;
+    strbuf_init(&sb, 0);
+    for (char **m = r->majors; m && *m; m++)
+        strbuf_addf(&sb, "%s%s", m == r->majors ? "" : ", ", *m);
+    return strbuf_detach(&sb);
+}
+
+int recipe_select_major(struct recipe *r, const char *major)
+{
+    assert(!r->major);
+    if (!r->majors)
+        return error("--db-version=%s: the %s recipe builds one version only (it has no "
+                     "\"versions\")", major, r->name);
+    int k = -1;
+    for (int i = 0; r->majors[i]; i++)
+        if (!strcmp(r->majors[i], major))
+            k = i;
+    if (k < 0) {
+        char *list = recipe_majors_list(r);
+        error("--db-version=%s: the %s recipe builds the major versions %s", major, r->name, list);
+        free(list);
+        return -1;
+    }
+    r->major = xstrdup(major);
+    r->debian_package = with_major(r->debian_package, major);
+    r->official_binary = with_major(r->official_binary, major);
+    r->official_package = with_major(r->official_package, major);
+    r->source_hint = with_major(r->source_hint, major);
+    if (r->nmajor_tools[k]) { /* the major's own requires after the recipe's */
+        r->tools = xrealloc(r->tools, (size_t)(r->ntools + r->nmajor_tools[k] + 1) * sizeof(*r->tools));
+        for (int i = 0; i < r->nmajor_tools[k]; i++) {
+            const struct recipe_tool *t = &r->major_tools[k][i];
+            struct recipe_tool *d = &r->tools[r->ntools++];
+            d->program = t->program ? xstrdup(t->program) : NULL;
+            d->file = t->file ? xstrdup(t->file) : NULL;
+            d->package = xstrdup(t->package);
+            d->unless = NULL;
+        }
+        memset(&r->tools[r->ntools], 0, sizeof(*r->tools));
+    }
+    return 0;
+}
+
 /* "prepare": {"name": ..., "steps": [...], "requires": [...]} (library recipes). */
 static int load_prepare(const struct ctx *c, json_t *root, struct recipe *r)
 {
@@ -513,7 +642,7 @@ int recipe_load(const char *path, struct recipe *out)
     static const char *const known[] = {
         "pgolab_recipe", "name", "title", "description", "source", "server", "library",
         "build_dir", "config_headers", "pgo", "prepare", "steps", "suite", "log_errors",
-        "requires", "bolt", NULL,
+        "requires", "bolt", "versions", NULL,
     };
     struct strbuf text = STRBUF_INIT;
     json_error_t jerr;
@@ -563,7 +692,8 @@ int recipe_load(const char *path, struct recipe *out)
     }
     if (load_source(&c, src, out) < 0 || load_product(&c, root, out) < 0 ||
         load_pgo(&c, root, out) < 0 || load_extras(&c, root, out) < 0 ||
-        load_prepare(&c, root, out) < 0 || load_bolt(&c, root, out) < 0)
+        load_prepare(&c, root, out) < 0 || load_bolt(&c, root, out) < 0 ||
+        load_versions(&c, root, out) < 0)
         goto out;
     if (out->prepared && out->product != RECIPE_LIBRARY) {
         fail_at(&c, "prepared", "source.prepared is for library recipes");
@@ -632,6 +762,14 @@ void recipe_release(struct recipe *r)
     free(r->library);
     free(r->debian_package);
     free(r->debian_suite);
+    free(r->debian_package_template);
+    free(r->major);
+    free(r->major_default);
+    for (int i = 0; r->majors && r->majors[i]; i++)
+        release_tools(r->major_tools[i], r->nmajor_tools[i]);
+    free(r->major_tools);
+    free(r->nmajor_tools);
+    free_strings(r->majors);
     free_strings(r->expect);
     free(r->source_hint);
     free_strings(r->prepared);
@@ -809,6 +947,7 @@ static const char *var_value(const struct recipe_vars *v, const char *name, size
     VAR("socket_dir", socket_dir);
     VAR("user", user);
     VAR("db", db);
+    VAR("major", major);
 #undef VAR
     if (len == 4 && !strncmp(name, "jobs", 4)) {
         snprintf(num, numlen, "%d", v->jobs > 0 ? v->jobs : 1);

@@ -87,6 +87,16 @@ struct recipe {
     char *debian_suite;        /* the Debian suite PKG comes from ("sid"), or NULL: the
                                 * system's release, else the first newer suite carrying it
                                 * (pgolab's own apt configuration, apt.h) */
+    char *debian_package_template; /* with "versions": source.debian as written
+                                * ("postgresql-{major}"), for naming the other majors */
+    /* versions: the major versions the recipe builds ("15", "10.11"; NULL-terminated, or
+     * NULL without "versions"), Debian 12's, each one's own requires; the selected one
+     * (recipe_select_major(): {major} in source.debian, server.official and the steps) */
+    char **majors;
+    char *major_default;
+    struct recipe_tool **major_tools;
+    int *nmajor_tools;
+    char *major;               /* NULL until selected */
     char **expect;             /* files a matching source tree has (relative), NULL-terminated */
     char *source_hint;         /* what the tree should be, for "does not match" errors */
     char **prepared;           /* library recipes: the files of an already prepared source
@@ -149,6 +159,13 @@ struct recipe {
 int recipe_load(const char *path, struct recipe *out);
 void recipe_release(struct recipe *r);
 
+/* Select major (one of r->majors): {major} in source.debian, server.official.binary and
+ * .package and source.hint replaced, the major's own requires added to r->tools, r->major set.
+ * -1 with one line listing the recipe's majors (or saying it has none). */
+int recipe_select_major(struct recipe *r, const char *major);
+/* r->majors as "15, 16, 17, 18". Caller frees. */
+char *recipe_majors_list(const struct recipe *r);
+
 /* Check that every tool of tools[n] is there (a program on PATH, a file); one whose "unless"
  * file exists under source (when given) is not needed. -1 with one line naming every missing
  * one: "the NAME recipe[ WHAT] needs PROGRAM[, FILE...] (Debian package[s] PKG...: apt-get
@@ -177,6 +194,7 @@ struct recipe_vars {
                                            * whole); else pgo_flags is split at whitespace */
     int jobs;
     const char *const *phase_options;     /* spliced where an argument is "{phase_options}" */
+    const char *major;                    /* the recipe's selected major version, or NULL */
     /* suite only */
     const char *host, *socket, *socket_dir, *user, *db;
     int port;

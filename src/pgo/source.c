@@ -19,6 +19,14 @@
 
 #define LOG_TAIL_LINES 15
 
+char *pgo_source_debian_version(const char *dir);
+
+const char *pgo_version_without_epoch(const char *version)
+{
+    size_t n = strspn(version, "0123456789");
+    return n && version[n] == ':' ? version + n + 1 : version;
+}
+
 /* The first of files (NULL-terminated) that dir lacks, or NULL when it has them all. */
 static const char *missing_of(char *const *files, const char *dir)
 {
@@ -69,8 +77,18 @@ static int not_a_tree(const struct recipe *r, const char *opt, const char *missi
     return -1;
 }
 
+/* Whether Debian or upstream version is of major ("18" of "18.6-3", "11.8" of
+ * "1:11.8.9+ds-4"; not "1" of "18.6"). */
+static bool of_major(const char *version, const char *major)
+{
+    const char *colon = strchr(version, ':');
+    const char *v = colon ? colon + 1 : version;
+    size_t n = strlen(major);
+    return !strncmp(v, major, n) && (v[n] == '.' || v[n] == '-' || v[n] == '+' || v[n] == '~');
+}
+
 /* dir itself or the newest subdirectory (strverscmp) whose name starts with prefix (NULL:
- * any) that matches the recipe. */
+ * any) that matches the recipe (and, when the recipe's major is selected, is of it). */
 static char *find_tree_in(const struct recipe *r, const char *dir, const char *prefix)
 {
     if (!prefix && !missing_file(r, dir))
@@ -82,7 +100,10 @@ static char *find_tree_in(const struct recipe *r, const char *dir, const char *p
         if (e->d_name[0] == '.' || (prefix && strncmp(e->d_name, prefix, strlen(prefix))))
             continue;
         char *sub = path_join(dir, e->d_name);
-        if (!missing_file(r, sub) && (!best || strverscmp(e->d_name, best_name) > 0)) {
+        char *version = r->major ? pgo_source_debian_version(sub) : NULL;
+        bool major_ok = !r->major || (version && of_major(version, r->major));
+        free(version);
+        if (major_ok && !missing_file(r, sub) && (!best || strverscmp(e->d_name, best_name) > 0)) {
             free(best);
             free(best_name);
             best = sub;
@@ -129,6 +150,34 @@ static void write_origin(const char *srcdir, const char *pkg, const char *versio
     free(name);
 }
 
+/* The recipe's selected major is in no suite apt knows: one line naming the majors of the
+ * recipe that some suite carries (each major's package asked for in turn). */
+static void no_major(const struct recipe *r, const struct apt_conf *apt)
+{
+    struct strbuf have = STRBUF_INIT;
+    strbuf_init(&have, 0);
+    for (char **m = r->majors; m && *m; m++) {
+        struct recipe_vars v = { .major = *m };
+        char *pkg = recipe_expand(r->debian_package_template, &v);
+        struct apt_candidate *c = NULL;
+        int nc = 0;
+        apt_candidates(apt, pkg, &c, &nc);
+        bool carried = false;
+        for (int i = 0; i < nc && !carried; i++)
+            carried = of_major(c[i].version, *m) &&
+                      (!r->debian_suite || !strcmp(c[i].suite, r->debian_suite));
+        if (carried)
+            strbuf_addf(&have, "%s%s", have.len ? ", " : "", *m);
+        apt_candidates_free(c, nc);
+        free(pkg);
+    }
+    error("--db-version=%s: no Debian suite pgolab looks in (%s) carries %s %s; %s: %s "
+          "(or pass --source=DIR|TARBALL)", r->major, apt->suites, r->debian_package, r->major,
+          have.len ? "the majors of the recipe they carry" : "they carry none of the recipe's majors",
+          have.len ? have.buf : "check the network, or pgolab's apt lists");
+    strbuf_release(&have);
+}
+
 /* `apt-get source` of the recipe's package through pgolab's own apt configuration (apt.h):
  * the recipe's suite, else the first suite that carries it (the system's release first);
  * within it the newest version whose files the mirror has (one may answer 404). */
@@ -141,6 +190,7 @@ static int fetch_debian(const struct recipe *r, const char *srcdir, char **dir)
     struct apt_candidate *c = NULL;
     int nc = 0, rc = -1, st = 1;
     const char *suite = NULL, *tried = NULL;
+    struct strbuf tried_in = STRBUF_INIT;
     bool opened = false;
     if ((*dir = find_tree_in(r, srcdir, prefix))) { /* fetched before: works offline */
         rc = 0;
@@ -155,8 +205,13 @@ static int fetch_debian(const struct recipe *r, const char *srcdir, char **dir)
     if (nc == 0 && apt_refresh(&apt, true, NULL) == 0) /* lists from before the package */
         apt_candidates(&apt, pkg, &c, &nc);
     for (int i = 0; i < nc && !suite; i++)
-        if (!r->debian_suite || !strcmp(c[i].suite, r->debian_suite))
+        if ((!r->debian_suite || !strcmp(c[i].suite, r->debian_suite)) &&
+            (!r->major || of_major(c[i].version, r->major)))
             suite = c[i].suite;
+    if (!suite && r->major) {
+        no_major(r, &apt);
+        goto out;
+    }
     if (!suite) {
         char *cmd = apt_fetch_command(&apt, pkg, NULL);
         if (r->debian_suite)
@@ -170,10 +225,19 @@ static int fetch_debian(const struct recipe *r, const char *srcdir, char **dir)
         goto out;
     }
     unlink(log);
+    /* with a major selected, every suite that carries it (the mirror may miss one's files);
+     * else the one suite, its versions newest first */
+    const char *first = suite;
+    strbuf_init(&tried_in, 0);
     for (int i = 0; i < nc && st > 0 && st < 128; i++) {
-        if (strcmp(c[i].suite, suite))
+        bool fits = r->major ? of_major(c[i].version, r->major) &&
+                                   (!r->debian_suite || !strcmp(c[i].suite, r->debian_suite))
+                             : !strcmp(c[i].suite, first);
+        if (!fits)
             continue;
         tried = c[i].version;
+        suite = c[i].suite;
+        strbuf_addf(&tried_in, "%s%s in %s", tried_in.len ? ", " : "", tried, suite);
         progress("source: apt-get source %s=%s (Debian %s, in %s)", pkg, tried, suite, srcdir);
         st = apt_fetch(&apt, pkg, tried, srcdir, log, NULL);
         if (st == 0)
@@ -190,9 +254,9 @@ static int fetch_debian(const struct recipe *r, const char *srcdir, char **dir)
         strbuf_read_file(&out, log);
         const char *e = strstr(out.buf, "\nE: ");
         e = !strncmp(out.buf, "E: ", 3) ? out.buf : e ? e + 1 : "E: apt-get source failed";
-        error("cannot fetch the source package %s from Debian %s (%.*s); in %s run `%s`, or "
-              "pass --source=DIR|TARBALL (log %s)", pkg, suite, (int)strcspn(e, "\n"), e, srcdir,
-              cmd, log);
+        error("cannot fetch the source package %s (tried %s; apt: %.*s); in %s run `%s`, or "
+              "pass --source=DIR|TARBALL (log %s)", pkg, tried_in.buf, (int)strcspn(e, "\n"), e,
+              srcdir, cmd, log);
         strbuf_release(&out);
         free(cmd);
         goto out;
@@ -205,10 +269,90 @@ static int fetch_debian(const struct recipe *r, const char *srcdir, char **dir)
     }
     rc = 0;
 out:
+    strbuf_release(&tried_in);
     if (opened)
         apt_conf_release(&apt);
     apt_candidates_free(c, nc);
     free(prefix);
+    free(log);
+    return rc;
+}
+
+/* The tree of pkg=version in its own directory SRCDIR/PKG_VERSION (another revision of the
+ * same upstream version unpacks to the same PKG-UPSTREAM name): reused when there, else
+ * fetched with `apt-get source PKG=VERSION` from the suite whose lists carry that version. */
+static int fetch_exact(const struct recipe *r, const char *srcdir, const char *version, char **dir)
+{
+    const char *pkg = r->debian_package;
+    char *prefix = xasprintf("%s-", pkg);
+    /* as the .dsc is named: no epoch (no ':' in a path a build may list) */
+    char *name = xasprintf("%s_%s", pkg, pgo_version_without_epoch(version));
+    char *into = path_join(srcdir, name);
+    char *log = path_join(into, "apt-get-source.log");
+    struct apt_conf apt;
+    struct apt_candidate *c = NULL;
+    int nc = 0, rc = -1;
+    bool opened = false;
+    if ((*dir = find_tree_in(r, into, prefix))) {
+        char *have = pgo_source_debian_version(*dir);
+        bool same = have && !strcmp(have, version);
+        free(have);
+        if (same) { /* fetched before: works offline */
+            rc = 0;
+            goto out;
+        }
+        free(*dir);
+        *dir = NULL;
+    }
+    if (remove_tree(into) < 0 || mkdir_p(into) < 0 || apt_conf_open(&apt, NULL) < 0)
+        goto out;
+    opened = true;
+    if (apt_refresh(&apt, false, NULL) < 0)
+        goto out;
+    apt_candidates(&apt, pkg, &c, &nc);
+    const char *suite = NULL;
+    for (int i = 0; i < nc && !suite; i++)
+        if (!strcmp(c[i].version, version))
+            suite = c[i].suite;
+    progress("source: apt-get source %s=%s (Debian %s, in %s)", pkg, version,
+             suite ? suite : "?", into);
+    int st = apt_fetch(&apt, pkg, version, into, log, NULL);
+    progress_done();
+    if (st >= 128)
+        goto out;
+    if (st != 0) {
+        char *cmd = apt_fetch_command(&apt, pkg, version);
+        struct strbuf text = STRBUF_INIT;
+        strbuf_init(&text, 0);
+        strbuf_read_file(&text, log);
+        const char *e = strstr(text.buf, "\nE: ");
+        e = !strncmp(text.buf, "E: ", 3) ? text.buf : e ? e + 1 : "E: apt-get source failed";
+        error("cannot fetch the source package %s at exactly %s%s%s (%.*s): the suites pgolab "
+              "looks in (%s) %s; in %s run `%s`, or pass --source=DIR of that revision (log %s)",
+              pkg, version, suite ? " from Debian " : "", suite ? suite : "",
+              (int)strcspn(e, "\n"), e, apt.suites,
+              suite ? "list it but its files could not be fetched" : "do not list it", into,
+              cmd, log);
+        strbuf_release(&text);
+        free(cmd);
+        goto out;
+    }
+    if (suite)
+        write_origin(into, pkg, version, suite);
+    progress_phase_done("source: %s %s from Debian %s", pkg, version, suite ? suite : "?");
+    if (!(*dir = find_tree_in(r, into, prefix))) {
+        error("apt-get source %s=%s left no %s* tree matching the %s recipe in %s", pkg, version,
+              prefix, r->name, into);
+        goto out;
+    }
+    rc = 0;
+out:
+    if (opened)
+        apt_conf_release(&apt);
+    apt_candidates_free(c, nc);
+    free(prefix);
+    free(name);
+    free(into);
     free(log);
     return rc;
 }
@@ -266,6 +410,12 @@ out:
 
 int pgo_source_resolve(const struct recipe *r, const char *opt, const char *srcdir, char **dir)
 {
+    return pgo_source_resolve_at(r, opt, srcdir, NULL, dir);
+}
+
+int pgo_source_resolve_at(const struct recipe *r, const char *opt, const char *srcdir,
+                          const char *version, char **dir)
+{
     *dir = NULL;
     if (opt) {
         struct stat st;
@@ -284,10 +434,10 @@ int pgo_source_resolve(const struct recipe *r, const char *opt, const char *srcd
         return error("the %s recipe needs --source=DIR or TARBALL (it names no Debian source "
                      "package%s%s)", r->name, r->source_hint ? "; " : "",
                      r->source_hint ? r->source_hint : "");
-    return fetch_debian(r, srcdir, dir);
+    return version ? fetch_exact(r, srcdir, version, dir) : fetch_debian(r, srcdir, dir);
 }
 
-char *pgo_source_debian_version(const char *dir)
+char *pgo_source_dsc_version(const char *dir)
 {
     /* apt-get source unpacks PKG_VERSION.dsc's tree as PKG-UPSTREAM beside the .dsc */
     char *parent = xstrdup(dir);
@@ -322,7 +472,7 @@ char *pgo_source_debian_version(const char *dir)
 
 char *pgo_source_debian_suite(const char *dir)
 {
-    char *version = pgo_source_debian_version(dir);
+    char *version = pgo_source_dsc_version(dir);
     if (!version)
         return NULL;
     char *parent = xstrdup(dir);
@@ -347,4 +497,64 @@ char *pgo_source_debian_suite(const char *dir)
     free(parent);
     free(version);
     return suite;
+}
+
+/* The package and version of the first entry of dir/debian/changelog ("postgresql-15
+ * (15.18-0+deb12u1) bookworm-security; urgency=medium"). -1 when the tree has none or its
+ * first line is not an entry. */
+static int changelog_head(const char *dir, char **pkg, char **version)
+{
+    char *path = path_join(dir, "debian/changelog");
+    struct strbuf sb = STRBUF_INIT;
+    strbuf_init(&sb, 0);
+    int rc = -1;
+    *pkg = *version = NULL;
+    if (strbuf_read_file(&sb, path) == 0) {
+        const char *line = sb.buf;
+        size_t name = strcspn(line, " \t\n(");
+        const char *open = line + name + strspn(line + name, " \t");
+        const char *close = *open == '(' ? strchr(open, ')') : NULL;
+        if (name && close && close > open + 1 && !memchr(open, '\n', (size_t)(close - open))) {
+            *pkg = xstrndup(line, name);
+            *version = xstrndup(open + 1, (size_t)(close - open - 1));
+            rc = 0;
+        }
+    }
+    strbuf_release(&sb);
+    free(path);
+    return rc;
+}
+
+char *pgo_source_debian_version(const char *dir)
+{
+    char *pkg, *version;
+    if (changelog_head(dir, &pkg, &version) == 0) {
+        free(pkg);
+        return version;
+    }
+    return pgo_source_dsc_version(dir);
+}
+
+char *pgo_source_debian_package(const char *dir)
+{
+    char *pkg, *version;
+    if (changelog_head(dir, &pkg, &version) < 0)
+        return NULL;
+    free(version);
+    return pkg;
+}
+
+char *pgo_source_version_mismatch(const char *dir)
+{
+    char *pkg, *version, *dsc = pgo_source_dsc_version(dir), *why = NULL;
+    if (dsc && changelog_head(dir, &pkg, &version) == 0) {
+        if (strcmp(pgo_version_without_epoch(version), pgo_version_without_epoch(dsc)))
+            why = xasprintf("the source tree %s is %s %s by its debian/changelog, but the .dsc "
+                            "beside it is of %s: the tree was edited or replaced since it was "
+                            "fetched", dir, pkg, version, dsc);
+        free(pkg);
+        free(version);
+    }
+    free(dsc);
+    return why;
 }

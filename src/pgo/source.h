@@ -22,13 +22,33 @@
  * "--source=/x: not a postgresql source tree (no src/backend/main/main.c; expected ...)". */
 int pgo_source_resolve(const struct recipe *r, const char *opt, const char *srcdir, char **dir);
 
+/* pgo_source_resolve, but for a Debian source package (opt NULL) exactly version ("the
+ * official binary's revision"; NULL: any, as above): its tree in SRCDIR/PKG_VERSION, reused
+ * when there, else `apt-get source PKG=VERSION` from the suite whose lists carry it. -1 with
+ * one line naming the version, apt's first error and the command to run. */
+int pgo_source_resolve_at(const struct recipe *r, const char *opt, const char *srcdir,
+                          const char *version, char **dir);
+
 /* A library recipe's source dir that lacks the "expect" files of a full tree but has the
  * "prepared" ones (SQLite: an amalgamation): the prepare steps are skipped for it. */
 bool pgo_source_is_prepared(const struct recipe *r, const char *dir);
 
-/* The Debian version of an `apt-get source` tree (from the .dsc beside it, e.g.
- * "15.18-0+deb12u1"), else NULL. Caller frees. */
+/* The Debian version of a source tree: from its own debian/changelog (the first entry's,
+ * e.g. "15.18-0+deb12u1"), else from the .dsc `apt-get source` left beside it, else NULL.
+ * Caller frees. */
 char *pgo_source_debian_version(const char *dir);
+/* The version of the .dsc beside an `apt-get source` tree, else NULL. Caller frees. */
+char *pgo_source_dsc_version(const char *dir);
+/* The source package named by the tree's debian/changelog ("postgresql-15"), else NULL.
+ * Caller frees. */
+char *pgo_source_debian_package(const char *dir);
+/* version without its Debian epoch ("10.11.19-0+deb12u1" of "1:10.11.19-0+deb12u1"): the
+ * .dsc's name has none. */
+const char *pgo_version_without_epoch(const char *version);
+/* When the tree's debian/changelog names another version than the .dsc beside it (epochs
+ * aside: the .dsc's name has none; an edited or replaced tree): one line naming both, else
+ * NULL. Caller frees. */
+char *pgo_source_version_mismatch(const char *dir);
 
 /* The Debian suite pgolab fetched the tree at dir from ("sid"; recorded beside its .dsc by
  * the fetch), else NULL (a tree fetched otherwise, or given with --source). Caller frees. */

@@ -19,6 +19,17 @@ struct variant;
 struct pgo_library;
 
 /* Everything one run of the pipeline made; pipeline.c releases it. */
+/* Where the variants come from, in words (provenance.c). */
+struct pgo_provenance {
+    char *built;                  /* the self-built variants': "postgresql-18 18.6-3 from
+                                   * Debian sid, upstream 18.6; configure --without-icu ..." */
+    char *official;               /* official's: its package and version, its configure
+                                   * options and what differs; NULL without official */
+    char *configure;              /* the recipe's configure options, joined */
+    char *official_cflags;        /* official's compile flags (pg_config --cflags), or NULL */
+    struct argvec differs;        /* "icu: --without-icu built, --with-icu official" */
+};
+
 struct pgo_pipeline {
     const struct pgo_request *rq;
     struct recipe recipe;
@@ -38,6 +49,10 @@ struct pgo_pipeline {
     char *cxx;                    /* the C++ compiler matching cc */
     char *pgolab;                 /* this binary, for bench children */
     char *source, *source_sha, *source_version;
+    struct pgo_provenance prov;   /* made once the source and official are known */
+    char *source_files;           /* the tree's per-file hashes (tree_sha256_list()): kept
+                                   * beside each build's stamp to name the files an edit
+                                   * changed (steps.c) */
     char *root;                   /* WORKDIR/TARGET-CC-KEY: every build, profile and log
                                    * (a library: WORKDIR/build-CC-KEY) */
     char *profile_raw;            /* ROOT/profile-raw: compiled into the instrumented build;
@@ -55,6 +70,8 @@ struct pgo_pipeline {
     char *official_bin;           /* `official` in --variants: the distribution's binary
                                    * (official.c), its "PostgreSQL 15.13" and "15.13" */
     char *official_version, *official_number;
+    char *official_package;       /* the Debian package that installed it (dpkg-query -S) and */
+    char *official_debversion;    /* its exact version ("15.18-0+deb12u1"), else NULL */
     char *gate_checksum;
     long long gate_rows;
     bool suite_ran;
@@ -105,8 +122,8 @@ int pgo_build_flags(struct pgo_pipeline *p, struct pgo_build *b);
 /* The recipe's BOLT compile flags for p's compiler: bolt.clang_cflags for clang, else
  * bolt.cflags (GCC's). The recipe must have a "bolt" key. */
 char **pgo_bolt_cflags(const struct pgo_pipeline *p);
-/* Whether the build in dir has a stamp (steps.c) whose phase flags name profile_dir (the
- * trainer's profile directory, or its .profdata): a pgo build of that trainer. */
+/* Whether the build in dir has a stamp (steps.c) that names profile_dir (the trainer's
+ * profile directory, or its .profdata): a pgo build of that trainer. */
 bool pgo_stamp_names_profile(const char *dir, const char *profile_dir);
 /* The recipe placeholders of build b (steps.c): source, build, prefix, profile_dir, phase,
  * cc/cxx, cflags, pgo_flags, jobs, phase_options. The strings stay owned by p and b. */
@@ -217,6 +234,22 @@ int pgo_official_check(struct pgo_pipeline *p);
  * source, a build) when its major version differs from the official binary's (PostgreSQL 10+:
  * the first number, else the first two): one line naming both. 0 without official or when
  * either major version is unknown. */
+/* Refuse the source tree dir of Debian version (NULL: unknown) for an official comparison when
+ * its debian/changelog disagrees with the .dsc beside it, or when it is another revision than
+ * the installed official package's (p->official_debversion): one line naming both versions and
+ * the command that fetches the right one. 0 without official, or when the package's version is
+ * unknown (a binary no package installed). */
+int pgo_official_same_revision(const struct pgo_pipeline *p, const char *dir, const char *version);
+/* p->prov from the source tree, the recipe and the official binary (provenance.c). */
+void pgo_provenance_make(struct pgo_pipeline *p);
+/* The summary's lines of p->prov ("built from", "official", "differs"). */
+void pgo_provenance_print(const struct pgo_pipeline *p);
+void pgo_provenance_release(struct pgo_provenance *pv);
+/* The features (--with-X, --without-X, --enable-X, --disable-X) that built and official set
+ * otherwise, one "X: OPTION built, OPTION official" each into out ("default" for a side that
+ * does not name it); build-process options (silent rules, dependency tracking) left out. */
+void pgo_provenance_differs(const struct argvec *built, const struct argvec *official,
+                            struct argvec *out);
 int pgo_official_same_major(const struct pgo_pipeline *p, const char *what,
                             const char *version);
 /* The same for build b's server binary (its --version), once it is built. */

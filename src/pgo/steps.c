@@ -142,6 +142,32 @@ int pgo_build_flags(struct pgo_pipeline *p, struct pgo_build *b)
 
 /* ---- the stamp ---------------------------------------------------------------------- */
 
+/* The stamp's format: a stamp without this line was written by an older pgolab. */
+#define STAMP_FORMAT "stamp: 2\n"
+
+/* text with the trainer's profile directory of a pgo build written "{profile_dir}" (its
+ * .profdata too: it starts with the same path), so that the steps and the flags stay the same
+ * when only the trainer changes; the trainer and its profile are keys of their own. Caller
+ * frees. */
+static char *without_profile_dir(const struct pgo_build *b, const char *text)
+{
+    struct strbuf sb = STRBUF_INIT;
+    strbuf_init(&sb, 0);
+    const char *dir = b->trainer ? b->trainer->profile_dir : NULL;
+    size_t n = dir ? strlen(dir) : 0;
+    for (const char *at = text ? text : ""; *at;) {
+        const char *hit = n ? strstr(at, dir) : NULL;
+        if (!hit) {
+            strbuf_addstr(&sb, at);
+            break;
+        }
+        strbuf_add(&sb, at, (size_t)(hit - at));
+        strbuf_addstr(&sb, "{profile_dir}");
+        at = hit + n;
+    }
+    return strbuf_detach(&sb);
+}
+
 /* A key of the build's commands as they will run (every step expanded): what of the recipe
  * a build depends on (its description or requirements do not rebuild anything). */
 static char *steps_key(const struct pgo_pipeline *p, const struct pgo_build *b)
@@ -154,6 +180,12 @@ static char *steps_key(const struct pgo_pipeline *p, const struct pgo_build *b)
      * value (one per CPU), so a cache built by default stays valid under --jobs=N */
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     v.jobs = ncpu > 0 ? (int)ncpu : 1;
+    /* which trainer's profile is the "trainer" and "profile" keys' business */
+    char *flags = without_profile_dir(b, b->pgo_flags);
+    if (b->trainer) {
+        v.profile_dir = "{profile_dir}";
+        v.pgo_flags = flags;
+    }
     for (int i = 0; i < p->recipe.nsteps; i++) {
         struct argvec argv = ARGVEC_INIT, env = ARGVEC_INIT;
         char *cwd = NULL;
@@ -166,6 +198,7 @@ static char *steps_key(const struct pgo_pipeline *p, const struct pgo_build *b)
         argvec_clear(&argv);
         argvec_clear(&env);
     }
+    free(flags);
     char *key = path_key(sb.buf);
     strbuf_release(&sb);
     return key;
@@ -176,11 +209,13 @@ static char *build_stamp(const struct pgo_pipeline *p, const struct pgo_build *b
 {
     struct strbuf sb = STRBUF_INIT;
     char *steps = steps_key(p, b);
+    char *flags = without_profile_dir(b, b->pgo_flags);
     strbuf_init(&sb, 0);
-    strbuf_addf(&sb, "steps: %s\nsource: %s\ncompiler: %s\ncflags: %s\nphase-flags: %s\n",
-                steps, p->source_sha, p->cc.version, p->cflags, b->pgo_flags);
+    strbuf_addf(&sb, STAMP_FORMAT "steps: %s\nsource: %s\ncompiler: %s\ncflags: %s\n"
+                "phase-flags: %s\n", steps, p->source_sha, p->cc.version, p->cflags, flags);
     free(steps);
-    if (b->bolt_flags) /* only then: a stamp from before BOLT variants still matches */
+    free(flags);
+    if (b->bolt_flags)
         strbuf_addf(&sb, "bolt-flags: %s\n", b->bolt_flags);
     if (p->recipe.flags == RECIPE_FLAGS_OPTIONS) {
         strbuf_addstr(&sb, "phase-options:");
@@ -189,7 +224,8 @@ static char *build_stamp(const struct pgo_pipeline *p, const struct pgo_build *b
         strbuf_addch(&sb, '\n');
     }
     if (b->phase == BUILD_PGO)
-        strbuf_addf(&sb, "profile: %s\n", b->trainer->profile.id);
+        strbuf_addf(&sb, "trainer: %s\nprofile: %s\nprofile-dir: %s\n", b->trainer->name,
+                    b->trainer->profile.id, b->trainer->profile_dir);
     return strbuf_detach(&sb);
 }
 
@@ -199,30 +235,79 @@ bool pgo_stamp_names_profile(const char *dir, const char *profile_dir)
     strbuf_init(&sb, 0);
     char *path = path_join(dir, "stamp");
     bool named = false;
-    if (strbuf_read_file(&sb, path) == 0) {
-        const char *flags = strstr(sb.buf, "\nphase-flags: ");
-        size_t end = flags ? strcspn(flags + 1, "\n") + 1 : 0, n = strlen(profile_dir);
-        for (const char *at = flags; at && (at = strstr(at + 1, profile_dir)) && at < flags + end;)
-            if (strchr(" ./\n", at[n])) /* the whole name: profile-A is not profile-A+B */
-                named = true;
-    }
+    /* "profile-dir:" since stamp format 2; before, the directory was in the phase flags */
+    static const char *const keys[] = { "\nprofile-dir: ", "\nphase-flags: " };
+    if (strbuf_read_file(&sb, path) == 0)
+        for (size_t k = 0; k < ARRAY_SIZE(keys) && !named; k++) {
+            const char *line = strstr(sb.buf, keys[k]);
+            size_t end = line ? strcspn(line + 1, "\n") + 1 : 0, n = strlen(profile_dir);
+            for (const char *at = line; at && (at = strstr(at + 1, profile_dir)) && at < line + end;)
+                if (strchr(" ./\n", at[n])) /* the whole name: profile-A is not profile-A+B */
+                    named = true;
+        }
     free(path);
     strbuf_release(&sb);
     return named;
 }
 
-/* Why the stamp at path does not match want: the first differing key, in words. */
-static char *stamp_why(const char *path, const char *want)
+/* The value of key's line in a stamp ("" when it has none). Caller frees. */
+static char *stamp_value(const char *stamp, const char *key)
+{
+    char *k = xasprintf("\n%s: ", key);
+    const char *at = NULL;
+    if (!strncmp(stamp, k + 1, strlen(k + 1)))
+        at = stamp + strlen(k + 1);
+    else if ((at = strstr(stamp, k)))
+        at += strlen(k);
+    char *v = at ? xstrndup(at, strcspn(at, "\n")) : xstrdup("");
+    free(k);
+    return v;
+}
+
+/* Where a build keeps the source tree's file list of its stamp (source_diff()). */
+static char *files_path(const struct pgo_build *b)
+{
+    return path_join(b->dir, "source-files");
+}
+
+/* Why the source of b's cached build differs: the files, named from the list kept beside its
+ * stamp. */
+static char *source_why(const struct pgo_pipeline *p, const struct pgo_build *b)
+{
+    char *path = files_path(b);
+    struct strbuf old = STRBUF_INIT;
+    strbuf_init(&old, 0);
+    char *diff = NULL;
+    if (p->source_files && strbuf_read_file(&old, path) == 0)
+        diff = source_diff(old.buf, p->source_files);
+    char *why = diff ? xasprintf("the source tree changed since the cached build: %s", diff)
+                     : xstrdup("the source tree changed since the cached build (its content "
+                               "hash; the cached build kept no file list to name the files)");
+    free(diff);
+    free(path);
+    strbuf_release(&old);
+    return why;
+}
+
+/* Why the stamp at path does not match want (b's): the first differing key, in words, with
+ * what it was and what it is where that fits in a line. */
+static char *stamp_why(const struct pgo_pipeline *p, const struct pgo_build *b, const char *path,
+                       const char *want)
 {
     static const struct {
         const char *key, *words;
+        bool values; /* name the old and the new value */
     } names[] = {
         /* first: BOLT's flags also change the expanded steps */
-        { "bolt-flags", "the BOLT build flags changed (a bolt variant was added or dropped)" },
-        { "steps", "the recipe's build steps changed" }, { "source", "the source tree changed" },
-        { "compiler", "the compiler changed" }, { "cflags", "--cflags changed" },
-        { "phase-flags", "the PGO flags changed" }, { "phase-options", "the recipe's phase options changed" },
-        { "profile", "the profile data changed (retrained)" },
+        { "bolt-flags", "the BOLT build flags changed (a bolt variant was added or dropped)", false },
+        { "steps", "the recipe's build steps changed", false },
+        { "source", NULL, false },
+        { "compiler", "the compiler changed", true },
+        { "cflags", "--cflags changed", true },
+        { "phase-flags", "the PGO flags changed", true },
+        { "phase-options", "the recipe's phase options changed", true },
+        { "trainer", "the trainer changed", true },
+        { "profile", "its profile changed (the trainer's profile was made again)", false },
     };
     struct strbuf old = STRBUF_INIT;
     strbuf_init(&old, 0);
@@ -231,16 +316,25 @@ static char *stamp_why(const char *path, const char *want)
         return xstrdup("not built before");
     }
     char *why = NULL;
+    if (strncmp(old.buf, STAMP_FORMAT, strlen(STAMP_FORMAT)))
+        why = xstrdup("the cached build was made by an older pgolab, whose stamp does not "
+                      "name every input this one checks");
     for (size_t i = 0; i < ARRAY_SIZE(names) && !why; i++) {
-        char *k = xasprintf("%s: ", names[i].key);
-        const char *a = strstr(old.buf, k), *b = strstr(want, k);
-        size_t la = a ? strcspn(a, "\n") : 0, lb = b ? strcspn(b, "\n") : 0;
-        if (!a != !b || (a && (la != lb || strncmp(a, b, la))))
-            why = xstrdup(names[i].words);
-        free(k);
+        char *a = stamp_value(old.buf, names[i].key), *w = stamp_value(want, names[i].key);
+        if (strcmp(a, w)) {
+            if (!names[i].words)
+                why = source_why(p, b);
+            else if (names[i].values)
+                why = xasprintf("%s since the cached build (was \"%s\", now \"%s\")",
+                                names[i].words, a, w);
+            else
+                why = xasprintf("%s since the cached build", names[i].words);
+        }
+        free(a);
+        free(w);
     }
     strbuf_release(&old);
-    return why ? why : xstrdup("its stamp differs");
+    return why ? why : xstrdup("its stamp differs from the cached build's");
 }
 
 /* ---- progress ----------------------------------------------------------------------- */
@@ -337,6 +431,7 @@ void pgo_build_vars(const struct pgo_pipeline *p, const struct pgo_build *b,
     v->pgo_flags = b->pgo_flags;
     v->lto = b->lto ? "ON" : "OFF";
     v->jobs = p->rq->jobs;
+    v->major = p->recipe.major;
     v->phase_options = p->recipe.flags == RECIPE_FLAGS_OPTIONS
                            ? (const char *const *)p->recipe.phase_options[b->phase] : NULL;
 }
@@ -533,10 +628,10 @@ int pgo_build_run(struct pgo_pipeline *p, struct pgo_build *b)
         goto out;
     }
     free(b->why);
-    b->why = p->rq->rebuild ? xstrdup("--rebuild") : stamp_why(stamp_path, stamp);
+    b->why = p->rq->rebuild ? xstrdup("--rebuild was given") : stamp_why(p, b, stamp_path, stamp);
     if (strcmp(b->why, "not built before")) {
         progress_done();
-        fprintf(stderr, "rebuilding %s: %s since the cached build\n", b->name, b->why);
+        fprintf(stderr, "rebuilding %s: %s\n", b->name, b->why);
     }
     unlink(stamp_path);
 
@@ -628,7 +723,11 @@ int pgo_build_run(struct pgo_pipeline *p, struct pgo_build *b)
         if (nrc < 0)
             goto out;
     }
-    if (stamp_write(stamp_path, stamp) < 0)
+    /* the file list first: a stamp is never without the list that names its files */
+    char *files = files_path(b);
+    int frc = p->source_files ? stamp_write(files, p->source_files) : 0;
+    free(files);
+    if (frc < 0 || stamp_write(stamp_path, stamp) < 0)
         goto out;
     unlink(progress_path);
     unlink(done_path);

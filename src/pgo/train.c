@@ -241,17 +241,82 @@ int pgo_train_server(struct pgo_pipeline *p, struct pgo_trainer *t, const char *
     server_release(&s);
     if (*p->interrupted)
         return -1;
+    /* the cause only: pgo_train's next line names the lost profile and how to go on */
     if (trc < 0 && src < 0)
-        return error("training %s: the instrumented server died during the training, so the "
-                     "profile of this run is incomplete and is not used; its log is %s.server; "
-                     "run the same command again to retrain", t->name, log);
+        return error("training %s: the instrumented server died during the training (its log "
+                     "is %s.server)", t->name, log);
     if (trc < 0)
         return -1;
     if (src < 0)
         return error("training %s: the instrumented server %s/%s did not shut down cleanly, "
-                     "so its profile data may be incomplete; not using it", t->name, prefix,
+                     "so its profile data may be incomplete", t->name, prefix,
                      p->recipe.server_binary);
     return 0;
+}
+
+/* Why t is trained again although an earlier training left a stamp at stamp_path (or
+ * NULL: nothing to say, a first training): the first key of the stamp that differs, in
+ * words. Caller frees. */
+static char *train_why(const struct pgo_pipeline *p, const struct pgo_trainer *t,
+                       const char *stamp_path, const char *stamp)
+{
+    static const struct {
+        const char *key, *words;
+    } names[] = {
+        { "instrumented-sha256", "its profile is from another instrumented build" },
+        { "trainer", "the trainer changed" },
+        { "time", "--train-time changed" },
+        { "threads", "--train-threads changed" },
+        { "tables", "--tables changed" },
+        { "table-size", "--table-size changed" },
+        { "recipe-training", "the recipe's training server options or suite changed" },
+    };
+    if (p->rq->rebuild)
+        return xstrdup("--rebuild was given");
+    struct strbuf old = STRBUF_INIT;
+    strbuf_init(&old, 0);
+    if (strbuf_read_file(&old, stamp_path) < 0) {
+        strbuf_release(&old);
+        /* a profile without its stamp: the training that made it did not finish */
+        return is_dir(t->profile_dir)
+                   ? xasprintf("the last training did not finish, so its profile %s was never "
+                               "kept", t->profile_dir)
+                   : NULL;
+    }
+    char *why = NULL;
+    for (size_t i = 0; i < ARRAY_SIZE(names) && !why; i++) {
+        char *k = xasprintf("%s: ", names[i].key);
+        const char *a = strstr(old.buf, k), *b = strstr(stamp, k);
+        size_t la = a ? strcspn(a, "\n") : 0, lb = b ? strcspn(b, "\n") : 0;
+        if (!a != !b || (a && (la != lb || strncmp(a, b, la))))
+            why = xasprintf("%s since the last training (was \"%.*s\", now \"%.*s\")",
+                            names[i].words, a ? (int)(la - strlen(k)) : 0, a ? a + strlen(k) : "",
+                            b ? (int)(lb - strlen(k)) : 0, b ? b + strlen(k) : "");
+        free(k);
+    }
+    strbuf_release(&old);
+    return why ? why : xstrdup("its stamp differs from the last training's");
+}
+
+/* After a training that failed or was interrupted before its profile was kept: nothing of it
+ * stays (the raw data, whatever was moved or merged of it, the counts), so no later build can
+ * read a half-written profile; one line names what was lost and how to go on. */
+static void drop_partial(struct pgo_pipeline *p, struct pgo_trainer *t, const char *cpath)
+{
+    profile_wipe(p->profile_raw);
+    remove_tree(t->profile_dir);
+    if (t->profdata)
+        unlink(t->profdata);
+    unlink(cpath);
+    progress_done();
+    if (*p->interrupted)
+        error("training %s interrupted: its profile %s is lost (the partial data was discarded, "
+              "nothing merged from it); the same command trains it again", t->name,
+              t->profile_dir);
+    else
+        error("training %s failed: its profile %s is lost (the partial data was discarded, "
+              "nothing merged from it); the same command trains it again once the cause above "
+              "is fixed", t->name, t->profile_dir);
 }
 
 int pgo_train(struct pgo_pipeline *p, struct pgo_trainer *t)
@@ -262,10 +327,12 @@ int pgo_train(struct pgo_pipeline *p, struct pgo_trainer *t)
     const char *raw = p->profile_raw;
     char *cpath = counts_path(t);
     int rc = -1;
+    bool partial = false; /* training ran and its profile is not kept yet */
 
-    if (!p->rq->rebuild && stamp_matches(stamp_path, stamp) && !is_dir(t->profile_dir))
+    bool same = !p->rq->rebuild && stamp_matches(stamp_path, stamp);
+    if (same && !is_dir(t->profile_dir))
         fprintf(stderr, "retraining %s: its profile %s was removed\n", t->name, t->profile_dir);
-    if (!p->rq->rebuild && stamp_matches(stamp_path, stamp) && is_dir(t->profile_dir)) {
+    if (same && is_dir(t->profile_dir)) {
         struct strbuf c = STRBUF_INIT;
         strbuf_init(&c, 0);
         if (strbuf_read_file(&c, cpath) == 0)
@@ -275,9 +342,18 @@ int pgo_train(struct pgo_pipeline *p, struct pgo_trainer *t)
         rc = check_profile(p, t, NULL, 0);
         goto out;
     }
+    if (!same) {
+        char *why = train_why(p, t, stamp_path, stamp);
+        if (why) {
+            progress_done();
+            fprintf(stderr, "retraining %s: %s\n", t->name, why);
+        }
+        free(why);
+    }
     unlink(stamp_path);
     if (open_raw_dir(raw) < 0 || stamp_write(log, "") < 0)
         goto out;
+    partial = true;
     uint64_t t0 = now_ns();
     int64_t start = (int64_t)wall_time();
     const struct pgo_build *ins = &p->builds[1];
@@ -300,10 +376,17 @@ int pgo_train(struct pgo_pipeline *p, struct pgo_trainer *t)
     char num[32];
     snprintf(num, sizeof(num), "%d\n", t->objects);
     stamp_write(cpath, num);
-    if (check_profile(p, t, log, start) < 0)
+    /* complete from here: a profile the check refuses is kept to be looked at (no stamp: the
+     * next run trains again), unless the check was interrupted (clang's merge) */
+    partial = false;
+    if (check_profile(p, t, log, start) < 0) {
+        partial = *p->interrupted;
         goto out;
+    }
     rc = stamp_write(stamp_path, stamp);
 out:
+    if (rc < 0 && (partial || *p->interrupted) && !t->cached)
+        drop_partial(p, t, cpath);
     free(stamp);
     free(stamp_path);
     free(log);

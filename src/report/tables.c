@@ -205,6 +205,12 @@ static void header_lines(struct rep *r, struct strbuf *title, struct strbuf *bod
             strbuf_addf(body, ", %.48s%s", var->cflags, strlen(var->cflags) > 48 ? "..." : "");
         for (int i = 0; i < var->nserver_options; i++)
             strbuf_addf(body, "%s%s", i ? ", " : "; server options ", var->server_options[i]);
+        /* where it comes from: in full once, then "the same as the baseline" */
+        bool same_origin = v && var->provenance && base->provenance &&
+                           !strcmp(var->provenance, base->provenance);
+        if (var->provenance)
+            strbuf_addf(body, "; from %s", same_origin ? "the same source and configure options "
+                                                         "as the baseline" : var->provenance);
         if (v && var->sha256 && base->sha256 && !strcmp(var->sha256, base->sha256))
             strbuf_addf(body, "; same file as %s%s", base->name,
                         var->nserver_options || base->nserver_options

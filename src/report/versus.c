@@ -163,9 +163,16 @@ static void build_notes(struct strbuf *sb, const struct experiment_loaded *a,
         if (va->sha256 && vb->sha256 && !strcmp(va->sha256, vb->sha256))
             strbuf_addf(sb, "variant %s: the same build in both (sha256 %.12s)\n", va->name,
                         va->sha256);
-        else
-            strbuf_addf(sb, "variant %s: different builds (sha256 %.12s vs %.12s)\n", va->name,
+        else {
+            strbuf_addf(sb, "variant %s: different builds (sha256 %.12s vs %.12s)", va->name,
                         va->sha256 ? va->sha256 : "?", vb->sha256 ? vb->sha256 : "?");
+            /* what is being compared: the versions and where each build comes from */
+            if (va->version && vb->version && strcmp(va->version, vb->version))
+                strbuf_addf(sb, ": %s vs %s", va->version, vb->version);
+            if (va->provenance && vb->provenance && strcmp(va->provenance, vb->provenance))
+                strbuf_addf(sb, "; from %s vs from %s", va->provenance, vb->provenance);
+            strbuf_addch(sb, '\n');
+        }
     }
     for (int v = 0; v < b->cfg.nvariants; v++)
         if (variant_index(&a->cfg, b->cfg.variants[v].name) < 0)

@@ -168,6 +168,11 @@ static int walk_one(const char *path, const struct stat *st, int type, struct FT
 
 char *tree_sha256(const char *dir)
 {
+    return tree_sha256_list(dir, NULL);
+}
+
+char *tree_sha256_list(const char *dir, char **list)
+{
     struct argvec files = ARGVEC_INIT;
     struct strbuf all = STRBUF_INIT, links = STRBUF_INIT;
     char *out = NULL, *tmp = NULL;
@@ -215,6 +220,8 @@ char *tree_sha256(const char *dir)
             out = sha256_file(tmp);
     }
     unlink(tmp);
+    if (out && list)
+        *list = strbuf_detach(&all);
 out:
     free(tmp);
     argvec_clear(&files);
@@ -238,4 +245,99 @@ int workdir_lock(const char *dir, const char *opt)
                      "another --workdir)", opt);
     }
     return fd;
+}
+
+/* ---- naming what changed in a tree ------------------------------------------------- */
+
+struct tree_entry {
+    const char *path, *hash; /* into a copy of the list; hash: the digest or the link target */
+};
+
+static int cmp_entry(const void *a, const void *b)
+{
+    return strcmp(((const struct tree_entry *)a)->path, ((const struct tree_entry *)b)->path);
+}
+
+/* The entries of a tree_sha256_list() list (text is cut into strings in place). */
+static struct tree_entry *tree_entries(char *text, size_t *n)
+{
+    size_t cap = 64, k = 0;
+    struct tree_entry *e = xcalloc(cap, sizeof(*e));
+    for (char *line = text, *next; line && *line; line = next) {
+        next = strchr(line, '\n');
+        if (next)
+            *next++ = '\0';
+        char *path = NULL, *hash = NULL, *arrow;
+        if (!strncmp(line, "link ", 5) && (arrow = strstr(line + 5, " -> "))) {
+            *arrow = '\0';
+            path = line + 5;
+            hash = arrow + 4;
+        } else if ((arrow = strstr(line, "  "))) {
+            *arrow = '\0';
+            hash = line[0] == '\\' ? line + 1 : line; /* sha256sum's escaped-name mark */
+            path = arrow + 2;
+        }
+        if (!path)
+            continue;
+        if (k == cap)
+            e = xrealloc(e, (cap *= 2) * sizeof(*e));
+        e[k].path = path;
+        e[k++].hash = hash;
+    }
+    qsort(e, k, sizeof(*e), cmp_entry);
+    *n = k;
+    return e;
+}
+
+#define DIFF_NAMED 5 /* paths named per kind of change */
+
+static void diff_kind(struct strbuf *sb, const char *what, struct argvec *paths)
+{
+    if (paths->n == 0)
+        return;
+    strbuf_addf(sb, "%s%s: ", sb->len ? "; " : "", what);
+    for (int i = 0; i < paths->n && i < DIFF_NAMED; i++)
+        strbuf_addf(sb, "%s%s", i ? ", " : "", paths->v[i]);
+    if (paths->n > DIFF_NAMED)
+        strbuf_addf(sb, " and %d more", paths->n - DIFF_NAMED);
+}
+
+char *source_diff(const char *old_list, const char *new_list)
+{
+    char *a_text = xstrdup(old_list), *b_text = xstrdup(new_list);
+    size_t na, nb, i = 0, j = 0;
+    struct tree_entry *a = tree_entries(a_text, &na), *b = tree_entries(b_text, &nb);
+    struct argvec edited = ARGVEC_INIT, added = ARGVEC_INIT, removed = ARGVEC_INIT;
+    while (i < na || j < nb) {
+        int c = i == na ? 1 : j == nb ? -1 : strcmp(a[i].path, b[j].path);
+        if (c < 0) {
+            argvec_push(&removed, a[i++].path);
+        } else if (c > 0) {
+            argvec_push(&added, b[j++].path);
+        } else {
+            if (strcmp(a[i].hash, b[j].hash))
+                argvec_push(&edited, a[i].path);
+            i++;
+            j++;
+        }
+    }
+    char *out = NULL;
+    int total = edited.n + added.n + removed.n;
+    if (total) {
+        struct strbuf kinds = STRBUF_INIT;
+        strbuf_init(&kinds, 0);
+        diff_kind(&kinds, "edited", &edited);
+        diff_kind(&kinds, "added", &added);
+        diff_kind(&kinds, "removed", &removed);
+        out = xasprintf("%d file%s changed (%s)", total, total == 1 ? "" : "s", kinds.buf);
+        strbuf_release(&kinds);
+    }
+    argvec_clear(&edited);
+    argvec_clear(&added);
+    argvec_clear(&removed);
+    free(a);
+    free(b);
+    free(a_text);
+    free(b_text);
+    return out;
 }

@@ -81,6 +81,16 @@ char *sha256_file(const char *path);
  * same files at another path give the same hash; an edited, added or renamed file changes
  * it. NULL with a message on error. Caller frees. */
 char *tree_sha256(const char *dir);
+/* tree_sha256, and in *list (when not NULL; the caller's) the lines it hashed: "SHA256  PATH"
+ * per regular file sorted by path, then "link PATH -> TARGET" per symlink: what a later run
+ * compares with its own to name the files that changed (source_diff()). */
+char *tree_sha256_list(const char *dir, char **list);
+
+/* The difference between two tree_sha256_list() lists, old and new, in words: "3 files
+ * changed (edited: src/a.c, src/b.c; added: src/c.c)" (at most five paths named per kind,
+ * then "and N more"; kinds edited, added, removed); NULL when they hold the same files.
+ * Caller frees. */
+char *source_diff(const char *old_list, const char *new_list);
 
 /* Hold DIR/.lock (flock, exclusive, not waiting) for the rest of the process: two pgo runs on
  * one work directory would build into, and wipe, the same directories. dir is created; opt

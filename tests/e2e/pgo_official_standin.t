@@ -17,6 +17,10 @@ derive mariadb standin-mariadb
 MARIADBD=/usr/sbin/mariadbd
 is "$(jq -r '.server.official.binary' "$RECIPES/standin-mariadb.json")" "$MARIADBD" \
     "the mariadb recipe's official binary is Debian's mariadbd"
+OFFPKG=$(dpkg-query -S "$MARIADBD" | sed -n 's/: .*//p' | head -1)
+OFFVER=$(dpkg-query -W -f='${Version}' "$OFFPKG")
+# re TEXT: TEXT as an extended regex matching itself
+re() { printf '%s' "$1" | sed 's/[][\.*^$+?(){}|/]/\\&/g'; }
 WD=$TMP/wd
 DB=$TMP/results.db
 RUN=(--source="$SRC" --workdir="$WD" --train=oltp_point_select --train-time=2 --table-size=1000
@@ -39,8 +43,27 @@ like "$(cat "$TMP/off.out")" "  official +$MARIADBD  sha256 ${sha:0:16}  \(Maria
     "summary: the official binary, its hash and version, not built"
 like "$(cat "$TMP/off.out")" "gate +checksum: oltp_read_only verify, [0-9a-f]+ over [0-9]+ rows, identical for baseline, pgo, official" \
     "summary: the checksum gate ran on official too"
-like "$(cat "$TMP/off.out")" "variant +official +$MARIADBD \(MariaDB 10\.11\.[0-9]+, sha256 ${sha:0:12}; server options innodb_buffer_pool_size=64M\)" \
-    "report: official's variant line, with its own server option and no compiler"
+like "$(cat "$TMP/off.out")" "variant +official +$MARIADBD \(MariaDB 10\.11\.[0-9]+, sha256 ${sha:0:12}; server options innodb_buffer_pool_size=64M; from Debian package $OFFPKG $(re "$OFFVER") \(dpkg\); its configure options are not known" \
+    "report: official's variant line, with its own server option, no compiler, its package and version"
+note "---- provenance: the summary, the report header, --output JSON, the results database"
+like "$(cat "$TMP/off.out")" "^  built from +a tree of no Debian version \($SRC\); configure -DCMAKE_BUILD_TYPE=RelWithDebInfo .*-DWITH_SSL=system" \
+    "summary: where the built variants come from (no Debian version: the stand-in) and the recipe's configure options"
+like "$(cat "$TMP/off.out")" "^  official +Debian package $OFFPKG $(re "$OFFVER") \(dpkg\); its configure options are not known" \
+    "summary: official's package and exact version (dpkg), its configure options not known (mariadbd does not say them)"
+like "$(cat "$TMP/off.out")" "baseline +baseline +[^ ]+ \(.*; from a tree of no Debian version \($SRC\); configure -DCMAKE_BUILD_TYPE=RelWithDebInfo" \
+    "report header: the baseline's provenance"
+like "$(cat "$TMP/off.out")" "variant +pgo +[^ ]+ \(.*; from the same source and configure options as the baseline\)" \
+    "report header: pgo's, said once"
+like "$(jq -r '.variants[] | select(.name == "official") | .provenance' "$TMP/off.json")" "^Debian package $OFFPKG $(re "$OFFVER") \(dpkg\)" \
+    "--output JSON: official's provenance"
+like "$(jq -r '.variants[] | select(.name == "pgo") | .provenance' "$TMP/off.json")" "^a tree of no Debian version \($SRC\); configure -D" \
+    "--output JSON: pgo's provenance"
+like "$(sq "$DB" "SELECT json_extract(fingerprint_json, '\$.provenance') FROM variants WHERE name = 'baseline'")" "^a tree of no Debian version" \
+    "results database: the baseline's provenance"
+"$PGOLAB" report --results="$DB" --experiment=1 --format=html --output="$TMP/off.html" 2>"$TMP/html.err"
+is "$?" 0 "report --format=html: exit 0"
+like "$(grep -cF "from Debian package $OFFPKG $OFFVER (dpkg)" "$TMP/off.html")" "^[1-9]" \
+    "HTML report: official's provenance in the page's header"
 like "$(grep -m1 '^| threads |' "$TMP/off.out")" "\| baseline .*\| +pgo .*\| official .*\| % improvement official \|" \
     "report: official is a column of the tps table"
 ROOT=$(find "$WD" -mindepth 1 -maxdepth 1 -type d -name 'standin-mariadb-*')

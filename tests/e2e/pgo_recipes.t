@@ -235,10 +235,11 @@ echo "/* edited by pgo_recipes.t */" >>"$SRC/standin.c"
 pgo edit standin-mysql "${RUN[@]}" --measure=off --resume
 is "$RC" 0 "edited source: exit 0"
 for v in baseline instrumented pgo; do
-    like "$(cat "$TMP/edit.out")" "^  $v +.*built: the source tree changed\)$" "edited source: $v rebuilt, because the source tree changed"
+    like "$(cat "$TMP/edit.out")" "^  $v +.*built: the source tree changed since the cached build: 1 file changed \(edited: standin.c\)\)$" \
+        "edited source: $v rebuilt, because the source tree changed (the file named)"
 done
 unlike "$(cat "$TMP/edit.out")" "^  training .*\(cached\)$" "edited source: retrained (the instrumented build changed)"
-like "$(cat "$TMP/edit.err")" "^build: baseline made in [0-9]+ s \(the source tree changed\)$" \
+like "$(cat "$TMP/edit.err")" "^build: baseline made in [0-9]+ s \(the source tree changed since the cached build: 1 file changed \(edited: standin.c\)\)$" \
     "edited source: the phase line says why it was built"
 
 note "---- bad input: one line, exit 1"

@@ -77,8 +77,12 @@ note "---- a training server killed mid-run: refused, named, and retrained by th
 rm -rf "$PROF"
 STANDIN_KILL_AFTER=1 pgo killed standin-user "${RUN[@]}" --train-time=5
 is "$RC" 1 "killed training server: exit 1"
-like "$(cat "$TMP/killed.err")" "training oltp_point_select: the instrumented server died during the training, so the profile of this run is incomplete and is not used; .*run the same command again to retrain" \
-    "killed training server: one line names the trainer, refuses the profile, says how to rerun"
+like "$(cat "$TMP/killed.err")" "training oltp_point_select: the instrumented server died during the training \(its log is " \
+    "killed training server: one line names the trainer and the cause"
+like "$(cat "$TMP/killed.err")" "training oltp_point_select failed: its profile $PROF is lost \(the partial data was discarded, nothing merged from it\); the same command trains it again once the cause above is fixed" \
+    "killed training server: the next names the lost profile and how to go on"
+ok "killed training server: nothing of the partial profile is left" test ! -e "$PROF"
+is "$(ls -A "$ROOT/profile-raw" 2>/dev/null | wc -l)" 0 "killed training server: the raw profile directory is empty"
 ok "killed training server: no profile kept" test ! -e "$PROF.stamp"
 pgo again standin-user "${RUN[@]}"
 is "$RC" 0 "the next run: exit 0"

@@ -69,6 +69,41 @@ PGOLAB_APT_DIR=/proc/no-such-dir fetch again "$RECIPES/eat.json" --workdir="$TMP
 is "$RC" 0 "fetch again with an unusable apt directory: exit 0"
 like "$(<"$TMP/again.out")" '^package: haskell-primitive-addr [^ ]+ \(Debian trixie\)$' "the same tree, its suite kept"
 
+note "---- --db-version: the major's version from a suite that carries it; a major none carries"
+# versions: 0.1 (trixie and sid carry 0.1.0.x) and 9.9 (no suite carries it)
+jq '. + {versions: {default: "0.1", majors: {"9.9": {}, "0.1": {}}}}' "$RECIPES/eat.json" >"$RECIPES/eatv.json"
+fetch dv "$RECIPES/eatv.json" --workdir="$TMP/wd9" --db-version=0.1
+is "$RC" 0 "--db-version=0.1: exit 0" || diag "$(<"$TMP/dv.err")"
+like "$(<"$TMP/dv.out")" '^package: haskell-primitive-addr 0\.1\.[^ ]+ \(Debian (trixie|sid)\)$' "--db-version=0.1: a 0.1 version, and its suite"
+fetch dv99 "$RECIPES/eatv.json" --workdir="$TMP/wd9" --db-version=9.9
+is "$RC" 1 "--db-version=9.9: exit 1"
+is "$(<"$TMP/dv99.err")" "FATAL: --db-version=9.9: no Debian suite pgolab looks in ($(sed -n 's/^Suites: //p' "$PGOLAB_APT_DIR/sources.list.d/pgolab.sources" | tr '\n' ' ' | sed 's/ $//; s/ /, /g')) carries haskell-primitive-addr 9.9; the majors of the recipe they carry: 0.1 (or pass --source=DIR|TARBALL)" \
+    "--db-version=9.9: one line listing the majors that exist"
+fetch dv5 "$RECIPES/eatv.json" --workdir="$TMP/wd9" --db-version=5
+is "$(<"$TMP/dv5.err")" "FATAL: --db-version=5: the eat recipe builds the major versions 0.1, 9.9" \
+    "--db-version=5: one line listing the recipe's majors (sorted)"
+fetch dvsq sqlite --workdir="$TMP/wd9" --db-version=3
+is "$(<"$TMP/dvsq.err")" 'FATAL: --db-version=3: the sqlite recipe builds one version only (it has no "versions")' \
+    "--db-version for a recipe without versions: one line"
+
+note "---- official in --variants: exactly the installed package's revision"
+# jq: a small source package whose binary is installed; as an official binary its revision is
+# what --fetch asks apt for, whether the archive still lists it (fetched into its own
+# directory) or not (one line: the version, "do not list it", the command)
+jq -n '{pgolab_recipe: 1, name: "jqoff", source: {debian: "jq", expect: ["debian/control"]},
+        server: {driver: "mysql", binary: "bin/jq", official: {binary: "/usr/bin/jq"}},
+        steps: [{name: "build", run: ["true"]}]}' >"$RECIPES/jqoff.json"
+JQV=$(dpkg-query -W -f='${Version}' jq)
+fetch jqoff "$RECIPES/jqoff.json" --workdir="$TMP/wd10" --variants=baseline,official
+if [ -s "$TMP/wd10/src/jq_$JQV/apt-get-source.log" ] && [ "$RC" = 0 ]; then
+    like "$(<"$TMP/jqoff.out")" "^package: jq $(printf '%s' "$JQV" | sed 's/[.+]/\\&/g') " "official: the installed revision $JQV fetched"
+    like "$(<"$TMP/jqoff.out")" "^source: +$TMP/wd10/src/jq_$(printf '%s' "$JQV" | sed 's/[.+]/\\&/g')/jq-" "... into its own directory"
+else
+    is "$RC" 1 "official: the installed revision $JQV, no longer in the archive: exit 1"
+    like "$(<"$TMP/jqoff.err")" "^FATAL: cannot fetch the source package jq at exactly $(printf '%s' "$JQV" | sed 's/[.+]/\\&/g') .*do not list it; in $TMP/wd10/src/jq_.* run \`apt-get .* source jq=" \
+        "... one line: the exact version, that the suites do not list it, the command"
+fi
+
 note "---- bad input"
 recipe nope pgolab-no-such-source-package
 fetch nope "$RECIPES/nope.json" --workdir="$TMP/wd4"
@@ -101,7 +136,7 @@ if [ "$(id -u)" = 0 ] && unshare -n true 2>/dev/null; then
     is "$?" 1 "offline with old lists: exit 1"
     like "$(<"$TMP/off2.err")" "could not refresh pgolab's apt lists .*using those of [0-9]+ hours ago" \
         "a warning says the lists are old"
-    like "$(<"$TMP/off2.err")" "cannot fetch the source package haskell-primitive-addr from Debian sid .*run \`apt-get .* source haskell-primitive-addr=" \
+    like "$(<"$TMP/off2.err")" "cannot fetch the source package haskell-primitive-addr \(tried [^ ]+ in sid; apt: .*run \`apt-get .* source haskell-primitive-addr=" \
         "then one line names the package, the suite and the command"
     is "$(grep -vcE '^(WARNING|source): ' "$TMP/off2.err")" 1 "and nothing else" || diag "$(<"$TMP/off2.err")"
 else

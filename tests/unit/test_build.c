@@ -244,6 +244,44 @@ static void test_stamps(void **state)
     free(d);
 }
 
+/* A tree's file list names what an edit changed: one file edited, one added, one removed,
+ * each by its path; the same tree twice: nothing. */
+static void test_source_diff(void **state)
+{
+    (void)state;
+    char *d = t_tmpdir();
+    char *a = path_join(d, "a.c"), *b = path_join(d, "b.c"), *c = path_join(d, "c.c");
+    assert_int_equal(stamp_write(a, "int a;\n"), 0);
+    assert_int_equal(stamp_write(b, "int b;\n"), 0);
+    char *l1 = NULL, *l2 = NULL, *l3 = NULL;
+    char *h1 = tree_sha256_list(d, &l1);
+    assert_non_null(h1);
+    assert_non_null(strstr(l1, "  a.c\n"));
+    assert_null(source_diff(l1, l1));
+    assert_int_equal(stamp_write(a, "int a2;\n"), 0); /* edited */
+    char *h2 = tree_sha256_list(d, &l2);
+    assert_string_not_equal(h1, h2);
+    char *why = source_diff(l1, l2);
+    assert_string_equal(why, "1 file changed (edited: a.c)");
+    free(why);
+    unlink(b);                                    /* removed */
+    assert_int_equal(stamp_write(c, "int c;\n"), 0); /* added */
+    char *h3 = tree_sha256_list(d, &l3);
+    why = source_diff(l1, l3);
+    assert_string_equal(why, "3 files changed (edited: a.c; added: c.c; removed: b.c)");
+    free(why);
+    char *plain = tree_sha256(d);
+    assert_string_equal(plain, h3); /* the list does not change the hash */
+    free(plain);
+    /* more than five of a kind: five named, the rest counted */
+    why = source_diff("", "1  f1\n2  f2\n3  f3\n4  f4\n5  f5\n6  f6\n7  f7\n");
+    assert_string_equal(why, "7 files changed (added: f1, f2, f3, f4, f5 and 2 more)");
+    free(why);
+    remove_tree(d);
+    free(h1), free(h2), free(h3), free(l1), free(l2), free(l3);
+    free(a), free(b), free(c), free(d);
+}
+
 static void test_path_key(void **state)
 {
     (void)state;
@@ -618,6 +656,7 @@ int main(void)
         cmocka_unit_test(test_version_from_header),
         cmocka_unit_test(test_stamps),
         cmocka_unit_test(test_path_key),
+        cmocka_unit_test(test_source_diff),
         cmocka_unit_test(test_lib_build_skip_and_rebuild),
         cmocka_unit_test(test_lib_build_parallel),
         cmocka_unit_test(test_lib_build_stop_before_start),

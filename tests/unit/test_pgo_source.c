@@ -156,9 +156,45 @@ static void test_debian_version(void **state)
     assert_non_null(v);
     assert_string_equal(v, "15.18-0+deb12u1");
     free(v);
+    assert_null(pgo_source_version_mismatch(tree)); /* no changelog: nothing to disagree */
+    /* the tree's own changelog decides, and is checked against the .dsc */
+    put(d, "pkg-15-15.18/debian/changelog",
+        "pkg-15 (15.18-0+deb12u1) bookworm-security; urgency=medium\n\n  * x\n");
+    v = pgo_source_debian_version(tree);
+    assert_string_equal(v, "15.18-0+deb12u1");
+    free(v);
+    assert_null(pgo_source_version_mismatch(tree));
+    v = pgo_source_debian_package(tree);
+    assert_string_equal(v, "pkg-15");
+    free(v);
+    put(d, "pkg-15-15.18/debian/changelog",
+        "pkg-15 (15.20-0+deb12u1) bookworm-security; urgency=medium\n\n  * edited\n");
+    v = pgo_source_debian_version(tree);
+    assert_string_equal(v, "15.20-0+deb12u1");
+    free(v);
+    char *why = pgo_source_version_mismatch(tree);
+    assert_non_null(why);
+    assert_non_null(strstr(why, "is pkg-15 15.20-0+deb12u1 by its debian/changelog, but the .dsc "
+                                "beside it is of 15.18-0+deb12u1"));
+    free(why);
+    v = pgo_source_dsc_version(tree);
+    assert_string_equal(v, "15.18-0+deb12u1");
+    free(v);
+    /* a changelog's epoch is not in the .dsc's name: the same version */
+    put(d, "pkg-15-15.18/debian/changelog",
+        "pkg-15 (1:15.18-0+deb12u1) bookworm-security; urgency=medium\n\n  * x\n");
+    assert_null(pgo_source_version_mismatch(tree));
+    assert_string_equal(pgo_version_without_epoch("1:10.11.19-0+deb12u1"), "10.11.19-0+deb12u1");
+    assert_string_equal(pgo_version_without_epoch("15.18-0+deb12u1"), "15.18-0+deb12u1");
     char *other = path_join(d, "elsewhere");
     put(other, "configure", "");
     assert_null(pgo_source_debian_version(other));
+    put(other, "debian/changelog", "not an entry\n");
+    assert_null(pgo_source_debian_version(other));
+    put(other, "debian/changelog", "pkg (1.2-3) sid; urgency=low\n");
+    v = pgo_source_debian_version(other);
+    assert_string_equal(v, "1.2-3");
+    free(v);
     free(d), free(tree), free(other);
 }
 

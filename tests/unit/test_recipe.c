@@ -654,6 +654,53 @@ static void test_shipped(void **state)
     }
 }
 
+/* "versions": the shipped postgresql recipe's majors (sorted), {major} in its package and
+ * official binary, 18's own requires (flex); a major it does not build, one line; {major}
+ * without "versions", a default not among the majors: refused with FILE:LINE. */
+static void test_versions(void **state)
+{
+    (void)state;
+    struct recipe r;
+    assert_int_equal(recipe_load("recipes/postgresql.json", &r), 0);
+    char *list = recipe_majors_list(&r);
+    assert_string_equal(list, "15, 16, 17, 18");
+    free(list);
+    assert_string_equal(r.major_default, "15");
+    assert_string_equal(r.debian_package, "postgresql-{major}");
+    int ntools = r.ntools;
+    assert_int_equal(recipe_select_major(&r, "18"), 0);
+    assert_string_equal(r.major, "18");
+    assert_string_equal(r.debian_package, "postgresql-18");
+    assert_string_equal(r.debian_package_template, "postgresql-{major}");
+    assert_string_equal(r.official_binary, "/usr/lib/postgresql/18/bin/postgres");
+    assert_string_equal(r.official_package, "postgresql-18");
+    assert_int_equal(r.ntools, ntools + 1);
+    assert_string_equal(r.tools[ntools].program, "flex");
+    assert_null(r.tools[ntools + 1].program); /* still terminated */
+    recipe_release(&r);
+    assert_int_equal(recipe_load("recipes/postgresql.json", &r), 0);
+    assert_int_equal(recipe_select_major(&r, "15"), 0);
+    assert_int_equal(r.ntools, ntools); /* 15 needs no more */
+    recipe_release(&r);
+    assert_int_equal(recipe_load("recipes/mariadb.json", &r), 0);
+    list = recipe_majors_list(&r);
+    assert_string_equal(list, "10.11, 11.8"); /* by version, not as text ("10" < "11") */
+    free(list);
+    assert_int_equal(recipe_select_major(&r, "11.8"), 0);
+    assert_string_equal(r.debian_package, "mariadb"); /* the version picks the suite */
+    recipe_release(&r);
+
+    const char *srv = "\"binary\": \"bin/postgres\" },";
+    char *t = edit(srv, "\"binary\": \"bin/postgres\", \"official\": { \"binary\": "
+                        "\"/usr/lib/postgresql/{major}/bin/postgres\" } },");
+    expect_error(t, "'/usr/lib/postgresql/{major}/bin/postgres' names {major}, but the recipe has no \"versions\"");
+    free(t);
+    t = edit(srv, "\"binary\": \"bin/postgres\" }, \"versions\": { \"default\": \"14\", "
+                  "\"majors\": { \"15\": {} } },");
+    expect_error(t, "versions.default '14' is not one of versions.majors");
+    free(t);
+}
+
 static void test_find(void **state)
 {
     (void)state;
@@ -705,6 +752,7 @@ int main(void)
         cmocka_unit_test(test_shipped),
         cmocka_unit_test(test_bolt_key),
         cmocka_unit_test(test_find),
+        cmocka_unit_test(test_versions),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -74,7 +74,15 @@ static void test_report_compare(void **state)
     v[1].sha256 = xstrdup("bbbb00112233445566778899aabbccddeeff00112233445566778899aabbccdd");
     slow_runs(&res, 5, 1.0);
     assert_int_equal(store_open(dbpath, &s), 0);
+    v[0].version = xstrdup("PostgreSQL 15.18");
+    v[0].provenance = "postgresql-15 15.18-0+deb12u1 from Debian bookworm-security, upstream 15.18";
     assert_int_equal(record_synthetic(s, &cfg, &res, 1.0), 1);
+    /* experiment 2's baseline: another major, built from another source */
+    free(v[0].sha256);
+    free(v[0].version);
+    v[0].sha256 = xstrdup("cccc00112233445566778899aabbccddeeff00112233445566778899aabbccdd");
+    v[0].version = xstrdup("PostgreSQL 18.6");
+    v[0].provenance = "postgresql-18 18.6-3 from Debian sid, upstream 18.6";
     assert_int_equal(record_synthetic(s, &cfg, &res, 0.7), 2);
     experiment_result_release(&res);
     /* Experiment 2 "ran on another machine": change its recorded hostname. */
@@ -94,6 +102,12 @@ static void test_report_compare(void **state)
     assert_non_null(strstr(out.buf, "WARNING: experiments 1 and 2 ran in different environments"));
     assert_non_null(strstr(out.buf, " -> other-host\n"));
     assert_non_null(strstr(out.buf, "variant pgo: the same build in both (sha256 bbbb00112233)"));
+    /* both versions and where each build comes from, read back from the results database */
+    assert_non_null(strstr(out.buf, "variant base: different builds (sha256 aaaa00112233 vs "
+                                    "cccc00112233): PostgreSQL 15.18 vs PostgreSQL 18.6; from "
+                                    "postgresql-15 15.18-0+deb12u1 from Debian bookworm-security, "
+                                    "upstream 15.18 vs from postgresql-18 18.6-3 from Debian sid, "
+                                    "upstream 18.6\n"));
     assert_non_null(strstr(out.buf, "Table 1. Transactions per second"));
     char *head = line_with(out.buf, "| variant |", " threads |", NULL);
     if (!head || !strstr(head, " experiment 1 ") || !strstr(head, " experiment 2 "))

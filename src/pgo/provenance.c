@@ -1,0 +1,227 @@
+/* provenance: where each variant of a server target comes from, in words a user can check —
+ * for the self-built variants the source package and exact Debian version (the tree's own
+ * debian/changelog, source.h), the suite it was fetched from, the upstream version and the
+ * recipe's configure options (their compiler and flags are the variant's own fields); for
+ * `official` its Debian package and version (dpkg, official.c), how it was configured
+ * (PostgreSQL: pg_config --configure and --cflags beside the binary; MariaDB's binary says
+ * nothing of its cmake options: "not known") and the feature options (--with-X, --without-X,
+ * --enable-X, --disable-X) that differ from the self-built variants. The pipeline prints it in
+ * the summary; the measurement gives it to each variant (struct variant's provenance: the
+ * report header, --output JSON, HTML, the results database). This file owns p->prov. */
+#include "pgo/source.h"
+#include "pgo/stages.h"
+#include "util/fs.h"
+#include "util/strbuf.h"
+#include "util/subprocess.h"
+#include "util/util.h"
+
+#include <assert.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The recipe's configure options: the "configure" step's arguments that start with '-' and
+ * name no path of this machine ({prefix}, {cflags}: no '{'). */
+static void recipe_configure(const struct recipe *r, struct argvec *out)
+{
+    for (int i = 0; i < r->nsteps; i++) {
+        if (strcmp(r->steps[i].name, "configure"))
+            continue;
+        for (char **a = r->steps[i].argv + 1; a && *a; a++)
+            if ((*a)[0] == '-' && !strchr(*a, '{'))
+                argvec_push(out, *a);
+        return;
+    }
+}
+
+/* pg_config's answer to opt (--configure, --cflags) beside bin, or NULL. */
+static char *pg_config(const char *bin, const char *opt)
+{
+    char *dir = xstrdup(bin);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *slash = '\0';
+    char *tool = path_join(dir, "pg_config");
+    char *text = NULL;
+    if (is_file(tool)) {
+        struct strbuf out = STRBUF_INIT;
+        strbuf_init(&out, 0);
+        const char *argv[] = { tool, opt, NULL };
+        struct subprocess sp = { .argv = argv, .out = &out, .timeout_s = 30, .quiet_stderr = 1 };
+        if (subprocess_run(&sp) == 0 && out.len) {
+            size_t n = strcspn(out.buf, "\n");
+            size_t lead = strspn(out.buf, " ");
+            text = xstrndup(out.buf + lead, n - (lead < n ? lead : n));
+        }
+        strbuf_release(&out);
+    }
+    free(tool);
+    free(dir);
+    return text;
+}
+
+/* pg_config --configure's "'--with-tcl' '--prefix=/usr' ..." as words. */
+static void split_quoted(const char *text, struct argvec *out)
+{
+    for (const char *at = text; at && *at;) {
+        at += strspn(at, " ");
+        if (!*at)
+            break;
+        char end = *at == '\'' ? '\'' : ' ';
+        if (end == '\'')
+            at++;
+        size_t n = strcspn(at, end == '\'' ? "'" : " ");
+        argvec_pushf(out, "%.*s", (int)n, at);
+        at += n + (at[n] == '\'' ? 1 : 0);
+    }
+}
+
+/* The feature an autoconf option sets ("icu" of --with-icu, --without-icu), or NULL for any
+ * other option and for build-process ones (silent rules, dependency tracking). Caller frees. */
+static char *feature_of(const char *opt)
+{
+    static const char *const prefixes[] = { "--with-", "--without-", "--enable-", "--disable-" };
+    static const char *const process[] = { "option-checking", "silent-rules", "maintainer-mode",
+                                           "dependency-tracking" };
+    for (size_t i = 0; i < ARRAY_SIZE(prefixes); i++) {
+        size_t lp = strlen(prefixes[i]);
+        if (strncmp(opt, prefixes[i], lp))
+            continue;
+        char *f = xstrndup(opt + lp, strcspn(opt + lp, "="));
+        for (size_t k = 0; k < ARRAY_SIZE(process); k++)
+            if (!strcmp(f, process[k])) {
+                free(f);
+                return NULL;
+            }
+        return f;
+    }
+    return NULL;
+}
+
+/* The option of opts that sets feature, or NULL (the default). */
+static const char *setting_of(const struct argvec *opts, const char *feature)
+{
+    const char *found = NULL;
+    for (int i = 0; i < opts->n; i++) {
+        char *f = feature_of(opts->v[i]);
+        if (f && !strcmp(f, feature))
+            found = opts->v[i]; /* the last one wins, as in configure */
+        free(f);
+    }
+    return found;
+}
+
+void pgo_provenance_differs(const struct argvec *built, const struct argvec *official,
+                            struct argvec *out)
+{
+    const struct argvec *sides[] = { built, official };
+    struct argvec seen = ARGVEC_INIT;
+    for (int s = 0; s < 2; s++)
+        for (int i = 0; i < sides[s]->n; i++) {
+            char *f = feature_of(sides[s]->v[i]);
+            bool dup = false;
+            for (int k = 0; f && k < seen.n; k++)
+                dup = dup || !strcmp(seen.v[k], f);
+            if (f && !dup) {
+                argvec_push(&seen, f);
+                const char *a = setting_of(built, f), *b = setting_of(official, f);
+                if (!a || !b || strcmp(a, b))
+                    argvec_pushf(out, "%s: %s built, %s official", f, a ? a : "default",
+                                 b ? b : "default");
+            }
+            free(f);
+        }
+    argvec_clear(&seen);
+}
+
+void pgo_provenance_make(struct pgo_pipeline *p)
+{
+    struct pgo_provenance *pv = &p->prov;
+    assert(p->source != NULL);
+    char *pkg = pgo_source_debian_package(p->source);
+    char *suite = pgo_source_debian_suite(p->source);
+    const char *version = p->source_version;
+    struct argvec conf = ARGVEC_INIT;
+    recipe_configure(&p->recipe, &conf);
+    char *opts = argvec_join(&conf);
+    struct strbuf sb = STRBUF_INIT;
+    strbuf_init(&sb, 0);
+    if (version) {
+        /* upstream: without the epoch and the Debian revision */
+        const char *colon = strchr(version, ':');
+        const char *up = colon ? colon + 1 : version;
+        const char *dash = strrchr(up, '-');
+        strbuf_addf(&sb, "%s %s%s%s, upstream %.*s", pkg ? pkg : p->recipe.debian_package ? p->recipe.debian_package : "source",
+                    version, suite ? " from Debian " : "", suite ? suite : "",
+                    (int)(dash ? (size_t)(dash - up) : strlen(up)), up);
+    } else {
+        strbuf_addf(&sb, "a tree of no Debian version (%s)", p->source);
+    }
+    if (conf.n)
+        strbuf_addf(&sb, "; configure %s", opts);
+    free(pv->built);
+    pv->built = strbuf_detach(&sb);
+    free(pv->configure);
+    pv->configure = opts;
+    if (p->official_bin) {
+        struct argvec off = ARGVEC_INIT, diff = ARGVEC_INIT;
+        char *configured = p->recipe.server_kind == SERVER_PGSQL
+                               ? pg_config(p->official_bin, "--configure") : NULL;
+        free(pv->official_cflags);
+        pv->official_cflags = p->recipe.server_kind == SERVER_PGSQL
+                                  ? pg_config(p->official_bin, "--cflags") : NULL;
+        strbuf_init(&sb, 0);
+        if (p->official_debversion)
+            strbuf_addf(&sb, "Debian package %s %s (dpkg)", p->official_package,
+                        p->official_debversion);
+        else
+            strbuf_addf(&sb, "%s, installed by no Debian package", p->official_bin);
+        if (configured) {
+            split_quoted(configured, &off);
+            char *joined = argvec_join(&off);
+            strbuf_addf(&sb, "; configure %s", joined);
+            free(joined);
+            pgo_provenance_differs(&conf, &off, &diff);
+            argvec_clear(&pv->differs);
+            for (int i = 0; i < diff.n; i++)
+                argvec_push(&pv->differs, diff.v[i]);
+            if (diff.n) {
+                strbuf_addstr(&sb, "; differs from the built variants in: ");
+                for (int i = 0; i < diff.n; i++)
+                    strbuf_addf(&sb, "%s%s", i ? "; " : "", diff.v[i]);
+            }
+        } else {
+            strbuf_addstr(&sb, "; its configure options are not known (its binary does not "
+                               "say them)");
+        }
+        free(pv->official);
+        pv->official = strbuf_detach(&sb);
+        free(configured);
+        argvec_clear(&off);
+        argvec_clear(&diff);
+    }
+    argvec_clear(&conf);
+    free(pkg);
+    free(suite);
+}
+
+void pgo_provenance_print(const struct pgo_pipeline *p)
+{
+    const struct pgo_provenance *pv = &p->prov;
+    if (pv->built)
+        printf("  %-13s %s\n", "built from", pv->built);
+    if (pv->official)
+        printf("  %-13s %s\n", "official", pv->official);
+    for (int i = 0; i < pv->differs.n; i++)
+        printf("  %-13s %s\n", i ? "" : "differs", pv->differs.v[i]);
+}
+
+void pgo_provenance_release(struct pgo_provenance *pv)
+{
+    free(pv->built);
+    free(pv->official);
+    free(pv->configure);
+    free(pv->official_cflags);
+    argvec_clear(&pv->differs);
+    memset(pv, 0, sizeof(*pv));
+}
