@@ -271,6 +271,34 @@ static int train_library(const struct pgo_pipeline *p, const char *library, cons
     return 0;
 }
 
+/* Why an earlier training is not reused, one line on stderr ("retraining sqlite: --train-time
+ * changed since the last training"); nothing for a first training. */
+static void train_why(const struct pgo_pipeline *p, const char *stamp_path, const char *stamp)
+{
+    static const struct {
+        const char *key, *words;
+    } causes[] = {
+        { "instrumented-sha256", "the instrumented build changed" }, { "train", "--train changed" },
+        { "time", "--train-time changed" }, { "threads", "--train-threads changed" },
+        { "tables", "--tables changed" }, { "table-size", "--table-size changed" },
+    };
+    char *changed = p->rq->rebuild ? NULL : stamp_first_change(stamp_path, stamp);
+    const char *words = NULL;
+    for (size_t i = 0; changed && i < ARRAY_SIZE(causes) && !words; i++)
+        if (!strcmp(changed, causes[i].key))
+            words = causes[i].words;
+    progress_done();
+    if (p->rq->rebuild)
+        fprintf(stderr, "retraining %s: --rebuild was given\n", p->recipe.name);
+    else if (changed)
+        fprintf(stderr, "retraining %s: %s since the last training\n", p->recipe.name,
+                words ? words : "its stamp changed");
+    else if (is_file(stamp_path)) /* the same training, its data gone */
+        fprintf(stderr, "retraining %s: its profile data in %s was removed\n", p->recipe.name,
+                p->lib->profile_dir);
+    free(changed);
+}
+
 /* Train unless the profile data of an identical training is already there. */
 static int train(struct pgo_pipeline *p)
 {
@@ -294,6 +322,7 @@ static int train(struct pgo_pipeline *p)
             rc = check_health(p, NULL, 0);
         goto out;
     }
+    train_why(p, stamp_path, stamp.buf);
     unlink(stamp_path);
     if (profile_wipe(l->profile_dir) < 0 || stamp_write(log, "") < 0)
         goto out;

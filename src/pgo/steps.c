@@ -170,7 +170,7 @@ static char *without_profile_dir(const struct pgo_build *b, const char *text)
 
 /* A key of the build's commands as they will run (every step expanded): what of the recipe
  * a build depends on (its description or requirements do not rebuild anything). */
-static char *steps_key(const struct pgo_pipeline *p, const struct pgo_build *b)
+static char *steps_key(const struct pgo_pipeline *p, const struct pgo_build *b, bool normalize)
 {
     struct strbuf sb = STRBUF_INIT;
     struct recipe_vars v;
@@ -182,7 +182,7 @@ static char *steps_key(const struct pgo_pipeline *p, const struct pgo_build *b)
     v.jobs = ncpu > 0 ? (int)ncpu : 1;
     /* which trainer's profile is the "trainer" and "profile" keys' business */
     char *flags = without_profile_dir(b, b->pgo_flags);
-    if (b->trainer) {
+    if (b->trainer && normalize) {
         v.profile_dir = "{profile_dir}";
         v.pgo_flags = flags;
     }
@@ -208,7 +208,7 @@ static char *steps_key(const struct pgo_pipeline *p, const struct pgo_build *b)
 static char *build_stamp(const struct pgo_pipeline *p, const struct pgo_build *b)
 {
     struct strbuf sb = STRBUF_INIT;
-    char *steps = steps_key(p, b);
+    char *steps = steps_key(p, b, true);
     char *flags = without_profile_dir(b, b->pgo_flags);
     strbuf_init(&sb, 0);
     strbuf_addf(&sb, STAMP_FORMAT "steps: %s\nsource: %s\ncompiler: %s\ncflags: %s\n"
@@ -226,6 +226,31 @@ static char *build_stamp(const struct pgo_pipeline *p, const struct pgo_build *b
     if (b->phase == BUILD_PGO)
         strbuf_addf(&sb, "trainer: %s\nprofile: %s\nprofile-dir: %s\n", b->trainer->name,
                     b->trainer->profile.id, b->trainer->profile_dir);
+    return strbuf_detach(&sb);
+}
+
+/* The stamp an older pgolab (stamp format 1) wrote for the same inputs: the steps and flags
+ * with the trainer's own profile directory, no trainer or profile-dir line. A build whose
+ * stamp is this one is the same build: it is kept, its stamp rewritten (a MariaDB build takes
+ * 20-60 minutes). */
+static char *legacy_stamp(const struct pgo_pipeline *p, const struct pgo_build *b)
+{
+    struct strbuf sb = STRBUF_INIT;
+    char *steps = steps_key(p, b, false);
+    strbuf_init(&sb, 0);
+    strbuf_addf(&sb, "steps: %s\nsource: %s\ncompiler: %s\ncflags: %s\nphase-flags: %s\n",
+                steps, p->source_sha, p->cc.version, p->cflags, b->pgo_flags);
+    free(steps);
+    if (b->bolt_flags)
+        strbuf_addf(&sb, "bolt-flags: %s\n", b->bolt_flags);
+    if (p->recipe.flags == RECIPE_FLAGS_OPTIONS) {
+        strbuf_addstr(&sb, "phase-options:");
+        for (char **o = p->recipe.phase_options[b->phase]; o && *o; o++)
+            strbuf_addf(&sb, " %s", *o);
+        strbuf_addch(&sb, '\n');
+    }
+    if (b->phase == BUILD_PGO)
+        strbuf_addf(&sb, "profile: %s\n", b->trainer->profile.id);
     return strbuf_detach(&sb);
 }
 
@@ -616,6 +641,20 @@ int pgo_build_run(struct pgo_pipeline *p, struct pgo_build *b)
     b->seconds = 0;
     free(b->sha256);
     b->sha256 = NULL;
+    char *legacy = legacy_stamp(p, b);
+    bool old_format = !stamp_matches(stamp_path, stamp) && stamp_matches(stamp_path, legacy);
+    free(legacy);
+    if (!p->rq->rebuild && is_file(b->product) && old_format) {
+        /* the same build under an older pgolab's stamp: kept, its stamp and file list
+         * written as this pgolab's */
+        char *files = files_path(b);
+        if ((p->source_files && stamp_write(files, p->source_files) < 0) ||
+            stamp_write(stamp_path, stamp) < 0) {
+            free(files);
+            goto out;
+        }
+        free(files);
+    }
     if (!p->rq->rebuild && is_file(b->product) && stamp_matches(stamp_path, stamp)) {
         b->sha256 = sha256_file(b->product);
         b->cached = b->sha256 != NULL;

@@ -93,6 +93,8 @@ int lib_build_run(struct lib_build *b)
                             b->stamp_extra ? b->stamp_extra : "");
     int rc = -1;
 
+    free(b->why);
+    b->why = NULL;
     if (!b->force && is_file(b->lib) && stamp_matches(stamp_path, stamp)) {
         b->sha256 = sha256_file(b->lib);
         if (b->sha256) {
@@ -102,6 +104,35 @@ int lib_build_run(struct lib_build *b)
         goto out;
     }
 
+    /* why it is built again (a first build says nothing) */
+    char *changed = b->force ? NULL : stamp_first_change(stamp_path, stamp);
+    static const struct {
+        const char *key, *words;
+    } causes[] = {
+        { "command", "its compile command changed (the flags or a path)" },
+        { "dir", "its build directory changed" },
+        { "source-sha256", "the source changed" },
+        { "compiler", "the compiler changed" },
+        { "profile", "its profile changed (retrained)" },
+    };
+    if (b->force)
+        b->why = xstrdup("--rebuild was given");
+    else if (changed) {
+        const char *words = NULL;
+        for (size_t i = 0; i < ARRAY_SIZE(causes) && !words; i++)
+            if (!strcmp(changed, causes[i].key))
+                words = causes[i].words;
+        b->why = words ? xasprintf("%s since the cached build", words)
+                       : xasprintf("its stamp's %s changed since the cached build",
+                                   *changed ? changed : "text");
+    } else if (is_file(stamp_path)) { /* the stamp matches: the output went missing */
+        b->why = xasprintf("its output %s was removed", b->lib);
+    }
+    free(changed);
+    if (b->why) {
+        progress_done();
+        fprintf(stderr, "rebuilding %s: %s\n", b->name, b->why);
+    }
     unlink(stamp_path);
     unlink(b->lib);
     char *header = xasprintf("$ cd %s && %s\n", b->dir, cmd);
@@ -241,5 +272,6 @@ void lib_build_release(struct lib_build *b)
     free(b->lib);
     free(b->log);
     free(b->sha256);
-    b->lib = b->log = b->sha256 = NULL;
+    free(b->why);
+    b->lib = b->log = b->sha256 = b->why = NULL;
 }

@@ -341,3 +341,45 @@ char *source_diff(const char *old_list, const char *new_list)
     free(b_text);
     return out;
 }
+
+/* The line of text that starts with key (key + ':'), its length in *n; NULL when none. */
+static const char *key_line(const char *text, const char *key, size_t klen, size_t *n)
+{
+    for (const char *at = text; at && *at;) {
+        size_t len = strcspn(at, "\n");
+        if (len > klen && !strncmp(at, key, klen) && at[klen] == ':') {
+            *n = len;
+            return at;
+        }
+        at += len + (at[len] == '\n');
+    }
+    return NULL;
+}
+
+char *stamp_first_change(const char *path, const char *text)
+{
+    struct strbuf old = STRBUF_INIT;
+    strbuf_init(&old, 0);
+    if (strbuf_read_file(&old, path) < 0 || !strcmp(old.buf, text)) {
+        strbuf_release(&old);
+        return NULL;
+    }
+    char *key = NULL;
+    const char *const sides[] = { text, old.buf };
+    for (int s = 0; s < 2 && !key; s++)
+        for (const char *at = sides[s]; *at && !key;) {
+            size_t len = strcspn(at, "\n"), klen = strcspn(at, ":\n");
+            if (klen < len) {
+                size_t n1 = 0, n2 = 0;
+                char *k = xstrndup(at, klen);
+                const char *a = key_line(old.buf, k, klen, &n1), *b = key_line(text, k, klen, &n2);
+                if (!a || !b || n1 != n2 || strncmp(a, b, n1))
+                    key = k;
+                else
+                    free(k);
+            }
+            at += len + (at[len] == '\n');
+        }
+    strbuf_release(&old);
+    return key ? key : xstrdup("");
+}

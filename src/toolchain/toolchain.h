@@ -103,6 +103,10 @@ int workdir_lock(const char *dir, const char *opt);
 int stamp_matches(const char *path, const char *text);
 /* Write text to path atomically (path.tmp + rename). -1 with a message. */
 int stamp_write(const char *path, const char *text);
+/* The key ("compiler" of "compiler: gcc 12") of the first "key: value" line in which the
+ * stamp at path and text differ (a line only one has counts), "" when they differ otherwise,
+ * NULL when path holds no stamp or the same text. Caller frees. */
+char *stamp_first_change(const char *path, const char *text);
 
 /* ---- library builds ----------------------------------------------------------------- */
 
@@ -126,6 +130,9 @@ struct lib_build {
     char *log;                   /* absolute path of the log */
     char *sha256;                /* of the output */
     bool skipped;                /* reused from an earlier run */
+    char *why;                   /* built again although a stamp was there: the cause in words
+                                  * ("the source changed since the cached build", "--rebuild
+                                  * was given"), printed as "rebuilding NAME: WHY"; else NULL */
     double seconds;              /* compile wall time (0 when skipped) */
     int status;                  /* 0 ok, -1 failed (message already printed) */
 };

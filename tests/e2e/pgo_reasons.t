@@ -71,13 +71,19 @@ note "---- the compiler, the PGO flags, a stamp from an older pgolab (each stamp
 CC_NOW=$(sed -n 's/^compiler: //p' "$ROOT/baseline/stamp")
 sed -i 's/^compiler: .*/compiler: gcc (Debian 11.3.0-1) 11.3.0/' "$ROOT/baseline/stamp"
 sed -i 's/^phase-flags: .*/phase-flags: -fprofile-use=old/' "$ROOT/pgo/stamp"
+# the instrumented build's stamp as the pgolab before stamp format 2 wrote it: the same inputs
 sed -i '/^stamp: 2$/d' "$ROOT/instrumented/stamp"
 pgo flags "${RUN[@]}" --train=oltp_read_only
 is "$RC" 0 "changed stamps: exit 0" || diag "$(tail -20 "$TMP/flags.err")"
 like "$(reasons "$TMP/flags.err")" "^rebuilding baseline: the compiler changed since the cached build \(was \"gcc \(Debian 11\.3\.0-1\) 11\.3\.0\", now \"$(printf '%s' "$CC_NOW" | sed 's/[][\.*^$+?(){}|/]/\\&/g')\"\)$" \
     "compiler: both versions named"
-like "$(reasons "$TMP/flags.err")" "^rebuilding instrumented: the cached build was made by an older pgolab, whose stamp does not name every input this one checks$" \
-    "a stamp of an older pgolab: said so"
+unlike "$(reasons "$TMP/flags.err")" "^rebuilding instrumented" \
+    "a stamp of an older pgolab with the same inputs: the build is kept, not rebuilt"
+is "$(head -1 "$ROOT/instrumented/stamp")" "stamp: 2" "... and its stamp rewritten as this pgolab's"
+sed -i '/^stamp: 2$/d; s/^cflags: .*/cflags: -O3/' "$ROOT/instrumented/stamp"
+pgo older "${RUN[@]}" --train=oltp_read_only
+like "$(reasons "$TMP/older.err")" "^rebuilding instrumented: the cached build was made by an older pgolab, whose stamp does not name every input this one checks$" \
+    "a stamp of an older pgolab with other inputs: said so"
 like "$(reasons "$TMP/flags.err")" "^rebuilding pgo: (the PGO flags changed since the cached build \(was \"-fprofile-use=old\", now \"|its profile changed)" \
     "pgo: the flags named (or, retrained after the instrumented rebuild, its profile)"
 

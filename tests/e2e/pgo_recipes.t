@@ -45,7 +45,8 @@ done
 # so a fresh machine runs these tests and `pgolab pgo` of each recipe without a manual apt-get.
 deps_pkgs=" $(sed -n '/^PKGS="/,/"$/p' "$REPO_DIR/scripts/install-deps.sh" | tr -d '"' | sed 's/^PKGS=//' | tr '\n' ' ') "
 for f in "$REPO_DIR"/recipes/*.json; do
-    for p in $(jq -r '.. | objects | select(has("package")) | .package' "$f" | sort -u); do
+    # {major}: the recipe's default major, the one a fresh Debian 12 machine builds ("versions")
+    for p in $(jq -r '(.versions.default // "") as $d | .. | objects | select(has("package")) | .package | gsub("\\{major\\}"; $d)' "$f" | sort -u); do
         case $deps_pkgs in *" $p "*) in=0 ;; *) in=1 ;; esac
         is "$in" 0 "$(basename "$f") requires package $p: scripts/install-deps.sh installs it"
     done

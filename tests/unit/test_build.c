@@ -282,6 +282,30 @@ static void test_source_diff(void **state)
     free(a), free(b), free(c), free(d);
 }
 
+/* The first key in which two stamps differ, a key only one has included; none without a
+ * stamp or with the same text. */
+static void test_stamp_first_change(void **state)
+{
+    (void)state;
+    char *d = t_tmpdir();
+    char *p = path_join(d, "stamp");
+    assert_null(stamp_first_change(p, "a: 1\n"));
+    assert_int_equal(stamp_write(p, "a: 1\nb: 2\nc: 3\n"), 0);
+    assert_null(stamp_first_change(p, "a: 1\nb: 2\nc: 3\n"));
+    char *k = stamp_first_change(p, "a: 1\nb: 9\nc: 9\n");
+    assert_string_equal(k, "b");
+    free(k);
+    k = stamp_first_change(p, "a: 1\nb: 2\nc: 3\nd: 4\n");
+    assert_string_equal(k, "d");
+    free(k);
+    k = stamp_first_change(p, "a: 1\nb: 2\n");
+    assert_string_equal(k, "c");
+    free(k);
+    remove_tree(d);
+    free(p);
+    free(d);
+}
+
 static void test_path_key(void **state)
 {
     (void)state;
@@ -307,6 +331,7 @@ static void test_lib_build_skip_and_rebuild(void **state)
 
     assert_int_equal(lib_build_run(&b), 0);
     assert_false(b.skipped);
+    assert_null(b.why); /* a first build needs no reason */
     assert_non_null(b.sha256);
     assert_int_equal(strlen(b.sha256), 64);
     assert_true(is_file(b.lib));
@@ -316,19 +341,26 @@ static void test_lib_build_skip_and_rebuild(void **state)
     assert_true(b.skipped);
     assert_int_equal(file_size(runs), 4);
 
-    b.stamp_extra = "source-sha256: 2"; /* input changed: rebuilt */
+    b.stamp_extra = "source-sha256: 2"; /* input changed: rebuilt, and why */
     assert_int_equal(lib_build_run(&b), 0);
     assert_false(b.skipped);
     assert_int_equal(file_size(runs), 8);
+    assert_string_equal(b.why, "the source changed since the cached build");
 
     unlink(b.lib); /* output gone: rebuilt */
     assert_int_equal(lib_build_run(&b), 0);
     assert_false(b.skipped);
+    assert_non_null(strstr(b.why, "out.so was removed"));
+
+    b.stamp_extra = "source-sha256: 2\ncompiler: gcc 13"; /* a line more */
+    assert_int_equal(lib_build_run(&b), 0);
+    assert_string_equal(b.why, "the compiler changed since the cached build");
 
     b.force = true;
     assert_int_equal(lib_build_run(&b), 0);
     assert_false(b.skipped);
-    assert_int_equal(file_size(runs), 16);
+    assert_string_equal(b.why, "--rebuild was given");
+    assert_int_equal(file_size(runs), 20);
 
     /* a failing command fails the build and leaves no stamp behind */
     const char *bad[] = { "sh", "-c", "echo oops; exit 3", NULL };
@@ -657,6 +689,7 @@ int main(void)
         cmocka_unit_test(test_stamps),
         cmocka_unit_test(test_path_key),
         cmocka_unit_test(test_source_diff),
+        cmocka_unit_test(test_stamp_first_change),
         cmocka_unit_test(test_lib_build_skip_and_rebuild),
         cmocka_unit_test(test_lib_build_parallel),
         cmocka_unit_test(test_lib_build_stop_before_start),
