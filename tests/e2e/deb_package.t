@@ -4,7 +4,8 @@
 # deb_package.t: `make deb` (scripts/make-deb.sh) builds pgolab_VERSION_ARCH.deb with
 # dpkg-buildpackage, lintian finds no error in it, and the package installs (dpkg -i, as root:
 # CI runs as root; as another user that check fails, it is not skipped): /usr/bin/pgolab runs
-# `pgolab bench` on SQLite, finds its recipes in /usr/share/pgolab/recipes, has its man page
+# `pgolab bench` on SQLite and `pgolab pgo sqlite` (builds, training, gate), finds its recipes
+# in /usr/share/pgolab/recipes, has its man page
 # and bash completion in their Debian places; Depends holds what bench on SQLite and pgo sqlite
 # need, the dlopen'ed client libraries are Recommends; `dpkg -r` removes it all. The build
 # happens in a copy of the repository under $TMP (the work tree's build/ is not touched).
@@ -45,6 +46,12 @@ mkdir -p "$TMP/b" && cd "$TMP/b" || bail_out "no $TMP/b"
 is "$?" 0 "installed: bench prepare on SQLite"
 like "$(/usr/bin/pgolab bench oltp_point_select --table-size=100 --time=1 run 2>&1)" "transactions: +[1-9]" "installed: bench run on SQLite"
 like "$(/usr/bin/pgolab pgo nosuch 2>&1)" "known: mariadb, mysql, postgresql, sqlite" "installed: the recipes in /usr/share/pgolab/recipes"
+# pgo sqlite from the package: Debian's SQLite source through pgolab's own apt configuration (no
+# deb-src in the system's sources needed), the three builds, training and the gate
+/usr/bin/pgolab pgo sqlite --measure=off --train-time=2 >"$TMP/pgo.out" 2>"$TMP/pgo.err"
+is "$?" 0 "installed: pgo sqlite builds, trains and gates (--measure=off)" || diag "$(tail -5 "$TMP/pgo.err")"
+like "$(<"$TMP/pgo.out")" "^pgolab pgo sqlite: SQLite 3\.[0-9.]+, " "installed: pgo sqlite's summary names the SQLite version"
+like "$(<"$TMP/pgo.err")" "correctness gate: baseline and pgo return the same results" "installed: pgo sqlite's gate passed"
 ok "the man page" test -s /usr/share/man/man1/pgolab.1.gz
 ok "the bash completion" test -s /usr/share/bash-completion/completions/pgolab
 ok "the documentation" test -s /usr/share/doc/pgolab/packaging.md -o -s /usr/share/doc/pgolab/packaging.md.gz
