@@ -464,7 +464,7 @@ static void release_tools(struct recipe_tool *t, int n)
 static int load_versions(const struct ctx *c, json_t *root, struct recipe *r)
 {
     static const char *const keys[] = { "default", "majors", NULL };
-    static const char *const major_keys[] = { "requires", NULL };
+    static const char *const major_keys[] = { "requires", "steps", NULL };
     json_t *v = json_object_get(root, "versions");
     const char *const templated[] = { r->debian_package, r->official_binary, r->official_package };
     if (!v) {
@@ -485,6 +485,8 @@ static int load_versions(const struct ctx *c, json_t *root, struct recipe *r)
     r->majors = xcalloc(n + 1, sizeof(*r->majors));
     r->major_tools = xcalloc(n, sizeof(*r->major_tools));
     r->nmajor_tools = xcalloc(n, sizeof(*r->nmajor_tools));
+    r->major_steps = xcalloc(n, sizeof(*r->major_steps));
+    r->nmajor_steps = xcalloc(n, sizeof(*r->nmajor_steps));
     const char *key;
     json_t *o;
     json_object_foreach(m, key, o) {
@@ -493,6 +495,9 @@ static int load_versions(const struct ctx *c, json_t *root, struct recipe *r)
             return json_is_object(o) ? -1 : fail_at(c, key, "versions.majors.%s must be an object", key);
         json_t *tl = json_object_get(o, "requires");
         if (tl && load_tools(c, tl, "requires", false, &r->major_tools[i], &r->nmajor_tools[i]) < 0)
+            return -1;
+        json_t *st = json_object_get(o, "steps");
+        if (st && load_steps(c, st, "steps", &r->major_steps[i], &r->nmajor_steps[i]) < 0)
             return -1;
         i++;
     }
@@ -508,6 +513,12 @@ static int load_versions(const struct ctx *c, json_t *root, struct recipe *r)
             int tn = r->nmajor_tools[b];
             r->nmajor_tools[b] = r->nmajor_tools[b - 1];
             r->nmajor_tools[b - 1] = tn;
+            struct recipe_step *ts = r->major_steps[b];
+            r->major_steps[b] = r->major_steps[b - 1];
+            r->major_steps[b - 1] = ts;
+            tn = r->nmajor_steps[b];
+            r->nmajor_steps[b] = r->nmajor_steps[b - 1];
+            r->nmajor_steps[b - 1] = tn;
         }
     bool known = false;
     for (i = 0; r->majors[i]; i++)
@@ -581,6 +592,14 @@ int recipe_select_major(struct recipe *r, const char *major)
             d->unless = NULL;
         }
         memset(&r->tools[r->ntools], 0, sizeof(*r->tools));
+    }
+    if (r->nmajor_steps[k]) { /* the major's own steps after the recipe's (moved, not copied) */
+        r->steps = xrealloc(r->steps, (size_t)(r->nsteps + r->nmajor_steps[k]) * sizeof(*r->steps));
+        memcpy(&r->steps[r->nsteps], r->major_steps[k], (size_t)r->nmajor_steps[k] * sizeof(*r->steps));
+        r->nsteps += r->nmajor_steps[k];
+        free(r->major_steps[k]);
+        r->major_steps[k] = NULL;
+        r->nmajor_steps[k] = 0;
     }
     return 0;
 }
@@ -765,10 +784,14 @@ void recipe_release(struct recipe *r)
     free(r->debian_package_template);
     free(r->major);
     free(r->major_default);
-    for (int i = 0; r->majors && r->majors[i]; i++)
+    for (int i = 0; r->majors && r->majors[i]; i++) {
         release_tools(r->major_tools[i], r->nmajor_tools[i]);
+        release_steps(r->major_steps[i], r->nmajor_steps[i]);
+    }
     free(r->major_tools);
     free(r->nmajor_tools);
+    free(r->major_steps);
+    free(r->nmajor_steps);
     free_strings(r->majors);
     free_strings(r->expect);
     free(r->source_hint);

@@ -96,6 +96,8 @@ struct recipe {
     char *major_default;
     struct recipe_tool **major_tools;
     int *nmajor_tools;
+    struct recipe_step **major_steps; /* a major's own steps, run after the recipe's */
+    int *nmajor_steps;
     char *major;               /* NULL until selected */
     char **expect;             /* files a matching source tree has (relative), NULL-terminated */
     char *source_hint;         /* what the tree should be, for "does not match" errors */
@@ -160,7 +162,8 @@ int recipe_load(const char *path, struct recipe *out);
 void recipe_release(struct recipe *r);
 
 /* Select major (one of r->majors): {major} in source.debian, server.official.binary and
- * .package and source.hint replaced, the major's own requires added to r->tools, r->major set.
+ * .package and source.hint replaced, the major's own requires added to r->tools and its own
+ * steps after r->steps, r->major set.
  * -1 with one line listing the recipe's majors (or saying it has none). */
 int recipe_select_major(struct recipe *r, const char *major);
 /* r->majors as "15, 16, 17, 18". Caller frees. */

@@ -667,8 +667,12 @@ static void test_versions(void **state)
     free(list);
     assert_string_equal(r.major_default, "15");
     assert_string_equal(r.debian_package, "postgresql-{major}");
-    int ntools = r.ntools;
+    int ntools = r.ntools, nsteps = r.nsteps;
     assert_int_equal(recipe_select_major(&r, "18"), 0);
+    /* 18 installs postgres.bki with a step of its own, after the recipe's */
+    assert_int_equal(r.nsteps, nsteps + 1);
+    assert_string_equal(r.steps[nsteps].name, "install");
+    assert_string_equal(r.steps[nsteps].argv[3], "src/include/catalog/postgres.bki");
     assert_string_equal(r.major, "18");
     assert_string_equal(r.debian_package, "postgresql-18");
     assert_string_equal(r.debian_package_template, "postgresql-{major}");
@@ -681,6 +685,7 @@ static void test_versions(void **state)
     assert_int_equal(recipe_load("recipes/postgresql.json", &r), 0);
     assert_int_equal(recipe_select_major(&r, "15"), 0);
     assert_int_equal(r.ntools, ntools); /* 15 needs no more */
+    assert_int_equal(r.nsteps, nsteps);
     recipe_release(&r);
     assert_int_equal(recipe_load("recipes/mariadb.json", &r), 0);
     list = recipe_majors_list(&r);
