@@ -103,7 +103,7 @@ unlike "$OUT" "-O1:(baseline|instrumented)" "... none of -O1's baseline or instr
 is "$(info "$CROOT/pgo+lto" c_flags | grep -c -- "-fprofile-instr-use=$CROOT/")" 1 "the stand-in was compiled with clang's profile"
 like "$OUT" "identical for baseline, pgo, clang:baseline, clang:pgo\+lto, -O1:lto" \
     "gate: every group's builds"
-like "$OUT" "variant +clang:pgo\+lto +$CROOT/pgo\+lto/prefix \(MariaDB [0-9.]+, sha256 [0-9a-f]+, Debian clang version [0-9.]+, -O2 -fprofile-instr-use=[^;]*; server options innodb_buffer_pool_size=64M\)" \
+like "$OUT" "variant +clang:pgo\+lto +$CROOT/pgo\+lto/prefix \(MariaDB [0-9.]+, sha256 [0-9a-f]+, Debian clang version [0-9.]+, -O2 -fprofile-instr-use=[^;]*; server options innodb_buffer_pool_size=64M(\)|; from )" \
     "report: clang:pgo+lto with its compiler, flags and server option"
 like "$OUT" "variant +pgo +[^ ]+ \(MariaDB [0-9.]+, sha256 [0-9a-f]+, gcc \(Debian" "report: pgo with gcc"
 like "$(grep -m1 '^| threads |' "$TMP/mix.out")" "\| baseline .*\| +pgo .*\| +clang:baseline .*\| +clang:pgo\+lto .*\| +-O1:lto " \
