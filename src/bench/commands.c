@@ -30,6 +30,7 @@ struct json_ctx {
     const char *vgdb_prefix;  /* --callgrind-server: the server's valgrind (bench/vgdb.h) */
     int *cg_threads;          /* with it: each connection's callgrind thread number */
     int ncg;
+    long cg_pid;              /* the valgrind process that serves them (0: unknown) */
 };
 
 /* A line of the whole job (merged over the ranks by ranks_interval): kept and printed. */
@@ -90,9 +91,11 @@ static int callgrind_ready(const struct db_identity *ids, int n, void *ud)
     jc->ncg = n;
     int rc = 0;
     /* PostgreSQL's backends are processes, each its own file: nothing to map or zero */
-    if (n && os[0])
-        rc = vgdb_threads(jc->vgdb_prefix, os, n, jc->cg_threads) < 0 ||
-             vgdb_command(jc->vgdb_prefix, "zero") < 0 ? -1 : 0;
+    if (n && os[0]) {
+        jc->cg_pid = vgdb_process_of(os[0]);
+        rc = vgdb_threads(jc->vgdb_prefix, jc->cg_pid, os, n, jc->cg_threads) < 0 ||
+             vgdb_command(jc->vgdb_prefix, jc->cg_pid, "zero") < 0 ? -1 : 0;
+    }
     free(os);
     return rc;
 }
@@ -103,7 +106,7 @@ static int callgrind_finished(void *ud)
 {
     struct json_ctx *jc = ud;
     if (jc->ncg && jc->cg_threads[0])
-        return vgdb_command(jc->vgdb_prefix, "dump");
+        return vgdb_command(jc->vgdb_prefix, jc->cg_pid, "dump");
     return 0;
 }
 

@@ -31,26 +31,45 @@ int vgdb_thread_of(const char *text, int64_t lwpid)
     return 0;
 }
 
+long vgdb_process_of(int64_t tid)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%" PRId64 "/status", tid);
+    FILE *f = fopen(path, "r");
+    char line[256];
+    long pid = 0;
+    while (f && fgets(line, sizeof(line), f))
+        if (!strncmp(line, "Tgid:", 5)) {
+            pid = strtol(line + 5, NULL, 10);
+            break;
+        }
+    if (f)
+        fclose(f);
+    return pid > 0 ? pid : 0;
+}
+
 /* Run vgdb with the monitor command cmd into out (its stdout). 0, or -1 with a message. */
-static int run_vgdb(const char *prefix, const char *cmd, struct strbuf *out)
+static int run_vgdb(const char *prefix, long pid, const char *cmd, struct strbuf *out)
 {
     char *pfx = xasprintf("--vgdb-prefix=%s", prefix);
-    const char *argv[] = { "vgdb", pfx, cmd, NULL };
+    char *pidopt = pid > 0 ? xasprintf("--pid=%ld", pid) : NULL;
+    const char *argv[] = { "vgdb", pfx, pidopt ? pidopt : cmd, pidopt ? cmd : NULL, NULL };
     /* a server blocked in system calls answers once vgdb has woken it (ptrace), well under
      * a second; the bound is for a valgrind that is gone */
     struct subprocess sp = { .argv = argv, .out = out, .quiet_stderr = 1, .timeout_s = 60 };
     int st = subprocess_run(&sp);
     free(pfx);
+    free(pidopt);
     if (st != 0)
         return error("vgdb --vgdb-prefix=%s %s failed (exit %d): is the server still running "
                      "under valgrind?", prefix, cmd, st);
     return 0;
 }
 
-int vgdb_threads(const char *prefix, const int64_t *os, int n, int *out)
+int vgdb_threads(const char *prefix, long pid, const int64_t *os, int n, int *out)
 {
     struct strbuf sb = STRBUF_INIT;
-    int rc = run_vgdb(prefix, "v.info scheduler", &sb);
+    int rc = run_vgdb(prefix, pid, "v.info scheduler", &sb);
     for (int i = 0; rc == 0 && i < n; i++) {
         out[i] = vgdb_thread_of(sb.buf ? sb.buf : "", os[i]);
         if (!out[i])
@@ -61,10 +80,10 @@ int vgdb_threads(const char *prefix, const int64_t *os, int n, int *out)
     return rc;
 }
 
-int vgdb_command(const char *prefix, const char *cmd)
+int vgdb_command(const char *prefix, long pid, const char *cmd)
 {
     struct strbuf sb = STRBUF_INIT;
-    int rc = run_vgdb(prefix, cmd, &sb);
+    int rc = run_vgdb(prefix, pid, cmd, &sb);
     strbuf_release(&sb);
     return rc;
 }

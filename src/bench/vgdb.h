@@ -18,13 +18,19 @@
  * the text names no such thread. */
 int vgdb_thread_of(const char *scheduler_text, int64_t lwpid);
 
-/* Map os[0..n) (server threads' OS ids) to their valgrind thread numbers into out[0..n):
- * runs `vgdb --vgdb-prefix=PREFIX v.info scheduler`. 0, or -1 with a message naming the
- * thread that valgrind does not run. */
-int vgdb_threads(const char *prefix, const int64_t *os, int n, int *out);
+/* The process (its thread group id, /proc/TID/status "Tgid:") that OS thread tid belongs to,
+ * or 0 when it cannot be read: the valgrind process to talk to when one server runs another
+ * process under valgrind as well (valgrind --trace-children: a wrapper, the PGO stand-in),
+ * where vgdb without --pid finds several and stops. */
+long vgdb_process_of(int64_t tid);
 
-/* Send callgrind's monitor command cmd ("zero", "dump") to the valgrind process under prefix.
- * 0, or -1 with a message. */
-int vgdb_command(const char *prefix, const char *cmd);
+/* Map os[0..n) (server threads' OS ids) to their valgrind thread numbers into out[0..n):
+ * runs `vgdb --vgdb-prefix=PREFIX [--pid=PID] v.info scheduler` (pid 0: no --pid). 0, or -1
+ * with a message naming the thread that valgrind does not run. */
+int vgdb_threads(const char *prefix, long pid, const int64_t *os, int n, int *out);
+
+/* Send callgrind's monitor command cmd ("zero", "dump") to the valgrind process pid (0: the
+ * one) under prefix. 0, or -1 with a message. */
+int vgdb_command(const char *prefix, long pid, const char *cmd);
 
 #endif

@@ -5,6 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "bench/vgdb.h"
 
@@ -45,8 +47,18 @@ static void test_no_valgrind(void **state)
     (void)state;
     int64_t os[1] = { 1 };
     int out[1] = { 7 };
-    assert_int_equal(vgdb_threads("/nonexistent/pgolab-test/vgdb", os, 1, out), -1);
-    assert_int_equal(vgdb_command("/nonexistent/pgolab-test/vgdb", "zero"), -1);
+    assert_int_equal(vgdb_threads("/nonexistent/pgolab-test/vgdb", 0, os, 1, out), -1);
+    assert_int_equal(vgdb_command("/nonexistent/pgolab-test/vgdb", 0, "zero"), -1);
+}
+
+/* A thread's process: its thread group (this test's main thread: this process); 0 when no
+ * such thread can be read. */
+static void test_process_of(void **state)
+{
+    (void)state;
+    assert_int_equal(vgdb_process_of((int64_t)syscall(SYS_gettid)), (long)getpid());
+    assert_int_equal(vgdb_process_of(0), 0);
+    assert_int_equal(vgdb_process_of(-5), 0);
 }
 
 int main(void)
@@ -54,6 +66,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_thread_of),
         cmocka_unit_test(test_no_valgrind),
+        cmocka_unit_test(test_process_of),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
