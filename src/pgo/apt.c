@@ -411,6 +411,18 @@ int apt_fetch(const struct apt_conf *a, const char *pkg, const char *version, co
     return st;
 }
 
+char *apt_first_error(const char *log)
+{
+    struct strbuf text = STRBUF_INIT;
+    strbuf_init(&text, 0);
+    strbuf_read_file(&text, log);
+    const char *e = text.buf ? strstr(text.buf, "\nE: ") : NULL;
+    e = text.buf && !strncmp(text.buf, "E: ", 3) ? text.buf : e ? e + 1 : "E: apt-get source failed";
+    char *line = xstrndup(e, strcspn(e, "\n"));
+    strbuf_release(&text);
+    return line;
+}
+
 char *apt_fetch_command(const struct apt_conf *a, const char *pkg, const char *version)
 {
     struct strbuf sb = STRBUF_INIT;

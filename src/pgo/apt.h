@@ -62,6 +62,11 @@ void apt_candidates_free(struct apt_candidate *c, int n);
 int apt_fetch(const struct apt_conf *a, const char *pkg, const char *version, const char *dir,
               const char *log, const volatile sig_atomic_t *stop);
 
+/* apt's first error line in the log of a failed apt command ("E: Failed to fetch ... 404  Not
+ * Found"): it says why, where the last says only that some files failed. "E: apt-get source
+ * failed" when the log has none. Caller frees. */
+char *apt_first_error(const char *log);
+
 /* The shell command a user runs to do what apt_fetch does (for error lines). Caller frees. */
 char *apt_fetch_command(const struct apt_conf *a, const char *pkg, const char *version);
 

@@ -1,6 +1,8 @@
 /* recipe: reading, validating, finding and expanding PGO target recipes (see recipe.h and
  * docs/recipes.md). jansson parses the JSON; this file checks the shape and says where a
- * mistake is. */
+ * mistake is. It is just over 1,000 lines: the parser, the majors' data and the placeholder
+ * expansion all read the one struct recipe; the next addition should move the expansion
+ * (recipe_expand*) into a file of its own. */
 #include "pgo/recipe.h"
 #include "toolchain/toolchain.h"
 #include "util/fs.h"

@@ -248,16 +248,10 @@ static int fetch_debian(const struct recipe *r, const char *srcdir, char **dir)
         goto out; /* killed by a signal (an interruption): the caller says so */
     if (st != 0) {
         char *cmd = apt_fetch_command(&apt, pkg, tried);
-        /* apt's first error says why (a 404, no network); its last only that some failed */
-        struct strbuf out = STRBUF_INIT;
-        strbuf_init(&out, 0);
-        strbuf_read_file(&out, log);
-        const char *e = strstr(out.buf, "\nE: ");
-        e = !strncmp(out.buf, "E: ", 3) ? out.buf : e ? e + 1 : "E: apt-get source failed";
-        error("cannot fetch the source package %s (tried %s; apt: %.*s); in %s run `%s`, or "
-              "pass --source=DIR|TARBALL (log %s)", pkg, tried_in.buf, (int)strcspn(e, "\n"), e,
-              srcdir, cmd, log);
-        strbuf_release(&out);
+        char *e = apt_first_error(log);
+        error("cannot fetch the source package %s (tried %s; apt: %s); in %s run `%s`, or "
+              "pass --source=DIR|TARBALL (log %s)", pkg, tried_in.buf, e, srcdir, cmd, log);
+        free(e);
         free(cmd);
         goto out;
     }
@@ -322,18 +316,14 @@ static int fetch_exact(const struct recipe *r, const char *srcdir, const char *v
         goto out;
     if (st != 0) {
         char *cmd = apt_fetch_command(&apt, pkg, version);
-        struct strbuf text = STRBUF_INIT;
-        strbuf_init(&text, 0);
-        strbuf_read_file(&text, log);
-        const char *e = strstr(text.buf, "\nE: ");
-        e = !strncmp(text.buf, "E: ", 3) ? text.buf : e ? e + 1 : "E: apt-get source failed";
-        error("cannot fetch the source package %s at exactly %s%s%s (%.*s): the suites pgolab "
+        char *e = apt_first_error(log);
+        error("cannot fetch the source package %s at exactly %s%s%s (%s): the suites pgolab "
               "looks in (%s) %s; in %s run `%s`, or pass --source=DIR of that revision (log %s)",
               pkg, version, suite ? " from Debian " : "", suite ? suite : "",
-              (int)strcspn(e, "\n"), e, apt.suites,
+              e, apt.suites,
               suite ? "list it but its files could not be fetched" : "do not list it", into,
               cmd, log);
-        strbuf_release(&text);
+        free(e);
         free(cmd);
         goto out;
     }
