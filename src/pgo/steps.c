@@ -168,13 +168,13 @@ static char *without_profile_dir(const struct pgo_build *b, const char *text)
     return strbuf_detach(&sb);
 }
 
-/* A key of the build's commands as they will run (every step expanded): what of the recipe
- * a build depends on (its description or requirements do not rebuild anything). */
-static char *steps_key(const struct pgo_pipeline *p, const struct pgo_build *b, bool normalize)
+/* The build's commands as they will run (every step expanded), one "cwd\nenv\nargv\n" text
+ * per step into texts[i] (caller frees each): what of the recipe a build depends on (its
+ * description or requirements do not rebuild anything). */
+static void steps_texts(const struct pgo_pipeline *p, const struct pgo_build *b, bool normalize,
+                        char **texts)
 {
-    struct strbuf sb = STRBUF_INIT;
     struct recipe_vars v;
-    strbuf_init(&sb, 0);
     pgo_build_vars(p, b, &v);
     /* how many jobs build it does not change what is built: {jobs} takes the default's
      * value (one per CPU), so a cache built by default stays valid under --jobs=N */
@@ -191,7 +191,7 @@ static char *steps_key(const struct pgo_pipeline *p, const struct pgo_build *b, 
         char *cwd = NULL;
         recipe_expand_step(&p->recipe.steps[i], &v, &argv, &env, &cwd);
         char *a = argvec_join(&argv), *e = argvec_join(&env);
-        strbuf_addf(&sb, "%s\n%s\n%s\n", cwd, e, a);
+        texts[i] = xasprintf("%s\n%s\n%s\n", cwd, e, a);
         free(a);
         free(e);
         free(cwd);
@@ -199,9 +199,41 @@ static char *steps_key(const struct pgo_pipeline *p, const struct pgo_build *b, 
         argvec_clear(&env);
     }
     free(flags);
+}
+
+/* A key of all the build's steps (steps_texts()). Caller frees. */
+static char *steps_key(const struct pgo_pipeline *p, const struct pgo_build *b, bool normalize)
+{
+    struct strbuf sb = STRBUF_INIT;
+    strbuf_init(&sb, 0);
+    char **texts = xcalloc((size_t)p->recipe.nsteps + 1, sizeof(*texts));
+    steps_texts(p, b, normalize, texts);
+    for (int i = 0; i < p->recipe.nsteps; i++) {
+        strbuf_addstr(&sb, texts[i]);
+        free(texts[i]);
+    }
+    free(texts);
     char *key = path_key(sb.buf);
     strbuf_release(&sb);
     return key;
+}
+
+/* A key per step, space-separated ("K0 K1 ..."): kept beside an unfinished build so that a
+ * resume can tell which steps a recipe change touched. Caller frees. */
+static char *step_keys(const struct pgo_pipeline *p, const struct pgo_build *b)
+{
+    struct strbuf sb = STRBUF_INIT;
+    strbuf_init(&sb, 0);
+    char **texts = xcalloc((size_t)p->recipe.nsteps + 1, sizeof(*texts));
+    steps_texts(p, b, true, texts);
+    for (int i = 0; i < p->recipe.nsteps; i++) {
+        char *k = path_key(texts[i]);
+        strbuf_addf(&sb, "%s%s", i ? " " : "", k);
+        free(k);
+        free(texts[i]);
+    }
+    free(texts);
+    return strbuf_detach(&sb);
 }
 
 /* Everything the build reads, one "key: value" line each, so a mismatch can be named. */
@@ -314,10 +346,13 @@ static char *source_why(const struct pgo_pipeline *p, const struct pgo_build *b)
     return why;
 }
 
-/* Why the stamp at path does not match want (b's): the first differing key, in words, with
- * what it was and what it is where that fits in a line. */
-static char *stamp_why(const struct pgo_pipeline *p, const struct pgo_build *b, const char *path,
-                       const char *want)
+/* The first key in which the stamp text old differs from want (b's), in words, with what it
+ * was and what it is where that fits in a line; NULL when they agree. since names the build
+ * old belongs to ("the cached build"); skip_steps leaves the steps key out (a resume checks
+ * them step by step). */
+static char *stamp_diff_why(const struct pgo_pipeline *p, const struct pgo_build *b,
+                            const char *old, const char *want, const char *since,
+                            bool skip_steps)
 {
     static const struct {
         const char *key, *words;
@@ -334,6 +369,33 @@ static char *stamp_why(const struct pgo_pipeline *p, const struct pgo_build *b, 
         { "trainer", "the trainer changed", true },
         { "profile", "its profile changed (the trainer's profile was made again)", false },
     };
+    char *why = NULL;
+    for (size_t i = 0; i < ARRAY_SIZE(names) && !why; i++) {
+        if (skip_steps && !strcmp(names[i].key, "steps"))
+            continue;
+        char *a = stamp_value(old, names[i].key), *w = stamp_value(want, names[i].key);
+        if (strcmp(a, w)) {
+            if (!names[i].words && !strcmp(since, "the cached build"))
+                why = source_why(p, b);
+            else if (!names[i].words)
+                why = xasprintf("the source tree changed since %s (its content hash)", since);
+            else if (names[i].values)
+                why = xasprintf("%s since %s (was \"%s\", now \"%s\")", names[i].words, since,
+                                a, w);
+            else
+                why = xasprintf("%s since %s", names[i].words, since);
+        }
+        free(a);
+        free(w);
+    }
+    return why;
+}
+
+/* Why the stamp at path does not match want (b's): stamp_diff_why() against the cached
+ * build, or "not built before" when there is none. */
+static char *stamp_why(const struct pgo_pipeline *p, const struct pgo_build *b, const char *path,
+                       const char *want)
+{
     struct strbuf old = STRBUF_INIT;
     strbuf_init(&old, 0);
     if (strbuf_read_file(&old, path) < 0) {
@@ -344,22 +406,115 @@ static char *stamp_why(const struct pgo_pipeline *p, const struct pgo_build *b, 
     if (strncmp(old.buf, STAMP_FORMAT, strlen(STAMP_FORMAT)))
         why = xstrdup("the cached build was made by an older pgolab, whose stamp does not "
                       "name every input this one checks");
-    for (size_t i = 0; i < ARRAY_SIZE(names) && !why; i++) {
-        char *a = stamp_value(old.buf, names[i].key), *w = stamp_value(want, names[i].key);
-        if (strcmp(a, w)) {
-            if (!names[i].words)
-                why = source_why(p, b);
-            else if (names[i].values)
-                why = xasprintf("%s since the cached build (was \"%s\", now \"%s\")",
-                                names[i].words, a, w);
-            else
-                why = xasprintf("%s since the cached build", names[i].words);
-        }
-        free(a);
-        free(w);
-    }
+    else
+        why = stamp_diff_why(p, b, old.buf, want, "the cached build", false);
     strbuf_release(&old);
     return why ? why : xstrdup("its stamp differs from the cached build's");
+}
+
+/* ---- resuming an interrupted build ---------------------------------------------------- */
+
+/* The progress file of an unfinished build (BUILD_DIR/.pgolab-building) holds its owner: the
+ * build's name, its stamp, then "step-keys: K0 K1 ..." (step_keys()). */
+static char *progress_text(const struct pgo_build *b, const char *stamp, const char *keys)
+{
+    return xasprintf("%s\n%sstep-keys: %s\n", b->name, stamp, keys);
+}
+
+/* Which steps an interrupted build finished ("I COMMAND" lines of its steps-done file):
+ * an array of nsteps flags, all false without the file. Caller frees. */
+static bool *steps_finished(const char *done_path, int nsteps)
+{
+    bool *finished = xcalloc((size_t)nsteps + 1, sizeof(*finished));
+    struct strbuf done = STRBUF_INIT;
+    strbuf_init(&done, 0);
+    if (strbuf_read_file(&done, done_path) == 0)
+        for (const char *line = done.buf; *line;) {
+            int i = atoi(line);
+            if (i >= 0 && i < nsteps)
+                finished[i] = true;
+            const char *nl = strchr(line, '\n');
+            line = nl ? nl + 1 : line + strlen(line);
+        }
+    strbuf_release(&done);
+    return finished;
+}
+
+/* Index of the first step an interrupted build had not finished, or nsteps. */
+static int first_unfinished_step(const char *done_path, int nsteps)
+{
+    bool *finished = steps_finished(done_path, nsteps);
+    int k = 0;
+    while (k < nsteps && finished[k])
+        k++;
+    free(finished);
+    return k;
+}
+
+/* May the unfinished build in b's build directory be continued by this one (stamp, keys)?
+ * Only one of the same name whose inputs are the same, except steps it has not begun: the
+ * steps it finished and the one it was running must read as now (a recipe whose install
+ * step was changed during a two-hour compile resumes the compile). When it may not and one
+ * was there, *why says why it starts again (caller frees); when it may, with other later
+ * steps, *why says that. */
+static bool may_resume(const struct pgo_pipeline *p, const struct pgo_build *b,
+                       const char *progress_path, const char *done_path, const char *stamp,
+                       const char *keys, char **why)
+{
+    *why = NULL;
+    struct strbuf sb = STRBUF_INIT;
+    strbuf_init(&sb, 0);
+    if (p->rq->rebuild || strbuf_read_file(&sb, progress_path) < 0) {
+        strbuf_release(&sb);
+        return false;
+    }
+    char *owner = xasprintf("%s\n%s", b->name, stamp);
+    size_t n = strlen(owner);
+    bool same = !strncmp(sb.buf, owner, n) &&
+                (!sb.buf[n] || !strncmp(sb.buf + n, "step-keys: ", 11)); /* older: no keys */
+    free(owner);
+    const char *nl = strchr(sb.buf, '\n');
+    bool ours = nl && (size_t)(nl - sb.buf) == strlen(b->name) &&
+                !strncmp(sb.buf, b->name, strlen(b->name));
+    if (same || !ours) {
+        strbuf_release(&sb);
+        return same;
+    }
+    const char *old = nl + 1;
+    const char *since = "the interrupted build began";
+    char *d = strncmp(old, STAMP_FORMAT, strlen(STAMP_FORMAT))
+                  ? xstrdup("it was begun by an older pgolab")
+                  : stamp_diff_why(p, b, old, stamp, since, true);
+    bool resume = false;
+    if (!d) { /* only the steps differ: those begun must not */
+        char *was = stamp_value(old, "step-keys");
+        int k = first_unfinished_step(done_path, p->recipe.nsteps);
+        struct argvec a = ARGVEC_INIT, w = ARGVEC_INIT;
+        argvec_split(&a, was);
+        argvec_split(&w, keys);
+        assert(w.n == p->recipe.nsteps);
+        int changed = -1;
+        for (int i = 0; i <= k && i < w.n && changed < 0; i++)
+            if (i >= a.n || strcmp(a.v[i], w.v[i]))
+                changed = i;
+        if (!*was)
+            d = xasprintf("the recipe's build steps changed since %s", since);
+        else if (changed >= 0)
+            d = xasprintf("the recipe's step %s changed since %s", p->recipe.steps[changed].name,
+                          since);
+        else {
+            resume = true;
+            *why = xasprintf("the recipe's steps after %s changed since %s; they run as now "
+                             "written", p->recipe.steps[k < w.n ? k : w.n - 1].name, since);
+        }
+        argvec_clear(&a);
+        argvec_clear(&w);
+        free(was);
+    }
+    if (!resume)
+        *why = d;
+    strbuf_release(&sb);
+    return resume;
 }
 
 /* ---- progress ----------------------------------------------------------------------- */
@@ -676,42 +831,51 @@ int pgo_build_run(struct pgo_pipeline *p, struct pgo_build *b)
 
     /* resume: the same build (same inputs, same build directory owner) continues after its
      * last finished step; anything else starts from a clean build directory */
-    char *owner = xasprintf("%s\n%s", b->name, stamp);
-    bool resume = !p->rq->rebuild && stamp_matches(progress_path, owner);
+    char *keys = step_keys(p, b), *resume_why = NULL;
+    bool resume = may_resume(p, b, progress_path, done_path, stamp, keys, &resume_why);
+    char *owner = progress_text(b, stamp, keys);
+    free(keys);
     if (!resume) {
+        if (resume_why) {
+            progress_done();
+            fprintf(stderr, "starting %s's interrupted build again from a clean build directory: "
+                    "%s\n", b->name, resume_why);
+        }
         /* b->dir first: with a shared build directory it is not build_dir's parent */
         if (mkdir_p(b->dir) < 0 || remove_tree(b->build_dir) < 0 || mkdir_p(b->build_dir) < 0 ||
             stamp_write(progress_path, owner) < 0) {
             free(owner);
+            free(resume_why);
             goto out;
         }
         unlink(done_path);
         if (stamp_write(b->log, "") < 0) {
             free(owner);
+            free(resume_why);
             goto out;
         }
     } else {
+        if (resume_why) {
+            progress_done();
+            fprintf(stderr, "resuming %s's interrupted build: %s\n", b->name, resume_why);
+        }
         free(b->why);
         b->why = xstrdup("resumed after an interruption");
+        if (stamp_write(progress_path, owner) < 0) {
+            free(owner);
+            free(resume_why);
+            goto out;
+        }
     }
+    free(resume_why);
     free(owner);
     /* the prefix is rebuilt whole: no half variant is ever left where the cache looks */
     if (remove_tree(b->prefix) < 0 || mkdir_p(b->dir) < 0)
         goto out;
 
-    /* steps finished by an interrupted run with the same inputs ("I COMMAND" lines) */
-    bool *finished = xcalloc((size_t)p->recipe.nsteps, sizeof(*finished));
-    struct strbuf done = STRBUF_INIT;
-    strbuf_init(&done, 0);
-    if (resume && strbuf_read_file(&done, done_path) == 0)
-        for (const char *line = done.buf; *line;) {
-            int i = atoi(line);
-            if (i >= 0 && i < p->recipe.nsteps)
-                finished[i] = true;
-            const char *nl = strchr(line, '\n');
-            line = nl ? nl + 1 : line + strlen(line);
-        }
-    strbuf_release(&done);
+    /* steps finished by an interrupted run with the same inputs */
+    bool *finished = resume ? steps_finished(done_path, p->recipe.nsteps)
+                            : xcalloc((size_t)p->recipe.nsteps + 1, sizeof(bool));
     uint64_t t0 = now_ns();
     bool skipping = resume;
     for (int i = 0; i < p->recipe.nsteps; i++) {
