@@ -3,6 +3,7 @@
  * source, builds, training, pgo builds, gate, summary, measurement. The stages live in
  * steps.c, train.c, gate.c and measure.c; this file owns their shared state. */
 #include "pgo/pipeline.h"
+#include "pgo/exam.h"
 #include "toolchain/bolt.h"
 #include "experiment/experiment.h"
 #include "pgo/source.h"
@@ -396,6 +397,9 @@ static void release(struct pgo_pipeline *p)
         profile_info_release(&t->profile);
         profile_health_release(&t->health);
     }
+    for (int i = 0; i < p->nexams; i++)
+        pgo_exam_release(&p->exams[i]);
+    free(p->exams);
     free(p->trainers);
     for (int i = 0; i < p->nbuilds; i++) {
         struct pgo_build *b = &p->builds[i];
@@ -521,6 +525,7 @@ static void print_summary(const struct pgo_pipeline *p)
                 printf("  %-13s note: trainer %s includes the measured workload %s (a profile "
                        "trained on the exam flatters the result)\n", "", p->trainers[i].name,
                        rq->bench[w]);
+    pgo_exam_print(p);
     fflush(stdout);
 }
 
@@ -754,7 +759,9 @@ static int server_train(struct pgo_pipeline *p)
             progress_phase_done("training: %s on the instrumented build in %.0f s",
                                 p->trainers[i].name, p->trainers[i].seconds);
     }
-    return 0;
+    /* the measured workloads' hot code against each trainer's profile (before the pgo
+     * builds: a recipe that builds every phase in one directory still has the notes) */
+    return pgo_exam_run(p);
 }
 
 /* The pgo builds (the profile's identity is part of their stamp), each followed by its BOLT
@@ -935,6 +942,8 @@ int pgo_pipeline_run(const struct pgo_request *rq)
     if (rq->measure) {
         printf("\n");
         rc = rq->search ? pgo_search(&p, store) : pgo_measure(&p, store);
+        if (rc == 0) /* beside the gain table */
+            pgo_exam_warn(&p);
         if (rc == 1)
             CHECK_INTERRUPT(); /* stopped before the engine's own catch */
     }

@@ -1,6 +1,7 @@
 /* profile_check: reading a trainer's profile counters with the toolchain's tools and deciding
  * whether the training is in them (see profile_check.h for what is checked and why). */
 #include "pgo/profile_check.h"
+#include "pgo/profile_functions.h"
 #include "util/fs.h"
 #include "util/progress.h"
 #include "util/signals.h"
@@ -24,18 +25,6 @@
 
 /* ---- parsers -------------------------------------------------------------------------- */
 
-/* Next line of *p (without its newline) into [*line, *len); false at the end. */
-static bool next_line(const char **p, const char **line, size_t *len)
-{
-    if (!**p)
-        return false;
-    const char *nl = strchr(*p, '\n');
-    *line = *p;
-    *len = nl ? (size_t)(nl - *p) : strlen(*p);
-    *p = nl ? nl + 1 : *p + *len;
-    return true;
-}
-
 /* Is [s, s+n) of the form "  INDEX: v v v" (a counter values line)? Sets *vals after ':'. */
 static bool values_line(const char *s, size_t n, const char **vals)
 {
@@ -49,21 +38,6 @@ static bool values_line(const char *s, size_t n, const char **vals)
         return false;
     *vals = s + i + 1;
     return true;
-}
-
-static unsigned long long sum_values(const char *v, const char *end)
-{
-    unsigned long long sum = 0;
-    while (v < end) {
-        while (v < end && !isdigit((unsigned char)*v))
-            v++;
-        if (v >= end)
-            break;
-        char *e;
-        sum += strtoull(v, &e, 10);
-        v = e;
-    }
-    return sum;
 }
 
 struct dump_state {
@@ -111,7 +85,7 @@ void gcov_dump_parse(const char *text, struct profile_health *h, const char *wan
     size_t len;
     if (nfns)
         *nfns = 0;
-    while (next_line(&p, &line, &len)) {
+    while (prof_next_line(&p, &line, &len)) {
         const char *sep = memmem(line, len, ".gcda:", 6);
         if (!sep)
             continue;
@@ -135,7 +109,7 @@ void gcov_dump_parse(const char *text, struct profile_health *h, const char *wan
             st.in_arcs = memmem(rest, rlen, "COUNTERS arcs ", 14) != NULL;
         } else if (values_line(rest, rlen, &vals)) {
             if (st.in_arcs) {
-                unsigned long long s = sum_values(vals, end);
+                unsigned long long s = prof_sum_numbers(vals, end);
                 st.fn_sum += s;
                 st.file_sum += s;
                 h->total += s;
@@ -168,7 +142,7 @@ unsigned long gcno_ident(const char *text, const char *function)
     const char *p = text, *line;
     size_t len;
     unsigned long ident = 0;
-    while (!ident && next_line(&p, &line, &len)) {
+    while (!ident && prof_next_line(&p, &line, &len)) {
         const char *f = memmem(line, len, "FUNCTION ident=", 15);
         const char *q = f ? memchr(line, '`', len) : NULL;
         const char *e = q ? memchr(q + 1, '\'', (size_t)(line + len - q - 1)) : NULL;
@@ -208,7 +182,7 @@ void profdata_show_parse(const char *text, struct profile_health *h)
     int nhot_i = 0;
 
     for (;;) {
-        bool more = next_line(&p, &line, &len);
+        bool more = prof_next_line(&p, &line, &len);
         bool fn_start = more && len > 3 && line[0] == ' ' && line[1] == ' ' && line[2] != ' ' &&
                         line[len - 1] == ':';
         bool top = more && len > 0 && line[0] != ' ';
@@ -241,7 +215,7 @@ void profdata_show_parse(const char *text, struct profile_health *h)
         if (fc)
             sum += strtoull(fc + 15, NULL, 10);
         else if (bc)
-            sum += sum_values(bc + 13, line + len);
+            sum += prof_sum_numbers(bc + 13, line + len);
     }
 }
 
@@ -276,51 +250,7 @@ bool gcda_is_object(const char *path, const char *object)
     return file_is_object(path, ".gcda", object);
 }
 
-char *gcov_dump_program(int gcc_major)
-{
-    char name[32];
-    snprintf(name, sizeof(name), "gcov-dump-%d", gcc_major);
-    char *p = gcc_major > 0 ? find_in_path(name) : NULL;
-    if (!p)
-        p = find_in_path("gcov-dump");
-    if (!p)
-        error("the profile check needs gcov-dump (GCC's profile reader, in Debian's gcc-%d "
-              "package: apt-get install gcc-%d)", gcc_major > 0 ? gcc_major : 12,
-              gcc_major > 0 ? gcc_major : 12);
-    return p;
-}
-
 /* ---- reading -------------------------------------------------------------------------- */
-
-/* Run argv; its stdout into out. -1 with a message naming the command. */
-static int run_tool(const char *const *argv, struct strbuf *out)
-{
-    struct subprocess sp = { .argv = argv, .out = out, .quiet_stderr = 1 };
-    int st = subprocess_run(&sp);
-    if (st != 0) {
-        char *cmd = subprocess_argv_str(argv);
-        if (st > 0 && !sig_child_interrupted(st)) /* else the user's interrupt: the caller says so */
-            error("profile check: %s failed (exit %d)", cmd, st);
-        free(cmd);
-        return -1;
-    }
-    return 0;
-}
-
-/* The notes (.gcno) of a .gcda: notes_dir + the name with GCC's '#' path mangling undone. */
-static char *notes_of(const char *notes_dir, const char *gcda)
-{
-    const char *base = strrchr(gcda, '/');
-    base = base ? base + 1 : gcda;
-    char *rel = xstrdup(base);
-    for (char *s = rel; *s; s++)
-        if (*s == '#')
-            *s = '/';
-    strcpy(rel + strlen(rel) - 5, ".gcno");
-    char *path = rel[0] == '/' ? xstrdup(rel) : path_join(notes_dir, rel);
-    free(rel);
-    return path;
-}
 
 static void parse_hot(struct profile_health *h, char *const *hot)
 {
@@ -354,7 +284,7 @@ static int read_gcc(const struct profile_check_in *in, struct profile_health *h,
             argvec_push(&argv, files->v[j]);
         struct strbuf out = STRBUF_INIT;
         strbuf_init(&out, 1 << 20);
-        int r = run_tool(argvec_argv(&argv), &out);
+        int r = prof_run_tool("profile check", argvec_argv(&argv), &out);
         if (r == 0)
             gcov_dump_parse(out.buf, h, NULL, NULL, 0, NULL, NULL);
         strbuf_release(&out);
@@ -378,16 +308,16 @@ static int read_gcc(const struct profile_check_in *in, struct profile_health *h,
         struct strbuf out = STRBUF_INIT;
         strbuf_init(&out, 0);
         const char *a1[] = { dump, "-l", gcda, NULL };
-        int r = run_tool(a1, &out);
+        int r = prof_run_tool("profile check", a1, &out);
         if (r == 0)
             gcov_dump_parse(out.buf, &scratch, gcda, fns, MAX_HOT_FUNCTIONS, &nfns, &fsum);
         strbuf_reset(&out);
-        char *notes = in->notes_dir ? notes_of(in->notes_dir, gcda) : NULL;
+        char *notes = in->notes_dir ? gcda_notes_path(in->notes_dir, gcda) : NULL;
         unsigned long ident = 0;
         bool have_notes = r == 0 && notes && is_file(notes);
         if (have_notes) {
             const char *a2[] = { dump, notes, NULL };
-            if ((r = run_tool(a2, &out)) == 0)
+            if ((r = prof_run_tool("profile check", a2, &out)) == 0)
                 ident = gcno_ident(out.buf, x->function);
         }
         /* with notes the function must be in them; without, the object's count stands in */
@@ -417,7 +347,7 @@ static int read_clang(const struct profile_check_in *in, struct profile_health *
                            NULL };
     struct strbuf out = STRBUF_INIT;
     strbuf_init(&out, 1 << 20);
-    int rc = run_tool(argv, &out);
+    int rc = prof_run_tool("profile check", argv, &out);
     if (rc == 0)
         profdata_show_parse(out.buf, h);
     strbuf_release(&out);
@@ -469,7 +399,7 @@ static void scan_logs(const struct profile_check_in *in, struct profile_health *
         if (strbuf_read_file(&sb, *l) == 0) {
             const char *p = sb.buf, *line;
             size_t len;
-            while (next_line(&p, &line, &len))
+            while (prof_next_line(&p, &line, &len))
                 if (profile_error_line(line, len) && !h->log_errors++) {
                     h->log_error = xstrndup(line, len);
                     h->log_error_file = xstrdup(*l);
@@ -650,7 +580,7 @@ int profile_health_load(struct profile_health *h, const char *path)
     }
     const char *p = sb.buf, *line;
     size_t len;
-    while (next_line(&p, &line, &len)) {
+    while (prof_next_line(&p, &line, &len)) {
         char *l = xstrndup(line, len);
         unsigned long long c;
         int found, byobj, off = 0;

@@ -125,8 +125,5 @@ void profdata_show_parse(const char *text, struct profile_health *h);
  * object ("dir#execExprInterp.gcda") or, compiling and linking in one command, after the
  * output and the source ("libsqlite3.so-sqlite3.gcda"). */
 bool gcda_is_object(const char *path, const char *object);
-/* The gcov-dump matching GCC major version (gcov-dump-12, else gcov-dump). Caller frees;
- * NULL with a message naming the package when there is none. */
-char *gcov_dump_program(int gcc_major);
 
 #endif

@@ -61,6 +61,8 @@ struct pgo_pipeline {
                                    * library: its database files, library.c) */
     struct pgo_trainer *trainers;
     int ntrainers;
+    struct pgo_exam *exams;       /* each measured workload against each trainer (exam.h) */
+    int nexams;
     struct pgo_build *builds;     /* [0] baseline, [1] instrumented, then the rest (the BOLT
                                    * variants last) */
     int nbuilds;

@@ -46,6 +46,15 @@ for v in baseline instrumented pgo; do
 done
 like "$out" "^pgolab pgo postgresql: postgresql-15 15\\.[0-9]+-[^,]+, gcc " "summary: the Debian source version and the compiler"
 
+# The exam: the measured oltp_read_only on the instrumented server, its hottest backend
+# functions named from the build's notes, against the trainer oltp_read_write
+like "$out" "^  exam +oltp_read_only against trainer oltp_read_write: its 10 hottest functions on the instrumented build, counter sums per transaction$" \
+    "summary: the exam of the measured workload against the trainer"
+exam=$(awk '/^  exam /{on=1; next} on && /^                  [A-Za-z_]/{print} on && /^$/{exit}' <<<"$out" | sed 1d)
+is "$(grep -c . <<<"$exam")" 10 "exam: 10 functions"
+is "$(grep -Evc '^ +[A-Za-z0-9_.-]+:[A-Za-z_][A-Za-z0-9_]* +[0-9]+\.[0-9] +([0-9]+\.[0-9]|<0\.1|0)( +cold)?$' <<<"$exam")" 0 \
+    "exam: each an OBJECT:FUNCTION of the backend (named from the notes) with its counts per transaction"
+
 # The instrumented build writes profile data; the pgo build reads it.
 like "$(grep -c -- '-fprofile-generate=' "$root/instrumented/build.log")" '^[1-9][0-9]*$' \
     "instrumented: compiled with -fprofile-generate"
