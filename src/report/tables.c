@@ -43,78 +43,6 @@ int report_shape_parse(const char *s, enum report_shape *out)
     return 0;
 }
 
-/* ---------------------------------------------------------------- report cells */
-
-struct rec *rep_rec_add(struct rep *r, int w, int threads, const char *metric, int v,
-                           double value, double base_value, double improvement)
-{
-    r->recs = xrealloc(r->recs, sizeof(*r->recs) * (size_t)(r->nrecs + 1));
-    struct rec *c = &r->recs[r->nrecs++];
-    memset(c, 0, sizeof(*c));
-    c->table = r->tableno;
-    c->w = w;
-    c->threads = threads;
-    c->metric = metric;
-    c->v = v;
-    c->value = value;
-    c->base_value = base_value;
-    c->improvement_pct = v ? improvement : NAN;
-    return c;
-}
-
-void rep_rec_values(struct rep *r, struct rec *c, enum experiment_metric m)
-{
-    c->values = experiment_cell_values(r->res, c->v, c->w, c->threads, m, &c->n);
-    if (c->n && stats_summarize(c->values, c->n, &c->sum) < 0)
-        c->n = 0;
-}
-
-void rep_rec_change(struct rec *c, const struct experiment_change *ch, const char *verdict)
-{
-    c->has_change = true;
-    c->ch = *ch;
-    c->verdict = xstrdup(verdict);
-}
-
-static void recs_release(struct rep *r)
-{
-    for (int i = 0; i < r->nrecs; i++) {
-        free(r->recs[i].values);
-        free(r->recs[i].verdict);
-    }
-    free(r->recs);
-    r->recs = NULL;
-    r->nrecs = 0;
-}
-
-char *rep_change_cell(const struct experiment_config *cfg, const struct experiment_result *res,
-                      enum experiment_metric m, int v, const int *ws, const int *ts, int n,
-                      uint64_t seed, struct experiment_change *ch)
-{
-    struct strbuf sb = STRBUF_INIT;
-    if (experiment_change_cfg(cfg, res, m, v, ws, ts, n, seed, ch) < 0)
-        memset(ch, 0, sizeof(*ch)); /* unusable values: shown as "-" */
-    experiment_change_format(&sb, ch);
-    return strbuf_detach(&sb);
-}
-
-/* Start a table: its title in text or markdown. */
-void rep_table_title(struct rep *r, const char *title)
-{
-    r->tableno++;
-    if (r->fmt == REPORT_MARKDOWN)
-        strbuf_addf(r->out, "\n### Table %d. %s\n\n", r->tableno, title);
-    else if (r->fmt == REPORT_TEXT)
-        strbuf_addf(r->out, "\nTable %d. %s\n\n", r->tableno, title);
-}
-
-void rep_table_emit(struct rep *r, struct table *t)
-{
-    if (r->fmt == REPORT_TEXT || r->fmt == REPORT_MARKDOWN)
-        table_render(t, r->out);
-    table_release(t);
-}
-
 /* ---------------------------------------------------------------- header */
 
 /* Instruction mode: which counters moved between the rounds of one variant (identical runs),
@@ -936,7 +864,7 @@ void report_experiment_opts(struct strbuf *out, const struct experiment_config *
     else if (fmt == REPORT_JSON)
         output_json(&r);
     json_decref(r.extra);
-    recs_release(&r);
+    rep_recs_release(&r);
 }
 
 void experiment_report_text(FILE *out, const struct experiment_config *cfg,
