@@ -4,7 +4,7 @@
  * private socket, wait (bounded) until it accepts connections, create the benchmark account,
  * and stop it cleanly (bounded; SIGKILL only as an error); the log tail and the client
  * args/env for children. What differs per family is a call into its struct server_flavor
- * (server_flavor.h; mysql.c, pgsql.c), listed in the registry below. The processes
+ * (server_flavor.h; flavor_mysql.c, flavor_pgsql.c), listed in the registry below. The processes
  * themselves are process.c's, the state file state.c's. */
 #include "server/server_flavor.h"
 #include "util/fmt.h"
@@ -150,7 +150,8 @@ static void print_tail(FILE *out, const char *title, const char *text, size_t le
             const char *nl = memchr(l, '\n', (size_t)(tail - l));
             size_t n = nl ? (size_t)(nl - l) : (size_t)(tail - l);
             if (memmem(l, n, "ERROR", 5) || memmem(l, n, "FATAL", 5) || memmem(l, n, "PANIC", 5))
-                fprintf(out, "%s%.*s\n", shown++ ? "" : "---- error lines before the tail:\n", (int)n, l);
+                fprintf(out, "%s%.*s\n", shown++ ? "" : "---- error lines before the tail:\n",
+                        (int)n, l);
             l += n + 1;
         }
         fprintf(out, "---- %s:\n%s\n---- end\n", title, tail);
@@ -267,10 +268,11 @@ static int resolve_binary(const struct server_config *cfg, char **bin, char **la
         if (!*cfg->server)
             return error("--server=: empty path");
         if (stat(cfg->server, &st) < 0)
-            return error("--server=%s: %s", cfg->server, errno == ENOENT ? "no such file" : strerror(errno));
+            return error("--server=%s: %s", cfg->server,
+                         errno == ENOENT ? "no such file" : strerror(errno));
         if (S_ISDIR(st.st_mode))
-            return error("--server=%s: is a directory (an install prefix? use --prefix=%s)", cfg->server,
-                         cfg->server);
+            return error("--server=%s: is a directory (an install prefix? use --prefix=%s)",
+                         cfg->server, cfg->server);
         if (!S_ISREG(st.st_mode) || access(cfg->server, X_OK) < 0)
             return error("--server=%s: not an executable file", cfg->server);
         *bin = abs_path(cfg->server);
@@ -292,13 +294,13 @@ static int resolve_binary(const struct server_config *cfg, char **bin, char **la
                 }
                 free(p);
             }
-        return error("--prefix=%s: no %s under %s/sbin, bin or libexec", cfg->prefix, f->binaries_label,
-                     cfg->prefix);
+        return error("--prefix=%s: no %s under %s/sbin, bin or libexec", cfg->prefix,
+                     f->binaries_label, cfg->prefix);
     }
     *bin = f->find_binary();
     if (!*bin)
-        return error("no %s server found (install %s, or give --server=PATH or --prefix=DIR)", f->label,
-                     f->package);
+        return error("no %s server found (install %s, or give --server=PATH or --prefix=DIR)",
+                     f->label, f->package);
     *label = xstrdup(*bin);
     return 0;
 }
@@ -311,8 +313,9 @@ static int check_version(struct server *s, const char *label, const struct srv_r
 {
     const char *argv[] = { s->binary, "--version", NULL };
     struct strbuf out = STRBUF_INIT;
-    struct subprocess sp = { .argv = argv, .out = &out, .quiet_stderr = 1, .timeout_s = VERSION_TIMEOUT_S,
-                             .run_as = ra->drop, .run_uid = ra->uid, .run_gid = ra->gid };
+    struct subprocess sp = { .argv = argv, .out = &out, .quiet_stderr = 1,
+                             .timeout_s = VERSION_TIMEOUT_S, .run_as = ra->drop,
+                             .run_uid = ra->uid, .run_gid = ra->gid };
     int rc = subprocess_run(&sp);
     if (rc < 0 || srv_got_signal) { /* interrupted: server_start says so */
         strbuf_release(&out);
@@ -321,10 +324,12 @@ static int check_version(struct server *s, const char *label, const struct srv_r
     if (server_parse_version(s->kind, out.buf, &s->version, &s->flavor) < 0) {
         char *line = first_line(out.buf);
         if (line)
-            error("%s: not a %s server (its --version says '%s')", label, srv_flavor(s->kind)->label, line);
+            error("%s: not a %s server (its --version says '%s')", label,
+                  srv_flavor(s->kind)->label, line);
         else
-            error("%s: not a %s server (its --version printed nothing, %s %d)", label, srv_flavor(s->kind)->label,
-                  rc > 128 ? "killed by signal" : "exit status", rc > 128 ? rc - 128 : rc);
+            error("%s: not a %s server (its --version printed nothing, %s %d)", label,
+                  srv_flavor(s->kind)->label, rc > 128 ? "killed by signal" : "exit status",
+                  rc > 128 ? rc - 128 : rc);
         free(line);
         strbuf_release(&out);
         return -1;
@@ -435,7 +440,8 @@ static int pick_port(void)
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     if (fd < 0)
         return error("socket: %s", strerror(errno));
-    if (bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 && getsockname(fd, (struct sockaddr *)&a, &len) == 0)
+    if (bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
+        getsockname(fd, (struct sockaddr *)&a, &len) == 0)
         port = ntohs(a.sin_port);
     else
         error("cannot find a free port on 127.0.0.1: %s", strerror(errno));
@@ -617,8 +623,8 @@ static int start_once(struct server *s, struct server_start_ctx *ctx)
         if (srv_got_signal)
             return -3;
         if (now_ns() >= deadline) {
-            error("%s (pid %d) did not accept connections within %g s (--timeout)", s->binary, (int)s->pid,
-                  ctx->timeout_s);
+            error("%s (pid %d) did not accept connections within %g s (--timeout)", s->binary,
+                  (int)s->pid, ctx->timeout_s);
             print_log_since(s, log_start);
             return -1;
         }
@@ -684,8 +690,8 @@ int server_start(struct server *s, const struct server_config *cfg)
     if (f->check_user && f->check_user(s->user) < 0)
         goto fail;
     if (!strcmp(s->user, f->admin_user)) {
-        error("--%s-user=%s: that is the server's administrator; the benchmark account must be another one",
-              u, s->user);
+        error("--%s-user=%s: that is the server's administrator; the benchmark account must be "
+              "another one", u, s->user);
         goto fail;
     }
     if (cfg->port < 0 || cfg->port > 65535) {
@@ -739,8 +745,8 @@ int server_start(struct server *s, const struct server_config *cfg)
         default: /* a data directory of some family */
             if (dk == f->datadir)
                 break;
-            error("--datadir=%s: not empty and not a %s data directory (it holds a %s one)", cfg->datadir,
-                  flavor, datadir_label(dk));
+            error("--datadir=%s: not empty and not a %s data directory (it holds a %s one)",
+                  cfg->datadir, flavor, datadir_label(dk));
             goto fail;
         }
         if (!init) {
@@ -754,8 +760,9 @@ int server_start(struct server *s, const struct server_config *cfg)
                 pid_t pid = old.pid;
                 server_release(&old);
                 if (alive) {
-                    error("--datadir=%s: a server is already running there (pid %d); stop it first: "
-                          "pgolab server stop --datadir=%s", cfg->datadir, (int)pid, s->datadir);
+                    error("--datadir=%s: a server is already running there (pid %d); "
+                          "stop it first: pgolab server stop --datadir=%s",
+                          cfg->datadir, (int)pid, s->datadir);
                     goto fail;
                 }
             }
@@ -766,7 +773,8 @@ int server_start(struct server *s, const struct server_config *cfg)
     if (srv_got_signal)
         goto fail;
     if (!cfg->datadir) {
-        const char *base = is_dir("/dev/shm") && access("/dev/shm", W_OK | X_OK) == 0 ? "/dev/shm" : "/tmp";
+        const char *base =
+            is_dir("/dev/shm") && access("/dev/shm", W_OK | X_OK) == 0 ? "/dev/shm" : "/tmp";
         char *tmpl = xasprintf("%s/pgolab-%s.XXXXXX", base, u);
         if (!mkdtemp(tmpl)) {
             error("cannot create a datadir in %s: %s", base, strerror(errno));
@@ -792,7 +800,8 @@ int server_start(struct server *s, const struct server_config *cfg)
         if (f->private_datadir && srv_give_dir(s->datadir, &ctx.ra) < 0)
             goto fail;
         if (!s->created_datadir)
-            empty_dir(s->datadir); /* only pgolab's own files were there: init tools want it empty */
+            empty_dir(s->datadir); /* only pgolab's own files were there: init tools want it
+                                    * empty */
         initialized = true;
         if ((rc = init_datadir(s, &ctx)) < 0)
             goto fail;
@@ -808,8 +817,8 @@ int server_start(struct server *s, const struct server_config *cfg)
         if (rc != 1)
             break;
         if (attempt == PORT_ATTEMPTS) {
-            error("%s could not bind a port on 127.0.0.1 in %d attempts (each taken before it started)",
-                  s->binary, PORT_ATTEMPTS);
+            error("%s could not bind a port on 127.0.0.1 in %d attempts "
+                  "(each taken before it started)", s->binary, PORT_ATTEMPTS);
             rc = -1;
             break;
         }
@@ -882,13 +891,15 @@ int server_stop(struct server *s, double timeout_s)
         if (s->child && waitpid(s->pid, &st, WNOHANG) == s->pid) {
             reaped = true;
             char *how = srv_status_str(st);
-            rc = error("%s (pid %d) had already exited (%s) before it was stopped", s->binary, (int)s->pid, how);
+            rc = error("%s (pid %d) had already exited (%s) before it was stopped", s->binary,
+                       (int)s->pid, how);
             free(how);
             server_log_tail(s, stderr, TAIL_LINES);
         } else if (srv_proc_alive(s)) {
             int sig = s->stop_signal ? s->stop_signal : f->stop_signal;
             if (kill(s->pid, sig) < 0)
-                return error("cannot signal %s (pid %d): %s", s->binary, (int)s->pid, strerror(errno));
+                return error("cannot signal %s (pid %d): %s", s->binary, (int)s->pid,
+                             strerror(errno));
             bool down = srv_wait_gone(s, timeout_s);
             if (!down && sig != f->stop_signal && kill(s->pid, f->stop_signal) == 0)
                 down = srv_wait_gone(s, timeout_s);  /* the family's own shutdown next */
@@ -897,15 +908,17 @@ int server_stop(struct server *s, double timeout_s)
                 gone = srv_wait_gone(s, KILL_WAIT_S);
                 if (gone && s->child)
                     srv_wait_child(s->pid, 1, &st); /* reap it */
-                rc = error("%s (pid %d) did not shut down within %g s: killed it (SIGKILL)%s; not a clean "
-                           "shutdown (an instrumented server writes no profile data)",
-                           s->binary, (int)s->pid, timeout_s, gone ? "" : ", and it is still there");
+                rc = error("%s (pid %d) did not shut down within %g s: killed it (SIGKILL)%s; "
+                           "not a clean shutdown (an instrumented server writes no profile data)",
+                           s->binary, (int)s->pid, timeout_s,
+                           gone ? "" : ", and it is still there");
                 server_log_tail(s, stderr, TAIL_LINES);
             } else if (s->child && srv_wait_child(s->pid, 1, &st) == 0 && st != -1) {
                 reaped = true;
                 if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
                     char *how = srv_status_str(st);
-                    rc = error("%s (pid %d) exited with %s on shutdown (not clean)", s->binary, (int)s->pid, how);
+                    rc = error("%s (pid %d) exited with %s on shutdown (not clean)", s->binary,
+                               (int)s->pid, how);
                     free(how);
                     server_log_tail(s, stderr, TAIL_LINES);
                 }
@@ -915,8 +928,8 @@ int server_stop(struct server *s, double timeout_s)
                 char *tail = file_tail(s->log, 5);
                 const char *mark = f->shutdown_mark;
                 if (!strstr(tail, mark))
-                    warning("%s (pid %d) exited, but its log %s does not end with '%s'", s->binary, (int)s->pid,
-                            s->log, mark);
+                    warning("%s (pid %d) exited, but its log %s does not end with '%s'", s->binary,
+                            (int)s->pid, s->log, mark);
                 free(tail);
             }
         } else if (s->child) {

@@ -1,6 +1,6 @@
 /* server_flavor: the server-family interface of managed servers, as db/driver.h is for the
- * client drivers: a const table of what differs between MariaDB/MySQL (mysql.c) and
- * PostgreSQL (pgsql.c), plus the helpers src/server/'s files share. Private to src/server/
+ * client drivers: a const table of what differs between MariaDB/MySQL (flavor_mysql.c) and
+ * PostgreSQL (flavor_pgsql.c), plus the helpers src/server/'s files share. Private to src/server/
  * (the public API is server.h; nothing outside includes this).
  *
  * Who owns what: server.c owns the lifecycle and calls the table (binary resolution, datadir
@@ -63,7 +63,8 @@ struct server_start_ctx {
 /* One server family. Data members first, then operations (all required unless marked). */
 struct server_flavor {
     enum server_kind kind;
-    const char *name;              /* "mysql": --db-driver spelling, state file "kind", --NAME-user */
+    const char *name;              /* "mysql": --db-driver spelling, state file "kind",
+                                    * --NAME-user */
     const char *const *aliases;    /* more names server_kind_parse() accepts; NULL-terminated */
     const char *label;             /* "MariaDB/MySQL": the family in messages */
     const char *package;           /* Debian package named when no server binary is found */
@@ -99,14 +100,15 @@ struct server_flavor {
     int (*check_user)(const char *user);
     /* The init command of an empty datadir: argv (argv[0] the tool, absolute) and extra
      * environment entries; -1 with a message when there is no tool. */
-    int (*init_command)(const struct server *s, const struct server_start_ctx *ctx, struct argvec *argv,
-                        struct argvec *env);
+    int (*init_command)(const struct server *s, const struct server_start_ctx *ctx,
+                        struct argvec *argv, struct argvec *env);
     /* Optional: write what every start needs (s->socket_dir is set), -1 with a message. */
     int (*before_start)(const struct server *s);
     /* The unix socket file in socket_dir for port (caller frees). */
     char *(*socket_path)(const char *socket_dir, int port);
     /* Append the server's options after argv[0] (s->port, s->socket and s->log are set). */
-    void (*server_args)(const struct server *s, const struct server_start_ctx *ctx, struct argvec *argv);
+    void (*server_args)(const struct server *s, const struct server_start_ctx *ctx,
+                        struct argvec *argv);
     /* Does it accept the administrator over the socket (bounded: PING_TIMEOUT_S)? *version
      * (may be NULL) gets the version the server reports. */
     bool (*ping)(const struct server *s, char **version);

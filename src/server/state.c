@@ -167,8 +167,8 @@ int server_state_read(struct server *s, const char *datadir)
         if (stat(dir, &st) < 0 && errno == ENOENT)
             error("%s: no such directory (a server's --datadir was expected)", dir);
         else if (e == EACCES)
-            error("%s: cannot read the pgolab server state there: permission denied (the server belongs "
-                  "to another user: run this as that user or root)", dir);
+            error("%s: cannot read the pgolab server state there: permission denied (the server "
+                  "belongs to another user: run this as that user or root)", dir);
         else
             error("%s: no pgolab server state there (%s is missing)", dir, STATE_FILE);
         goto out;
@@ -179,7 +179,8 @@ int server_state_read(struct server *s, const char *datadir)
     }
     if (json_integer_value(json_object_get(j, "pgolab_server")) != 1 ||
         server_kind_parse(json_string_value(json_object_get(j, "kind")), &s->kind) < 0 ||
-        !json_is_integer(json_object_get(j, "pid")) || !json_string_value(json_object_get(j, "socket"))) {
+        !json_is_integer(json_object_get(j, "pid")) ||
+        !json_string_value(json_object_get(j, "socket"))) {
         error("%s: not a pgolab server state file (or a newer format)", path);
         json_decref(j);
         goto out;
