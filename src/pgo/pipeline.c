@@ -5,6 +5,8 @@
 #include "pgo/pipeline.h"
 #include "toolchain/bolt.h"
 #include "experiment/experiment.h"
+#include "experiment/record.h"
+#include "experiment/variant_options.h"
 #include "pgo/source.h"
 #include "pgo/stages.h"
 #include "report/trainers.h"
