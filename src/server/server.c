@@ -14,6 +14,7 @@
 #include "util/subprocess.h"
 #include "util/util.h"
 
+#include <assert.h>
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <dirent.h>
@@ -660,19 +661,195 @@ static void stop_quietly(struct server *s)
     s->pid = 0;
 }
 
+/* What server_start() finds and does in the datadir, which its clean-up after a failure
+ * undoes. */
+struct datadir_plan {
+    bool init;        /* it is initialized: new, empty, or made by this call */
+    bool need_mkdir;  /* the given --datadir does not exist yet */
+    bool made_dir;    /* this call made the given --datadir */
+    bool was_empty;   /* the given --datadir existed, empty */
+    bool initialized; /* this call initialized it */
+};
+
+/* server_start()'s checks before anything is made: the benchmark account, the port, who
+ * runs the server (ctx->ra), the binary (s->binary) and its --version, the --server-option
+ * values (ctx->user_args) and the prefix (ctx->prefix). -1 after a message, or when a
+ * signal came (srv_got_signal). */
+static int start_checks(struct server *s, const struct server_config *cfg,
+                        struct server_start_ctx *ctx)
+{
+    const struct server_flavor *f = srv_flavor(cfg->kind);
+    const char *u = f->name;
+    char *label = NULL;
+    int rc = -1;
+
+    if (!*s->user || !*s->db)
+        return error("--%s-%s: empty", u, !*s->user ? "user" : "db");
+    if (f->check_user && f->check_user(s->user) < 0)
+        return -1;
+    if (!strcmp(s->user, f->admin_user))
+        return error("--%s-user=%s: that is the server's administrator; the benchmark account "
+                     "must be another one", u, s->user);
+    if (cfg->port < 0 || cfg->port > 65535)
+        return error("--port=%d: expected 1..65535 (or 0 = pick a free one)", cfg->port);
+    if (srv_run_identity(f, &ctx->ra) < 0)
+        return -1;
+    if (resolve_binary(cfg, &s->binary, &label) < 0 || check_version(s, label, &ctx->ra) < 0 ||
+        srv_got_signal)
+        goto out;
+    for (int i = 0; i < cfg->noptions; i++)
+        if (server_option_args(s->kind, cfg->options[i], &ctx->user_args) < 0)
+            goto out;
+    if (cfg->port) {
+        int e = port_check(cfg->port);
+        if (e) {
+            error("--port=%d: %s", cfg->port,
+                  e == EADDRINUSE ? "already in use on 127.0.0.1" : strerror(e));
+            goto out;
+        }
+    }
+    if (cfg->prefix)
+        ctx->prefix = abs_path(cfg->prefix);
+    rc = 0;
+out:
+    free(label);
+    return rc;
+}
+
+/* A given --datadir: what is there decides. A missing or empty one is initialized; one of
+ * this family is started again unless its server still runs; anything else is refused. The
+ * server's user must reach it. s->datadir is set; -1 after a message. */
+static int check_datadir(struct server *s, const struct server_config *cfg,
+                         const struct server_start_ctx *ctx, struct datadir_plan *dp)
+{
+    const struct server_flavor *f = srv_flavor(cfg->kind);
+    const char *flavor = s->flavor; /* "MariaDB", "MySQL", "PostgreSQL" (from --version) */
+
+    assert(cfg->datadir);
+    if (!*cfg->datadir)
+        return error("--datadir=: empty path");
+    s->datadir = abs_path(cfg->datadir);
+    enum server_datadir dk = server_datadir_kind(s->datadir);
+    switch (dk) {
+    case DATADIR_MISSING:
+        dp->init = dp->need_mkdir = true;
+        break;
+    case DATADIR_NOT_DIR:
+        return error("--datadir=%s: not a directory", cfg->datadir);
+    case DATADIR_EMPTY:
+        dp->init = dp->was_empty = true;
+        break;
+    case DATADIR_OTHER:
+        if (access(s->datadir, R_OK | X_OK) < 0)
+            return error("--datadir=%s: %s", cfg->datadir, strerror(errno));
+        return error("--datadir=%s: not empty and not a %s data directory", cfg->datadir,
+                     flavor);
+    default: /* a data directory of some family */
+        if (dk == f->datadir)
+            break;
+        return error("--datadir=%s: not empty and not a %s data directory (it holds a %s one)",
+                     cfg->datadir, flavor, datadir_label(dk));
+    }
+    if (!dp->init) {
+        /* started before: is a server still running there? */
+        struct server old;
+        char *state = path_join(s->datadir, STATE_FILE);
+        bool have = is_file(state);
+        free(state);
+        if (have && server_state_read(&old, s->datadir) == 0) {
+            bool alive = srv_proc_alive(&old);
+            pid_t pid = old.pid;
+            server_release(&old);
+            if (alive)
+                return error("--datadir=%s: a server is already running there (pid %d); "
+                             "stop it first: pgolab server stop --datadir=%s",
+                             cfg->datadir, (int)pid, s->datadir);
+        }
+    }
+    if (ctx->ra.drop && srv_check_reachable(s->datadir, &ctx->ra) < 0)
+        return -1;
+    return 0;
+}
+
+/* The datadir made where there is none yet: without --datadir a new private one under
+ * /dev/shm (or /tmp), else the given path. -1 after a message. */
+static int make_datadir(struct server *s, const struct server_config *cfg,
+                        struct datadir_plan *dp)
+{
+    if (!cfg->datadir) {
+        const char *base =
+            is_dir("/dev/shm") && access("/dev/shm", W_OK | X_OK) == 0 ? "/dev/shm" : "/tmp";
+        char *tmpl = xasprintf("%s/pgolab-%s.XXXXXX", base, srv_flavor(cfg->kind)->name);
+        if (!mkdtemp(tmpl)) {
+            error("cannot create a datadir in %s: %s", base, strerror(errno));
+            free(tmpl);
+            return -1;
+        }
+        s->datadir = tmpl;
+        s->created_datadir = dp->init = true;
+    } else if (dp->need_mkdir) {
+        if (mkdir_p(s->datadir) < 0)
+            return -1;
+        dp->made_dir = true;
+    }
+    return 0;
+}
+
+/* Start the server (start_once()) on cfg->port, or on a free port picked anew at each
+ * attempt while another process takes it first (PORT_ATTEMPTS at most). start_once()'s
+ * return: 0, or -1 or -3 (a signal) after a message. */
+static int start_on_port(struct server *s, struct server_start_ctx *ctx)
+{
+    const struct server_config *cfg = ctx->cfg;
+    int rc;
+
+    for (int attempt = 1;; attempt++) {
+        s->port = cfg->port ? cfg->port : pick_port();
+        if (s->port < 0)
+            return -1;
+        rc = start_once(s, ctx);
+        if (rc != 1)
+            return rc;
+        if (attempt == PORT_ATTEMPTS)
+            return error("%s could not bind a port on 127.0.0.1 in %d attempts "
+                         "(each taken before it started)", s->binary, PORT_ATTEMPTS);
+    }
+}
+
+/* After a failed start: stop what runs, remove what this call made (and only that), say so
+ * when a signal stopped it (rc -3). */
+static void start_undo(struct server *s, const struct datadir_plan *dp, int rc)
+{
+    stop_quietly(s);
+    if (s->socket_dir_private && s->socket_dir)
+        remove_tree(s->socket_dir);
+    if (s->datadir) {
+        if (s->created_datadir || dp->made_dir) {
+            remove_tree(s->datadir);
+        } else if (dp->was_empty && dp->initialized) {
+            empty_dir(s->datadir);
+        } else if (s->child) {
+            /* the state file this call wrote (never another server's) */
+            char *state = path_join(s->datadir, STATE_FILE);
+            unlink(state);
+            free(state);
+        }
+    }
+    if (rc == -3)
+        error("interrupted (%s) while starting the server: stopped it, nothing left running",
+              strsignal(srv_got_signal));
+}
+
 int server_start(struct server *s, const struct server_config *cfg)
 {
     const struct server_flavor *f = srv_flavor(cfg->kind);
     struct server_start_ctx ctx = { .cfg = cfg, .user_args = ARGVEC_INIT };
     struct sig_saved guard;
-    bool guarded = false, need_mkdir = false, made_dir = false, was_empty = false, init = false;
-    bool initialized = false;
-    char *label = NULL;
+    struct datadir_plan dp = { 0 };
     int rc = -1;
 
     memset(s, 0, sizeof(*s));
     srv_guard_begin(&guard);
-    guarded = true;
     s->kind = cfg->kind;
     s->user = xstrdup(cfg->user ? cfg->user : "sbtest");
     s->db = xstrdup(cfg->db ? cfg->db : "sbtest");
@@ -681,113 +858,13 @@ int server_start(struct server *s, const struct server_config *cfg)
     s->host = xstrdup("127.0.0.1");
     s->keep_datadir = cfg->keep_datadir;
     ctx.timeout_s = cfg->start_timeout_s > 0 ? cfg->start_timeout_s : DEFAULT_TIMEOUT_S;
-    const char *u = f->name;
 
-    if (!*s->user || !*s->db) {
-        error("--%s-%s: empty", u, !*s->user ? "user" : "db");
+    if (start_checks(s, cfg, &ctx) < 0)
         goto fail;
-    }
-    if (f->check_user && f->check_user(s->user) < 0)
+    if (cfg->datadir && check_datadir(s, cfg, &ctx, &dp) < 0)
         goto fail;
-    if (!strcmp(s->user, f->admin_user)) {
-        error("--%s-user=%s: that is the server's administrator; the benchmark account must be "
-              "another one", u, s->user);
+    if (srv_got_signal || make_datadir(s, cfg, &dp) < 0)
         goto fail;
-    }
-    if (cfg->port < 0 || cfg->port > 65535) {
-        error("--port=%d: expected 1..65535 (or 0 = pick a free one)", cfg->port);
-        goto fail;
-    }
-    if (srv_run_identity(f, &ctx.ra) < 0)
-        goto fail;
-    if (resolve_binary(cfg, &s->binary, &label) < 0 || check_version(s, label, &ctx.ra) < 0 ||
-        srv_got_signal)
-        goto fail;
-    for (int i = 0; i < cfg->noptions; i++)
-        if (server_option_args(s->kind, cfg->options[i], &ctx.user_args) < 0)
-            goto fail;
-    if (cfg->port) {
-        int e = port_check(cfg->port);
-        if (e) {
-            error("--port=%d: %s", cfg->port,
-                  e == EADDRINUSE ? "already in use on 127.0.0.1" : strerror(e));
-            goto fail;
-        }
-    }
-    if (cfg->prefix)
-        ctx.prefix = abs_path(cfg->prefix);
-
-    /* the datadir */
-    const char *flavor = s->flavor; /* "MariaDB", "MySQL", "PostgreSQL" (from --version) */
-    if (cfg->datadir) {
-        if (!*cfg->datadir) {
-            error("--datadir=: empty path");
-            goto fail;
-        }
-        s->datadir = abs_path(cfg->datadir);
-        enum server_datadir dk = server_datadir_kind(s->datadir);
-        switch (dk) {
-        case DATADIR_MISSING:
-            init = need_mkdir = true;
-            break;
-        case DATADIR_NOT_DIR:
-            error("--datadir=%s: not a directory", cfg->datadir);
-            goto fail;
-        case DATADIR_EMPTY:
-            init = was_empty = true;
-            break;
-        case DATADIR_OTHER:
-            if (access(s->datadir, R_OK | X_OK) < 0)
-                error("--datadir=%s: %s", cfg->datadir, strerror(errno));
-            else
-                error("--datadir=%s: not empty and not a %s data directory", cfg->datadir, flavor);
-            goto fail;
-        default: /* a data directory of some family */
-            if (dk == f->datadir)
-                break;
-            error("--datadir=%s: not empty and not a %s data directory (it holds a %s one)",
-                  cfg->datadir, flavor, datadir_label(dk));
-            goto fail;
-        }
-        if (!init) {
-            /* started before: is a server still running there? */
-            struct server old;
-            char *state = path_join(s->datadir, STATE_FILE);
-            bool have = is_file(state);
-            free(state);
-            if (have && server_state_read(&old, s->datadir) == 0) {
-                bool alive = srv_proc_alive(&old);
-                pid_t pid = old.pid;
-                server_release(&old);
-                if (alive) {
-                    error("--datadir=%s: a server is already running there (pid %d); "
-                          "stop it first: pgolab server stop --datadir=%s",
-                          cfg->datadir, (int)pid, s->datadir);
-                    goto fail;
-                }
-            }
-        }
-        if (ctx.ra.drop && srv_check_reachable(s->datadir, &ctx.ra) < 0)
-            goto fail;
-    }
-    if (srv_got_signal)
-        goto fail;
-    if (!cfg->datadir) {
-        const char *base =
-            is_dir("/dev/shm") && access("/dev/shm", W_OK | X_OK) == 0 ? "/dev/shm" : "/tmp";
-        char *tmpl = xasprintf("%s/pgolab-%s.XXXXXX", base, u);
-        if (!mkdtemp(tmpl)) {
-            error("cannot create a datadir in %s: %s", base, strerror(errno));
-            free(tmpl);
-            goto fail;
-        }
-        s->datadir = tmpl;
-        s->created_datadir = init = true;
-    } else if (need_mkdir) {
-        if (mkdir_p(s->datadir) < 0)
-            goto fail;
-        made_dir = true;
-    }
     s->log = path_join(s->datadir, LOG_FILE);
     s->keep_log = cfg->keep_log ? xstrdup(cfg->keep_log) : xasprintf("%s.log", s->datadir);
     s->save_log = cfg->save_log ? xstrdup(cfg->save_log) : NULL;
@@ -795,37 +872,22 @@ int server_start(struct server *s, const struct server_config *cfg)
     /* under valgrind a backend's start-up takes seconds: a probe that gives up after 2 s
      * leaves a connection that the server still serves (and callgrind counts) */
     s->ping_timeout_s = cfg->wrapper && cfg->wrapper[0] ? PING_TIMEOUT_S * 15 : PING_TIMEOUT_S;
-    if (init) {
+    if (dp.init) {
         /* PostgreSQL's datadir belongs to the server's user, mode 0700 (initdb insists) */
         if (f->private_datadir && srv_give_dir(s->datadir, &ctx.ra) < 0)
             goto fail;
         if (!s->created_datadir)
             empty_dir(s->datadir); /* only pgolab's own files were there: init tools want it
                                     * empty */
-        initialized = true;
+        dp.initialized = true;
         if ((rc = init_datadir(s, &ctx)) < 0)
             goto fail;
     }
     if (setup_socket_dir(s, &ctx.ra) < 0 || (f->before_start && f->before_start(s) < 0))
         goto fail;
-
-    for (int attempt = 1;; attempt++) {
-        s->port = cfg->port ? cfg->port : pick_port();
-        if (s->port < 0)
-            goto fail;
-        rc = start_once(s, &ctx);
-        if (rc != 1)
-            break;
-        if (attempt == PORT_ATTEMPTS) {
-            error("%s could not bind a port on 127.0.0.1 in %d attempts "
-                  "(each taken before it started)", s->binary, PORT_ATTEMPTS);
-            rc = -1;
-            break;
-        }
-    }
-    if (rc < 0)
+    if ((rc = start_on_port(s, &ctx)) < 0)
         goto fail;
-    if (f->create_account(s, initialized) < 0) {
+    if (f->create_account(s, dp.initialized) < 0) {
         rc = -1;
         goto fail;
     }
@@ -841,38 +903,18 @@ int server_start(struct server *s, const struct server_config *cfg)
     argvec_clear(&ctx.user_args);
     free(ctx.prefix);
     free(ctx.ra.name);
-    free(label);
     return 0;
 
 fail:
-    if (guarded && srv_got_signal)
+    if (srv_got_signal)
         rc = -3;
-    stop_quietly(s);
-    if (s->socket_dir_private && s->socket_dir)
-        remove_tree(s->socket_dir);
-    if (s->datadir) {
-        if (s->created_datadir || made_dir) {
-            remove_tree(s->datadir);
-        } else if (was_empty && initialized) {
-            empty_dir(s->datadir);
-        } else if (s->child) {
-            /* the state file this call wrote (never another server's) */
-            char *state = path_join(s->datadir, STATE_FILE);
-            unlink(state);
-            free(state);
-        }
-    }
-    if (rc == -3)
-        error("interrupted (%s) while starting the server: stopped it, nothing left running",
-              strsignal(srv_got_signal));
+    start_undo(s, &dp, rc);
     argvec_clear(&ctx.user_args);
     free(ctx.prefix);
     free(ctx.ra.name);
-    free(label);
     server_release(s);
     s->interrupted = rc == -3;
-    if (guarded)
-        srv_guard_end(&guard);
+    srv_guard_end(&guard);
     return -1;
 }
 
