@@ -1,5 +1,5 @@
 /* flavor_mysql: the MariaDB/MySQL family of managed servers (struct server_flavor, see
- * server_flavor.h; the lifecycle is server.c's): the mariadbd/mysqld binary (Debian's
+ * server_flavor.h; the lifecycle is lifecycle.c's): the mariadbd/mysqld binary (Debian's
  * /usr/sbin, a prefix's sbin/ or bin/), its --version (MariaDB or Oracle MySQL; the clients,
  * which say "Distrib", are refused), datadir init (mariadb-install-db found in the prefix,
  * its scripts/ or next to the binary, bootstrapping with this very server; mysqld

@@ -1,5 +1,5 @@
 /* flavor_pgsql: the PostgreSQL family of managed servers (struct server_flavor, see
- * server_flavor.h; the lifecycle is server.c's): the postgres binary (Debian's
+ * server_flavor.h; the lifecycle is lifecycle.c's): the postgres binary (Debian's
  * /usr/lib/postgresql/N/bin, a prefix's bin/), its --version, initdb next to it, the postgres
  * command line (-D, -p, -c settings; --server-option=NAME=VALUE becomes -c NAME=VALUE), the
  * client-auth rules (DATADIR/pgolab-pg_hba.conf, rewritten at every start), the postgres superuser

@@ -1,10 +1,12 @@
 /* server: managed MariaDB/MySQL and PostgreSQL server instances for benchmarks: init a
  * datadir, start the server privately (127.0.0.1 + a unix socket), wait until it accepts
  * connections, create the benchmark account, stop it cleanly. The config and its strings are
- * the caller's; a struct server owns its strings (server_release() frees them). server.c is the
- * lifecycle the families share; each server family is one file (flavor_mysql.c, flavor_pgsql.c)
- * behind the private struct server_flavor (server_flavor.h); process.c runs the processes, state.c
- * keeps the state file.
+ * the caller's; a struct server owns its strings (server_release() frees them). This header is the
+ * interface of src/server/, which no file of it stands above: lifecycle.c is the lifecycle
+ * the families share; each server family is one file (flavor_mysql.c, flavor_pgsql.c) behind
+ * the private struct server_flavor (server_flavor.h), found in flavors.c's registry;
+ * process.c runs the processes, state.c keeps the state file, options.c turns
+ * --server-option values into arguments.
  *
  * Files pgolab keeps in DATADIR (next to the server's own):
  *   pgolab-server.json   state of a running server (server_state_write/_read): how `pgolab

@@ -1,11 +1,13 @@
-/* server: the lifecycle of a managed server, the same for every server family (see server.h
- * for the API and who runs what as root): resolve and check the binary, classify and prepare
- * the datadir, initialize a new one, start the server in its own session on 127.0.0.1 and a
- * private socket, wait (bounded) until it accepts connections, create the benchmark account,
- * and stop it cleanly (bounded; SIGKILL only as an error); the log tail and the client
- * args/env for children. What differs per family is a call into its struct server_flavor
- * (server_flavor.h; flavor_mysql.c, flavor_pgsql.c), listed in the registry below. The processes
- * themselves are process.c's, the state file state.c's. */
+/* lifecycle: the lifecycle of a managed server, the same for every server family (see
+ * server.h for the API and who runs what as root): resolve and check the binary, classify and
+ * prepare the datadir, initialize a new one, start the server in its own session on 127.0.0.1
+ * and a private socket, wait (bounded) until it accepts connections, create the benchmark
+ * account, and stop it cleanly (bounded; SIGKILL only as an error); the log tail, the client
+ * args/env for children, a server's status and the list of the running ones. What differs per
+ * family is a call into its struct server_flavor (server_flavor.h; flavor_mysql.c,
+ * flavor_pgsql.c), found in flavors.c's registry. The processes themselves are process.c's,
+ * the state file and the registry's files state.c's: this file calls down into them, never
+ * the other way. Owns no state. */
 #include "server/server_flavor.h"
 #include "util/fmt.h"
 #include "util/fs.h"
@@ -36,74 +38,7 @@
 #define TAIL_LINES 20
 #define ERROR_LINES_MAX 10       /* error lines above a tail, printed before it */
 
-/* ------------------------------------------------------------------ the families */
-
-/* Every server family (one file each). In the order server_datadir_kind() tries their
- * datadir markers: PostgreSQL's first. */
-static const struct server_flavor *const flavors[] = {
-    &server_pgsql_flavor,
-    &server_mysql_flavor,
-};
-
-const struct server_flavor *srv_flavor(enum server_kind kind)
-{
-    for (size_t i = 0; i < ARRAY_SIZE(flavors); i++)
-        if (flavors[i]->kind == kind)
-            return flavors[i];
-    die("BUG: no server family of kind %d", (int)kind);
-}
-
-const char *server_kind_name(enum server_kind kind)
-{
-    return srv_flavor(kind)->name;
-}
-
-int server_kind_parse(const char *name, enum server_kind *kind)
-{
-    if (!name)
-        return -1;
-    for (size_t i = 0; i < ARRAY_SIZE(flavors); i++) {
-        bool match = !strcmp(name, flavors[i]->name);
-        for (const char *const *a = flavors[i]->aliases; a && *a && !match; a++)
-            match = !strcmp(name, *a);
-        if (match) {
-            *kind = flavors[i]->kind;
-            return 0;
-        }
-    }
-    return -1;
-}
-
 /* ------------------------------------------------------------------ small helpers */
-
-bool srv_is_exec(const char *p)
-{
-    return is_file(p) && access(p, X_OK) == 0;
-}
-
-char *srv_dir_of(const char *path)
-{
-    const char *sl = strrchr(path, '/');
-    if (!sl)
-        return xstrdup(".");
-    if (sl == path)
-        return xstrdup("/");
-    return xstrndup(path, (size_t)(sl - path));
-}
-
-const char *srv_base_name(const char *path)
-{
-    const char *sl = strrchr(path, '/');
-    return sl ? sl + 1 : path;
-}
-
-char *srv_find_in_path(const char *name)
-{
-    char *found = find_in_path(name);
-    char *a = found ? abs_path(found) : NULL;
-    free(found);
-    return a;
-}
 
 /* The first non-empty line of text, trimmed, at most 120 bytes (caller frees). */
 static char *first_line(const char *text)
@@ -345,35 +280,18 @@ static bool own_file(const char *name)
 {
     if (!strncmp(name, "pgolab-server.", 14))
         return true;
-    for (size_t i = 0; i < ARRAY_SIZE(flavors); i++)
-        if (flavors[i]->own_file && !strcmp(name, flavors[i]->own_file))
+    for (size_t i = 0; i < ARRAY_SIZE(srv_flavors); i++)
+        if (srv_flavors[i]->own_file && !strcmp(name, srv_flavors[i]->own_file))
             return true;
     return false;
-}
-
-bool srv_exists(const char *dir, const char *name)
-{
-    char *p = path_join(dir, name);
-    struct stat st;
-    bool r = lstat(p, &st) == 0;
-    free(p);
-    return r;
-}
-
-bool srv_has_dir(const char *dir, const char *name)
-{
-    char *p = path_join(dir, name);
-    bool r = is_dir(p);
-    free(p);
-    return r;
 }
 
 /* The family a datadir kind belongs to, for messages. */
 static const char *datadir_label(enum server_datadir dk)
 {
-    for (size_t i = 0; i < ARRAY_SIZE(flavors); i++)
-        if (flavors[i]->datadir == dk)
-            return flavors[i]->label;
+    for (size_t i = 0; i < ARRAY_SIZE(srv_flavors); i++)
+        if (srv_flavors[i]->datadir == dk)
+            return srv_flavors[i]->label;
     return "?";
 }
 
@@ -398,9 +316,9 @@ enum server_datadir server_datadir_kind(const char *dir)
     closedir(d);
     if (empty)
         return DATADIR_EMPTY;
-    for (size_t i = 0; i < ARRAY_SIZE(flavors); i++)
-        if (flavors[i]->is_datadir(dir))
-            return flavors[i]->datadir;
+    for (size_t i = 0; i < ARRAY_SIZE(srv_flavors); i++)
+        if (srv_flavors[i]->is_datadir(dir))
+            return srv_flavors[i]->datadir;
     return DATADIR_OTHER;
 }
 
@@ -1032,4 +950,44 @@ enum server_state server_status(const struct server *s, char **version)
     if (!srv_proc_alive(s))
         return SERVER_GONE;
     return server_ping(s, version) ? SERVER_RUNNING : SERVER_STARTING;
+}
+
+int server_registry_list(void (*fn)(const struct server *s, void *ctx), void *ctx)
+{
+    char *dir = server_registry_dir();
+    DIR *d = srv_registry_ours(dir) ? opendir(dir) : NULL;
+    struct dirent *e;
+    int n = 0;
+    while (d && (e = readdir(d))) {
+        char *end;
+        long pid = strtol(e->d_name, &end, 10);
+        if (e->d_name[0] == '.' || *end || pid <= 0)
+            continue;
+        char *entry = path_join(dir, e->d_name), *state = NULL;
+        struct strbuf datadir = STRBUF_INIT;
+        struct server s;
+        bool live = false;
+        memset(&s, 0, sizeof(s));
+        if (strbuf_read_file(&datadir, entry) == 0) {
+            strbuf_rtrim(&datadir);
+            state = path_join(datadir.buf, STATE_FILE);
+            /* the state file must still be there and name the same process */
+            live = access(state, F_OK) == 0 && server_state_read(&s, datadir.buf) == 0 &&
+                   s.pid == (pid_t)pid && server_status(&s, NULL) != SERVER_GONE;
+        }
+        if (live) {
+            fn(&s, ctx);
+            n++;
+        } else {
+            unlink(entry); /* stopped, or its datadir is gone */
+        }
+        server_release(&s);
+        strbuf_release(&datadir);
+        free(state);
+        free(entry);
+    }
+    if (d)
+        closedir(d);
+    free(dir);
+    return n;
 }
