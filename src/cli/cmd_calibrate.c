@@ -3,6 +3,10 @@
 #include "cli/cli.h"
 #include "cli/shared.h"
 #include "experiment/experiment.h"
+#include "experiment/record.h"
+#include "experiment/results_json.h"
+#include "experiment/run.h"
+#include "experiment/variants.h"
 #include "model/calibration.h"
 #include "report/calibrate.h"
 #include "oltp/oltp.h"
@@ -306,8 +310,8 @@ static int calibrate_measure(struct calibrate_cmd *c)
     struct experiment_config *cfg = &c->cfg;
     const char *output = opt_str(&c->o, "output");
     cfg->keep_run_json = true; /* the recommendation cuts every run's per-second series */
-    int run_rc = experiment_run(cfg, &c->res);
-    if (experiment_record_finish(cfg, &c->res, run_rc) < 0 && run_rc == 0)
+    int run_rc = experiment_run(cfg, c->x.store, &c->res);
+    if (experiment_record_finish(cfg, c->x.store, &c->res, run_rc) < 0 && run_rc == 0)
         run_rc = -1;
     c->cells = calibration_cells(cfg, &c->res, &c->ncells);
     if (c->res.nruns > 0)

@@ -13,9 +13,14 @@
 #include <string.h>
 
 static const struct opt_def export_options[] = {
-    { "results", OPT_STRING, STORE_DEFAULT_PATH, "results database the pgo experiment is recorded in" },
-    { "experiment", OPT_INT, NULL, "the pgo experiment whose build to export (default: the newest complete --search confirmation of TARGET, else the newest complete pgo experiment by time)" },
-    { "variant", OPT_STRING, NULL, "the variant to export (default: the winner, the best significant tps gain over baseline; refused when none is significant)" },
+    { "results", OPT_STRING, STORE_DEFAULT_PATH,
+      "results database the pgo experiment is recorded in" },
+    { "experiment", OPT_INT, NULL,
+      "the pgo experiment whose build to export (default: the newest complete --search "
+      "confirmation of TARGET, else the newest complete pgo experiment by time)" },
+    { "variant", OPT_STRING, NULL,
+      "the variant to export (default: the winner, the best significant tps gain over baseline; "
+      "refused when none is significant)" },
     { "output", OPT_STRING, ".", "directory the .deb is written to" },
     { "name", OPT_STRING, NULL, "the package's name (default: pgolab-TARGET-VARIANT)" },
     OPT_END,

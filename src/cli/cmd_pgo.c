@@ -10,6 +10,7 @@
 #include "cli/shared.h"
 #include "cli/resume.h"
 #include "experiment/experiment.h"
+#include "experiment/variant_options.h"
 #include "oltp/oltp.h"
 #include "pgo/pipeline.h"
 #include "pgo/recipe.h"

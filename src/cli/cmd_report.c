@@ -4,6 +4,7 @@
 #include "cli/cli.h"
 #include "cli/shared.h"
 #include "experiment/experiment.h"
+#include "experiment/record.h"
 #include "report/html.h"
 #include "report/stored.h"
 #include "report/tables.h"

@@ -1,5 +1,10 @@
 /* shared: the steps the subcommands share (see shared.h). */
 #include "cli/shared.h"
+#include "experiment/pinning.h"
+#include "experiment/record.h"
+#include "experiment/run.h"
+#include "model/cells.h"
+#include "model/precision.h"
 #include "stats/sequential.h"
 #include "util/fs.h"
 #include "util/util.h"

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 
 #include "experiment/experiment.h"
+#include "model/machine.h"
 #include "store/store.h"
 #include "util/opts.h"
 

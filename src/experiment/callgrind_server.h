@@ -8,11 +8,11 @@
  * it, mapped by the bench child through vgdb, bench/vgdb.h) are summed as the serving cost,
  * every other file (checkpointer, WAL writer, InnoDB's purge and page cleaner, the server's
  * main thread, the start-up probe's and the table check's connections, and another client's
- * connection, named as a stranger) as background, reported beside it and never mixed in. PostgreSQL's children inherit the postmaster's counts at fork, so the wrapper zeroes the
- * counts on entering fork_process (--zero-before): a backend's file then holds its own work
- * only. The connection set-up (fork, authentication, the server's account checks) is the same
- * for both run lengths of a run and cancels out of the marginal cost (src/experiment/callgrind.h).
- * No state. */
+ * connection, named as a stranger) as background, reported beside it and never mixed in.
+ * PostgreSQL's children inherit the postmaster's counts at fork, so the wrapper zeroes the counts
+ * on entering fork_process (--zero-before): a backend's file then holds its own work only. The
+ * connection set-up (fork, authentication, the server's account checks) is the same for both run
+ * lengths of a run and cancels out of the marginal cost (src/experiment/callgrind.h). No state. */
 #ifndef PGOLAB_EXPERIMENT_CALLGRIND_SERVER_H
 #define PGOLAB_EXPERIMENT_CALLGRIND_SERVER_H
 

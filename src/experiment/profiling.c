@@ -12,15 +12,16 @@
 #include <string.h>
 #include <unistd.h>
 
-int experiment_profile_setup(struct experiment_config *cfg, int64_t freq)
+int experiment_profile_setup(struct experiment_config *cfg, const struct store *store,
+                             int64_t freq)
 {
     if (freq < 1 || freq > 100000)
         return error("--profile-frequency=%lld: expected 1..100000 samples per second",
                      (long long)freq);
-    if (!cfg->store || cfg->experiment_id < 1)
+    if (!store || cfg->experiment_id < 1)
         return error("--profile needs the results database (--results)");
     free(cfg->profile_dir);
-    cfg->profile_dir = experiment_profile_dir(store_path(cfg->store), cfg->experiment_id);
+    cfg->profile_dir = experiment_profile_dir(store_path(store), cfg->experiment_id);
     cfg->profile_freq = (int)freq;
     for (int v = 0; v < cfg->nvariants; v++)
         if (cfg->variants[v].kind == VARIANT_EXTERNAL)

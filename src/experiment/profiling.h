@@ -15,8 +15,11 @@
 #include "util/argvec.h"
 
 /* Turn --profile on for cfg at freq Hz (1..100000), after experiment_record_begin/_resume
- * gave it its store and id: makes RESULTS.profiles/ID. -1 with a message. */
-int experiment_profile_setup(struct experiment_config *cfg, int64_t freq);
+ * recorded it in store and gave it its id: makes RESULTS.profiles/ID beside the store's file.
+ * -1 with a message (also without a store). */
+struct store;
+int experiment_profile_setup(struct experiment_config *cfg, const struct store *store,
+                             int64_t freq);
 void experiment_profile_release(struct experiment_config *cfg);
 
 /* ---- for run.c */

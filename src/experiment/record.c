@@ -104,7 +104,6 @@ int experiment_record_begin(struct experiment_config *cfg, struct store *s, cons
     if (rc < 0 && id > 0)
         store_experiment_finish(s, id, "failed");
     if (rc == 0) {
-        cfg->store = s;
         cfg->experiment_id = id;
         cfg->kind = kind;
         cfg->experiment_new = true;
@@ -249,7 +248,6 @@ int experiment_record_resume(struct experiment_config *cfg, struct store *s, int
     if (store_experiment_finish(s, id, "running") < 0)
         goto out;
     cfg->seed = e.seed;
-    cfg->store = s;
     cfg->experiment_id = id;
     cfg->kind = kind;
     progress_done();
@@ -289,27 +287,27 @@ char *experiment_resume_command(const char *kind, const char *target, int64_t id
     return cmd;
 }
 
-int experiment_record_finish(const struct experiment_config *cfg,
+int experiment_record_finish(const struct experiment_config *cfg, struct store *store,
                              const struct experiment_result *res, int run_rc)
 {
-    if (!cfg->store || cfg->experiment_id <= 0)
+    if (!store || cfg->experiment_id <= 0)
         return 0;
     const char *status = run_rc == 0 ? "complete" : res->signal ? "interrupted" : "failed";
     long long id = (long long)cfg->experiment_id;
     const char *cmd = cfg->kind && !strcmp(cfg->kind, "pgo") ? "pgo TARGET" : cfg->kind;
     if (run_rc != 0 && !res->signal && res->nruns == 0 && cfg->experiment_new) {
         /* nothing was measured: a junk row in history helps no one */
-        if (store_experiment_delete(cfg->store, cfg->experiment_id) < 0)
+        if (store_experiment_delete(store, cfg->experiment_id) < 0)
             return -1;
         fprintf(stderr, "experiment %lld removed from %s: it failed before its first run\n", id,
-                store_path(cfg->store));
+                store_path(store));
         return 0;
     }
     if (run_rc != 0) {
         bool resumable = res->signal || res->transient;
         char *note = xasprintf("%s%s", resumable ? EXPERIMENT_NOTE_RESUMABLE : "",
                                res->error ? res->error : status);
-        int nrc = store_experiment_set_note(cfg->store, cfg->experiment_id, note);
+        int nrc = store_experiment_set_note(store, cfg->experiment_id, note);
         free(note);
         if (nrc < 0)
             return -1;
@@ -320,7 +318,7 @@ int experiment_record_finish(const struct experiment_config *cfg,
                             "again (it has no --resume)\n", id, status, cmd ? cmd : "");
         else if (resumable) {
             char *again = experiment_resume_command(cfg->kind, cfg->target, cfg->experiment_id,
-                                                    store_path(cfg->store));
+                                                    store_path(store));
             /* pgo's builds are a cache the store does not describe: its options stay */
             fprintf(stderr, "experiment %lld %s: `%s`%s continues it (with the settings it "
                             "recorded)\n", id, status, again,
@@ -337,12 +335,12 @@ int experiment_record_finish(const struct experiment_config *cfg,
         char *note = xasprintf("--target-ci=%g%%: reached in %d of %d %s cells, stopped by %s",
                                cfg->target_ci, reached, cells, experiment_target_metric_name(cfg),
                                experiment_target_stop_reason(cfg, res));
-        int nrc = store_experiment_set_note(cfg->store, cfg->experiment_id, note);
+        int nrc = store_experiment_set_note(store, cfg->experiment_id, note);
         free(note);
         if (nrc < 0)
             return -1;
     }
-    return store_experiment_finish(cfg->store, cfg->experiment_id, status);
+    return store_experiment_finish(store, cfg->experiment_id, status);
 }
 
 /* ---- reading an experiment back */
@@ -452,28 +450,13 @@ static char *own(struct experiment_loaded *l, const char *s)
     return l->owned[l->nowned++] = xstrdup(s);
 }
 
-int experiment_load(struct store *s, int64_t id, struct experiment_loaded *out)
+/* experiment_load()'s variants from the store's rows and the settings' "variant.NAME" (their
+ * kind, server options); -1 with a message when they are damaged or missing. */
+static int load_variants(struct experiment_loaded *out, json_t *set, int64_t id)
 {
     struct experiment_config *cfg = &out->cfg;
-    struct experiment_result *res = &out->res;
-    struct scan_ctx sc;
-    json_t *set = NULL, *a;
-    size_t i;
-    int rc = -1;
-
-    memset(out, 0, sizeof(*out));
-    memset(&sc, 0, sizeof(sc));
-    if (experiment_lookup(s, id, &out->exp) < 0)
-        return -1;
     const struct store_experiment *e = &out->exp;
-    set = json_loads(e->settings_json ? e->settings_json : "{}", 0, NULL);
-    if (!json_is_object(set)) {
-        error("experiment %lld: its recorded settings are not a JSON object: the database is "
-              "damaged", (long long)id);
-        goto out;
-    }
-    if (store_runs_load(s, id, scan_cb, &sc) < 0)
-        goto out;
+    size_t i;
 
     cfg->variants = xcalloc((size_t)e->nvariants + 1, sizeof(struct variant));
     for (int v = 0; v < e->nvariants; v++) {
@@ -482,7 +465,7 @@ int experiment_load(struct store *s, int64_t id, struct experiment_loaded *out)
         if (sv->idx != v) {
             error("experiment %lld: its variants are not numbered 0..%d", (long long)id,
                   e->nvariants - 1);
-            goto out;
+            return -1;
         }
         var->name = sv->name;
         var->library = sv->library ? sv->library : "?";
@@ -513,8 +496,19 @@ int experiment_load(struct store *s, int64_t id, struct experiment_loaded *out)
     }
     if (cfg->nvariants < 1) {
         error("experiment %lld has no variants recorded", (long long)id);
-        goto out;
+        return -1;
     }
+    return 0;
+}
+
+/* experiment_load()'s workloads and thread counts: the settings', else the runs' (sc); -1
+ * with a message when there are none or a thread count is below 1. */
+static int load_cells(struct experiment_loaded *out, json_t *set, const struct scan_ctx *sc,
+                      int64_t id)
+{
+    struct experiment_config *cfg = &out->cfg;
+    json_t *a;
+    size_t i;
 
     a = json_object_get(set, "workloads");
     if (json_is_array(a) && json_array_size(a) > 0) {
@@ -524,9 +518,9 @@ int experiment_load(struct store *s, int64_t id, struct experiment_loaded *out)
             cfg->workloads[cfg->nworkloads++] = own(out, w ? w : "?");
         }
     } else {
-        cfg->workloads = xcalloc((size_t)sc.nworkloads + 1, sizeof(char *));
-        for (int w = 0; w < sc.nworkloads; w++)
-            cfg->workloads[cfg->nworkloads++] = own(out, sc.workloads[w]);
+        cfg->workloads = xcalloc((size_t)sc->nworkloads + 1, sizeof(char *));
+        for (int w = 0; w < sc->nworkloads; w++)
+            cfg->workloads[cfg->nworkloads++] = own(out, sc->workloads[w]);
     }
     a = json_object_get(set, "threads");
     if (json_is_array(a) && json_array_size(a) > 0) {
@@ -534,28 +528,41 @@ int experiment_load(struct store *s, int64_t id, struct experiment_loaded *out)
         for (i = 0; i < json_array_size(a); i++)
             cfg->threads[cfg->nthreads++] = (int)json_integer_value(json_array_get(a, i));
     } else {
-        cfg->threads = xcalloc((size_t)sc.nthreads + 1, sizeof(int));
-        for (int t = 0; t < sc.nthreads; t++)
-            cfg->threads[cfg->nthreads++] = sc.threads[t];
+        cfg->threads = xcalloc((size_t)sc->nthreads + 1, sizeof(int));
+        for (int t = 0; t < sc->nthreads; t++)
+            cfg->threads[cfg->nthreads++] = sc->threads[t];
     }
     /* every table and cell below assumes at least one workload and one thread count >= 1 */
     for (int t = 0; t < cfg->nthreads; t++)
         if (cfg->threads[t] < 1) {
             error("experiment %lld records a thread count of %d: the database is damaged "
                   "(thread counts are whole numbers from 1)", (long long)id, cfg->threads[t]);
-            goto out;
+            return -1;
         }
     if (cfg->nthreads < 1 || cfg->nworkloads < 1) {
         error("experiment %lld records no %s, in its settings or its runs: the database is "
               "damaged", (long long)id, cfg->nthreads < 1 ? "thread counts" : "workloads");
-        goto out;
+        return -1;
     }
+    return 0;
+}
+
+/* experiment_load()'s other settings: rounds (the runs' highest, sc, when not recorded),
+ * reset, warm-up, clients, server options, CPU placement, --target-ci, time, data, measure and
+ * the children's options; -1 with a message when the rounds are out of range. */
+static int load_settings(struct experiment_loaded *out, json_t *set, const struct scan_ctx *sc,
+                         int64_t id)
+{
+    struct experiment_config *cfg = &out->cfg;
+    json_t *a;
+    size_t i;
+
     json_t *r = json_object_get(set, "rounds");
-    json_int_t rounds = json_is_integer(r) ? json_integer_value(r) : sc.max_round;
+    json_int_t rounds = json_is_integer(r) ? json_integer_value(r) : sc->max_round;
     if (rounds < 1 || rounds > EXPERIMENT_ROUNDS_MAX) {
         error("experiment %lld records %lld rounds: the database is damaged (an experiment has "
               "1..%d)", (long long)id, (long long)rounds, EXPERIMENT_ROUNDS_MAX);
-        goto out;
+        return -1;
     }
     cfg->rounds = (int)rounds;
     const char *reset = json_string_value(json_object_get(set, "reset"));
@@ -597,6 +604,65 @@ int experiment_load(struct store *s, int64_t id, struct experiment_loaded *out)
         const char *b = json_string_value(json_array_get(a, i));
         cfg->bench_args[i] = own(out, b ? b : "");
     }
+    return 0;
+}
+
+/* An experiment that is not complete: why, and the command that continues it when one does,
+ * as res->error (the report's INCOMPLETE line). */
+static void load_status(struct experiment_loaded *out, json_t *set, struct store *s, int64_t id)
+{
+    const struct store_experiment *e = &out->exp;
+    struct experiment_result *res = &out->res;
+
+    assert(strcmp(e->status, "complete"));
+    size_t np = strlen(EXPERIMENT_NOTE_RESUMABLE);
+    bool resumable = e->note && !strncmp(e->note, EXPERIMENT_NOTE_RESUMABLE, np);
+    const char *why = resumable ? e->note + np : e->note;
+    const char *target = json_string_value(json_object_get(json_object_get(set, "pgo"),
+                                                           "target"));
+    char *again = experiment_resume_command(e->kind, target, id, store_path(s));
+    if (!kind_resumes(e->kind))
+        res->error = xasprintf("experiment %lld %s%s%s", (long long)id,
+                               !strcmp(e->status, "running")
+                                   ? "is still running, or was stopped by a crash or power cut"
+                                   : e->status,
+                               why ? ": " : "", why ? why : "");
+    else if (!strcmp(e->status, "running"))
+        res->error = xasprintf("experiment %lld is still running, or was stopped by a crash "
+                               "or power cut (`%s` continues it)", (long long)id, again);
+    else if (!strcmp(e->status, "failed") && e->note && !resumable)
+        /* a cause that would fail again: no --resume */
+        res->error = xasprintf("experiment %lld failed: %s", (long long)id, why);
+    else
+        res->error = xasprintf("experiment %lld %s%s%s (`%s` continues it)", (long long)id,
+                               e->status, why ? ": " : "", why ? why : "", again);
+    free(again);
+}
+
+int experiment_load(struct store *s, int64_t id, struct experiment_loaded *out)
+{
+    struct experiment_config *cfg = &out->cfg;
+    struct experiment_result *res = &out->res;
+    struct scan_ctx sc;
+    json_t *set = NULL;
+    int rc = -1;
+
+    memset(out, 0, sizeof(*out));
+    memset(&sc, 0, sizeof(sc));
+    if (experiment_lookup(s, id, &out->exp) < 0)
+        return -1;
+    const struct store_experiment *e = &out->exp;
+    set = json_loads(e->settings_json ? e->settings_json : "{}", 0, NULL);
+    if (!json_is_object(set)) {
+        error("experiment %lld: its recorded settings are not a JSON object: the database is "
+              "damaged", (long long)id);
+        goto out;
+    }
+    if (store_runs_load(s, id, scan_cb, &sc) < 0)
+        goto out;
+    if (load_variants(out, set, id) < 0 || load_cells(out, set, &sc, id) < 0 ||
+        load_settings(out, set, &sc, id) < 0)
+        goto out;
     cfg->seed = e->seed;
     cfg->experiment_id = e->id;
     cfg->kind = e->kind;
@@ -609,30 +675,8 @@ int experiment_load(struct store *s, int64_t id, struct experiment_loaded *out)
     if (record_load_runs(s, cfg, res) < 0)
         goto out;
     res->resumed = res->nruns;
-    if (strcmp(e->status, "complete")) {
-        size_t np = strlen(EXPERIMENT_NOTE_RESUMABLE);
-        bool resumable = e->note && !strncmp(e->note, EXPERIMENT_NOTE_RESUMABLE, np);
-        const char *why = resumable ? e->note + np : e->note;
-        const char *target = json_string_value(json_object_get(json_object_get(set, "pgo"),
-                                                               "target"));
-        char *again = experiment_resume_command(e->kind, target, id, store_path(s));
-        if (!kind_resumes(e->kind))
-            res->error = xasprintf("experiment %lld %s%s%s", (long long)id,
-                                   !strcmp(e->status, "running")
-                                       ? "is still running, or was stopped by a crash or power cut"
-                                       : e->status,
-                                   why ? ": " : "", why ? why : "");
-        else if (!strcmp(e->status, "running"))
-            res->error = xasprintf("experiment %lld is still running, or was stopped by a crash "
-                                   "or power cut (`%s` continues it)", (long long)id, again);
-        else if (!strcmp(e->status, "failed") && e->note && !resumable)
-            /* a cause that would fail again: no --resume */
-            res->error = xasprintf("experiment %lld failed: %s", (long long)id, why);
-        else
-            res->error = xasprintf("experiment %lld %s%s%s (`%s` continues it)", (long long)id,
-                                   e->status, why ? ": " : "", why ? why : "", again);
-        free(again);
-    }
+    if (strcmp(e->status, "complete"))
+        load_status(out, set, s, id);
     rc = 0;
 out:
     for (int w = 0; w < sc.nworkloads; w++)

@@ -24,7 +24,8 @@ char *experiment_settings_json(const struct experiment_config *cfg, const char *
 
 /* Start recording a new experiment of this kind in store s: experiment row (settings,
  * environment, cfg->seed), every variant with its fingerprint, status "running". Sets
- * cfg->store, cfg->experiment_id and cfg->kind, and prints "experiment N recorded in FILE"
+ * cfg->experiment_id and cfg->kind (the store stays the caller's: experiment_run() and
+ * experiment_record_finish() are given it), and prints "experiment N recorded in FILE"
  * on stderr. Call after experiment_fingerprint(). -1 with a message on error. */
 int experiment_record_begin(struct experiment_config *cfg, struct store *s, const char *kind,
                             const char *extra_json);
@@ -33,8 +34,8 @@ int experiment_record_begin(struct experiment_config *cfg, struct store *s, cons
  * there is no such experiment ("no experiment 42 in FILE (see pgolab history)"), when it is of
  * another kind, already complete ("experiment 3 is complete; nothing to resume"), or when its
  * settings differ from cfg's (naming each key that differs). Otherwise sets cfg->seed to the
- * stored seed (so every round keeps its run order), cfg->store, cfg->experiment_id and
- * cfg->kind, marks it running again and prints "resuming experiment N in FILE: K of M runs
+ * stored seed (so every round keeps its run order), cfg->experiment_id and cfg->kind,
+ * marks it running again and prints "resuming experiment N in FILE: K of M runs
  * recorded" on stderr (plus a warning when the machine differs from the one it started on).
  * Call after experiment_fingerprint(). */
 int experiment_record_resume(struct experiment_config *cfg, struct store *s, int64_t id,
@@ -59,8 +60,8 @@ char *experiment_resume_command(const char *kind, const char *target, int64_t id
  * (experiment_resume_command())
  * when a signal or a transient failure (res->transient) stopped it, else that the same options
  * would fail again. Nothing when
- * cfg->store is NULL. */
-int experiment_record_finish(const struct experiment_config *cfg,
+ * store is NULL. store is the one the experiment was recorded in. */
+int experiment_record_finish(const struct experiment_config *cfg, struct store *store,
                              const struct experiment_result *res, int run_rc);
 
 /* Look up experiment id: 0 and *out filled (release it with store_experiment_release()), or

@@ -82,10 +82,11 @@ void run_catch_signals(struct sig_saved *saved)
         got_signal = sig_caught();
 }
 
-bool run_keeps_json(const struct experiment_config *cfg)
+bool run_keeps_json(const struct experiment_engine *en)
 {
+    const struct experiment_config *cfg = en->cfg;
     return cfg->keep_run_json || cfg->profile || cfg->measure != MEASURE_TIME ||
-           !cfg->store || cfg->experiment_id <= 0;
+           !en->store || cfg->experiment_id <= 0;
 }
 
 int run_signal(void)
@@ -276,11 +277,12 @@ static bool last_server_gone;
 /* Where a server log named in a message is kept, as the work directory goes:
  * RESULTS.logs/experiment-N-WHAT.log beside the results database (the directory made here);
  * NULL without a store or when the directory cannot be made (then the server's default). */
-static char *keep_log_path(const struct experiment_config *cfg, const char *what)
+static char *keep_log_path(const struct experiment_engine *en, const char *what)
 {
-    if (!cfg->store || cfg->experiment_id <= 0)
+    const struct experiment_config *cfg = en->cfg;
+    if (!en->store || cfg->experiment_id <= 0)
         return NULL;
-    char *dir = xasprintf("%s.logs", store_path(cfg->store));
+    char *dir = xasprintf("%s.logs", store_path(en->store));
     char *path = NULL;
     if (mkdir_p(dir) == 0)
         path = xasprintf("%s/experiment-%lld-%s.log", dir, (long long)cfg->experiment_id, what);
@@ -291,10 +293,11 @@ static char *keep_log_path(const struct experiment_config *cfg, const char *what
 /* Start variant var's server on datadir (initialized there when new); with cg_dir, under
  * valgrind callgrind writing its files there (callgrind_server.h). 0, or -1 after run_fail()
  * (server_start printed why, with the server's log tail). */
-static int start_server(const struct experiment_config *cfg, struct experiment_result *res,
+static int start_server(const struct experiment_engine *en, struct experiment_result *res,
                         const struct variant *var, const char *datadir, struct server *srv,
                         const char *cg_dir)
 {
+    const struct experiment_config *cfg = en->cfg;
     struct argvec wrapper = ARGVEC_INIT;
     if (cg_dir && (callgrind_server_dir(cg_dir, var->server_kind) < 0 ||
                    callgrind_server_wrapper(&wrapper, cfg, var->server_kind, cg_dir) < 0)) {
@@ -320,7 +323,7 @@ static int start_server(const struct experiment_config *cfg, struct experiment_r
         sc.noptions = options.n;
     }
     char *what = xasprintf("%s-server-start", var->name);
-    char *keep = keep_log_path(cfg, what);
+    char *keep = keep_log_path(en, what);
     free(what);
     sc.keep_log = keep;
     if (is_dir(var->library))
@@ -365,9 +368,10 @@ static void stop_server(struct server *srv)
     server_release(srv);
 }
 
-int run_prepare_template(const struct experiment_config *cfg, struct experiment_result *res,
+int run_prepare_template(const struct experiment_engine *en, struct experiment_result *res,
                          int w, int v, const char *template)
 {
+    const struct experiment_config *cfg = en->cfg;
     const struct variant *var = &cfg->variants[v];
     const char *workload = cfg->workloads[w];
     struct argvec a = ARGVEC_INIT;
@@ -388,7 +392,7 @@ int run_prepare_template(const struct experiment_config *cfg, struct experiment_
     }
     if (var->kind == VARIANT_SERVER) {
         remove_tree(template);
-        if (start_server(cfg, res, var, template, &srv, NULL) < 0) {
+        if (start_server(en, res, var, template, &srv, NULL) < 0) {
             if (cfg->progress)
                 loading_end(&load, false);
             free(log);
@@ -466,11 +470,12 @@ static void run_metrics_tick(void *ms)
     metrics_sampler_tick(ms);
 }
 
-int run_child(const struct experiment_config *cfg, struct experiment_result *res,
+int run_child(const struct experiment_engine *en, struct experiment_result *res,
               const struct variant *var, const char *workload, int threads,
               const char *template, const char *rundb, const char *log,
               const char *cg_out, int events, struct strbuf *out, struct metrics_sampler *ms)
 {
+    const struct experiment_config *cfg = en->cfg;
     struct argvec a = ARGVEC_INIT;
     struct server srv;
     memset(&srv, 0, sizeof(srv));
@@ -482,7 +487,7 @@ int run_child(const struct experiment_config *cfg, struct experiment_result *res
      * directory of its files), the client outside it */
     bool server_cg = cg_out && var->kind == VARIANT_SERVER;
     if (var->kind == VARIANT_SERVER &&
-        start_server(cfg, res, var, rundb, &srv, server_cg ? cg_out : NULL) < 0)
+        start_server(en, res, var, rundb, &srv, server_cg ? cg_out : NULL) < 0)
         return -2;
     unlink(log);
     strbuf_reset(out);
@@ -557,7 +562,7 @@ int run_child(const struct experiment_config *cfg, struct experiment_result *res
                         * its log is kept (the run's datadir goes) */
             char *tail = run_log_tail(srv.log, 3);
             char *what = xasprintf("run-%03d-%s-server", res->nruns + 1, var->name);
-            char *keep = keep_log_path(cfg, what);
+            char *keep = keep_log_path(en, what);
             const char *name = keep && file_copy(srv.log, keep) == 0 ? keep : srv.log;
             last_server_gone = server_status(&srv, NULL) == SERVER_GONE;
             last_server_tail = xasprintf("%s; server log %s: %s",
@@ -595,11 +600,12 @@ static int server_counts(const char *dir, enum server_kind kind, const char *jso
  * each child runs outside valgrind against a server started for it alone under callgrind,
  * and the counts are its serving processes' or threads' (callgrind_server.h), the rest of
  * the server beside them. 0, or -1 after run_fail(). */
-static int run_instructions(const struct experiment_config *cfg, struct experiment_result *res,
+static int run_instructions(const struct experiment_engine *en, struct experiment_result *res,
                             int v, const char *workload, int round, const char *template,
                             const char *rundb, const char *log, struct strbuf *out,
                             struct run_result *r)
 {
+    const struct experiment_config *cfg = en->cfg;
     const struct variant *var = &cfg->variants[v];
     int seq = res->nruns;
     int counts[2] = { cfg->events / 5, cfg->events };
@@ -612,7 +618,7 @@ static int run_instructions(const struct experiment_config *cfg, struct experime
         char *cg = xasprintf("%s/cg.%03d.%s.%s", cfg->workdir, seq + 1, k ? "n" : "n5",
                              server ? "d" : "out");
         remove_tree(cg);
-        int st = run_child(cfg, res, var, workload, 1, template, rundb, log, cg, counts[k], out,
+        int st = run_child(en, res, var, workload, 1, template, rundb, log, cg, counts[k], out,
                            NULL);
         int rc = 0;
         if (st == -2) {
@@ -701,9 +707,10 @@ static int run_instructions(const struct experiment_config *cfg, struct experime
     return 0;
 }
 
-int run_once(const struct experiment_config *cfg, struct experiment_result *res, int w,
+int run_once(const struct experiment_engine *en, struct experiment_result *res, int w,
              int t, int round, int v, const char *template, const char *rundb)
 {
+    const struct experiment_config *cfg = en->cfg;
     const struct variant *var = &cfg->variants[v];
     const char *workload = cfg->workloads[w];
     int threads = cfg->threads[t];
@@ -723,13 +730,13 @@ int run_once(const struct experiment_config *cfg, struct experiment_result *res,
     double started_at = wall_time();
     uint64_t t0 = now_ns();
     if (instr) {
-        int ir = run_instructions(cfg, res, v, workload, round, template, rundb, log, &out, &r);
+        int ir = run_instructions(en, res, v, workload, round, template, rundb, log, &out, &r);
         if (ir < 0 && !got_signal)
             goto out;
     } else {
         /* system metrics of every time-mode run (not under valgrind: 50x slower) */
         ms = cfg->no_metrics ? NULL : metrics_sampler_new(NULL, threads);
-        st = run_child(cfg, res, var, workload, threads, template, rundb, log, NULL, 0, &out, ms);
+        st = run_child(en, res, var, workload, threads, template, rundb, log, NULL, 0, &out, ms);
         if (st == -2)
             goto out;
     }
@@ -793,7 +800,7 @@ int run_once(const struct experiment_config *cfg, struct experiment_result *res,
     metrics_json = ms ? metrics_json_text(&r.metrics) : NULL;
     /* Committed before the next run starts: an interruption loses at most the run in
      * progress. A run that cannot be recorded stops the experiment (it would be lost). */
-    if (cfg->store && cfg->experiment_id > 0) {
+    if (en->store && cfg->experiment_id > 0) {
         struct store_run sr = {
             .variant_idx = v, .workload = workload, .threads = threads, .round = round,
             .seq = STORE_SEQ_NEXT, .started_at = started_at, .duration_s = duration_s,
@@ -802,7 +809,7 @@ int run_once(const struct experiment_config *cfg, struct experiment_result *res,
             .transactions = r.transactions, .errors = r.errors, .report_json = r.json,
             .metrics_json = metrics_json,
         };
-        if (store_run_add(cfg->store, cfg->experiment_id, &sr) < 0) {
+        if (store_run_add(en->store, cfg->experiment_id, &sr) < 0) {
             run_fail(res, "run %d (%s, %s, threads=%d, round %d/%d) could not be recorded; "
                           "stopping (the runs recorded before it are kept: --resume=%lld runs "
                           "the rest once the results file can be written)",
@@ -811,7 +818,7 @@ int run_once(const struct experiment_config *cfg, struct experiment_result *res,
             goto out;
         }
     }
-    if (!run_keeps_json(cfg)) { /* recorded: the store has it */
+    if (!run_keeps_json(en)) { /* recorded: the store has it */
         free(r.json);
         r.json = NULL;
     }

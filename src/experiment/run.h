@@ -13,6 +13,7 @@
 
 #include "model/model.h"
 #include "server/server.h"
+#include "store/store.h"
 #include "util/argvec.h"
 #include "util/signals.h"
 
@@ -28,11 +29,22 @@ char *experiment_default_workdir(void);
 
 /* ---- for the engine's own files (src/experiment/) */
 
+/* One experiment_run() in progress, as every run of it sees it: the experiment as defined
+ * (plain data, the caller's) and the handles the engine runs it with. Made by
+ * experiment_run() for the length of the call. */
+struct experiment_engine {
+    const struct experiment_config *cfg;
+    /* The results store the runs are recorded in (with cfg->experiment_id > 0), or NULL:
+     * nothing is recorded. The caller's; experiment_run() never closes it. */
+    struct store *store;
+};
+
 /* Catch SIGINT, SIGTERM and SIGHUP into this file's flag until sig_restore(saved); the flag
  * starts as sig_caught() (a signal an enclosing catch took, such as pgo's), else 0. */
 void run_catch_signals(struct sig_saved *saved);
-/* Whether the runs' JSON reports stay in memory once recorded (see keep_run_json in model.h). */
-bool run_keeps_json(const struct experiment_config *cfg);
+/* Whether the runs' JSON reports stay in memory once recorded (see keep_run_json in model.h):
+ * always without a store to record them in. */
+bool run_keeps_json(const struct experiment_engine *en);
 /* The signal caught since run_catch_signals(), or 0. */
 int run_signal(void);
 /* "SIGINT", "SIGTERM" or "a signal". */
@@ -61,7 +73,7 @@ void run_remove_data(const struct variant *var, const char *path);
 /* Prepare the workload's data once, with variant v's build, into template (a managed server:
  * its own datadir, with the server started for it and stopped after; an external server: in
  * place, after a cleanup). 0, or -1 after run_fail(). */
-int run_prepare_template(const struct experiment_config *cfg, struct experiment_result *res,
+int run_prepare_template(const struct experiment_engine *en, struct experiment_result *res,
                          int w, int v, const char *template);
 
 /* One child of a run: a fresh copy of the template at rundb (template NULL: rundb as the
@@ -73,7 +85,7 @@ int run_prepare_template(const struct experiment_config *cfg, struct experiment_
  * server while it runs. Returns the child's exit status, or -2 after run_fail() when the
  * copy failed. */
 struct metrics_sampler;
-int run_child(const struct experiment_config *cfg, struct experiment_result *res,
+int run_child(const struct experiment_engine *en, struct experiment_result *res,
               const struct variant *var, const char *workload, int threads,
               const char *template, const char *rundb, const char *log,
               const char *cg_out, int events, struct strbuf *out, struct metrics_sampler *ms);
@@ -81,7 +93,7 @@ int run_child(const struct experiment_config *cfg, struct experiment_result *res
 /* One run: child bench run on rundb (a fresh copy of template first unless template is NULL;
  * instruction mode always copies), parse, check, record in the store, append to res. 0, or
  * -1 after run_fail(). */
-int run_once(const struct experiment_config *cfg, struct experiment_result *res, int w,
+int run_once(const struct experiment_engine *en, struct experiment_result *res, int w,
              int t, int round, int v, const char *template, const char *rundb);
 
 #endif

@@ -113,13 +113,12 @@ struct experiment_config {
     int nserver_options;
     uint64_t seed;             /* seed of the per-round order shuffle */
     bool progress;             /* progress lines on stderr */
-    /* The results store (optional; all zero = nothing is recorded, as before). With store
-     * set and experiment_id > 0 (experiment_record_begin/_resume set both), experiment_run()
-     * first loads the runs already recorded for that experiment into the result and will not
-     * run them again, then records every new run (store_run_add) as soon as it ends. The
-     * store stays the caller's. */
-    struct store *store;
-    int64_t experiment_id;     /* > 0: reports name it ("pgolab experiment 12: ...") */
+    /* The experiment's number in the results store (0 = not recorded). The store itself is no
+     * part of the definition: experiment_run() is given it (src/experiment), and with a store
+     * and experiment_id > 0 (experiment_record_begin/_resume set it) first loads the runs
+     * already recorded for that experiment into the result and will not run them again, then
+     * records every new run as soon as it ends. Reports name it ("pgolab experiment 12"). */
+    int64_t experiment_id;
     const char *kind;          /* "compare" | "pgo" | "calibrate" (or NULL): for reports */
     const char *target;        /* pgo: its TARGET, for the --resume command it prints; or NULL */
     const char *resume_hint;   /* NULL, or what continues this experiment when a signal stops

@@ -14,6 +14,14 @@
  * from p->outcome, which this file fills before it releases the result. */
 #include "pgo/stages.h"
 #include "experiment/experiment.h"
+#include "experiment/callgrind.h"
+#include "experiment/profiling.h"
+#include "experiment/record.h"
+#include "experiment/results_json.h"
+#include "experiment/variant_options.h"
+#include "experiment/variants.h"
+#include "model/profiles.h"
+#include "profile/profile.h"
 #include "model/cells.h"
 #include "model/precision.h"
 #include "report/common.h"
@@ -366,15 +374,15 @@ int pgo_measure(struct pgo_pipeline *p, struct store *store)
     int brc = resume > 0 ? experiment_record_resume(&cfg, store, resume, "pgo", extra)
                          : experiment_record_begin(&cfg, store, "pgo", extra);
     free(extra);
-    if (brc < 0 || (rq->profile && experiment_profile_setup(&cfg, rq->profile_freq) < 0)) {
+    if (brc < 0 || (rq->profile && experiment_profile_setup(&cfg, store, rq->profile_freq) < 0)) {
         rc = 1;
         goto out;
     }
     if (p->outcome) /* named from here on, also by an interrupt before the first run */
         p->outcome->experiment_id = cfg.experiment_id;
     cfg.keep_run_json = rq->output != NULL;
-    int run_rc = experiment_run(&cfg, &res);
-    if (experiment_record_finish(&cfg, &res, run_rc) < 0 && run_rc == 0)
+    int run_rc = experiment_run(&cfg, store, &res);
+    if (experiment_record_finish(&cfg, store, &res, run_rc) < 0 && run_rc == 0)
         run_rc = -1;
     bool report = res.nruns > 0;
     if (rq->exclude_distrusted)  /* everything below without them (the store has every run) */

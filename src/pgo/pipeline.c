@@ -6,6 +6,8 @@
 #include "pgo/exam.h"
 #include "toolchain/bolt.h"
 #include "experiment/experiment.h"
+#include "experiment/record.h"
+#include "experiment/variant_options.h"
 #include "pgo/source.h"
 #include "pgo/stages.h"
 #include "report/trainers.h"

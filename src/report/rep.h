@@ -1,5 +1,5 @@
 /* rep: private to src/report (tables.c and the parts it calls: system_metrics.c, server_cpu.c,
- * verdict.c, ...):
+ * ceiling.c, noise.c, trainers.c, verdict.c), implemented in rep.c below all of them:
  * one report being built (struct rep) and the cells it shows as CSV and JSON records (struct
  * rec), so that every table of an experiment report, the tps tables and the system metrics
  * table alike, lands in the same CSV rows and JSON cells, with its changes computed one way
@@ -64,6 +64,8 @@ void rep_rec_change(struct rec *c, const struct experiment_change *ch, const cha
 char *rep_change_cell(const struct experiment_config *cfg, const struct experiment_result *res,
                       enum experiment_metric m, int v, const int *ws, const int *ts, int n,
                       uint64_t seed, struct experiment_change *ch);
+/* Free the records of r (their rounds and verdicts) and leave r without any. */
+void rep_recs_release(struct rep *r);
 /* Start a table: its title in text or markdown (and the next table number). */
 void rep_table_title(struct rep *r, const char *title);
 /* The environment's 1-minute load at the start and its cores (res->env_json; NAN / 0 when

@@ -43,78 +43,6 @@ int report_shape_parse(const char *s, enum report_shape *out)
     return 0;
 }
 
-/* ---------------------------------------------------------------- report cells */
-
-struct rec *rep_rec_add(struct rep *r, int w, int threads, const char *metric, int v,
-                           double value, double base_value, double improvement)
-{
-    r->recs = xrealloc(r->recs, sizeof(*r->recs) * (size_t)(r->nrecs + 1));
-    struct rec *c = &r->recs[r->nrecs++];
-    memset(c, 0, sizeof(*c));
-    c->table = r->tableno;
-    c->w = w;
-    c->threads = threads;
-    c->metric = metric;
-    c->v = v;
-    c->value = value;
-    c->base_value = base_value;
-    c->improvement_pct = v ? improvement : NAN;
-    return c;
-}
-
-void rep_rec_values(struct rep *r, struct rec *c, enum experiment_metric m)
-{
-    c->values = experiment_cell_values(r->res, c->v, c->w, c->threads, m, &c->n);
-    if (c->n && stats_summarize(c->values, c->n, &c->sum) < 0)
-        c->n = 0;
-}
-
-void rep_rec_change(struct rec *c, const struct experiment_change *ch, const char *verdict)
-{
-    c->has_change = true;
-    c->ch = *ch;
-    c->verdict = xstrdup(verdict);
-}
-
-static void recs_release(struct rep *r)
-{
-    for (int i = 0; i < r->nrecs; i++) {
-        free(r->recs[i].values);
-        free(r->recs[i].verdict);
-    }
-    free(r->recs);
-    r->recs = NULL;
-    r->nrecs = 0;
-}
-
-char *rep_change_cell(const struct experiment_config *cfg, const struct experiment_result *res,
-                      enum experiment_metric m, int v, const int *ws, const int *ts, int n,
-                      uint64_t seed, struct experiment_change *ch)
-{
-    struct strbuf sb = STRBUF_INIT;
-    if (experiment_change_cfg(cfg, res, m, v, ws, ts, n, seed, ch) < 0)
-        memset(ch, 0, sizeof(*ch)); /* unusable values: shown as "-" */
-    experiment_change_format(&sb, ch);
-    return strbuf_detach(&sb);
-}
-
-/* Start a table: its title in text or markdown. */
-void rep_table_title(struct rep *r, const char *title)
-{
-    r->tableno++;
-    if (r->fmt == REPORT_MARKDOWN)
-        strbuf_addf(r->out, "\n### Table %d. %s\n\n", r->tableno, title);
-    else if (r->fmt == REPORT_TEXT)
-        strbuf_addf(r->out, "\nTable %d. %s\n\n", r->tableno, title);
-}
-
-void rep_table_emit(struct rep *r, struct table *t)
-{
-    if (r->fmt == REPORT_TEXT || r->fmt == REPORT_MARKDOWN)
-        table_render(t, r->out);
-    table_release(t);
-}
-
 /* ---------------------------------------------------------------- header */
 
 /* Instruction mode: which counters moved between the rounds of one variant (identical runs),
@@ -156,18 +84,11 @@ static void repeatability_line(const struct rep *r, struct strbuf *body)
     strbuf_release(&still);
 }
 
-/* The report header: its first line into title, the others (one per line) into body. */
-static void header_lines(struct rep *r, struct strbuf *title, struct strbuf *body)
+/* The report header's first line: the experiment, its variants, workloads, threads, rounds. */
+static void header_title(const struct rep *r, struct strbuf *title)
 {
     const struct experiment_config *cfg = r->cfg;
-    const struct experiment_result *res = r->res;
-    const struct variant *base = &cfg->variants[0];
-    size_t namew = 0;
     char *time_s = fmt_num(cfg->time_s);
-
-    for (int v = 0; v < cfg->nvariants; v++)
-        if (strlen(cfg->variants[v].name) > namew)
-            namew = strlen(cfg->variants[v].name);
 
     strbuf_addstr(title, "pgolab experiment");
     if (cfg->experiment_id > 0)
@@ -188,7 +109,19 @@ static void header_lines(struct rep *r, struct strbuf *title, struct strbuf *bod
     else
         strbuf_addf(title, ", %d round%s x %s s per run", cfg->rounds,
                     cfg->rounds == 1 ? "" : "s", time_s);
+    free(time_s);
+}
 
+/* One line per variant: the build under test, where it comes from, its server options. */
+static void header_variants(const struct rep *r, struct strbuf *body)
+{
+    const struct experiment_config *cfg = r->cfg;
+    const struct variant *base = &cfg->variants[0];
+    size_t namew = 0;
+
+    for (int v = 0; v < cfg->nvariants; v++)
+        if (strlen(cfg->variants[v].name) > namew)
+            namew = strlen(cfg->variants[v].name);
     for (int v = 0; v < cfg->nvariants; v++) {
         const struct variant *var = &cfg->variants[v];
         strbuf_addf(body, "%-8s %-*s  %s", v ? "variant" : "baseline", (int)namew, var->name,
@@ -217,6 +150,14 @@ static void header_lines(struct rep *r, struct strbuf *title, struct strbuf *bod
                             ? ", other server options" : ": an A/A run, differences are noise");
         strbuf_addstr(body, ")\n");
     }
+}
+
+/* How the runs were set up: the data and its reset, the run order, the server options, CPU
+ * placement, MPI clients and warm-up runs. */
+static void header_setup(const struct rep *r, struct strbuf *body)
+{
+    const struct experiment_config *cfg = r->cfg;
+
     static const char *const reset_words[] = {
         [RESET_RUN] = "a fresh copy per run",
         [RESET_ROUND] = "a fresh copy per variant and round",
@@ -264,51 +205,67 @@ static void header_lines(struct rep *r, struct strbuf *title, struct strbuf *bod
         strbuf_addf(body, "warm-up: %d run%s per variant, workload and thread count before round "
                           "1, "
                           "not counted\n", cfg->warmup_runs, cfg->warmup_runs == 1 ? "" : "s");
-    if (cfg->measure == MEASURE_INSTRUCTIONS) {
-        strbuf_addf(body, "measure: instructions per transaction counted by valgrind callgrind "
-                          "(deterministic, NOT time, NOT tps): each run is two 1-thread "
-                          "children of %d and %d events, value = (I(%d) - I(%d)) / "
-                          "(transactions difference), so start-up, library loading and "
-                          "statement preparation cancel out; lower is better; I1 cache misses "
-                          "and branch mispredictions are callgrind's simulation (--cache-sim, "
-                          "--branch-sim), the same marginal way; real cache misses, stalls and "
-                          "I/O are not counted\n",
-                    cfg->events / 5, cfg->events, cfg->events, cfg->events / 5);
-        if (cfg->rounds > 1)
-            strbuf_addf(body, "cells: median of %d rounds (min-max); ", cfg->rounds);
-        else
-            strbuf_addstr(body, "cells: one round; ");
-        strbuf_addf(body, "%% improvement vs %s: the change's estimate, (1 - ratio)*100, in "
-                          "parentheses when not significant; change (95%% CI): ratio of "
-                          "medians, bootstrap CI, Mann-Whitney U at alpha 0.05; \"~\" = no "
-                          "significant difference (identical inputs give nearly identical "
-                          "counts: tiny CIs)%s\n",
-                    base->name,
-                    r->shape != REPORT_SEED000 ? "; the instruction table is the only shape"
-                                               : "");
-        repeatability_line(r, body);
-        bool servers = false;
-        for (int v = 0; v < cfg->nvariants; v++)
-            servers |= cfg->variants[v].kind == VARIANT_SERVER;
-        if (servers)
-            strbuf_addstr(body, "servers: each child runs outside valgrind against a server "
-                                "started for it alone under callgrind; counted are exactly "
-                                "the benchmark's connections, each matched by the identity it "
-                                "reported (PostgreSQL: its backend's PID; MariaDB: its server "
-                                "thread, counted from the first event to the last), the "
-                                "server's other processes and threads (another client's "
-                                "connections too, named in each run's \"counted\") are "
-                                "recorded beside (the background table), never in these "
-                                "numbers; PostgreSQL runs with "
-                                "autovacuum=off, track_counts=off and a smart "
-                                "shutdown, MariaDB with "
-                                "innodb-stats-auto-recalc=0 (timer-driven work would make the "
-                                "counts vary); reading from the client (secure_read, vio_read: "
-                                "how often it waits depends on timing) is not counted; "
-                                "estimated "
-                                "cycles = Ir + 10 Bm + 10 L1m + 100 LLm (KCachegrind's "
-                                "formula): simulated counts, not time\n");
-    } else {
+}
+
+/* Instruction mode: what is counted and how the cells and their changes read. */
+static void header_instructions(const struct rep *r, struct strbuf *body)
+{
+    const struct experiment_config *cfg = r->cfg;
+    const struct variant *base = &cfg->variants[0];
+
+    assert(cfg->measure == MEASURE_INSTRUCTIONS);
+    strbuf_addf(body, "measure: instructions per transaction counted by valgrind callgrind "
+                      "(deterministic, NOT time, NOT tps): each run is two 1-thread "
+                      "children of %d and %d events, value = (I(%d) - I(%d)) / "
+                      "(transactions difference), so start-up, library loading and "
+                      "statement preparation cancel out; lower is better; I1 cache misses "
+                      "and branch mispredictions are callgrind's simulation (--cache-sim, "
+                      "--branch-sim), the same marginal way; real cache misses, stalls and "
+                      "I/O are not counted\n",
+                cfg->events / 5, cfg->events, cfg->events, cfg->events / 5);
+    if (cfg->rounds > 1)
+        strbuf_addf(body, "cells: median of %d rounds (min-max); ", cfg->rounds);
+    else
+        strbuf_addstr(body, "cells: one round; ");
+    strbuf_addf(body, "%% improvement vs %s: the change's estimate, (1 - ratio)*100, in "
+                      "parentheses when not significant; change (95%% CI): ratio of "
+                      "medians, bootstrap CI, Mann-Whitney U at alpha 0.05; \"~\" = no "
+                      "significant difference (identical inputs give nearly identical "
+                      "counts: tiny CIs)%s\n",
+                base->name,
+                r->shape != REPORT_SEED000 ? "; the instruction table is the only shape"
+                                           : "");
+    repeatability_line(r, body);
+    bool servers = false;
+    for (int v = 0; v < cfg->nvariants; v++)
+        servers |= cfg->variants[v].kind == VARIANT_SERVER;
+    if (servers)
+        strbuf_addstr(body, "servers: each child runs outside valgrind against a server "
+                            "started for it alone under callgrind; counted are exactly "
+                            "the benchmark's connections, each matched by the identity it "
+                            "reported (PostgreSQL: its backend's PID; MariaDB: its server "
+                            "thread, counted from the first event to the last), the "
+                            "server's other processes and threads (another client's "
+                            "connections too, named in each run's \"counted\") are "
+                            "recorded beside (the background table), never in these "
+                            "numbers; PostgreSQL runs with "
+                            "autovacuum=off, track_counts=off and a smart "
+                            "shutdown, MariaDB with "
+                            "innodb-stats-auto-recalc=0 (timer-driven work would make the "
+                            "counts vary); reading from the client (secure_read, vio_read: "
+                            "how often it waits depends on timing) is not counted; "
+                            "estimated "
+                            "cycles = Ir + 10 Bm + 10 L1m + 100 LLm (KCachegrind's "
+                            "formula): simulated counts, not time\n");
+}
+
+/* Time mode: how the cells and their changes of this report's shape read. */
+static void header_cells(const struct rep *r, struct strbuf *body)
+{
+    const struct experiment_config *cfg = r->cfg;
+    const struct variant *base = &cfg->variants[0];
+
+    assert(cfg->measure != MEASURE_INSTRUCTIONS);
     switch (r->shape) {
     case REPORT_SEED000:
         if (cfg->target_ci > 0)
@@ -350,7 +307,14 @@ static void header_lines(struct rep *r, struct strbuf *title, struct strbuf *bod
                     base->name, base->name);
         break;
     }
-    }
+}
+
+/* --target-ci's outcome, or the warning that too few rounds can never be significant. */
+static void header_precision(const struct rep *r, struct strbuf *body)
+{
+    const struct experiment_config *cfg = r->cfg;
+    const struct experiment_result *res = r->res;
+
     if (cfg->target_ci > 0 && cfg->measure == MEASURE_TIME) {
         int reached, cells = experiment_target_cells(cfg, res, -1, &reached, NULL);
         strbuf_addf(body, "SEQUENTIAL: --target-ci=%g%%: rounds were added until every %s "
@@ -375,6 +339,14 @@ static void header_lines(struct rep *r, struct strbuf *title, struct strbuf *bod
                           "significant (smallest possible p = %.3f); use --rounds=%d or more\n",
                     cfg->rounds, stats_mw_min_p(cfg->rounds, cfg->rounds),
                     stats_min_rounds(0.05));
+}
+
+/* The machine the experiment ran on (res->env_json), and how busy it was at the start. */
+static void header_host(const struct rep *r, struct strbuf *body)
+{
+    const struct experiment_config *cfg = r->cfg;
+    const struct experiment_result *res = r->res;
+
     json_t *env = res->env_json ? json_loads(res->env_json, 0, NULL) : NULL;
     if (env) {
         const char *cpu = json_string_value(json_object_get(env, "cpu_model"));
@@ -393,6 +365,14 @@ static void header_lines(struct rep *r, struct strbuf *title, struct strbuf *bod
         strbuf_addch(body, '\n');
         json_decref(env);
     }
+}
+
+/* Which runs the numbers below stand on: an incomplete experiment, distrusted runs left out. */
+static void header_runs_used(const struct rep *r, struct strbuf *body)
+{
+    const struct experiment_config *cfg = r->cfg;
+    const struct experiment_result *res = r->res;
+
     if (experiment_runs_done(res) < experiment_runs_planned(cfg) &&
         (cfg->target_ci <= 0 || res->error))
         strbuf_addf(body, "INCOMPLETE: %d of %d runs finished%s%s\n", experiment_runs_done(res),
@@ -403,7 +383,21 @@ static void header_lines(struct rep *r, struct strbuf *title, struct strbuf *bod
                           "below (%d of %d runs used)\n",
                     res->excluded, res->excluded == 1 ? "" : "s", res->nruns,
                     experiment_runs_done(res));
-    free(time_s);
+}
+
+/* The report header: its first line into title, the others (one per line) into body. */
+static void header_lines(struct rep *r, struct strbuf *title, struct strbuf *body)
+{
+    header_title(r, title);
+    header_variants(r, body);
+    header_setup(r, body);
+    if (r->cfg->measure == MEASURE_INSTRUCTIONS)
+        header_instructions(r, body);
+    else
+        header_cells(r, body);
+    header_precision(r, body);
+    header_host(r, body);
+    header_runs_used(r, body);
 }
 
 /* ---------------------------------------------------------------- seed 000 */
@@ -936,7 +930,7 @@ void report_experiment_opts(struct strbuf *out, const struct experiment_config *
     else if (fmt == REPORT_JSON)
         output_json(&r);
     json_decref(r.extra);
-    recs_release(&r);
+    rep_recs_release(&r);
 }
 
 void experiment_report_text(FILE *out, const struct experiment_config *cfg,

@@ -135,7 +135,8 @@ pid_t srv_spawn(const struct srv_spawn_opts *o)
         return error("fork: %s", strerror(e));
     }
     if (pid == 0) {
-        static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGCHLD, SIGUSR1, SIGUSR2 };
+        static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGCHLD,
+                                    SIGUSR1, SIGUSR2 };
         sigset_t none;
         int fd;
         close(errpipe[0]);
@@ -431,10 +432,11 @@ int srv_check_reachable(const char *dir, const struct srv_run_as *ra)
         struct stat st;
         if (stat(anc, &st) == 0 && !searchable(&st, ra)) {
             struct passwd *owner = getpwuid(st.st_uid);
-            error("--datadir=%s: the server runs as user %s, who cannot reach it: %s (mode %04o, owner %s) "
-                  "is not searchable by %s; choose a datadir elsewhere (e.g. under /dev/shm or /tmp) or "
-                  "allow it with: chmod o+x %s",
-                  dir, ra->name, anc, (unsigned)(st.st_mode & 07777), owner ? owner->pw_name : "?", ra->name, anc);
+            error("--datadir=%s: the server runs as user %s, who cannot reach it: "
+                  "%s (mode %04o, owner %s) is not searchable by %s; choose a datadir elsewhere "
+                  "(e.g. under /dev/shm or /tmp) or allow it with: chmod o+x %s",
+                  dir, ra->name, anc, (unsigned)(st.st_mode & 07777),
+                  owner ? owner->pw_name : "?", ra->name, anc);
             free(anc);
             return -1;
         }

@@ -1,10 +1,12 @@
 /* server: managed MariaDB/MySQL and PostgreSQL server instances for benchmarks: init a
  * datadir, start the server privately (127.0.0.1 + a unix socket), wait until it accepts
  * connections, create the benchmark account, stop it cleanly. The config and its strings are
- * the caller's; a struct server owns its strings (server_release() frees them). server.c is the
- * lifecycle the families share; each server family is one file (mysql.c, pgsql.c) behind the
- * private struct server_flavor (server_flavor.h); process.c runs the processes, state.c
- * keeps the state file.
+ * the caller's; a struct server owns its strings (server_release() frees them). This header is the
+ * interface of src/server/, which no file of it stands above: lifecycle.c is the lifecycle
+ * the families share; each server family is one file (flavor_mysql.c, flavor_pgsql.c) behind
+ * the private struct server_flavor (server_flavor.h), found in flavors.c's registry;
+ * process.c runs the processes, state.c keeps the state file, options.c turns
+ * --server-option values into arguments.
  *
  * Files pgolab keeps in DATADIR (next to the server's own):
  *   pgolab-server.json   state of a running server (server_state_write/_read): how `pgolab
@@ -145,12 +147,13 @@ struct server {
  * Fixed server options (a --server-option of the same name overrides them, except the ones
  * pgolab manages: datadir, port, socket, bind address, pid file, log, user):
  *   mariadbd/mysqld: --no-defaults --datadir --port --bind-address=127.0.0.1 --socket
- *     --pid-file=DATADIR/mysqld.pid --tmpdir=DATADIR (a starting MariaDB deletes the #sql* files of
- *     its tmpdir: a shared /tmp broke concurrent bootstraps) --log-error=DATADIR/pgolab-server.log --skip-log-bin
- *     (no binary log: sysbench numbers without replication overhead) --skip-name-resolve
- *     (no DNS on connect) --max-connections=1000 (the default 151 is below the thread counts
- *     benchmarks use), --user=root when running as root, --mysqlx=OFF for MySQL >= 8 (no
- *     second fixed port shared by all instances).
+ *     --pid-file=DATADIR/mysqld.pid --tmpdir=DATADIR (a starting MariaDB deletes the #sql*
+ *     files of its tmpdir: a shared /tmp broke concurrent bootstraps)
+ *     --log-error=DATADIR/pgolab-server.log --skip-log-bin (no binary log: sysbench numbers
+ *     without replication overhead) --skip-name-resolve (no DNS on connect)
+ *     --max-connections=1000 (the default 151 is below the thread counts benchmarks use),
+ *     --user=root when running as root, --mysqlx=OFF for MySQL >= 8 (no second fixed port
+ *     shared by all instances).
  *   postgres: -D DATADIR -p PORT -c listen_addresses=127.0.0.1 -c unix_socket_directories=DIR
  *     -c logging_collector=off (stderr goes to the log) -c hba_file=DATADIR/pgolab-pg_hba.conf
  *     -c max_connections=1000.

@@ -1,20 +1,22 @@
 /* server_flavor: the server-family interface of managed servers, as db/driver.h is for the
- * client drivers: a const table of what differs between MariaDB/MySQL (mysql.c) and
- * PostgreSQL (pgsql.c), plus the helpers src/server/'s files share. Private to src/server/
+ * client drivers: a const table of what differs between MariaDB/MySQL (flavor_mysql.c) and
+ * PostgreSQL (flavor_pgsql.c), plus the helpers src/server/'s files share. Private to src/server/
  * (the public API is server.h; nothing outside includes this).
  *
- * Who owns what: server.c owns the lifecycle and calls the table (binary resolution, datadir
- * rules, start in a session of its own, readiness wait, account hook, bounded clean stop, log
- * tail, client args/env) and the family registry; process.c runs the processes (root and
- * run_user handling, spawn, bounded waits); state.c is DATADIR/pgolab-server.json. A family
+ * Who owns what: lifecycle.c owns the lifecycle and calls the table (binary resolution,
+ * datadir rules, start in a session of its own, readiness wait, account hook, bounded clean
+ * stop, log tail, client args/env); flavors.c is the family registry and the path helpers;
+ * process.c runs the processes (root and run_user handling, spawn, bounded waits); state.c
+ * is DATADIR/pgolab-server.json and the registry's files. The files call down in that order
+ * (lifecycle.c, then state.c, options.c and process.c, then flavors.c), never up. A family
  * file owns its binary names, --version parsing, init tool, command line, administrator
  * connection, account statements and any extra file it keeps in the datadir; it never forks,
  * waits or removes files itself except through the helpers below. Strings a table operation
  * returns are the caller's to free.
  *
  * Adding a server family: a file with a `const struct server_flavor server_NAME_flavor`, a
- * line for it in server.c's registry, and (the public enums) its SERVER_NAME kind and
- * DATADIR_NAME datadir kind in server.h. */
+ * line for it in flavors.c's registry (srv_flavors, SRV_FLAVORS), and (the public enums) its
+ * SERVER_NAME kind and DATADIR_NAME datadir kind in server.h. */
 #ifndef PGOLAB_SERVER_FLAVOR_H
 #define PGOLAB_SERVER_FLAVOR_H
 
@@ -34,7 +36,7 @@
 #define PING_TIMEOUT_S 2         /* one readiness / status connection attempt */
 
 /* The timeout of one readiness or status connection to s: its own (longer for a server
- * started under a wrapper, server.c), else PING_TIMEOUT_S. */
+ * started under a wrapper, lifecycle.c), else PING_TIMEOUT_S. */
 static inline int srv_ping_timeout(const struct server *s)
 {
     return s->ping_timeout_s > 0 ? s->ping_timeout_s : PING_TIMEOUT_S;
@@ -63,7 +65,8 @@ struct server_start_ctx {
 /* One server family. Data members first, then operations (all required unless marked). */
 struct server_flavor {
     enum server_kind kind;
-    const char *name;              /* "mysql": --db-driver spelling, state file "kind", --NAME-user */
+    const char *name;              /* "mysql": --db-driver spelling, state file "kind",
+                                    * --NAME-user */
     const char *const *aliases;    /* more names server_kind_parse() accepts; NULL-terminated */
     const char *label;             /* "MariaDB/MySQL": the family in messages */
     const char *package;           /* Debian package named when no server binary is found */
@@ -99,14 +102,15 @@ struct server_flavor {
     int (*check_user)(const char *user);
     /* The init command of an empty datadir: argv (argv[0] the tool, absolute) and extra
      * environment entries; -1 with a message when there is no tool. */
-    int (*init_command)(const struct server *s, const struct server_start_ctx *ctx, struct argvec *argv,
-                        struct argvec *env);
+    int (*init_command)(const struct server *s, const struct server_start_ctx *ctx,
+                        struct argvec *argv, struct argvec *env);
     /* Optional: write what every start needs (s->socket_dir is set), -1 with a message. */
     int (*before_start)(const struct server *s);
     /* The unix socket file in socket_dir for port (caller frees). */
     char *(*socket_path)(const char *socket_dir, int port);
     /* Append the server's options after argv[0] (s->port, s->socket and s->log are set). */
-    void (*server_args)(const struct server *s, const struct server_start_ctx *ctx, struct argvec *argv);
+    void (*server_args)(const struct server *s, const struct server_start_ctx *ctx,
+                        struct argvec *argv);
     /* Does it accept the administrator over the socket (bounded: PING_TIMEOUT_S)? *version
      * (may be NULL) gets the version the server reports. */
     bool (*ping)(const struct server *s, char **version);
@@ -119,7 +123,12 @@ struct server_flavor {
 
 extern const struct server_flavor server_mysql_flavor, server_pgsql_flavor;
 
-/* ------------------------------------------------------------------ server.c */
+/* ------------------------------------------------------------------ flavors.c */
+
+/* Every server family (one file each), in the order server_datadir_kind() tries their
+ * datadir markers: PostgreSQL's first. */
+#define SRV_FLAVORS 2
+extern const struct server_flavor *const srv_flavors[SRV_FLAVORS];
 
 /* The family of kind. */
 const struct server_flavor *srv_flavor(enum server_kind kind);
@@ -130,11 +139,20 @@ const char *srv_base_name(const char *path);
 char *srv_find_in_path(const char *name);  /* find_in_path(), absolute; caller frees */
 bool srv_exists(const char *dir, const char *name);  /* dir/name exists (lstat) */
 bool srv_has_dir(const char *dir, const char *name); /* dir/name is a directory */
+
+/* ------------------------------------------------------------------ lifecycle.c */
+
 /* The version "N.N[.N...]" at v into *version and fl into *flavor; -1 (nothing allocated)
  * when v does not start with one. */
 int srv_take_version(const char *v, const char *fl, char **version, char **flavor);
 /* Keep a helper tool's output in the server log, under a "---- pgolab: COMMAND" line. */
 void srv_append_to_log(const struct server *s, const char *const *argv, const struct strbuf *out);
+
+/* ------------------------------------------------------------------ state.c */
+
+/* Whether dir is a registry only this user can change: a real directory (not a symlink) of
+ * ours, writable by nobody else. In /tmp another user could have made it first. */
+bool srv_registry_ours(const char *dir);
 
 /* ------------------------------------------------------------------ process.c */
 

@@ -2,7 +2,8 @@
  * `pgolab server status|stop --datadir=DIR` find a server that another pgolab process started.
  * Written atomically (a temporary file renamed over it); never holds the password. The
  * registry (a file per server pid naming its datadir, in server_registry_dir()) is how
- * `pgolab server status` without --datadir finds them all. Also server_release(), which frees
+ * `pgolab server status` without --datadir finds them all (server_registry_list(),
+ * lifecycle.c, which asks each its status). Also server_release(), which frees
  * what a struct server owns. */
 #include "server/server_flavor.h"
 #include "util/fmt.h"
@@ -32,9 +33,7 @@ char *server_registry_dir(void)
     return xasprintf("%s/pgolab-servers-%d", tmp && *tmp ? tmp : "/tmp", (int)getuid());
 }
 
-/* Whether dir is a registry only this user can change: a real directory (not a symlink) of
- * ours, writable by nobody else. In /tmp another user could have made it first. */
-static bool registry_ours(const char *dir)
+bool srv_registry_ours(const char *dir)
 {
     struct stat st;
     return lstat(dir, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid() &&
@@ -50,7 +49,7 @@ static void registry_add(const struct server *s)
     int fd = -1;
     if (mkdir(dir, 0700) < 0 && errno != EEXIST)
         warning("cannot make the server registry %s: %s", dir, strerror(errno));
-    else if (!registry_ours(dir))
+    else if (!srv_registry_ours(dir))
         warning("not using the server registry %s: it is not a directory of this user's that "
                 "only it can write (remove it, or set PGOLAB_RUNTIME_DIR)", dir);
     else if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600)) < 0 ||
@@ -60,46 +59,6 @@ static void registry_add(const struct server *s)
         close(fd);
     free(path);
     free(dir);
-}
-
-int server_registry_list(void (*fn)(const struct server *s, void *ctx), void *ctx)
-{
-    char *dir = server_registry_dir();
-    DIR *d = registry_ours(dir) ? opendir(dir) : NULL;
-    struct dirent *e;
-    int n = 0;
-    while (d && (e = readdir(d))) {
-        char *end;
-        long pid = strtol(e->d_name, &end, 10);
-        if (e->d_name[0] == '.' || *end || pid <= 0)
-            continue;
-        char *entry = path_join(dir, e->d_name), *state = NULL;
-        struct strbuf datadir = STRBUF_INIT;
-        struct server s;
-        bool live = false;
-        memset(&s, 0, sizeof(s));
-        if (strbuf_read_file(&datadir, entry) == 0) {
-            strbuf_rtrim(&datadir);
-            state = path_join(datadir.buf, STATE_FILE);
-            /* the state file must still be there and name the same process */
-            live = access(state, F_OK) == 0 && server_state_read(&s, datadir.buf) == 0 &&
-                   s.pid == (pid_t)pid && server_status(&s, NULL) != SERVER_GONE;
-        }
-        if (live) {
-            fn(&s, ctx);
-            n++;
-        } else {
-            unlink(entry); /* stopped, or its datadir is gone */
-        }
-        server_release(&s);
-        strbuf_release(&datadir);
-        free(state);
-        free(entry);
-    }
-    if (d)
-        closedir(d);
-    free(dir);
-    return n;
 }
 
 int server_state_write(const struct server *s)
@@ -167,8 +126,8 @@ int server_state_read(struct server *s, const char *datadir)
         if (stat(dir, &st) < 0 && errno == ENOENT)
             error("%s: no such directory (a server's --datadir was expected)", dir);
         else if (e == EACCES)
-            error("%s: cannot read the pgolab server state there: permission denied (the server belongs "
-                  "to another user: run this as that user or root)", dir);
+            error("%s: cannot read the pgolab server state there: permission denied (the server "
+                  "belongs to another user: run this as that user or root)", dir);
         else
             error("%s: no pgolab server state there (%s is missing)", dir, STATE_FILE);
         goto out;
@@ -179,7 +138,8 @@ int server_state_read(struct server *s, const char *datadir)
     }
     if (json_integer_value(json_object_get(j, "pgolab_server")) != 1 ||
         server_kind_parse(json_string_value(json_object_get(j, "kind")), &s->kind) < 0 ||
-        !json_is_integer(json_object_get(j, "pid")) || !json_string_value(json_object_get(j, "socket"))) {
+        !json_is_integer(json_object_get(j, "pid")) ||
+        !json_string_value(json_object_get(j, "socket"))) {
         error("%s: not a pgolab server state file (or a newer format)", path);
         json_decref(j);
         goto out;

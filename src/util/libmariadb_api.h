@@ -2,8 +2,8 @@
  * use instead of linked, so that a pgolab process that talks to no MariaDB or MySQL server
  * does not load it and the TLS libraries it pulls in (BENCHMARKS.md, "Process start-up").
  *
- * Owned by src/util; used by src/db/mysql.c and src/server/mysql.c, which include this header
- * instead of <mysql.h>. Every client function they call is a macro for its pointer in the
+ * Owned by src/util; used by src/db/mysql.c and src/server/flavor_mysql.c, which include this
+ * header instead of <mysql.h>. Every client function they call is a macro for its pointer in the
  * table, so their code reads as the plain client API; <mysql.h> still gives the types. The
  * first call of any of them loads libmariadb.so.3 (thread-safe, once per process); a process
  * that cannot load it stops with one FATAL line naming the library and the package. Code that

@@ -3,8 +3,8 @@
  * parent) does not load it and the libraries it pulls in (Kerberos, LDAP, GnuTLS, ...): that
  * is most of a process's start-up time (BENCHMARKS.md, "Process start-up").
  *
- * Owned by src/util; used by src/db/pgsql.c and src/server/pgsql.c, which include this header
- * instead of <libpq-fe.h>. Every libpq function they call is a macro for its pointer in the
+ * Owned by src/util; used by src/db/pgsql.c and src/server/flavor_pgsql.c, which include this
+ * header instead of <libpq-fe.h>. Every libpq function they call is a macro for its pointer in the
  * table, so their code reads as plain libpq; <libpq-fe.h> still gives the types. The first
  * call of any of them loads libpq.so.5 (thread-safe, once per process); a process that cannot
  * load it stops with one FATAL line naming the library and the package. Code that can report

@@ -391,7 +391,7 @@ static inline FILE *run_logged(struct experiment_config *cfg, struct experiment_
                                const struct fake_dir *fd, int nruns)
 {
     setenv("FAKE_RUNLOG", fd->runlog, 1);
-    assert_int_equal(experiment_run(cfg, res), 0);
+    assert_int_equal(experiment_run(cfg, NULL, res), 0);
     unsetenv("FAKE_RUNLOG");
     assert_int_equal(res->nruns, nruns);
     FILE *f = fopen(fd->runlog, "r");

@@ -9,6 +9,9 @@
 #include <cmocka.h>
 
 #include "experiment/experiment.h"
+#include "experiment/plan.h"
+#include "experiment/record.h"
+#include "experiment/variants.h"
 #include "util/signals.h"
 #include "util/util.h"
 
@@ -39,7 +42,7 @@ static void test_run_with_fake_child(void **state)
     assert_string_equal(v[1].source_id, "fake-id");
     assert_string_equal(v[1].loaded_from, fd.lib_fast);
 
-    assert_int_equal(experiment_run(&cfg, &res), 0);
+    assert_int_equal(experiment_run(&cfg, NULL, &res), 0);
     assert_null(res.error);
     assert_int_equal(res.nruns, 12); /* 3 rounds x 2 thread counts x 2 variants */
     assert_non_null(strstr(res.env_json, "\"cores\""));
@@ -72,7 +75,7 @@ static void test_run_with_fake_child(void **state)
     free(v[1].source_id);
     v[1].source_id = xstrdup("another-id");
     cfg.rounds = 1;
-    assert_int_equal(experiment_run(&cfg, &res), -1);
+    assert_int_equal(experiment_run(&cfg, NULL, &res), -1);
     assert_non_null(strstr(res.error, "wrong library"));
     assert_non_null(strstr(res.error, "another-id"));
     experiment_result_release(&res);
@@ -83,7 +86,7 @@ static void test_run_with_fake_child(void **state)
     v[1].library = lib_broken;
     free(v[1].source_id);
     v[1].source_id = NULL;
-    assert_int_equal(experiment_run(&cfg, &res), -1);
+    assert_int_equal(experiment_run(&cfg, NULL, &res), -1);
     assert_non_null(res.error);
     assert_null(strchr(res.error, '\n'));
     assert_non_null(strstr(res.error, "variant broken"));
@@ -102,7 +105,7 @@ static void test_run_with_fake_child(void **state)
     const char *fail_exe = write_file(fd.dir, "fail", "#!/bin/sh\necho 'unknown test' >&2\nexit 1\n", 0755);
     cfg.pgolab = fail_exe;
     cfg.workloads = bad;
-    assert_int_equal(experiment_run(&cfg, &res), -1);
+    assert_int_equal(experiment_run(&cfg, NULL, &res), -1);
     assert_non_null(strstr(res.error, "prepare of no_such_workload"));
     assert_non_null(strstr(res.error, "unknown test"));
     assert_int_equal(res.nruns, 0);
@@ -210,7 +213,7 @@ static void test_target_ci_stops(void **state)
     fake_config(&cfg, v, &fd, fd.dir, 40, 9);
     cfg.target_ci = 2;
     cfg.cs_rounds = 20;
-    assert_int_equal(experiment_run(&cfg, &res), 0);
+    assert_int_equal(experiment_run(&cfg, NULL, &res), 0);
     assert_int_equal(res.nruns, 5 * 2 * 2); /* 5 rounds x 2 thread counts x 2 variants */
     int reached;
     assert_int_equal(experiment_target_cells(&cfg, &res, -1, &reached, NULL), 2);
@@ -248,14 +251,14 @@ static void test_signal_before_run(void **state)
     sig_catch(outer, &saved);
     raise(SIGINT);
     assert_int_equal(outer_got, SIGINT);
-    assert_int_equal(experiment_run(&cfg, &res), -1);
+    assert_int_equal(experiment_run(&cfg, NULL, &res), -1);
     assert_int_equal(res.signal, SIGINT);
     assert_non_null(strstr(res.error, "interrupted by SIGINT"));
     assert_int_equal(res.nruns, 0);
     assert_int_equal(count_files(fd.dir, ".log"), 0); /* not even the prepare ran */
     experiment_result_release(&res);
     sig_restore(&saved);
-    assert_int_equal(experiment_run(&cfg, &res), 0);
+    assert_int_equal(experiment_run(&cfg, NULL, &res), 0);
     assert_int_equal(res.nruns, 2 * 2);
     experiment_result_release(&res);
     assert_int_equal(fake_dir_remove(&fd), 0);

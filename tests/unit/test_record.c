@@ -9,6 +9,8 @@
 #include <cmocka.h>
 
 #include "experiment/experiment.h"
+#include "experiment/record.h"
+#include "experiment/variants.h"
 #include "store/store.h"
 #include "util/strbuf.h"
 #include "util/util.h"
@@ -89,16 +91,15 @@ static void test_record_and_resume(void **state)
     char *err = stderr_end(saved, errpath);
     assert_int_equal(rc, 0);
     assert_int_equal(cfg.experiment_id, 1);
-    assert_ptr_equal(cfg.store, s);
     assert_non_null(strstr(err, "experiment 1 recorded in "));
     assert_non_null(strstr(err, "results.db"));
     free(err);
-    assert_int_equal(experiment_run(&cfg, &res), 0);
+    assert_int_equal(experiment_run(&cfg, s, &res), 0);
     /* a recorded run's JSON report is the store's, not kept in memory (the report below is
      * made from the numbers alone, identical to the one rebuilt with the JSON) */
     for (int i = 0; i < res.nruns; i++)
         assert_null(res.runs[i].json);
-    assert_int_equal(experiment_record_finish(&cfg, &res, 0), 0);
+    assert_int_equal(experiment_record_finish(&cfg, s, &res, 0), 0);
     assert_status(s, 1, "complete");
     run_keys(s, 1, &full);
     assert_int_equal(full.n, 12);
@@ -130,7 +131,7 @@ static void test_record_and_resume(void **state)
     assert_int_equal(experiment_record_begin(&cfg, s, "compare", NULL), 0);
     assert_int_equal(cfg.experiment_id, 2);
     cfg.keep_run_json = true; /* --output: every run's JSON stays */
-    rc = experiment_run(&cfg, &res);
+    rc = experiment_run(&cfg, s, &res);
     cfg.keep_run_json = false;
     err = stderr_end(saved, errpath);
     free(err);
@@ -140,7 +141,7 @@ static void test_record_and_resume(void **state)
     assert_int_equal(res.nruns, 2);
     for (int i = 0; i < res.nruns; i++)
         assert_non_null(strstr(res.runs[i].json, "\"tps\""));
-    assert_int_equal(experiment_record_finish(&cfg, &res, rc), 0);
+    assert_int_equal(experiment_record_finish(&cfg, s, &res, rc), 0);
     experiment_result_release(&res);
     assert_status(s, 2, "interrupted");
     run_keys(s, 2, &part);
@@ -208,12 +209,12 @@ static void test_record_and_resume(void **state)
     assert_int_equal(cfg.seed, 11);
     assert_int_equal(cfg.experiment_id, 2);
     assert_status(s, 2, "running");
-    assert_int_equal(experiment_run(&cfg, &res), 0);
+    assert_int_equal(experiment_run(&cfg, s, &res), 0);
     assert_int_equal(res.resumed, 2);
     assert_int_equal(res.nruns, 12);
     for (int i = 0; i < res.nruns; i++) /* the 2 loaded from the store are dropped too */
         assert_null(res.runs[i].json);
-    assert_int_equal(experiment_record_finish(&cfg, &res, 0), 0);
+    assert_int_equal(experiment_record_finish(&cfg, s, &res, 0), 0);
     experiment_result_release(&res);
     assert_status(s, 2, "complete");
     run_keys(s, 2, &resumed);
@@ -249,7 +250,7 @@ static void test_record_and_resume(void **state)
         res.error = xstrdup("the server would not start");
         res.nruns = ends[i].nruns; /* the count only: no run rows are needed here */
         res.transient = ends[i].transient;
-        assert_int_equal(experiment_record_finish(&cfg, &res, -1), 0);
+        assert_int_equal(experiment_record_finish(&cfg, s, &res, -1), 0);
         err = stderr_end(saved, errpath);
         free(res.error);
         if (!strstr(err, ends[i].live))
@@ -282,7 +283,7 @@ static void test_record_and_resume(void **state)
     res.error = xstrdup("interrupted by SIGINT during run 2");
     res.nruns = 1;
     res.signal = SIGINT;
-    assert_int_equal(experiment_record_finish(&cfg, &res, -1), 0);
+    assert_int_equal(experiment_record_finish(&cfg, s, &res, -1), 0);
     err = stderr_end(saved, errpath);
     free(res.error);
     assert_non_null(strstr(err, "interrupted: `pgolab calibrate` with the same options starts it "

@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include "experiment/experiment.h"
+#include "experiment/record.h"
 #include "metrics/metrics.h"
 #include "report/tables.h"
 #include "store/store.h"

@@ -1,8 +1,8 @@
 /* Unit tests of src/server/ through its public API (server.h): --db-driver names, and per
- * server family (mysql.c, pgsql.c) --server-option translation (and the options pgolab
- * manages) and `--version` parsing (servers accepted, clients and other programs refused);
+ * server family (flavor_mysql.c, flavor_pgsql.c) --server-option translation (and the options
+ * pgolab manages) and `--version` parsing (servers accepted, clients and other programs refused);
  * datadir classification, the state file round trip (state.c; no password in it), the client
- * arguments and environment, and one in-process MariaDB lifecycle (server.c + process.c: the
+ * arguments and environment, and one in-process MariaDB lifecycle (lifecycle.c + process.c: the
  * child path of server_stop, waitpid status), skipped when mariadbd is not installed. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,9 +1,9 @@
-/* pgsql: the PostgreSQL family of managed servers (struct server_flavor, see server_flavor.h;
- * the lifecycle is server.c's): the postgres binary (Debian's /usr/lib/postgresql/N/bin, a
- * prefix's bin/), its --version, initdb next to it, the postgres command line (-D, -p, -c
- * settings; --server-option=NAME=VALUE becomes -c NAME=VALUE), the client-auth rules
- * (DATADIR/pgolab-pg_hba.conf, rewritten at every start), the postgres superuser over the
- * socket for readiness and the benchmark role and database, a fast shutdown (SIGINT), and
+/* flavor_pgsql: the PostgreSQL family of managed servers (struct server_flavor, see
+ * server_flavor.h; the lifecycle is lifecycle.c's): the postgres binary (Debian's
+ * /usr/lib/postgresql/N/bin, a prefix's bin/), its --version, initdb next to it, the postgres
+ * command line (-D, -p, -c settings; --server-option=NAME=VALUE becomes -c NAME=VALUE), the
+ * client-auth rules (DATADIR/pgolab-pg_hba.conf, rewritten at every start), the postgres superuser
+ * over the socket for readiness and the benchmark role and database, a fast shutdown (SIGINT), and
  * after an unclean death the shared memory freed by a `postgres --single` start.
  * PostgreSQL refuses to run as root: as root, initdb and postgres run as the `postgres` user
  * (`nobody` if there is none; run_user below, handled by process.c) and the datadir is
@@ -86,8 +86,8 @@ static bool pgsql_is_datadir(const char *dir)
 /* ------------------------------------------------------------------ init and start */
 
 /* initdb next to the postgres binary (PREFIX/bin/initdb for a prefix). */
-static int pgsql_init_command(const struct server *s, const struct server_start_ctx *ctx, struct argvec *argv,
-                              struct argvec *env)
+static int pgsql_init_command(const struct server *s, const struct server_start_ctx *ctx,
+                              struct argvec *argv, struct argvec *env)
 {
     char *bindir = srv_dir_of(s->binary);
     char *tool = path_join(bindir, "initdb");
@@ -101,8 +101,8 @@ static int pgsql_init_command(const struct server *s, const struct server_start_
     }
     argvec_push(argv, tool);
     argvec_pushf(argv, "--pgdata=%s", s->datadir);
-    argvec_pushv(argv, (const char *const[]){ "--username=postgres", "--auth=trust", "--encoding=UTF8",
-                                              "--locale=C", NULL });
+    argvec_pushv(argv, (const char *const[]){ "--username=postgres", "--auth=trust",
+                                              "--encoding=UTF8", "--locale=C", NULL });
     free(tool);
     return 0;
 }
@@ -136,7 +136,8 @@ static char *pgsql_socket_path(const char *socket_dir, int port)
     return xasprintf("%s/.s.PGSQL.%d", socket_dir, port);
 }
 
-static void pgsql_server_args(const struct server *s, const struct server_start_ctx *ctx, struct argvec *argv)
+static void pgsql_server_args(const struct server *s, const struct server_start_ctx *ctx,
+                              struct argvec *argv)
 {
     (void)ctx;
     argvec_push(argv, "-D");
@@ -161,8 +162,10 @@ static void pg_params(const struct server *s, const char *timeout, char *port, s
                       const char **keys, const char **vals)
 {
     snprintf(port, portlen, "%d", s->port);
-    const char *k[] = { "host", "port", "user", "dbname", "connect_timeout", "application_name", NULL };
-    const char *v[] = { s->socket_dir, port, "postgres", "postgres", timeout, "pgolab-server", NULL };
+    const char *k[] = { "host", "port", "user", "dbname", "connect_timeout", "application_name",
+                        NULL };
+    const char *v[] = { s->socket_dir, port, "postgres", "postgres", timeout, "pgolab-server",
+                        NULL };
     memcpy(keys, k, sizeof(k));
     memcpy(vals, v, sizeof(v));
 }
@@ -339,21 +342,24 @@ static void pg_reclaim_shmem(struct server *s)
         ra.gid = st.st_gid;
     }
     const char *const argv[] = { s->binary, "--single", "-D", s->datadir, "postgres", NULL };
-    struct srv_spawn_opts so = { .argv = argv, .out_fd = -1, .ra = ra.drop ? &ra : NULL, .cwd = s->datadir };
+    struct srv_spawn_opts so = { .argv = argv, .out_fd = -1, .ra = ra.drop ? &ra : NULL,
+                                 .cwd = s->datadir };
     struct strbuf out = STRBUF_INIT;
     int rc = srv_run_capture(&so, &out, DEFAULT_TIMEOUT_S);
     srv_append_to_log(s, argv, &out);
     if (rc != 0)
-        warning("%s died without a clean shutdown, and freeing its shared memory (postgres --single) failed "
-                "(%s %d; see %s): /dev/shm/PostgreSQL.* segments may be left", s->datadir,
-                rc > 128 ? "signal" : rc < 0 ? "code" : "exit status", rc > 128 ? rc - 128 : rc, s->log);
+        warning("%s died without a clean shutdown, and freeing its shared memory "
+                "(postgres --single) failed (%s %d; see %s): /dev/shm/PostgreSQL.* segments may "
+                "be left", s->datadir, rc > 128 ? "signal" : rc < 0 ? "code" : "exit status",
+                rc > 128 ? rc - 128 : rc, s->log);
     strbuf_release(&out);
 }
 
 /* ------------------------------------------------------------------ the family */
 
 const struct server_flavor server_pgsql_flavor = {
-    .kind = SERVER_PGSQL, .name = "pgsql", .aliases = (const char *const[]){ "postgresql", "postgres", NULL },
+    .kind = SERVER_PGSQL, .name = "pgsql",
+    .aliases = (const char *const[]){ "postgresql", "postgres", NULL },
     .label = "PostgreSQL", .package = "postgresql", .default_binary = "postgres",
     .default_flavor = "PostgreSQL", .find_binary = pgsql_find_binary,
     .binaries = (const char *const[]){ "postgres", NULL }, .binaries_label = "postgres",
@@ -367,7 +373,8 @@ const struct server_flavor server_pgsql_flavor = {
     .managed_options = (const char *const[]){ "data-directory", "port", "unix-socket-directories",
         "listen-addresses", "logging-collector", NULL },
     .option_hint = OPTION_HINT, .option_arg = pgsql_option_arg,
-    .socket_name_max = ".s.PGSQL.65535", .socket_path = pgsql_socket_path, .before_start = write_hba,
+    .socket_name_max = ".s.PGSQL.65535", .socket_path = pgsql_socket_path,
+    .before_start = write_hba,
     .server_args = pgsql_server_args, .ping = pgsql_ping,
     /* fast shutdown: sessions are ended, then a clean checkpoint */
     .stop_signal = SIGINT, .shutdown_mark = "database system is shut down",

@@ -1,11 +1,13 @@
-/* server: the lifecycle of a managed server, the same for every server family (see server.h
- * for the API and who runs what as root): resolve and check the binary, classify and prepare
- * the datadir, initialize a new one, start the server in its own session on 127.0.0.1 and a
- * private socket, wait (bounded) until it accepts connections, create the benchmark account,
- * and stop it cleanly (bounded; SIGKILL only as an error); the log tail and the client
- * args/env for children. What differs per family is a call into its struct server_flavor
- * (server_flavor.h; mysql.c, pgsql.c), listed in the registry below. The processes
- * themselves are process.c's, the state file state.c's. */
+/* lifecycle: the lifecycle of a managed server, the same for every server family (see
+ * server.h for the API and who runs what as root): resolve and check the binary, classify and
+ * prepare the datadir, initialize a new one, start the server in its own session on 127.0.0.1
+ * and a private socket, wait (bounded) until it accepts connections, create the benchmark
+ * account, and stop it cleanly (bounded; SIGKILL only as an error); the log tail, the client
+ * args/env for children, a server's status and the list of the running ones. What differs per
+ * family is a call into its struct server_flavor (server_flavor.h; flavor_mysql.c,
+ * flavor_pgsql.c), found in flavors.c's registry. The processes themselves are process.c's,
+ * the state file and the registry's files state.c's: this file calls down into them, never
+ * the other way. Owns no state. */
 #include "server/server_flavor.h"
 #include "util/fmt.h"
 #include "util/fs.h"
@@ -14,6 +16,7 @@
 #include "util/subprocess.h"
 #include "util/util.h"
 
+#include <assert.h>
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <dirent.h>
@@ -35,74 +38,7 @@
 #define TAIL_LINES 20
 #define ERROR_LINES_MAX 10       /* error lines above a tail, printed before it */
 
-/* ------------------------------------------------------------------ the families */
-
-/* Every server family (one file each). In the order server_datadir_kind() tries their
- * datadir markers: PostgreSQL's first. */
-static const struct server_flavor *const flavors[] = {
-    &server_pgsql_flavor,
-    &server_mysql_flavor,
-};
-
-const struct server_flavor *srv_flavor(enum server_kind kind)
-{
-    for (size_t i = 0; i < ARRAY_SIZE(flavors); i++)
-        if (flavors[i]->kind == kind)
-            return flavors[i];
-    die("BUG: no server family of kind %d", (int)kind);
-}
-
-const char *server_kind_name(enum server_kind kind)
-{
-    return srv_flavor(kind)->name;
-}
-
-int server_kind_parse(const char *name, enum server_kind *kind)
-{
-    if (!name)
-        return -1;
-    for (size_t i = 0; i < ARRAY_SIZE(flavors); i++) {
-        bool match = !strcmp(name, flavors[i]->name);
-        for (const char *const *a = flavors[i]->aliases; a && *a && !match; a++)
-            match = !strcmp(name, *a);
-        if (match) {
-            *kind = flavors[i]->kind;
-            return 0;
-        }
-    }
-    return -1;
-}
-
 /* ------------------------------------------------------------------ small helpers */
-
-bool srv_is_exec(const char *p)
-{
-    return is_file(p) && access(p, X_OK) == 0;
-}
-
-char *srv_dir_of(const char *path)
-{
-    const char *sl = strrchr(path, '/');
-    if (!sl)
-        return xstrdup(".");
-    if (sl == path)
-        return xstrdup("/");
-    return xstrndup(path, (size_t)(sl - path));
-}
-
-const char *srv_base_name(const char *path)
-{
-    const char *sl = strrchr(path, '/');
-    return sl ? sl + 1 : path;
-}
-
-char *srv_find_in_path(const char *name)
-{
-    char *found = find_in_path(name);
-    char *a = found ? abs_path(found) : NULL;
-    free(found);
-    return a;
-}
 
 /* The first non-empty line of text, trimmed, at most 120 bytes (caller frees). */
 static char *first_line(const char *text)
@@ -150,7 +86,8 @@ static void print_tail(FILE *out, const char *title, const char *text, size_t le
             const char *nl = memchr(l, '\n', (size_t)(tail - l));
             size_t n = nl ? (size_t)(nl - l) : (size_t)(tail - l);
             if (memmem(l, n, "ERROR", 5) || memmem(l, n, "FATAL", 5) || memmem(l, n, "PANIC", 5))
-                fprintf(out, "%s%.*s\n", shown++ ? "" : "---- error lines before the tail:\n", (int)n, l);
+                fprintf(out, "%s%.*s\n", shown++ ? "" : "---- error lines before the tail:\n",
+                        (int)n, l);
             l += n + 1;
         }
         fprintf(out, "---- %s:\n%s\n---- end\n", title, tail);
@@ -267,10 +204,11 @@ static int resolve_binary(const struct server_config *cfg, char **bin, char **la
         if (!*cfg->server)
             return error("--server=: empty path");
         if (stat(cfg->server, &st) < 0)
-            return error("--server=%s: %s", cfg->server, errno == ENOENT ? "no such file" : strerror(errno));
+            return error("--server=%s: %s", cfg->server,
+                         errno == ENOENT ? "no such file" : strerror(errno));
         if (S_ISDIR(st.st_mode))
-            return error("--server=%s: is a directory (an install prefix? use --prefix=%s)", cfg->server,
-                         cfg->server);
+            return error("--server=%s: is a directory (an install prefix? use --prefix=%s)",
+                         cfg->server, cfg->server);
         if (!S_ISREG(st.st_mode) || access(cfg->server, X_OK) < 0)
             return error("--server=%s: not an executable file", cfg->server);
         *bin = abs_path(cfg->server);
@@ -292,13 +230,13 @@ static int resolve_binary(const struct server_config *cfg, char **bin, char **la
                 }
                 free(p);
             }
-        return error("--prefix=%s: no %s under %s/sbin, bin or libexec", cfg->prefix, f->binaries_label,
-                     cfg->prefix);
+        return error("--prefix=%s: no %s under %s/sbin, bin or libexec", cfg->prefix,
+                     f->binaries_label, cfg->prefix);
     }
     *bin = f->find_binary();
     if (!*bin)
-        return error("no %s server found (install %s, or give --server=PATH or --prefix=DIR)", f->label,
-                     f->package);
+        return error("no %s server found (install %s, or give --server=PATH or --prefix=DIR)",
+                     f->label, f->package);
     *label = xstrdup(*bin);
     return 0;
 }
@@ -311,8 +249,9 @@ static int check_version(struct server *s, const char *label, const struct srv_r
 {
     const char *argv[] = { s->binary, "--version", NULL };
     struct strbuf out = STRBUF_INIT;
-    struct subprocess sp = { .argv = argv, .out = &out, .quiet_stderr = 1, .timeout_s = VERSION_TIMEOUT_S,
-                             .run_as = ra->drop, .run_uid = ra->uid, .run_gid = ra->gid };
+    struct subprocess sp = { .argv = argv, .out = &out, .quiet_stderr = 1,
+                             .timeout_s = VERSION_TIMEOUT_S, .run_as = ra->drop,
+                             .run_uid = ra->uid, .run_gid = ra->gid };
     int rc = subprocess_run(&sp);
     if (rc < 0 || srv_got_signal) { /* interrupted: server_start says so */
         strbuf_release(&out);
@@ -321,10 +260,12 @@ static int check_version(struct server *s, const char *label, const struct srv_r
     if (server_parse_version(s->kind, out.buf, &s->version, &s->flavor) < 0) {
         char *line = first_line(out.buf);
         if (line)
-            error("%s: not a %s server (its --version says '%s')", label, srv_flavor(s->kind)->label, line);
+            error("%s: not a %s server (its --version says '%s')", label,
+                  srv_flavor(s->kind)->label, line);
         else
-            error("%s: not a %s server (its --version printed nothing, %s %d)", label, srv_flavor(s->kind)->label,
-                  rc > 128 ? "killed by signal" : "exit status", rc > 128 ? rc - 128 : rc);
+            error("%s: not a %s server (its --version printed nothing, %s %d)", label,
+                  srv_flavor(s->kind)->label, rc > 128 ? "killed by signal" : "exit status",
+                  rc > 128 ? rc - 128 : rc);
         free(line);
         strbuf_release(&out);
         return -1;
@@ -339,35 +280,18 @@ static bool own_file(const char *name)
 {
     if (!strncmp(name, "pgolab-server.", 14))
         return true;
-    for (size_t i = 0; i < ARRAY_SIZE(flavors); i++)
-        if (flavors[i]->own_file && !strcmp(name, flavors[i]->own_file))
+    for (size_t i = 0; i < ARRAY_SIZE(srv_flavors); i++)
+        if (srv_flavors[i]->own_file && !strcmp(name, srv_flavors[i]->own_file))
             return true;
     return false;
-}
-
-bool srv_exists(const char *dir, const char *name)
-{
-    char *p = path_join(dir, name);
-    struct stat st;
-    bool r = lstat(p, &st) == 0;
-    free(p);
-    return r;
-}
-
-bool srv_has_dir(const char *dir, const char *name)
-{
-    char *p = path_join(dir, name);
-    bool r = is_dir(p);
-    free(p);
-    return r;
 }
 
 /* The family a datadir kind belongs to, for messages. */
 static const char *datadir_label(enum server_datadir dk)
 {
-    for (size_t i = 0; i < ARRAY_SIZE(flavors); i++)
-        if (flavors[i]->datadir == dk)
-            return flavors[i]->label;
+    for (size_t i = 0; i < ARRAY_SIZE(srv_flavors); i++)
+        if (srv_flavors[i]->datadir == dk)
+            return srv_flavors[i]->label;
     return "?";
 }
 
@@ -392,9 +316,9 @@ enum server_datadir server_datadir_kind(const char *dir)
     closedir(d);
     if (empty)
         return DATADIR_EMPTY;
-    for (size_t i = 0; i < ARRAY_SIZE(flavors); i++)
-        if (flavors[i]->is_datadir(dir))
-            return flavors[i]->datadir;
+    for (size_t i = 0; i < ARRAY_SIZE(srv_flavors); i++)
+        if (srv_flavors[i]->is_datadir(dir))
+            return srv_flavors[i]->datadir;
     return DATADIR_OTHER;
 }
 
@@ -435,7 +359,8 @@ static int pick_port(void)
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     if (fd < 0)
         return error("socket: %s", strerror(errno));
-    if (bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 && getsockname(fd, (struct sockaddr *)&a, &len) == 0)
+    if (bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
+        getsockname(fd, (struct sockaddr *)&a, &len) == 0)
         port = ntohs(a.sin_port);
     else
         error("cannot find a free port on 127.0.0.1: %s", strerror(errno));
@@ -617,8 +542,8 @@ static int start_once(struct server *s, struct server_start_ctx *ctx)
         if (srv_got_signal)
             return -3;
         if (now_ns() >= deadline) {
-            error("%s (pid %d) did not accept connections within %g s (--timeout)", s->binary, (int)s->pid,
-                  ctx->timeout_s);
+            error("%s (pid %d) did not accept connections within %g s (--timeout)", s->binary,
+                  (int)s->pid, ctx->timeout_s);
             print_log_since(s, log_start);
             return -1;
         }
@@ -654,19 +579,195 @@ static void stop_quietly(struct server *s)
     s->pid = 0;
 }
 
+/* What server_start() finds and does in the datadir, which its clean-up after a failure
+ * undoes. */
+struct datadir_plan {
+    bool init;        /* it is initialized: new, empty, or made by this call */
+    bool need_mkdir;  /* the given --datadir does not exist yet */
+    bool made_dir;    /* this call made the given --datadir */
+    bool was_empty;   /* the given --datadir existed, empty */
+    bool initialized; /* this call initialized it */
+};
+
+/* server_start()'s checks before anything is made: the benchmark account, the port, who
+ * runs the server (ctx->ra), the binary (s->binary) and its --version, the --server-option
+ * values (ctx->user_args) and the prefix (ctx->prefix). -1 after a message, or when a
+ * signal came (srv_got_signal). */
+static int start_checks(struct server *s, const struct server_config *cfg,
+                        struct server_start_ctx *ctx)
+{
+    const struct server_flavor *f = srv_flavor(cfg->kind);
+    const char *u = f->name;
+    char *label = NULL;
+    int rc = -1;
+
+    if (!*s->user || !*s->db)
+        return error("--%s-%s: empty", u, !*s->user ? "user" : "db");
+    if (f->check_user && f->check_user(s->user) < 0)
+        return -1;
+    if (!strcmp(s->user, f->admin_user))
+        return error("--%s-user=%s: that is the server's administrator; the benchmark account "
+                     "must be another one", u, s->user);
+    if (cfg->port < 0 || cfg->port > 65535)
+        return error("--port=%d: expected 1..65535 (or 0 = pick a free one)", cfg->port);
+    if (srv_run_identity(f, &ctx->ra) < 0)
+        return -1;
+    if (resolve_binary(cfg, &s->binary, &label) < 0 || check_version(s, label, &ctx->ra) < 0 ||
+        srv_got_signal)
+        goto out;
+    for (int i = 0; i < cfg->noptions; i++)
+        if (server_option_args(s->kind, cfg->options[i], &ctx->user_args) < 0)
+            goto out;
+    if (cfg->port) {
+        int e = port_check(cfg->port);
+        if (e) {
+            error("--port=%d: %s", cfg->port,
+                  e == EADDRINUSE ? "already in use on 127.0.0.1" : strerror(e));
+            goto out;
+        }
+    }
+    if (cfg->prefix)
+        ctx->prefix = abs_path(cfg->prefix);
+    rc = 0;
+out:
+    free(label);
+    return rc;
+}
+
+/* A given --datadir: what is there decides. A missing or empty one is initialized; one of
+ * this family is started again unless its server still runs; anything else is refused. The
+ * server's user must reach it. s->datadir is set; -1 after a message. */
+static int check_datadir(struct server *s, const struct server_config *cfg,
+                         const struct server_start_ctx *ctx, struct datadir_plan *dp)
+{
+    const struct server_flavor *f = srv_flavor(cfg->kind);
+    const char *flavor = s->flavor; /* "MariaDB", "MySQL", "PostgreSQL" (from --version) */
+
+    assert(cfg->datadir);
+    if (!*cfg->datadir)
+        return error("--datadir=: empty path");
+    s->datadir = abs_path(cfg->datadir);
+    enum server_datadir dk = server_datadir_kind(s->datadir);
+    switch (dk) {
+    case DATADIR_MISSING:
+        dp->init = dp->need_mkdir = true;
+        break;
+    case DATADIR_NOT_DIR:
+        return error("--datadir=%s: not a directory", cfg->datadir);
+    case DATADIR_EMPTY:
+        dp->init = dp->was_empty = true;
+        break;
+    case DATADIR_OTHER:
+        if (access(s->datadir, R_OK | X_OK) < 0)
+            return error("--datadir=%s: %s", cfg->datadir, strerror(errno));
+        return error("--datadir=%s: not empty and not a %s data directory", cfg->datadir,
+                     flavor);
+    default: /* a data directory of some family */
+        if (dk == f->datadir)
+            break;
+        return error("--datadir=%s: not empty and not a %s data directory (it holds a %s one)",
+                     cfg->datadir, flavor, datadir_label(dk));
+    }
+    if (!dp->init) {
+        /* started before: is a server still running there? */
+        struct server old;
+        char *state = path_join(s->datadir, STATE_FILE);
+        bool have = is_file(state);
+        free(state);
+        if (have && server_state_read(&old, s->datadir) == 0) {
+            bool alive = srv_proc_alive(&old);
+            pid_t pid = old.pid;
+            server_release(&old);
+            if (alive)
+                return error("--datadir=%s: a server is already running there (pid %d); "
+                             "stop it first: pgolab server stop --datadir=%s",
+                             cfg->datadir, (int)pid, s->datadir);
+        }
+    }
+    if (ctx->ra.drop && srv_check_reachable(s->datadir, &ctx->ra) < 0)
+        return -1;
+    return 0;
+}
+
+/* The datadir made where there is none yet: without --datadir a new private one under
+ * /dev/shm (or /tmp), else the given path. -1 after a message. */
+static int make_datadir(struct server *s, const struct server_config *cfg,
+                        struct datadir_plan *dp)
+{
+    if (!cfg->datadir) {
+        const char *base =
+            is_dir("/dev/shm") && access("/dev/shm", W_OK | X_OK) == 0 ? "/dev/shm" : "/tmp";
+        char *tmpl = xasprintf("%s/pgolab-%s.XXXXXX", base, srv_flavor(cfg->kind)->name);
+        if (!mkdtemp(tmpl)) {
+            error("cannot create a datadir in %s: %s", base, strerror(errno));
+            free(tmpl);
+            return -1;
+        }
+        s->datadir = tmpl;
+        s->created_datadir = dp->init = true;
+    } else if (dp->need_mkdir) {
+        if (mkdir_p(s->datadir) < 0)
+            return -1;
+        dp->made_dir = true;
+    }
+    return 0;
+}
+
+/* Start the server (start_once()) on cfg->port, or on a free port picked anew at each
+ * attempt while another process takes it first (PORT_ATTEMPTS at most). start_once()'s
+ * return: 0, or -1 or -3 (a signal) after a message. */
+static int start_on_port(struct server *s, struct server_start_ctx *ctx)
+{
+    const struct server_config *cfg = ctx->cfg;
+    int rc;
+
+    for (int attempt = 1;; attempt++) {
+        s->port = cfg->port ? cfg->port : pick_port();
+        if (s->port < 0)
+            return -1;
+        rc = start_once(s, ctx);
+        if (rc != 1)
+            return rc;
+        if (attempt == PORT_ATTEMPTS)
+            return error("%s could not bind a port on 127.0.0.1 in %d attempts "
+                         "(each taken before it started)", s->binary, PORT_ATTEMPTS);
+    }
+}
+
+/* After a failed start: stop what runs, remove what this call made (and only that), say so
+ * when a signal stopped it (rc -3). */
+static void start_undo(struct server *s, const struct datadir_plan *dp, int rc)
+{
+    stop_quietly(s);
+    if (s->socket_dir_private && s->socket_dir)
+        remove_tree(s->socket_dir);
+    if (s->datadir) {
+        if (s->created_datadir || dp->made_dir) {
+            remove_tree(s->datadir);
+        } else if (dp->was_empty && dp->initialized) {
+            empty_dir(s->datadir);
+        } else if (s->child) {
+            /* the state file this call wrote (never another server's) */
+            char *state = path_join(s->datadir, STATE_FILE);
+            unlink(state);
+            free(state);
+        }
+    }
+    if (rc == -3)
+        error("interrupted (%s) while starting the server: stopped it, nothing left running",
+              strsignal(srv_got_signal));
+}
+
 int server_start(struct server *s, const struct server_config *cfg)
 {
     const struct server_flavor *f = srv_flavor(cfg->kind);
     struct server_start_ctx ctx = { .cfg = cfg, .user_args = ARGVEC_INIT };
     struct sig_saved guard;
-    bool guarded = false, need_mkdir = false, made_dir = false, was_empty = false, init = false;
-    bool initialized = false;
-    char *label = NULL;
+    struct datadir_plan dp = { 0 };
     int rc = -1;
 
     memset(s, 0, sizeof(*s));
     srv_guard_begin(&guard);
-    guarded = true;
     s->kind = cfg->kind;
     s->user = xstrdup(cfg->user ? cfg->user : "sbtest");
     s->db = xstrdup(cfg->db ? cfg->db : "sbtest");
@@ -675,111 +776,13 @@ int server_start(struct server *s, const struct server_config *cfg)
     s->host = xstrdup("127.0.0.1");
     s->keep_datadir = cfg->keep_datadir;
     ctx.timeout_s = cfg->start_timeout_s > 0 ? cfg->start_timeout_s : DEFAULT_TIMEOUT_S;
-    const char *u = f->name;
 
-    if (!*s->user || !*s->db) {
-        error("--%s-%s: empty", u, !*s->user ? "user" : "db");
+    if (start_checks(s, cfg, &ctx) < 0)
         goto fail;
-    }
-    if (f->check_user && f->check_user(s->user) < 0)
+    if (cfg->datadir && check_datadir(s, cfg, &ctx, &dp) < 0)
         goto fail;
-    if (!strcmp(s->user, f->admin_user)) {
-        error("--%s-user=%s: that is the server's administrator; the benchmark account must be another one",
-              u, s->user);
+    if (srv_got_signal || make_datadir(s, cfg, &dp) < 0)
         goto fail;
-    }
-    if (cfg->port < 0 || cfg->port > 65535) {
-        error("--port=%d: expected 1..65535 (or 0 = pick a free one)", cfg->port);
-        goto fail;
-    }
-    if (srv_run_identity(f, &ctx.ra) < 0)
-        goto fail;
-    if (resolve_binary(cfg, &s->binary, &label) < 0 || check_version(s, label, &ctx.ra) < 0 ||
-        srv_got_signal)
-        goto fail;
-    for (int i = 0; i < cfg->noptions; i++)
-        if (server_option_args(s->kind, cfg->options[i], &ctx.user_args) < 0)
-            goto fail;
-    if (cfg->port) {
-        int e = port_check(cfg->port);
-        if (e) {
-            error("--port=%d: %s", cfg->port,
-                  e == EADDRINUSE ? "already in use on 127.0.0.1" : strerror(e));
-            goto fail;
-        }
-    }
-    if (cfg->prefix)
-        ctx.prefix = abs_path(cfg->prefix);
-
-    /* the datadir */
-    const char *flavor = s->flavor; /* "MariaDB", "MySQL", "PostgreSQL" (from --version) */
-    if (cfg->datadir) {
-        if (!*cfg->datadir) {
-            error("--datadir=: empty path");
-            goto fail;
-        }
-        s->datadir = abs_path(cfg->datadir);
-        enum server_datadir dk = server_datadir_kind(s->datadir);
-        switch (dk) {
-        case DATADIR_MISSING:
-            init = need_mkdir = true;
-            break;
-        case DATADIR_NOT_DIR:
-            error("--datadir=%s: not a directory", cfg->datadir);
-            goto fail;
-        case DATADIR_EMPTY:
-            init = was_empty = true;
-            break;
-        case DATADIR_OTHER:
-            if (access(s->datadir, R_OK | X_OK) < 0)
-                error("--datadir=%s: %s", cfg->datadir, strerror(errno));
-            else
-                error("--datadir=%s: not empty and not a %s data directory", cfg->datadir, flavor);
-            goto fail;
-        default: /* a data directory of some family */
-            if (dk == f->datadir)
-                break;
-            error("--datadir=%s: not empty and not a %s data directory (it holds a %s one)", cfg->datadir,
-                  flavor, datadir_label(dk));
-            goto fail;
-        }
-        if (!init) {
-            /* started before: is a server still running there? */
-            struct server old;
-            char *state = path_join(s->datadir, STATE_FILE);
-            bool have = is_file(state);
-            free(state);
-            if (have && server_state_read(&old, s->datadir) == 0) {
-                bool alive = srv_proc_alive(&old);
-                pid_t pid = old.pid;
-                server_release(&old);
-                if (alive) {
-                    error("--datadir=%s: a server is already running there (pid %d); stop it first: "
-                          "pgolab server stop --datadir=%s", cfg->datadir, (int)pid, s->datadir);
-                    goto fail;
-                }
-            }
-        }
-        if (ctx.ra.drop && srv_check_reachable(s->datadir, &ctx.ra) < 0)
-            goto fail;
-    }
-    if (srv_got_signal)
-        goto fail;
-    if (!cfg->datadir) {
-        const char *base = is_dir("/dev/shm") && access("/dev/shm", W_OK | X_OK) == 0 ? "/dev/shm" : "/tmp";
-        char *tmpl = xasprintf("%s/pgolab-%s.XXXXXX", base, u);
-        if (!mkdtemp(tmpl)) {
-            error("cannot create a datadir in %s: %s", base, strerror(errno));
-            free(tmpl);
-            goto fail;
-        }
-        s->datadir = tmpl;
-        s->created_datadir = init = true;
-    } else if (need_mkdir) {
-        if (mkdir_p(s->datadir) < 0)
-            goto fail;
-        made_dir = true;
-    }
     s->log = path_join(s->datadir, LOG_FILE);
     s->keep_log = cfg->keep_log ? xstrdup(cfg->keep_log) : xasprintf("%s.log", s->datadir);
     s->save_log = cfg->save_log ? xstrdup(cfg->save_log) : NULL;
@@ -787,36 +790,22 @@ int server_start(struct server *s, const struct server_config *cfg)
     /* under valgrind a backend's start-up takes seconds: a probe that gives up after 2 s
      * leaves a connection that the server still serves (and callgrind counts) */
     s->ping_timeout_s = cfg->wrapper && cfg->wrapper[0] ? PING_TIMEOUT_S * 15 : PING_TIMEOUT_S;
-    if (init) {
+    if (dp.init) {
         /* PostgreSQL's datadir belongs to the server's user, mode 0700 (initdb insists) */
         if (f->private_datadir && srv_give_dir(s->datadir, &ctx.ra) < 0)
             goto fail;
         if (!s->created_datadir)
-            empty_dir(s->datadir); /* only pgolab's own files were there: init tools want it empty */
-        initialized = true;
+            empty_dir(s->datadir); /* only pgolab's own files were there: init tools want it
+                                    * empty */
+        dp.initialized = true;
         if ((rc = init_datadir(s, &ctx)) < 0)
             goto fail;
     }
     if (setup_socket_dir(s, &ctx.ra) < 0 || (f->before_start && f->before_start(s) < 0))
         goto fail;
-
-    for (int attempt = 1;; attempt++) {
-        s->port = cfg->port ? cfg->port : pick_port();
-        if (s->port < 0)
-            goto fail;
-        rc = start_once(s, &ctx);
-        if (rc != 1)
-            break;
-        if (attempt == PORT_ATTEMPTS) {
-            error("%s could not bind a port on 127.0.0.1 in %d attempts (each taken before it started)",
-                  s->binary, PORT_ATTEMPTS);
-            rc = -1;
-            break;
-        }
-    }
-    if (rc < 0)
+    if ((rc = start_on_port(s, &ctx)) < 0)
         goto fail;
-    if (f->create_account(s, initialized) < 0) {
+    if (f->create_account(s, dp.initialized) < 0) {
         rc = -1;
         goto fail;
     }
@@ -832,38 +821,18 @@ int server_start(struct server *s, const struct server_config *cfg)
     argvec_clear(&ctx.user_args);
     free(ctx.prefix);
     free(ctx.ra.name);
-    free(label);
     return 0;
 
 fail:
-    if (guarded && srv_got_signal)
+    if (srv_got_signal)
         rc = -3;
-    stop_quietly(s);
-    if (s->socket_dir_private && s->socket_dir)
-        remove_tree(s->socket_dir);
-    if (s->datadir) {
-        if (s->created_datadir || made_dir) {
-            remove_tree(s->datadir);
-        } else if (was_empty && initialized) {
-            empty_dir(s->datadir);
-        } else if (s->child) {
-            /* the state file this call wrote (never another server's) */
-            char *state = path_join(s->datadir, STATE_FILE);
-            unlink(state);
-            free(state);
-        }
-    }
-    if (rc == -3)
-        error("interrupted (%s) while starting the server: stopped it, nothing left running",
-              strsignal(srv_got_signal));
+    start_undo(s, &dp, rc);
     argvec_clear(&ctx.user_args);
     free(ctx.prefix);
     free(ctx.ra.name);
-    free(label);
     server_release(s);
     s->interrupted = rc == -3;
-    if (guarded)
-        srv_guard_end(&guard);
+    srv_guard_end(&guard);
     return -1;
 }
 
@@ -882,13 +851,15 @@ int server_stop(struct server *s, double timeout_s)
         if (s->child && waitpid(s->pid, &st, WNOHANG) == s->pid) {
             reaped = true;
             char *how = srv_status_str(st);
-            rc = error("%s (pid %d) had already exited (%s) before it was stopped", s->binary, (int)s->pid, how);
+            rc = error("%s (pid %d) had already exited (%s) before it was stopped", s->binary,
+                       (int)s->pid, how);
             free(how);
             server_log_tail(s, stderr, TAIL_LINES);
         } else if (srv_proc_alive(s)) {
             int sig = s->stop_signal ? s->stop_signal : f->stop_signal;
             if (kill(s->pid, sig) < 0)
-                return error("cannot signal %s (pid %d): %s", s->binary, (int)s->pid, strerror(errno));
+                return error("cannot signal %s (pid %d): %s", s->binary, (int)s->pid,
+                             strerror(errno));
             bool down = srv_wait_gone(s, timeout_s);
             if (!down && sig != f->stop_signal && kill(s->pid, f->stop_signal) == 0)
                 down = srv_wait_gone(s, timeout_s);  /* the family's own shutdown next */
@@ -897,15 +868,17 @@ int server_stop(struct server *s, double timeout_s)
                 gone = srv_wait_gone(s, KILL_WAIT_S);
                 if (gone && s->child)
                     srv_wait_child(s->pid, 1, &st); /* reap it */
-                rc = error("%s (pid %d) did not shut down within %g s: killed it (SIGKILL)%s; not a clean "
-                           "shutdown (an instrumented server writes no profile data)",
-                           s->binary, (int)s->pid, timeout_s, gone ? "" : ", and it is still there");
+                rc = error("%s (pid %d) did not shut down within %g s: killed it (SIGKILL)%s; "
+                           "not a clean shutdown (an instrumented server writes no profile data)",
+                           s->binary, (int)s->pid, timeout_s,
+                           gone ? "" : ", and it is still there");
                 server_log_tail(s, stderr, TAIL_LINES);
             } else if (s->child && srv_wait_child(s->pid, 1, &st) == 0 && st != -1) {
                 reaped = true;
                 if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
                     char *how = srv_status_str(st);
-                    rc = error("%s (pid %d) exited with %s on shutdown (not clean)", s->binary, (int)s->pid, how);
+                    rc = error("%s (pid %d) exited with %s on shutdown (not clean)", s->binary,
+                               (int)s->pid, how);
                     free(how);
                     server_log_tail(s, stderr, TAIL_LINES);
                 }
@@ -915,8 +888,8 @@ int server_stop(struct server *s, double timeout_s)
                 char *tail = file_tail(s->log, 5);
                 const char *mark = f->shutdown_mark;
                 if (!strstr(tail, mark))
-                    warning("%s (pid %d) exited, but its log %s does not end with '%s'", s->binary, (int)s->pid,
-                            s->log, mark);
+                    warning("%s (pid %d) exited, but its log %s does not end with '%s'", s->binary,
+                            (int)s->pid, s->log, mark);
                 free(tail);
             }
         } else if (s->child) {
@@ -977,4 +950,44 @@ enum server_state server_status(const struct server *s, char **version)
     if (!srv_proc_alive(s))
         return SERVER_GONE;
     return server_ping(s, version) ? SERVER_RUNNING : SERVER_STARTING;
+}
+
+int server_registry_list(void (*fn)(const struct server *s, void *ctx), void *ctx)
+{
+    char *dir = server_registry_dir();
+    DIR *d = srv_registry_ours(dir) ? opendir(dir) : NULL;
+    struct dirent *e;
+    int n = 0;
+    while (d && (e = readdir(d))) {
+        char *end;
+        long pid = strtol(e->d_name, &end, 10);
+        if (e->d_name[0] == '.' || *end || pid <= 0)
+            continue;
+        char *entry = path_join(dir, e->d_name), *state = NULL;
+        struct strbuf datadir = STRBUF_INIT;
+        struct server s;
+        bool live = false;
+        memset(&s, 0, sizeof(s));
+        if (strbuf_read_file(&datadir, entry) == 0) {
+            strbuf_rtrim(&datadir);
+            state = path_join(datadir.buf, STATE_FILE);
+            /* the state file must still be there and name the same process */
+            live = access(state, F_OK) == 0 && server_state_read(&s, datadir.buf) == 0 &&
+                   s.pid == (pid_t)pid && server_status(&s, NULL) != SERVER_GONE;
+        }
+        if (live) {
+            fn(&s, ctx);
+            n++;
+        } else {
+            unlink(entry); /* stopped, or its datadir is gone */
+        }
+        server_release(&s);
+        strbuf_release(&datadir);
+        free(state);
+        free(entry);
+    }
+    if (d)
+        closedir(d);
+    free(dir);
+    return n;
 }

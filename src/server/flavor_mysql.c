@@ -1,5 +1,5 @@
-/* mysql: the MariaDB/MySQL family of managed servers (struct server_flavor, see
- * server_flavor.h; the lifecycle is server.c's): the mariadbd/mysqld binary (Debian's
+/* flavor_mysql: the MariaDB/MySQL family of managed servers (struct server_flavor, see
+ * server_flavor.h; the lifecycle is lifecycle.c's): the mariadbd/mysqld binary (Debian's
  * /usr/sbin, a prefix's sbin/ or bin/), its --version (MariaDB or Oracle MySQL; the clients,
  * which say "Distrib", are refused), datadir init (mariadb-install-db found in the prefix,
  * its scripts/ or next to the binary, bootstrapping with this very server; mysqld
@@ -28,7 +28,8 @@
 static int my_parse_version(const char *text, char **version, char **flavor)
 {
     const char *p = strstr(text, " Ver "), *v;
-    if ((!strcasestr(text, "mariadb") && !strcasestr(text, "mysql")) || strstr(text, "Distrib") || !p)
+    if ((!strcasestr(text, "mariadb") && !strcasestr(text, "mysql")) ||
+        strstr(text, "Distrib") || !p)
         return -1;
     v = p + 5;
     while (*v == ' ')
@@ -71,7 +72,8 @@ static int my_option_arg(const char *opt, const char *what, struct argvec *out)
 static bool my_is_datadir(const char *dir)
 {
     return srv_has_dir(dir, "mysql") &&
-           (srv_exists(dir, "ibdata1") || srv_exists(dir, "mysql.ibd") || srv_exists(dir, "aria_log_control"));
+           (srv_exists(dir, "ibdata1") || srv_exists(dir, "mysql.ibd") ||
+            srv_exists(dir, "aria_log_control"));
 }
 
 /* ------------------------------------------------------------------ init and start */
@@ -79,14 +81,16 @@ static bool my_is_datadir(const char *dir)
 /* mariadb-install-db belonging to the server: in the prefix (or the directory above the
  * binary's), next to the binary, else on PATH. *basedir = that prefix when it has the
  * system tables (share/mysql) and is not Debian's /usr (the script's own default). */
-static char *find_install_db(const struct server *s, const struct server_start_ctx *ctx, char **basedir)
+static char *find_install_db(const struct server *s, const struct server_start_ctx *ctx,
+                             char **basedir)
 {
     static const char *const names[] = { "mariadb-install-db", "mysql_install_db" };
     char *bindir = srv_dir_of(s->binary);
     char *base = ctx->prefix ? xstrdup(ctx->prefix) : srv_dir_of(bindir);
     char *found = NULL, *tables;
     for (size_t n = 0; n < ARRAY_SIZE(names) && !found; n++) {
-        char *c[] = { xasprintf("%s/bin/%s", base, names[n]), xasprintf("%s/scripts/%s", base, names[n]),
+        char *c[] = { xasprintf("%s/bin/%s", base, names[n]),
+                      xasprintf("%s/scripts/%s", base, names[n]),
                       xasprintf("%s/%s", bindir, names[n]) };
         for (size_t i = 0; i < ARRAY_SIZE(c); i++) {
             if (!found && srv_is_exec(c[i]))
@@ -106,8 +110,8 @@ static char *find_install_db(const struct server *s, const struct server_start_c
 
 /* MariaDB: mariadb-install-db, bootstrapping with this very server; Oracle MySQL (5.7+), which
  * has no install script: mysqld --initialize-insecure. */
-static int my_init_command(const struct server *s, const struct server_start_ctx *ctx, struct argvec *argv,
-                           struct argvec *env)
+static int my_init_command(const struct server *s, const struct server_start_ctx *ctx,
+                           struct argvec *argv, struct argvec *env)
 {
     if (!strcmp(s->flavor, "MySQL")) {
         argvec_push(argv, s->binary);
@@ -123,8 +127,8 @@ static int my_init_command(const struct server *s, const struct server_start_ctx
     char *basedir = NULL;
     char *tool = find_install_db(s, ctx, &basedir);
     if (!tool)
-        return error("no mariadb-install-db (or mysql_install_db) near %s or on PATH: cannot initialize %s",
-                     s->binary, s->datadir);
+        return error("no mariadb-install-db (or mysql_install_db) near %s or on PATH: "
+                     "cannot initialize %s", s->binary, s->datadir);
     argvec_push(argv, tool);
     argvec_push(argv, "--no-defaults");
     if (version_ge(s->version, 10, 4))
@@ -135,7 +139,8 @@ static int my_init_command(const struct server *s, const struct server_start_ctx
      * another private server's bootstrap running at the same time ("Error on delete of
      * '/tmp/#sql-temptable-...MAI'"); unrecognized options go on to the bootstrap server. */
     argvec_pushf(argv, "--tmpdir=%s", s->datadir);
-    argvec_pushv(argv, (const char *const[]){ "--skip-test-db", "--skip-name-resolve", "--force", NULL });
+    argvec_pushv(argv,
+                 (const char *const[]){ "--skip-test-db", "--skip-name-resolve", "--force", NULL });
     if (basedir)
         argvec_pushf(argv, "--basedir=%s", basedir);
     if (geteuid() == 0)
@@ -153,7 +158,8 @@ static char *my_socket_path(const char *socket_dir, int port)
 }
 
 /* An install prefix is the server's --basedir (its share/ and plugins). */
-static void my_server_args(const struct server *s, const struct server_start_ctx *ctx, struct argvec *argv)
+static void my_server_args(const struct server *s, const struct server_start_ctx *ctx,
+                           struct argvec *argv)
 {
     argvec_push(argv, "--no-defaults");
     if (ctx->prefix)
@@ -205,7 +211,8 @@ static bool my_ping(const struct server *s, char **version)
     struct strbuf err = STRBUF_INIT;
     bool ok = false;
     MYSQL *m;
-    if (srv_exists(s->socket_dir, srv_base_name(s->socket)) && (m = mysql_admin(s, srv_ping_timeout(s), &err))) {
+    if (srv_exists(s->socket_dir, srv_base_name(s->socket)) &&
+        (m = mysql_admin(s, srv_ping_timeout(s), &err))) {
         if (version)
             *version = xstrdup(mysql_get_server_info(m));
         mysql_close(m);
@@ -269,7 +276,8 @@ static int mysql_setup(struct server *s, bool fresh)
         return -1;
     }
     strbuf_release(&err);
-    static const char roots[] = "SELECT User, Host FROM mysql.user WHERE User = 'root' AND Host <> 'localhost'";
+    static const char roots[] =
+        "SELECT User, Host FROM mysql.user WHERE User = 'root' AND Host <> 'localhost'";
     if (fresh && mysql_real_query(m, roots, strlen(roots)) == 0) {
         MYSQL_RES *r = mysql_store_result(m);
         MYSQL_ROW row;
@@ -310,7 +318,8 @@ static int mysql_setup(struct server *s, bool fresh)
          * performance_schema.threads, which an account reads only when granted: instruction
          * mode matches callgrind's threads to the benchmark's connections with it */
         if (rc == 0 && !strcmp(s->flavor, "MySQL")) {
-            sql = xasprintf("GRANT SELECT ON performance_schema.threads TO %s@'%s'", user, hosts[i]);
+            sql = xasprintf("GRANT SELECT ON performance_schema.threads TO %s@'%s'", user,
+                            hosts[i]);
             rc = my_exec(m, sql, NULL);
             free(sql);
         }
@@ -330,13 +339,15 @@ const struct server_flavor server_mysql_flavor = {
     .kind = SERVER_MYSQL, .name = "mysql", .aliases = (const char *const[]){ "mariadb", NULL },
     .label = "MariaDB/MySQL", .package = "mariadb-server", .default_binary = "mariadbd",
     .default_flavor = "MariaDB", .find_binary = my_find_binary,
-    .binaries = (const char *const[]){ "mariadbd", "mysqld", NULL }, .binaries_label = "mariadbd or mysqld",
+    .binaries = (const char *const[]){ "mariadbd", "mysqld", NULL },
+    .binaries_label = "mariadbd or mysqld",
     .parse_version = my_parse_version,
     .datadir = DATADIR_MYSQL, .is_datadir = my_is_datadir, .init_command = my_init_command,
     /* no run_user: as root, the server runs as root (--user=root; see server.h) */
     .admin_user = "root", .create_account = mysql_setup, .password_env = "MYSQL_PWD",
-    .managed_options = (const char *const[]){ "datadir", "port", "socket", "bind-address", "pid-file",
-        "log-error", "user", "no-defaults", "defaults-file", "defaults-extra-file", NULL },
+    .managed_options = (const char *const[]){ "datadir", "port", "socket", "bind-address",
+        "pid-file", "log-error", "user", "no-defaults", "defaults-file", "defaults-extra-file",
+        NULL },
     .option_hint = "", .option_arg = my_option_arg,
     .socket_name_max = MYSQL_SOCKET, .socket_path = my_socket_path, .server_args = my_server_args,
     .ping = my_ping,
