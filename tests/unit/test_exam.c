@@ -36,16 +36,6 @@ static const char prog_c[] =
     "int main(int argc, char **argv) { (void)argv; int s = select_path(100);"
     " if (argc > 1) s += insert_path(5000); printf(\"%d\\n\", s); return 0; }\n";
 
-static int run(const char *const *argv, const char *cwd)
-{
-    struct strbuf out = STRBUF_INIT;
-    strbuf_init(&out, 0);
-    struct subprocess sp = { .argv = argv, .cwd = cwd, .out = &out, .quiet_stderr = 1 };
-    int rc = subprocess_run(&sp);
-    strbuf_release(&out);
-    return rc;
-}
-
 static void test_gcc_exam(void **state)
 {
     (void)state;
@@ -58,15 +48,15 @@ static void test_gcc_exam(void **state)
     char *prefix = xasprintf("-fprofile-prefix-path=%s", build);
     const char *cc[] = { "gcc", "-O2", gen, prefix, "-ftest-coverage", "-c", "-o", "prog.o",
                          "prog.c", NULL };
-    assert_int_equal(run(cc, build), 0);
+    assert_int_equal(unit_run(cc, build), 0);
     const char *ld[] = { "gcc", gen, "-o", "prog", "prog.o", NULL };
-    assert_int_equal(run(ld, build), 0);
+    assert_int_equal(unit_run(ld, build), 0);
     char *exe = xasprintf("%s/prog", build);
     const char *go_train[] = { exe, NULL };
-    assert_int_equal(run(go_train, build), 0);
+    assert_int_equal(unit_run(go_train, build), 0);
     assert_int_equal(rename(prof, train), 0);
     const char *go_exam[] = { exe, "insert", NULL };
-    assert_int_equal(run(go_exam, build), 0);
+    assert_int_equal(unit_run(go_exam, build), 0);
     assert_int_equal(rename(prof, exam), 0);
 
     struct cc_info ci;

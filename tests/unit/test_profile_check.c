@@ -39,16 +39,6 @@ static const char prog_c[] =
     "int main(int argc, char **argv) { (void)argv; if (argc > 1) printf(\"%d\\n\", cold(argc));"
     " printf(\"%d\\n\", hot(1000)); return 0; }\n";
 
-static int run(const char *const *argv, const char *cwd)
-{
-    struct strbuf out = STRBUF_INIT;
-    strbuf_init(&out, 0);
-    struct subprocess sp = { .argv = argv, .cwd = cwd, .out = &out, .quiet_stderr = 1 };
-    int rc = subprocess_run(&sp);
-    strbuf_release(&out);
-    return rc;
-}
-
 /* A GCC profile of prog in DIR/gcc: build (notes in build/), profile in prof/. */
 struct gcc_fixture {
     char *dir, *build, *prof;
@@ -71,12 +61,12 @@ static void gcc_fixture(struct gcc_fixture *f, const char *name)
     char *prefix = xasprintf("-fprofile-prefix-path=%s", f->build);
     const char *cc[] = { "gcc", "-O2", gen, prefix, "-ftest-coverage", "-c", "-o", "prog.o",
                          "prog.c", NULL };
-    assert_int_equal(run(cc, f->build), 0);
+    assert_int_equal(unit_run(cc, f->build), 0);
     const char *ld[] = { "gcc", gen, "-o", "prog", "prog.o", NULL };
-    assert_int_equal(run(ld, f->build), 0);
+    assert_int_equal(unit_run(ld, f->build), 0);
     char *exe = xasprintf("%s/prog", f->build);
     const char *go[] = { exe, NULL };
-    assert_int_equal(run(go, f->build), 0);
+    assert_int_equal(unit_run(go, f->build), 0);
     assert_int_equal(cc_probe("gcc", &f->cc), 0);
     free(exe);
     free(gen);
@@ -250,10 +240,10 @@ static void test_clang(void **state)
     fclose(fp);
     char *gen = xasprintf("-fprofile-instr-generate=%s/%%p.profraw", dir);
     const char *cmd[] = { "clang", "-O2", gen, "-o", "prog", "prog.c", NULL };
-    assert_int_equal(run(cmd, dir), 0);
+    assert_int_equal(unit_run(cmd, dir), 0);
     char *exe = xasprintf("%s/prog", dir);
     const char *go[] = { exe, NULL };
-    assert_int_equal(run(go, dir), 0);
+    assert_int_equal(unit_run(go, dir), 0);
     char *profdata = xasprintf("%s/prog.profdata", dir);
     struct profile_info info;
     assert_int_equal(profile_collect(&cc, dir, profdata, &info), 0);

@@ -2,6 +2,8 @@
  * is built from its one .c file). Include it after <cmocka.h>, "util/fs.h" and "util/util.h".
  *
  *   unit_closed_port()    a loopback TCP port nothing listens on
+ *   unit_run(ARGV, CWD)   run a program in CWD with its output discarded: its exit status
+ *                         (needs "util/subprocess.h" and "util/strbuf.h" included before)
  *   UNIT_SKIP(NEED, WHERE) skip this test, saying why: a "SKIP: test: needs NEED; WHERE" line
  *                         (tests/check.sh shows it). WHERE is where the check runs instead
  *                         ("runs in tests/e2e/x.t ..."), or NULL when nowhere else: then under
@@ -33,6 +35,20 @@ static inline int unit_closed_port(void)
     close(fd);
     return ntohs(a.sin_port);
 }
+
+#ifdef PGOLAB_SUBPROCESS_H
+/* argv (argv[0] looked up in PATH) in cwd, its stdout collected and dropped, its stderr
+ * discarded: subprocess_run's status. */
+static inline int unit_run(const char *const *argv, const char *cwd)
+{
+    struct strbuf out = STRBUF_INIT;
+    strbuf_init(&out, 0);
+    struct subprocess sp = { .argv = argv, .cwd = cwd, .out = &out, .quiet_stderr = 1 };
+    int rc = subprocess_run(&sp);
+    strbuf_release(&out);
+    return rc;
+}
+#endif
 
 /* See UNIT_SKIP above; returns from the test. */
 #define UNIT_SKIP(need, where)                                                                    \
