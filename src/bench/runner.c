@@ -816,6 +816,58 @@ void runner_print_init_timeout(double timeout_s, int ready, int nthreads, const 
           ready, nthreads, why);
 }
 
+/* A run that started: its numbers into st (all but st->failed and what runner_run set
+ * before: abandoned, forced, unfinished). The workers' loops have ended (end_ns: when the
+ * last one left its loop, or the forced shutdown) or, abandoned, may still run: the loads
+ * are the reporter's relaxed ones. */
+static void collect_stats(struct shared *sh, struct worker *ws, uint64_t end_ns,
+                          struct run_stats *st)
+{
+    const struct runner_config *cfg = sh->cfg;
+    int n = cfg->threads;
+    st->total_time_s = end_ns > sh->measure_ns ? (double)(end_ns - sh->measure_ns) / 1e9 : 0;
+    st->nthreads = n;
+    st->thread_events = xcalloc((size_t)n, sizeof(uint64_t));
+    st->thread_time_s = xcalloc((size_t)n, sizeof(double));
+    histogram_init(&st->hist);
+    snapshot(ws, n, &st->cnt, &st->events, &st->hist);
+    for (int i = 0; i < n; i++) {
+        if (!__atomic_load_n(&ws[i].measuring, __ATOMIC_ACQUIRE))
+            continue;
+        st->thread_events[i] = worker_events(&ws[i]);
+        /* the sum of its latencies: exact (integers, below 2^53 ns = 104 days) */
+        double sum;
+        __atomic_load(&ws[i].hist.sum_ns, &sum, __ATOMIC_RELAXED);
+        st->thread_time_s[i] = sum / 1e9;
+    }
+    for (int i = 0; i < n && cfg->keep_latencies; i++) {
+        st->latencies = xrealloc(st->latencies, (st->nlatencies + ws[i].nlat + 1) *
+                                                    sizeof(*st->latencies));
+        memcpy(st->latencies + st->nlatencies, ws[i].lat, ws[i].nlat * sizeof(*ws[i].lat));
+        st->nlatencies += ws[i].nlat;
+    }
+    if (cfg->server_identity) {
+        st->identities = xcalloc((size_t)n, sizeof(*st->identities));
+        for (int i = 0; i < n; i++)
+            st->identities[i] = ws[i].ident;
+    }
+    st->interrupted = got_sigint;
+    st->queue_full = sh->queue_full;
+}
+
+/* The workers' statements, connections and buffers, once none of them runs any more. */
+static void release_workers(const struct runner_config *cfg, struct worker *ws, int n)
+{
+    for (int i = 0; i < n; i++) {
+        if (ws[i].ot.stmts)
+            oltp_thread_done(&ws[i].ot);
+        if (ws[i].connected)
+            cfg->drv->disconnect(&ws[i].conn);
+        histogram_release(&ws[i].hist);
+        free(ws[i].lat);
+    }
+}
+
 int runner_run(const struct runner_config *cfg, struct run_stats *st)
 {
     int n = cfg->threads;
@@ -922,47 +974,12 @@ int runner_run(const struct runner_config *cfg, struct run_stats *st)
     if (sh->go <= 0) {
         rc = outcome == -2 ? 2 : -1;
     } else {
-        st->total_time_s = end_ns > sh->measure_ns ? (double)(end_ns - sh->measure_ns) / 1e9 : 0;
-        st->nthreads = n;
-        st->thread_events = xcalloc((size_t)n, sizeof(uint64_t));
-        st->thread_time_s = xcalloc((size_t)n, sizeof(double));
-        histogram_init(&st->hist);
-        snapshot(ws, n, &st->cnt, &st->events, &st->hist);
-        for (int i = 0; i < n; i++) {
-            if (!__atomic_load_n(&ws[i].measuring, __ATOMIC_ACQUIRE))
-                continue;
-            st->thread_events[i] = worker_events(&ws[i]);
-            /* the sum of its latencies: exact (integers, below 2^53 ns = 104 days) */
-            double sum;
-            __atomic_load(&ws[i].hist.sum_ns, &sum, __ATOMIC_RELAXED);
-            st->thread_time_s[i] = sum / 1e9;
-        }
-        for (int i = 0; i < n && cfg->keep_latencies; i++) {
-            st->latencies = xrealloc(st->latencies, (st->nlatencies + ws[i].nlat + 1) *
-                                                        sizeof(*st->latencies));
-            memcpy(st->latencies + st->nlatencies, ws[i].lat, ws[i].nlat * sizeof(*ws[i].lat));
-            st->nlatencies += ws[i].nlat;
-        }
-        if (cfg->server_identity) {
-            st->identities = xcalloc((size_t)n, sizeof(*st->identities));
-            for (int i = 0; i < n; i++)
-                st->identities[i] = ws[i].ident;
-        }
-        st->interrupted = got_sigint;
+        collect_stats(sh, ws, end_ns, st);
         st->failed = sh->fatal || finished_failed;
-        st->queue_full = sh->queue_full;
         rc = st->failed ? -1 : forced ? 2 : got_sigint ? 1 : 0;
     }
-    if (!st->abandoned) {
-        for (int i = 0; i < n; i++) {
-            if (ws[i].ot.stmts)
-                oltp_thread_done(&ws[i].ot);
-            if (ws[i].connected)
-                cfg->drv->disconnect(&ws[i].conn);
-            histogram_release(&ws[i].hist);
-            free(ws[i].lat);
-        }
-    }
+    if (!st->abandoned)
+        release_workers(cfg, ws, n);
     if (outcome == -1)
         print_start_failure(sh, n, !st->abandoned);
     if (st->abandoned)

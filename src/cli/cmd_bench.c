@@ -48,9 +48,13 @@ static const struct opt_def general_options[] = {
       "removed)" },
     { "profile-frequency", OPT_INT, "999", "pgolab: --profile samples per second per CPU" },
     { "server-identity", OPT_BOOL, "off",
-      "pgolab: each connection reports who serves it on the server (PostgreSQL: the backend's PID; MariaDB/MySQL: the connection id and the server thread's OS id), in the JSON's \"server_connections\"" },
+      "pgolab: each connection reports who serves it on the server (PostgreSQL: the backend's "
+      "PID; MariaDB/MySQL: the connection id and the server thread's OS id), in the JSON's "
+      "\"server_connections\"" },
     { "callgrind-server", OPT_STRING, NULL,
-      "pgolab: the server runs under valgrind callgrind with this --vgdb-prefix (set by --measure=instructions): with --server-identity each connection's callgrind thread is reported too, the counts are zeroed before the first event and dumped after the last" },
+      "pgolab: the server runs under valgrind callgrind with this --vgdb-prefix (set by "
+      "--measure=instructions): with --server-identity each connection's callgrind thread is "
+      "reported too, the counts are zeroed before the first event and dumped after the last" },
     OPT_END
 };
 

@@ -46,7 +46,8 @@ static const struct opt_def mdb_options[] = {
     { "mysql-ignore-errors", OPT_LIST, "1213,1020,1205",
       "errors to ignore (roll back and restart the event), or 'all'" },
     { "mysql-ssl", OPT_BOOL, "off", "use TLS (server certificate not verified)" },
-    { "mysql-connect-timeout", OPT_INT, "10", "connect timeout in seconds, also the reconnect budget" },
+    { "mysql-connect-timeout", OPT_INT, "10",
+      "connect timeout in seconds, also the reconnect budget" },
     OPT_END
 };
 
@@ -256,8 +257,9 @@ static int mdb_init(const struct opts *o)
         return error("--mysql-connect-timeout=%lld: expected a number of seconds from 1 to 86400",
                      (long long)timeout);
     size_t elen = engine ? strlen(engine) : 0;
-    if (elen == 0 || elen > 64 || strspn(engine, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-                                                 "0123456789_") != elen)
+    if (elen == 0 || elen > 64 ||
+        strspn(engine, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                       "0123456789_") != elen)
         return error("--mysql-storage-engine=%s: expected an engine name (letters, digits, _)",
                      engine ? engine : "");
     if (parse_ignore_list(opt_str(o, "mysql-ignore-errors")) < 0)
@@ -342,7 +344,8 @@ static bool is_ignorable(unsigned code)
 static void set_err(struct db_conn *c, unsigned code, const char *state, const char *msg)
 {
     c->err.code = (int)code;
-    snprintf(c->err.state, sizeof(c->err.state), "%s", state && strcmp(state, "00000") ? state : "");
+    snprintf(c->err.state, sizeof(c->err.state), "%s",
+             state && strcmp(state, "00000") ? state : "");
     snprintf(c->err.msg, sizeof(c->err.msg), "%s", msg && *msg ? msg : "unknown error");
     c->err.status = DB_FATAL;
     if (cfg.debug)
@@ -374,9 +377,9 @@ static MYSQL *open_handle(struct db_conn *c)
         unsigned code = mysql_errno(m);
         char msg[1024];
         if (code == ER_BAD_DB_ERROR)
-            snprintf(msg, sizeof(msg), "cannot connect to MySQL server at %s: database '%.100s' does "
-                     "not exist (create it, or use pgolab server start which does) (errno %u)",
-                     cfg.where, cfg.db, code);
+            snprintf(msg, sizeof(msg), "cannot connect to MySQL server at %s: database '%.100s' "
+                     "does not exist (create it, or use pgolab server start which does) "
+                     "(errno %u)", cfg.where, cfg.db, code);
         else if (strstr(mysql_error(m), "could not be loaded") && strstr(mysql_error(m), "Plugin "))
             /* the account's authentication plugin is a file libmariadb loads (MySQL 8 and 9:
              * caching_sha2_password; Debian's libmariadb3 ships it in its plugin directory) */
@@ -580,7 +583,8 @@ static void mdb_server_version(struct db_conn *c, char *buf, size_t n)
     const char *v = mc && mc->m ? mysql_get_server_info(mc->m) : NULL;
     if (!v)
         v = "";
-    snprintf(buf, n, "%s %.*s", strstr(v, "MariaDB") ? "MariaDB" : "MySQL", (int)strcspn(v, "-"), v);
+    snprintf(buf, n, "%s %.*s", strstr(v, "MariaDB") ? "MariaDB" : "MySQL", (int)strcspn(v, "-"),
+             v);
 }
 
 /* SELECT @@name (a plain query on a connection that is not inside a run). */
@@ -888,7 +892,8 @@ static enum db_status mdb_execute(struct db_conn *c, struct db_stmt *s, const st
     if (!s->st) {
         strbuf_reset(&mc->text);
         if (db_sql_expand(&mc->text, s->sql, p, np, quote, mc) < 0) {
-            set_err(c, CR_INVALID_PARAMETER_NO, "HY000", "wrong number of parameters for the statement");
+            set_err(c, CR_INVALID_PARAMETER_NO, "HY000",
+                    "wrong number of parameters for the statement");
             return DB_FATAL;
         }
         return run_text(c, mc->text.buf, mc->text.len, cls);

@@ -562,9 +562,16 @@ static enum db_status ev_write_only(struct oltp_thread *t)
     return commit(t);
 }
 
+/* oltp_point_select: one point select (fix_point_select sets point_selects to 1), without
+ * point_selects' loop: the whole event lies between two autocommit transactions, where every
+ * instruction counts twice at 2 threads on SQLite (BENCHMARKS.md, sqlite-overhead). The same
+ * draws in the same order as point_selects: the table, then the id. */
 static enum db_status ev_point_select(struct oltp_thread *t)
 {
-    return point_selects(t);
+    assert(t->o->point_selects == 1);
+    int tb = pick_table(t);
+    struct db_param p = { .type = DB_INT, .i = pick_id(t) };
+    return db_execute(t->conn, stmt(t, tb, ST_POINT), &p, 1);
 }
 
 static void fix_point_select(struct oltp_opts *o)
