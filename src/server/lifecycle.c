@@ -552,8 +552,10 @@ static int start_once(struct server *s, struct server_start_ctx *ctx)
 }
 
 /* Stop a server that failed to come up or that we were interrupted in starting: clean
- * signal first, SIGKILL after a bounded wait. */
-static void stop_quietly(struct server *s)
+ * signal first, SIGKILL after wait_s (a server still in its start-up, MariaDB in InnoDB's
+ * recovery, may not act on the clean signal before it is up), the same for what is left of
+ * its process group. */
+static void stop_quietly(struct server *s, double wait_s)
 {
     int st;
     if (s->pid <= 0)
@@ -568,11 +570,11 @@ static void stop_quietly(struct server *s)
     for (int i = 0; i < nkids; i++)
         born[i] = srv_proc_starttime(kids[i], NULL);
     kill(s->pid, srv_flavor(s->kind)->stop_signal);
-    if (srv_wait_child(s->pid, KILL_WAIT_S, &st) < 0) {
+    if (srv_wait_child(s->pid, wait_s, &st) < 0) {
         kill(s->pid, SIGKILL);
         srv_wait_child(s->pid, KILL_WAIT_S, &st);
     }
-    srv_wait_group_gone(s->pid, KILL_WAIT_S);
+    srv_wait_group_gone(s->pid, wait_s);
     for (int i = 0; i < nkids; i++)  /* whatever did not end with it, the same process */
         if (born[i] && srv_proc_starttime(kids[i], NULL) == born[i])
             kill(kids[i], SIGKILL);
@@ -738,7 +740,9 @@ static int start_on_port(struct server *s, struct server_start_ctx *ctx)
  * when a signal stopped it (rc -3). */
 static void start_undo(struct server *s, const struct datadir_plan *dp, int rc)
 {
-    stop_quietly(s);
+    /* interrupted: the user is waiting, and a server that never came up has nothing a clean
+     * shutdown would keep */
+    stop_quietly(s, rc == -3 ? INTERRUPTED_WAIT_S : KILL_WAIT_S);
     if (s->socket_dir_private && s->socket_dir)
         remove_tree(s->socket_dir);
     if (s->datadir) {

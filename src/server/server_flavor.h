@@ -43,6 +43,7 @@ static inline int srv_ping_timeout(const struct server *s)
 }
 #define SETUP_TIMEOUT_S 30       /* the account statements */
 #define KILL_WAIT_S 10.0         /* after SIGKILL, and for a failed start's clean stop */
+#define INTERRUPTED_WAIT_S 2.0   /* an interrupted start's clean stop, before SIGKILL */
 #define DEFAULT_TIMEOUT_S 60.0
 
 /* Who runs the server's processes. */
