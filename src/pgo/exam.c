@@ -37,9 +37,12 @@ static int cmp_count_desc(const void *a, const void *b)
 int exam_top(const struct fn_counts *c, int n, const struct fn_count ***out)
 {
     const struct fn_count **all = xcalloc((size_t)c->n + 1, sizeof(*all));
-    int k = 0;
+    unsigned long long total = 0;
     for (int i = 0; i < c->n; i++)
-        if (c->v[i].count > 0)
+        total += c->v[i].count;
+    int k = 0;
+    for (int i = 0; i < c->n; i++) /* a trace (start-up code) is not what the workload runs */
+        if (c->v[i].count > 0 && c->v[i].count >= total / EXAM_TRACE)
             all[k++] = &c->v[i];
     qsort(all, (size_t)k, sizeof(*all), cmp_count_desc);
     *out = all;
@@ -351,16 +354,18 @@ static void print_one(const struct pgo_pipeline *p)
 {
     for (int i = 0; i < p->nexams; i++) {
         const struct pgo_exam *e = &p->exams[i];
+        int wide = (int)strlen(e->workload) > 14 ? (int)strlen(e->workload) : 14;
         printf("  %-13s %s%s%s against trainer %s: its %d hottest functions on the instrumented "
                "build, counter sums per %s\n", i ? "" : "exam", p->label ? p->label : "",
                p->label ? " " : "", e->workload, e->trainer, e->nrows,
                e->train_txns > 0 ? "transaction" : "run (the trainer has no transactions)");
-        printf("  %-13s   %-44s %14s %14s\n", "", "function", e->workload, "training");
+        printf("  %-13s   %-44s %*s %14s\n", "", "function", wide, e->workload, "training");
         for (int r = 0; r < e->nrows; r++) {
             const struct exam_row *x = &e->rows[r];
             char a[32], b[32];
-            printf("  %-13s   %-44.44s %s %s%s\n", "", x->function, per_txn(x->exam_per_txn, a),
-                   per_txn(x->train_per_txn, b), x->cold ? "  cold" : "");
+            printf("  %-13s   %-44.44s %*s %s%s\n", "", x->function, wide,
+                   per_txn(x->exam_per_txn, a), per_txn(x->train_per_txn, b),
+                   x->cold ? "  cold" : "");
         }
         if (e->ncold)
             warn_line(p, e);

@@ -19,7 +19,9 @@
 
 struct pgo_pipeline;
 
-#define EXAM_TOP 10 /* the exam's hottest functions that are compared */
+#define EXAM_TOP 10    /* the exam's hottest functions that are compared */
+#define EXAM_TRACE 1000 /* a function with less than 1/EXAM_TRACE of the exam's counts is a
+                         * trace (start-up code), never one of its hottest */
 
 /* One of the exam's hottest functions, against one trainer. */
 struct exam_row {
@@ -60,8 +62,8 @@ void pgo_exam_warn(const struct pgo_pipeline *p);
 void exam_compare(const struct fn_counts *exam, double exam_txns, const struct fn_counts *train,
                   double train_txns, struct pgo_exam *e);
 
-/* The top n functions of c by count (count > 0), highest first: pointers into c. Returns how
- * many (<= n); *out is caller-freed. */
+/* The top n functions of c by count, highest first, leaving out traces (EXAM_TRACE):
+ * pointers into c. Returns how many (<= n); *out is caller-freed. */
 int exam_top(const struct fn_counts *c, int n, const struct fn_count ***out);
 
 /* The transactions a `pgolab bench` log reports: the sum of its "transactions:" lines. */
