@@ -320,10 +320,14 @@ int experiment_record_finish(const struct experiment_config *cfg, struct store *
             char *again = experiment_resume_command(cfg->kind, cfg->target, cfg->experiment_id,
                                                     store_path(store));
             /* pgo's builds are a cache the store does not describe: its options stay */
-            fprintf(stderr, "experiment %lld %s: `%s`%s continues it (with the settings it "
-                            "recorded)\n", id, status, again,
-                    strcmp(cfg->kind, "pgo") ? "" : " with the build options it had (--cc, "
-                    "--cflags, --source, --variants, --workdir)");
+            if (cfg->resume_options && *cfg->resume_options)
+                fprintf(stderr, "experiment %lld %s: `%s %s` continues it (with the settings "
+                                "it recorded)\n", id, status, again, cfg->resume_options);
+            else
+                fprintf(stderr, "experiment %lld %s: `%s`%s continues it (with the settings "
+                                "it recorded)\n", id, status, again,
+                        strcmp(cfg->kind, "pgo") ? "" : " with the build options it had (--cc, "
+                        "--cflags, --source, --variants, --workdir)");
             free(again);
         } else
             fprintf(stderr, "experiment %lld failed: the same options would fail again "

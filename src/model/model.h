@@ -124,6 +124,9 @@ struct experiment_config {
     const char *resume_hint;   /* NULL, or what continues this experiment when a signal stops
                                 * it, said instead of the --resume command (pgo --search: "the
                                 * same command again ...") */
+    const char *resume_options;/* pgo: its build options as shell words ("--workdir=W
+                                * --source=S ..."), written after the --resume command it
+                                * prints (the store does not describe the build cache); or NULL */
     bool experiment_new;       /* experiment_record_begin made it (not a resume) */
     /* Keep every run's full JSON report (run_result.json, ~40 KiB: its histogram and
      * per-second series) in memory: --output and calibrate's recommendation read it. Else,
