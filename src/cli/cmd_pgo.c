@@ -12,6 +12,7 @@
 #include "experiment/experiment.h"
 #include "experiment/variant_options.h"
 #include "oltp/oltp.h"
+#include "pgo/major.h"
 #include "pgo/pipeline.h"
 #include "pgo/recipe.h"
 #include "pgo/source.h"

@@ -6,6 +6,7 @@
  * the recipe's family, of the same major version as the source, whose datadirs it shares in
  * the gate and the measurement) and hashes it. */
 #include "pgo/apt.h"
+#include "pgo/major.h"
 #include "pgo/source.h"
 #include "pgo/stages.h"
 #include "server/server.h"

@@ -2,6 +2,7 @@
  * of everything cheap first (recipe, results file, compiler, tools, work directory), then
  * source, builds, training, pgo builds, gate, summary, measurement. The stages live in
  * steps.c, train.c, gate.c and measure.c; this file owns their shared state. */
+#include "pgo/major.h"
 #include "pgo/pipeline.h"
 #include "pgo/exam.h"
 #include "toolchain/bolt.h"
@@ -30,11 +31,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static volatile sig_atomic_t interrupted;
+static volatile sig_atomic_t caught_signal;
 
 static void on_signal(int sig)
 {
-    interrupted = sig;
+    caught_signal = sig;
 }
 
 /* ---- setup -------------------------------------------------------------------------- */
@@ -653,33 +654,6 @@ static int groups_setup(struct pgo_pipeline *p)
     return 0;
 }
 
-int pgo_measured_builds(const struct pgo_pipeline *p, const struct pgo_build ***out)
-{
-    int n = p->nbuilds;
-    for (int g = 0; g < p->ngroups; g++)
-        n += p->groups[g].nbuilds;
-    const struct pgo_build **m = xcalloc((size_t)n + 1, sizeof(*m));
-    const struct pgo_build *official = NULL;
-    int k = 0;
-    for (int g = -1; g < p->ngroups; g++) {
-        const struct pgo_pipeline *gp = g < 0 ? p : &p->groups[g];
-        for (int i = 0; i < gp->nbuilds; i++) {
-            const struct pgo_build *b = &gp->builds[i];
-            if (b->phase == BUILD_INSTRUMENTED || b->skip)
-                continue;
-            if (b->official)
-                official = b;
-            else
-                m[k++] = b;
-        }
-    }
-    if (official)
-        m[k++] = official;
-    assert(k <= n && (k == 0 || m[0] == &p->builds[0]));
-    *out = m;
-    return k;
-}
-
 /* After the source: its content hash and Debian version, then the root of every build. */
 static int server_source(struct pgo_pipeline *p)
 {
@@ -833,9 +807,9 @@ static void say_interrupted(const struct pgo_pipeline *p, int sig)
 /* Stop with exit code 2 when a signal arrived (the children died with it). */
 #define CHECK_INTERRUPT()                                                   \
     do {                                                                    \
-        if (interrupted) {                                                  \
+        if (caught_signal) {                                                \
             progress_done();                                                \
-            say_interrupted(&p, (int)interrupted);                          \
+            say_interrupted(&p, (int)caught_signal);                        \
             rc = 2;                                                         \
             goto out;                                                       \
         }                                                                   \
@@ -850,7 +824,7 @@ int pgo_pipeline_run(const struct pgo_request *rq)
 
     memset(&p, 0, sizeof(p));
     p.rq = rq;
-    p.interrupted = &interrupted;
+    p.interrupted = &caught_signal;
     p.cc_name = rq->cc;
     p.cflags = rq->cflags;
     /* The recipe's builds are top-level builds: a make that started pgolab (make check) would
@@ -863,7 +837,7 @@ int pgo_pipeline_run(const struct pgo_request *rq)
     /* Each compile's messages right after its own command, whatever runs beside it: the log
      * check attributes clang's unnamed out-of-date warnings by it (build_log.h). */
     setenv("GNUMAKEFLAGS", "--output-sync=target", 1);
-    interrupted = 0;
+    caught_signal = 0;
     sig_catch(on_signal, &saved);
 
     /* checks of everything cheap first; directories are created as each phase needs them,

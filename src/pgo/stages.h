@@ -10,13 +10,70 @@
 #include <stdbool.h>
 
 #include "toolchain/toolchain.h"
+#include "pgo/correction.h"
 #include "pgo/pipeline.h"
+#include "pgo/profile_check.h"
 #include "pgo/recipe.h"
+#include "pgo/request.h"
 #include "util/argvec.h"
 
 struct store;
 struct variant;
 struct pgo_library;
+
+/* One trainer and the profile it wrote. */
+struct pgo_trainer {
+    char *name;                   /* as given: "oltp_read_write", "oltp_read_only+oltp_write_only", "suite" */
+    char **workloads;             /* the mix's workloads (NULL-terminated; empty for suite) */
+    bool suite;
+    char *key;                    /* directory-safe name */
+    char *profile_dir, *profdata; /* profdata: clang only */
+    struct profile_info profile;
+    int objects, objects_profiled;/* gcc: instrumented objects (.o) and those with .gcda */
+    struct profile_health health; /* the profile check's counts (profile_check.h) */
+    bool cached;
+    double seconds;
+};
+
+struct pgo_pipeline;
+
+/* One build of the target (a variant, or the instrumented build). */
+struct pgo_build {
+    char *name;                   /* "baseline", "instrumented", "lto", "pgo", "pgo+lto",
+                                   * "pgo-TRAINER" / "pgo+lto-TRAINER" with several trainers;
+                                   * in another group of build settings prefixed by its label
+                                   * ("clang:pgo+lto") */
+    struct pgo_pipeline *pipeline;/* the pipeline of its build settings (compiler, flags) */
+    bool skip;                    /* not asked for in its group (another group's baseline, an
+                                   * instrumented build no pgo variant needs): neither built,
+                                   * gated nor measured */
+    enum build_phase phase;
+    bool lto;
+    struct pgo_trainer *trainer;  /* pgo builds: whose profile */
+    char *dir, *build_dir, *prefix, *log;
+    char *pgo_flags;              /* the phase's flags ({pgo_flags}) */
+    char *flags;                  /* cflags + pgo flags: the fingerprint's "cflags" */
+    char *product;                /* absolute path of the server binary or library */
+    char *sha256;                 /* of product */
+    bool cached;
+    char *why;                    /* why it was built now ("not built before", "the profile changed") */
+    double seconds;
+    int profile_missing;          /* pgo: objects the compiler found no profile data for */
+    int profile_stale_objects;    /* pgo, clang: objects with out-of-date functions let
+                                   * through (none hot; build_log.h) */
+    int profile_stale_functions;  /* ... and those functions */
+    struct profile_corrections corrections; /* pgo: what GCC's -fprofile-correction corrected
+                                   * (counted from the log; correction.h) */
+    char *bolt_flags;             /* baseline and pgo with a BOLT variant: the recipe's "bolt"
+                                   * cflags and link_flags (also in pgo_flags and flags) */
+    /* BOLT variants ("bolt", "pgo+bolt"): not compiled; a copy of the input build's prefix
+     * with the server binary optimized by llvm-bolt (bolt_server.c) */
+    struct pgo_build *bolt_input;
+    struct bolt_variant *bolt;    /* owned: the instrument/merge/optimize state and figures */
+    double bolt_train_seconds;
+    bool official;                /* the official variant: product is the distribution's
+                                   * binary (official.c), no directory, prefix or build */
+};
 
 /* Everything one run of the pipeline made; pipeline.c releases it. */
 /* Where the variants come from, in words (provenance.c). */
@@ -137,7 +194,7 @@ void pgo_build_vars(const struct pgo_pipeline *p, const struct pgo_build *b,
 int pgo_train(struct pgo_pipeline *p, struct pgo_trainer *t);
 /* Trainer t's workloads (prepare, then each run) on a server started from prefix with the
  * recipe's train_options, then a clean shutdown, which is when instrumented processes write
- * their profiles (train.c; BOLT's training uses it too). Not for the suite trainer. log gets
+ * their profiles (instance.c; train.c and BOLT's training use it). Not for the suite trainer. log gets
  * the bench output. 0 or -1 (one line). */
 int pgo_train_server(struct pgo_pipeline *p, struct pgo_trainer *t, const char *prefix,
                      const char *log);
@@ -162,8 +219,8 @@ void pgo_bolt_release(struct pgo_build *b);
  * regression suite with PGO_GATE_SUITE. 0 or -1. */
 int pgo_gate(struct pgo_pipeline *p);
 /* Run the recipe's suite steps against a server started from build b's prefix with the
- * --server-options options (NULL: none) (gate.c; the trainer "suite" uses it too, on the
- * instrumented build with the recipe's train_options). The steps see b's placeholders
+ * --server-options options (NULL: none) (suite.c; the gate uses it, and the trainer "suite"
+ * on the instrumented build with the recipe's train_options). The steps see b's placeholders
  * ({pgo_flags} of its phase, so a client the suite builds links like the build did) plus the
  * server's. A recipe whose server.suite_server is "own" gets no started server: its suite
  * (MariaDB's mysql-test-run) starts the build's servers from the build tree itself, and
