@@ -5,7 +5,7 @@
  * rounds, CIs), recorded in the results database run by run, then the seed-000 tables, with
  * more than two variants "what each step added" (report/step_gains.c: pgo+bolt over pgo, ...) and,
  * with several trainers, the trainer x workload table of gains (a row per trainer). A
- * library's variants (library.c: baseline, pgo, the BOLT variants, then each other group of
+ * library's variants (target_sqlite.c: baseline, pgo, the BOLT variants, then each other group of
  * build settings', as pgo_measured_builds() returns them) are library variants
  * loaded by the bench child, proven to be the variant's own file, and may be measured by
  * instructions (--measure=instructions). Progress as compare's: a status line on a terminal,
@@ -38,66 +38,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Into o, per pgo build of p (its group's too) of a gcc pipeline: what GCC corrected in
- * its profile (correction.h), keyed by the build's name. */
-static void add_corrections(json_t *o, const struct pgo_pipeline *p)
-{
-    for (int i = 0; i < p->nbuilds; i++) {
-        const struct pgo_build *b = &p->builds[i];
-        if (b->phase == BUILD_PGO && !b->bolt_input && !b->official && !b->skip &&
-            p->cc.family == CC_GCC)
-            json_object_set_new(o, b->name, profile_corrections_json(&b->corrections));
-    }
-}
-
-/* The pgo-specific settings recorded with the experiment (JSON object text; caller frees). */
-static char *extra_settings(const struct pgo_pipeline *p)
-{
-    const struct pgo_request *rq = p->rq;
-    json_t *train = json_array();
-    for (int i = 0; i < rq->ntrain; i++)
-        json_array_append_new(train, json_string(rq->train[i]));
-    json_t *o = json_pack("{s:{s:s,s:s,s:s,s:s,s:o,s:i,s:i,s:s}}", "pgo",
-                          "target", p->recipe.name, "recipe_sha256", p->recipe.sha256,
-                          "source_sha256", p->source_sha,
-                          "source_version", p->source_version ? p->source_version : "?",
-                          "train", train, "train_time", rq->train_time,
-                          "train_threads", rq->train_threads,
-                          "gate", rq->gate == PGO_GATE_SUITE ? "suite" : "checksum");
-    /* what each trainer's profile holds (the profile check's counts) */
-    json_t *profiles = json_object();
-    for (int i = 0; i < p->ntrainers; i++)
-        json_object_set_new(profiles, p->trainers[i].name, profile_health_json(&p->trainers[i].health));
-    for (int g = 0; g < p->ngroups; g++) /* another group's: "clang:oltp_read_write" */
-        for (int i = 0; i < p->groups[g].ntrainers; i++) {
-            const struct pgo_trainer *t = &p->groups[g].trainers[i];
-            char *key = xasprintf("%s:%s", p->groups[g].label, t->name);
-            json_object_set_new(profiles, key, profile_health_json(&t->health));
-            free(key);
-        }
-    if (o && p->measure_only) /* --search's two experiments (search.c) */
-        json_object_set_new(json_object_get(o, "pgo"), "search",
-                            json_string(rq->measure_kind == MEASURE_INSTRUCTIONS ? "screen"
-                                                                                 : "confirm"));
-    /* what GCC's -fprofile-correction corrected in each pgo build's profile */
-    json_t *corrections = json_object();
-    add_corrections(corrections, p);
-    for (int g = 0; g < p->ngroups; g++)
-        add_corrections(corrections, &p->groups[g]);
-    if (o) {
-        json_object_set_new(json_object_get(o, "pgo"), "profiles", profiles);
-        json_object_set_new(json_object_get(o, "pgo"), "profile_corrections", corrections);
-    } else {
-        json_decref(profiles);
-        json_decref(corrections);
-    }
-    char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
-    json_decref(o);
-    if (!text)
-        die("out of memory");
-    return text;
-}
 
 /* -1 in rq->resume_id: the newest pgo experiment that did not complete. */
 struct newest {
@@ -351,7 +291,7 @@ int pgo_measure(struct pgo_pipeline *p, struct store *store)
                     store_path(store));
         resume = n.id;
     }
-    char *extra = p->library ? pgo_library_settings(p) : extra_settings(p);
+    char *extra = p->target->settings(p);
     if (p->measure_only) { /* --search: continue a measurement of the same builds and settings */
         struct same sm = { .settings = experiment_settings_json(&cfg, extra) };
         int lrc = store_experiments_list(store, same_settings, &sm);

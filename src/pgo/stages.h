@@ -1,8 +1,11 @@
-/* stages: the pipeline's shared state and its stages, one file each: steps.c (a build from
- * the recipe's steps), train.c (training and the profile check), gate.c (the correctness
- * gate), measure.c (the experiment); library.c is the library branch of the stages (a recipe
- * whose product is a library: SQLite). Private to src/pgo/; pipeline.c owns the state and
- * runs the stages in order. */
+/* stages: the pipeline's shared state (struct pgo_pipeline, its builds and trainers) and the
+ * functions the targets (target.h) build their stages from, one file each: steps.c (a build
+ * from the recipe's steps), train.c (training and the profile check), bolt_server.c (a
+ * server's BOLT variants), gate.c and suite.c (the correctness gate), instance.c (a server of
+ * one build), official.c and provenance.c (the official variant, where variants come from);
+ * and measure.c and search.c (the experiment), which the pipeline runs after the stages.
+ * stages.c holds what every stage reads of the state. Private to src/pgo/; pipeline.c owns
+ * the state for the run, target_server.c and target_sqlite.c set it up and run the stages. */
 #ifndef PGOLAB_PGO_STAGES_H
 #define PGOLAB_PGO_STAGES_H
 
@@ -15,6 +18,7 @@
 #include "pgo/profile_check.h"
 #include "pgo/recipe.h"
 #include "pgo/request.h"
+#include "pgo/target.h"
 #include "util/argvec.h"
 
 struct store;
@@ -90,8 +94,10 @@ struct pgo_provenance {
 struct pgo_pipeline {
     const struct pgo_request *rq;
     struct recipe recipe;
-    bool library;                 /* a library recipe: the library branch of the stages,
-                                   * whose state is lib (library.c) */
+    const struct pgo_target *target; /* the kind of target (target.h): its operations run the
+                                   * stages */
+    bool library;                 /* target->embedded: a library recipe (target_sqlite.c),
+                                   * whose own state is lib */
     struct pgo_library *lib;
     const char *cc_name, *cflags; /* the build settings of this pipeline's builds: --cc and
                                    * --cflags, or those of a group of --variants */
@@ -115,7 +121,7 @@ struct pgo_pipeline {
     char *profile_raw;            /* ROOT/profile-raw: compiled into the instrumented build;
                                    * each training moves its data to the trainer's dir */
     char *rundir;                 /* tmpfs scratch for datadirs: /dev/shm/pgolab-pgo-PID (a
-                                   * library: its database files, library.c) */
+                                   * library: its database files, target_sqlite.c) */
     struct pgo_trainer *trainers;
     int ntrainers;
     struct pgo_exam *exams;       /* each measured workload against each trainer (exam.h) */
@@ -246,39 +252,6 @@ int pgo_measure(struct pgo_pipeline *p, struct store *store);
  * baseline (and official) by time (a second one), then the winner's block; returns the exit
  * code as pgo_measure. */
 int pgo_search(struct pgo_pipeline *p, struct store *store);
-
-/* ---- the library branch (library.c) ---- every stage 0 or -1 (one line said why), also -1
- * when *p->interrupted is set, so that the pipeline stops with its interruption message. */
-/* Before the results file is opened: p->lib allocated, the BOLT variants' tools, the recipe's
- * shape (one compile step, a strict profile check). */
-int pgo_library_check(struct pgo_pipeline *p);
-/* After the source: the recipe's prepare steps (the amalgamation, cached), phase lines. */
-int pgo_library_prepare(struct pgo_pipeline *p);
-/* p->root and every build's command; the baseline and instrumented libraries in parallel
- * (another group: those its kinds need). */
-int pgo_library_builds(struct pgo_pipeline *p);
-/* The run directory (unless shared), then training with `bench --sqlite-library` children
- * (cached when the stamp of an identical training matches) and the profile check; nothing for
- * a group without pgo. */
-int pgo_library_train(struct pgo_pipeline *p);
-/* The pgo build (the profile's identity in its stamp), then the BOLT variants; then p->builds:
- * the measured libraries as builds (name, product, prefix, flags), which pgo_measured_builds()
- * returns for the gate, the measurement and --search as for a server. */
-int pgo_library_pgo_build(struct pgo_pipeline *p);
-/* The correctness gate: `bench verify` on fresh data with every group's libraries; sets
- * p->gate_checksum, p->gate_rows. */
-int pgo_library_gate(struct pgo_pipeline *p);
-/* The summary that opens the report (stdout). */
-void pgo_library_summary(const struct pgo_pipeline *p);
-/* Another group of build settings g of --variants (clang:pgo, -O3:baseline) shares p's
- * source, prepared amalgamation, run directory and pgolab binary; g->lib allocated on the first
- * call. Called before each of g's stages (p's stage has run first). */
-void pgo_library_share(struct pgo_pipeline *g, const struct pgo_pipeline *p);
-/* The pgo settings recorded with the experiment (JSON object text with "pgo.profile"; caller
- * frees). */
-char *pgo_library_settings(const struct pgo_pipeline *p);
-/* Keep the run directory's logs in WORKDIR/last-run and remove it (tmpfs), free p->lib. */
-void pgo_library_release(struct pgo_pipeline *p);
 
 /* ---- the official variant (official.c): the distribution's own server binary, measured
  * and gated like a build, never built ---- */
