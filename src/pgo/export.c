@@ -609,6 +609,74 @@ out:
     return rc;
 }
 
+/* pkg is a Debian package name and no package of that name is installed (*have: the
+ * installed one's version, caller frees). 0 or -1 (one line). */
+static int check_package_name(const char *pkg, char **have)
+{
+    if (strspn(pkg, "abcdefghijklmnopqrstuvwxyz0123456789+-.") != strlen(pkg) || strlen(pkg) < 2)
+        return error("--name=%s: a Debian package name is lower-case letters, digits, '+', '-' "
+                     "and '.'", pkg);
+    if (installed(pkg, have))
+        return error("package %s %s is installed: remove it first (apt remove %s) or export "
+                     "under another --name; nothing was overwritten", pkg, *have, pkg);
+    return 0;
+}
+
+/* The Debian source package of target's recipe, said to be another when the recipe changed
+ * since the build (its sha256 differs from the one in the pgo settings), or NULL (no recipe of
+ * that name, or none with a Debian package). Caller frees. */
+static char *source_package(const char *target, const json_t *pgo)
+{
+    char *src_pkg = NULL;
+    char *rpath = recipe_find(target);
+    struct recipe r;
+    memset(&r, 0, sizeof(r));
+    if (rpath && recipe_load(rpath, &r) == 0) {
+        const char *sha = json_string_value(json_object_get(pgo, "recipe_sha256"));
+        if (r.debian_package)
+            src_pkg = sha && !strcmp(sha, r.sha256)
+                          ? xstrdup(r.debian_package)
+                          : xasprintf("%s (the recipe changed since)", r.debian_package);
+        recipe_release(&r);
+    }
+    free(rpath);
+    return src_pkg;
+}
+
+/* OUTDIR/PKG_VERSION_ARCH.deb with this machine's architecture, or NULL when dpkg cannot say
+ * it (the caller says so). Caller frees. */
+static char *deb_path(const char *outdir, const char *pkg, const char *version)
+{
+    char *deb = NULL;
+    struct strbuf arch = STRBUF_INIT;
+    strbuf_init(&arch, 0);
+    const char *arch_argv[] = { "dpkg", "--print-architecture", NULL };
+    struct subprocess sp = { .argv = arch_argv, .out = &arch };
+    if (subprocess_run(&sp) == 0) {
+        strbuf_rtrim(&arch);
+        deb = xasprintf("%s/%s_%s_%s.deb", outdir, pkg, version, arch.buf);
+    }
+    strbuf_release(&arch);
+    return deb;
+}
+
+/* What was exported and how to use it (stdout). */
+static void print_exported(const struct build_info *b, const char *deb, const char *gains)
+{
+    printf("export: %s\n", deb);
+    printf("  variant %s of %s, experiment %lld: tps %s\n", b->v->name, b->target,
+           (long long)b->experiment, gains);
+    printf("  installs under %s (manifest: %s/pgolab-manifest.json)\n", b->opt, b->opt);
+    printf("  install:   apt install ./%s   (remove: apt remove %s)\n",
+           strrchr(deb, '/') ? strrchr(deb, '/') + 1 : deb, b->pkg);
+    if (b->server)
+        printf("  start:     pgolab server start --db-driver=%s --prefix=%s\n", b->server,
+               b->opt);
+    else
+        printf("  use:       LD_LIBRARY_PATH=%s/lib PROGRAM, or pgolab bench "
+               "--sqlite-library=%s/lib/libsqlite3.so\n", b->opt, b->opt);
+}
+
 int pgo_export(const struct pgo_export_request *rq)
 {
     struct store *s = NULL;
@@ -660,31 +728,11 @@ int pgo_export(const struct pgo_export_request *rq)
     opt = xasprintf(OPT_PREFIX "/%s-%s", tpart, vpart);
     free(tpart);
     free(vpart);
-    if (strspn(pkg, "abcdefghijklmnopqrstuvwxyz0123456789+-.") != strlen(pkg) || strlen(pkg) < 2) {
-        error("--name=%s: a Debian package name is lower-case letters, digits, '+', '-' and '.'",
-              pkg);
+    if (check_package_name(pkg, &have) < 0)
         goto out;
-    }
-    if (installed(pkg, &have)) {
-        error("package %s %s is installed: remove it first (apt remove %s) or export under "
-              "another --name; nothing was overwritten", pkg, have, pkg);
-        goto out;
-    }
     const char *src_version = json_string_value(json_object_get(pgo, "source_version"));
     version = deb_version(src_version, id);
-    /* the recipe, for the source package's name (when it is still the one that built it) */
-    char *rpath = recipe_find(target);
-    struct recipe r;
-    memset(&r, 0, sizeof(r));
-    if (rpath && recipe_load(rpath, &r) == 0) {
-        const char *sha = json_string_value(json_object_get(pgo, "recipe_sha256"));
-        if (r.debian_package)
-            src_pkg = sha && !strcmp(sha, r.sha256)
-                          ? xstrdup(r.debian_package)
-                          : xasprintf("%s (the recipe changed since)", r.debian_package);
-        recipe_release(&r);
-    }
-    free(rpath);
+    src_pkg = source_package(target, pgo);
     char *builddir = xstrdup(v->library);
     char *slash = strrchr(builddir, '/');
     if (slash)
@@ -733,14 +781,7 @@ int pgo_export(const struct pgo_export_request *rq)
                             trainer, profile, server, id, search != NULL };
     readme_text = readme(&b, gains.buf);
     char *desc = xasprintf("%s %s built by pgolab (%s)", target, v->name, library ? "library" : "server");
-    struct strbuf arch = STRBUF_INIT;
-    strbuf_init(&arch, 0);
-    const char *arch_argv[] = { "dpkg", "--print-architecture", NULL };
-    struct subprocess sp = { .argv = arch_argv, .out = &arch };
-    if (subprocess_run(&sp) == 0) {
-        strbuf_rtrim(&arch);
-        deb = xasprintf("%s/%s_%s_%s.deb", rq->outdir, pkg, version, arch.buf);
-    }
+    deb = deb_path(rq->outdir, pkg, version);
     if (!deb)
         error("export: dpkg --print-architecture failed");
     else if (access(deb, F_OK) == 0)
@@ -750,23 +791,12 @@ int pgo_export(const struct pgo_export_request *rq)
         ;
     else if (build_deb(&b, tmp, deb, text, readme_text, desc) == 0) {
         rc = 0;
-        printf("export: %s\n", deb);
-        printf("  variant %s of %s, experiment %lld: tps %s\n", v->name, target, (long long)id,
-               gains.buf);
-        printf("  installs under %s (manifest: %s/pgolab-manifest.json)\n", opt, opt);
-        printf("  install:   apt install ./%s   (remove: apt remove %s)\n",
-               strrchr(deb, '/') ? strrchr(deb, '/') + 1 : deb, pkg);
-        if (server)
-            printf("  start:     pgolab server start --db-driver=%s --prefix=%s\n", server, opt);
-        else
-            printf("  use:       LD_LIBRARY_PATH=%s/lib PROGRAM, or pgolab bench "
-                   "--sqlite-library=%s/lib/libsqlite3.so\n", opt, opt);
+        print_exported(&b, deb, gains.buf);
     }
     if (tmp)
         remove_tree(tmp);
     free(desc);
     free(server_bin);
-    strbuf_release(&arch);
     strbuf_release(&gains);
 out:
     json_decref(settings);

@@ -211,6 +211,83 @@ void pgo_measure_config(const struct pgo_pipeline *p, struct variant *v, int nv,
     cfg->no_metrics = rq->no_metrics;
 }
 
+/* v[0..nv) and trainer_of[0..nv): the experiment's variants of the measured builds m (the
+ * target says what a variant of its builds is), and for the trainer x workload table the
+ * trainer of each of --cc and --cflags' pgo builds (NULL for the others). */
+static void make_variants(const struct pgo_pipeline *p, const struct pgo_build **m, int nv,
+                          struct variant *v, const char **trainer_of)
+{
+    /* the trainer matrix has a row per trainer: from the pgo builds, or from the pgo+lto
+     * builds when only those were asked for (both would give each trainer two rows) */
+    bool plain_pgo = false;
+    for (int i = 0; i < p->nbuilds; i++)
+        plain_pgo = plain_pgo || (p->builds[i].phase == BUILD_PGO && !p->builds[i].lto);
+    for (int k = 0; k < nv; k++) {
+        const struct pgo_build *b = m[k];
+        v[k].name = b->name;
+        p->target->variant(p, b, &v[k]);
+        v[k].server_kind = p->recipe.server_kind;
+        /* each build's own compiler (its group's); official's is the distribution's: unknown */
+        v[k].compiler = b->official ? NULL : b->pipeline->cc.version;
+        v[k].cflags = b->official ? p->prov.official_cflags : b->flags;
+        /* the trainer matrix: --cc and --cflags' pgo builds */
+        trainer_of[k] = b->pipeline == p && b->trainer && (plain_pgo ? !b->lto : b->lto)
+                            ? b->trainer->name : NULL;
+    }
+}
+
+/* --search: only the builds of p->measure_only (the baseline always), in their order, moved
+ * to the front of m, v and trainer_of; the others' variants released. Returns how many. */
+static int keep_measured_only(const struct pgo_pipeline *p, const struct pgo_build **m,
+                              struct variant *v, const char **trainer_of, int nv)
+{
+    assert(p->measure_only[0]);
+    int k = 0;
+    for (int i = 0; i < nv; i++) {
+        if (!p->measure_only[i]) {
+            experiment_variant_release(&v[i]);
+            continue;
+        }
+        v[k] = v[i];
+        m[k] = m[i];
+        trainer_of[k++] = trainer_of[i];
+    }
+    for (int i = k; i < nv; i++)
+        memset(&v[i], 0, sizeof(v[i]));
+    assert(k >= 2);
+    return k;
+}
+
+/* The measurement's report on stdout: the seed-000 tables, the profiles, "what each step
+ * added" with more than two variants (a library's before the profiles), the trainer x
+ * workload table with several trainers (a server's), the verdict last. */
+static void print_report(const struct pgo_pipeline *p, const struct experiment_config *cfg,
+                         const struct experiment_result *res, int nv, const char **trainer_of)
+{
+    const struct pgo_request *rq = p->rq;
+    struct report_options ro = { .trust_table = rq->trust_table, .no_verdict = true };
+    experiment_report_text_opts(stdout, cfg, res, &ro);
+    if (cfg->profile && !p->library)
+        experiment_profile_report(stdout, cfg, res, cfg->profile_dir, PROFILE_TOP_DEFAULT);
+    if (nv > 2) {
+        struct strbuf sb = STRBUF_INIT;
+        strbuf_init(&sb, 0);
+        report_steps(&sb, cfg, res);
+        fputs(sb.buf, stdout);
+        strbuf_release(&sb);
+    }
+    if (cfg->profile && p->library)
+        experiment_profile_report(stdout, cfg, res, cfg->profile_dir, PROFILE_TOP_DEFAULT);
+    if (rq->ntrain > 1 && !p->library && p->ntrainers > 1) {
+        struct strbuf sb = STRBUF_INIT;
+        strbuf_init(&sb, 0);
+        report_trainers(&sb, cfg, res, trainer_of);
+        fputs(sb.buf, stdout);
+        strbuf_release(&sb);
+    }
+    experiment_report_verdict(stdout, cfg, res);  /* last: the bottom line */
+}
+
 int pgo_measure(struct pgo_pipeline *p, struct store *store)
 {
     const struct pgo_request *rq = p->rq;
@@ -222,48 +299,14 @@ int pgo_measure(struct pgo_pipeline *p, struct store *store)
     struct experiment_result res;
 
     memset(&res, 0, sizeof(res));
-    /* the trainer matrix has a row per trainer: from the pgo builds, or from the pgo+lto
-     * builds when only those were asked for (both would give each trainer two rows) */
-    bool plain_pgo = false;
-    for (int i = 0; i < p->nbuilds; i++)
-        plain_pgo = plain_pgo || (p->builds[i].phase == BUILD_PGO && !p->builds[i].lto);
-    for (int k = 0; k < nv; k++) {
-        const struct pgo_build *b = m[k];
-        v[k].name = b->name;
-        /* a library variant is its libsqlite3 (VARIANT_SQLITE), a server its prefix */
-        v[k].library = b->official || p->library ? b->product : b->prefix;
-        v[k].kind = p->library ? VARIANT_SQLITE : VARIANT_SERVER;
-        v[k].server_kind = p->recipe.server_kind;
-        /* each build's own compiler (its group's); official's is the distribution's: unknown */
-        v[k].compiler = b->official ? NULL : b->pipeline->cc.version;
-        v[k].cflags = b->official ? p->prov.official_cflags : b->flags;
-        v[k].provenance = b->official ? p->prov.official : p->library ? NULL : p->prov.built;
-        /* the trainer matrix: --cc and --cflags' pgo builds */
-        trainer_of[k] = b->pipeline == p && b->trainer && (plain_pgo ? !b->lto : b->lto)
-                            ? b->trainer->name : NULL;
-    }
+    make_variants(p, m, nv, v, trainer_of);
     if (!p->library && experiment_variant_server_options(rq->variant_options, rq->nvariant_options, v, nv,
                                                true) < 0) {
         rc = 1; /* checked before the builds (pipeline.c): only a changed variant list */
         goto out;
     }
-    if (p->measure_only) { /* --search: only these builds, in their order */
-        assert(p->measure_only[0]);
-        int k = 0;
-        for (int i = 0; i < nv; i++) {
-            if (!p->measure_only[i]) {
-                experiment_variant_release(&v[i]);
-                continue;
-            }
-            v[k] = v[i];
-            m[k] = m[i];
-            trainer_of[k++] = trainer_of[i];
-        }
-        for (int i = k; i < nv; i++)
-            memset(&v[i], 0, sizeof(v[i]));
-        nv = k;
-        assert(nv >= 2);
-    }
+    if (p->measure_only) /* --search: only these builds, in their order */
+        nv = keep_measured_only(p, m, v, trainer_of, nv);
     pgo_measure_config(p, v, nv, &cfg);
     int one_thread[1] = { rq->threads[0] };
     if (rq->measure_kind == MEASURE_INSTRUCTIONS) { /* a server runs under callgrind */
@@ -328,28 +371,7 @@ int pgo_measure(struct pgo_pipeline *p, struct store *store)
     if (rq->exclude_distrusted)  /* everything below without them (the store has every run) */
         experiment_result_exclude_distrusted(&res);
     if (report) {
-        /* a library's report has "what each step added" before the profiles */
-        struct report_options ro = { .trust_table = rq->trust_table, .no_verdict = true };
-        experiment_report_text_opts(stdout, &cfg, &res, &ro);
-        if (cfg.profile && !p->library)
-            experiment_profile_report(stdout, &cfg, &res, cfg.profile_dir, PROFILE_TOP_DEFAULT);
-        if (nv > 2) {
-            struct strbuf sb = STRBUF_INIT;
-            strbuf_init(&sb, 0);
-            report_steps(&sb, &cfg, &res);
-            fputs(sb.buf, stdout);
-            strbuf_release(&sb);
-        }
-        if (cfg.profile && p->library)
-            experiment_profile_report(stdout, &cfg, &res, cfg.profile_dir, PROFILE_TOP_DEFAULT);
-        if (rq->ntrain > 1 && !p->library && p->ntrainers > 1) {
-            struct strbuf sb = STRBUF_INIT;
-            strbuf_init(&sb, 0);
-            report_trainers(&sb, &cfg, &res, trainer_of);
-            fputs(sb.buf, stdout);
-            strbuf_release(&sb);
-        }
-        experiment_report_verdict(stdout, &cfg, &res);  /* last: the bottom line */
+        print_report(p, &cfg, &res, nv, trainer_of);
         if (p->outcome)
             fill_outcome(p, &cfg, &res, m, nv, run_rc == 0);
     }

@@ -11,8 +11,10 @@
 
 #include <stdbool.h>
 
+struct pgo_build;
 struct pgo_pipeline;
 struct store;
+struct variant;
 
 /* The operations of a kind of target. Every int operation returns 0, or -1 after one line
  * said why (also when *p->interrupted is set, so that the pipeline stops with its
@@ -38,6 +40,10 @@ struct pgo_target {
     void (*share)(struct pgo_pipeline *g, const struct pgo_pipeline *p);
     /* The summary that opens the report (stdout). */
     void (*summary)(const struct pgo_pipeline *p);
+    /* What build b (of p or a group of p) is to the experiment engine: v's kind, library
+     * (what the variant runs: an install prefix, a server binary, a library file) and
+     * provenance; v's other fields are the measurement's (measure.c). */
+    void (*variant)(const struct pgo_pipeline *p, const struct pgo_build *b, struct variant *v);
     /* The pgo settings recorded with the experiment: JSON object text (caller frees). */
     char *(*settings)(const struct pgo_pipeline *p);
     /* What the target made outside p's common fields, for p and its groups (run directory,

@@ -650,6 +650,17 @@ static char *extra_settings(const struct pgo_pipeline *p)
     return text;
 }
 
+/* ---- the measurement -------------------------------------------------------------- */
+
+/* A server variant: its install prefix, or official's binary; where it comes from. */
+static void server_variant(const struct pgo_pipeline *p, const struct pgo_build *b,
+                           struct variant *v)
+{
+    v->kind = VARIANT_SERVER;
+    v->library = b->official ? b->product : b->prefix;
+    v->provenance = b->official ? p->prov.official : p->prov.built;
+}
+
 /* ---- the target --------------------------------------------------------------------- */
 
 /* Before the results file: the official variant's binary, when --variants names it. */
@@ -690,6 +701,7 @@ const struct pgo_target pgo_target_server = {
     .gate = pgo_gate,
     .share = NULL,
     .summary = print_summary,
+    .variant = server_variant,
     .settings = extra_settings,
     .release = server_target_release,
 };

@@ -811,6 +811,15 @@ static int check_resumable(struct store *store, int64_t id)
     return 0;
 }
 
+/* A library variant: its libsqlite3 file, loaded by the bench child (VARIANT_SQLITE). */
+static void library_variant(const struct pgo_pipeline *p, const struct pgo_build *b,
+                            struct variant *v)
+{
+    v->kind = VARIANT_SQLITE;
+    v->library = b->product;
+    v->provenance = b->official ? p->prov.official : NULL;
+}
+
 /* After the results file is opened: --resume=ID checked before anything is built. */
 static int library_check_store(struct pgo_pipeline *p, struct store *store)
 {
@@ -841,6 +850,7 @@ const struct pgo_target pgo_target_sqlite = {
     .gate = library_gate,
     .share = library_share,
     .summary = library_summary,
+    .variant = library_variant,
     .settings = library_settings,
     .release = library_release_all,
 };
