@@ -109,7 +109,10 @@ static const struct opt_def pgo_options[] = {
       "load, steal, iowait, why a run is distrusted); without it one line counts the distrusted "
       "runs (JSON and HTML always have every run's)" },
     CLI_EXCLUDE_DISTRUSTED_OPTION,
-    { "fetch", OPT_BOOL, "off", "find or fetch the source and stop: prints the tree, and for a Debian source package its exact version and the suite it came from (pgolab's own apt configuration: the system's release first, then trixie and sid; docs/recipes.md)" },
+    { "fetch", OPT_BOOL, "off",
+      "find or fetch the source and stop: prints the tree, and for a Debian source package its "
+      "exact version and the suite it came from (pgolab's own apt configuration: the system's "
+      "release first, then trixie and sid; docs/recipes.md)" },
     { "rebuild", OPT_BOOL, "off", "ignore cached amalgamation, builds and profile data" },
     { "results", OPT_STRING, STORE_DEFAULT_PATH,
       "results database: the measurement and every run are recorded here as they finish" },

@@ -55,7 +55,8 @@ static int pick_cb(const struct store_experiment *e, void *ctx)
     }
     if (!strcmp(e->kind, "pgo") && (!k->target || (t && !strcmp(t, k->target)))) {
         strbuf_addf(&k->ids, "%s%lld", k->ids.len ? ", " : "", (long long)e->id);
-        const char *search = json_string_value(json_object_get(json_object_get(s, "pgo"), "search"));
+        const char *search =
+            json_string_value(json_object_get(json_object_get(s, "pgo"), "search"));
         const char *measure = json_string_value(json_object_get(s, "measure"));
         bool by_time = !measure || !strcmp(measure, "time");
         if (!strcmp(e->status, "complete") && by_time) {
@@ -323,7 +324,8 @@ static char *stamp_value(const char *dir, const char *key)
     char *out = NULL;
     if (strbuf_read_file(&sb, path) == 0) {
         size_t kl = strlen(key);
-        for (char *line = sb.buf; line && *line && !out; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
+        for (char *line = sb.buf; line && *line && !out;
+             line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
             if (!strncmp(line, key, kl) && line[kl] == ':' && line[kl + 1] == ' ')
                 out = xstrndup(line + kl + 2, strcspn(line + kl + 2, "\n"));
     }
@@ -480,14 +482,17 @@ static char *readme(const struct build_info *b, const char *gains)
     strbuf_addf(&sb, "Measured in pgolab experiment %lld%s: tps %s.\nEverything about the "
                 "build is in %s/pgolab-manifest.json.\n\nIt is installed under %s only: the "
                 "distribution's files stay as they are, and `apt remove %s` takes it away "
-                "again.\n\n", (long long)b->experiment, b->search ? " (a --search confirmation)" : "",
+                "again.\n\n", (long long)b->experiment,
+                b->search ? " (a --search confirmation)" : "",
                 gains, b->opt, b->opt, b->pkg);
     if (!b->server) {
         strbuf_addf(&sb, "Use it beside the system's SQLite (nothing else changes):\n"
-                    "  LD_LIBRARY_PATH=%s/lib PROGRAM           # any program linked with libsqlite3.so.0\n"
+                    "  LD_LIBRARY_PATH=%s/lib PROGRAM           "
+                    "# any program linked with libsqlite3.so.0\n"
                     "  pgolab bench oltp_read_only --sqlite-library=%s/lib/libsqlite3.so run\n\n"
                     "Instead of the system's SQLite for one service: set LD_LIBRARY_PATH=%s/lib in "
-                    "its environment (systemd: Environment= in a drop-in).\n", b->opt, b->opt, b->opt);
+                    "its environment (systemd: Environment= in a drop-in).\n", b->opt, b->opt,
+                    b->opt);
         return strbuf_detach(&sb);
     }
     bool pg = !strcmp(b->server, "pgsql");
@@ -498,7 +503,8 @@ static char *readme(const struct build_info *b, const char *gains)
     if (pg)
         strbuf_addf(&sb, "By hand, as user postgres:\n"
                     "  %s/bin/initdb -D /var/tmp/pgdata\n"
-                    "  %s/bin/pg_ctl -D /var/tmp/pgdata -o '-p 5433' -l /var/tmp/pgdata.log start\n\n"
+                    "  %s/bin/pg_ctl -D /var/tmp/pgdata -o '-p 5433' -l /var/tmp/pgdata.log "
+                    "start\n\n"
                     "Instead of the distribution's server (same major version only: the manifest "
                     "names the source version): stop it (systemctl stop postgresql), then start "
                     "this binary on its data directory and configuration, as user postgres:\n"
@@ -780,7 +786,8 @@ int pgo_export(const struct pgo_export_request *rq)
     struct build_info b = { target, src_pkg, src_version, pkg, version, opt, v, server_bin,
                             trainer, profile, server, id, search != NULL };
     readme_text = readme(&b, gains.buf);
-    char *desc = xasprintf("%s %s built by pgolab (%s)", target, v->name, library ? "library" : "server");
+    char *desc = xasprintf("%s %s built by pgolab (%s)", target, v->name,
+                           library ? "library" : "server");
     deb = deb_path(rq->outdir, pkg, version);
     if (!deb)
         error("export: dpkg --print-architecture failed");

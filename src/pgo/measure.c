@@ -149,8 +149,8 @@ static int same_settings(const struct store_experiment *e, void *ctx)
     struct same *sm = ctx;
     struct strbuf diff = STRBUF_INIT;
     strbuf_init(&diff, 0);
-    if (!strcmp(e->kind, "pgo") && store_settings_diff(e->settings_json, sm->settings, &diff) == 0 &&
-        diff.len == 0) {
+    if (!strcmp(e->kind, "pgo") &&
+        store_settings_diff(e->settings_json, sm->settings, &diff) == 0 && diff.len == 0) {
         sm->id = e->id;
         sm->complete = !strcmp(e->status, "complete");
     }
@@ -300,8 +300,8 @@ int pgo_measure(struct pgo_pipeline *p, struct store *store)
 
     memset(&res, 0, sizeof(res));
     make_variants(p, m, nv, v, trainer_of);
-    if (!p->library && experiment_variant_server_options(rq->variant_options, rq->nvariant_options, v, nv,
-                                               true) < 0) {
+    if (!p->library && experiment_variant_server_options(rq->variant_options,
+                                                         rq->nvariant_options, v, nv, true) < 0) {
         rc = 1; /* checked before the builds (pipeline.c): only a changed variant list */
         goto out;
     }

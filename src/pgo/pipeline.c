@@ -325,7 +325,8 @@ int pgo_pipeline_run(const struct pgo_request *rq)
     /* with official, Debian's source at exactly the installed package's revision */
     const char *exact = p.official_bin && !rq->source && p.official_package &&
                         p.recipe.debian_package ? p.official_debversion : NULL;
-    int src_rc = p.source ? 0 : pgo_source_resolve_at(&p.recipe, rq->source, srcdir, exact, &p.source);
+    int src_rc = p.source ? 0
+                          : pgo_source_resolve_at(&p.recipe, rq->source, srcdir, exact, &p.source);
     free(srcdir);
     if (src_rc < 0)
         goto fail;

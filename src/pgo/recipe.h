@@ -65,7 +65,8 @@ struct recipe_log_error {
 struct recipe_tool {
     char *program, *file, *package;
     char *unless;     /* prepare.requires only: a file (relative to the source) whose presence
-                       * makes the tool unnecessary (SQLite trees that bundle jimsh need no tclsh) */
+                       * makes the tool unnecessary (SQLite trees that bundle jimsh need no
+                       * tclsh) */
 };
 
 struct recipe {

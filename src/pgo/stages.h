@@ -27,7 +27,8 @@ struct pgo_library;
 
 /* One trainer and the profile it wrote. */
 struct pgo_trainer {
-    char *name;                   /* as given: "oltp_read_write", "oltp_read_only+oltp_write_only", "suite" */
+    char *name;                   /* as given: "oltp_read_write",
+                                   * "oltp_read_only+oltp_write_only", "suite" */
     char **workloads;             /* the mix's workloads (NULL-terminated; empty for suite) */
     bool suite;
     char *key;                    /* directory-safe name */
@@ -60,7 +61,8 @@ struct pgo_build {
     char *product;                /* absolute path of the server binary or library */
     char *sha256;                 /* of product */
     bool cached;
-    char *why;                    /* why it was built now ("not built before", "the profile changed") */
+    char *why;                    /* why it was built now ("not built before", "the profile
+                                   * changed") */
     double seconds;
     int profile_missing;          /* pgo: objects the compiler found no profile data for */
     int profile_stale_objects;    /* pgo, clang: objects with out-of-date functions let
@@ -200,8 +202,8 @@ void pgo_build_vars(const struct pgo_pipeline *p, const struct pgo_build *b,
 int pgo_train(struct pgo_pipeline *p, struct pgo_trainer *t);
 /* Trainer t's workloads (prepare, then each run) on a server started from prefix with the
  * recipe's train_options, then a clean shutdown, which is when instrumented processes write
- * their profiles (instance.c; train.c and BOLT's training use it). Not for the suite trainer. log gets
- * the bench output. 0 or -1 (one line). */
+ * their profiles (instance.c; train.c and BOLT's training use it). Not for the suite trainer. log
+ * gets the bench output. 0 or -1 (one line). */
 int pgo_train_server(struct pgo_pipeline *p, struct pgo_trainer *t, const char *prefix,
                      const char *log);
 
@@ -212,8 +214,9 @@ int pgo_train_server(struct pgo_pipeline *p, struct pgo_trainer *t, const char *
  * its command and log tail. 0 or -1. */
 int pgo_bolt_build(struct pgo_pipeline *p, struct pgo_build *b);
 /* The BOLT options of the recipe and request that refuse to run, checked before anything is
- * fetched or built (bolt_server.c; reads p->rq and p->recipe only): the recipe's "bolt" key, llvm-bolt-16, one workload trainer, pgo
- * for pgo+bolt, no --gate=suite where the suite runs the build tree's own server. 0 or -1. */
+ * fetched or built (bolt_server.c; reads p->rq and p->recipe only): the recipe's "bolt" key,
+ * llvm-bolt-16, one workload trainer, pgo for pgo+bolt, no --gate=suite where the suite runs the
+ * build tree's own server. 0 or -1. */
 int pgo_bolt_check(const struct pgo_pipeline *p);
 /* The summary lines of BOLT variant b: its binary, the profile figure and the -dyno-stats
  * file. */

@@ -298,7 +298,8 @@ bool pgo_stamp_names_profile(const char *dir, const char *profile_dir)
         for (size_t k = 0; k < ARRAY_SIZE(keys) && !named; k++) {
             const char *line = strstr(sb.buf, keys[k]);
             size_t end = line ? strcspn(line + 1, "\n") + 1 : 0, n = strlen(profile_dir);
-            for (const char *at = line; at && (at = strstr(at + 1, profile_dir)) && at < line + end;)
+            for (const char *at = line;
+                 at && (at = strstr(at + 1, profile_dir)) && at < line + end;)
                 if (strchr(" ./\n", at[n])) /* the whole name: profile-A is not profile-A+B */
                     named = true;
         }
@@ -359,7 +360,8 @@ static char *stamp_diff_why(const struct pgo_pipeline *p, const struct pgo_build
         bool values; /* name the old and the new value */
     } names[] = {
         /* first: BOLT's flags also change the expanded steps */
-        { "bolt-flags", "the BOLT build flags changed (a bolt variant was added or dropped)", false },
+        { "bolt-flags", "the BOLT build flags changed (a bolt variant was added or dropped)",
+          false },
         { "steps", "the recipe's build steps changed", false },
         { "source", NULL, false },
         { "compiler", "the compiler changed", true },

@@ -98,7 +98,8 @@ static void setup_trainers(struct pgo_pipeline *p)
         t->suite = !strcmp(t->name, "suite");
         if (!t->suite) {
             char *copy = xstrdup(t->name);
-            for (char *save = NULL, *x = strtok_r(copy, "+", &save); x; x = strtok_r(NULL, "+", &save))
+            for (char *save = NULL, *x = strtok_r(copy, "+", &save); x;
+                 x = strtok_r(NULL, "+", &save))
                 argvec_push(&w, x);
             free(copy);
         }
@@ -619,7 +620,8 @@ static char *extra_settings(const struct pgo_pipeline *p)
     /* what each trainer's profile holds (the profile check's counts) */
     json_t *profiles = json_object();
     for (int i = 0; i < p->ntrainers; i++)
-        json_object_set_new(profiles, p->trainers[i].name, profile_health_json(&p->trainers[i].health));
+        json_object_set_new(profiles, p->trainers[i].name,
+                            profile_health_json(&p->trainers[i].health));
     for (int g = 0; g < p->ngroups; g++) /* another group's: "clang:oltp_read_write" */
         for (int i = 0; i < p->groups[g].ntrainers; i++) {
             const struct pgo_trainer *t = &p->groups[g].trainers[i];

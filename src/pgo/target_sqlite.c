@@ -90,7 +90,8 @@ static int make_rundir(struct pgo_pipeline *p)
 {
     struct pgo_library *l = p->lib;
     const struct pgo_request *rq = p->rq;
-    if (access("/dev/shm", W_OK | X_OK) == 0 && (p->rundir = private_tmpdir("/dev/shm", "pgolab"))) {
+    if (access("/dev/shm", W_OK | X_OK) == 0 &&
+        (p->rundir = private_tmpdir("/dev/shm", "pgolab"))) {
         l->rundir_is_shm = true;
         return 0;
     }

@@ -134,7 +134,8 @@ static int health_check(struct pgo_pipeline *p, struct pgo_trainer *t, const cha
 {
     uid_t uid = geteuid();
     char *user = NULL;
-    if (p->recipe.product == RECIPE_SERVER && server_run_user(p->recipe.server_kind, &uid, &user) < 0)
+    if (p->recipe.product == RECIPE_SERVER &&
+        server_run_user(p->recipe.server_kind, &uid, &user) < 0)
         return -1;
     char *path = xasprintf("%s.health", t->profile_dir);
     char *server_log = log ? xasprintf("%s.server", log) : NULL;
@@ -144,7 +145,8 @@ static int health_check(struct pgo_pipeline *p, struct pgo_trainer *t, const cha
     char *notes = path_join(p->builds[1].dir, "notes");
     struct profile_check_in in = {
         .cc = &p->cc, .profile_dir = t->profile_dir, .profdata = t->profdata,
-        .notes_dir = is_dir(notes) ? notes : p->builds[1].build_dir, .hot = p->recipe.hot_functions, .logs = logs,
+        .notes_dir = is_dir(notes) ? notes : p->builds[1].build_dir,
+        .hot = p->recipe.hot_functions, .logs = logs,
         .train_uid = uid, .train_user = user, .train_start = start,
     };
     int rc = profile_health_run(&in, t->name, path, log != NULL, &t->health);
