@@ -6,7 +6,6 @@
  * validated. */
 #include "toolchain/bolt.h"
 #include "toolchain/toolchain.h"
-#include "pgo/library_bench.h"
 #include "cli/cli.h"
 #include "cli/shared.h"
 #include "cli/resume.h"

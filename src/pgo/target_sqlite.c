@@ -6,7 +6,7 @@
  * compile step, where the PGO flags go, the library's name) come from the recipe; this file
  * has the rest: the prepare steps run, the baseline and instrumented libraries compiled in
  * parallel (toolchain/compile.c), training and the gate with `pgolab bench --sqlite-library`
- * children (library_bench.c), the profile check, the pgo build, the BOLT variants of a
+ * children (sqlite_bench.c), the profile check, the pgo build, the BOLT variants of a
  * library, the summary, and the settings measure.c records. The cache layout under the work
  * directory is this file's: WORKDIR/amalg-KEY,
  * WORKDIR/build-CC-KEY/{baseline,instrumented,pgo,profile,bolt,pgo-bolt}. Another group of
@@ -15,7 +15,7 @@
  * build-CC-KEY; every pipeline's measured libraries become its p->builds. struct pgo_library
  * is this target's part of the pipeline's state; pipeline.c owns the rest (recipe, compiler,
  * source, root, run directory, gate result). */
-#include "pgo/library_bench.h"
+#include "pgo/sqlite_bench.h"
 #include "experiment/record.h"
 #include "pgo/source.h"
 #include "pgo/stages.h"
