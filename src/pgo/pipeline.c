@@ -293,6 +293,10 @@ int pgo_pipeline_run(const struct pgo_request *rq)
         pgo_major_select(&p.recipe, rq->db_version, rq->official) < 0)
         goto fail;
     p.target = p.recipe.product == RECIPE_LIBRARY ? &pgo_target_sqlite : &pgo_target_server;
+    /* every operation target.h does not say may be NULL */
+    assert(p.target->check && p.target->source && p.target->builds && p.target->train &&
+           p.target->pgo_builds && p.target->gate && p.target->summary && p.target->variant &&
+           p.target->settings && p.target->release);
     p.library = p.target->embedded;
     if (p.target->check(&p) < 0)
         goto fail;
@@ -355,7 +359,7 @@ int pgo_pipeline_run(const struct pgo_request *rq)
                             (double)(now_ns() - gate_t0) / 1e9);
     p.target->summary(&p);
 
-    /* 6. measurement (the engine's catch nests in this one and
+    /* the measurement (the engine's catch nests in this one and
      * takes over a signal that arrived before it) */
     rc = 0;
     if (rq->measure) {
