@@ -14,7 +14,6 @@
 
 #include "toolchain/toolchain.h"
 #include "pgo/correction.h"
-#include "pgo/pipeline.h"
 #include "pgo/profile_check.h"
 #include "pgo/recipe.h"
 #include "pgo/request.h"
