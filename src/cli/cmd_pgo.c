@@ -1,17 +1,18 @@
 /* cmd_pgo: `pgolab pgo TARGET [options]`: build baseline, instrumented and PGO variants from one
  * source with one compiler, train, gate on equal results, measure with the experiment engine.
  * Every target is a recipe file (recipes/NAME.json, or a file given as TARGET), a library
- * (sqlite) or a server; both run in the one pipeline (pgo/pipeline.h), which gets the options
- * validated here for the kind of target (a library has fewer). */
+ * (sqlite) or a server; both take one path here (pgo_run: a library takes fewer options and
+ * other variant kinds) into the one pipeline (pgo/pipeline.h), which gets the options
+ * validated. */
 #include "toolchain/bolt.h"
 #include "toolchain/toolchain.h"
-#include "pgo/library_bench.h"
 #include "cli/cli.h"
 #include "cli/shared.h"
 #include "cli/resume.h"
 #include "experiment/experiment.h"
 #include "experiment/variant_options.h"
 #include "oltp/oltp.h"
+#include "pgo/major.h"
 #include "pgo/pipeline.h"
 #include "pgo/recipe.h"
 #include "pgo/source.h"
@@ -108,7 +109,10 @@ static const struct opt_def pgo_options[] = {
       "load, steal, iowait, why a run is distrusted); without it one line counts the distrusted "
       "runs (JSON and HTML always have every run's)" },
     CLI_EXCLUDE_DISTRUSTED_OPTION,
-    { "fetch", OPT_BOOL, "off", "find or fetch the source and stop: prints the tree, and for a Debian source package its exact version and the suite it came from (pgolab's own apt configuration: the system's release first, then trixie and sid; docs/recipes.md)" },
+    { "fetch", OPT_BOOL, "off",
+      "find or fetch the source and stop: prints the tree, and for a Debian source package its "
+      "exact version and the suite it came from (pgolab's own apt configuration: the system's "
+      "release first, then trixie and sid; docs/recipes.md)" },
     { "rebuild", OPT_BOOL, "off", "ignore cached amalgamation, builds and profile data" },
     { "results", OPT_STRING, STORE_DEFAULT_PATH,
       "results database: the measurement and every run are recorded here as they finish" },
@@ -315,7 +319,7 @@ static int settings_load(const struct opts *o, struct pgo_settings *s, bool serv
     return 0;
 }
 
-/* ---- server targets (recipes): options in, src/pgo/pipeline.c does the rest ---------- */
+/* ---- every target (recipes): options in, src/pgo/pipeline.c does the rest ----------- */
 
 /* The server-only options a library (SQLite) run must not get. */
 static int sqlite_refuses(const struct opts *o)
@@ -613,124 +617,130 @@ static int run_request(struct pgo_request *rq, const struct opts *o, const struc
     return pgo_pipeline_run(rq);
 }
 
-static int pgo_server(const struct opts *o, const struct recipe *r, const char *target,
-                      const char *recipe)
+/* --variants as given, or --search's default set without it: a server's --cc builds; a
+ * library's --cc pgo, and baseline and pgo with other flags. Caller frees (opt_list_free). */
+static char **variants_or_default(const struct opts *o, const struct pgo_settings *s,
+                                  bool server, bool search, int *n)
 {
-    struct pgo_settings s;
-    struct pgo_request rq;
-    struct pgo_variants pv = { 0 };
-    char **variants = NULL;
-    int nvariants = 0, rc = 1;
-    memset(&rq, 0, sizeof(rq));
-    /* the SQLite checks apply, except --train's (trainers are mixes here) and --resume's */
-    if (settings_load(o, &s, true) < 0 || check_trainers(s.train, s.ntrain) < 0)
-        goto out;
-    bool search = opt_bool(o, "search");
-    if (check_search(o, &s, search) < 0)
-        goto out;
-    /* --search without --variants: a sensible set of --cc's builds */
-    variants = search && !opt_is_set(o, "variants")
-                   ? split_list("baseline,pgo,lto,pgo+lto", &nvariants)
-                   : opt_list(o, "variants", &nvariants);
+    if (!search || opt_is_set(o, "variants"))
+        return opt_list(o, "variants", n);
+    if (server)
+        return split_list("baseline,pgo,lto,pgo+lto", n);
+    const char *alt = strcmp(s->cflags, "-O3") ? "-O3" : "-O2";
+    char *list = xasprintf("baseline,pgo,%s:baseline,%s:pgo", alt, alt);
+    char **v = split_list(list, n);
+    free(list);
+    return v;
+}
+
+/* A server target's --variants into *pv, and the options only a server takes (--official,
+ * --bolt-profile, --gate, --jobs), checked; with --search, its candidates. 0 or -1. */
+static int server_variants(const struct opts *o, const struct pgo_settings *s, char **variants,
+                           int nvariants, bool search, struct pgo_variants *pv)
+{
     if (check_variants(variants, nvariants, server_kinds, (int)ARRAY_SIZE(server_kinds), true,
-                       s.cc, s.cflags, &pv) < 0)
-        goto out;
+                       s->cc, s->cflags, pv) < 0)
+        return -1;
     /* official takes no build settings: it is --cc's group's kind; BOLT variants may be in
      * any group (clang:pgo+lto+bolt) */
-    const struct variant_group *def = &pv.groups[0];
+    const struct variant_group *def = &pv->groups[0];
     bool bolt = false, official = false;
     for (int i = 0; i < def->nkinds; i++)
         official = official || !strcmp(def->kinds[i], "official");
-    for (int g = 0; g < pv.ngroups; g++)
-        for (int i = 0; i < pv.groups[g].nkinds; i++)
-            bolt = bolt || strstr(pv.groups[g].kinds[i], "bolt");
-    if (opt_is_set(o, "official") && (!official || !*opt_str(o, "official"))) {
-        error(!official ? "--official=%s: names the official variant's binary; add official to "
-                          "--variants (e.g. --variants=baseline,pgo,official)"
-                        : "--official=%s: empty path (the official variant's server binary)",
-              opt_str(o, "official"));
-        goto out;
-    }
+    for (int g = 0; g < pv->ngroups; g++)
+        for (int i = 0; i < pv->groups[g].nkinds; i++)
+            bolt = bolt || strstr(pv->groups[g].kinds[i], "bolt");
+    if (opt_is_set(o, "official") && (!official || !*opt_str(o, "official")))
+        return error(!official ? "--official=%s: names the official variant's binary; add "
+                                 "official to --variants (e.g. --variants=baseline,pgo,official)"
+                               : "--official=%s: empty path (the official variant's server binary)",
+                     opt_str(o, "official"));
     if (check_bolt_profile(o, bolt) < 0 ||
-        (search && check_candidates(pv.names, pv.nnames, s.ntrain, 0,
+        (search && check_candidates(pv->names, pv->nnames, s->ntrain, 0,
                                      "baseline,pgo,pgo+lto,clang:pgo+lto,official") < 0))
-        goto out;
+        return -1;
     const char *gate = opt_str(o, "gate");
-    if (strcmp(gate, "checksum") && strcmp(gate, "suite")) {
-        error("--gate=%s: expected checksum or suite", gate);
-        goto out;
-    }
+    if (strcmp(gate, "checksum") && strcmp(gate, "suite"))
+        return error("--gate=%s: expected checksum or suite", gate);
     int64_t jobs = opt_int(o, "jobs");
-    if (jobs < 0 || jobs > 1024) {
-        error("--jobs=%s: expected 0 (one per CPU) to 1024", opt_str(o, "jobs"));
-        goto out;
-    }
-    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    const char *resume = opt_str(o, "resume");
-    char *workdir = abs_path(s.workdir_opt);
-    request_fill(&rq, &s, target, recipe, workdir);
-    rq.cxx = opt_str(o, "cxx");
-    rq.official = opt_str(o, "official");
-    rq.db_version = opt_str(o, "db-version");
-    rq.variant_options = opt_multi(o, "variant-server-option", &rq.nvariant_options);
-    if (early_variant_options(&rq, r, pv.names, pv.nnames) < 0) {
-        free(workdir);
-        goto out;
-    }
-    rq.jobs = jobs ? (int)jobs : (ncpu > 0 ? (int)ncpu : 1);
-    rq.variants = def->kinds;
-    rq.nvariants = def->nkinds;
-    rq.gate = !strcmp(gate, "suite") ? PGO_GATE_SUITE : PGO_GATE_CHECKSUM;
-    rq.resume_id = !resume ? 0 : !strcmp(resume, "on") ? -1 : s.resume_id;
-    rc = run_request(&rq, o, &s, &pv, search);
-    free(workdir);
-out:
-    opt_list_free(variants);
-    opt_list_free(pv.names);
-    variant_groups_free(pv.groups, pv.ngroups);
-    settings_release(&s);
-    return rc;
+    if (jobs < 0 || jobs > 1024)
+        return error("--jobs=%s: expected 0 (one per CPU) to 1024", opt_str(o, "jobs"));
+    return 0;
 }
 
-/* A library recipe (sqlite): the pipeline with a library's options. */
-static int pgo_library(const struct opts *o, const struct recipe *r, const char *target,
-                       const char *recipe)
+/* A library target's --variants into *pv and s->variants (library_variants); with --search,
+ * its candidates (--cc's pgo is always built and measured). 0 or -1. */
+static int library_search_variants(const struct opts *o, const struct recipe *r,
+                                   struct pgo_settings *s, char **variants, int nvariants,
+                                   bool search, struct pgo_variants *pv)
 {
+    if (library_variants(o, r, s, variants, nvariants, pv) < 0)
+        return -1;
+    if (!search)
+        return 0;
+    bool pgo = false;
+    for (int i = 0; i < pv->nnames; i++)
+        pgo = pgo || !strcmp(pv->names[i], "pgo");
+    return check_candidates(pv->names, pv->nnames, 1, !pgo, "baseline,pgo,clang:pgo,-O3:pgo");
+}
+
+/* What a server target's request has beyond the shared options (checked by server_variants):
+ * --cxx, --official, --db-version, --variant-server-option (checked here where the variants'
+ * names are known), --jobs, --cc's kinds, --gate, --resume. 0 or -1. */
+static int server_request(struct pgo_request *rq, const struct opts *o, const struct recipe *r,
+                          const struct pgo_settings *s, const struct pgo_variants *pv)
+{
+    rq->cxx = opt_str(o, "cxx");
+    rq->official = opt_str(o, "official");
+    rq->db_version = opt_str(o, "db-version");
+    rq->variant_options = opt_multi(o, "variant-server-option", &rq->nvariant_options);
+    if (early_variant_options(rq, r, pv->names, pv->nnames) < 0)
+        return -1;
+    int64_t jobs = opt_int(o, "jobs");
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    rq->jobs = jobs ? (int)jobs : (ncpu > 0 ? (int)ncpu : 1);
+    rq->variants = pv->groups[0].kinds;
+    rq->nvariants = pv->groups[0].nkinds;
+    rq->gate = !strcmp(opt_str(o, "gate"), "suite") ? PGO_GATE_SUITE : PGO_GATE_CHECKSUM;
+    const char *resume = opt_str(o, "resume");
+    rq->resume_id = !resume ? 0 : !strcmp(resume, "on") ? -1 : s->resume_id;
+    return 0;
+}
+
+/* `pgolab pgo TARGET` for a server or a library recipe (sqlite): the options a library does
+ * not take refused, the shared settings, --search's checks, --variants (the kinds differ by
+ * target), the request, then the pipeline. Its exit code. */
+static int pgo_run(const struct opts *o, const struct recipe *r, const char *target,
+                   const char *recipe)
+{
+    bool server = r->product != RECIPE_LIBRARY;
     struct pgo_settings s;
+    struct pgo_request rq;
     struct pgo_variants pv = { 0 };
     char **variants = NULL;
     int nvariants = 0, rc = 1;
-    if (sqlite_refuses(o) < 0)
+    memset(&rq, 0, sizeof(rq));
+    if (!server && sqlite_refuses(o) < 0)
         return 1;
-    if (settings_load(o, &s, false) < 0)
+    /* a server's trainers may be mixes and suite (check_trainers); a library's are checked
+     * by settings_load, as are --resume's */
+    if (settings_load(o, &s, server) < 0 || (server && check_trainers(s.train, s.ntrain) < 0))
         goto out;
     bool search = opt_bool(o, "search");
     if (check_search(o, &s, search) < 0)
         goto out;
-    if (search && !opt_is_set(o, "variants")) {
-        /* --search without --variants: --cc's pgo, and baseline and pgo with other flags */
-        const char *alt = strcmp(s.cflags, "-O3") ? "-O3" : "-O2";
-        char *list = xasprintf("baseline,pgo,%s:baseline,%s:pgo", alt, alt);
-        variants = split_list(list, &nvariants);
-        free(list);
-    } else
-        variants = opt_list(o, "variants", &nvariants);
-    if (library_variants(o, r, &s, variants, nvariants, &pv) < 0)
+    variants = variants_or_default(o, &s, server, search, &nvariants);
+    if (server ? server_variants(o, &s, variants, nvariants, search, &pv) < 0
+               : library_search_variants(o, r, &s, variants, nvariants, search, &pv) < 0)
         goto out;
-    if (search) { /* --cc's pgo is always built and measured */
-        bool pgo = false;
-        for (int i = 0; i < pv.nnames; i++)
-            pgo = pgo || !strcmp(pv.names[i], "pgo");
-        if (check_candidates(pv.names, pv.nnames, 1, !pgo, "baseline,pgo,clang:pgo,-O3:pgo") < 0)
-            goto out;
-    }
-    struct pgo_request rq;
-    memset(&rq, 0, sizeof(rq));
     char *workdir = abs_path(s.workdir_opt);
     request_fill(&rq, &s, target, recipe, workdir);
-    rq.variants = s.variants;
-    rq.nvariants = s.nvariants;
-    rc = run_request(&rq, o, &s, &pv, search);
+    if (!server) {
+        rq.variants = s.variants;
+        rq.nvariants = s.nvariants;
+    }
+    if (!server || server_request(&rq, o, r, &s, &pv) == 0)
+        rc = run_request(&rq, o, &s, &pv, search);
     free(workdir);
 out:
     opt_list_free(variants);
@@ -828,8 +838,7 @@ int cmd_pgo(int argc, char **argv)
         else if (opt_bool(&o, "fetch"))
             rc = pgo_fetch(&o, &r);
         else
-            rc = r.product == RECIPE_LIBRARY ? pgo_library(&o, &r, target, path)
-                                              : pgo_server(&o, &r, target, path);
+            rc = pgo_run(&o, &r, target, path);
         recipe_release(&r);
     }
     free(path);

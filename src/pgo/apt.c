@@ -74,7 +74,8 @@ static char *uri_ending(const char *text, const char *suffix)
         if (*s != '#')
             for (const char *p = s; p < line + len;) {
                 size_t w = strcspn(p, " \t\n");
-                if (w && (!strncmp(p, "http://", 7) || !strncmp(p, "https://", 8) || !strncmp(p, "file:", 5))) {
+                if (w && (!strncmp(p, "http://", 7) || !strncmp(p, "https://", 8) ||
+                          !strncmp(p, "file:", 5))) {
                     size_t e = w, sl = strlen(suffix);
                     if (e && p[e - 1] == '/')
                         e--;
@@ -404,7 +405,8 @@ int apt_fetch(const struct apt_conf *a, const char *pkg, const char *version, co
     char *spec = xasprintf("%s=%s", pkg, version);
     struct argvec argv = ARGVEC_INIT;
     apt_argv(a, "apt-get", (const char *const[]){ "-q", "source", spec, NULL }, &argv);
-    struct subprocess sp = { .argv = argvec_argv(&argv), .cwd = dir, .log_path = log, .stop = stop };
+    struct subprocess sp = { .argv = argvec_argv(&argv), .cwd = dir, .log_path = log,
+                             .stop = stop };
     int st = subprocess_run(&sp);
     argvec_clear(&argv);
     free(spec);
@@ -417,7 +419,9 @@ char *apt_first_error(const char *log)
     strbuf_init(&text, 0);
     strbuf_read_file(&text, log);
     const char *e = text.buf ? strstr(text.buf, "\nE: ") : NULL;
-    e = text.buf && !strncmp(text.buf, "E: ", 3) ? text.buf : e ? e + 1 : "E: apt-get source failed";
+    e = text.buf && !strncmp(text.buf, "E: ", 3) ? text.buf
+        : e                                        ? e + 1
+                                                   : "E: apt-get source failed";
     char *line = xstrndup(e, strcspn(e, "\n"));
     strbuf_release(&text);
     return line;

@@ -1,12 +1,12 @@
 /* bolt_server: the BOLT variants of a server target, `bolt` (the baseline + BOLT),
  * `pgo+bolt` (the pgo build + BOLT) and `pgo+lto+bolt` (the pgo+lto build + BOLT), in any
- * group of build settings (clang:pgo+lto+bolt). A BOLT variant is not compiled: its install prefix is a
- * copy of its input build's, with the server binary (the recipe's bolt.binary) replaced first
- * by the llvm-bolt-instrumented binary, which is trained with the pipeline's trainer like the
- * pgo build (every forked process writing its own profile with the recipe's append_pid,
- * periodic dumps with its sleep_time; a clean shutdown), then by the binary llvm-bolt
- * optimized with the merged profile. The steps are toolchain/bolt.c's; this file puts them
- * around a server. The gate and the measurement take the variant like any other build. */
+ * group of build settings (clang:pgo+lto+bolt). A BOLT variant is not compiled: its install prefix
+ * is a copy of its input build's, with the server binary (the recipe's bolt.binary) replaced first
+ * by the llvm-bolt-instrumented binary, which is trained with the pipeline's trainer like the pgo
+ * build (every forked process writing its own profile with the recipe's append_pid, periodic dumps
+ * with its sleep_time; a clean shutdown), then by the binary llvm-bolt optimized with the merged
+ * profile. The steps are toolchain/bolt.c's; this file puts them around a server. The gate and the
+ * measurement take the variant like any other build. */
 #include "toolchain/bolt.h"
 #include "pgo/stages.h"
 #include "util/fs.h"

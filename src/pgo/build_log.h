@@ -2,16 +2,16 @@
  *
  * GCC names the object in each warning; a lenient recipe (a server) counts its "profile count
  * data file not found" warnings, clang's "no profile data available for file" (code the
- * trainer never ran: the client tools, libpq) and refuses every other profile problem. Clang keys its profile by function name (a static function by
- * file and name) and says per translation unit, without naming it, "profile data may be out
- * of date: of N functions, M have mismatched data". A project that compiles one source twice
- * (PostgreSQL's src/common and libpq: a frontend copy for the tools beside the backend's)
- * gets that warning for every copy the training never ran, whose same-named twin it did:
- * 14 objects, 22 functions in PostgreSQL 15. A stale profile gets it too, so the warning is
- * attributed to the object compiled before it (pgolab runs make with --output-sync=target
- * through GNUMAKEFLAGS, so a compile's messages follow its own command): an object that holds
- * one of the recipe's hot functions, or a warning no compile command precedes, is refused;
- * the others are counted and reported. A strict recipe (SQLite: one object) refuses every
+ * trainer never ran: the client tools, libpq) and refuses every other profile problem. Clang keys
+ * its profile by function name (a static function by file and name) and says per translation unit,
+ * without naming it, "profile data may be out of date: of N functions, M have mismatched data". A
+ * project that compiles one source twice (PostgreSQL's src/common and libpq: a frontend copy for
+ * the tools beside the backend's) gets that warning for every copy the training never ran, whose
+ * same-named twin it did: 14 objects, 22 functions in PostgreSQL 15. A stale profile gets it too,
+ * so the warning is attributed to the object compiled before it (pgolab runs make with
+ * --output-sync=target through GNUMAKEFLAGS, so a compile's messages follow its own command): an
+ * object that holds one of the recipe's hot functions, or a warning no compile command precedes, is
+ * refused; the others are counted and reported. A strict recipe (SQLite: one object) refuses every
  * warning.
  *
  * Owns its scan's results (build_log_scan_release); reads the log text it is given. */

@@ -96,7 +96,8 @@ static void macros_parse(const char *text, const char *const *paths, struct macr
         }
         size_t nlen = 0;
         const char *name = (define || undef) ? ident(skip_space(s, end), end, &nlen) : NULL;
-        if (name && !(define && name + nlen < end && name[nlen] == '(')) { /* not a function macro */
+        /* not a function macro */
+        if (name && !(define && name + nlen < end && name[nlen] == '(')) {
             char *value = NULL;
             if (define) {
                 const char *v = skip_space(name + nlen, end), *ve = end;

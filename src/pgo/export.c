@@ -55,7 +55,8 @@ static int pick_cb(const struct store_experiment *e, void *ctx)
     }
     if (!strcmp(e->kind, "pgo") && (!k->target || (t && !strcmp(t, k->target)))) {
         strbuf_addf(&k->ids, "%s%lld", k->ids.len ? ", " : "", (long long)e->id);
-        const char *search = json_string_value(json_object_get(json_object_get(s, "pgo"), "search"));
+        const char *search =
+            json_string_value(json_object_get(json_object_get(s, "pgo"), "search"));
         const char *measure = json_string_value(json_object_get(s, "measure"));
         bool by_time = !measure || !strcmp(measure, "time");
         if (!strcmp(e->status, "complete") && by_time) {
@@ -323,7 +324,8 @@ static char *stamp_value(const char *dir, const char *key)
     char *out = NULL;
     if (strbuf_read_file(&sb, path) == 0) {
         size_t kl = strlen(key);
-        for (char *line = sb.buf; line && *line && !out; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
+        for (char *line = sb.buf; line && *line && !out;
+             line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
             if (!strncmp(line, key, kl) && line[kl] == ':' && line[kl + 1] == ' ')
                 out = xstrndup(line + kl + 2, strcspn(line + kl + 2, "\n"));
     }
@@ -480,14 +482,17 @@ static char *readme(const struct build_info *b, const char *gains)
     strbuf_addf(&sb, "Measured in pgolab experiment %lld%s: tps %s.\nEverything about the "
                 "build is in %s/pgolab-manifest.json.\n\nIt is installed under %s only: the "
                 "distribution's files stay as they are, and `apt remove %s` takes it away "
-                "again.\n\n", (long long)b->experiment, b->search ? " (a --search confirmation)" : "",
+                "again.\n\n", (long long)b->experiment,
+                b->search ? " (a --search confirmation)" : "",
                 gains, b->opt, b->opt, b->pkg);
     if (!b->server) {
         strbuf_addf(&sb, "Use it beside the system's SQLite (nothing else changes):\n"
-                    "  LD_LIBRARY_PATH=%s/lib PROGRAM           # any program linked with libsqlite3.so.0\n"
+                    "  LD_LIBRARY_PATH=%s/lib PROGRAM           "
+                    "# any program linked with libsqlite3.so.0\n"
                     "  pgolab bench oltp_read_only --sqlite-library=%s/lib/libsqlite3.so run\n\n"
                     "Instead of the system's SQLite for one service: set LD_LIBRARY_PATH=%s/lib in "
-                    "its environment (systemd: Environment= in a drop-in).\n", b->opt, b->opt, b->opt);
+                    "its environment (systemd: Environment= in a drop-in).\n", b->opt, b->opt,
+                    b->opt);
         return strbuf_detach(&sb);
     }
     bool pg = !strcmp(b->server, "pgsql");
@@ -498,7 +503,8 @@ static char *readme(const struct build_info *b, const char *gains)
     if (pg)
         strbuf_addf(&sb, "By hand, as user postgres:\n"
                     "  %s/bin/initdb -D /var/tmp/pgdata\n"
-                    "  %s/bin/pg_ctl -D /var/tmp/pgdata -o '-p 5433' -l /var/tmp/pgdata.log start\n\n"
+                    "  %s/bin/pg_ctl -D /var/tmp/pgdata -o '-p 5433' -l /var/tmp/pgdata.log "
+                    "start\n\n"
                     "Instead of the distribution's server (same major version only: the manifest "
                     "names the source version): stop it (systemctl stop postgresql), then start "
                     "this binary on its data directory and configuration, as user postgres:\n"
@@ -609,6 +615,74 @@ out:
     return rc;
 }
 
+/* pkg is a Debian package name and no package of that name is installed (*have: the
+ * installed one's version, caller frees). 0 or -1 (one line). */
+static int check_package_name(const char *pkg, char **have)
+{
+    if (strspn(pkg, "abcdefghijklmnopqrstuvwxyz0123456789+-.") != strlen(pkg) || strlen(pkg) < 2)
+        return error("--name=%s: a Debian package name is lower-case letters, digits, '+', '-' "
+                     "and '.'", pkg);
+    if (installed(pkg, have))
+        return error("package %s %s is installed: remove it first (apt remove %s) or export "
+                     "under another --name; nothing was overwritten", pkg, *have, pkg);
+    return 0;
+}
+
+/* The Debian source package of target's recipe, said to be another when the recipe changed
+ * since the build (its sha256 differs from the one in the pgo settings), or NULL (no recipe of
+ * that name, or none with a Debian package). Caller frees. */
+static char *source_package(const char *target, const json_t *pgo)
+{
+    char *src_pkg = NULL;
+    char *rpath = recipe_find(target);
+    struct recipe r;
+    memset(&r, 0, sizeof(r));
+    if (rpath && recipe_load(rpath, &r) == 0) {
+        const char *sha = json_string_value(json_object_get(pgo, "recipe_sha256"));
+        if (r.debian_package)
+            src_pkg = sha && !strcmp(sha, r.sha256)
+                          ? xstrdup(r.debian_package)
+                          : xasprintf("%s (the recipe changed since)", r.debian_package);
+        recipe_release(&r);
+    }
+    free(rpath);
+    return src_pkg;
+}
+
+/* OUTDIR/PKG_VERSION_ARCH.deb with this machine's architecture, or NULL when dpkg cannot say
+ * it (the caller says so). Caller frees. */
+static char *deb_path(const char *outdir, const char *pkg, const char *version)
+{
+    char *deb = NULL;
+    struct strbuf arch = STRBUF_INIT;
+    strbuf_init(&arch, 0);
+    const char *arch_argv[] = { "dpkg", "--print-architecture", NULL };
+    struct subprocess sp = { .argv = arch_argv, .out = &arch };
+    if (subprocess_run(&sp) == 0) {
+        strbuf_rtrim(&arch);
+        deb = xasprintf("%s/%s_%s_%s.deb", outdir, pkg, version, arch.buf);
+    }
+    strbuf_release(&arch);
+    return deb;
+}
+
+/* What was exported and how to use it (stdout). */
+static void print_exported(const struct build_info *b, const char *deb, const char *gains)
+{
+    printf("export: %s\n", deb);
+    printf("  variant %s of %s, experiment %lld: tps %s\n", b->v->name, b->target,
+           (long long)b->experiment, gains);
+    printf("  installs under %s (manifest: %s/pgolab-manifest.json)\n", b->opt, b->opt);
+    printf("  install:   apt install ./%s   (remove: apt remove %s)\n",
+           strrchr(deb, '/') ? strrchr(deb, '/') + 1 : deb, b->pkg);
+    if (b->server)
+        printf("  start:     pgolab server start --db-driver=%s --prefix=%s\n", b->server,
+               b->opt);
+    else
+        printf("  use:       LD_LIBRARY_PATH=%s/lib PROGRAM, or pgolab bench "
+               "--sqlite-library=%s/lib/libsqlite3.so\n", b->opt, b->opt);
+}
+
 int pgo_export(const struct pgo_export_request *rq)
 {
     struct store *s = NULL;
@@ -660,31 +734,11 @@ int pgo_export(const struct pgo_export_request *rq)
     opt = xasprintf(OPT_PREFIX "/%s-%s", tpart, vpart);
     free(tpart);
     free(vpart);
-    if (strspn(pkg, "abcdefghijklmnopqrstuvwxyz0123456789+-.") != strlen(pkg) || strlen(pkg) < 2) {
-        error("--name=%s: a Debian package name is lower-case letters, digits, '+', '-' and '.'",
-              pkg);
+    if (check_package_name(pkg, &have) < 0)
         goto out;
-    }
-    if (installed(pkg, &have)) {
-        error("package %s %s is installed: remove it first (apt remove %s) or export under "
-              "another --name; nothing was overwritten", pkg, have, pkg);
-        goto out;
-    }
     const char *src_version = json_string_value(json_object_get(pgo, "source_version"));
     version = deb_version(src_version, id);
-    /* the recipe, for the source package's name (when it is still the one that built it) */
-    char *rpath = recipe_find(target);
-    struct recipe r;
-    memset(&r, 0, sizeof(r));
-    if (rpath && recipe_load(rpath, &r) == 0) {
-        const char *sha = json_string_value(json_object_get(pgo, "recipe_sha256"));
-        if (r.debian_package)
-            src_pkg = sha && !strcmp(sha, r.sha256)
-                          ? xstrdup(r.debian_package)
-                          : xasprintf("%s (the recipe changed since)", r.debian_package);
-        recipe_release(&r);
-    }
-    free(rpath);
+    src_pkg = source_package(target, pgo);
     char *builddir = xstrdup(v->library);
     char *slash = strrchr(builddir, '/');
     if (slash)
@@ -732,15 +786,9 @@ int pgo_export(const struct pgo_export_request *rq)
     struct build_info b = { target, src_pkg, src_version, pkg, version, opt, v, server_bin,
                             trainer, profile, server, id, search != NULL };
     readme_text = readme(&b, gains.buf);
-    char *desc = xasprintf("%s %s built by pgolab (%s)", target, v->name, library ? "library" : "server");
-    struct strbuf arch = STRBUF_INIT;
-    strbuf_init(&arch, 0);
-    const char *arch_argv[] = { "dpkg", "--print-architecture", NULL };
-    struct subprocess sp = { .argv = arch_argv, .out = &arch };
-    if (subprocess_run(&sp) == 0) {
-        strbuf_rtrim(&arch);
-        deb = xasprintf("%s/%s_%s_%s.deb", rq->outdir, pkg, version, arch.buf);
-    }
+    char *desc = xasprintf("%s %s built by pgolab (%s)", target, v->name,
+                           library ? "library" : "server");
+    deb = deb_path(rq->outdir, pkg, version);
     if (!deb)
         error("export: dpkg --print-architecture failed");
     else if (access(deb, F_OK) == 0)
@@ -750,23 +798,12 @@ int pgo_export(const struct pgo_export_request *rq)
         ;
     else if (build_deb(&b, tmp, deb, text, readme_text, desc) == 0) {
         rc = 0;
-        printf("export: %s\n", deb);
-        printf("  variant %s of %s, experiment %lld: tps %s\n", v->name, target, (long long)id,
-               gains.buf);
-        printf("  installs under %s (manifest: %s/pgolab-manifest.json)\n", opt, opt);
-        printf("  install:   apt install ./%s   (remove: apt remove %s)\n",
-               strrchr(deb, '/') ? strrchr(deb, '/') + 1 : deb, pkg);
-        if (server)
-            printf("  start:     pgolab server start --db-driver=%s --prefix=%s\n", server, opt);
-        else
-            printf("  use:       LD_LIBRARY_PATH=%s/lib PROGRAM, or pgolab bench "
-                   "--sqlite-library=%s/lib/libsqlite3.so\n", opt, opt);
+        print_exported(&b, deb, gains.buf);
     }
     if (tmp)
         remove_tree(tmp);
     free(desc);
     free(server_bin);
-    strbuf_release(&arch);
     strbuf_release(&gains);
 out:
     json_decref(settings);

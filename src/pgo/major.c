@@ -4,7 +4,7 @@
  * or --official=PATH: its --version), else the recipe's default (Debian 12's). The recipe
  * holds what differs between majors as data (recipe.h); this file only picks one and applies
  * it (recipe_select_major). */
-#include "pgo/pipeline.h"
+#include "pgo/major.h"
 #include "server/server.h"
 #include "util/fs.h"
 #include "util/strbuf.h"

@@ -5,7 +5,7 @@
  * rounds, CIs), recorded in the results database run by run, then the seed-000 tables, with
  * more than two variants "what each step added" (report/step_gains.c: pgo+bolt over pgo, ...) and,
  * with several trainers, the trainer x workload table of gains (a row per trainer). A
- * library's variants (library.c: baseline, pgo, the BOLT variants, then each other group of
+ * library's variants (target_sqlite.c: baseline, pgo, the BOLT variants, then each other group of
  * build settings', as pgo_measured_builds() returns them) are library variants
  * loaded by the bench child, proven to be the variant's own file, and may be measured by
  * instructions (--measure=instructions). Progress as compare's: a status line on a terminal,
@@ -38,66 +38,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Into o, per pgo build of p (its group's too) of a gcc pipeline: what GCC corrected in
- * its profile (correction.h), keyed by the build's name. */
-static void add_corrections(json_t *o, const struct pgo_pipeline *p)
-{
-    for (int i = 0; i < p->nbuilds; i++) {
-        const struct pgo_build *b = &p->builds[i];
-        if (b->phase == BUILD_PGO && !b->bolt_input && !b->official && !b->skip &&
-            p->cc.family == CC_GCC)
-            json_object_set_new(o, b->name, profile_corrections_json(&b->corrections));
-    }
-}
-
-/* The pgo-specific settings recorded with the experiment (JSON object text; caller frees). */
-static char *extra_settings(const struct pgo_pipeline *p)
-{
-    const struct pgo_request *rq = p->rq;
-    json_t *train = json_array();
-    for (int i = 0; i < rq->ntrain; i++)
-        json_array_append_new(train, json_string(rq->train[i]));
-    json_t *o = json_pack("{s:{s:s,s:s,s:s,s:s,s:o,s:i,s:i,s:s}}", "pgo",
-                          "target", p->recipe.name, "recipe_sha256", p->recipe.sha256,
-                          "source_sha256", p->source_sha,
-                          "source_version", p->source_version ? p->source_version : "?",
-                          "train", train, "train_time", rq->train_time,
-                          "train_threads", rq->train_threads,
-                          "gate", rq->gate == PGO_GATE_SUITE ? "suite" : "checksum");
-    /* what each trainer's profile holds (the profile check's counts) */
-    json_t *profiles = json_object();
-    for (int i = 0; i < p->ntrainers; i++)
-        json_object_set_new(profiles, p->trainers[i].name, profile_health_json(&p->trainers[i].health));
-    for (int g = 0; g < p->ngroups; g++) /* another group's: "clang:oltp_read_write" */
-        for (int i = 0; i < p->groups[g].ntrainers; i++) {
-            const struct pgo_trainer *t = &p->groups[g].trainers[i];
-            char *key = xasprintf("%s:%s", p->groups[g].label, t->name);
-            json_object_set_new(profiles, key, profile_health_json(&t->health));
-            free(key);
-        }
-    if (o && p->measure_only) /* --search's two experiments (search.c) */
-        json_object_set_new(json_object_get(o, "pgo"), "search",
-                            json_string(rq->measure_kind == MEASURE_INSTRUCTIONS ? "screen"
-                                                                                 : "confirm"));
-    /* what GCC's -fprofile-correction corrected in each pgo build's profile */
-    json_t *corrections = json_object();
-    add_corrections(corrections, p);
-    for (int g = 0; g < p->ngroups; g++)
-        add_corrections(corrections, &p->groups[g]);
-    if (o) {
-        json_object_set_new(json_object_get(o, "pgo"), "profiles", profiles);
-        json_object_set_new(json_object_get(o, "pgo"), "profile_corrections", corrections);
-    } else {
-        json_decref(profiles);
-        json_decref(corrections);
-    }
-    char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
-    json_decref(o);
-    if (!text)
-        die("out of memory");
-    return text;
-}
 
 /* -1 in rq->resume_id: the newest pgo experiment that did not complete. */
 struct newest {
@@ -209,8 +149,8 @@ static int same_settings(const struct store_experiment *e, void *ctx)
     struct same *sm = ctx;
     struct strbuf diff = STRBUF_INIT;
     strbuf_init(&diff, 0);
-    if (!strcmp(e->kind, "pgo") && store_settings_diff(e->settings_json, sm->settings, &diff) == 0 &&
-        diff.len == 0) {
+    if (!strcmp(e->kind, "pgo") &&
+        store_settings_diff(e->settings_json, sm->settings, &diff) == 0 && diff.len == 0) {
         sm->id = e->id;
         sm->complete = !strcmp(e->status, "complete");
     }
@@ -271,6 +211,83 @@ void pgo_measure_config(const struct pgo_pipeline *p, struct variant *v, int nv,
     cfg->no_metrics = rq->no_metrics;
 }
 
+/* v[0..nv) and trainer_of[0..nv): the experiment's variants of the measured builds m (the
+ * target says what a variant of its builds is), and for the trainer x workload table the
+ * trainer of each of --cc and --cflags' pgo builds (NULL for the others). */
+static void make_variants(const struct pgo_pipeline *p, const struct pgo_build **m, int nv,
+                          struct variant *v, const char **trainer_of)
+{
+    /* the trainer matrix has a row per trainer: from the pgo builds, or from the pgo+lto
+     * builds when only those were asked for (both would give each trainer two rows) */
+    bool plain_pgo = false;
+    for (int i = 0; i < p->nbuilds; i++)
+        plain_pgo = plain_pgo || (p->builds[i].phase == BUILD_PGO && !p->builds[i].lto);
+    for (int k = 0; k < nv; k++) {
+        const struct pgo_build *b = m[k];
+        v[k].name = b->name;
+        p->target->variant(p, b, &v[k]);
+        v[k].server_kind = p->recipe.server_kind;
+        /* each build's own compiler (its group's); official's is the distribution's: unknown */
+        v[k].compiler = b->official ? NULL : b->pipeline->cc.version;
+        v[k].cflags = b->official ? p->prov.official_cflags : b->flags;
+        /* the trainer matrix: --cc and --cflags' pgo builds */
+        trainer_of[k] = b->pipeline == p && b->trainer && (plain_pgo ? !b->lto : b->lto)
+                            ? b->trainer->name : NULL;
+    }
+}
+
+/* --search: only the builds of p->measure_only (the baseline always), in their order, moved
+ * to the front of m, v and trainer_of; the others' variants released. Returns how many. */
+static int keep_measured_only(const struct pgo_pipeline *p, const struct pgo_build **m,
+                              struct variant *v, const char **trainer_of, int nv)
+{
+    assert(p->measure_only[0]);
+    int k = 0;
+    for (int i = 0; i < nv; i++) {
+        if (!p->measure_only[i]) {
+            experiment_variant_release(&v[i]);
+            continue;
+        }
+        v[k] = v[i];
+        m[k] = m[i];
+        trainer_of[k++] = trainer_of[i];
+    }
+    for (int i = k; i < nv; i++)
+        memset(&v[i], 0, sizeof(v[i]));
+    assert(k >= 2);
+    return k;
+}
+
+/* The measurement's report on stdout: the seed-000 tables, the profiles, "what each step
+ * added" with more than two variants (a library's before the profiles), the trainer x
+ * workload table with several trainers (a server's), the verdict last. */
+static void print_report(const struct pgo_pipeline *p, const struct experiment_config *cfg,
+                         const struct experiment_result *res, int nv, const char **trainer_of)
+{
+    const struct pgo_request *rq = p->rq;
+    struct report_options ro = { .trust_table = rq->trust_table, .no_verdict = true };
+    experiment_report_text_opts(stdout, cfg, res, &ro);
+    if (cfg->profile && !p->library)
+        experiment_profile_report(stdout, cfg, res, cfg->profile_dir, PROFILE_TOP_DEFAULT);
+    if (nv > 2) {
+        struct strbuf sb = STRBUF_INIT;
+        strbuf_init(&sb, 0);
+        report_steps(&sb, cfg, res);
+        fputs(sb.buf, stdout);
+        strbuf_release(&sb);
+    }
+    if (cfg->profile && p->library)
+        experiment_profile_report(stdout, cfg, res, cfg->profile_dir, PROFILE_TOP_DEFAULT);
+    if (rq->ntrain > 1 && !p->library && p->ntrainers > 1) {
+        struct strbuf sb = STRBUF_INIT;
+        strbuf_init(&sb, 0);
+        report_trainers(&sb, cfg, res, trainer_of);
+        fputs(sb.buf, stdout);
+        strbuf_release(&sb);
+    }
+    experiment_report_verdict(stdout, cfg, res);  /* last: the bottom line */
+}
+
 int pgo_measure(struct pgo_pipeline *p, struct store *store)
 {
     const struct pgo_request *rq = p->rq;
@@ -282,48 +299,14 @@ int pgo_measure(struct pgo_pipeline *p, struct store *store)
     struct experiment_result res;
 
     memset(&res, 0, sizeof(res));
-    /* the trainer matrix has a row per trainer: from the pgo builds, or from the pgo+lto
-     * builds when only those were asked for (both would give each trainer two rows) */
-    bool plain_pgo = false;
-    for (int i = 0; i < p->nbuilds; i++)
-        plain_pgo = plain_pgo || (p->builds[i].phase == BUILD_PGO && !p->builds[i].lto);
-    for (int k = 0; k < nv; k++) {
-        const struct pgo_build *b = m[k];
-        v[k].name = b->name;
-        /* a library variant is its libsqlite3 (VARIANT_SQLITE), a server its prefix */
-        v[k].library = b->official || p->library ? b->product : b->prefix;
-        v[k].kind = p->library ? VARIANT_SQLITE : VARIANT_SERVER;
-        v[k].server_kind = p->recipe.server_kind;
-        /* each build's own compiler (its group's); official's is the distribution's: unknown */
-        v[k].compiler = b->official ? NULL : b->pipeline->cc.version;
-        v[k].cflags = b->official ? p->prov.official_cflags : b->flags;
-        v[k].provenance = b->official ? p->prov.official : p->library ? NULL : p->prov.built;
-        /* the trainer matrix: --cc and --cflags' pgo builds */
-        trainer_of[k] = b->pipeline == p && b->trainer && (plain_pgo ? !b->lto : b->lto)
-                            ? b->trainer->name : NULL;
-    }
-    if (!p->library && experiment_variant_server_options(rq->variant_options, rq->nvariant_options, v, nv,
-                                               true) < 0) {
+    make_variants(p, m, nv, v, trainer_of);
+    if (!p->library && experiment_variant_server_options(rq->variant_options,
+                                                         rq->nvariant_options, v, nv, true) < 0) {
         rc = 1; /* checked before the builds (pipeline.c): only a changed variant list */
         goto out;
     }
-    if (p->measure_only) { /* --search: only these builds, in their order */
-        assert(p->measure_only[0]);
-        int k = 0;
-        for (int i = 0; i < nv; i++) {
-            if (!p->measure_only[i]) {
-                experiment_variant_release(&v[i]);
-                continue;
-            }
-            v[k] = v[i];
-            m[k] = m[i];
-            trainer_of[k++] = trainer_of[i];
-        }
-        for (int i = k; i < nv; i++)
-            memset(&v[i], 0, sizeof(v[i]));
-        nv = k;
-        assert(nv >= 2);
-    }
+    if (p->measure_only) /* --search: only these builds, in their order */
+        nv = keep_measured_only(p, m, v, trainer_of, nv);
     pgo_measure_config(p, v, nv, &cfg);
     int one_thread[1] = { rq->threads[0] };
     if (rq->measure_kind == MEASURE_INSTRUCTIONS) { /* a server runs under callgrind */
@@ -351,7 +334,7 @@ int pgo_measure(struct pgo_pipeline *p, struct store *store)
                     store_path(store));
         resume = n.id;
     }
-    char *extra = p->library ? pgo_library_settings(p) : extra_settings(p);
+    char *extra = p->target->settings(p);
     if (p->measure_only) { /* --search: continue a measurement of the same builds and settings */
         struct same sm = { .settings = experiment_settings_json(&cfg, extra) };
         int lrc = store_experiments_list(store, same_settings, &sm);
@@ -388,28 +371,7 @@ int pgo_measure(struct pgo_pipeline *p, struct store *store)
     if (rq->exclude_distrusted)  /* everything below without them (the store has every run) */
         experiment_result_exclude_distrusted(&res);
     if (report) {
-        /* a library's report has "what each step added" before the profiles */
-        struct report_options ro = { .trust_table = rq->trust_table, .no_verdict = true };
-        experiment_report_text_opts(stdout, &cfg, &res, &ro);
-        if (cfg.profile && !p->library)
-            experiment_profile_report(stdout, &cfg, &res, cfg.profile_dir, PROFILE_TOP_DEFAULT);
-        if (nv > 2) {
-            struct strbuf sb = STRBUF_INIT;
-            strbuf_init(&sb, 0);
-            report_steps(&sb, &cfg, &res);
-            fputs(sb.buf, stdout);
-            strbuf_release(&sb);
-        }
-        if (cfg.profile && p->library)
-            experiment_profile_report(stdout, &cfg, &res, cfg.profile_dir, PROFILE_TOP_DEFAULT);
-        if (rq->ntrain > 1 && !p->library && p->ntrainers > 1) {
-            struct strbuf sb = STRBUF_INIT;
-            strbuf_init(&sb, 0);
-            report_trainers(&sb, &cfg, &res, trainer_of);
-            fputs(sb.buf, stdout);
-            strbuf_release(&sb);
-        }
-        experiment_report_verdict(stdout, &cfg, &res);  /* last: the bottom line */
+        print_report(p, &cfg, &res, nv, trainer_of);
         if (p->outcome)
             fill_outcome(p, &cfg, &res, m, nv, run_rc == 0);
     }

@@ -6,6 +6,7 @@
  * the recipe's family, of the same major version as the source, whose datadirs it shares in
  * the gate and the measurement) and hashes it. */
 #include "pgo/apt.h"
+#include "pgo/major.h"
 #include "pgo/source.h"
 #include "pgo/stages.h"
 #include "server/server.h"
@@ -151,7 +152,8 @@ int pgo_official_same_revision(const struct pgo_pipeline *p, const char *dir, co
     }
     /* a tree's version from its .dsc alone has no epoch; dpkg's has */
     if (!p->official_debversion || !version ||
-        !strcmp(pgo_version_without_epoch(version), pgo_version_without_epoch(p->official_debversion)))
+        !strcmp(pgo_version_without_epoch(version),
+                pgo_version_without_epoch(p->official_debversion)))
         return 0;
     struct apt_conf apt;
     char *cmd = NULL;

@@ -68,7 +68,7 @@ static int run_one(const struct recipe *r, int i, const struct recipe_vars *v, c
         int st = subprocess_run(&sp);
         if (st == 0) {
             rc = 0;
-        } else if (st > 0 && !sig_child_interrupted(st)) { /* else interrupted: the caller says so */
+        } else if (st > 0 && !sig_child_interrupted(st)) { /* else interrupted: said by caller */
             char *tail = file_tail(log, LOG_TAIL_LINES);
             error("%s: step %s failed (exit %d): %s\n--- last lines of %s ---\n%s",
                   r->prepare_name, r->prepare[i].name, st, cmd, log, tail);

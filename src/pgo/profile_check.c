@@ -415,7 +415,8 @@ int profile_health_read(const struct profile_check_in *in, struct profile_health
     struct argvec files = ARGVEC_INIT;
     memset(h, 0, sizeof(*h));
     parse_hot(h, in->hot);
-    h->train_user = in->train_user ? xstrdup(in->train_user) : xasprintf("uid %d", (int)in->train_uid);
+    h->train_user = in->train_user ? xstrdup(in->train_user)
+                                   : xasprintf("uid %d", (int)in->train_uid);
     list_files(&files, in->profile_dir, gcc ? ".gcda" : ".profraw");
     h->files = files.n;
     check_files(in, h, &files);
@@ -546,12 +547,14 @@ json_t *profile_health_json(const struct profile_health *h)
     json_t *hot = json_object();
     for (int k = 0; k < h->nhot; k++)
         json_object_set_new(hot, h->hot[k].spec,
-                            json_integer(h->hot[k].count > LLONG_MAX ? LLONG_MAX
-                                                                     : (json_int_t)h->hot[k].count));
+                            json_integer(h->hot[k].count > LLONG_MAX
+                                             ? LLONG_MAX
+                                             : (json_int_t)h->hot[k].count));
     return json_pack("{s:i,s:i,s:I,s:I,s:I,s:o}", "files", h->files, "objects_counted",
                      h->objects_counted, "functions", (json_int_t)h->functions,
                      "functions_counted", (json_int_t)h->functions_counted, "counts",
-                     h->total > LLONG_MAX ? (json_int_t)LLONG_MAX : (json_int_t)h->total, "hot", hot);
+                     h->total > LLONG_MAX ? (json_int_t)LLONG_MAX : (json_int_t)h->total, "hot",
+                     hot);
 }
 
 int profile_health_save(const struct profile_health *h, const char *path)

@@ -12,7 +12,7 @@
  *     function with no counts means the training never reached it.
  * It fills a struct profile_health (the report's coverage: objects and functions with counts,
  * the total of the counters, each hot function's count), saves it beside a cached profile
- * and reads it back. The pipeline (train.c, library.c) owns when it runs; this file owns what
+ * and reads it back. The pipeline (train.c, target_sqlite.c) owns when it runs; this file owns what
  * "healthy" means. */
 #ifndef PGOLAB_PGO_PROFILE_CHECK_H
 #define PGOLAB_PGO_PROFILE_CHECK_H

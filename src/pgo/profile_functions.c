@@ -347,7 +347,8 @@ void fn_counts_describe(struct fn_count **fns, int n)
         free(f->display);
         if (f->file) {
             char *obj = object_of(f->file);
-            f->display = f->name ? xasprintf("%s:%s", obj, fn) : xasprintf("%s:#%lu", obj, f->ident);
+            f->display = f->name ? xasprintf("%s:%s", obj, fn)
+                                 : xasprintf("%s:#%lu", obj, f->ident);
             free(obj);
         } else {
             f->display = xstrdup(fn);

@@ -151,7 +151,10 @@ void pgo_provenance_make(struct pgo_pipeline *p)
         const char *colon = strchr(version, ':');
         const char *up = colon ? colon + 1 : version;
         const char *dash = strrchr(up, '-');
-        strbuf_addf(&sb, "%s %s%s%s, upstream %.*s", pkg ? pkg : p->recipe.debian_package ? p->recipe.debian_package : "source",
+        const char *name = pkg                      ? pkg
+                           : p->recipe.debian_package ? p->recipe.debian_package
+                                                      : "source";
+        strbuf_addf(&sb, "%s %s%s%s, upstream %.*s", name,
                     version, suite ? " from Debian " : "", suite ? suite : "",
                     (int)(dash ? (size_t)(dash - up) : strlen(up)), up);
     } else {

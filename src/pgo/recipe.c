@@ -155,7 +155,8 @@ static int get_strings(const struct ctx *c, json_t *v, const char *key, char ***
             for (size_t j = 0; j < i; j++)
                 free(a[j]);
             free(a);
-            return json_is_string(s) ? -1 : fail_at(c, key, "'%s' must be an array of strings", key);
+            return json_is_string(s) ? -1
+                                     : fail_at(c, key, "'%s' must be an array of strings", key);
         }
         a[i] = xstrdup(json_string_value(s));
     }
@@ -177,7 +178,8 @@ static int load_steps(const struct ctx *c, json_t *arr, const char *key, struct 
     *out = NULL;
     *n = 0;
     if (!json_is_array(arr) || json_array_size(arr) == 0)
-        return fail_at(c, key, "'%s' must be a non-empty array of steps ({\"name\": ..., \"run\": [...]})", key);
+        return fail_at(c, key, "'%s' must be a non-empty array of steps ({\"name\": ..., "
+                       "\"run\": [...]})", key);
     *out = xcalloc(json_array_size(arr), sizeof(**out));
     for (size_t i = 0; i < json_array_size(arr); i++) {
         json_t *o = json_array_get(arr, i);
@@ -192,8 +194,9 @@ static int load_steps(const struct ctx *c, json_t *arr, const char *key, struct 
             return -1;
         json_t *run = json_object_get(o, "run");
         if (!run)
-            return fail_at(c, st->name ? st->name : key, "%s (%s): missing key 'run' (the command as an argv array)",
-                           where, st->name ? st->name : "unnamed");
+            return fail_at(c, st->name ? st->name : key,
+                           "%s (%s): missing key 'run' (the command as an argv array)", where,
+                           st->name ? st->name : "unnamed");
         if (get_strings(c, run, "run", &st->argv) < 0)
             return -1;
         if (!st->argv[0])
@@ -358,7 +361,8 @@ static int load_pgo(const struct ctx *c, json_t *root, struct recipe *r)
     if (hot && get_strings(c, hot, "hot_functions", &r->hot_functions) < 0)
         return -1;
     for (char **h = r->hot_functions; h && *h; h++)
-        if (!**h || **h == ':' || (*h)[strlen(*h) - 1] == ':' || strchr(strchr(*h, ':') ? strchr(*h, ':') + 1 : *h, ':'))
+        if (!**h || **h == ':' || (*h)[strlen(*h) - 1] == ':' ||
+            strchr(strchr(*h, ':') ? strchr(*h, ':') + 1 : *h, ':'))
             return fail_at(c, "hot_functions", "pgo.hot_functions: '%s': expected "
                            "\"OBJECT:FUNCTION\" (the source file's name without its extension, "
                            "e.g. \"execExprInterp:ExecInterpExpr\") or \"FUNCTION\"", *h);
@@ -368,7 +372,9 @@ static int load_pgo(const struct ctx *c, json_t *root, struct recipe *r)
                        "({\"instrumented\": [...], \"pgo\": [...]})");
     if (po) {
         if (!json_is_object(po) || check_keys(c, po, "pgo.phase_options", phase_keys) < 0)
-            return po && !json_is_object(po) ? fail_at(c, "phase_options", "pgo.phase_options must be an object") : -1;
+            return po && !json_is_object(po)
+                       ? fail_at(c, "phase_options", "pgo.phase_options must be an object")
+                       : -1;
         for (int ph = 0; ph < BUILD_NPHASES; ph++) {
             json_t *v = json_object_get(po, phase_keys[ph]);
             if (v && get_strings(c, v, phase_keys[ph], &r->phase_options[ph]) < 0)
@@ -379,8 +385,8 @@ static int load_pgo(const struct ctx *c, json_t *root, struct recipe *r)
 }
 
 /* "bolt": {"cflags": [...], "clang_cflags": [...], "link_flags": [...], "binary": "...",
- * "append_pid": bool, "sleep_time": seconds}; link_flags must keep the relocations BOLT needs to move functions
- * (-Wl,--emit-relocs or -Wl,-q). */
+ * "append_pid": bool, "sleep_time": seconds}; link_flags must keep the relocations BOLT needs to
+ * move functions (-Wl,--emit-relocs or -Wl,-q). */
 static int load_bolt(const struct ctx *c, json_t *root, struct recipe *r)
 {
     static const char *const known[] = { "cflags", "clang_cflags", "link_flags", "binary",
@@ -435,7 +441,8 @@ static int load_tools(const struct ctx *c, json_t *tl, const char *key, bool unl
         json_t *o = json_array_get(tl, i);
         struct recipe_tool *t = &(*out)[i];
         *n = (int)i + 1;
-        if (!json_is_object(o) || check_keys(c, o, "requires[]", unless ? tool_keys_unless : tool_keys) < 0 ||
+        if (!json_is_object(o) ||
+            check_keys(c, o, "requires[]", unless ? tool_keys_unless : tool_keys) < 0 ||
             get_string(c, o, "program", false, &t->program) < 0 ||
             get_string(c, o, "file", false, &t->file) < 0 ||
             get_string(c, o, "package", true, &t->package) < 0 ||
@@ -494,7 +501,9 @@ static int load_versions(const struct ctx *c, json_t *root, struct recipe *r)
     json_object_foreach(m, key, o) {
         r->majors[i] = xstrdup(key);
         if (!json_is_object(o) || check_keys(c, o, "versions.majors[]", major_keys) < 0)
-            return json_is_object(o) ? -1 : fail_at(c, key, "versions.majors.%s must be an object", key);
+            return json_is_object(o)
+                       ? -1
+                       : fail_at(c, key, "versions.majors.%s must be an object", key);
         json_t *tl = json_object_get(o, "requires");
         if (tl && load_tools(c, tl, "requires", false, &r->major_tools[i], &r->nmajor_tools[i]) < 0)
             return -1;
@@ -584,7 +593,8 @@ int recipe_select_major(struct recipe *r, const char *major)
     r->official_package = with_major(r->official_package, major);
     r->source_hint = with_major(r->source_hint, major);
     if (r->nmajor_tools[k]) { /* the major's own requires after the recipe's */
-        r->tools = xrealloc(r->tools, (size_t)(r->ntools + r->nmajor_tools[k] + 1) * sizeof(*r->tools));
+        r->tools = xrealloc(r->tools,
+                            (size_t)(r->ntools + r->nmajor_tools[k] + 1) * sizeof(*r->tools));
         for (int i = 0; i < r->nmajor_tools[k]; i++) {
             const struct recipe_tool *t = &r->major_tools[k][i];
             struct recipe_tool *d = &r->tools[r->ntools++];
@@ -597,7 +607,8 @@ int recipe_select_major(struct recipe *r, const char *major)
     }
     if (r->nmajor_steps[k]) { /* the major's own steps after the recipe's (moved, not copied) */
         r->steps = xrealloc(r->steps, (size_t)(r->nsteps + r->nmajor_steps[k]) * sizeof(*r->steps));
-        memcpy(&r->steps[r->nsteps], r->major_steps[k], (size_t)r->nmajor_steps[k] * sizeof(*r->steps));
+        memcpy(&r->steps[r->nsteps], r->major_steps[k],
+               (size_t)r->nmajor_steps[k] * sizeof(*r->steps));
         r->nsteps += r->nmajor_steps[k];
         free(r->major_steps[k]);
         r->major_steps[k] = NULL;
@@ -649,7 +660,9 @@ static int load_extras(const struct ctx *c, json_t *root, struct recipe *r)
             if (!json_is_object(o) || check_keys(c, o, "log_errors[]", err_keys) < 0 ||
                 get_string(c, o, "contains", true, &e->contains) < 0 ||
                 get_string(c, o, "message", true, &e->message) < 0)
-                return json_is_object(o) ? -1 : fail_at(c, "log_errors", "log_errors entries are objects");
+                return json_is_object(o)
+                           ? -1
+                           : fail_at(c, "log_errors", "log_errors entries are objects");
         }
     }
     json_t *tl = json_object_get(root, "requires");
@@ -691,8 +704,8 @@ int recipe_load(const char *path, struct recipe *out)
         goto out;
     json_t *fmt = json_object_get(root, "pgolab_recipe");
     if (!json_is_integer(fmt)) {
-        fail_at(&c, "pgolab_recipe", "missing or non-integer 'pgolab_recipe' (the format version, %d)",
-                RECIPE_FORMAT);
+        fail_at(&c, "pgolab_recipe",
+                "missing or non-integer 'pgolab_recipe' (the format version, %d)", RECIPE_FORMAT);
         goto out;
     }
     if (json_integer_value(fmt) > RECIPE_FORMAT || json_integer_value(fmt) < 1) {
@@ -992,7 +1005,8 @@ char *recipe_expand(const char *tmpl, const struct recipe_vars *vars)
     strbuf_init(&sb, strlen(tmpl) + 16);
     for (const char *p = tmpl; *p;) {
         const char *end = *p == '{' ? strchr(p, '}') : NULL;
-        const char *val = end ? var_value(vars, p + 1, (size_t)(end - p - 1), num, sizeof(num)) : NULL;
+        const char *val =
+            end ? var_value(vars, p + 1, (size_t)(end - p - 1), num, sizeof(num)) : NULL;
         if (val) {
             strbuf_addstr(&sb, val);
             p = end + 1;

@@ -22,7 +22,7 @@ enum recipe_product {
     RECIPE_SERVER,   /* a server under PREFIX (recipe "server.binary"), started by src/server */
     RECIPE_LIBRARY,  /* a SQLite library (recipe "library", relative to the build directory),
                       * loaded by bench's embedded driver with --sqlite-library; built and
-                      * measured by the library branch of the pipeline (pgo/library.c) */
+                      * measured by the library branch of the pipeline (pgo/target_sqlite.c) */
 };
 
 /* Where the instrumentation and profile-use flags come from. */
@@ -65,7 +65,8 @@ struct recipe_log_error {
 struct recipe_tool {
     char *program, *file, *package;
     char *unless;     /* prepare.requires only: a file (relative to the source) whose presence
-                       * makes the tool unnecessary (SQLite trees that bundle jimsh need no tclsh) */
+                       * makes the tool unnecessary (SQLite trees that bundle jimsh need no
+                       * tclsh) */
 };
 
 struct recipe {

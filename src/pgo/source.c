@@ -71,8 +71,9 @@ static int not_a_tree(const struct recipe *r, const char *opt, const char *missi
                     r->prepare_name ? r->prepare_name : "");
         add_list(&list, r->prepared);
     }
-    error("--source=%s: not a %s source tree (no %s; expected %s%s%s)", opt, r->title ? r->title : r->name, missing,
-          list.buf, r->source_hint ? "; " : "", r->source_hint ? r->source_hint : "");
+    error("--source=%s: not a %s source tree (no %s; expected %s%s%s)", opt,
+          r->title ? r->title : r->name, missing, list.buf, r->source_hint ? "; " : "",
+          r->source_hint ? r->source_hint : "");
     strbuf_release(&list);
     return -1;
 }
@@ -138,7 +139,8 @@ static int run_logged(const char *what, const char *const *argv, const char *cwd
 }
 
 /* Record which suite the tree of pkg=version came from, beside its .dsc. */
-static void write_origin(const char *srcdir, const char *pkg, const char *version, const char *suite)
+static void write_origin(const char *srcdir, const char *pkg, const char *version,
+                         const char *suite)
 {
     char *name = xasprintf("%s_%s.pgolab-suite", pkg, version);
     char *path = path_join(srcdir, name);
@@ -173,7 +175,8 @@ static void no_major(const struct recipe *r, const struct apt_conf *apt)
     }
     error("--db-version=%s: no Debian suite pgolab looks in (%s) carries %s %s; %s: %s "
           "(or pass --source=DIR|TARBALL)", r->major, apt->suites, r->debian_package, r->major,
-          have.len ? "the majors of the recipe they carry" : "they carry none of the recipe's majors",
+          have.len ? "the majors of the recipe they carry"
+                   : "they carry none of the recipe's majors",
           have.len ? have.buf : "check the network, or pgolab's apt lists");
     strbuf_release(&have);
 }
@@ -471,7 +474,8 @@ char *pgo_source_debian_suite(const char *dir)
     char *suite = NULL;
     if (dash) {
         *slash = '\0';
-        char *name = xasprintf("%.*s_%s.pgolab-suite", (int)(dash - (slash + 1)), slash + 1, version);
+        char *name = xasprintf("%.*s_%s.pgolab-suite", (int)(dash - (slash + 1)), slash + 1,
+                               version);
         char *path = path_join(parent, name);
         struct strbuf sb = STRBUF_INIT;
         strbuf_init(&sb, 0);

@@ -18,8 +18,9 @@
  * that matches, or `apt-get source PKG=VERSION` in SRCDIR through pgolab's own apt
  * configuration (apt.h; log SRCDIR/apt-get-source.log) from the recipe's suite, else the
  * first suite carrying PKG, the system's release first; the newest version of that suite
- * first, then older ones (a mirror may answer 404 for one). *dir is the absolute tree. -1 with one line, e.g.
- * "--source=/x: not a postgresql source tree (no src/backend/main/main.c; expected ...)". */
+ * first, then older ones (a mirror may answer 404 for one). *dir is the absolute tree. -1 with one
+ * line, e.g. "--source=/x: not a postgresql source tree (no src/backend/main/main.c; expected
+ * ...)". */
 int pgo_source_resolve(const struct recipe *r, const char *opt, const char *srcdir, char **dir);
 
 /* pgo_source_resolve, but for a Debian source package (opt NULL) exactly version ("the

@@ -1,8 +1,11 @@
-/* stages: the pipeline's shared state and its stages, one file each: steps.c (a build from
- * the recipe's steps), train.c (training and the profile check), gate.c (the correctness
- * gate), measure.c (the experiment); library.c is the library branch of the stages (a recipe
- * whose product is a library: SQLite). Private to src/pgo/; pipeline.c owns the state and
- * runs the stages in order. */
+/* stages: the pipeline's shared state (struct pgo_pipeline, its builds and trainers) and the
+ * functions the targets (target.h) build their stages from, one file each: steps.c (a build
+ * from the recipe's steps), train.c (training and the profile check), bolt_server.c (a
+ * server's BOLT variants), gate.c and suite.c (the correctness gate), instance.c (a server of
+ * one build), official.c and provenance.c (the official variant, where variants come from);
+ * and measure.c and search.c (the experiment), which the pipeline runs after the stages.
+ * stages.c holds what every stage reads of the state. Private to src/pgo/; pipeline.c owns
+ * the state for the run, target_server.c and target_sqlite.c set it up and run the stages. */
 #ifndef PGOLAB_PGO_STAGES_H
 #define PGOLAB_PGO_STAGES_H
 
@@ -10,13 +13,72 @@
 #include <stdbool.h>
 
 #include "toolchain/toolchain.h"
-#include "pgo/pipeline.h"
+#include "pgo/correction.h"
+#include "pgo/profile_check.h"
 #include "pgo/recipe.h"
+#include "pgo/request.h"
+#include "pgo/target.h"
 #include "util/argvec.h"
 
 struct store;
 struct variant;
 struct pgo_library;
+
+/* One trainer and the profile it wrote. */
+struct pgo_trainer {
+    char *name;                   /* as given: "oltp_read_write",
+                                   * "oltp_read_only+oltp_write_only", "suite" */
+    char **workloads;             /* the mix's workloads (NULL-terminated; empty for suite) */
+    bool suite;
+    char *key;                    /* directory-safe name */
+    char *profile_dir, *profdata; /* profdata: clang only */
+    struct profile_info profile;
+    int objects, objects_profiled;/* gcc: instrumented objects (.o) and those with .gcda */
+    struct profile_health health; /* the profile check's counts (profile_check.h) */
+    bool cached;
+    double seconds;
+};
+
+struct pgo_pipeline;
+
+/* One build of the target (a variant, or the instrumented build). */
+struct pgo_build {
+    char *name;                   /* "baseline", "instrumented", "lto", "pgo", "pgo+lto",
+                                   * "pgo-TRAINER" / "pgo+lto-TRAINER" with several trainers;
+                                   * in another group of build settings prefixed by its label
+                                   * ("clang:pgo+lto") */
+    struct pgo_pipeline *pipeline;/* the pipeline of its build settings (compiler, flags) */
+    bool skip;                    /* not asked for in its group (another group's baseline, an
+                                   * instrumented build no pgo variant needs): neither built,
+                                   * gated nor measured */
+    enum build_phase phase;
+    bool lto;
+    struct pgo_trainer *trainer;  /* pgo builds: whose profile */
+    char *dir, *build_dir, *prefix, *log;
+    char *pgo_flags;              /* the phase's flags ({pgo_flags}) */
+    char *flags;                  /* cflags + pgo flags: the fingerprint's "cflags" */
+    char *product;                /* absolute path of the server binary or library */
+    char *sha256;                 /* of product */
+    bool cached;
+    char *why;                    /* why it was built now ("not built before", "the profile
+                                   * changed") */
+    double seconds;
+    int profile_missing;          /* pgo: objects the compiler found no profile data for */
+    int profile_stale_objects;    /* pgo, clang: objects with out-of-date functions let
+                                   * through (none hot; build_log.h) */
+    int profile_stale_functions;  /* ... and those functions */
+    struct profile_corrections corrections; /* pgo: what GCC's -fprofile-correction corrected
+                                   * (counted from the log; correction.h) */
+    char *bolt_flags;             /* baseline and pgo with a BOLT variant: the recipe's "bolt"
+                                   * cflags and link_flags (also in pgo_flags and flags) */
+    /* BOLT variants ("bolt", "pgo+bolt"): not compiled; a copy of the input build's prefix
+     * with the server binary optimized by llvm-bolt (bolt_server.c) */
+    struct pgo_build *bolt_input;
+    struct bolt_variant *bolt;    /* owned: the instrument/merge/optimize state and figures */
+    double bolt_train_seconds;
+    bool official;                /* the official variant: product is the distribution's
+                                   * binary (official.c), no directory, prefix or build */
+};
 
 /* Everything one run of the pipeline made; pipeline.c releases it. */
 /* Where the variants come from, in words (provenance.c). */
@@ -33,8 +95,10 @@ struct pgo_provenance {
 struct pgo_pipeline {
     const struct pgo_request *rq;
     struct recipe recipe;
-    bool library;                 /* a library recipe: the library branch of the stages,
-                                   * whose state is lib (library.c) */
+    const struct pgo_target *target; /* the kind of target (target.h): its operations run the
+                                   * stages */
+    bool library;                 /* target->embedded: a library recipe (target_sqlite.c),
+                                   * whose own state is lib */
     struct pgo_library *lib;
     const char *cc_name, *cflags; /* the build settings of this pipeline's builds: --cc and
                                    * --cflags, or those of a group of --variants */
@@ -58,7 +122,7 @@ struct pgo_pipeline {
     char *profile_raw;            /* ROOT/profile-raw: compiled into the instrumented build;
                                    * each training moves its data to the trainer's dir */
     char *rundir;                 /* tmpfs scratch for datadirs: /dev/shm/pgolab-pgo-PID (a
-                                   * library: its database files, library.c) */
+                                   * library: its database files, target_sqlite.c) */
     struct pgo_trainer *trainers;
     int ntrainers;
     struct pgo_exam *exams;       /* each measured workload against each trainer (exam.h) */
@@ -137,8 +201,8 @@ void pgo_build_vars(const struct pgo_pipeline *p, const struct pgo_build *b,
 int pgo_train(struct pgo_pipeline *p, struct pgo_trainer *t);
 /* Trainer t's workloads (prepare, then each run) on a server started from prefix with the
  * recipe's train_options, then a clean shutdown, which is when instrumented processes write
- * their profiles (train.c; BOLT's training uses it too). Not for the suite trainer. log gets
- * the bench output. 0 or -1 (one line). */
+ * their profiles (instance.c; train.c and BOLT's training use it). Not for the suite trainer. log
+ * gets the bench output. 0 or -1 (one line). */
 int pgo_train_server(struct pgo_pipeline *p, struct pgo_trainer *t, const char *prefix,
                      const char *log);
 
@@ -149,8 +213,9 @@ int pgo_train_server(struct pgo_pipeline *p, struct pgo_trainer *t, const char *
  * its command and log tail. 0 or -1. */
 int pgo_bolt_build(struct pgo_pipeline *p, struct pgo_build *b);
 /* The BOLT options of the recipe and request that refuse to run, checked before anything is
- * fetched or built (bolt_server.c; reads p->rq and p->recipe only): the recipe's "bolt" key, llvm-bolt-16, one workload trainer, pgo
- * for pgo+bolt, no --gate=suite where the suite runs the build tree's own server. 0 or -1. */
+ * fetched or built (bolt_server.c; reads p->rq and p->recipe only): the recipe's "bolt" key,
+ * llvm-bolt-16, one workload trainer, pgo for pgo+bolt, no --gate=suite where the suite runs the
+ * build tree's own server. 0 or -1. */
 int pgo_bolt_check(const struct pgo_pipeline *p);
 /* The summary lines of BOLT variant b: its binary, the profile figure and the -dyno-stats
  * file. */
@@ -162,8 +227,8 @@ void pgo_bolt_release(struct pgo_build *b);
  * regression suite with PGO_GATE_SUITE. 0 or -1. */
 int pgo_gate(struct pgo_pipeline *p);
 /* Run the recipe's suite steps against a server started from build b's prefix with the
- * --server-options options (NULL: none) (gate.c; the trainer "suite" uses it too, on the
- * instrumented build with the recipe's train_options). The steps see b's placeholders
+ * --server-options options (NULL: none) (suite.c; the gate uses it, and the trainer "suite"
+ * on the instrumented build with the recipe's train_options). The steps see b's placeholders
  * ({pgo_flags} of its phase, so a client the suite builds links like the build did) plus the
  * server's. A recipe whose server.suite_server is "own" gets no started server: its suite
  * (MariaDB's mysql-test-run) starts the build's servers from the build tree itself, and
@@ -189,39 +254,6 @@ int pgo_measure(struct pgo_pipeline *p, struct store *store);
  * baseline (and official) by time (a second one), then the winner's block; returns the exit
  * code as pgo_measure. */
 int pgo_search(struct pgo_pipeline *p, struct store *store);
-
-/* ---- the library branch (library.c) ---- every stage 0 or -1 (one line said why), also -1
- * when *p->interrupted is set, so that the pipeline stops with its interruption message. */
-/* Before the results file is opened: p->lib allocated, the BOLT variants' tools, the recipe's
- * shape (one compile step, a strict profile check). */
-int pgo_library_check(struct pgo_pipeline *p);
-/* After the source: the recipe's prepare steps (the amalgamation, cached), phase lines. */
-int pgo_library_prepare(struct pgo_pipeline *p);
-/* p->root and every build's command; the baseline and instrumented libraries in parallel
- * (another group: those its kinds need). */
-int pgo_library_builds(struct pgo_pipeline *p);
-/* The run directory (unless shared), then training with `bench --sqlite-library` children
- * (cached when the stamp of an identical training matches) and the profile check; nothing for
- * a group without pgo. */
-int pgo_library_train(struct pgo_pipeline *p);
-/* The pgo build (the profile's identity in its stamp), then the BOLT variants; then p->builds:
- * the measured libraries as builds (name, product, prefix, flags), which pgo_measured_builds()
- * returns for the gate, the measurement and --search as for a server. */
-int pgo_library_pgo_build(struct pgo_pipeline *p);
-/* The correctness gate: `bench verify` on fresh data with every group's libraries; sets
- * p->gate_checksum, p->gate_rows. */
-int pgo_library_gate(struct pgo_pipeline *p);
-/* The summary that opens the report (stdout). */
-void pgo_library_summary(const struct pgo_pipeline *p);
-/* Another group of build settings g of --variants (clang:pgo, -O3:baseline) shares p's
- * source, prepared amalgamation, run directory and pgolab binary; g->lib allocated on the first
- * call. Called before each of g's stages (p's stage has run first). */
-void pgo_library_share(struct pgo_pipeline *g, const struct pgo_pipeline *p);
-/* The pgo settings recorded with the experiment (JSON object text with "pgo.profile"; caller
- * frees). */
-char *pgo_library_settings(const struct pgo_pipeline *p);
-/* Keep the run directory's logs in WORKDIR/last-run and remove it (tmpfs), free p->lib. */
-void pgo_library_release(struct pgo_pipeline *p);
 
 /* ---- the official variant (official.c): the distribution's own server binary, measured
  * and gated like a build, never built ---- */

@@ -298,7 +298,8 @@ bool pgo_stamp_names_profile(const char *dir, const char *profile_dir)
         for (size_t k = 0; k < ARRAY_SIZE(keys) && !named; k++) {
             const char *line = strstr(sb.buf, keys[k]);
             size_t end = line ? strcspn(line + 1, "\n") + 1 : 0, n = strlen(profile_dir);
-            for (const char *at = line; at && (at = strstr(at + 1, profile_dir)) && at < line + end;)
+            for (const char *at = line;
+                 at && (at = strstr(at + 1, profile_dir)) && at < line + end;)
                 if (strchr(" ./\n", at[n])) /* the whole name: profile-A is not profile-A+B */
                     named = true;
         }
@@ -359,7 +360,8 @@ static char *stamp_diff_why(const struct pgo_pipeline *p, const struct pgo_build
         bool values; /* name the old and the new value */
     } names[] = {
         /* first: BOLT's flags also change the expanded steps */
-        { "bolt-flags", "the BOLT build flags changed (a bolt variant was added or dropped)", false },
+        { "bolt-flags", "the BOLT build flags changed (a bolt variant was added or dropped)",
+          false },
         { "steps", "the recipe's build steps changed", false },
         { "source", NULL, false },
         { "compiler", "the compiler changed", true },
@@ -784,6 +786,56 @@ static int check_pgo_log(struct pgo_pipeline *p, struct pgo_build *b)
     return rc;
 }
 
+/* Before b's steps run: whether the interrupted build in b's build directory is resumed
+ * (*resumed, may_resume()), saying why it is or is not where that is news, then the build
+ * directory's progress file written with b's owner text (progress_text()); a build that is
+ * not resumed starts from a clean build directory, steps-done file and log. 0 or -1. */
+static int begin_build(const struct pgo_pipeline *p, struct pgo_build *b, const char *stamp,
+                       const char *progress_path, const char *done_path, bool *resumed)
+{
+    /* resume: the same build (same inputs, same build directory owner) continues after its
+     * last finished step; anything else starts from a clean build directory */
+    char *keys = step_keys(p, b), *resume_why = NULL;
+    bool resume = *resumed = may_resume(p, b, progress_path, done_path, stamp, keys, &resume_why);
+    char *owner = progress_text(b, stamp, keys);
+    free(keys);
+    if (!resume) {
+        if (resume_why) {
+            progress_done();
+            fprintf(stderr, "starting %s's interrupted build again from a clean build directory: "
+                    "%s\n", b->name, resume_why);
+        }
+        /* b->dir first: with a shared build directory it is not build_dir's parent */
+        if (mkdir_p(b->dir) < 0 || remove_tree(b->build_dir) < 0 || mkdir_p(b->build_dir) < 0 ||
+            stamp_write(progress_path, owner) < 0) {
+            free(owner);
+            free(resume_why);
+            return -1;
+        }
+        unlink(done_path);
+        if (stamp_write(b->log, "") < 0) {
+            free(owner);
+            free(resume_why);
+            return -1;
+        }
+    } else {
+        if (resume_why) {
+            progress_done();
+            fprintf(stderr, "resuming %s's interrupted build: %s\n", b->name, resume_why);
+        }
+        free(b->why);
+        b->why = xstrdup("resumed after an interruption");
+        if (stamp_write(progress_path, owner) < 0) {
+            free(owner);
+            free(resume_why);
+            return -1;
+        }
+    }
+    free(resume_why);
+    free(owner);
+    return 0;
+}
+
 int pgo_build_run(struct pgo_pipeline *p, struct pgo_build *b)
 {
     char *stamp = build_stamp(p, b);
@@ -829,46 +881,9 @@ int pgo_build_run(struct pgo_pipeline *p, struct pgo_build *b)
     }
     unlink(stamp_path);
 
-    /* resume: the same build (same inputs, same build directory owner) continues after its
-     * last finished step; anything else starts from a clean build directory */
-    char *keys = step_keys(p, b), *resume_why = NULL;
-    bool resume = may_resume(p, b, progress_path, done_path, stamp, keys, &resume_why);
-    char *owner = progress_text(b, stamp, keys);
-    free(keys);
-    if (!resume) {
-        if (resume_why) {
-            progress_done();
-            fprintf(stderr, "starting %s's interrupted build again from a clean build directory: "
-                    "%s\n", b->name, resume_why);
-        }
-        /* b->dir first: with a shared build directory it is not build_dir's parent */
-        if (mkdir_p(b->dir) < 0 || remove_tree(b->build_dir) < 0 || mkdir_p(b->build_dir) < 0 ||
-            stamp_write(progress_path, owner) < 0) {
-            free(owner);
-            free(resume_why);
-            goto out;
-        }
-        unlink(done_path);
-        if (stamp_write(b->log, "") < 0) {
-            free(owner);
-            free(resume_why);
-            goto out;
-        }
-    } else {
-        if (resume_why) {
-            progress_done();
-            fprintf(stderr, "resuming %s's interrupted build: %s\n", b->name, resume_why);
-        }
-        free(b->why);
-        b->why = xstrdup("resumed after an interruption");
-        if (stamp_write(progress_path, owner) < 0) {
-            free(owner);
-            free(resume_why);
-            goto out;
-        }
-    }
-    free(resume_why);
-    free(owner);
+    bool resume;
+    if (begin_build(p, b, stamp, progress_path, done_path, &resume) < 0)
+        goto out;
     /* the prefix is rebuilt whole: no half variant is ever left where the cache looks */
     if (remove_tree(b->prefix) < 0 || mkdir_p(b->dir) < 0)
         goto out;

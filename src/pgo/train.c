@@ -19,8 +19,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define STOP_TIMEOUT_S 300.0  /* an instrumented server writing its profile takes a while */
-
 /* ---- counting files ----------------------------------------------------------------- */
 
 static struct {
@@ -93,35 +91,6 @@ static char *train_stamp(const struct pgo_pipeline *p, const struct pgo_trainer 
     return stamp;
 }
 
-/* The trainer's workloads (or the suite) against a started instrumented server. */
-static int train_on(struct pgo_pipeline *p, struct pgo_trainer *t, const struct server *s,
-                    const char *log)
-{
-    if (t->suite)
-        return 0; /* the suite starts its own server: see pgo_train */
-    char *first = t->workloads[0];
-    const char *prep[] = { "--threads=1", first, "prepare", NULL };
-    if (pgo_bench(p, s, prep, log, NULL) < 0)
-        return -1;
-    int n = 0;
-    while (t->workloads[n])
-        n++;
-    for (int i = 0; i < n && !*p->interrupted; i++) {
-        char *time = xasprintf("--time=%d", p->rq->train_time);
-        char *threads = xasprintf("--threads=%d", p->rq->train_threads);
-        const char *run[] = { time, threads, t->workloads[i], "run", NULL };
-        progress("training %s: %s %d/%d, %d s, %d threads", t->name, t->workloads[i], i + 1, n,
-                 p->rq->train_time, p->rq->train_threads);
-        int rc = pgo_bench(p, s, run, log, NULL);
-        free(time);
-        free(threads);
-        if (rc < 0)
-            return -1;
-    }
-    progress_done();
-    return 0;
-}
-
 /* The raw profile directory must be writable by the server's user (PostgreSQL runs as
  * postgres when pgolab is root), and so must every file in it: the instrumented processes
  * create the files themselves, and each later process that runs the same object adds its
@@ -165,7 +134,8 @@ static int health_check(struct pgo_pipeline *p, struct pgo_trainer *t, const cha
 {
     uid_t uid = geteuid();
     char *user = NULL;
-    if (p->recipe.product == RECIPE_SERVER && server_run_user(p->recipe.server_kind, &uid, &user) < 0)
+    if (p->recipe.product == RECIPE_SERVER &&
+        server_run_user(p->recipe.server_kind, &uid, &user) < 0)
         return -1;
     char *path = xasprintf("%s.health", t->profile_dir);
     char *server_log = log ? xasprintf("%s.server", log) : NULL;
@@ -175,7 +145,8 @@ static int health_check(struct pgo_pipeline *p, struct pgo_trainer *t, const cha
     char *notes = path_join(p->builds[1].dir, "notes");
     struct profile_check_in in = {
         .cc = &p->cc, .profile_dir = t->profile_dir, .profdata = t->profdata,
-        .notes_dir = is_dir(notes) ? notes : p->builds[1].build_dir, .hot = p->recipe.hot_functions, .logs = logs,
+        .notes_dir = is_dir(notes) ? notes : p->builds[1].build_dir,
+        .hot = p->recipe.hot_functions, .logs = logs,
         .train_uid = uid, .train_user = user, .train_start = start,
     };
     int rc = profile_health_run(&in, t->name, path, log != NULL, &t->health);
@@ -221,37 +192,6 @@ static int check_profile(struct pgo_pipeline *p, struct pgo_trainer *t, const ch
     if (profile_collect(&p->cc, t->profile_dir, t->profdata, &t->profile) < 0)
         return -1;
     return health_check(p, t, log, start);
-}
-
-int pgo_train_server(struct pgo_pipeline *p, struct pgo_trainer *t, const char *prefix,
-                     const char *log)
-{
-    struct server s;
-    char *server_log = xasprintf("%s.server", log);
-    progress("training %s: starting the instrumented server", t->name);
-    int started = pgo_server_start(p, prefix, NULL, p->recipe.train_options, server_log, &s);
-    free(server_log);
-    if (started < 0)
-        return -1;
-    int trc = train_on(p, t, &s, log);
-    /* a clean shutdown writes the profile, also after a failed trainer */
-    progress("training %s: clean shutdown (writes the profile)", t->name);
-    int src = server_stop(&s, STOP_TIMEOUT_S);
-    progress_done();
-    server_release(&s);
-    if (*p->interrupted)
-        return -1;
-    /* the cause only: pgo_train's next line names the lost profile and how to go on */
-    if (trc < 0 && src < 0)
-        return error("training %s: the instrumented server died during the training (its log "
-                     "is %s.server)", t->name, log);
-    if (trc < 0)
-        return -1;
-    if (src < 0)
-        return error("training %s: the instrumented server %s/%s did not shut down cleanly, "
-                     "so its profile data may be incomplete", t->name, prefix,
-                     p->recipe.server_binary);
-    return 0;
 }
 
 /* Why t is trained again although an earlier training left a stamp at stamp_path (or

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "toolchain/toolchain.h"
-#include "pgo/library_bench.h"
+#include "pgo/sqlite_bench.h"
 #include "util/strbuf.h"
 #include "util/subprocess.h"
 #include "util/util.h"

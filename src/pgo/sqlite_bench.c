@@ -1,7 +1,7 @@
-/* library_bench: the bench children of a library recipe's pipeline (see library_bench.h): the
- * library's version, and the training and correctness-gate runs of `pgolab bench`. Every command runs
- * from an argv array, never a shell. */
-#include "pgo/library_bench.h"
+/* sqlite_bench: the bench children of the SQLite target's pipeline (see sqlite_bench.h): the
+ * library's version, and the training and correctness-gate runs of `pgolab bench`. Every command
+ * runs from an argv array, never a shell. */
+#include "pgo/sqlite_bench.h"
 #include "util/progress.h"
 #include "util/signals.h"
 #include "util/strbuf.h"

@@ -1,21 +1,26 @@
-/* library: the library branch of the PGO pipeline's stages (pipeline.c runs them in order
- * for a recipe whose product is a library: `pgolab pgo sqlite`, recipes/sqlite.json, or a
- * copy). Every fact about the target (source package, expected files, the prepare steps that
- * make the amalgamation, the compile step, where the PGO flags go, the library's name) comes
- * from the recipe; what is the same for every library is here: the prepare steps, the
- * baseline and instrumented libraries compiled in parallel (toolchain/compile.c), training
- * and the gate with `pgolab bench --sqlite-library` children (library_bench.c), the profile
- * check, the pgo build, the BOLT variants of a library, the summary, and what measure.c needs
- * to measure library variants. The cache layout under the work directory is this file's:
- * WORKDIR/amalg-KEY, WORKDIR/build-CC-KEY/{baseline,instrumented,pgo,profile,bolt,pgo-bolt}.
- * Another group of build settings of --variants (clang:pgo, -O3:baseline) is a pipeline of
- * its own with this branch's state (pgo_library_share()), building only what its kinds need
- * in its own build-CC-KEY; every pipeline's measured libraries become its p->builds.
- * struct pgo_library is this branch's part of the pipeline's state; pipeline.c owns the rest
- * (recipe, compiler, source, root, run directory, gate result). */
-#include "pgo/library_bench.h"
+/* target_sqlite: the embedded-library target of the pipeline (struct pgo_target, target.h;
+ * pipeline.c runs its stages in order) for a recipe whose product is a library: `pgolab pgo
+ * sqlite`, recipes/sqlite.json, or a copy. The library is measured inside the benchmark
+ * process (`pgolab bench --sqlite-library`), so this target is SQLite's. The facts of the
+ * recipe (source package, expected files, the prepare steps that make the amalgamation, the
+ * compile step, where the PGO flags go, the library's name) come from the recipe; this file
+ * has the rest: the prepare steps run, the baseline and instrumented libraries compiled in
+ * parallel (toolchain/compile.c), training and the gate with `pgolab bench --sqlite-library`
+ * children (sqlite_bench.c), the profile check, the pgo build, the BOLT variants of a
+ * library, the summary, and the settings measure.c records. The cache layout under the work
+ * directory is this file's: WORKDIR/amalg-KEY,
+ * WORKDIR/build-CC-KEY/{baseline,instrumented,pgo,profile,bolt,pgo-bolt}. Another group of
+ * build settings of --variants (clang:pgo, -O3:baseline) is a pipeline of its own with this
+ * target's state (library_share()), building only what its kinds need in its own
+ * build-CC-KEY; every pipeline's measured libraries become its p->builds. struct pgo_library
+ * is this target's part of the pipeline's state; pipeline.c owns the rest (recipe, compiler,
+ * source, root, run directory, gate result). */
+#include "pgo/sqlite_bench.h"
+#include "experiment/record.h"
 #include "pgo/source.h"
 #include "pgo/stages.h"
+#include "pgo/target.h"
+#include "store/store.h"
 #include "toolchain/bolt.h"
 #include "util/fs.h"
 #include "util/progress.h"
@@ -29,7 +34,7 @@
 #include <string.h>
 #include <unistd.h>
 
-/* What the library branch made; pgo_library_release() frees it. */
+/* What the library branch made; library_release() frees it. */
 struct pgo_library {
     struct pgo_prepared prep;    /* the amalgamation (or the source, prepared already) */
     char *version;               /* SQLITE_VERSION of the prepared sqlite3.h */
@@ -85,7 +90,8 @@ static int make_rundir(struct pgo_pipeline *p)
 {
     struct pgo_library *l = p->lib;
     const struct pgo_request *rq = p->rq;
-    if (access("/dev/shm", W_OK | X_OK) == 0 && (p->rundir = private_tmpdir("/dev/shm", "pgolab"))) {
+    if (access("/dev/shm", W_OK | X_OK) == 0 &&
+        (p->rundir = private_tmpdir("/dev/shm", "pgolab"))) {
         l->rundir_is_shm = true;
         return 0;
     }
@@ -300,7 +306,7 @@ static void train_why(const struct pgo_pipeline *p, const char *stamp_path, cons
 }
 
 /* Train unless the profile data of an identical training is already there. */
-static int train(struct pgo_pipeline *p)
+static int train_profile(struct pgo_pipeline *p)
 {
     struct pgo_library *l = p->lib;
     const struct pgo_request *rq = p->rq;
@@ -389,7 +395,8 @@ static void print_builds(const struct pgo_pipeline *p, const char *prefix)
     }
 }
 
-void pgo_library_summary(const struct pgo_pipeline *p)
+/* The summary that opens the report (stdout). */
+static void library_summary(const struct pgo_pipeline *p)
 {
     struct pgo_library *l = p->lib;
     const struct recipe *r = &p->recipe;
@@ -441,7 +448,7 @@ void pgo_library_summary(const struct pgo_pipeline *p)
 /* The pgo-specific settings recorded with the experiment (JSON object text; caller frees):
  * the training, the amalgamation's version, the profile check's counts (of every group's
  * training, "clang:-O3" for another group's), and --search's phase. */
-char *pgo_library_settings(const struct pgo_pipeline *p)
+static char *library_settings(const struct pgo_pipeline *p)
 {
     struct pgo_library *l = p->lib;
     const struct pgo_request *rq = p->rq;
@@ -477,7 +484,7 @@ char *pgo_library_settings(const struct pgo_pipeline *p)
 
 /* Correctness gate on fresh data in the run directory (log: ROOT/gate.log): every measured
  * library of every group against --cc's baseline. */
-int pgo_library_gate(struct pgo_pipeline *p)
+static int library_gate(struct pgo_pipeline *p)
 {
     const struct pgo_request *rq = p->rq;
     char *db = path_join(p->rundir, "gate.db");
@@ -552,7 +559,9 @@ out:
 
 /* ---- the stages ----------------------------------------------------------------------- */
 
-int pgo_library_check(struct pgo_pipeline *p)
+/* Before the results file is opened: p->lib allocated, the BOLT variants' tools, the recipe's
+ * shape (one compile step, a strict profile check). */
+static int library_check(struct pgo_pipeline *p)
 {
     const struct pgo_request *rq = p->rq;
     struct pgo_library *l = p->lib = xcalloc(1, sizeof(*p->lib));
@@ -572,7 +581,8 @@ int pgo_library_check(struct pgo_pipeline *p)
     return 0;
 }
 
-int pgo_library_prepare(struct pgo_pipeline *p)
+/* After the source: the recipe's prepare steps (the amalgamation, cached), phase lines. */
+static int library_prepare(struct pgo_pipeline *p)
 {
     const struct pgo_request *rq = p->rq;
     struct pgo_library *l = p->lib;
@@ -594,7 +604,9 @@ int pgo_library_prepare(struct pgo_pipeline *p)
     return 0;
 }
 
-int pgo_library_builds(struct pgo_pipeline *p)
+/* p->root and every build's command; the baseline and instrumented libraries in parallel
+ * (another group: those its kinds need). */
+static int library_builds(struct pgo_pipeline *p)
 {
     struct pgo_library *l = p->lib;
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
@@ -622,7 +634,10 @@ int pgo_library_builds(struct pgo_pipeline *p)
     return lib_build_parallel(first, n, ncpu >= 2 ? n : 1, l->progress_what);
 }
 
-int pgo_library_train(struct pgo_pipeline *p)
+/* The run directory (unless shared), then training with `bench --sqlite-library` children
+ * (cached when the stamp of an identical training matches) and the profile check; nothing for
+ * a group without pgo. */
+static int library_train(struct pgo_pipeline *p)
 {
     const struct pgo_request *rq = p->rq;
     struct pgo_library *l = p->lib;
@@ -630,7 +645,7 @@ int pgo_library_train(struct pgo_pipeline *p)
         return -1;
     if (!library_wants(p, "pgo"))
         return 0;
-    if (train(p) < 0 || *p->interrupted)
+    if (train_profile(p) < 0 || *p->interrupted)
         return -1;
     char *of = p->label ? xasprintf(" (%s)", p->label) : xstrdup("");
     if (l->trained_now)
@@ -681,7 +696,10 @@ static void set_views(struct pgo_pipeline *p)
     assert(p->label || (p->nbuilds >= 2 && p->builds[0].phase == BUILD_BASELINE));
 }
 
-int pgo_library_pgo_build(struct pgo_pipeline *p)
+/* The pgo build (the profile's identity in its stamp), then the BOLT variants; then p->builds:
+ * the measured libraries as builds (name, product, prefix, flags), which pgo_measured_builds()
+ * returns for the gate, the measurement and --search as for a server. */
+static int library_pgo_build(struct pgo_pipeline *p)
 {
     struct pgo_library *l = p->lib;
     if (!library_wants(p, "pgo")) {
@@ -723,7 +741,10 @@ int pgo_library_pgo_build(struct pgo_pipeline *p)
     return 0;
 }
 
-void pgo_library_share(struct pgo_pipeline *g, const struct pgo_pipeline *p)
+/* Another group of build settings g of --variants (clang:pgo, -O3:baseline) shares p's
+ * source, prepared amalgamation, run directory and pgolab binary; g->lib allocated on the first
+ * call. Called before each of g's stages (p's stage has run first). */
+static void library_share(struct pgo_pipeline *g, const struct pgo_pipeline *p)
 {
     assert(p->library && p->lib && g->label);
     g->library = true;
@@ -740,7 +761,8 @@ void pgo_library_share(struct pgo_pipeline *g, const struct pgo_pipeline *p)
     }
 }
 
-void pgo_library_release(struct pgo_pipeline *p)
+/* Keep the run directory's logs in WORKDIR/last-run and remove it (tmpfs), free p->lib. */
+static void library_release(struct pgo_pipeline *p)
 {
     struct pgo_library *l = p->lib;
     if (!l)
@@ -772,3 +794,64 @@ void pgo_library_release(struct pgo_pipeline *p)
     free(l);
     p->lib = NULL;
 }
+
+/* ---- the target --------------------------------------------------------------------- */
+
+/* --resume=ID of a library: refused before anything is built when the experiment is
+ * complete. */
+static int check_resumable(struct store *store, int64_t id)
+{
+    assert(store && id > 0);
+    struct store_experiment e;
+    if (experiment_lookup(store, id, &e) < 0)
+        return -1;
+    int done = !strcmp(e.status, "complete");
+    store_experiment_release(&e);
+    if (done)
+        return error("experiment %lld is complete; nothing to resume", (long long)id);
+    return 0;
+}
+
+/* A library variant: its libsqlite3 file, loaded by the bench child (VARIANT_SQLITE). */
+static void library_variant(const struct pgo_pipeline *p, const struct pgo_build *b,
+                            struct variant *v)
+{
+    v->kind = VARIANT_SQLITE;
+    v->library = b->product;
+    v->provenance = b->official ? p->prov.official : NULL;
+}
+
+/* After the results file is opened: --resume=ID checked before anything is built. */
+static int library_check_store(struct pgo_pipeline *p, struct store *store)
+{
+    const struct pgo_request *rq = p->rq;
+    if (rq->measure && rq->resume_id > 0)
+        return check_resumable(store, rq->resume_id);
+    return 0;
+}
+
+/* Every group's state, then p's (the run directory's logs kept, the directory removed). */
+static void library_release_all(struct pgo_pipeline *p)
+{
+    for (int g = 0; g < p->ngroups; g++)
+        library_release(&p->groups[g]);
+    library_release(p);
+}
+
+const struct pgo_target pgo_target_sqlite = {
+    .name = "sqlite",
+    .embedded = true,
+    .check = library_check,
+    .check_store = library_check_store,
+    .check_tools = NULL,
+    .source = library_prepare,
+    .builds = library_builds,
+    .train = library_train,
+    .pgo_builds = library_pgo_build,
+    .gate = library_gate,
+    .share = library_share,
+    .summary = library_summary,
+    .variant = library_variant,
+    .settings = library_settings,
+    .release = library_release_all,
+};

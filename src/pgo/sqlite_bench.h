@@ -1,10 +1,10 @@
-/* library_bench: the `pgolab bench --sqlite-library` children of a library recipe's PGO
- * pipeline (recipes/sqlite.json): the library's version (sqlite3.h), and the training and
- * correctness-gate runs on a built library. Where the source
- * comes from and how it is built is the recipe's (recipes/sqlite.json, pgo/recipe.h). Inputs
- * are owned by the caller; strings returned are the caller's to free. */
-#ifndef PGOLAB_PGO_LIBRARY_BENCH_H
-#define PGOLAB_PGO_LIBRARY_BENCH_H
+/* sqlite_bench: the `pgolab bench --sqlite-library` children of the SQLite target
+ * (target_sqlite.c, recipes/sqlite.json): the library's version (sqlite3.h), and the training
+ * and correctness-gate runs on a built library. Where the source comes from and how it is
+ * built is the recipe's (recipes/sqlite.json, pgo/recipe.h). Inputs are owned by the caller;
+ * strings returned are the caller's to free. */
+#ifndef PGOLAB_PGO_SQLITE_BENCH_H
+#define PGOLAB_PGO_SQLITE_BENCH_H
 
 #include "toolchain/toolchain.h"
 #include "util/strbuf.h"
