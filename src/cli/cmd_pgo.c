@@ -19,11 +19,13 @@
 #include "pgo/variant_spec.h"
 #include "report/tables.h"
 #include "store/store.h"
+#include "util/argvec.h"
 #include "util/fs.h"
 #include "util/opts.h"
 #include "util/progress.h"
 #include "util/signals.h"
 #include "util/strbuf.h"
+#include "util/subprocess.h"
 #include "util/util.h"
 
 #include <errno.h>
@@ -122,8 +124,8 @@ static const struct opt_def pgo_options[] = {
       "--measure, --train, --train-time, --train-threads, --gate; one given again must agree): "
       "`pgolab pgo TARGET --resume=ID --results=FILE` plus the build options it had (--cc, "
       "--cflags, --source, --variants, --workdir: builds are reused from the cache); finished runs "
-      "are not redone; server targets: --resume alone continues the newest unfinished pgo "
-      "experiment" },
+      "are not redone (the command an interrupted measurement prints has them all); --resume "
+      "alone: the newest unfinished pgo experiment of --results, as if its ID were given" },
     { "search", OPT_BOOL, "off",
       "find the fastest of --variants (default with --search: baseline,pgo,lto,pgo+lto; SQLite: "
       "baseline,pgo,-O3:baseline,-O3:pgo): after the builds and the gate, screen every candidate "
@@ -325,7 +327,7 @@ static int settings_load(const struct opts *o, struct pgo_settings *s, bool serv
 static int sqlite_refuses(const struct opts *o)
 {
     static const char *const server_only[] = { "cxx", "jobs", "gate", "official",
-                                               "variant-server-option" };
+                                               "variant-server-option", "db-version" };
     for (size_t i = 0; i < ARRAY_SIZE(server_only); i++)
         if (opt_is_set(o, server_only[i]))
             return error("--%s is for server targets (recipes); pgolab pgo sqlite (a library "
@@ -707,6 +709,23 @@ static int server_request(struct pgo_request *rq, const struct opts *o, const st
     return 0;
 }
 
+/* The build options as given (and the work directory, absolute), as shell words: what an
+ * interrupted measurement's --resume command must repeat, as the store does not describe
+ * the build cache. Caller frees. */
+static char *build_options(const struct opts *o, const char *workdir)
+{
+    static const char *const names[] = { "source", "cc", "cxx", "cflags", "variants",
+                                         "db-version", "official" };
+    struct argvec a = ARGVEC_INIT;
+    argvec_pushf(&a, "--workdir=%s", workdir);
+    for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+        if (opt_is_set(o, names[i]))
+            argvec_pushf(&a, "--%s=%s", names[i], opt_str(o, names[i]));
+    char *words = subprocess_argv_str(argvec_argv(&a));
+    argvec_clear(&a);
+    return words;
+}
+
 /* `pgolab pgo TARGET` for a server or a library recipe (sqlite): the options a library does
  * not take refused, the shared settings, --search's checks, --variants (the kinds differ by
  * target), the request, then the pipeline. Its exit code. */
@@ -735,12 +754,15 @@ static int pgo_run(const struct opts *o, const struct recipe *r, const char *tar
         goto out;
     char *workdir = abs_path(s.workdir_opt);
     request_fill(&rq, &s, target, recipe, workdir);
+    char *words = build_options(o, workdir);
+    rq.build_options = words;
     if (!server) {
         rq.variants = s.variants;
         rq.nvariants = s.nvariants;
     }
     if (!server || server_request(&rq, o, r, &s, &pv) == 0)
         rc = run_request(&rq, o, &s, &pv, search);
+    free(words);
     free(workdir);
 out:
     opt_list_free(variants);

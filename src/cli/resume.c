@@ -3,12 +3,14 @@
 #include "cli/shared.h"
 #include "experiment/record.h"
 #include "store/store.h"
+#include "util/fs.h"
 #include "util/strbuf.h"
 #include "util/util.h"
 
 #include <assert.h>
 #include <jansson.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -303,10 +305,47 @@ static int refuse_unrecorded(const struct opts *o, const struct resume_options *
     return 0;
 }
 
+/* The newest pgo experiment of the store that did not complete (0: none). */
+static int newest_unfinished(const struct store_experiment *e, void *ctx)
+{
+    int64_t *id = ctx;
+    if (!strcmp(e->kind, "pgo") && strcmp(e->status, "complete"))
+        *id = e->id;
+    return 0;
+}
+
+/* pgo's bare --resume: the newest unfinished pgo experiment of --results, as --resume=ID (so
+ * its recorded settings are taken like those of a given ID). None, or no results file yet:
+ * left as it is (the pipeline says so and starts a new one). 0 or -1. */
+static int resolve_newest(struct opts *o)
+{
+    const char *path = opt_str(o, "results");
+    struct store *s;
+    if (!path || file_size(path) < 0)
+        return 0;
+    if (cli_results_open_existing(path, &s) < 0)
+        return -1;
+    int64_t id = 0;
+    int rc = store_experiments_list(s, newest_unfinished, &id);
+    store_close(s);
+    if (rc < 0 || !id)
+        return rc;
+    char num[32];
+    snprintf(num, sizeof(num), "%lld", (long long)id);
+    fprintf(stderr, "--resume: experiment %s, the newest unfinished pgo experiment in %s\n", num,
+            path);
+    return opts_set(o, "resume", num);
+}
+
 int cli_resume_settings(struct opts *o, const char *cmd)
 {
     const char *r = opt_is_set(o, "resume") ? opt_str(o, "resume") : NULL;
     int64_t id;
+    if (r && !strcmp(r, "on") && !strcmp(cmd, "pgo")) {
+        if (resolve_newest(o) < 0)
+            return -1;
+        r = opt_str(o, "resume");
+    }
     if (!r || parse_int64(r, &id) < 0 || id < 1)
         return 0; /* none, pgo's bare --resume, or bad (the command says so) */
     struct store *s;

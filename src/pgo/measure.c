@@ -354,6 +354,7 @@ int pgo_measure(struct pgo_pipeline *p, struct store *store)
         cfg.resume_hint = "the same command again continues the search (the runs that finished "
                           "are kept and not run again)";
     }
+    cfg.resume_options = rq->build_options;
     int brc = resume > 0 ? experiment_record_resume(&cfg, store, resume, "pgo", extra)
                          : experiment_record_begin(&cfg, store, "pgo", extra);
     free(extra);

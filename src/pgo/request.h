@@ -62,6 +62,9 @@ struct pgo_request {
     bool threads_set;                     /* --threads given (not the default) */
     uint64_t seed;
     const char *results, *output;
+    const char *build_options;    /* the build options as given and the absolute work
+                                   * directory, as shell words: an interrupted measurement's
+                                   * --resume command repeats them */
     int64_t resume_id;            /* > 0: continue that measurement; -1: the newest
                                    * unfinished pgo experiment of this target; 0: a new one */
     double fail_pct;              /* < 0: no --fail-if-slower */

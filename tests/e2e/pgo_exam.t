@@ -44,6 +44,20 @@ like "$(<"$TMP/again.err")" "^exam: oltp_read_only, the profile of an earlier ru
 TABLE2=$(awk '/^  exam /{on=1; next} on && /^                  [a-z]/{print} on && /^$/{exit}' <"$TMP/again.out" | sed 1d)
 is "$TABLE2" "$TABLE" "second run: the same table"
 
+# a bare --resume: the newest unfinished pgo experiment with the settings it recorded (its
+# --bench=oltp_read_only, not the default workloads), resolved before anything runs
+sq "$TMP/r.db" "UPDATE experiments SET status = 'interrupted', finished_at = NULL WHERE id = 2"
+sq "$TMP/r.db" "DELETE FROM runs WHERE experiment_id = 2 AND id = (SELECT max(id) FROM runs WHERE experiment_id = 2)"
+pgo bare standin-exam --source="$SRC" --workdir="$WD" --results="$TMP/r.db" --resume
+is "$RC" 0 "bare --resume: exit 0"
+[ "$RC" = 0 ] || diag "$(tail -5 "$TMP/bare.err")"
+like "$(<"$TMP/bare.err")" "^--resume: experiment 2, the newest unfinished pgo experiment in $TMP/r.db$" \
+    "bare --resume: names the experiment it continues"
+like "$(<"$TMP/bare.err")" "^resuming experiment 2 in $TMP/r.db: 1 of 2 runs recorded$" \
+    "bare --resume: continues it with its recorded settings (no refusal over the defaults)"
+unlike "$(<"$TMP/bare.err")" "oltp_read_write" "bare --resume: the default workloads play no part"
+is "$(sq "$TMP/r.db" "SELECT status FROM experiments WHERE id = 2")" complete "bare --resume: complete"
+
 pgo same standin-exam "${RUN[@]}" --bench=oltp_point_select
 is "$RC" 0 "measured on the trainer's own workload: exit 0"
 unlike "$(<"$TMP/same.out")" "^  exam " "... no exam (the trainer's profile is the measured workload's)"

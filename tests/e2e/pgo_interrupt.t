@@ -119,8 +119,8 @@ is "$(sq "$DB" "SELECT kind || ' ' || status FROM experiments WHERE id = $ID")" 
     "measurement: experiment $ID recorded as an interrupted pgo experiment"
 mid=$(sq "$DB" "SELECT count(*) FROM runs WHERE experiment_id = $ID")
 cmp_ok "$mid" '<' 6 "measurement: stopped early ($mid of 6 runs kept)"
-like "$(cat "$TMP/r6.err")" "^experiment $ID interrupted: \`pgolab pgo sqlite --resume=$ID --results=$DB\` with the build options it had \(--cc, --cflags, --source, --variants, --workdir\) continues it" \
-    "measurement: names the exact --resume=$ID command"
+like "$(cat "$TMP/r6.err")" "^experiment $ID interrupted: \`pgolab pgo sqlite --resume=$ID --results=$DB --workdir=$WD --cflags=-O1\` continues it \(with the settings it recorded\)$" \
+    "measurement: names the exact --resume=$ID command, with the build options it had"
 
 note "---- 7. --resume with the build options only finishes the measurement"
 # the training and measurement settings (--train, --train-time, --bench, --threads, --time,
@@ -130,8 +130,11 @@ timeout 60 "$PGOLAB" pgo sqlite --workdir="$WD" --cflags=-O1 --resume="$ID" --re
 is "$?" 1 "resume with --rounds=4 (recorded 3): exit 1"
 is "$(cat "$TMP/r7x.err")" "FATAL: cannot resume experiment $ID: --rounds=4 differs from its recorded --rounds=3 (leave --rounds out to continue with the recorded settings)" \
     "resume with --rounds=4: one line naming both values"
-timeout 600 "$PGOLAB" pgo sqlite --workdir="$WD" --cflags=-O1 --resume="$ID" --results="$DB" >"$TMP/r7.out" 2>"$TMP/r7.err"
-is "$?" 0 "resume: exit 0" || diag "$(tail -5 "$TMP/r7.err")"
+# the command as printed (its words have no quotes here)
+printed=$(sed -n "s/^experiment $ID interrupted: \`pgolab \(.*\)\` continues it.*/\1/p" "$TMP/r6.err")
+read -r -a printed_args <<<"$printed"
+timeout 600 "$PGOLAB" "${printed_args[@]}" >"$TMP/r7.out" 2>"$TMP/r7.err"
+is "$?" 0 "resume with the printed command: exit 0" || diag "$(tail -5 "$TMP/r7.err")"
 is "$(sq "$DB" "SELECT status FROM experiments WHERE id = $ID")" complete "resume: the experiment is complete"
 is "$(sq "$DB" "SELECT count(*) FROM experiments")" 1 "resume: no second experiment"
 want=$(for v in 0 1; do for r in 1 2 3; do echo "$v/$r"; done; done)
