@@ -109,24 +109,6 @@ static char *exam_stamp(const struct pgo_pipeline *p, const char *w)
     return s;
 }
 
-/* Move the raw profile files of from into to (made empty first). */
-static int move_files(const char *from, const char *to)
-{
-    struct argvec files = ARGVEC_INIT;
-    int rc = 0;
-    if (remove_tree(to) < 0 || mkdir_p(to) < 0)
-        return -1;
-    list_files(&files, from, "");
-    for (int i = 0; i < files.n && rc == 0; i++) {
-        char *dest = path_join(to, strrchr(files.v[i], '/') + 1);
-        if (rename(files.v[i], dest) < 0)
-            rc = error("moving profile data %s to %s: %s", files.v[i], dest, strerror(errno));
-        free(dest);
-    }
-    argvec_clear(&files);
-    return rc;
-}
-
 /* Where w's exam keeps its profile, stamp, log and names: ROOT/exam-W[.stamp|.log|...]. */
 static char *exam_path(const struct pgo_pipeline *p, const char *w, const char *suffix)
 {
@@ -159,7 +141,7 @@ static int exam_profile(struct pgo_pipeline *p, const char *w)
     struct pgo_trainer x = { .name = name, .workloads = mix };
     int trc = pgo_train_server(p, &x, p->builds[1].prefix, log);
     free(name);
-    if (trc < 0 || *p->interrupted || move_files(p->profile_raw, dir) < 0) {
+    if (trc < 0 || *p->interrupted || profile_move(p->profile_raw, dir) < 0) {
         profile_wipe(p->profile_raw);
         remove_tree(dir);
         goto out;

@@ -51,24 +51,6 @@ static int count_files(const char *dir, const char *suffix, off_t *bytes)
     return cnt.count;
 }
 
-/* Move every file of from (flat: GCC mangles the object paths into the names) into to. */
-static int move_profile(const char *from, const char *to)
-{
-    struct argvec files = ARGVEC_INIT;
-    int rc = 0;
-    if (remove_tree(to) < 0 || mkdir_p(to) < 0)
-        return -1;
-    list_files(&files, from, "");
-    for (int i = 0; i < files.n && rc == 0; i++) {
-        char *dest = path_join(to, strrchr(files.v[i], '/') + 1);
-        if (rename(files.v[i], dest) < 0)
-            rc = error("moving profile data %s to %s: %s", files.v[i], dest, strerror(errno));
-        free(dest);
-    }
-    argvec_clear(&files);
-    return rc;
-}
-
 /* ---- training ----------------------------------------------------------------------- */
 
 static char *train_stamp(const struct pgo_pipeline *p, const struct pgo_trainer *t)
@@ -308,7 +290,7 @@ int pgo_train(struct pgo_pipeline *p, struct pgo_trainer *t)
         goto out;
     }
     t->seconds = (double)(now_ns() - t0) / 1e9;
-    if (move_profile(raw, t->profile_dir) < 0)
+    if (profile_move(raw, t->profile_dir) < 0)
         goto out;
     /* the objects compiled (GCC writes .gcno notes only with --coverage, never with
      * -fprofile-generate) */

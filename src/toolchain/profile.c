@@ -1,16 +1,36 @@
 /* profile: wiping and checking the profile data a training run leaves behind (GCC .gcda,
  * clang .profraw merged into .profdata). A PGO build without profile data is an error. */
 #include "toolchain/toolchain.h"
+#include "util/argvec.h"
+#include "util/fs.h"
 #include "util/strbuf.h"
 #include "util/subprocess.h"
 #include "util/util.h"
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+int profile_move(const char *from, const char *to)
+{
+    struct argvec files = ARGVEC_INIT;
+    int rc = 0;
+    if (remove_tree(to) < 0 || mkdir_p(to) < 0)
+        return -1;
+    list_files(&files, from, "");
+    for (int i = 0; i < files.n && rc == 0; i++) {
+        char *dest = path_join(to, strrchr(files.v[i], '/') + 1);
+        if (rename(files.v[i], dest) < 0)
+            rc = error("moving profile data %s to %s: %s", files.v[i], dest, strerror(errno));
+        free(dest);
+    }
+    argvec_clear(&files);
+    return rc;
+}
 
 int profile_wipe(const char *profile_dir)
 {

@@ -161,6 +161,11 @@ struct profile_info {
 /* Empty (and create) the profile directory: GCC accumulates counts across runs. */
 int profile_wipe(const char *profile_dir);
 
+/* Move every file of the raw profile directory from (flat: GCC mangles the object paths into
+ * the names) into to, which is emptied first: a training's or an exam's data set aside from
+ * the directory compiled into the instrumented build. 0, or -1 with a message. */
+int profile_move(const char *from, const char *to);
+
 /* The magic of a 64-bit clang raw profile (the bytes 0xff "lprofr" 0x81), and the format version of
  * the clang
  * raw profile (.profraw) at path: the low 32 bits of its second word (each LLVM release's
