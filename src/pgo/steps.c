@@ -819,9 +819,16 @@ static int begin_build(const struct pgo_pipeline *p, struct pgo_build *b, const 
             return -1;
         }
     } else {
+        progress_done();
         if (resume_why) {
-            progress_done();
             fprintf(stderr, "resuming %s's interrupted build: %s\n", b->name, resume_why);
+        } else {
+            /* k == nsteps: cut off after its last step, before it was recorded as built */
+            int k = first_unfinished_step(done_path, p->recipe.nsteps);
+            fprintf(stderr, "resuming %s's interrupted build at its step %s (%d of %d steps "
+                    "done; what the build tool finished is kept)\n", b->name,
+                    k < p->recipe.nsteps ? p->recipe.steps[k].name : "after the last", k,
+                    p->recipe.nsteps);
         }
         free(b->why);
         b->why = xstrdup("resumed after an interruption");

@@ -447,14 +447,15 @@ note "collected in $(($(date +%s) - start_s)) s"
 is "$(<"$FAILED")" "" "every prepare/run/cleanup of both tools exited 0"
 
 # ---- checks
-# agree DESC SB PG: SB and PG (per transaction) agree within 1% of the larger one.
+# agree DESC SB PG [SLACK]: SB and PG (per transaction) agree within 1% of the larger one, plus
+# SLACK (absolute; 0 when not given).
 agree() {
-    if awk -v a="$2" -v b="$3" 'BEGIN {
+    if awk -v a="$2" -v b="$3" -v s="${4:-0}" 'BEGIN {
             n = "^[-+]?([0-9]+\\.?[0-9]*|\\.[0-9]+)([eE][-+]?[0-9]+)?$"
             if (a !~ n || b !~ n) exit 1
             d = a - b; if (d < 0) d = -d
             m = a < 0 ? -a : a; if ((b < 0 ? -b : b) > m) m = b < 0 ? -b : b
-            exit !(d <= 0.01 * m + 1e-9)
+            exit !(d <= 0.01 * m + s + 1e-9)
         }'; then
         _tap_result 0 "$1"
     else
@@ -590,7 +591,11 @@ for drv in "${DRIVERS[@]}"; do
                 a=$(calc "$a + $(val "$sb/client" other)") b=$(calc "$b + $(val "$pg/client" other)")
                 desc="$L: $k + the tool's 'other' (DELETEs that found no row) per transaction"
             fi
-            agree "$desc" "$a" "$b"
+            # a server counter is global: one statement of another session inside a window
+            # (the server's own housekeeping, a monitoring query) moves the rate by 1/(n-1),
+            # which is no difference between the tools; a real one is a statement per
+            # transaction or a fraction of one many times larger
+            agree "$desc" "$a" "$b" "$(calc "1.5 / ($n - 1)")"
             printf -v ab '%.4g/%.4g' "$a" "$b"
             row="$row $k=$ab"
         done

@@ -66,7 +66,9 @@ is "$(count "$LOG" "^\$ cd .* && cmake $SRC ")" 1 "build edited: a new build log
 
 note "---- the same command again: an ordinary resume"
 held same
-unlike "$(cat "$TMP/same.err")" "^(resuming|starting|rebuilding) " "same command: no word about the recipe"
+like "$(cat "$TMP/same.err")" "^resuming instrumented's interrupted build at its step build \(1 of [0-9]+ steps done; what the build tool finished is kept\)$" \
+    "same command: says which step it resumes"
+unlike "$(cat "$TMP/same.err")" "recipe|^starting |^rebuilding " "same command: no word about the recipe"
 is "$(count "$LOG" "^\$ cd .* && cmake $SRC ")" 1 "same command: the configure step is not redone"
 is "$(count "$LOG" "^\$ cd .* && .*cmake --build ")" 2 "same command: the interrupted build step runs again"
 ok "no half instrumented variant (no prefix)" test ! -e "$ROOT/instrumented/prefix"
