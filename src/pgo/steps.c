@@ -79,6 +79,11 @@ int pgo_build_flags(struct pgo_pipeline *p, struct pgo_build *b)
             else if (lenient_instead(raw.v[i]))
                 argvec_push(&fl, lenient_instead(raw.v[i]));
         argvec_clear(&raw);
+    } else if (p->cc.family == CC_GCC && b->phase == BUILD_INSTRUMENTED) {
+        /* the recipe's own options instrument (MySQL's FPROFILE_GENERATE); the notes files
+         * that name the counted functions for the profile check and the exam come only with
+         * -ftest-coverage (the same instrumentation, see toolchain/flags.c) */
+        argvec_push(&fl, "-ftest-coverage");
     }
     /* clang 14 writes DWARF 5 where a build asks for -g (MariaDB's RelWithDebInfo), which
      * valgrind 3.19 cannot read: on mariadbd it gives up ("Possibly corrupted debuginfo

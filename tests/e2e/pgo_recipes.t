@@ -131,6 +131,7 @@ B=$(info "$ROOT/baseline" c_flags) I=$(info "$ROOT/instrumented" c_flags) P=$(in
 like "$I" "(^| )-fprofile-generate=$GEN_DIR( |$)" "instrumented: compiled with -fprofile-generate=FPROFILE_DIR"
 like "$I" "(^| )-fprofile-update=prefer-atomic( |$)" "instrumented: compiled with -fprofile-update=prefer-atomic"
 unlike "$I" "-fprofile-use" "instrumented: not with -fprofile-use"
+like "$I" "(^| )-ftest-coverage( |$)" "instrumented: compiled with -ftest-coverage (pgolab's notes for the profile check)"
 like "$P" "(^| )-fprofile-use=$USE_DIR( |$)" "pgo: compiled with -fprofile-use=FPROFILE_DIR"
 like "$P" "(^| )-fprofile-correction( |$)" "pgo: compiled with -fprofile-correction"
 like "$P" "(^| )-fprofile-partial-training( |$)" "pgo: compiled with -fprofile-partial-training"
@@ -149,7 +150,8 @@ GCDA=$USE_DIR/$mangled#CMakeFiles#mariadbd.dir#standin.c.gcda
 ok "training: the pgo build's FPROFILE_DIR holds the server's .gcda, named after its object in $BD (# for /)" test -s "$GCDA"
 cmp_ok "$(find "$USE_DIR" -name '*.gcda' -size +0 | wc -l)" '>=' 1 "training: non-empty .gcda files in the trainer's profile directory"
 is "$(count "$ROOT/pgo/build.log" 'profile count data file not found')" 0 "pgo: the compiler found the profile data (no missing-profile warning)"
-like "$OUT" "^  training +oltp_point_select, 2 s each, 2 threads: profile counts in [1-9][0-9]* of [1-9][0-9]* objects, .*; main [1-9][^ ]* \(object standin\)" "summary: the training line gives the profile's counts (main's by its object: MySQL's FPROFILE flags write no notes)"
+like "$OUT" "^  training +oltp_point_select, 2 s each, 2 threads: profile counts in [1-9][0-9]* of [1-9][0-9]* objects, [1-9][0-9]* of [1-9][0-9]* functions, .*; main [1-9][0-9]* \(" \
+    "summary: the training line gives the profile's counts by function (the notes of -ftest-coverage name them)"
 like "$OUT" "^  gate +checksum: oltp_read_only verify, [0-9a-f]{16} over [1-9][0-9]* rows, identical for baseline, pgo$" "summary: the gate line"
 like "$OUT" "^ +flags: -O2 -DFPROFILE_USE=ON -DFPROFILE_DIR=$USE_DIR$" "summary: the pgo flags with the options expanded"
 for title in "Transactions per second" "Average response time \(ms\)" "95th percentile response time \(ms\)"; do
