@@ -158,7 +158,13 @@ void pgo_provenance_make(struct pgo_pipeline *p)
                     version, suite ? " from Debian " : "", suite ? suite : "",
                     (int)(dash ? (size_t)(dash - up) : strlen(up)), up);
     } else {
+        char *up = pgo_source_upstream_version(&p->recipe, p->source);
+        if (up)
+            strbuf_addf(&sb, "%s %s (by its %s), ", p->recipe.title ? p->recipe.title
+                                                                     : p->recipe.name,
+                        up, p->recipe.version_file);
         strbuf_addf(&sb, "a tree of no Debian version (%s)", p->source);
+        free(up);
     }
     if (conf.n)
         strbuf_addf(&sb, "; configure %s", opts);

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <jansson.h>
 #include <limits.h>
+#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -224,9 +225,33 @@ static void release_steps(struct recipe_step *s, int n)
     free(s);
 }
 
+/* source.version: {"file": F, "pattern": RE}, RE a POSIX extended regex with a group */
+static int load_version(const struct ctx *c, json_t *ver, struct recipe *r)
+{
+    static const char *const known[] = { "file", "pattern", NULL };
+    if (!json_is_object(ver))
+        return fail_at(c, "version", "'version' must be an object: {\"file\": the tree's file "
+                                     "that names its version, \"pattern\": a regex over it}");
+    if (check_keys(c, ver, "version", known) < 0 ||
+        get_string(c, ver, "file", true, &r->version_file) < 0 ||
+        get_string(c, ver, "pattern", true, &r->version_pattern) < 0)
+        return -1;
+    regex_t re;
+    if (regcomp(&re, r->version_pattern, REG_EXTENDED) != 0)
+        return fail_at(c, "pattern", "source.version.pattern '%s': not a POSIX extended "
+                       "regular expression", r->version_pattern);
+    size_t groups = re.re_nsub;
+    regfree(&re);
+    if (groups < 1)
+        return fail_at(c, "pattern", "source.version.pattern '%s': expected at least one "
+                       "group, e.g. ([0-9]+)", r->version_pattern);
+    return 0;
+}
+
 static int load_source(const struct ctx *c, json_t *src, struct recipe *r)
 {
-    static const char *const known[] = { "debian", "suite", "expect", "prepared", "hint", NULL };
+    static const char *const known[] = { "debian", "suite", "expect", "prepared", "hint",
+                                         "version", NULL };
     if (!json_is_object(src))
         return fail_at(c, "source", "'source' must be an object");
     if (check_keys(c, src, "source", known) < 0 ||
@@ -249,7 +274,8 @@ static int load_source(const struct ctx *c, json_t *src, struct recipe *r)
         return -1;
     if (pr && !r->prepared[0])
         return fail_at(c, "prepared", "'prepared' must name at least one file");
-    return 0;
+    json_t *ver = json_object_get(src, "version");
+    return ver ? load_version(c, ver, r) : 0;
 }
 
 static int load_product(const struct ctx *c, json_t *root, struct recipe *r)
@@ -810,6 +836,8 @@ void recipe_release(struct recipe *r)
     free_strings(r->majors);
     free_strings(r->expect);
     free(r->source_hint);
+    free(r->version_file);
+    free(r->version_pattern);
     free_strings(r->prepared);
     free(r->prepare_name);
     release_steps(r->prepare, r->nprepare);

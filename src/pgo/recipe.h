@@ -102,6 +102,10 @@ struct recipe {
     char *major;               /* NULL until selected */
     char **expect;             /* files a matching source tree has (relative), NULL-terminated */
     char *source_hint;         /* what the tree should be, for "does not match" errors */
+    char *version_file;        /* source.version.file: the tree's file that names its upstream
+                                * version ("MYSQL_VERSION"), or NULL */
+    char *version_pattern;     /* source.version.pattern: a POSIX extended regex over that
+                                * whole file whose groups, joined by '.', are the version */
     char **prepared;           /* library recipes: the files of an already prepared source
                                 * (SQLite's amalgamation: sqlite3.c, sqlite3.h), which skips
                                 * the prepare steps; [0] is the source the steps compile.

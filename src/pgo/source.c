@@ -9,9 +9,11 @@
 #include "util/subprocess.h"
 #include "util/util.h"
 
+#include <assert.h>
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <regex.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -551,4 +553,66 @@ char *pgo_source_version_mismatch(const char *dir)
     }
     free(dsc);
     return why;
+}
+
+char *pgo_source_upstream_version(const struct recipe *r, const char *dir)
+{
+    if (!r->version_file)
+        return NULL;
+    char *path = path_join(dir, r->version_file);
+    struct strbuf sb = STRBUF_INIT, out = STRBUF_INIT;
+    strbuf_init(&sb, 0);
+    strbuf_init(&out, 0);
+    regex_t re;
+    regmatch_t m[10];
+    /* the recipe's pattern compiled when the recipe was loaded (recipe.c) */
+    int crc = regcomp(&re, r->version_pattern, REG_EXTENDED);
+    assert(crc == 0 && re.re_nsub >= 1);
+    if (strbuf_read_file(&sb, path) == 0 && regexec(&re, sb.buf, ARRAY_SIZE(m), m, 0) == 0) {
+        for (size_t g = 1; g <= re.re_nsub && g < ARRAY_SIZE(m); g++)
+            if (m[g].rm_so >= 0)
+                strbuf_addf(&out, "%s%.*s", out.len ? "." : "", (int)(m[g].rm_eo - m[g].rm_so),
+                            sb.buf + m[g].rm_so);
+    }
+    regfree(&re);
+    strbuf_release(&sb);
+    free(path);
+    if (!out.len) {
+        strbuf_release(&out);
+        return NULL;
+    }
+    return strbuf_detach(&out);
+}
+
+int pgo_source_check_major(const struct recipe *r, const char *dir)
+{
+    if (!r->major)
+        return 0;
+    char *version = pgo_source_debian_version(dir);
+    const char *by = "debian/changelog";
+    if (!version) {
+        version = pgo_source_upstream_version(r, dir);
+        by = r->version_file;
+    }
+    if (!version || of_major(version, r->major)) {
+        free(version);
+        return 0;
+    }
+    assert(by != NULL);
+    const char *tree_major = NULL;
+    for (char **m = r->majors; m && *m && !tree_major; m++)
+        if (of_major(version, *m))
+            tree_major = *m;
+    char *list = recipe_majors_list(r);
+    if (tree_major)
+        error("the source %s is %s %s (by its %s), but the %s recipe was set to build %s: pass "
+              "--db-version=%s to build this tree", dir, r->title ? r->title : r->name,
+              pgo_version_without_epoch(version), by, r->name, r->major, tree_major);
+    else
+        error("the source %s is %s %s (by its %s), a major the %s recipe does not build (it "
+              "builds %s)", dir, r->title ? r->title : r->name,
+              pgo_version_without_epoch(version), by, r->name, list);
+    free(list);
+    free(version);
+    return -1;
 }

@@ -51,6 +51,17 @@ const char *pgo_version_without_epoch(const char *version);
  * NULL. Caller frees. */
 char *pgo_source_version_mismatch(const char *dir);
 
+/* The upstream version named by the tree's own version file (the recipe's source.version:
+ * MySQL's MYSQL_VERSION, PostgreSQL's configure.ac), the pattern's groups joined by '.'
+ * ("9.7.2"); NULL when the recipe has no such rule or the file does not match. Caller
+ * frees. */
+char *pgo_source_upstream_version(const struct recipe *r, const char *dir);
+/* Whether the tree at dir is of the recipe's selected major: its version from its
+ * debian/changelog, else from its version file (above). 0 when it is, when the recipe has
+ * no major or the version is not known; -1 after one line naming both versions (and the
+ * --db-version that builds the tree, when the recipe has its major). */
+int pgo_source_check_major(const struct recipe *r, const char *dir);
+
 /* The Debian suite pgolab fetched the tree at dir from ("sid"; recorded beside its .dsc by
  * the fetch), else NULL (a tree fetched otherwise, or given with --source). Caller frees. */
 char *pgo_source_debian_suite(const char *dir);

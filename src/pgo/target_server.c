@@ -504,6 +504,8 @@ static int server_source(struct pgo_pipeline *p)
         if (rc < 0 || pgo_official_same_revision(p, p->source, p->source_version) < 0)
             return -1;
     }
+    if (pgo_source_check_major(&p->recipe, p->source) < 0)
+        return -1;
     pgo_provenance_make(p);
     /* without official the build goes on, but its recorded version is the changelog's */
     char *mismatch = p->official_bin ? NULL : pgo_source_version_mismatch(p->source);

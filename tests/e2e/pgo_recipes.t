@@ -117,6 +117,8 @@ is "$RC" 0 "mysql: exit 0"
 [ "$RC" = 0 ] || diag "$(tail -20 "$TMP/full.err")"
 OUT=$(cat "$TMP/full.out")
 like "$OUT" "^  baseline +$ROOT/baseline/prefix/bin/mysqld .*\(cached\)$" "resume: the finished baseline is not rebuilt (cached)"
+like "$OUT" "^  built from +standin-mysql 9\.7\.2 \(by its MYSQL_VERSION\), a tree of no Debian version \($SRC\)" \
+    "provenance: a tree without debian/ is named by its own MYSQL_VERSION"
 like "$OUT" "^  instrumented +$ROOT/instrumented/prefix/bin/mysqld .*built: " "resume: the interrupted instrumented build is built"
 LOG=$ROOT/instrumented/build.log
 is "$(count "$LOG" "^\$ cd .* && cmake $SRC ")" 1 "resume: the instrumented build's finished configure step is not redone"
@@ -253,6 +255,14 @@ is "$RC" 1 "wrong --source: exit 1"
 is "$(wc -l <"$TMP/bad1.err")" 1 "wrong --source: one line"
 like "$(cat "$TMP/bad1.err")" "--source=$TMP/notsrc: not a standin-mysql source tree \(no CMakeLists.txt; expected CMakeLists.txt, cmake/fprofile.cmake, standin.c" \
     "wrong --source: says what was expected"
+
+cp -r "$SRC" "$TMP/src80"
+printf 'MYSQL_VERSION_MAJOR=8\nMYSQL_VERSION_MINOR=0\nMYSQL_VERSION_PATCH=36\n' >"$TMP/src80/MYSQL_VERSION"
+pgo bad80 standin-mysql --source="$TMP/src80" --workdir="$TMP/wd80" --measure=off
+is "$RC" 1 "a tree of another major (by its MYSQL_VERSION): exit 1"
+like "$(errors_of "$TMP/bad80.err")" "^FATAL: the source $TMP/src80 is standin-mysql 8\.0\.36 \(by its MYSQL_VERSION\), a major the standin-mysql recipe does not build \(it builds 9\.7\)$" \
+    "a tree of another major: one line naming both versions"
+is "$(find "$TMP/wd80" -name prefix 2>/dev/null | wc -l)" 0 "a tree of another major: refused before any build"
 
 derive mysql standin-typo '. + {"buildir": "shared"}'
 line=$(grep -n '"buildir"' "$RECIPES/standin-typo.json" | cut -d: -f1)

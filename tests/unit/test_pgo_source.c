@@ -221,6 +221,53 @@ static void lib_recipe(struct recipe *r)
 
 /* Source kinds of a library recipe: a full tree, or a prepared one (which skips the prepare
  * steps); a tree wins over prepared files; neither is refused naming both. */
+/* The upstream version of a tree without debian/: the recipe's version file and pattern
+ * (the shipped mysql and postgresql rules), and the major check built on it. */
+static void test_upstream_version(void **state)
+{
+    (void)state;
+    struct recipe my, pg;
+    assert_int_equal(recipe_load("recipes/mysql.json", &my), 0);
+    assert_int_equal(recipe_load("recipes/postgresql.json", &pg), 0);
+    char *d = path_join(tmpdir, "up");
+    put(d, "MYSQL_VERSION", "MYSQL_VERSION_MAJOR=8\nMYSQL_VERSION_MINOR=0\n"
+                            "MYSQL_VERSION_PATCH=36\nMYSQL_VERSION_EXTRA=\n");
+    put(d, "configure.ac", "dnl x\nAC_INIT([PostgreSQL], [18.6], [bugs@x])\n");
+    char *v = pgo_source_upstream_version(&my, d);
+    assert_non_null(v);
+    assert_string_equal(v, "8.0.36");
+    free(v);
+    v = pgo_source_upstream_version(&pg, d);
+    assert_non_null(v);
+    assert_string_equal(v, "18.6");
+    free(v);
+    put(d, "configure.ac", "AC_INIT([PostgreSQL], [19devel], [bugs@x])\n");
+    v = pgo_source_upstream_version(&pg, d);
+    assert_non_null(v);
+    assert_string_equal(v, "19.devel");
+    free(v);
+    /* the selected major against the tree's */
+    assert_int_equal(recipe_select_major(&my, "9.7"), 0);
+    assert_int_equal(pgo_source_check_major(&my, d), -1);           /* 8.0.36 is no 9.7 */
+    put(d, "MYSQL_VERSION", "MYSQL_VERSION_MAJOR=9\nMYSQL_VERSION_MINOR=7\n"
+                            "MYSQL_VERSION_PATCH=12\n");
+    assert_int_equal(pgo_source_check_major(&my, d), 0);
+    put(d, "MYSQL_VERSION", "MYSQL_VERSION_MAJOR=9\nMYSQL_VERSION_MINOR=70\n"
+                            "MYSQL_VERSION_PATCH=1\n");
+    assert_int_equal(pgo_source_check_major(&my, d), -1);           /* 9.70 is no 9.7 */
+    /* a file that does not match, or none: not known, not refused */
+    put(d, "MYSQL_VERSION", "garbage\n");
+    assert_null(pgo_source_upstream_version(&my, d));
+    assert_int_equal(pgo_source_check_major(&my, d), 0);
+    char *none = path_join(tmpdir, "none");
+    assert_int_equal(mkdir_p(none), 0);
+    assert_null(pgo_source_upstream_version(&pg, none));
+    free(none);
+    free(d);
+    recipe_release(&my);
+    recipe_release(&pg);
+}
+
 static void test_prepared_source(void **state)
 {
     (void)state;
@@ -388,6 +435,7 @@ int main(void)
         cmocka_unit_test(test_hash_by_content),
         cmocka_unit_test(test_resolve),
         cmocka_unit_test(test_debian_version),
+        cmocka_unit_test(test_upstream_version),
         cmocka_unit_test(test_prepared_source),
         cmocka_unit_test(test_prepare),
     };

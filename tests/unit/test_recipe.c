@@ -123,6 +123,17 @@ static void test_bad(void **state)
     t = edit("\"cwd\"", "\"cdw\"");
     expect_error(t, "r.json:8: unknown key 'cdw' in steps[1] (known: name, run, cwd, env)");
     free(t);
+    t = edit("\"expect\": [\"main.c\"]",
+             "\"expect\": [\"main.c\"], \"version\": { \"file\": \"V\", \"pattern\": \"([0-9]+\" }");
+    expect_error(t, "source.version.pattern '([0-9]+': not a POSIX extended regular expression");
+    free(t);
+    t = edit("\"expect\": [\"main.c\"]",
+             "\"expect\": [\"main.c\"], \"version\": { \"file\": \"V\", \"pattern\": \"[0-9]+\" }");
+    expect_error(t, "source.version.pattern '[0-9]+': expected at least one group");
+    free(t);
+    t = edit("\"expect\": [\"main.c\"]", "\"expect\": [\"main.c\"], \"version\": { \"file\": \"V\" }");
+    expect_error(t, "pattern");
+    free(t);
     t = edit("\"pgolab_recipe\": 1", "\"pgolab_recipe\": 2");
     expect_error(t, "r.json:2: format 2 is not one this pgolab reads (1)");
     free(t);
