@@ -88,8 +88,11 @@ int experiment_record_begin(struct experiment_config *cfg, struct store *s, cons
 {
     char *settings = experiment_settings_json(cfg, extra_json);
     char *env = experiment_environment_json();
-    int64_t id = 0;
-    int rc = store_experiment_begin(s, kind, settings, env, cfg->seed, &id);
+    int64_t id = 0, prior = 0, prior_runs = 0;
+    /* the same command after an interruption starts a new experiment: said, with the way on */
+    int rc = store_experiment_unfinished_like(s, kind, settings, &prior, &prior_runs);
+    if (rc == 0)
+        rc = store_experiment_begin(s, kind, settings, env, cfg->seed, &id);
     for (int v = 0; rc == 0 && v < cfg->nvariants; v++) {
         const struct variant *var = &cfg->variants[v];
         char *fp = variant_fingerprint_json(var);
@@ -109,6 +112,12 @@ int experiment_record_begin(struct experiment_config *cfg, struct store *s, cons
         cfg->experiment_new = true;
         progress_done();
         fprintf(stderr, "experiment %lld recorded in %s\n", (long long)id, store_path(s));
+        if (prior > 0)
+            fprintf(stderr, "note: experiment %lld in %s has these settings and did not finish "
+                    "(%lld run%s recorded); this one starts over (--resume=%lld continues "
+                    "experiment %lld instead)\n", (long long)prior, store_path(s),
+                    (long long)prior_runs, prior_runs == 1 ? "" : "s", (long long)prior,
+                    (long long)prior);
         store_remember_path(store_path(s));
     }
     free(settings);

@@ -495,8 +495,7 @@ const char *store_path(const struct store *s)
 
 /* ---------------------------------------------------------------- writes */
 
-/* FNV-1a (64 bit) of the settings with sorted keys and no whitespace, as "fnv1a64:HEX". */
-static char *settings_hash(const json_t *settings)
+char *store_settings_hash(const json_t *settings)
 {
     char *canon = json_dumps(settings, JSON_COMPACT | JSON_SORT_KEYS);
     uint64_t h = 0xcbf29ce484222325ull;
@@ -527,7 +526,7 @@ int store_experiment_begin(struct store *s, const char *kind, const char *settin
         json_decref(settings);
         return error("results file %s: the settings are not a JSON object", s->path);
     }
-    hash = settings_hash(settings);
+    hash = store_settings_hash(settings);
     json_decref(settings);
     if (environment_json) {
         json_t *env = json_loads(environment_json, JSON_DECODE_ANY, &jerr);

@@ -150,6 +150,12 @@ void store_experiment_release(struct store_experiment *e);
 typedef int (*store_experiment_fn)(const struct store_experiment *e, void *ctx);
 typedef int (*store_run_fn)(const struct store_run *r, void *ctx);
 
+/* The newest experiment of kind whose settings are settings_json's (the same settings hash)
+ * and that did not finish (interrupted, or still "running" after its process died): *id and
+ * its *nruns recorded, or *id 0 when there is none. 0 or -1 (a read error, said). */
+int store_experiment_unfinished_like(struct store *s, const char *kind,
+                                     const char *settings_json, int64_t *id, int64_t *nruns);
+
 /* Every experiment in id order, with its variants and run count (for `pgolab history`). */
 int store_experiments_list(struct store *s, store_experiment_fn fn, void *ctx);
 /* Every run of experiment exp_id, ordered by seq (then id), all columns (for `pgolab report`).

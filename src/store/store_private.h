@@ -6,6 +6,7 @@
 
 #include "store/sqlite_api.h"
 
+#include <jansson.h>
 #include <stdint.h>
 
 /* An open results database: the connection and the file's path (messages name it). */
@@ -36,5 +37,9 @@ int store_exec(struct store *s, const char *sql, const char *what);
 /* End a transaction: commit when rc is 0, else (or if the commit fails) roll back.
  * Returns 0 or -1. */
 int store_txn_end(struct store *s, int rc);
+
+/* FNV-1a (64 bit) of the settings with sorted keys and no whitespace, as "fnv1a64:HEX" (the
+ * experiments table's settings_hash). Caller frees. */
+char *store_settings_hash(const json_t *settings);
 
 #endif

@@ -338,3 +338,39 @@ done:
     json_decref(b);
     return rc;
 }
+
+int store_experiment_unfinished_like(struct store *s, const char *kind,
+                                     const char *settings_json, int64_t *id, int64_t *nruns)
+{
+    *id = *nruns = 0;
+    json_error_t jerr;
+    json_t *settings = json_loads(settings_json, 0, &jerr);
+    if (!json_is_object(settings)) {
+        json_decref(settings);
+        return error("results file %s: the settings are not a JSON object", s->path);
+    }
+    char *hash = store_settings_hash(settings);
+    json_decref(settings);
+    sqlite3_stmt *st;
+    int rc = store_prepare(s, "SELECT e.id, (SELECT count(*) FROM runs r WHERE r.experiment_id "
+                              "= e.id) FROM experiments e WHERE e.kind = ?1 AND "
+                              "e.settings_hash = ?2 AND e.status IN ('interrupted', 'running') "
+                              "ORDER BY e.id DESC LIMIT 1", &st);
+    if (rc == 0) {
+        if (store_sq->bind_text(st, 1, kind, -1, SQLITE_STATIC) != SQLITE_OK ||
+            store_sq->bind_text(st, 2, hash, -1, SQLITE_STATIC) != SQLITE_OK) {
+            rc = store_fail(s, "looking for an unfinished experiment");
+        } else {
+            int step = store_sq->step(st);
+            if (step == SQLITE_ROW) {
+                *id = store_sq->column_int64(st, 0);
+                *nruns = store_sq->column_int64(st, 1);
+            } else if (step != SQLITE_DONE) {
+                rc = store_fail(s, "looking for an unfinished experiment");
+            }
+        }
+        store_sq->finalize(st);
+    }
+    free(hash);
+    return rc;
+}

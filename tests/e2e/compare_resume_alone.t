@@ -62,6 +62,18 @@ refused "--target-ci=5 (not recorded)" "FATAL: cannot resume experiment 1: --tar
 is "$(sq "$DB" "SELECT count(*) FROM runs WHERE experiment_id = 1")" "$before" "refused resumes ran nothing"
 is "$(sq "$DB" "SELECT status FROM experiments WHERE id = 1")" interrupted "... and left the status alone"
 
+# ---- 3b. the same command again, without --resume, starts a new experiment and says how to
+#      continue the unfinished one (on a copy: experiment 1 stays as it is)
+cp "$DB" "$TMP/again.db"
+timeout 120 "$PGOLAB" compare "${started[@]}" --results="$TMP/again.db" >"$TMP/again.out" 2>"$TMP/again.err" &
+pid=$!
+poll 600 0.1 grep -q '^note: experiment 1 ' "$TMP/again.err"
+kill -INT $pid
+wait $pid
+is "$(grep '^note: ' "$TMP/again.err")" "note: experiment 1 in $TMP/again.db has these settings and did not finish ($before runs recorded); this one starts over (--resume=1 continues experiment 1 instead)" \
+    "the same command again: a new experiment, and one line naming the unfinished one and --resume"
+like "$(<"$TMP/again.err")" "^experiment 2 recorded in $TMP/again.db" "... which is experiment 2"
+
 # ---- 4. the printed command alone completes the missing runs with the recorded settings
 eval "set -- $cmd"
 is "$*" "compare --resume=1 --results=$DB" "the command's words"
