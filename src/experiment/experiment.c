@@ -163,12 +163,20 @@ static int workload_pending(const struct experiment_engine *en,
 }
 
 /* ETA of the runs left: the mean duration of the runs made so far (before any: --time
- * + 1 s) times the runs not recorded yet, the next one included; appended to sb. */
-static void add_eta(struct strbuf *sb, const struct experiment_config *cfg, int total,
-                    int recorded, int ran, uint64_t run_ns)
+ * + 1 s) times the runs not recorded yet, the next one included; with --target-ci and
+ * --max-time no more than the time --max-time leaves (measured from res's start: no round
+ * starts that would end past it); appended to sb. */
+static void add_eta(struct strbuf *sb, const struct experiment_config *cfg,
+                    const struct experiment_result *res, int total, int ran, uint64_t run_ns)
 {
     double per = ran ? run_ns / 1e9 / ran : cfg->time_s + 1.0;
-    pace_add_duration(sb, per * (total - recorded));
+    double eta = per * (total - res->nruns);
+    if (cfg->target_ci > 0 && cfg->max_time_s > 0 && isfinite(res->started_at)) {
+        double left = cfg->max_time_s - (wall_time() - res->started_at);
+        if (left < eta)
+            eta = left > 0 ? left : 0;
+    }
+    pace_add_duration(sb, eta);
 }
 
 /* The progress of round `round` of workload w (ended: its end, else at the start of the
@@ -191,13 +199,13 @@ static void round_line(struct strbuf *line, const struct experiment_config *cfg,
                     fmt_half(&tmp, worst));
         if (ended) {
             strbuf_addf(line, "; %d runs recorded, ETA at most ", res->nruns);
-            add_eta(line, cfg, total, res->nruns, ran, run_ns);
+            add_eta(line, cfg, res, total, ran, run_ns);
         }
         strbuf_addch(line, ']');
     } else {
         strbuf_addf(line, ended ? "  [%d of %d runs recorded, ETA " : "  [run %d/%d, ETA ",
                     ended ? res->nruns : res->nruns + 1, total);
-        add_eta(line, cfg, total, res->nruns, ran, run_ns);
+        add_eta(line, cfg, res, total, ran, run_ns);
         strbuf_addch(line, ']');
     }
     strbuf_release(&tmp);
@@ -354,7 +362,7 @@ static int measure_workload(struct loop *l, int w)
     int wl_rounds_run = 0, wl_ran = l->ran;
     if (cfg->progress) { /* off a terminal: the measurement's phase line */
         strbuf_reset(&l->line);
-        add_eta(&l->line, cfg, l->total, res->nruns, l->ran, l->run_ns);
+        add_eta(&l->line, cfg, res, l->total, l->ran, l->run_ns);
         progress_log("measuring %s: %s%d rounds x %d thread count%s x %d variants, "
                      "%d of %d runs recorded, ETA %s%s", cfg->workloads[w],
                      cfg->target_ci > 0 ? "at most " : "", cfg->rounds, cfg->nthreads,

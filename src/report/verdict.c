@@ -112,6 +112,8 @@ void report_verdict_compute(const struct experiment_config *cfg,
 
     assert(cfg->nvariants >= 1);
     memset(out, 0, sizeof(*out));
+    const char *stop = experiment_target_stop_reason(cfg, res);
+    out->max_time_stopped = stop && !strcmp(stop, "--max-time") && !res->signal && !res->error;
     for (int w = 0, i = 0; w < nw; w++)
         for (int t = 0; t < nt; t++, i++) {
             ws[i] = w;
@@ -249,9 +251,11 @@ static void next_text(struct strbuf *sb, const struct experiment_config *cfg,
         break;
     case VERDICT_MORE_ROUNDS:
         strbuf_addf(sb, "not resolved: needs about %d more rounds to resolve a change of "
-                        "%.1f%% (%s=%d)",
+                        "%.1f%% (%s=%d%s)",
                     vv->rounds_needed - vv->rounds, pct, seq ? "--max-rounds" : "--rounds",
-                    vv->rounds_needed);
+                    vv->rounds_needed,
+                    vd->max_time_stopped ? ", and a --max-time that lets them run: "
+                                           "--max-time stopped these rounds" : "");
         break;
     case VERDICT_INSTRUCTIONS:
         strbuf_addf(sb, "not resolved: a change of %.1f%% is below what time can resolve on "

@@ -64,6 +64,8 @@ struct verdict {
     int cores;                        /* the machine's cores (0 unknown) */
     bool busy;                        /* load1 >= cores / 2 (the header's "busy machine") or
                                        * a quarter of the runs or more distrusted */
+    bool max_time_stopped;            /* --target-ci: --max-time ended the rounds (not the
+                                       * target, --max-rounds or an interruption) */
 };
 
 /* Compute the verdict of every variant of res against the baseline. The pooled gain of the

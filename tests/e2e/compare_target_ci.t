@@ -118,6 +118,8 @@ timeout 300 "$PGOLAB" compare "${vars[@]}" "${common[@]}" --results="$TMP/r.db" 
     --target-ci=0.1 --max-rounds=100 --max-time=8 >"$TMP/m.out" 2>"$TMP/m.err"
 is "$?" 0 "--max-time=8: exit 0"
 cmp_ok "$(sq "$TMP/r.db" "SELECT max(round) FROM runs WHERE experiment_id = 3")" "<" 100 "far fewer than 100 rounds"
+like "$(grep '^measuring ' "$TMP/m.err" | head -1)" ", ETA at most [0-8]s$" \
+    "--max-time=8: the ETA is at most what --max-time leaves (not 100 rounds' worth)"
 is "$(sq "$TMP/r.db" "SELECT note FROM experiments WHERE id = 3")" \
     "--target-ci=0.1%: reached in 0 of 1 tps cells, stopped by --max-time" "the note: stopped by --max-time"
 
