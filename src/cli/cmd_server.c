@@ -207,6 +207,8 @@ static int do_start(struct opts *o)
     free(uname);
     free(pname);
     free(dname);
+    if (rc < 0 && s.interrupted)
+        error("interrupted while starting the server: stopped it, nothing left running");
     if (rc < 0)
         return s.interrupted || interrupted ? 2 : -1;
     print_server(&s, NULL);

@@ -19,6 +19,7 @@
 #include "util/subprocess.h"
 #include "util/util.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -98,6 +99,17 @@ const char *run_signal_name(int sig)
 {
     return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" :
         "a signal";
+}
+
+/* "keeping the N finished runs" for an interruption's message, in buf (64 bytes): none and
+ * one said as such. */
+static const char *kept_runs(char *buf, int n)
+{
+    assert(n >= 0);
+    if (n == 0)
+        return "no run had finished";
+    snprintf(buf, 64, "keeping the %d finished run%s", n, n == 1 ? "" : "s");
+    return buf;
 }
 
 int run_fail(struct experiment_result *res, const char *fmt, ...)
@@ -258,9 +270,10 @@ static int copy_data(struct experiment_result *res, const struct variant *var,
     int st = subprocess_run(&sp);
     strbuf_release(&out);
     if (st != 0 && got_signal) {  /* Ctrl-C reaches cp too: an interruption, not a failure */
+        char kept[64];
         res->signal = got_signal;
-        return run_fail(res, "interrupted by %s while copying the datadir %s; keeping the %d "
-                             "finished runs", run_signal_name(got_signal), template, res->nruns);
+        return run_fail(res, "interrupted by %s while copying the datadir %s; %s",
+                        run_signal_name(got_signal), template, kept_runs(kept, res->nruns));
     }
     if (st != 0)
         return run_fail(res, "cannot copy the datadir %s to %s (cp exit %d)", template, work, st);
@@ -344,8 +357,8 @@ static int start_server(const struct experiment_engine *en, struct experiment_re
         return 0;
     if (got_signal) {
         res->signal = got_signal;
-        return run_fail(res, "interrupted by %s while starting the server of %s",
-                        run_signal_name(got_signal), var->name);
+        return run_fail(res, "interrupted by %s while starting the server of %s: stopped it, "
+                        "nothing left running", run_signal_name(got_signal), var->name);
     }
     return run_fail(res, "variant %s: the server %s did not start on %s (see above)", var->name,
                     var->library, datadir);
@@ -744,10 +757,10 @@ int run_once(const struct experiment_engine *en, struct experiment_result *res, 
 
     if (got_signal) {
         res->signal = got_signal;
-        run_fail(res, "interrupted by %s during run %d (%s, %s, threads=%d, round %d/%d); "
-                      "keeping the %d finished runs",
+        char kept[64];
+        run_fail(res, "interrupted by %s during run %d (%s, %s, threads=%d, round %d/%d); %s",
                  run_signal_name(got_signal), seq + 1, var->name, workload, threads, round,
-                 cfg->rounds, res->nruns);
+                 cfg->rounds, kept_runs(kept, res->nruns));
         goto out;
     }
     if (st != 0) {

@@ -757,9 +757,7 @@ static void start_undo(struct server *s, const struct datadir_plan *dp, int rc)
             free(state);
         }
     }
-    if (rc == -3)
-        error("interrupted (%s) while starting the server: stopped it, nothing left running",
-              strsignal(srv_got_signal));
+    /* rc == -3, interrupted: the caller says so (s->interrupted) */
 }
 
 int server_start(struct server *s, const struct server_config *cfg)

@@ -167,7 +167,9 @@ struct server {
  * works (it catches them for the whole call, init and readiness wait included): the
  * same cleanup, then the caller's signal dispositions are restored and the signal re-raised
  * (so the caller's handler sees it; with the default disposition the process then dies),
- * s->interrupted is set and -1 returned. Not thread-safe (signal handlers, libmariadb init). */
+ * s->interrupted is set and -1 returned, with nothing printed: the caller says it was
+ * interrupted, in its own words (one line for the user, not two). Not thread-safe (signal
+ * handlers, libmariadb init). */
 int server_start(struct server *s, const struct server_config *cfg);
 
 /* Clean, fast shutdown: SIGTERM to mariadbd/mysqld, SIGINT (fast shutdown) to postgres; wait

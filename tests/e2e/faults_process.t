@@ -130,7 +130,7 @@ kill -TERM "$(pgolab_of $pid)"
 wait $pid
 is "$?" 2 "SIGTERM during prepare: exit 2"
 # (the 100-row prepare is quick: the signal lands in it or in the first run, said either way)
-like "$(<"$TMP/t1.err")" "FATAL: interrupted by SIGTERM (while preparing oltp_point_select|during run 1 \([AB], oltp_point_select, threads=1, round 1/2\); keeping the 0 finished runs)" \
+like "$(<"$TMP/t1.err")" "FATAL: interrupted by SIGTERM (while preparing oltp_point_select|during run 1 \([AB], oltp_point_select, threads=1, round 1/2\); no run had finished)" \
     "SIGTERM during prepare: says so" || diag "$(<"$TMP/t1.err")"
 is "$(sq "$DB" "SELECT status || ' ' || (SELECT count(*) FROM runs) FROM experiments")" "interrupted 0" \
     "SIGTERM during prepare: interrupted, no run"
