@@ -342,7 +342,7 @@ void build_info_read(const char *bin, struct build_info *bi)
         bi->cflags_from = "DWARF producer";
     }
     if (!bi->cflags && variant && (bi->cflags = stamp_flags(stamp.buf)))
-        bi->cflags_from = "pgolab stamp (the flags given to the build, which adds its own)";
+        bi->cflags_from = "pgolab stamp: the flags given to the build, which adds its own";
     if (!bi->compiler && (bi->compiler = build_pg_config(bin, "--cc")))
         bi->compiler_from = "pg_config --cc";
     free(producer);
