@@ -67,17 +67,21 @@ char *experiment_settings_json(const struct experiment_config *cfg, const char *
     return text;
 }
 
-/* {"loaded_from": ..., "provenance": ...} of a variant (each only when known), or NULL
- * (caller frees). */
+/* {"loaded_from": ..., "provenance": ..., "build": ..., "build_differences": ...} of a
+ * variant (each only when known), or NULL (caller frees). */
 static char *variant_fingerprint_json(const struct variant *v)
 {
-    if (!v->loaded_from && !v->provenance)
+    if (!v->loaded_from && !v->provenance && !v->build && !v->build_differences)
         return NULL;
     json_t *o = json_object();
     if (v->loaded_from)
         json_object_set_new(o, "loaded_from", jstr(v->loaded_from));
     if (v->provenance)
         json_object_set_new(o, "provenance", jstr(v->provenance));
+    if (v->build)
+        json_object_set_new(o, "build", jstr(v->build));
+    if (v->build_differences)
+        json_object_set_new(o, "build_differences", jstr(v->build_differences));
     char *text = json_dumps(o, JSON_COMPACT);
     json_decref(o);
     return text;
@@ -504,6 +508,10 @@ static int load_variants(struct experiment_loaded *out, json_t *set, int64_t id)
         var->loaded_from = lf ? xstrdup(lf) : NULL;
         const char *pv = json_string_value(json_object_get(fp, "provenance"));
         var->provenance = pv ? own(out, pv) : NULL;
+        const char *bd = json_string_value(json_object_get(fp, "build"));
+        var->build = bd ? xstrdup(bd) : NULL;
+        bd = json_string_value(json_object_get(fp, "build_differences"));
+        var->build_differences = bd ? xstrdup(bd) : NULL;
         json_decref(fp);
         cfg->nvariants++;
     }

@@ -2,6 +2,7 @@
 #include "experiment/variants.h"
 #include "experiment/run.h"
 #include "server/server.h"
+#include "toolchain/build_info.h"
 #include "util/argvec.h"
 #include "util/fs.h"
 #include "util/strbuf.h"
@@ -171,6 +172,66 @@ static int server_info(struct variant *v)
     return rc;
 }
 
+/* What differs between the builds of base and v (described in bb and bv): a release series
+ * of its own first, then another version of the same series, then compiler, flags and
+ * configure features; NULL when it is the same file, or when nothing differs that the
+ * sources tell and both are described alike. Caller frees. */
+static char *build_differences(const struct variant *base, const struct build_info *bb,
+                               const struct variant *v, const struct build_info *bv)
+{
+    if (base->sha256 && v->sha256 && !strcmp(base->sha256, v->sha256))
+        return NULL; /* the header says "same file" */
+    struct strbuf sb = STRBUF_INIT;
+    strbuf_init(&sb, 0);
+    char *sa = server_version_series(base->version), *sv = server_version_series(v->version);
+    if (sa && sv && strcmp(sa, sv))
+        strbuf_addf(&sb, "%s against %s: the change includes %s's own changes, not only the "
+                         "build", sv, sa, sv);
+    else if (base->version && v->version && strcmp(base->version, v->version))
+        strbuf_addf(&sb, "%s against %s: another release of the same series", v->version,
+                    base->version);
+    char *tools = build_info_differences(bb, base->name, bv, v->name);
+    bool alike = base->build && v->build && !strcmp(base->build, v->build);
+    if (tools && !(alike && !sb.len)) /* alike: only what neither side knows */
+        strbuf_addf(&sb, "%s%s", sb.len ? "; " : "", tools);
+    else if (!tools && !sb.len && !alike)
+        strbuf_addstr(&sb, "none that the sources tell");
+    free(tools);
+    free(sa);
+    free(sv);
+    if (!sb.len) {
+        strbuf_release(&sb);
+        return NULL;
+    }
+    return strbuf_detach(&sb);
+}
+
+/* How each managed server variant that nobody described (no provenance: compare's) was
+ * built, and what differs from the baseline's, when the baseline is one too. */
+static void server_builds(const struct experiment_config *cfg)
+{
+    int n = cfg->nvariants;
+    struct build_info *bi = xcalloc((size_t)n, sizeof(*bi));
+    bool *read = xcalloc((size_t)n, sizeof(*read));
+    for (int i = 0; i < n; i++) {
+        struct variant *v = &cfg->variants[i];
+        if (v->kind != VARIANT_SERVER || v->provenance || !v->loaded_from)
+            continue;
+        build_info_read(v->loaded_from, &bi[i]);
+        read[i] = true;
+        if (!v->build)
+            v->build = build_info_describe(&bi[i]);
+    }
+    for (int i = 1; i < n; i++)
+        if (read[0] && read[i] && !cfg->variants[i].build_differences)
+            cfg->variants[i].build_differences =
+                build_differences(&cfg->variants[0], &bi[0], &cfg->variants[i], &bi[i]);
+    for (int i = 0; i < n; i++)
+        build_info_release(&bi[i]);
+    free(bi);
+    free(read);
+}
+
 int experiment_fingerprint(const struct experiment_config *cfg)
 {
     for (int i = 0; i < cfg->nvariants; i++) {
@@ -189,5 +250,6 @@ int experiment_fingerprint(const struct experiment_config *cfg)
         if ((!v->version || !v->source_id || !v->loaded_from) && library_info(cfg, v) < 0)
             return -1;
     }
+    server_builds(cfg);
     return 0;
 }

@@ -50,7 +50,10 @@ void experiment_variant_release(struct variant *v)
     free(v->version);
     free(v->source_id);
     free(v->loaded_from);
+    free(v->build);
+    free(v->build_differences);
     v->sha256 = v->version = v->source_id = v->loaded_from = NULL;
+    v->build = v->build_differences = NULL;
     for (int i = 0; i < v->nserver_options; i++)
         free(v->server_options[i]);
     free(v->server_options);
@@ -143,6 +146,10 @@ json_t *experiment_variants_json(const struct experiment_config *cfg)
         json_object_set_new(o, "cflags", jstr(var->cflags));
         if (var->provenance) /* only then: the JSON of other experiments unchanged */
             json_object_set_new(o, "provenance", jstr(var->provenance));
+        if (var->build) /* the same: compare's managed servers only */
+            json_object_set_new(o, "build", jstr(var->build));
+        if (var->build_differences)
+            json_object_set_new(o, "build_differences", jstr(var->build_differences));
         if (var->nserver_options) { /* only then: the JSON of other variants unchanged */
             json_t *so = json_array();
             for (int i = 0; i < var->nserver_options; i++)

@@ -72,6 +72,13 @@ struct variant {
     const char *provenance; /* where a server variant comes from, in words (pgolab pgo: its
                             * source package and exact version, configure options; official's
                             * package and configuration), or NULL */
+    /* How a managed server variant nobody described (compare's) was built, each part with
+     * the file it was read from (toolchain/build_info.h: "gcc (Debian 12.2.0-14) 12.2.0 (pgolab
+     * stamp); flags -O2 (...); configure --without-icu (...)"), or NULL; and, for a variant
+     * after the baseline, what differs from the baseline's: a release series of its own
+     * first, then compiler, flags and configure features, or NULL. */
+    char *build;
+    char *build_differences;
     char *loaded_from;     /* the file the child actually mapped (dladdr), or NULL */
     /* VARIANT_SERVER: this variant's own server options ("NAME=VALUE", as --server-option
      * takes them), after the experiment's global ones on its server's command line; one of
@@ -79,7 +86,8 @@ struct variant {
     char **server_options;
     int nserver_options;
 };
-/* sha256, version, source_id and loaded_from are heap strings owned by the variant
+/* sha256, version, source_id, build, build_differences and loaded_from are heap strings
+ * owned by the variant
  * (experiment_fingerprint() fills the NULL ones), and so are server_options and its strings
  * (experiment_variant_add_option()); experiment_variant_release() frees them. */
 

@@ -5,14 +5,15 @@
  * `official` its Debian package and version (dpkg, official.c), how it was configured
  * (PostgreSQL: pg_config --configure and --cflags beside the binary; MariaDB's binary says
  * nothing of its cmake options: "not known") and the feature options (--with-X, --without-X,
- * --enable-X, --disable-X) that differ from the self-built variants. The pipeline prints it in
- * the summary; the measurement gives it to each variant (struct variant's provenance: the
- * report header, --output JSON, HTML, the results database). This file owns p->prov. */
+ * --enable-X, --disable-X) that differ from the self-built variants (pg_config, the option
+ * words and their features are toolchain/build_info.h's, which compare's variants use too).
+ * The pipeline prints it in the summary; the measurement gives it to each variant (struct
+ * variant's provenance: the report header, --output JSON, HTML, the results database). This
+ * file owns p->prov. */
 #include "pgo/source.h"
 #include "pgo/stages.h"
-#include "util/fs.h"
+#include "toolchain/build_info.h"
 #include "util/strbuf.h"
-#include "util/subprocess.h"
 #include "util/util.h"
 
 #include <assert.h>
@@ -34,104 +35,20 @@ static void recipe_configure(const struct recipe *r, struct argvec *out)
     }
 }
 
-/* pg_config's answer to opt (--configure, --cflags) beside bin, or NULL. */
-static char *pg_config(const char *bin, const char *opt)
+/* "X: OPTION built, OPTION official" for each feature that built and official set otherwise
+ * (toolchain/build_info.h: "default" where a side does not name it) into out. */
+static void official_differs(const struct argvec *built, const struct argvec *official,
+                             struct argvec *out)
 {
-    char *dir = xstrdup(bin);
-    char *slash = strrchr(dir, '/');
-    if (slash)
-        *slash = '\0';
-    char *tool = path_join(dir, "pg_config");
-    char *text = NULL;
-    if (is_file(tool)) {
-        struct strbuf out = STRBUF_INIT;
-        strbuf_init(&out, 0);
-        const char *argv[] = { tool, opt, NULL };
-        struct subprocess sp = { .argv = argv, .out = &out, .timeout_s = 30, .quiet_stderr = 1 };
-        if (subprocess_run(&sp) == 0 && out.len) {
-            size_t n = strcspn(out.buf, "\n");
-            size_t lead = strspn(out.buf, " ");
-            text = xstrndup(out.buf + lead, n - (lead < n ? lead : n));
-        }
-        strbuf_release(&out);
+    struct argvec names = ARGVEC_INIT;
+    build_features_differ(built, official, &names);
+    for (int i = 0; i < names.n; i++) {
+        const char *a = build_feature_setting(built, names.v[i]);
+        const char *b = build_feature_setting(official, names.v[i]);
+        argvec_pushf(out, "%s: %s built, %s official", names.v[i], a ? a : "default",
+                     b ? b : "default");
     }
-    free(tool);
-    free(dir);
-    return text;
-}
-
-/* pg_config --configure's "'--with-tcl' '--prefix=/usr' ..." as words. */
-static void split_quoted(const char *text, struct argvec *out)
-{
-    for (const char *at = text; at && *at;) {
-        at += strspn(at, " ");
-        if (!*at)
-            break;
-        char end = *at == '\'' ? '\'' : ' ';
-        if (end == '\'')
-            at++;
-        size_t n = strcspn(at, end == '\'' ? "'" : " ");
-        argvec_pushf(out, "%.*s", (int)n, at);
-        at += n + (at[n] == '\'' ? 1 : 0);
-    }
-}
-
-/* The feature an autoconf option sets ("icu" of --with-icu, --without-icu), or NULL for any
- * other option and for build-process ones (silent rules, dependency tracking). Caller frees. */
-static char *feature_of(const char *opt)
-{
-    static const char *const prefixes[] = { "--with-", "--without-", "--enable-", "--disable-" };
-    static const char *const process[] = { "option-checking", "silent-rules", "maintainer-mode",
-                                           "dependency-tracking" };
-    for (size_t i = 0; i < ARRAY_SIZE(prefixes); i++) {
-        size_t lp = strlen(prefixes[i]);
-        if (strncmp(opt, prefixes[i], lp))
-            continue;
-        char *f = xstrndup(opt + lp, strcspn(opt + lp, "="));
-        for (size_t k = 0; k < ARRAY_SIZE(process); k++)
-            if (!strcmp(f, process[k])) {
-                free(f);
-                return NULL;
-            }
-        return f;
-    }
-    return NULL;
-}
-
-/* The option of opts that sets feature, or NULL (the default). */
-static const char *setting_of(const struct argvec *opts, const char *feature)
-{
-    const char *found = NULL;
-    for (int i = 0; i < opts->n; i++) {
-        char *f = feature_of(opts->v[i]);
-        if (f && !strcmp(f, feature))
-            found = opts->v[i]; /* the last one wins, as in configure */
-        free(f);
-    }
-    return found;
-}
-
-void pgo_provenance_differs(const struct argvec *built, const struct argvec *official,
-                            struct argvec *out)
-{
-    const struct argvec *sides[] = { built, official };
-    struct argvec seen = ARGVEC_INIT;
-    for (int s = 0; s < 2; s++)
-        for (int i = 0; i < sides[s]->n; i++) {
-            char *f = feature_of(sides[s]->v[i]);
-            bool dup = false;
-            for (int k = 0; f && k < seen.n; k++)
-                dup = dup || !strcmp(seen.v[k], f);
-            if (f && !dup) {
-                argvec_push(&seen, f);
-                const char *a = setting_of(built, f), *b = setting_of(official, f);
-                if (!a || !b || strcmp(a, b))
-                    argvec_pushf(out, "%s: %s built, %s official", f, a ? a : "default",
-                                 b ? b : "default");
-            }
-            free(f);
-        }
-    argvec_clear(&seen);
+    argvec_clear(&names);
 }
 
 void pgo_provenance_make(struct pgo_pipeline *p)
@@ -175,10 +92,10 @@ void pgo_provenance_make(struct pgo_pipeline *p)
     if (p->official_bin) {
         struct argvec off = ARGVEC_INIT, diff = ARGVEC_INIT;
         char *configured = p->recipe.server_kind == SERVER_PGSQL
-                               ? pg_config(p->official_bin, "--configure") : NULL;
+                               ? build_pg_config(p->official_bin, "--configure") : NULL;
         free(pv->official_cflags);
         pv->official_cflags = p->recipe.server_kind == SERVER_PGSQL
-                                  ? pg_config(p->official_bin, "--cflags") : NULL;
+                                  ? build_pg_config(p->official_bin, "--cflags") : NULL;
         strbuf_init(&sb, 0);
         if (p->official_debversion)
             strbuf_addf(&sb, "Debian package %s %s (dpkg)", p->official_package,
@@ -186,11 +103,11 @@ void pgo_provenance_make(struct pgo_pipeline *p)
         else
             strbuf_addf(&sb, "%s, installed by no Debian package", p->official_bin);
         if (configured) {
-            split_quoted(configured, &off);
+            build_words_split(configured, &off);
             char *joined = argvec_join(&off);
             strbuf_addf(&sb, "; configure %s", joined);
             free(joined);
-            pgo_provenance_differs(&conf, &off, &diff);
+            official_differs(&conf, &off, &diff);
             argvec_clear(&pv->differs);
             for (int i = 0; i < diff.n; i++)
                 argvec_push(&pv->differs, diff.v[i]);

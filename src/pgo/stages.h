@@ -279,11 +279,6 @@ void pgo_provenance_make(struct pgo_pipeline *p);
 /* The summary's lines of p->prov ("built from", "official", "differs"). */
 void pgo_provenance_print(const struct pgo_pipeline *p);
 void pgo_provenance_release(struct pgo_provenance *pv);
-/* The features (--with-X, --without-X, --enable-X, --disable-X) that built and official set
- * otherwise, one "X: OPTION built, OPTION official" each into out ("default" for a side that
- * does not name it); build-process options (silent rules, dependency tracking) left out. */
-void pgo_provenance_differs(const struct argvec *built, const struct argvec *official,
-                            struct argvec *out);
 int pgo_official_same_major(const struct pgo_pipeline *p, const char *what,
                             const char *version);
 /* The same for build b's server binary (its --version), once it is built. */

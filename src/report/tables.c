@@ -150,6 +150,21 @@ static void header_variants(const struct rep *r, struct strbuf *body)
                             ? ", other server options" : ": an A/A run, differences are noise");
         strbuf_addstr(body, ")\n");
     }
+    /* how each was built and what differs from the baseline's (compare's managed servers) */
+    for (int v = 0; v < cfg->nvariants; v++) {
+        const struct variant *var = &cfg->variants[v];
+        if (!var->build)
+            continue;
+        if (v && base->build && !strcmp(var->build, base->build))
+            strbuf_addf(body, "build of %s: %s as %s's\n", var->name,
+                        var->sha256 && base->sha256 && !strcmp(var->sha256, base->sha256)
+                            ? "the same file" : "described the same", base->name);
+        else
+            strbuf_addf(body, "build of %s: %s\n", var->name, var->build);
+        if (v && var->build_differences)
+            strbuf_addf(body, "build differences, %s against %s: %s\n", var->name, base->name,
+                        var->build_differences);
+    }
 }
 
 /* How the runs were set up: the data and its reset, the run order, the server options, CPU

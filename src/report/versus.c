@@ -172,6 +172,8 @@ static void build_notes(struct strbuf *sb, const struct experiment_loaded *a,
                 strbuf_addf(sb, ": %s vs %s", va->version, vb->version);
             if (va->provenance && vb->provenance && strcmp(va->provenance, vb->provenance))
                 strbuf_addf(sb, "; from %s vs from %s", va->provenance, vb->provenance);
+            if (va->build && vb->build && strcmp(va->build, vb->build))
+                strbuf_addf(sb, "; built with %s vs %s", va->build, vb->build);
             strbuf_addch(sb, '\n');
         }
     }

@@ -179,6 +179,22 @@ int server_parse_version(enum server_kind kind, const char *text, char **version
     return srv_flavor(kind)->parse_version(text, version, flavor);
 }
 
+char *server_version_series(const char *text)
+{
+    const char *sp = text ? strrchr(text, ' ') : NULL;
+    if (!sp || !isdigit((unsigned char)sp[1]))
+        return NULL;
+    const char *num = sp + 1;
+    int major = atoi(num);
+    size_t n = strspn(num, "0123456789");
+    /* PostgreSQL numbers its majors by the first number since 10; 9.6 was a major of its own,
+     * and so is every MariaDB and MySQL series (10.11, 11.8, 8.0, 8.4) */
+    bool pg = (size_t)(sp - text) == strlen("PostgreSQL") && !strncmp(text, "PostgreSQL", 10);
+    if (!(pg && major >= 10) && num[n] == '.' && isdigit((unsigned char)num[n + 1]))
+        n += 1 + strspn(num + n + 1, "0123456789");
+    return xasprintf("%.*s%.*s", (int)(num - text), text, (int)n, num);
+}
+
 int srv_take_version(const char *v, const char *fl, char **version, char **flavor)
 {
     size_t n = 0;

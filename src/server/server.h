@@ -271,6 +271,11 @@ void server_options_merge(char *const *global, int nglobal, char *const *own, in
  * server of that kind: mysql needs "mariadb" or "mysql" and "Ver N" and no "Distrib" (the
  * clients say Distrib); pgsql needs "postgres (PostgreSQL) N". */
 int server_parse_version(enum server_kind kind, const char *text, char **version, char **flavor);
+/* The release series of a server's version as variants name it ("PostgreSQL 15" of
+ * "PostgreSQL 15.18", "PostgreSQL 9.6" of "PostgreSQL 9.6.24", "MariaDB 10.11" of "MariaDB
+ * 10.11.19", "MySQL 8.0" of "MySQL 8.0.33"): what a release of its own changes. NULL when text
+ * is not "FLAVOR N...". Caller frees. */
+char *server_version_series(const char *text);
 
 /* What a directory holds, for server_start's datadir rules. pgolab's own files
  * (pgolab-server.*, pgolab-pg_hba.conf) do not count: a directory with only those is EMPTY. */

@@ -2,7 +2,10 @@
 # compare_servers.t: `pgolab compare` of server builds. An A/A run of Debian's mariadbd as two
 # managed variants (each run on its own freshly started server, on a copy of the variant's own
 # prepared datadir, stopped cleanly after it), the same for PostgreSQL (binary and install
-# prefix), and two external variants on a server started with `pgolab server start`; nothing
+# prefix; how each was built, from Debian's pg_config), Debian's PostgreSQL against a pgolab
+# build directory (its stamp and build.log; a stand-in binary that says it is 18.6): the
+# header's build of each and their differences, also in the results, `pgolab report`, JSON
+# and HTML; and two external variants on a server started with `pgolab server start`; nothing
 # is left running and the work directory is removed. A server killed in the middle of a run
 # stops the experiment with the server's log tail, and the runs recorded before stay. Bad
 # variants are one-line errors. The MariaDB experiment's HTML report is loaded in headless
@@ -18,7 +21,9 @@ DB=$TMP/r.db
 # The work directory on tmpfs, as by default; its parents must be searchable by the postgres
 # user that PostgreSQL runs as (the test's $TMP is mode 0700).
 WD=$(mktemp -u /dev/shm/pgolab-e2e-wd.XXXXXX)
-on_exit 'rm -rf "$WD"; _e2e_cleanup'
+# a pgolab build directory of PostgreSQL (below), searchable by the postgres user too
+BUILT=$(mktemp -u /dev/shm/pgolab-e2e-built.XXXXXX)
+on_exit 'rm -rf "$WD" "$BUILT"; _e2e_cleanup'
 common=(--threads=1 --time=1 --table-size=500 --results="$DB")
 
 # mariadbd / postgres processes whose command line mentions our work directory
@@ -75,6 +80,69 @@ like "$(<"$TMP/pg.out")" "variant +B +${PGBIN%/bin} \(PostgreSQL 1[0-9.]+, sha25
 is "$(sq "$DB" "SELECT count(*) FROM runs WHERE experiment_id = 2 AND tps > 0")" 4 "4 runs recorded"
 is "$(sq "$DB" "SELECT json_extract(settings_json, '\$.server_options[0]') FROM experiments WHERE id = 2")" \
     "shared_buffers=32MB" "settings record --server-option"
+is "$(ours postgres)" 0 "no postgres left running"
+# how each was built: Debian's from the pg_config beside it, every feature option of its
+# --configure named; B is the same file
+feats=$("$PGBIN/pg_config" --configure | grep -oE "'--(with|without|enable|disable)-[^']*'" | tr -d "'" |
+    grep -vE -- '-(extra-version|silent-rules|dependency-tracking|option-checking|maintainer-mode)')
+like "$(<"$TMP/pg.out")" "^  build of A: $("$PGBIN/pg_config" --cc)[^;]* \((pg_config --cc|\.comment)\); flags [^;]*-O2[^;]* \(pg_config --cflags\); configure " \
+    "pgsql A/A: the build of A: compiler and flags from pg_config"
+ok "... and every feature option of pg_config --configure ($(echo $feats | wc -w))" \
+    grep -qF -- "configure $(echo $feats) (pg_config --configure)" "$TMP/pg.out"
+like "$(<"$TMP/pg.out")" "^  build of B: the same file as A's$" "... B: the same file, in one line"
+unlike "$(<"$TMP/pg.out")" "build differences" "... and no differences line"
+
+# ---- PostgreSQL of two builds: Debian's against a pgolab build directory as `pgolab pgo`
+# leaves it (WORK/TARGET/VARIANT/{stamp,build.log,prefix}); its postgres is a stand-in that
+# says it is PostgreSQL 18.6 and otherwise runs Debian's, so the runs work and the header must
+# name another major version
+V=$BUILT/work/postgresql-18-gcc-0123456789abcdef/baseline
+mkdir -p "$V/prefix/bin" && chmod -R 755 "$BUILT"
+ln -s "$PGBIN/initdb" "$V/prefix/bin/initdb"
+printf '#!/bin/sh\n[ "$1" = --version ] && { echo "postgres (PostgreSQL) 18.6"; exit 0; }\nexec %s "$@"\n' \
+    "$PGBIN/postgres" >"$V/prefix/bin/postgres"
+chmod 755 "$V/prefix/bin/postgres"
+printf 'stamp: 2\nsteps: 0123\nsource: abcd\ncompiler: clang version 14.0.6\ncflags: -O3\nphase-flags: \n' \
+    >"$V/stamp"
+printf '$ cd %s/build && %s/work/src/postgresql-18-18.6/configure --prefix=%s/prefix --without-icu --without-readline --with-system-tzdata=/usr/share/zoneinfo CC=clang CFLAGS=-O3\nchecking ...\n' \
+    "$V" "$BUILT" "$V" >"$V/build.log"
+DB2=$TMP/builds.db
+timeout 300 "$PGOLAB" compare --variant "A=pgsql:$PGBIN/postgres" --variant "B=pgsql:$V/prefix" \
+    --bench=oltp_point_select --rounds=1 --threads=1 --time=1 --table-size=500 --results="$DB2" \
+    --workdir="$WD" --output="$TMP/b.json" >"$TMP/b.out" 2>"$TMP/b.err"
+is "$?" 0 "pgsql of two builds: exit 0" || diag "$(tail -5 "$TMP/b.err")"
+like "$(<"$TMP/b.out")" "^  variant +B +$V/prefix \(PostgreSQL 18\.6, sha256 " "B is PostgreSQL 18.6"
+like "$(<"$TMP/b.out")" "^  build of B: clang version 14\.0\.6 \(pgolab stamp\); flags -O3 \(pgolab stamp[^)]*\); configure --without-icu --without-readline --with-system-tzdata=/usr/share/zoneinfo \(pgolab build\.log\)$" \
+    "the build of B: its stamp's compiler and flags, its build.log's options without the work directory's paths"
+diffs=$(sed -n 's/^  build differences, B against A: //p' "$TMP/b.out")
+like "$diffs" "^PostgreSQL 18 against PostgreSQL 15: the change includes PostgreSQL 18's own changes, not only the build; " \
+    "the differences name the other major version first"
+like "$diffs" "; compiler gcc, version not known \(A\) vs clang 14\.0\.6 \(B\); flags only in A: [^;]*-O2[^;]*, flags only in B: -O3; configure " \
+    "... then the compilers and the flags of each"
+deb_icu=$("$PGBIN/pg_config" --configure | grep -oE "'--with(out)?-icu'" | tail -1 | tr -d "'")
+if [ "$deb_icu" = --with-icu ]; then
+    like "$diffs" "; configure icu: --with in A, --without in B; " "... icu, set by both, first"
+else
+    skip 1 "Debian's PostgreSQL is not configured --with-icu here"
+fi
+like "$diffs" "; readline: default in A, --without in B$" "... readline, which only B sets, last"
+for f in $feats; do
+    case $f in --with-system-tzdata=*) continue ;; esac
+    name=${f#--*able-}; name=${name#--without-}; name=${name#--with-}; name=${name%%=*}
+    grep -qE -- "(configure |; |, )$name(=[^,;:]*)?[,:]" <<<"$diffs" || { fail_feat=$f; break; }
+done
+is "${fail_feat:-}" "" "... every feature option of Debian's that B leaves to its default is named"
+is "$(sq "$DB2" "SELECT json_extract(fingerprint_json, '\$.build_differences') FROM variants WHERE idx = 1")" \
+    "$diffs" "the results database has B's differences"
+"$PGOLAB" report --results="$DB2" --experiment=1 >"$TMP/b-report.out" 2>&1
+is "$(grep '^  build' "$TMP/b-report.out")" "$(grep '^  build' "$TMP/b.out")" \
+    "pgolab report prints the same build lines from the results"
+is "$(perl -MJSON::PP -0ne 'my $d = decode_json($_); print $d->{variants}[1]{build_differences}' "$TMP/b.json")" \
+    "$diffs" "--output JSON: B's build_differences"
+like "$(perl -MJSON::PP -0ne 'my $d = decode_json($_); print $d->{variants}[0]{build}' "$TMP/b.json")" \
+    "\(pg_config --configure\)$" "--output JSON: A's build"
+"$PGOLAB" report --results="$DB2" --experiment=1 --format=html --output="$TMP/b.html" >/dev/null 2>&1
+ok "the HTML report has the differences line" grep -qF "<li>build differences, B against A: PostgreSQL 18 against PostgreSQL 15" "$TMP/b.html"
 is "$(ours postgres)" 0 "no postgres left running"
 
 # ---- external servers: pgolab does not manage them

@@ -1,7 +1,7 @@
 /* Unit tests for src/pgo/official.c: the major versions an official binary and the source
  * must share (PostgreSQL 10+: the first number, older PostgreSQL and MariaDB/MySQL: the first
- * two; Debian epochs and revisions ignored); and for src/pgo/provenance.c the configure
- * features in which official differs from the self-built variants. */
+ * two; Debian epochs and revisions ignored). The configure features in which official
+ * differs from the self-built variants are test_build_info.c's. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -57,41 +57,12 @@ static void test_none(void **state)
     assert_int_equal(pgo_official_same_major(&p, "the source", "16.2"), 0);
 }
 
-/* The recipe's PostgreSQL options against Debian's pg_config --configure (a part of it): each
- * feature set otherwise named once, with both settings ("default" where a side is silent);
- * equal settings, paths and build-process options left out. */
-static void test_differs(void **state)
-{
-    (void)state;
-    struct argvec built = ARGVEC_INIT, off = ARGVEC_INIT, out = ARGVEC_INIT;
-    const char *b[] = { "--without-icu", "--without-readline", "--without-llvm",
-                        "--with-system-tzdata=/usr/share/zoneinfo", NULL };
-    const char *o[] = { "--build=x86_64-linux-gnu", "--prefix=/usr", "--disable-silent-rules",
-                        "--with-icu", "--with-openssl", "--with-llvm", "--without-llvm",
-                        "--with-system-tzdata=/usr/share/zoneinfo", NULL };
-    argvec_pushv(&built, b);
-    argvec_pushv(&off, o);
-    pgo_provenance_differs(&built, &off, &out);
-    assert_int_equal(out.n, 3);
-    assert_string_equal(out.v[0], "icu: --without-icu built, --with-icu official");
-    assert_string_equal(out.v[1], "readline: --without-readline built, default official");
-    assert_string_equal(out.v[2], "openssl: default built, --with-openssl official");
-    /* llvm: the last of official's two settings wins, as in configure: the same as built */
-    argvec_clear(&out);
-    pgo_provenance_differs(&built, &built, &out);
-    assert_int_equal(out.n, 0);
-    argvec_clear(&built);
-    argvec_clear(&off);
-    argvec_clear(&out);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pgsql),
         cmocka_unit_test(test_mysql),
         cmocka_unit_test(test_none),
-        cmocka_unit_test(test_differs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

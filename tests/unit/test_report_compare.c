@@ -77,6 +77,7 @@ static void test_report_compare(void **state)
     assert_int_equal(store_open(dbpath, &s), 0);
     v[0].version = xstrdup("PostgreSQL 15.18");
     v[0].provenance = "postgresql-15 15.18-0+deb12u1 from Debian bookworm-security, upstream 15.18";
+    v[1].build = xstrdup("gcc 12.2.0 (pgolab stamp); flags -O2 (pgolab stamp)");
     assert_int_equal(record_synthetic(s, &cfg, &res, 1.0), 1);
     /* experiment 2's baseline: another major, built from another source */
     free(v[0].sha256);
@@ -84,6 +85,11 @@ static void test_report_compare(void **state)
     v[0].sha256 = xstrdup("cccc00112233445566778899aabbccddeeff00112233445566778899aabbccdd");
     v[0].version = xstrdup("PostgreSQL 18.6");
     v[0].provenance = "postgresql-18 18.6-3 from Debian sid, upstream 18.6";
+    /* pgo: another build of the same version, as compare describes its managed servers */
+    free(v[1].sha256);
+    free(v[1].build);
+    v[1].sha256 = xstrdup("dddd00112233445566778899aabbccddeeff00112233445566778899aabbccdd");
+    v[1].build = xstrdup("clang 14.0.6 (pgolab stamp); flags -O3 (pgolab stamp)");
     assert_int_equal(record_synthetic(s, &cfg, &res, 0.7), 2);
     experiment_result_release(&res);
     /* Experiment 2 "ran on another machine": change its recorded hostname. */
@@ -102,7 +108,11 @@ static void test_report_compare(void **state)
     assert_true(!strncmp(out.buf, "pgolab report: experiment 1 vs experiment 2", 43));
     assert_non_null(strstr(out.buf, "WARNING: experiments 1 and 2 ran in different environments"));
     assert_non_null(strstr(out.buf, " -> other-host\n"));
-    assert_non_null(strstr(out.buf, "variant pgo: the same build in both (sha256 bbbb00112233)"));
+    /* how each was built, read back from the results database */
+    assert_non_null(strstr(out.buf, "variant pgo: different builds (sha256 bbbb00112233 vs "
+                                    "dddd00112233); built with gcc 12.2.0 (pgolab stamp); flags "
+                                    "-O2 (pgolab stamp) vs clang 14.0.6 (pgolab stamp); flags -O3 "
+                                    "(pgolab stamp)\n"));
     /* both versions and where each build comes from, read back from the results database */
     assert_non_null(strstr(out.buf, "variant base: different builds (sha256 aaaa00112233 vs "
                                     "cccc00112233): PostgreSQL 15.18 vs PostgreSQL 18.6; from "
