@@ -311,13 +311,24 @@ static char *cold_list(const struct pgo_exam *e)
     return strbuf_detach(&sb);
 }
 
+/* "warning: trainer T never ran ...", without indent or newline. Caller frees. */
+static char *warn_text(const struct pgo_pipeline *p, const struct pgo_exam *e)
+{
+    assert(e->ncold > 0);
+    char *list = cold_list(e);
+    char *text = xasprintf("warning%s%s: trainer %s never ran %d of the measured %s's %d hottest "
+                           "functions (%s): its pgo build optimizes them as cold code",
+                           p->label ? " " : "", p->label ? p->label : "", e->trainer, e->ncold,
+                           e->workload, e->nrows, list);
+    free(list);
+    return text;
+}
+
 static void warn_line(const struct pgo_pipeline *p, const struct pgo_exam *e)
 {
-    char *list = cold_list(e);
-    printf("  warning%s%s: trainer %s never ran %d of the measured %s's %d hottest functions "
-           "(%s): its pgo build optimizes them as cold code\n", p->label ? " " : "",
-           p->label ? p->label : "", e->trainer, e->ncold, e->workload, e->nrows, list);
-    free(list);
+    char *text = warn_text(p, e);
+    printf("  %s\n", text);
+    free(text);
 }
 
 /* A count per transaction in 14 columns: "0" for none, "<0.1" for a trace. */
@@ -369,4 +380,37 @@ void pgo_exam_warn(const struct pgo_pipeline *p)
             if (q->exams[i].ncold)
                 warn_line(q, &q->exams[i]);
     }
+}
+
+json_t *pgo_exam_json(const struct pgo_pipeline *p)
+{
+    json_t *all = json_array();
+    for (int g = -1; g < p->ngroups; g++) {
+        const struct pgo_pipeline *q = g < 0 ? p : &p->groups[g];
+        for (int i = 0; i < q->nexams; i++) {
+            const struct pgo_exam *e = &q->exams[i];
+            json_t *rows = json_array();
+            for (int r = 0; r < e->nrows; r++)
+                json_array_append_new(rows, json_pack("{s:s,s:f,s:f,s:b}", "function",
+                                                      e->rows[r].function, "measured_per_txn",
+                                                      e->rows[r].exam_per_txn, "training_per_txn",
+                                                      e->rows[r].train_per_txn, "cold",
+                                                      e->rows[r].cold));
+            json_t *o = json_pack("{s:s,s:s,s:f,s:f,s:i,s:o}", "workload", e->workload,
+                                  "trainer", e->trainer, "measured_transactions", e->exam_txns,
+                                  "training_transactions", e->train_txns, "cold", e->ncold,
+                                  "functions", rows);
+            if (!o)
+                die("out of memory");
+            if (q->label)
+                json_object_set_new(o, "group", json_string(q->label));
+            if (e->ncold) {
+                char *text = warn_text(q, e);
+                json_object_set_new(o, "warning", json_string(text));
+                free(text);
+            }
+            json_array_append_new(all, o);
+        }
+    }
+    return all;
 }

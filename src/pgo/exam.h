@@ -13,6 +13,7 @@
 #ifndef PGOLAB_PGO_EXAM_H
 #define PGOLAB_PGO_EXAM_H
 
+#include <jansson.h>
 #include <stdbool.h>
 
 #include "pgo/profile_functions.h"
@@ -50,6 +51,13 @@ int pgo_exam_run(struct pgo_pipeline *p);
 /* The summary's table: each exam's rows, the cold ones marked, and a warning line per exam
  * with cold functions. */
 void pgo_exam_print(const struct pgo_pipeline *p);
+
+/* Every exam of p and its groups as JSON (for the experiment's recorded settings,
+ * settings.pgo.exam): an array of {workload, trainer, group (another group's label),
+ * measured_transactions, training_transactions, cold, functions: [{function,
+ * measured_per_txn, training_per_txn, cold}], warning (the summary's line, when some are
+ * cold)}; empty without exams. New reference. */
+json_t *pgo_exam_json(const struct pgo_pipeline *p);
 
 /* The warning lines alone (beside the gain table): "warning: trainer T never ran N of the
  * measured W's 10 hottest functions (f, g, ...)". */

@@ -640,6 +640,11 @@ static char *extra_settings(const struct pgo_pipeline *p)
     add_corrections(corrections, p);
     for (int g = 0; g < p->ngroups; g++)
         add_corrections(corrections, &p->groups[g]);
+    /* each measured workload's hottest functions against each trainer's profile */
+    json_t *exam = pgo_exam_json(p);
+    if (o && json_array_size(exam))
+        json_object_set_new(json_object_get(o, "pgo"), "exam", json_incref(exam));
+    json_decref(exam);
     if (o) {
         json_object_set_new(json_object_get(o, "pgo"), "profiles", profiles);
         json_object_set_new(json_object_get(o, "pgo"), "profile_corrections", corrections);

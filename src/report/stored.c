@@ -48,6 +48,8 @@ int report_stored(struct strbuf *out, const struct report_stored_request *rq,
                                      .no_verdict = report_stored_verdict_after(rq, false) };
         report_experiment_opts(out, &a->cfg, &a->res, rq->shape, fmt, trainer_of, &ro);
         free(trainer_of);
+        if (fmt == REPORT_TEXT || fmt == REPORT_MARKDOWN)
+            report_exam_warnings(out, a);
     }
     if (!rq->profile || !(fmt == REPORT_MARKDOWN || fmt == REPORT_CSV || fmt == REPORT_JSON))
         return 0;

@@ -223,3 +223,15 @@ const char **report_trainers_of(const struct experiment_loaded *l)
     json_decref(set);
     return of;
 }
+
+void report_exam_warnings(struct strbuf *out, const struct experiment_loaded *l)
+{
+    json_t *set = l->exp.settings_json ? json_loads(l->exp.settings_json, 0, NULL) : NULL;
+    json_t *exam = json_object_get(json_object_get(set, "pgo"), "exam");
+    for (size_t i = 0; i < json_array_size(exam); i++) {
+        const char *w = json_string_value(json_object_get(json_array_get(exam, i), "warning"));
+        if (w)
+            strbuf_addf(out, "  %s\n", w);
+    }
+    json_decref(set);
+}

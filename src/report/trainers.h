@@ -43,6 +43,12 @@ int report_trainer_change(const struct experiment_config *cfg, const struct expe
  * array of nvariants pointers into the variants' names (caller frees the array only). */
 const char **report_trainers_of(const struct experiment_loaded *l);
 
+/* The warnings a pgo experiment recorded from its exam (settings "pgo": {"exam": [{...,
+ * "warning": "..."}]}: a trainer that never ran some of a measured workload's hottest
+ * functions), one indented line each into out, as `pgolab pgo` printed them after its gain
+ * tables; nothing when there are none. */
+void report_exam_warnings(struct strbuf *out, const struct experiment_loaded *l);
+
 /* true if trainer (a workload, a mix "a+b", or "suite") includes workload. */
 bool trainer_includes(const char *trainer, const char *workload);
 

@@ -44,6 +44,19 @@ like "$(<"$TMP/again.err")" "^exam: oltp_read_only, the profile of an earlier ru
 TABLE2=$(awk '/^  exam /{on=1; next} on && /^                  [a-z]/{print} on && /^$/{exit}' <"$TMP/again.out" | sed 1d)
 is "$TABLE2" "$TABLE" "second run: the same table"
 
+# the exam is recorded with the experiment (settings.pgo.exam) and `pgolab report` repeats its
+# warnings after the tables, as pgo printed them
+EXAMJ=$(sq "$TMP/r.db" "SELECT json_extract(settings_json, '\$.pgo.exam') FROM experiments WHERE id = 1")
+is "$(jq -r '.[0].workload + " " + .[0].trainer + " " + (.[0].functions | length | tostring)' <<<"$EXAMJ")" \
+    "oltp_read_only oltp_point_select $ROWS" "results: settings.pgo.exam holds the exam, its $ROWS functions"
+is "$(jq -r '.[0].functions[].function' <<<"$EXAMJ")" "$(awk '{print $1}' <<<"$TABLE")" \
+    "results: the same functions, in the summary's order"
+is "$(jq -r '[.[0].functions[] | select(.cold)] | length' <<<"$EXAMJ")" "$(grep -c ' cold$' <<<"$TABLE")" \
+    "results: the same functions marked cold"
+"$PGOLAB" report --results="$TMP/r.db" --experiment=1 >"$TMP/rep1.out" 2>/dev/null
+is "$(grep '^  warning' "$TMP/rep1.out")" "$(grep '^  warning' "$TMP/first.out" | sort -u)" \
+    "pgolab report: the exam's warnings as pgo printed them"
+
 # a bare --resume: the newest unfinished pgo experiment with the settings it recorded (its
 # --bench=oltp_read_only, not the default workloads), resolved before anything runs
 sq "$TMP/r.db" "UPDATE experiments SET status = 'interrupted', finished_at = NULL WHERE id = 2"
