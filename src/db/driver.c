@@ -1,6 +1,6 @@
 /* driver: driver registry and the counting wrappers workloads call (see driver.h). */
 #include "db/driver.h"
-#include "db/failed_stmt.h"
+#include "db/stmt_text.h"
 #include "db/mysql.h"
 #include "db/pgsql.h"
 #include "db/sqlite.h"
@@ -40,32 +40,6 @@ const char *db_driver_names(void)
             off += (size_t)snprintf(names + off, sizeof(names) - off, "%s%s", i ? ", " : "",
                                     drivers[i]->name);
     return names;
-}
-
-int db_sql_expand(struct strbuf *out, const char *sql, const struct db_param *p, int np,
-                  void (*quote)(void *ctx, struct strbuf *out, const char *s, int len), void *ctx)
-{
-    int used = 0;
-    char q = 0;  /* the quote character we are inside, or 0 */
-    for (const char *s = sql; *s; s++) {
-        if (q) {
-            if (*s == q)
-                q = 0;
-        } else if (*s == '\'' || *s == '"' || *s == '`') {
-            q = *s;
-        } else if (*s == '?') {
-            if (used == np)
-                return -1;
-            const struct db_param *v = &p[used++];
-            if (v->type == DB_INT)
-                strbuf_addf(out, "%lld", (long long)v->i);
-            else
-                quote(ctx, out, v->s, v->len);
-            continue;
-        }
-        strbuf_addch(out, *s);
-    }
-    return used == np ? 0 : -1;
 }
 
 const struct opt_def *const *db_driver_option_tables(int *count)

@@ -9,47 +9,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "db/status.h"
 #include "util/opts.h"
-
-/* Error classes (sysbench §9): retryable errors roll back and re-run the event. */
-enum db_status {
-    DB_OK = 0,
-    DB_RETRY,      /* deadlock / busy / locked: roll back, count an error, re-run the event */
-    DB_RECONNECT,  /* lost connection, ignorable: the driver has already reconnected and
-                    * re-prepared every statement of the connection (the db_stmt pointers stay
-                    * valid); the event is re-run and a reconnect counted. If reconnecting
-                    * fails the driver returns DB_FATAL instead. */
-    DB_FATAL,      /* anything else: stop the run */
-};
 
 /* Query classification (sysbench §3): result set -> read; else affected rows > 0 -> write;
  * else other. */
 enum db_qclass { DB_READ, DB_WRITE, DB_OTHER };
-
-/* Characters of a failed statement kept in its error (db_error.sql), "..." after. */
-#define DB_ERR_SQL_MAX 200
-
-struct db_error {
-    enum db_status status;
-    int code;          /* native code (SQLite extended result code, MySQL errno; 0 for
-                        * PostgreSQL, whose SQLSTATE is in `state`) */
-    char state[8];     /* SQLSTATE when the driver has one ("40P01"), else "" */
-    char msg[512];     /* native message */
-    /* The statement of a fatal error, with its values, and the table it names ("" when the
-     * error came from no statement, e.g. a connect): set by the db_* wrappers below and by
-     * a workload whose prepare failed (db/failed_stmt.h). */
-    char sql[DB_ERR_SQL_MAX + 4];
-    char table[64];
-};
-
-enum db_ptype { DB_INT, DB_TEXT };
-
-struct db_param {
-    enum db_ptype type;
-    int64_t i;
-    const char *s;  /* DB_TEXT: not NUL-terminated necessarily */
-    int len;
-};
 
 /* Per-connection counters; the owning worker writes them, the reporter reads them with
  * relaxed atomic loads. */
@@ -155,14 +120,6 @@ struct db_driver {
  * (server-side prepared statements, or statements sent as text with the parameters inlined by
  * db_sql_expand) and --db-debug (print every statement and error to stderr). */
 extern const struct opt_def db_common_options[];
-
-/* Text of a '?'-placeholder statement with its parameters inlined, for --db-ps-mode=disable:
- * DB_INT as decimal, DB_TEXT via quote(ctx, out, s, len), which appends the quoted literal
- * (e.g. mysql_real_escape_string, PQescapeStringConn). '?' inside quoted literals of sql is not
- * a placeholder. Returns 0, or -1 if the placeholder and parameter counts differ. */
-struct strbuf;
-int db_sql_expand(struct strbuf *out, const char *sql, const struct db_param *p, int np,
-                  void (*quote)(void *ctx, struct strbuf *out, const char *s, int len), void *ctx);
 
 /* Checksum mode (c->checksum, the correctness gate): every driver folds each fetched row the
  * same way, so equal results give equal checksums: db_checksum_value() for each column value

@@ -11,6 +11,7 @@
  * statements so that a reconnect can re-prepare them behind the db_stmt pointers the workload
  * holds. The password is never printed: not in errors, not in --db-debug output. */
 #include "db/mysql.h"
+#include "db/stmt_text.h"
 #include "util/libmariadb_api.h"
 #include "util/strbuf.h"
 #include "util/util.h"

@@ -6,6 +6,7 @@
  * $n, a result set is a read, a command with a row count > 0 a write, and SQLSTATEs 40P01, 40001
  * and 23505 are retried. The password is never printed. */
 #include "db/pgsql.h"
+#include "db/stmt_text.h"
 #include "util/libpq_api.h"
 #include "util/strbuf.h"
 #include "util/util.h"

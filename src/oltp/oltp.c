@@ -2,7 +2,7 @@
  * query set (see oltp.h). Statement texts, per-transaction counts and order, and the table/id
  * choice granularity follow sysbench 1.0.20's oltp_common.lua (reference/sysbench.md §2-3). */
 #include "oltp/oltp.h"
-#include "db/failed_stmt.h"
+#include "db/stmt_text.h"
 #include "oltp/loaded.h"
 #include "util/strbuf.h"
 #include "util/util.h"

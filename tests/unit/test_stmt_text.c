@@ -1,4 +1,4 @@
-/* Unit tests for db/failed_stmt.c: the table a statement names (every statement kind of the
+/* Unit tests for db/stmt_text.c: the table a statement names (every statement kind of the
  * workloads, quoted names, keywords inside literals, none), and the statement an error keeps:
  * its values inlined and quoted, on one line, cut to DB_ERR_SQL_MAX characters with "...". */
 #include <stdarg.h>
@@ -9,7 +9,7 @@
 
 #include <string.h>
 
-#include "db/failed_stmt.h"
+#include "db/stmt_text.h"
 
 static const char *table_of(const char *sql)
 {

@@ -1,5 +1,6 @@
-/* failed_stmt: the statement and table of a failed driver call (see failed_stmt.h). */
-#include "db/failed_stmt.h"
+/* stmt_text: a statement's text with its values inlined, and the table it names (see
+ * stmt_text.h). */
+#include "db/stmt_text.h"
 #include "util/strbuf.h"
 
 #include <assert.h>
@@ -104,4 +105,30 @@ void db_error_set_stmt(struct db_error *e, const char *sql, const struct db_para
     strcpy(e->sql + keep, len > keep ? "..." : "");
     strbuf_release(&full);
     db_sql_table(sql, e->table, sizeof(e->table));
+}
+
+int db_sql_expand(struct strbuf *out, const char *sql, const struct db_param *p, int np,
+                  void (*quote)(void *ctx, struct strbuf *out, const char *s, int len), void *ctx)
+{
+    int used = 0;
+    char q = 0;  /* the quote character we are inside, or 0 */
+    for (const char *s = sql; *s; s++) {
+        if (q) {
+            if (*s == q)
+                q = 0;
+        } else if (*s == '\'' || *s == '"' || *s == '`') {
+            q = *s;
+        } else if (*s == '?') {
+            if (used == np)
+                return -1;
+            const struct db_param *v = &p[used++];
+            if (v->type == DB_INT)
+                strbuf_addf(out, "%lld", (long long)v->i);
+            else
+                quote(ctx, out, v->s, v->len);
+            continue;
+        }
+        strbuf_addch(out, *s);
+    }
+    return used == np ? 0 : -1;
 }
