@@ -150,9 +150,10 @@ void store_experiment_release(struct store_experiment *e);
 typedef int (*store_experiment_fn)(const struct store_experiment *e, void *ctx);
 typedef int (*store_run_fn)(const struct store_run *r, void *ctx);
 
-/* The newest experiment of kind whose settings are settings_json's (the same settings hash)
- * and that did not finish (interrupted, or still "running" after its process died): *id and
- * its *nruns recorded, or *id 0 when there is none. 0 or -1 (a read error, said). */
+/* The interrupted experiment of kind whose settings are settings_json's (the same settings
+ * hash) with the most runs recorded (the newest of those): *id and its *nruns (> 0), or *id 0
+ * when there is none. One still "running" is left out: it may be running now, in another
+ * process. 0 or -1 (a read error, said). */
 int store_experiment_unfinished_like(struct store *s, const char *kind,
                                      const char *settings_json, int64_t *id, int64_t *nruns);
 

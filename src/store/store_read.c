@@ -352,10 +352,10 @@ int store_experiment_unfinished_like(struct store *s, const char *kind,
     char *hash = store_settings_hash(settings);
     json_decref(settings);
     sqlite3_stmt *st;
-    int rc = store_prepare(s, "SELECT e.id, (SELECT count(*) FROM runs r WHERE r.experiment_id "
-                              "= e.id) FROM experiments e WHERE e.kind = ?1 AND "
-                              "e.settings_hash = ?2 AND e.status IN ('interrupted', 'running') "
-                              "ORDER BY e.id DESC LIMIT 1", &st);
+    int rc = store_prepare(s, "SELECT id, n FROM (SELECT e.id AS id, (SELECT count(*) FROM runs "
+                              "r WHERE r.experiment_id = e.id) AS n FROM experiments e WHERE "
+                              "e.kind = ?1 AND e.settings_hash = ?2 AND e.status = "
+                              "'interrupted') WHERE n > 0 ORDER BY n DESC, id DESC LIMIT 1", &st);
     if (rc == 0) {
         if (store_sq->bind_text(st, 1, kind, -1, SQLITE_STATIC) != SQLITE_OK ||
             store_sq->bind_text(st, 2, hash, -1, SQLITE_STATIC) != SQLITE_OK) {

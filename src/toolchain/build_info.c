@@ -220,6 +220,30 @@ static char *line_value(const char *text, const char *key)
     return NULL;
 }
 
+/* The stamp's value of key with its {profile_dir} placeholder (a stamp names the profile
+ * directory on a line of its own, so that its key does not depend on where the profile is)
+ * replaced by that line's directory, or by "PROFILE_DIR" when the stamp has none. Caller
+ * frees; NULL when the stamp has no such key. */
+static char *stamp_flags_value(const char *stamp, const char *key)
+{
+    char *v = line_value(stamp, key);
+    const char *at = v ? strstr(v, "{profile_dir}") : NULL;
+    if (!at)
+        return v;
+    char *dir = line_value(stamp, "profile-dir");
+    struct strbuf sb = STRBUF_INIT;
+    strbuf_init(&sb, 0);
+    const char *p = v;
+    for (; (at = strstr(p, "{profile_dir}")); p = at + strlen("{profile_dir}")) {
+        strbuf_add(&sb, p, (size_t)(at - p));
+        strbuf_addstr(&sb, dir && *dir ? dir : "PROFILE_DIR");
+    }
+    strbuf_addstr(&sb, p);
+    free(dir);
+    free(v);
+    return strbuf_detach(&sb);
+}
+
 /* The stamp's flags: cflags, then the phase's flags and options, or NULL when all are empty. */
 static char *stamp_flags(const char *stamp)
 {
@@ -227,7 +251,7 @@ static char *stamp_flags(const char *stamp)
     struct strbuf sb = STRBUF_INIT;
     strbuf_init(&sb, 0);
     for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
-        char *v = line_value(stamp, keys[i]);
+        char *v = stamp_flags_value(stamp, keys[i]);
         if (v && *v)
             strbuf_addf(&sb, "%s%s", sb.len ? " " : "", v);
         free(v);
@@ -301,7 +325,7 @@ static void read_pgolab_build(const char *variant, const char *stamp, struct bui
         bi->compiler_from = "pgolab stamp";
     char *own = makefile_cflags(variant);
     if (own) {
-        char *phase = line_value(stamp, "phase-flags");
+        char *phase = stamp_flags_value(stamp, "phase-flags");
         bi->cflags = phase ? xasprintf("%s %s", own, phase) : xstrdup(own);
         bi->cflags_from = phase ? "the build's src/Makefile.global and the stamp's phase flags"
                                 : "the build's src/Makefile.global";

@@ -260,6 +260,14 @@ static void test_pgolab_build(void **state)
     build_info_read(bin, &bi);
     assert_string_equal(bi.cflags, "-Wall -fwrapv -O2 -fprofile-use -fprofile-partial-training");
     build_info_release(&bi);
+    /* the stamp's {profile_dir} is the directory its profile-dir line names */
+    p = xasprintf("%s/stamp", variant);
+    write_file(p, "stamp: 2\ncompiler: gcc\ncflags: -O2\nphase-flags: -fprofile-use={profile_dir} "
+                  "-fprofile-correction\ntrainer: t\nprofile-dir: /w/profile-t\n", 0644);
+    free(p);
+    build_info_read(bin, &bi);
+    assert_string_equal(bi.cflags, "-Wall -fwrapv -O2 -fprofile-use=/w/profile-t -fprofile-correction");
+    build_info_release(&bi);
     /* a prefix without a pgolab stamp is not a pgolab build */
     p = xasprintf("%s/stamp", variant);
     write_file(p, "something else\n", 0644);
