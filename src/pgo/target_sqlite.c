@@ -461,6 +461,21 @@ static char *library_settings(const struct pgo_pipeline *p)
     json_t *pgo = json_object_get(o, "pgo");
     if (o) /* what the profile holds (the profile check's counts) */
         json_object_set_new(pgo, "profile", profile_health_json(&l->health));
+    if (o) /* the target, as the servers record it (pgolab export finds the experiment by it) */
+        json_object_set_new(pgo, "target", json_string(p->recipe.name));
+    if (o && l->version) /* the version a package of the build is named for */
+        json_object_set_new(pgo, "source_version", json_string(l->version));
+    if (o && rq->ntrain == 1) { /* and the profile by its trainer, as the servers' "profiles" */
+        json_t *by = json_object();
+        json_object_set_new(by, rq->train[0], profile_health_json(&l->health));
+        for (int g = 0; g < p->ngroups; g++)
+            if (library_wants(&p->groups[g], "pgo")) {
+                char *key = xasprintf("%s:%s", p->groups[g].label, rq->train[0]);
+                json_object_set_new(by, key, profile_health_json(&p->groups[g].lib->health));
+                free(key);
+            }
+        json_object_set_new(pgo, "profiles", by);
+    }
     if (o && p->cc.family == CC_GCC) /* and what GCC corrected in it, as the servers' */
         json_object_set_new(pgo, "profile_corrections",
                             json_pack("{s:o}", "pgo", profile_corrections_json(&l->corrections)));

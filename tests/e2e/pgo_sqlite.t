@@ -118,6 +118,20 @@ is "$runs" 8 "JSON has every run: 2 variants x 2 workloads x 2 thread counts x 1
 fp=$(perl -MJSON::PP -e 'local $/; my $j = decode_json(<STDIN>); print join(" ", map { $_->{name} . "=" . (length($_->{sha256} // "")) } @{$j->{variants}})' <"$TMP/out.json")
 is "$fp" "baseline=64 pgo=64" "JSON fingerprints both variants with a sha256"
 
+# The measured pgo library exports as a package (export_standin.t covers a server build and
+# installs it): found as the newest complete pgo experiment of target sqlite, its profile
+# health recorded by trainer, the library byte for byte the one measured
+mkdir -p "$TMP/deb"
+# (--variant: one round decides nothing, and export takes no unproven build by itself)
+"$PGOLAB" export sqlite --variant=pgo --results="$TMP/results.db" --output="$TMP/deb" >"$TMP/export.out" 2>"$TMP/export.err"
+is "$?" 0 "export sqlite: exit 0" || diag "$(cat "$TMP/export.err")"
+DEB=$(ls "$TMP"/deb/*.deb 2>/dev/null | head -1)
+like "$DEB" "/pgolab-sqlite-pgo_3\.[0-9.]+\+pgolab1_amd64\.deb$" "export sqlite: a .deb named for SQLite's version"
+dpkg-deb -x "$DEB" "$TMP/debx" 2>/dev/null
+SO=$(ls "$TMP"/debx/opt/pgolab/*/lib/libsqlite3.so 2>/dev/null | head -1)
+is "$(sha256sum <"$SO" | cut -d' ' -f1)" "$(jq -r '.variants[] | select(.name == "pgo") | .sha256' "$TMP/out.json")" \
+    "export sqlite: the packaged library is the measured pgo build"
+
 # A second run with the same settings reuses every build (resumable pipeline).
 timeout 300 "$PGOLAB" pgo sqlite "${common[@]}" --results="$TMP/results.db" --measure=off >"$TMP/again.out" 2>&1
 is "$?" 0 "second run: exit 0"
