@@ -363,10 +363,11 @@ static int measure_workload(struct loop *l, int w)
     if (cfg->progress) { /* off a terminal: the measurement's phase line */
         strbuf_reset(&l->line);
         add_eta(&l->line, cfg, res, l->total, l->ran, l->run_ns);
-        progress_log("measuring %s: %s%d rounds x %d thread count%s x %d variants, "
+        progress_log("measuring %s: %s%d round%s x %d thread count%s x %d variant%s, "
                      "%d of %d runs recorded, ETA %s%s", cfg->workloads[w],
-                     cfg->target_ci > 0 ? "at most " : "", cfg->rounds, cfg->nthreads,
-                     cfg->nthreads == 1 ? "" : "s", cfg->nvariants, res->nruns, l->total,
+                     cfg->target_ci > 0 ? "at most " : "", cfg->rounds,
+                     cfg->rounds == 1 ? "" : "s", cfg->nthreads, cfg->nthreads == 1 ? "" : "s",
+                     cfg->nvariants, cfg->nvariants == 1 ? "" : "s", res->nruns, l->total,
                      cfg->target_ci > 0 ? "at most " : "", l->line.buf);
     }
     pace_begin(&l->pace, wall_time(), pace_interval());
