@@ -390,6 +390,7 @@ static const struct variant_spec_kind server_kinds[] = {
     { "baseline", NULL }, { "pgo", NULL }, { "lto", NULL }, { "pgo+lto", NULL },
     { "bolt", NULL }, { "pgo+bolt", NULL }, { "pgo+lto+bolt", NULL },
     { "official", "it is the distribution's binary, never built" },
+    { "distro", "it is built with Debian's own options and flags (debian/rules, dpkg-buildflags)" },
 };
 
 void cli_pgo_variant_kinds(void (*fn)(const char *kind))
@@ -400,7 +401,8 @@ void cli_pgo_variant_kinds(void (*fn)(const char *kind))
 
 /* --variants as [DIMENSION:]...KIND specs (variant_spec.h) of kinds[0..nkinds) into *names
  * (their canonical names, the measured variants' names) and groups by build settings; --cc and
- * --cflags are the defaults. need_pgo: refused without pgo or pgo+lto. 0 or -1 (one line). */
+ * --cflags are the defaults. need_pgo: refused without pgo, pgo+lto or distro (a build of
+ * its own to set beside the baseline). 0 or -1 (one line). */
 static int check_variants(char **v, int n, const struct variant_spec_kind *kinds, int nkinds,
                           bool need_pgo, const char *cc, const char *cflags,
                           struct pgo_variants *out)
@@ -416,11 +418,13 @@ static int check_variants(char **v, int n, const struct variant_spec_kind *kinds
         parsed--;
     bool pgo = false;
     for (int i = 0; i < parsed; i++)
-        pgo = pgo || !strcmp(specs[i].kind, "pgo") || !strcmp(specs[i].kind, "pgo+lto");
+        pgo = pgo || !strcmp(specs[i].kind, "pgo") || !strcmp(specs[i].kind, "pgo+lto") ||
+              !strcmp(specs[i].kind, "distro");
     if (rc == 0)
         rc = variant_specs_group(specs, n, &defaults, &out->groups, &out->ngroups);
     if (rc == 0 && need_pgo && !pgo)
-        rc = error("--variants: needs pgo or pgo+lto (baseline is always built and measured)");
+        rc = error("--variants: needs pgo, pgo+lto or distro (baseline is always built and "
+                   "measured)");
     if (rc == 0) {
         out->names = xcalloc((size_t)n + 1, sizeof(char *));
         for (int i = 0; i < n; i++)

@@ -7,7 +7,9 @@
  * nothing of its cmake options: "not known") and the feature options (--with-X, --without-X,
  * --enable-X, --disable-X) that differ from the self-built variants. The pipeline prints it in
  * the summary; the measurement gives it to each variant (struct variant's provenance: the
- * report header, --output JSON, HTML, the results database). This file owns p->prov. */
+ * report header, --output JSON, HTML, the results database). For the distro variant (distro.h)
+ * it says whose build it copies and that it is not the distribution's binary, with the options
+ * and flags it took and what it dropped. This file owns p->prov. */
 #include "pgo/source.h"
 #include "pgo/stages.h"
 #include "util/fs.h"
@@ -134,6 +136,30 @@ void pgo_provenance_differs(const struct argvec *built, const struct argvec *off
     argvec_clear(&seen);
 }
 
+/* The distro variant's: "built like Debian's PKG VERSION (options from debian/rules, flags
+ * from dpkg-buildflags); not the distribution's binary; configure ...; CFLAGS ...; dropped
+ * ...". Caller frees. */
+static char *distro_words(const struct pgo_pipeline *p, const char *pkg)
+{
+    const struct pgo_distro *d = &p->distro;
+    struct strbuf sb = STRBUF_INIT;
+    strbuf_init(&sb, 0);
+    strbuf_addf(&sb, "built like Debian's %s %s (options from debian/rules, flags from "
+                "dpkg-buildflags); not the distribution's binary",
+                pkg ? pkg : p->recipe.debian_package ? p->recipe.debian_package : "package",
+                p->source_version ? p->source_version : "(no version in debian/changelog)");
+    char *opts = argvec_join(&d->options);
+    strbuf_addf(&sb, "; compiler %s; configure %s", p->cc.version, opts);
+    free(opts);
+    for (int i = 0; i < d->env.n; i++)
+        strbuf_addf(&sb, "; %s", d->env.v[i]);
+    if (d->maint_options)
+        strbuf_addf(&sb, "; DEB_BUILD_MAINT_OPTIONS=%s", d->maint_options);
+    for (int i = 0; i < d->dropped.n; i++)
+        strbuf_addf(&sb, "%s%s", i ? ", " : "; dropped ", d->dropped.v[i]);
+    return strbuf_detach(&sb);
+}
+
 void pgo_provenance_make(struct pgo_pipeline *p)
 {
     struct pgo_provenance *pv = &p->prov;
@@ -164,6 +190,8 @@ void pgo_provenance_make(struct pgo_pipeline *p)
         strbuf_addf(&sb, "; configure %s", opts);
     free(pv->built);
     pv->built = strbuf_detach(&sb);
+    free(pv->distro);
+    pv->distro = p->distro.via ? distro_words(p, pkg) : NULL;
     free(pv->configure);
     pv->configure = opts;
     if (p->official_bin) {
@@ -223,6 +251,7 @@ void pgo_provenance_release(struct pgo_provenance *pv)
 {
     free(pv->built);
     free(pv->official);
+    free(pv->distro);
     free(pv->configure);
     free(pv->official_cflags);
     argvec_clear(&pv->differs);
