@@ -438,24 +438,38 @@ static bool installed(const char *pkg)
     return yes;
 }
 
+/* Append pkg to the space-separated list unless it is there. */
+static void add_package(struct strbuf *pkgs, const char *pkg)
+{
+    char *word = xasprintf(" %s ", pkg), *padded = xasprintf(" %s ", pkgs->buf ? pkgs->buf : "");
+    if (!strstr(padded, word))
+        strbuf_addf(pkgs, "%s%s", pkgs->len ? " " : "", pkg);
+    free(word);
+    free(padded);
+}
+
 int pgo_distro_check(const struct pgo_distro *d, const struct recipe *r)
 {
-    struct strbuf what = STRBUF_INIT, pkgs = STRBUF_INIT;
+    struct strbuf what = STRBUF_INIT, pkgs = STRBUF_INIT, dflt = STRBUF_INIT;
     strbuf_init(&what, 0);
     strbuf_init(&pkgs, 0);
-    for (int i = -1; i < d->options.n; i++) /* -1: the entries without an option */
+    strbuf_init(&dflt, 0);
+    for (int k = 0; k < r->ndistro_requires; k++) { /* what the configure uses by default */
+        const struct recipe_distro_rule *q = &r->distro_requires[k];
+        if (!q->option && !installed(q->package)) {
+            strbuf_addf(&dflt, "%s%s", dflt.len ? ", " : "", q->package);
+            add_package(&pkgs, q->package);
+        }
+    }
+    if (dflt.len)
+        strbuf_addf(&what, "its configure's defaults (%s)", dflt.buf);
+    for (int i = 0; i < d->options.n; i++)
         for (int k = 0; k < r->ndistro_requires; k++) {
             const struct recipe_distro_rule *q = &r->distro_requires[k];
-            if ((i < 0) != !q->option || (i >= 0 && !rule_matches(q->option, d->options.v[i])) ||
-                installed(q->package))
+            if (!q->option || !rule_matches(q->option, d->options.v[i]) || installed(q->package))
                 continue;
-            strbuf_addf(&what, "%s%s (%s)", what.len ? ", " : "",
-                        i < 0 ? "its configure's defaults" : d->options.v[i], q->package);
-            char *word = xasprintf(" %s ", q->package), *padded = xasprintf(" %s ", pkgs.buf);
-            if (!strstr(padded, word))
-                strbuf_addf(&pkgs, "%s%s", pkgs.len ? " " : "", q->package);
-            free(word);
-            free(padded);
+            strbuf_addf(&what, "%s%s (%s)", what.len ? ", " : "", d->options.v[i], q->package);
+            add_package(&pkgs, q->package);
         }
     int rc = 0;
     if (what.len)
@@ -464,6 +478,7 @@ int pgo_distro_check(const struct pgo_distro *d, const struct recipe *r)
                    "--variants)", r->title, what.buf, pkgs.buf);
     strbuf_release(&what);
     strbuf_release(&pkgs);
+    strbuf_release(&dflt);
     return rc;
 }
 
