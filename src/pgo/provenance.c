@@ -216,6 +216,10 @@ void pgo_provenance_make(struct pgo_pipeline *p)
             argvec_clear(&pv->differs);
             for (int i = 0; i < diff.n; i++)
                 argvec_push(&pv->differs, diff.v[i]);
+            argvec_clear(&pv->distro_differs);
+            pv->distro_compared = p->distro.via != NULL;
+            if (p->distro.via)
+                pgo_provenance_differs(&p->distro.options, &off, &pv->distro_differs);
             if (diff.n) {
                 strbuf_addstr(&sb, "; differs from the built variants in: ");
                 for (int i = 0; i < diff.n; i++)
@@ -245,6 +249,12 @@ void pgo_provenance_print(const struct pgo_pipeline *p)
         printf("  %-13s %s\n", "official", pv->official);
     for (int i = 0; i < pv->differs.n; i++)
         printf("  %-13s %s\n", i ? "" : "differs", pv->differs.v[i]);
+    if (pv->distro_compared)
+        printf("  %-13s %s\n", "distro", pv->distro_differs.n
+                   ? "its options differ from official's in these (built: distro's):"
+                   : "its feature options are official's (none differs)");
+    for (int i = 0; i < pv->distro_differs.n; i++)
+        printf("  %-13s %s\n", "", pv->distro_differs.v[i]);
 }
 
 void pgo_provenance_release(struct pgo_provenance *pv)
@@ -255,5 +265,6 @@ void pgo_provenance_release(struct pgo_provenance *pv)
     free(pv->configure);
     free(pv->official_cflags);
     argvec_clear(&pv->differs);
+    argvec_clear(&pv->distro_differs);
     memset(pv, 0, sizeof(*pv));
 }

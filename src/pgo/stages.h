@@ -95,6 +95,10 @@ struct pgo_provenance {
     char *configure;              /* the recipe's configure options, joined */
     char *official_cflags;        /* official's compile flags (pg_config --cflags), or NULL */
     struct argvec differs;        /* "icu: --without-icu built, --with-icu official" */
+    struct argvec distro_differs; /* the same of the distro variant's options: a build like
+                                   * Debian's should differ from official in none but what it
+                                   * dropped */
+    bool distro_compared;         /* distro_differs was made (official's options are known) */
 };
 
 struct pgo_pipeline {

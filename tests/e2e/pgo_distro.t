@@ -48,7 +48,7 @@ printf '%s\n' '#!/usr/bin/make -f' \
 chmod +x "$SRC/debian/rules"
 
 note "---- refusals before any build"
-derive mysql standin-nokey 'del(.requires)'
+derive mysql standin-nokey 'del(.requires) | del(.distro)'
 pgo nokey standin-nokey "${RUN[@]}" --variants=distro
 is "$RC" 1 "a recipe without a distro key: exit 1"
 is "$(errors_of "$TMP/nokey.err")" "FATAL: --variants: distro: $RECIPES/standin-nokey.json has no \"distro\" key (how Debian's configure replaces the recipe's, docs/recipes.md)" \
