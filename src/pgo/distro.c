@@ -62,7 +62,7 @@ static int run_capture(const char *const *argv, const char *cwd, const char *con
     return rc;
 }
 
-/* path's last component, up to any placeholder's end ("{source}/configure": "configure"). */
+/* path's last component ("{source}/configure": "configure"). */
 static const char *base_of(const char *path)
 {
     const char *slash = strrchr(path, '/');
