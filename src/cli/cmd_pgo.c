@@ -396,8 +396,8 @@ static int check_trainers(char **train, int n)
 static const struct variant_spec_kind server_kinds[] = {
     { "baseline", NULL }, { "pgo", NULL }, { "lto", NULL }, { "pgo+lto", NULL },
     { "bolt", NULL }, { "pgo+bolt", NULL }, { "pgo+lto+bolt", NULL },
-    { "official", "it is the distribution's binary, never built" },
     { "distro", "it is built with Debian's own options and flags (debian/rules, dpkg-buildflags)" },
+    { "official", "it is the distribution's binary, never built" },
 };
 
 void cli_pgo_variant_kinds(void (*fn)(const char *kind))
