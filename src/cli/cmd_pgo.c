@@ -657,9 +657,16 @@ static int server_variants(const struct opts *o, const struct pgo_settings *s, c
     /* official takes no build settings: it is --cc's group's kind; BOLT variants may be in
      * any group (clang:pgo+lto+bolt) */
     const struct variant_group *def = &pv->groups[0];
-    bool bolt = false, official = false;
-    for (int i = 0; i < def->nkinds; i++)
+    bool bolt = false, official = false, distro = false;
+    for (int i = 0; i < def->nkinds; i++) {
         official = official || !strcmp(def->kinds[i], "official");
+        distro = distro || !strcmp(def->kinds[i], "distro");
+    }
+    /* --search ranks candidate builds; distro is a reference (the distribution's way), which
+     * it does not handle as it does official */
+    if (search && distro)
+        return error("--search: distro is a reference, not a candidate: measure it without "
+                     "--search (e.g. --variants=pgo,distro)");
     for (int g = 0; g < pv->ngroups; g++)
         for (int i = 0; i < pv->groups[g].nkinds; i++)
             bolt = bolt || strstr(pv->groups[g].kinds[i], "bolt");

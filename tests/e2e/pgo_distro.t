@@ -57,6 +57,10 @@ pgo clang standin-distro "${RUN[@]}" --variants=distro --cc=clang
 is "$RC" 1 "distro with --cc=clang: exit 1"
 like "$(errors_of "$TMP/clang.err")" "^FATAL: --variants: distro is built as Debian builds it, with GCC, and --cc=clang is" \
     "distro with --cc=clang: one line"
+pgo search standin-distro "${RUN[@]}" --variants=pgo,distro --search
+is "$RC" 1 "distro with --search: exit 1"
+is "$(errors_of "$TMP/search.err")" "FATAL: --search: distro is a reference, not a candidate: measure it without --search (e.g. --variants=pgo,distro)" \
+    "distro with --search: one line"
 pgo needs standin-distro "${RUN[@]}" --variants=distro
 is "$RC" 1 "an option's package not installed: exit 1"
 is "$(errors_of "$TMP/needs.err")" "FATAL: the distro variant builds standin-distro with Debian's options, and these need Debian packages not installed: -DSTANDIN_NEEDS=1 (pgolab-test-no-such-package): apt-get install pgolab-test-no-such-package (or leave distro out of --variants)" \
