@@ -421,7 +421,10 @@ static char *stamp_diff_why(const struct pgo_pipeline *p, const struct pgo_build
         if (skip_steps && !strcmp(names[i].key, "steps"))
             continue;
         char *a = stamp_value(old, names[i].key), *w = stamp_value(want, names[i].key);
-        if (strcmp(a, w)) {
+        if (strcmp(a, w) && b->distro && !strcmp(names[i].key, "steps")) /* distro.h */
+            why = xasprintf("Debian's configure or the recipe's steps changed since %s "
+                            "(debian/rules' options, dpkg-buildflags' flags)", since);
+        else if (strcmp(a, w)) {
             if (!names[i].words && !strcmp(since, "the cached build"))
                 why = source_why(p, b);
             else if (!names[i].words)

@@ -151,7 +151,7 @@ printf '%s\n' '#!/usr/bin/make -f' \
 pgo sh standin-distro "${RUN[@]}" --variants=distro
 is "$RC" 0 "sh -c: exit 0" || diag "$(errors_of "$TMP/sh.err" | tail -5)"
 ok "sh -c: the tree has no builddir or configure-stamp" test ! -e "$SRC/builddir" -a ! -e "$SRC/configure-stamp"
-like "$(cat "$TMP/sh.out")" "  distro +[^ ]+  sha256 [0-9a-f]{16}  \([0-9.]+ s; built: the recipe's build steps changed" \
+like "$(cat "$TMP/sh.out")" "  distro +[^ ]+  sha256 [0-9a-f]{16}  \([0-9.]+ s; built: Debian's configure or the recipe's steps changed since the cached build \(debian/rules' options, dpkg-buildflags' flags\)" \
     "sh -c: rebuilt, saying why (Debian's command changed)"
 is "$(option_of "$LOG" STANDIN_CHECK_FLAGS)" "-DFROM_SH=1" "sh -c: the option inside the quoted command"
 is "$(option_of "$LOG" STANDIN_EXTRA_DIR)" "$SRC/builddir/../share" \
