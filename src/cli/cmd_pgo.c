@@ -56,8 +56,12 @@ static const struct opt_def pgo_options[] = {
       "pgo build + BOLT), which need the recipe's \"bolt\" key (docs/recipes.md), and for server "
       "targets lto, pgo+lto, pgo+lto+bolt (the pgo+lto build + BOLT) and official (the "
       "distribution's own server binary of the same major version, the recipe's server.official or "
-      "--official: measured and gated like the builds, never built). [DIMENSION:]...KIND builds "
-      "baseline, pgo (server targets: every kind but official) with other settings than --cc and "
+      "--official: measured and gated like the builds, never built) and distro (built the way the "
+      "Debian source package builds it: the options of its debian/rules, the flags of "
+      "dpkg-buildflags; not the distribution's binary; the recipe's \"distro\" key). "
+      "[DIMENSION:]...KIND builds "
+      "baseline, pgo (server targets: every kind but official and distro) with other settings "
+      "than --cc and "
       "--cflags: a compiler (gcc, clang, gcc-12, clang-14; cc=PATH) and compiler flags replacing "
       "--cflags (-O3, '-O3 -march=native'; cflags=...), e.g. "
       "--variants=baseline,pgo,clang:pgo+lto,-O3:pgo; each set of settings is built in its own "
@@ -165,7 +169,10 @@ static void usage(void)
            "continues an interrupted one with the settings it recorded; `pgolab report`\n"
            "prints it again. Server targets: --variants=baseline,pgo,official also measures\n"
            "the distribution's own server binary (the recipe's server.official, or --official;\n"
-           "never built, refused when of another major version than the source).\n\n"
+           "never built, refused when of another major version than the source);\n"
+           "--variants=distro,official adds a build made the way the Debian package builds\n"
+           "it (debian/rules' options, dpkg-buildflags' flags), where no official binary\n"
+           "installs too (MySQL on Debian 12).\n\n"
            "Targets (recipes/NAME.json, $PGOLAB_RECIPES; or a recipe file):\n");
     char *names = recipe_names();
     printf("  %s\n  (sqlite is the SQLite library, the embedded default; the others are "
@@ -389,6 +396,7 @@ static int check_trainers(char **train, int n)
 static const struct variant_spec_kind server_kinds[] = {
     { "baseline", NULL }, { "pgo", NULL }, { "lto", NULL }, { "pgo+lto", NULL },
     { "bolt", NULL }, { "pgo+bolt", NULL }, { "pgo+lto+bolt", NULL },
+    { "distro", "it is built with Debian's own options and flags (debian/rules, dpkg-buildflags)" },
     { "official", "it is the distribution's binary, never built" },
 };
 
@@ -400,7 +408,8 @@ void cli_pgo_variant_kinds(void (*fn)(const char *kind))
 
 /* --variants as [DIMENSION:]...KIND specs (variant_spec.h) of kinds[0..nkinds) into *names
  * (their canonical names, the measured variants' names) and groups by build settings; --cc and
- * --cflags are the defaults. need_pgo: refused without pgo or pgo+lto. 0 or -1 (one line). */
+ * --cflags are the defaults. need_pgo: refused without pgo, pgo+lto or distro (a build of
+ * its own to set beside the baseline). 0 or -1 (one line). */
 static int check_variants(char **v, int n, const struct variant_spec_kind *kinds, int nkinds,
                           bool need_pgo, const char *cc, const char *cflags,
                           struct pgo_variants *out)
@@ -416,11 +425,13 @@ static int check_variants(char **v, int n, const struct variant_spec_kind *kinds
         parsed--;
     bool pgo = false;
     for (int i = 0; i < parsed; i++)
-        pgo = pgo || !strcmp(specs[i].kind, "pgo") || !strcmp(specs[i].kind, "pgo+lto");
+        pgo = pgo || !strcmp(specs[i].kind, "pgo") || !strcmp(specs[i].kind, "pgo+lto") ||
+              !strcmp(specs[i].kind, "distro");
     if (rc == 0)
         rc = variant_specs_group(specs, n, &defaults, &out->groups, &out->ngroups);
     if (rc == 0 && need_pgo && !pgo)
-        rc = error("--variants: needs pgo or pgo+lto (baseline is always built and measured)");
+        rc = error("--variants: needs pgo, pgo+lto or distro (baseline is always built and "
+                   "measured)");
     if (rc == 0) {
         out->names = xcalloc((size_t)n + 1, sizeof(char *));
         for (int i = 0; i < n; i++)
@@ -646,9 +657,16 @@ static int server_variants(const struct opts *o, const struct pgo_settings *s, c
     /* official takes no build settings: it is --cc's group's kind; BOLT variants may be in
      * any group (clang:pgo+lto+bolt) */
     const struct variant_group *def = &pv->groups[0];
-    bool bolt = false, official = false;
-    for (int i = 0; i < def->nkinds; i++)
+    bool bolt = false, official = false, distro = false;
+    for (int i = 0; i < def->nkinds; i++) {
         official = official || !strcmp(def->kinds[i], "official");
+        distro = distro || !strcmp(def->kinds[i], "distro");
+    }
+    /* --search ranks candidate builds; distro is a reference (the distribution's way), which
+     * it does not handle as it does official */
+    if (search && distro)
+        return error("--search: distro is a reference, not a candidate: measure it without "
+                     "--search (e.g. --variants=pgo,distro)");
     for (int g = 0; g < pv->ngroups; g++)
         for (int i = 0; i < pv->groups[g].nkinds; i++)
             bolt = bolt || strstr(pv->groups[g].kinds[i], "bolt");

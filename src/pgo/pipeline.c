@@ -102,6 +102,7 @@ static void release(struct pgo_pipeline *p)
     free(p->source_sha);
     free(p->source_files);
     pgo_provenance_release(&p->prov);
+    pgo_distro_release(&p->distro);
     free(p->source_version);
     free(p->root);
     free(p->profile_raw);

@@ -8,8 +8,10 @@
  * --enable-X, --disable-X) that differ from the self-built variants (pg_config, the option
  * words and their features are toolchain/build_info.h's, which compare's variants use too).
  * The pipeline prints it in the summary; the measurement gives it to each variant (struct
- * variant's provenance: the report header, --output JSON, HTML, the results database). This
- * file owns p->prov. */
+ * variant's provenance: the report header, --output JSON, HTML, the results database). For
+ * the distro variant (distro.h) it says whose build it copies and that it is not the
+ * distribution's binary, with the options and flags it took and what it dropped. This file
+ * owns p->prov. */
 #include "pgo/source.h"
 #include "pgo/stages.h"
 #include "toolchain/build_info.h"
@@ -51,6 +53,30 @@ static void official_differs(const struct argvec *built, const struct argvec *of
     argvec_clear(&names);
 }
 
+/* The distro variant's: "built like Debian's PKG VERSION (options from debian/rules, flags
+ * from dpkg-buildflags); not the distribution's binary; configure ...; CFLAGS ...; dropped
+ * ...". Caller frees. */
+static char *distro_words(const struct pgo_pipeline *p, const char *pkg)
+{
+    const struct pgo_distro *d = &p->distro;
+    struct strbuf sb = STRBUF_INIT;
+    strbuf_init(&sb, 0);
+    strbuf_addf(&sb, "built like Debian's %s %s (options from debian/rules, flags from "
+                "dpkg-buildflags); not the distribution's binary",
+                pkg ? pkg : p->recipe.debian_package ? p->recipe.debian_package : "package",
+                p->source_version ? p->source_version : "(no version in debian/changelog)");
+    char *opts = argvec_join(&d->options);
+    strbuf_addf(&sb, "; compiler %s; configure %s", p->cc.version, opts);
+    free(opts);
+    for (int i = 0; i < d->env.n; i++)
+        strbuf_addf(&sb, "; %s", d->env.v[i]);
+    if (d->maint_options)
+        strbuf_addf(&sb, "; DEB_BUILD_MAINT_OPTIONS=%s", d->maint_options);
+    for (int i = 0; i < d->dropped.n; i++)
+        strbuf_addf(&sb, "%s%s", i ? ", " : "; dropped ", d->dropped.v[i]);
+    return strbuf_detach(&sb);
+}
+
 void pgo_provenance_make(struct pgo_pipeline *p)
 {
     struct pgo_provenance *pv = &p->prov;
@@ -87,6 +113,8 @@ void pgo_provenance_make(struct pgo_pipeline *p)
         strbuf_addf(&sb, "; configure %s", opts);
     free(pv->built);
     pv->built = strbuf_detach(&sb);
+    free(pv->distro);
+    pv->distro = p->distro.via ? distro_words(p, pkg) : NULL;
     free(pv->configure);
     pv->configure = opts;
     if (p->official_bin) {
@@ -111,6 +139,10 @@ void pgo_provenance_make(struct pgo_pipeline *p)
             argvec_clear(&pv->differs);
             for (int i = 0; i < diff.n; i++)
                 argvec_push(&pv->differs, diff.v[i]);
+            argvec_clear(&pv->distro_differs);
+            pv->distro_compared = p->distro.via != NULL;
+            if (p->distro.via)
+                official_differs(&p->distro.options, &off, &pv->distro_differs);
             if (diff.n) {
                 strbuf_addstr(&sb, "; differs from the built variants in: ");
                 for (int i = 0; i < diff.n; i++)
@@ -140,14 +172,22 @@ void pgo_provenance_print(const struct pgo_pipeline *p)
         printf("  %-13s %s\n", "official", pv->official);
     for (int i = 0; i < pv->differs.n; i++)
         printf("  %-13s %s\n", i ? "" : "differs", pv->differs.v[i]);
+    if (pv->distro_compared)
+        printf("  %-13s %s\n", "distro", pv->distro_differs.n
+                   ? "its options differ from official's in these (built: distro's):"
+                   : "its feature options are official's (none differs)");
+    for (int i = 0; i < pv->distro_differs.n; i++)
+        printf("  %-13s %s\n", "", pv->distro_differs.v[i]);
 }
 
 void pgo_provenance_release(struct pgo_provenance *pv)
 {
     free(pv->built);
     free(pv->official);
+    free(pv->distro);
     free(pv->configure);
     free(pv->official_cflags);
     argvec_clear(&pv->differs);
+    argvec_clear(&pv->distro_differs);
     memset(pv, 0, sizeof(*pv));
 }

@@ -454,6 +454,79 @@ static int load_bolt(const struct ctx *c, json_t *root, struct recipe *r)
     return 0;
 }
 
+/* distro.drop / distro.requires: [{"option": ..., "reason" | "package": ...}]; a requires
+ * entry without "option" is always needed (what the package's configure uses by default). */
+static int load_distro_rules(const struct ctx *c, json_t *arr, const char *key,
+                             const char *what, struct recipe_distro_rule **out, int *n)
+{
+    const char *const known[] = { "option", what, NULL };
+    if (!json_is_array(arr))
+        return fail_at(c, key, "distro.%s must be an array of {\"option\", \"%s\"}", key, what);
+    *out = xcalloc(json_array_size(arr) + 1, sizeof(**out));
+    for (size_t i = 0; i < json_array_size(arr); i++) {
+        json_t *o = json_array_get(arr, i);
+        struct recipe_distro_rule *d = &(*out)[i];
+        *n = (int)i + 1;
+        if (!json_is_object(o))
+            return fail_at(c, key, "distro.%s entries are objects", key);
+        if (check_keys(c, o, key, known) < 0 ||
+            get_string(c, o, "option", !strcmp(what, "reason"), &d->option) < 0 ||
+            get_string(c, o, what, true, strcmp(what, "reason") ? &d->package : &d->reason) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* "distro": {"run": [...], "paths": [...], "drop": [...], "requires": [...]}: server recipes
+ * only; run is required and its first word names the program Debian's rules run. */
+static int load_distro(const struct ctx *c, json_t *root, struct recipe *r)
+{
+    static const char *const known[] = { "run", "paths", "drop", "requires", NULL };
+    json_t *d = json_object_get(root, "distro");
+    if (!d)
+        return 0;
+    if (!json_is_object(d))
+        return fail_at(c, "distro", "'distro' must be an object");
+    if (r->product != RECIPE_SERVER)
+        return fail_at(c, "distro", "'distro' is for server recipes");
+    json_t *run = json_object_get(d, "run"), *paths = json_object_get(d, "paths");
+    json_t *drop = json_object_get(d, "drop"), *req = json_object_get(d, "requires");
+    if (check_keys(c, d, "distro", known) < 0)
+        return -1;
+    if (!run)
+        return fail_at(c, "distro", "missing key 'run' in distro (the configure command's head, "
+                       "e.g. [\"{source}/configure\"] or [\"cmake\", \"{source}\"])");
+    if (get_strings(c, run, "run", &r->distro_run) < 0 ||
+        (paths && get_strings(c, paths, "paths", &r->distro_paths) < 0) ||
+        (drop && load_distro_rules(c, drop, "drop", "reason", &r->distro_drop,
+                                   &r->ndistro_drop) < 0) ||
+        (req && load_distro_rules(c, req, "requires", "package", &r->distro_requires,
+                                  &r->ndistro_requires) < 0))
+        return -1;
+    if (!r->distro_run[0])
+        return fail_at(c, "run", "distro.run is empty");
+    if (!r->distro_paths)
+        r->distro_paths = xcalloc(1, sizeof(char *));
+    bool configure = false;
+    for (int i = 0; i < r->nsteps; i++)
+        configure = configure || !strcmp(r->steps[i].name, "configure");
+    if (!configure)
+        return fail_at(c, "distro", "'distro' replaces the step named \"configure\", and the "
+                       "recipe's steps have none");
+    r->has_distro = true;
+    return 0;
+}
+
+static void release_distro_rules(struct recipe_distro_rule *d, int n)
+{
+    for (int i = 0; i < n; i++) {
+        free(d[i].option);
+        free(d[i].reason);
+        free(d[i].package);
+    }
+    free(d);
+}
+
 /* "requires": [{"program" | "file", "package"[, "unless"]}]; unless only where allowed. */
 static int load_tools(const struct ctx *c, json_t *tl, const char *key, bool unless,
                       struct recipe_tool **out, int *n)
@@ -702,7 +775,7 @@ int recipe_load(const char *path, struct recipe *out)
     static const char *const known[] = {
         "pgolab_recipe", "name", "title", "description", "source", "server", "library",
         "build_dir", "config_headers", "pgo", "prepare", "steps", "suite", "log_errors",
-        "requires", "bolt", "versions", NULL,
+        "requires", "bolt", "versions", "distro", NULL,
     };
     struct strbuf text = STRBUF_INIT;
     json_error_t jerr;
@@ -797,7 +870,7 @@ int recipe_load(const char *path, struct recipe *out)
         fail_at(&c, "suite", "'suite' is for server recipes (it runs against a started server)");
         goto out;
     }
-    if (check_own_suite(&c, out) < 0)
+    if (check_own_suite(&c, out) < 0 || load_distro(&c, root, out) < 0)
         goto out;
     out->sha256 = sha256_file(path);
     rc = out->sha256 ? 0 : -1;
@@ -855,6 +928,10 @@ void recipe_release(struct recipe *r)
     free_strings(r->train_options);
     free_strings(r->hot_functions);
     free_strings(r->config_headers);
+    free_strings(r->distro_run);
+    free_strings(r->distro_paths);
+    release_distro_rules(r->distro_drop, r->ndistro_drop);
+    release_distro_rules(r->distro_requires, r->ndistro_requires);
     free_strings(r->bolt_cflags);
     free_strings(r->bolt_clang_cflags);
     free_strings(r->bolt_link_flags);

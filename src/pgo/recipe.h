@@ -69,6 +69,15 @@ struct recipe_tool {
                        * tclsh) */
 };
 
+/* One option rule of "distro": a Debian configure option (matched by its name, the text before
+ * any '=', or the whole option) and why it is dropped, or the Debian package it needs. */
+struct recipe_distro_rule {
+    char *option;     /* NULL in distro.requires: needed whatever the options (a default of
+                       * the package's configure, e.g. PostgreSQL's readline) */
+    char *reason;     /* distro.drop: why the distro variant leaves it out */
+    char *package;    /* distro.requires: the Debian package it needs (dpkg-query) */
+};
+
 struct recipe {
     char *path;                /* the file it was read from (absolute) */
     char *name;                /* "postgresql" */
@@ -145,6 +154,18 @@ struct recipe {
                                 * tree); "started" (default): pgolab starts one for it */
     /* "bolt": how the target is built for BOLT (pgo.md 4.8), used by the bolt and pgo+bolt
      * variants; NULL lists when the recipe has no "bolt" key (BOLT variants are refused) */
+    /* "distro": how the distro variant (pgo/distro.h: built the way Debian's package builds)
+     * runs Debian's configure in place of the recipe's step named "configure"; NULL lists
+     * and has_distro false when the recipe has no "distro" key (the variant is refused) */
+    bool has_distro;
+    char **distro_run;         /* the command's head, templates ("{source}/configure"; "cmake",
+                                * "{source}"): Debian's options follow it */
+    char **distro_paths;       /* templates after Debian's options: the variant's own install
+                                * directories ("--prefix={prefix}"), where Debian's are dropped */
+    struct recipe_distro_rule *distro_drop;      /* options left out, each with its reason */
+    int ndistro_drop;
+    struct recipe_distro_rule *distro_requires;  /* options and the package each needs */
+    int ndistro_requires;
     bool has_bolt;
     char **bolt_cflags;        /* compile flags, e.g. -fno-reorder-blocks-and-partition */
     char **bolt_clang_cflags;  /* clang's instead (it does not know GCC's, and splits no

@@ -14,6 +14,7 @@
 
 #include "toolchain/toolchain.h"
 #include "pgo/correction.h"
+#include "pgo/distro.h"
 #include "pgo/profile_check.h"
 #include "pgo/recipe.h"
 #include "pgo/request.h"
@@ -78,6 +79,8 @@ struct pgo_build {
     double bolt_train_seconds;
     bool official;                /* the official variant: product is the distribution's
                                    * binary (official.c), no directory, prefix or build */
+    bool distro;                  /* the distro variant: built like Debian's package, its
+                                   * configure step Debian's (p->distro, distro.h) */
 };
 
 /* Everything one run of the pipeline made; pipeline.c releases it. */
@@ -87,9 +90,15 @@ struct pgo_provenance {
                                    * Debian sid, upstream 18.6; configure --without-icu ..." */
     char *official;               /* official's: its package and version, its configure
                                    * options and what differs; NULL without official */
+    char *distro;                 /* distro's: "built like Debian's PKG VERSION (...); not the
+                                   * distribution's binary; ..."; NULL without distro */
     char *configure;              /* the recipe's configure options, joined */
     char *official_cflags;        /* official's compile flags (pg_config --cflags), or NULL */
     struct argvec differs;        /* "icu: --without-icu built, --with-icu official" */
+    struct argvec distro_differs; /* the same of the distro variant's options: a build like
+                                   * Debian's should differ from official in none but what it
+                                   * dropped */
+    bool distro_compared;         /* distro_differs was made (official's options are known) */
 };
 
 struct pgo_pipeline {
@@ -114,6 +123,8 @@ struct pgo_pipeline {
     char *pgolab;                 /* this binary, for bench children */
     char *source, *source_sha, *source_version;
     struct pgo_provenance prov;   /* made once the source and official are known */
+    struct pgo_distro distro;     /* the distro variant's configure (distro.h), read with the
+                                   * source when --variants names it (via NULL until then) */
     char *source_files;           /* the tree's per-file hashes (tree_sha256_list()): kept
                                    * beside each build's stamp to name the files an edit
                                    * changed (steps.c) */

@@ -4,6 +4,7 @@
  * counts, and the checks after it (the product exists; a pgo build used its profile). */
 #include "pgo/build_log.h"
 #include "pgo/config_check.h"
+#include "pgo/distro.h"
 #include "pgo/stages.h"
 #include "util/fs.h"
 #include "util/progress.h"
@@ -63,6 +64,14 @@ static const char *lenient_instead(const char *flag)
 int pgo_build_flags(struct pgo_pipeline *p, struct pgo_build *b)
 {
     struct argvec fl = ARGVEC_INIT, all = ARGVEC_INIT;
+    if (b->distro) { /* Debian's flags, in its configure step's environment (distro.h) */
+        assert(p->distro.via);
+        free(b->pgo_flags);
+        free(b->flags);
+        b->pgo_flags = xstrdup("");
+        b->flags = xstrdup(p->distro.cflags);
+        return 0;
+    }
     if (p->recipe.flags == RECIPE_FLAGS_COMPILER) {
         struct argvec raw = ARGVEC_INIT;
         struct pgo_paths paths = {
@@ -145,6 +154,42 @@ int pgo_build_flags(struct pgo_pipeline *p, struct pgo_build *b)
     return 0;
 }
 
+/* ---- the steps as they run ---------------------------------------------------------- */
+
+/* Step i of build b expanded into argv, env and cwd: the recipe's, except the distro variant's
+ * configure, which is the recipe's distro.run, Debian's options (distro.h), distro.paths, with
+ * Debian's flags and pgolab's compiler in the environment. */
+static void expand_build_step(const struct pgo_pipeline *p, const struct pgo_build *b, int i,
+                              const struct recipe_vars *v, struct argvec *argv,
+                              struct argvec *env, char **cwd)
+{
+    const struct recipe *r = &p->recipe;
+    recipe_expand_step(&r->steps[i], v, argv, env, cwd);
+    int first = 0;
+    while (first < r->nsteps && strcmp(r->steps[first].name, "configure"))
+        first++;
+    if (!b->distro || i != first)
+        return;
+    assert(p->distro.via && r->has_distro);
+    argvec_clear(argv);
+    for (char **a = r->distro_run; *a; a++) {
+        char *x = recipe_expand(*a, v);
+        argvec_push(argv, x);
+        free(x);
+    }
+    for (int k = 0; k < p->distro.options.n; k++)
+        argvec_push(argv, p->distro.options.v[k]);
+    for (char **a = r->distro_paths; *a; a++) {
+        char *x = recipe_expand(*a, v);
+        argvec_push(argv, x);
+        free(x);
+    }
+    for (int k = 0; k < p->distro.env.n; k++)
+        argvec_push(env, p->distro.env.v[k]);
+    argvec_pushf(env, "CC=%s", p->cc_name);
+    argvec_pushf(env, "CXX=%s", p->cxx);
+}
+
 /* ---- the stamp ---------------------------------------------------------------------- */
 
 /* The stamp's format: a stamp without this line was written by an older pgolab. */
@@ -194,7 +239,7 @@ static void steps_texts(const struct pgo_pipeline *p, const struct pgo_build *b,
     for (int i = 0; i < p->recipe.nsteps; i++) {
         struct argvec argv = ARGVEC_INIT, env = ARGVEC_INIT;
         char *cwd = NULL;
-        recipe_expand_step(&p->recipe.steps[i], &v, &argv, &env, &cwd);
+        expand_build_step(p, b, i, &v, &argv, &env, &cwd);
         char *a = argvec_join(&argv), *e = argvec_join(&env);
         texts[i] = xasprintf("%s\n%s\n%s\n", cwd, e, a);
         free(a);
@@ -381,7 +426,10 @@ static char *stamp_diff_why(const struct pgo_pipeline *p, const struct pgo_build
         if (skip_steps && !strcmp(names[i].key, "steps"))
             continue;
         char *a = stamp_value(old, names[i].key), *w = stamp_value(want, names[i].key);
-        if (strcmp(a, w)) {
+        if (strcmp(a, w) && b->distro && !strcmp(names[i].key, "steps")) /* distro.h */
+            why = xasprintf("Debian's configure or the recipe's steps changed since %s "
+                            "(debian/rules' options, dpkg-buildflags' flags)", since);
+        else if (strcmp(a, w)) {
             if (!names[i].words && !strcmp(since, "the cached build"))
                 why = source_why(p, b);
             else if (!names[i].words)
@@ -613,8 +661,8 @@ void pgo_build_vars(const struct pgo_pipeline *p, const struct pgo_build *b,
     v->phase = build_phase_name(b->phase);
     v->cc = p->cc_name;
     v->cxx = p->cxx;
-    v->cflags = p->cflags;
-    v->cxxflags = p->cflags;
+    v->cflags = b->distro ? p->distro.cflags : p->cflags;
+    v->cxxflags = v->cflags;
     v->pgo_flags = b->pgo_flags;
     v->lto = b->lto ? "ON" : "OFF";
     v->jobs = p->rq->jobs;
@@ -677,7 +725,7 @@ static int run_step(struct pgo_pipeline *p, struct pgo_build *b, int i, const ch
     char *cwd = NULL;
     int rc = -1;
     pgo_build_vars(p, b, &v);
-    recipe_expand_step(st, &v, &argv, &env, &cwd);
+    expand_build_step(p, b, i, &v, &argv, &env, &cwd);
     char *cmd = subprocess_argv_str(argvec_argv(&argv));
     struct strbuf head = STRBUF_INIT, logtext = STRBUF_INIT;
     strbuf_init(&head, 0);

@@ -209,12 +209,13 @@ static struct pgo_build *build_of_kind(struct pgo_pipeline *p, const char *name)
     return NULL;
 }
 
-/* baseline, instrumented, [lto], pgo per trainer, [pgo+lto per trainer], [bolt], [pgo+bolt],
- * [pgo+lto+bolt], [official] (BOLT variants: one trainer, checked by pgo_bolt_check). */
+/* baseline, instrumented, [lto], [distro], pgo per trainer, [pgo+lto per trainer], [bolt],
+ * [pgo+bolt], [pgo+lto+bolt], [official] (BOLT variants: one trainer, checked by
+ * pgo_bolt_check). */
 static void setup_builds(struct pgo_pipeline *p)
 {
     const struct pgo_request *rq = p->rq;
-    p->builds = xcalloc((size_t)(4 + ARRAY_SIZE(bolt_kinds) + 2 * p->ntrainers),
+    p->builds = xcalloc((size_t)(5 + ARRAY_SIZE(bolt_kinds) + 2 * p->ntrainers),
                         sizeof(*p->builds));
     p->nbolt = 0;
     for (size_t k = 0; k < ARRAY_SIZE(bolt_kinds); k++)
@@ -226,6 +227,14 @@ static void setup_builds(struct pgo_pipeline *p)
     add_build(p, "instrumented", BUILD_INSTRUMENTED, false, NULL)->skip = !wants_pgo(rq);
     if (wants(rq, "lto"))
         add_build(p, "lto", BUILD_BASELINE, true, NULL);
+    if (wants(rq, "distro")) {
+        struct pgo_build *b = add_build(p, "distro", BUILD_BASELINE, false, NULL);
+        b->distro = true;
+        /* always a build tree of its own: in a shared one, cmake's cache would keep the
+         * options of the build before it that Debian's command does not name */
+        free(b->build_dir);
+        b->build_dir = path_join(b->dir, "build");
+    }
     for (int pass = 0; pass < 2; pass++) {
         const char *kind = pass ? "pgo+lto" : "pgo";
         if (!wants(rq, kind))
@@ -355,6 +364,10 @@ static void print_builds(const struct pgo_pipeline *p)
         if (b->official)
             continue;
         print_build(b);
+        if (b->distro) {
+            pgo_distro_print(&p->distro);
+            continue;
+        }
         printf("  %-13s flags: %s\n", "", b->flags);
         if (b->phase == BUILD_PGO)
             printf("  %-13s %d objects had no profile data (code the trainer never ran)\n", "",
@@ -505,6 +518,11 @@ static int server_source(struct pgo_pipeline *p)
             return -1;
     }
     if (pgo_source_check_major(&p->recipe, p->source) < 0)
+        return -1;
+    /* the distro variant's configure from the tree's debian/rules, its packages checked
+     * before anything is built */
+    if (wants(p->rq, "distro") && (pgo_distro_read(p->source, &p->recipe, &p->distro) < 0 ||
+                                   pgo_distro_check(&p->distro, &p->recipe) < 0))
         return -1;
     pgo_provenance_make(p);
     /* without official the build goes on, but its recorded version is the changelog's */
@@ -667,14 +685,18 @@ static void server_variant(const struct pgo_pipeline *p, const struct pgo_build 
 {
     v->kind = VARIANT_SERVER;
     v->library = b->official ? b->product : b->prefix;
-    v->provenance = b->official ? p->prov.official : p->prov.built;
+    v->provenance = b->official ? p->prov.official : b->distro ? p->prov.distro : p->prov.built;
 }
 
 /* ---- the target --------------------------------------------------------------------- */
 
-/* Before the results file: the official variant's binary, when --variants names it. */
+/* Before the results file: the official variant's binary, when --variants names it; the
+ * recipe's "distro" key, when it names distro. */
 static int server_target_check(struct pgo_pipeline *p)
 {
+    if (wants(p->rq, "distro") && !p->recipe.has_distro)
+        return error("--variants: distro: %s has no \"distro\" key (how Debian's configure "
+                     "replaces the recipe's, docs/recipes.md)", p->recipe.path);
     return pgo_official_check(p);
 }
 
@@ -682,6 +704,10 @@ static int server_target_check(struct pgo_pipeline *p)
  * every group's BOLT options. */
 static int server_target_tools(struct pgo_pipeline *p)
 {
+    if (wants(p->rq, "distro") && p->cc.family != CC_GCC)
+        return error("--variants: distro is built as Debian builds it, with GCC, and --cc=%s is "
+                     "%s: give --cc=gcc (other compilers as variants: clang:pgo)", p->cc_name,
+                     p->cc.version);
     if (check_reachable(p) < 0 || pgo_bolt_check(p) < 0)
         return -1;
     for (int g = 0; g < p->ngroups; g++)

@@ -2,6 +2,7 @@
  * set, the flags that decide the code, a compiler's short name, and the text of one build and
  * of the differences of two. Reads no file. Owns no state. */
 #include "toolchain/build_info.h"
+#include "util/shellwords.h"
 #include "util/strbuf.h"
 #include "util/util.h"
 
@@ -12,29 +13,16 @@
 
 void build_words_split(const char *text, struct argvec *out)
 {
-    struct strbuf w = STRBUF_INIT;
-    strbuf_init(&w, 0);
-    for (const char *at = text ? text : ""; *at;) {
-        at += strspn(at, " \t\n");
-        if (!*at)
-            break;
-        strbuf_reset(&w);
-        /* one word: plain characters, '...' quoted parts and \x escapes, up to a blank */
-        while (*at && !strchr(" \t\n", *at)) {
-            if (*at == '\'') {
-                size_t n = strcspn(at + 1, "'");
-                strbuf_add(&w, at + 1, n);
-                at += 1 + n + (at[1 + n] == '\'' ? 1 : 0);
-            } else if (*at == '\\' && at[1]) {
-                strbuf_addch(&w, at[1]);
-                at += 2;
-            } else {
-                strbuf_addch(&w, *at++);
-            }
-        }
-        argvec_push(out, w.len ? w.buf : "");
+    struct shell_command *c;
+    int n;
+    if (shell_commands(text ? text : "", &c, &n) < 0) {
+        argvec_split(out, text); /* an unterminated quote: the blanks alone decide */
+        return;
     }
-    strbuf_release(&w);
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < c[i].words.n; k++)
+            argvec_push(out, c[i].words.v[k]);
+    shell_commands_free(c, n);
 }
 
 char *build_feature_of(const char *opt)

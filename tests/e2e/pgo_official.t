@@ -134,7 +134,7 @@ refused mysqlbin "^FATAL: --variants: official: /usr/sbin/mariadbd is not a Post
     "--official of another server family" \
     postgresql --source="$S15" --workdir="$WD" --variants=baseline,pgo,official \
     --official=/usr/sbin/mariadbd
-refused typo "^FATAL: --variants: unknown variant 'offical' \(known: baseline, pgo, lto, pgo\+lto, bolt, pgo\+bolt, pgo\+lto\+bolt, official\)$" \
+refused typo "^FATAL: --variants: unknown variant 'offical' \(known: baseline, pgo, lto, pgo\+lto, bolt, pgo\+bolt, pgo\+lto\+bolt, distro, official\)$" \
     "a misspelt variant" \
     postgresql --source="$S15" --workdir="$WD" --variants=baseline,pgo,offical
 refused sqlite "^FATAL: --official is for server targets \(recipes\)" "--official for the SQLite library" \

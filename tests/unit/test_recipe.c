@@ -651,6 +651,10 @@ static void test_shipped(void **state)
         /* BOLT: the server binary, linked with its relocations, one profile per process; the
          * daemons (not PostgreSQL, whose backends exit) also dump periodically */
         assert_true(r.has_bolt);
+        /* the distro variant: Debian's configure replaces the recipe's, the variant's own prefix
+         * after Debian's options */
+        assert_true(r.has_distro);
+        assert_non_null(strstr(r.distro_paths[0], "{prefix}"));
         assert_string_equal(r.bolt_binary, r.server_binary);
         assert_string_equal(r.bolt_link_flags[0], "-Wl,--emit-relocs");
         assert_true(r.bolt_append_pid);
@@ -717,6 +721,53 @@ static void test_versions(void **state)
     free(t);
 }
 
+/* "distro": the distro variant's head, paths, drops and requires; refused where it cannot
+ * work (no configure step, a library recipe, no run, a drop without its reason). */
+static void test_distro_key(void **state)
+{
+    (void)state;
+    struct recipe r;
+    char *err = NULL;
+    assert_int_equal(load_text(good, &r, &err), 0);
+    assert_false(r.has_distro); /* without the key: none (the variant is refused) */
+    recipe_release(&r);
+    free(err);
+    char *t = edit("  \"steps\"", "  \"distro\": { \"run\": [\"{source}/configure\"], "
+                   "\"paths\": [\"--prefix={prefix}\"], \"drop\": [{\"option\": \"--enable-x\", "
+                   "\"reason\": \"why\"}], \"requires\": [{\"option\": \"--with-y\", "
+                   "\"package\": \"liby-dev\"}, {\"package\": \"libz-dev\"}] },\n  \"steps\"");
+    err = NULL;
+    assert_int_equal(load_text(t, &r, &err), 0);
+    assert_true(r.has_distro);
+    assert_string_equal(r.distro_run[0], "{source}/configure");
+    assert_null(r.distro_run[1]);
+    assert_string_equal(r.distro_paths[0], "--prefix={prefix}");
+    assert_int_equal(r.ndistro_drop, 1);
+    assert_string_equal(r.distro_drop[0].reason, "why");
+    assert_int_equal(r.ndistro_requires, 2);
+    assert_string_equal(r.distro_requires[0].package, "liby-dev");
+    assert_null(r.distro_requires[1].option); /* always needed */
+    recipe_release(&r);
+    free(err);
+    free(t);
+    t = edit("  \"steps\"", "  \"distro\": { \"paths\": [] },\n  \"steps\"");
+    expect_error(t, "missing key 'run' in distro");
+    free(t);
+    t = edit("  \"steps\"", "  \"distro\": { \"run\": [\"cmake\"], \"drop\": [{\"option\": "
+             "\"-DX\"}] },\n  \"steps\"");
+    expect_error(t, "missing key 'reason'");
+    free(t);
+    t = edit("  \"steps\"", "  \"distro\": { \"run\": [\"cmake\"], \"runn\": [] },\n  \"steps\"");
+    expect_error(t, "unknown key 'runn' in distro (known: run, paths, drop, requires)");
+    free(t);
+    t = edit("\"name\": \"configure\"", "\"name\": \"setup\"");
+    char *t2 = xasprintf("%.*s  \"distro\": { \"run\": [\"cmake\"] },\n%s",
+                         (int)(strstr(t, "  \"steps\"") - t), t, strstr(t, "  \"steps\""));
+    expect_error(t2, "'distro' replaces the step named \"configure\", and the recipe's steps have none");
+    free(t);
+    free(t2);
+}
+
 static void test_find(void **state)
 {
     (void)state;
@@ -767,6 +818,7 @@ int main(void)
         cmocka_unit_test(test_shipped_sqlite),
         cmocka_unit_test(test_shipped),
         cmocka_unit_test(test_bolt_key),
+        cmocka_unit_test(test_distro_key),
         cmocka_unit_test(test_find),
         cmocka_unit_test(test_versions),
     };
