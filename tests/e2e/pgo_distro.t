@@ -7,7 +7,7 @@
 # was; Debian's install directories and the recipe's distro.drop are left out, each named in
 # the summary; the stand-in's own record of what it was compiled with (build-info.txt) is
 # compared with what dpkg-buildflags says when this test asks it; the provenance ("built like
-# Debian's standin 1.0-1 ...; not the distribution's binary") is in the summary, the report
+# Debian's standin 9.7.2-1 ...; not the distribution's binary") is in the summary, the report
 # header, --output JSON, the results database and the HTML page. Two rules files: one through
 # dh_auto_configure (debhelper's cmake build system, which adds CPPFLAGS to CFLAGS), one the
 # way MySQL's runs cmake itself inside `sh -c` after dpkg's buildflags.mk. A missing Debian
@@ -27,9 +27,10 @@ DB=$TMP/results.db
 RUN=(--source="$SRC" --workdir="$WD" --table-size=1000 --bench=oltp_point_select --threads=1
      --rounds=2 --time=1 --results="$DB")
 
+# (a version of the mysql recipe's major, 9.7: a tree of another is refused before any build)
 mkdir -p "$SRC/debian"
 cat >"$SRC/debian/changelog" <<'EOF'
-standin (1.0-1) unstable; urgency=medium
+standin (9.7.2-1) unstable; urgency=medium
 
   * The stand-in, packaged for pgo_distro.t.
 
@@ -115,7 +116,7 @@ like "$out" "options from debian/rules override_dh_auto_configure, dh_auto_confi
 like "$out" "dropped -DCMAKE_INSTALL_PREFIX=/usr \(an install directory of the package: the variant installs under its own prefix\)" \
     "summary: Debian's prefix dropped, with the reason"
 like "$out" "dropped -DSTANDIN_DROPPED=1 \(a test of distro.drop\)" "summary: the recipe's drop, with its reason"
-PROV="built like Debian's standin 1\.0-1 \(options from debian/rules, flags from dpkg-buildflags\); not the distribution's binary"
+PROV="built like Debian's standin 9\.7\.2-1 \(options from debian/rules, flags from dpkg-buildflags\); not the distribution's binary"
 like "$out" "variant +distro +[^ ]+ \(.*$PROV; compiler gcc" "report header: distro's provenance"
 like "$(grep -m1 '^| threads |' "$TMP/dh.out")" "\| baseline .*\| +distro .*\|" "report: distro is a column"
 like "$(jq -r '.variants[] | select(.name == "distro") | .provenance' "$TMP/dh.json")" "^$PROV; compiler gcc .*; CFLAGS=.*-DSTANDIN_DISTRO_MARK=1" \
@@ -123,7 +124,7 @@ like "$(jq -r '.variants[] | select(.name == "distro") | .provenance' "$TMP/dh.j
 like "$(sq "$DB" "SELECT json_extract(fingerprint_json, '\$.provenance') FROM variants WHERE name = 'distro'")" "^$PROV" \
     "results database: distro's provenance"
 "$PGOLAB" report --results="$DB" --format=html --output="$TMP/dh.html" 2>"$TMP/html.err"
-like "$(grep -c "built like Debian&#39;s standin 1.0-1\|built like Debian's standin 1.0-1" "$TMP/dh.html")" "^[1-9]" \
+like "$(grep -c "built like Debian&#39;s standin 9.7.2-1\|built like Debian's standin 9.7.2-1" "$TMP/dh.html")" "^[1-9]" \
     "HTML report: distro's provenance"
 
 note "---- the same command again: cached"
