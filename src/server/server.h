@@ -152,7 +152,7 @@ struct server {
  *     --log-error=DATADIR/pgolab-server.log --skip-log-bin (no binary log: sysbench numbers
  *     without replication overhead) --skip-name-resolve (no DNS on connect)
  *     --max-connections=1000 (the default 151 is below the thread counts benchmarks use),
- *     --user=root when running as root, --mysqlx=OFF for MySQL >= 8 (no second fixed port
+ *     --user=root when running as root, --loose-mysqlx=OFF for MySQL >= 8 (no second fixed port
  *     shared by all instances).
  *   postgres: -D DATADIR -p PORT -c listen_addresses=127.0.0.1 -c unix_socket_directories=DIR
  *     -c logging_collector=off (stderr goes to the log) -c hba_file=DATADIR/pgolab-pg_hba.conf

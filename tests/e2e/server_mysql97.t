@@ -40,7 +40,7 @@ like "$(field s1 server)" "^mysqld 9\.7\.[0-9]+ \(pid [0-9]+\)$" "start: the ser
 running_checks
 CMDLINE=$(tr '\0' ' ' <"/proc/$PID/cmdline")
 like "$CMDLINE" "--secure-file-priv=NULL" "mysqld runs with --secure-file-priv=NULL"
-like "$CMDLINE" "--mysqlx=OFF" "and without the X plugin"
+like "$CMDLINE" "--loose-mysqlx=OFF" "and without the X plugin (loose: a build without it starts too)"
 is "$(root_sql "SELECT plugin FROM mysql.user WHERE user = 'sbtest' ORDER BY host" | sort -u)" \
     caching_sha2_password "the sbtest accounts use caching_sha2_password"
 is "$(root_sql "SELECT count(*) FROM mysql.user WHERE user = 'root' AND host <> 'localhost'")" 0 \
