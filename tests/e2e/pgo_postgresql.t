@@ -177,7 +177,7 @@ is "$?" 1 "unknown workload in a trainer mix: exit 1"
 like "$(cat "$TMP/b2.err")" "unknown workload 'nope' in trainer 'oltp_read_only\\+nope'" "trainer mix: names the bad part"
 "$PGOLAB" pgo postgresql --workdir="$WD" --results="$TMP/r.db" --variants=baseline,lto >"$TMP/b3.out" 2>"$TMP/b3.err"
 is "$?" 1 "--variants without a pgo variant: exit 1"
-like "$(cat "$TMP/b3.err")" "needs pgo or pgo\\+lto" "--variants: says what is missing"
+like "$(cat "$TMP/b3.err")" "needs pgo, pgo\\+lto or distro" "--variants: says what is missing"
 "$PGOLAB" pgo postgresql --workdir="$WD/none-b5" --results="$TMP/r.db" --variants=baseline,pgo+lto,pgo+bolt >"$TMP/b5.out" 2>"$TMP/b5.err"
 is "$?" 1 "pgo+bolt without pgo: exit 1"
 like "$(cat "$TMP/b5.err")" "^FATAL: --variants=pgo\\+bolt: it optimizes the pgo build, so --variants needs pgo too" \
