@@ -1,7 +1,9 @@
 /* runner: worker threads, start gate, limits, intermediate reports, --rate, --warmup-time,
  * --forced-shutdown, SIGINT (see runner.h). Owned by src/bench. With one worker on an
  * in-process engine (db_driver.in_process) and no --rate the worker runs on the caller's
- * thread and does the reporter's work itself (see runner_run). */
+ * thread and does the reporter's work itself (see runner_run). Just over 1,000 lines: the
+ * workers, the reporter and the limits share the run's state and its atomics; the reporter is
+ * the part to move out next. */
 #include "bench/runner.h"
 #include "bench/arrivals.h"
 #include "util/util.h"

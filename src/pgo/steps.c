@@ -1,7 +1,10 @@
 /* steps: one build of a recipe target — the phase flags, the stamp that decides whether the
  * cached build is still right (and says why not), the recipe's steps run in order with their
  * output in one log, resumption after an interruption, progress from the build tool's own
- * counts, and the checks after it (the product exists; a pgo build used its profile). */
+ * counts, and the checks after it (the product exists; a pgo build used its profile). Just
+ * over 1,000 lines: the stamp, the resume decision and the steps all read one struct
+ * pgo_build and its stamp text; the stamp (build_stamp, stamp_why) is the part to move out
+ * next. */
 #include "pgo/build_log.h"
 #include "pgo/config_check.h"
 #include "pgo/distro.h"

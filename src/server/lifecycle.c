@@ -7,7 +7,9 @@
  * family is a call into its struct server_flavor (server_flavor.h; flavor_mysql.c,
  * flavor_pgsql.c), found in flavors.c's registry. The processes themselves are process.c's,
  * the state file and the registry's files state.c's: this file calls down into them, never
- * the other way. Owns no state. */
+ * the other way. Owns no state. Just over 1,000 lines: start and stop share the datadir plan
+ * and the signal guard; the status and list of running servers are the part to move out
+ * next. */
 #include "server/server_flavor.h"
 #include "util/fmt.h"
 #include "util/fs.h"
