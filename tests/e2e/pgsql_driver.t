@@ -247,9 +247,15 @@ pg dl "${P[@]}" --tables=2 --table-size=10 --threads=2 --time=3 oltp_read_write 
 is "$RC" 0 "contended run: exit 0 (retryable errors do not stop it)"
 is "$(grep -c '^FATAL' "$TMP/dl.err")" 0 "contended run: no fatal error"
 check_mix "contended read_write" "$TMP/dl.out" 14 4 2
-cmp_ok "$F_ignored_errors" '>' 0 "contended run: errors were retried and counted"
-like "$(<"$PGD/log")" 'ERROR: +(deadlock detected|duplicate key value violates unique constraint)' \
-    "server log: the errors were deadlocks / unique violations"
+# whether two threads on 10 rows collide in 3 s is a race (on a busy machine they may not):
+# what is asserted is that every error the server logged was retried and counted, none fatal;
+# that a retryable error is retried at all is asserted without a race below (bulk_insert on a
+# full table: 23505 every event)
+logged=$(grep -cE 'ERROR: +(deadlock detected|duplicate key value violates unique constraint)' "$PGD/log")
+cmp_ok "$F_ignored_errors" '>=' "$logged" \
+    "contended run: each deadlock / unique violation the server logged ($logged) was retried and counted"
+is "$(grep -E 'ERROR:' "$PGD/log" | grep -cvE 'deadlock detected|duplicate key value violates unique constraint')" 0 \
+    "server log: no other error than deadlocks / unique violations"
 for n in 1 2; do
     is "$(psql_at sbtest "SELECT count(*) FROM sbtest$n")" 10 "sbtest$n: still 10 rows after retried events"
 done
